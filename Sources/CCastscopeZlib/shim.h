@@ -1,0 +1,9 @@
+#ifndef CCASTSCOPE_ZLIB_SHIM_H
+#define CCASTSCOPE_ZLIB_SHIM_H
+#include <zlib.h>
+
+/* inflateInit2 is a function-like macro, which Swift cannot import. */
+static inline int ccastscope_inflateInit2(z_streamp strm, int windowBits) {
+    return inflateInit2(strm, windowBits);
+}
+#endif

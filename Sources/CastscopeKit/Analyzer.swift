@@ -1,0 +1,228 @@
+/// Options of one analysis.
+public struct AnalyzeOptions: Sendable {
+    /// Read every file with this format instead of detecting one.
+    public var forcedFormat: String?
+    /// The date (year, month, day) for files whose lines carry no date or no year.
+    public var date: (year: Int, month: Int, day: Int)?
+    public var maxLineLength = 1 << 20
+
+    public init() {}
+}
+
+/// What was read from one file of the bundle.
+public struct InputSummary: Sendable {
+    public var path: String
+    public var format: String?
+    public var stats = ReadStats()
+    public var events = 0
+    public var errors: [String] = []
+    public var notes: [String] = []
+}
+
+/// The result of `castscope analyze`: inputs, sessions, and recognized lines outside them.
+public struct AnalysisReport: Sendable {
+    public var inputs: [InputSummary] = []
+    public var errors: [InputError] = []
+    public var sessions: [Session] = []
+    public var unattached: [Event] = []
+    public var eventCount = 0
+}
+
+/// The whole pipeline: input → records → events → sessions.
+public final class Analyzer {
+    public let registry: ParserRegistry
+    public let options: AnalyzeOptions
+    let matcher: EventMatcher
+    let detector: FormatDetector
+
+    public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
+        if let name = options.forcedFormat, registry.format(named: name) == nil {
+            throw LogFormat.DefinitionError(
+                origin: "--format", message: "unknown format '\(name)' (known: \(registry.formats.map(\.name).joined(separator: ", ")))")
+        }
+        self.registry = registry
+        self.options = options
+        matcher = EventMatcher(vocabularies: registry.vocabularies)
+        detector = FormatDetector(formats: registry.formats)
+    }
+
+    /// Per-file facts the time resolution needs.
+    struct FileTimes {
+        var firstComplete: ParsedTime?
+        var eventRange: Range<Int>
+    }
+
+    public func analyze(_ paths: [String]) -> AnalysisReport {
+        var report = AnalysisReport()
+        var events: [Event] = []
+        var files: [FileTimes] = []
+        var order = 0
+        let walker = BundleWalker(
+            visit: { path, source in
+                let fileIndex = report.inputs.count
+                var summary = InputSummary(path: path)
+                let first = events.count
+                var firstComplete: ParsedTime?
+                defer {
+                    summary.events = events.count - first
+                    report.inputs.append(summary)
+                    files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count))
+                }
+                let head = try readUpTo(64 * 1024, from: source)
+                if let nul = head.prefix(4096).firstIndex(of: 0) {
+                    let e = InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped")
+                    summary.errors.append(e.message)
+                    report.errors.append(e)
+                    return
+                }
+                let format: LogFormat
+                if let forced = self.options.forcedFormat {
+                    format = self.registry.format(named: forced)!
+                } else {
+                    guard let detected = head.withUnsafeBytes({ self.detector.detect(head: $0) }) else {
+                        summary.errors.append("no format recognized")
+                        return
+                    }
+                    format = detected.format
+                }
+                summary.format = format.name
+                let lines = LineReader(source: PrefixedSource(prefix: head, rest: source), path: path,
+                                       maxLineLength: self.options.maxLineLength)
+                let reader = RecordReader(format: format, lines: lines)
+                do {
+                    try reader.run { rec in
+                        if firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
+                            firstComplete = t
+                        }
+                        guard let hit = rec.withBytes(.message, { self.matcher.match($0, category: rec.string(.category)) }) ?? nil
+                        else { return }
+                        order += 1
+                        var process = rec.string(.process)
+                        if let p = process, p.hasSuffix(")"), let open = p.firstIndex(of: "(") {
+                            process = String(p[..<open])  // `proc(library)` in idevicesyslog
+                        }
+                        events.append(Event(
+                            kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
+                            time: nil, timeInferred: rec.timeInferred, process: process, pid: rec.pid,
+                            message: rec.string(.message) ?? "", attrs: hit.attrs,
+                            source: SourceRef(path: path, line: rec.line), order: order,
+                            parsedTime: rec.time, fileIndex: fileIndex))
+                    }
+                } catch let e as InputError {
+                    summary.errors.append(e.description)
+                    report.errors.append(e)
+                }
+                summary.stats = reader.stats
+                for p in reader.problems {
+                    summary.errors.append(p.description)
+                    report.errors.append(p)
+                }
+                if let line = reader.stats.firstInvalidUTF8 {
+                    let n = reader.stats.invalidUTF8Lines
+                    let e = InputError(path: path, line: line,
+                                       "invalid UTF-8 (\(n) line\(n == 1 ? "" : "s") in this file; bytes replaced with U+FFFD)")
+                    summary.errors.append(e.description)
+                    report.errors.append(e)
+                }
+                if reader.stats.swappedDayMonth > 0 {
+                    summary.notes.append("\(reader.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
+                }
+            },
+            report: { error in
+                report.errors.append(error)
+                if let i = report.inputs.firstIndex(where: { $0.path == error.path }) {
+                    report.inputs[i].errors.append(error.description)
+                } else {
+                    var s = InputSummary(path: error.path)
+                    s.errors.append(error.message)
+                    report.inputs.append(s)
+                    files.append(FileTimes(firstComplete: nil, eventRange: events.count..<events.count))
+                }
+            })
+        walker.walk(paths)
+        resolveTimes(&events, files: files, inputs: &report.inputs)
+        events = dedupe(events)
+        events.sort { ($0.time ?? Int64.min, $0.fileIndex, $0.order) < ($1.time ?? Int64.min, $1.fileIndex, $1.order) }
+        report.eventCount = events.count
+        let built = SessionBuilder().build(events)
+        report.sessions = built.sessions
+        report.unattached = built.unattached
+        return report
+    }
+
+    /// Turns parsed times into instants. Files without a year or a date take them from
+    /// `--date`, else from the first complete timestamp elsewhere in the bundle; times of day
+    /// that run backwards by more than 12 hours have crossed midnight.
+    func resolveTimes(_ events: inout [Event], files: [FileTimes], inputs: inout [InputSummary]) {
+        let reference = files.lazy.compactMap(\.firstComplete).first
+        var refDate: (Int, Int, Int)?
+        var refOffset = reference?.offset ?? 0
+        if let r = reference {
+            let local = r.instant(defaultYear: 0, defaultMonth: 0, defaultDay: 0, defaultOffset: 0) / 1_000_000
+                + Int64(r.offset ?? 0)
+            let (y, m, d) = civilFromDays(Int(local.floorDiv(86_400)))
+            refDate = (y, m, d)
+            refOffset = r.offset ?? 0
+        }
+        if let d = options.date { refDate = (d.year, d.month, d.day) }
+        for (fileIndex, file) in files.enumerated() {
+            var previousSecond: Int?
+            var dayShift = 0
+            var noted = false
+            for i in file.eventRange {
+                guard let t = events[i].parsedTime else { continue }
+                var (y, m, d) = refDate ?? (1970, 1, 1)
+                if !t.hasDate {
+                    if let p = previousSecond, t.secondOfDay < p - 43_200 { dayShift += 1 }
+                    previousSecond = t.secondOfDay
+                    let shifted = civilFromDays(daysFromCivil(y, m, d) + dayShift)
+                    (y, m, d) = shifted
+                    events[i].timeInferred = events[i].timeInferred || refDate == nil
+                } else if !t.hasYear, let ref = refDate {
+                    // A month well after the reference's belongs to the year before.
+                    y = t.month > ref.1 + 1 ? ref.0 - 1 : ref.0
+                }
+                if !noted && (!t.hasDate || !t.hasYear) {
+                    noted = true
+                    let what = !t.hasDate ? "date" : "year"
+                    if let ref = refDate {
+                        let source = options.date != nil ? "--date" : "the bundle"
+                        inputs[fileIndex].notes.append("lines carry no \(what): taken from \(source) (\(formatDate(ref)))")
+                    } else {
+                        inputs[fileIndex].notes.append("lines carry no \(what) and the bundle gives none: shown on 1970-01-01 (pass --date)")
+                    }
+                }
+                events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
+                events[i].displayOffset = t.offset ?? refOffset
+            }
+        }
+    }
+
+    /// The same line seen in two exports of one bundle counts once.
+    func dedupe(_ events: [Event]) -> [Event] {
+        struct Key: Hashable { var time: Int64; var pid: Int?; var message: String }
+        var seen: [Key: Int] = [:]
+        return events.filter { e in
+            guard let t = e.time, !e.timeInferred else { return true }
+            let key = Key(time: t, pid: e.pid, message: e.message)
+            if let file = seen[key] { return file == e.fileIndex }
+            seen[key] = e.fileIndex
+            return true
+        }
+    }
+}
+
+func formatDate(_ d: (Int, Int, Int)) -> String {
+    func pad(_ v: Int, _ n: Int) -> String {
+        let s = String(v)
+        return String(repeating: "0", count: max(0, n - s.count)) + s
+    }
+    return "\(pad(d.0, 4))-\(pad(d.1, 2))-\(pad(d.2, 2))"
+}
+
+extension Int64 {
+    func floorDiv(_ d: Int64) -> Int64 {
+        let q = self / d
+        return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
+    }
+}

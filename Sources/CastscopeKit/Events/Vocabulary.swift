@@ -1,0 +1,119 @@
+/// Which process a message comes from.
+public enum Side: String, Sendable, Codable {
+    /// The Broadcast Upload Extension (socket client).
+    case `extension`
+    /// The host app (socket server, SDK).
+    case app
+    /// The system (kernel, runningboardd, ReplayKit, the debugger).
+    case system
+    /// The Linux relay daemon.
+    case relay
+}
+
+/// One vocabulary: messages of one SDK family mapped to normalized events.
+/// Loaded from `parsers/vocabulary/*.json`.
+public struct Vocabulary: Sendable {
+    public struct Rule: Sendable {
+        public var event: String
+        public var pattern: Pattern
+        public var anchored: Bool
+        public var set: [(String, String)]
+        public var side: Side
+        public var sdk: String
+        /// Only records of this os_log category (when the format gives categories).
+        public var category: String?
+    }
+
+    public struct Sample: Sendable {
+        public var message: String
+        public var event: String?
+        public var attrs: [(String, String)]
+        public var category: String?
+    }
+
+    public var name: String
+    public var title: String
+    public var sdk: String
+    public var rules: [Rule]
+    public var samples: [Sample]
+    public var origin: String
+
+    public init(json: JSONValue, origin: String) throws {
+        func fail(_ m: String) -> LogFormat.DefinitionError { .init(origin: origin, message: m) }
+        guard let name = json["name"]?.stringValue else { throw fail("missing \"name\"") }
+        self.name = name
+        self.origin = origin
+        title = json["title"]?.stringValue ?? name
+        sdk = json["sdk"]?.stringValue ?? name
+        let defaultSide = json["side"]?.stringValue ?? "extension"
+        var rules: [Rule] = []
+        for r in json["rules"]?.arrayValue ?? [] {
+            guard let event = r["event"]?.stringValue, let text = r["match"]?.stringValue else {
+                throw fail("a rule needs \"event\" and \"match\"")
+            }
+            let sideName = r["side"]?.stringValue ?? defaultSide
+            guard let side = Side(rawValue: sideName) else { throw fail("unknown side \(sideName)") }
+            let pattern: Pattern
+            do { pattern = try Pattern(text) } catch { throw fail("\(error)") }
+            let set = (r["set"]?.objectValue ?? []).compactMap { k, v in v.stringValue.map { (k, $0) } }
+            rules.append(Rule(event: event, pattern: pattern, anchored: r["anchored"] == .bool(true), set: set,
+                              side: side, sdk: r["sdk"]?.stringValue ?? sdk, category: r["category"]?.stringValue))
+        }
+        if rules.isEmpty { throw fail("no rules") }
+        self.rules = rules
+        var samples: [Sample] = []
+        for s in json["samples"]?.arrayValue ?? [] {
+            guard let message = s["message"]?.stringValue else { throw fail("a sample needs \"message\"") }
+            let attrs = (s["attrs"]?.objectValue ?? []).compactMap { k, v in v.stringValue.map { (k, $0) } }
+            samples.append(Sample(message: message, event: s["event"]?.stringValue, attrs: attrs,
+                                  category: s["category"]?.stringValue))
+        }
+        if samples.isEmpty { throw fail("no samples: every vocabulary carries sample messages that a test runs") }
+        self.samples = samples
+    }
+}
+
+/// All rules of all vocabularies, matched against a message in order; the first match wins.
+public struct EventMatcher: Sendable {
+    public let rules: [Vocabulary.Rule]
+    /// The distinct anchor literals of all rules: a message containing none of them cannot
+    /// match, which is what keeps noisy inputs cheap.
+    public let anchors: [[UInt8]]
+
+    public init(vocabularies: [Vocabulary]) {
+        // Rules narrowed to a category are tried before the rules they refine.
+        let all = vocabularies.flatMap(\.rules)
+        rules = all.filter { $0.category != nil } + all.filter { $0.category == nil }
+        var seen = Set<[UInt8]>()
+        anchors = rules.map(\.pattern.anchor).filter { seen.insert($0).inserted }
+    }
+
+    public struct Hit {
+        public var rule: Vocabulary.Rule
+        public var attrs: [(String, String)]
+    }
+
+    public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
+        for rule in rules {
+            if let c = rule.category, c != category { continue }
+            var m = PatternMatch(slots: rule.pattern.names.count)
+            let ok = rule.anchored ? rule.pattern.match(message, into: &m) : rule.pattern.search(message, into: &m)
+            guard ok else { continue }
+            if rule.anchored && m.end != message.count {
+                // An anchored rule must cover the whole message, bar trailing white space.
+                var e = m.end
+                while e < message.count, message[e] == 0x20 || message[e] == 0x09 { e += 1 }
+                if e != message.count { continue }
+            }
+            var attrs: [(String, String)] = []
+            for (slot, name) in rule.pattern.names.enumerated() {
+                if let r = m.range(slot) {
+                    attrs.append((name, String(decoding: UnsafeRawBufferPointer(rebasing: message[r]), as: UTF8.self)))
+                }
+            }
+            attrs.append(contentsOf: rule.set)
+            return Hit(rule: rule, attrs: attrs)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,122 @@
+import CCastscopeArchive
+
+/// Streams the members of a tar / tar.gz / zip through libarchive, never extracting to disk.
+///
+/// The archive is read from any `ByteSource` (so an archive inside an archive is read from
+/// its parent's entry stream). One `ArchiveReader` owns one `struct archive *`.
+final class ArchiveReader {
+    private let handle: OpaquePointer
+    private let box: Unmanaged<CallbackBox>
+    let path: String
+
+    /// Holds the upstream source and the buffer libarchive reads from.
+    final class CallbackBox {
+        let source: ByteSource
+        let buffer: UnsafeMutableRawBufferPointer
+        var error: InputError?
+        init(source: ByteSource) {
+            self.source = source
+            buffer = .allocate(byteCount: 256 * 1024, alignment: 16)
+        }
+        deinit { buffer.deallocate() }
+    }
+
+    init(source: ByteSource, path: String) throws {
+        guard let a = archive_read_new() else { throw InputError(path: path, "libarchive: out of memory") }
+        archive_read_support_filter_gzip(a)
+        archive_read_support_filter_bzip2(a)
+        archive_read_support_filter_xz(a)
+        archive_read_support_format_tar(a)
+        archive_read_support_format_gnutar(a)
+        archive_read_support_format_zip(a)
+        handle = a
+        self.path = path
+        box = Unmanaged.passRetained(CallbackBox(source: source))
+        let rc = archive_read_open(a, box.toOpaque(), nil, archiveReadCallback, nil)
+        if rc != ARCHIVE_OK {
+            let err = box.takeUnretainedValue().error
+                ?? InputError(path: path, "not a readable archive: \(Self.message(a))")
+            archive_read_free(a)
+            box.release()
+            throw err
+        }
+    }
+
+    deinit {
+        archive_read_free(handle)
+        box.release()
+    }
+
+    static func message(_ a: OpaquePointer) -> String {
+        archive_error_string(a).map { String(cString: $0) } ?? "unknown libarchive error"
+    }
+
+    struct Entry {
+        var name: String
+        var isRegularFile: Bool
+        var size: Int64?
+    }
+
+    /// The next member header, or nil at the end. Throws on a damaged archive.
+    func nextEntry() throws -> Entry? {
+        var entry: OpaquePointer?
+        let rc = archive_read_next_header(handle, &entry)
+        if rc == ARCHIVE_EOF { return nil }
+        if rc < ARCHIVE_WARN || entry == nil {
+            throw box.takeUnretainedValue().error
+                ?? InputError(path: path, "damaged archive: \(Self.message(handle))")
+        }
+        let name = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
+        let type = archive_entry_filetype(entry) & 0o170000
+        let size = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
+        return Entry(name: name, isRegularFile: type == 0o100000, size: size)
+    }
+
+    /// The current member's data as a stream; valid until `nextEntry()` is called again.
+    func entrySource(displayPath: String) -> ByteSource {
+        EntrySource(reader: self, path: displayPath)
+    }
+
+    final class EntrySource: ByteSource {
+        let reader: ArchiveReader
+        let path: String
+        private(set) var consumedOffset: UInt64 = 0
+        init(reader: ArchiveReader, path: String) {
+            self.reader = reader
+            self.path = path
+        }
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            let n = archive_read_data(reader.handle, buffer.baseAddress, buffer.count)
+            if n < 0 {
+                throw reader.box.takeUnretainedValue().error
+                    ?? InputError(path: path, offset: consumedOffset,
+                                  "damaged archive member: \(ArchiveReader.message(reader.handle))")
+            }
+            consumedOffset += UInt64(n)
+            return n
+        }
+    }
+}
+
+/// True when an archive member name could escape the bundle (absolute, or a `..` component).
+func isUnsafeMemberName(_ name: String) -> Bool {
+    if name.hasPrefix("/") { return true }
+    return name.split(separator: "/", omittingEmptySubsequences: false).contains("..")
+}
+
+/// libarchive's read callback: pulls the next chunk from the upstream `ByteSource`.
+private func archiveReadCallback(
+    _ archive: OpaquePointer?, _ client: UnsafeMutableRawPointer?, _ bufOut: UnsafeMutablePointer<UnsafeRawPointer?>?
+) -> Int {
+    let box = Unmanaged<ArchiveReader.CallbackBox>.fromOpaque(client!).takeUnretainedValue()
+    do {
+        let n = try box.source.read(into: box.buffer)
+        bufOut?.pointee = UnsafeRawPointer(box.buffer.baseAddress)
+        return n
+    } catch let e as InputError {
+        box.error = e
+        return -1
+    } catch {
+        return -1
+    }
+}

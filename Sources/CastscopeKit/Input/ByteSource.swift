@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A forward-only stream of bytes: a file, a gzip member, an archive entry, stdin.
+///
+/// `read` fills as much of `buffer` as it can and returns the count; 0 means end of stream.
+public protocol ByteSource: AnyObject {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Bytes consumed from the underlying (compressed) input so far, for error offsets.
+    var consumedOffset: UInt64 { get }
+}
+
+/// An input problem: names the file and, where it is known, the line or byte offset.
+public struct InputError: Error, CustomStringConvertible, Sendable, Equatable {
+    public var path: String
+    public var line: Int?
+    public var offset: UInt64?
+    public var message: String
+
+    public init(path: String, line: Int? = nil, offset: UInt64? = nil, _ message: String) {
+        self.path = path
+        self.line = line
+        self.offset = offset
+        self.message = message
+    }
+
+    /// `path:line: message` or `path: byte N: message`: one line, as a compiler would print it.
+    public var description: String {
+        if let line { return "\(path):\(line): \(message)" }
+        if let offset { return "\(path): at byte \(offset): \(message)" }
+        return "\(path): \(message)"
+    }
+}
+
+/// Reads a file descriptor with read(2). Owns the descriptor when `owned`.
+public final class FileSource: ByteSource {
+    private let fd: Int32
+    private let owned: Bool
+    public let path: String
+    public private(set) var consumedOffset: UInt64 = 0
+
+    public init(path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
+        self.fd = fd
+        self.owned = true
+        self.path = path
+    }
+
+    public init(fd: Int32, path: String) {
+        self.fd = fd
+        self.owned = false
+        self.path = path
+    }
+
+    deinit { if owned { close(fd) } }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            #if canImport(Glibc)
+            let n = Glibc.read(fd, base, buffer.count)
+            #else
+            let n = Darwin.read(fd, base, buffer.count)
+            #endif
+            if n >= 0 {
+                consumedOffset += UInt64(n)
+                return n
+            }
+            if errno == EINTR { continue }
+            throw InputError(path: path, offset: consumedOffset, "read failed: \(errnoText())")
+        }
+    }
+}
+
+/// A source that first replays bytes already read (for sniffing) and then continues.
+public final class PrefixedSource: ByteSource {
+    private var prefix: [UInt8]
+    private var prefixPos = 0
+    private let rest: ByteSource
+
+    public init(prefix: [UInt8], rest: ByteSource) {
+        self.prefix = prefix
+        self.rest = rest
+    }
+
+    public var consumedOffset: UInt64 { rest.consumedOffset }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if prefixPos < prefix.count {
+            let n = min(buffer.count, prefix.count - prefixPos)
+            prefix.withUnsafeBytes { src in
+                buffer.baseAddress!.copyMemory(from: src.baseAddress! + prefixPos, byteCount: n)
+            }
+            prefixPos += n
+            if prefixPos == prefix.count { prefix = []; prefixPos = 0 }
+            return n
+        }
+        return try rest.read(into: buffer)
+    }
+}
+
+/// Reads up to `count` bytes from `source` (fewer only at end of stream).
+func readUpTo(_ count: Int, from source: ByteSource) throws -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: count)
+    var filled = 0
+    while filled < count {
+        let n = try out.withUnsafeMutableBytes { buf in
+            try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buf[filled...]))
+        }
+        if n == 0 { break }
+        filled += n
+    }
+    out.removeSubrange(filled...)
+    return out
+}
+
+func errnoText(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+/// Bytes already in memory (samples, tests).
+public final class MemorySource: ByteSource {
+    private let bytes: [UInt8]
+    private var position = 0
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public convenience init(_ text: String) { self.init(Array(text.utf8)) }
+    public var consumedOffset: UInt64 { UInt64(position) }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = min(buffer.count, bytes.count - position)
+        if n > 0 {
+            bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: n) }
+        }
+        position += n
+        return n
+    }
+}

@@ -1,0 +1,99 @@
+import CCastscopeZlib
+
+/// Streams a gzip file (multi-member) through zlib, as a `ByteSource` of the inflated bytes.
+///
+/// The z_stream lives in its own allocation: zlib keeps a back-pointer to it and rejects a
+/// moved stream. A stream that ends without its trailer is reported as truncated, with the
+/// compressed byte offset where input ran out; trailing zero padding is accepted.
+public final class GzipSource: ByteSource {
+    private let input: ByteSource
+    private let path: String
+    private let stream: UnsafeMutablePointer<z_stream>
+    private var inBuf: UnsafeMutableRawBufferPointer
+    private var atMemberEnd = false
+    private var inputEOF = false
+    private var finished = false
+    private var producedAny = false
+
+    public init(input: ByteSource, path: String) throws {
+        self.input = input
+        self.path = path
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        inBuf = .allocate(byteCount: 256 * 1024, alignment: 16)
+        let rc = ccastscope_inflateInit2(stream, 16 + MAX_WBITS)
+        guard rc == Z_OK else {
+            stream.deallocate()
+            inBuf.deallocate()
+            throw InputError(path: path, "gzip: inflateInit2 failed (zlib \(rc))")
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+        inBuf.deallocate()
+    }
+
+    public var consumedOffset: UInt64 {
+        input.consumedOffset - UInt64(stream.pointee.avail_in)
+    }
+
+    private func refill() throws {
+        let n = try input.read(into: inBuf)
+        if n == 0 { inputEOF = true }
+        stream.pointee.next_in = inBuf.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_in = uInt(n)
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard !finished, let outBase = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            if stream.pointee.avail_in == 0 && !inputEOF { try refill() }
+            if atMemberEnd {
+                // Another member, zero padding, or the end.
+                if stream.pointee.avail_in == 0 && inputEOF { finished = true; return 0 }
+                if stream.pointee.next_in.pointee == 0 {
+                    try skipZeroPadding()
+                    finished = true
+                    return 0
+                }
+                inflateReset(stream)
+                atMemberEnd = false
+            }
+            if stream.pointee.avail_in == 0 && inputEOF {
+                throw InputError(path: path, offset: consumedOffset,
+                                 "truncated gzip stream (input ends inside a member)")
+            }
+            stream.pointee.next_out = outBase.assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_out = uInt(buffer.count)
+            let rc = inflate(stream, Z_NO_FLUSH)
+            let produced = buffer.count - Int(stream.pointee.avail_out)
+            switch rc {
+            case Z_OK, Z_BUF_ERROR:
+                break
+            case Z_STREAM_END:
+                atMemberEnd = true
+            default:
+                let msg = stream.pointee.msg.map { String(cString: $0) } ?? "inflate failed"
+                throw InputError(path: path, offset: consumedOffset, "gzip: \(msg) (zlib \(rc))")
+            }
+            if produced > 0 { producedAny = true; return produced }
+        }
+    }
+
+    private func skipZeroPadding() throws {
+        while true {
+            let p = stream.pointee.next_in!
+            for i in 0..<Int(stream.pointee.avail_in) where p[i] != 0 {
+                throw InputError(path: path, offset: consumedOffset + UInt64(i),
+                                 "gzip: trailing garbage after the last member")
+            }
+            stream.pointee.avail_in = 0
+            if inputEOF { return }
+            try refill()
+            if inputEOF && stream.pointee.avail_in == 0 { return }
+        }
+    }
+}

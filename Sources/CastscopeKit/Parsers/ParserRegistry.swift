@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The formats and vocabularies in force: the built-in ones (compiled in from `parsers/`)
+/// plus any from a user directory, which add to them or replace them by name.
+public struct ParserRegistry: Sendable {
+    public var formats: [LogFormat] = []
+    public var vocabularies: [Vocabulary] = []
+
+    public init() {}
+
+    /// The definitions compiled into the binary.
+    public static func builtin() throws -> ParserRegistry {
+        var r = ParserRegistry()
+        for (path, text) in BuiltinParsers.files {
+            try r.add(text: text, origin: "parsers/" + path)
+        }
+        return r
+    }
+
+    /// Adds one definition: a vocabulary when it has "rules", a format otherwise.
+    public mutating func add(text: String, origin: String) throws {
+        let json: JSONValue
+        do { json = try JSONValue.parse(text) } catch {
+            throw LogFormat.DefinitionError(origin: origin, message: "\(error)")
+        }
+        if json["rules"] != nil {
+            let v = try Vocabulary(json: json, origin: origin)
+            if let i = vocabularies.firstIndex(where: { $0.name == v.name }) { vocabularies[i] = v } else {
+                vocabularies.append(v)
+            }
+        } else {
+            let f = try LogFormat(json: json, origin: origin)
+            if let i = formats.firstIndex(where: { $0.name == f.name }) { formats[i] = f } else { formats.append(f) }
+        }
+    }
+
+    /// Loads every `*.json` below `directory` (sorted by path).
+    public mutating func load(directory: String) throws {
+        var files: [String] = []
+        func walk(_ dir: String) {
+            guard let d = opendir(dir) else { return }
+            defer { closedir(d) }
+            while let ent = readdir(d) {
+                let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
+                    String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                }
+                if name.hasPrefix(".") { continue }
+                let path = dir + "/" + name
+                var st = stat()
+                guard stat(path, &st) == 0 else { continue }
+                if (st.st_mode & S_IFMT) == S_IFDIR { walk(path) } else if name.hasSuffix(".json") { files.append(path) }
+            }
+        }
+        var st = stat()
+        guard stat(directory, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw LogFormat.DefinitionError(origin: directory, message: "not a directory")
+        }
+        walk(directory)
+        for path in files.sorted() {
+            let source = try FileSource(path: path)
+            let bytes = try readUpTo(4 << 20, from: source)
+            try add(text: String(decoding: bytes, as: UTF8.self), origin: path)
+        }
+    }
+
+    public func format(named name: String) -> LogFormat? { formats.first(where: { $0.name == name }) }
+}

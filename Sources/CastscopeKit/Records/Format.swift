@@ -1,0 +1,214 @@
+/// The record fields castscope keeps from any format.
+public enum RecordField: Int, CaseIterable, Sendable {
+    case process, pid, tid, level, subsystem, category, library, host, device, message
+
+    static func named(_ name: String) -> RecordField? {
+        switch name {
+        case "process", "ident", "identifier": return .process
+        case "pid": return .pid
+        case "tid", "thread": return .tid
+        case "level", "type": return .level
+        case "subsystem": return .subsystem
+        case "category": return .category
+        case "library": return .library
+        case "host": return .host
+        case "device": return .device
+        case "message": return .message
+        default: return nil
+        }
+    }
+
+    var name: String { String(describing: self) }
+}
+
+/// One log format, loaded from a `parsers/formats/*.json` definition.
+public struct LogFormat: Sendable {
+    public enum Kind: String, Sendable {
+        /// Text lines described by layout patterns.
+        case lines
+        /// One JSON object per line (Apple ndjson, journalctl -o json).
+        case jsonLines = "json-lines"
+        /// Apple's pretty-printed JSON array (`log show --style json`).
+        case jsonArray = "json-array"
+        /// Journal Export Format (`journalctl -o export`), binary-safe.
+        case journalExport = "journal-export"
+        /// Message-only lines (Xcode's structured console copy, pasted snippets).
+        case plain
+    }
+
+    /// What a line that fits no pattern means.
+    public enum Continuation: String, Sendable {
+        /// Part of the previous record's message (multi-line messages).
+        case join
+        /// Part of the previous record when it starts with a TAB (Console.app copy).
+        case tab
+        /// Part of the previous record when it starts with white space.
+        case indented
+        /// A record of its own with the time of the nearest timestamped line (Xcode `print()`).
+        case print
+        /// Not a record: counted as unparsed.
+        case none
+    }
+
+    public struct Sample: Sendable {
+        public var lines: [String]
+        public var expect: [(String, String)]
+    }
+
+    public var name: String
+    public var title: String
+    public var kind: Kind
+    public var patterns: [Pattern]
+    /// For each pattern, the record field of each capture slot.
+    var slotFields: [[RecordField?]]
+    public var headers: [String]
+    public var skip: [String]
+    public var continuation: Continuation
+    public var priority: Int
+    /// JSON kinds: the keys to read each field from, first present wins.
+    public var jsonFields: [(RecordField, [String])]
+    public var jsonTimeKeys: [String]
+    public var jsonTimeIsEpochMicros: Bool
+    /// JSON kinds: keys whose presence identifies this format during detection.
+    public var detectKeys: [String]
+    public var processIsPath: Bool
+    public var samples: [Sample]
+    /// Where the definition came from (built-in or a user file).
+    public var origin: String
+
+    public struct DefinitionError: Error, CustomStringConvertible {
+        public var origin: String
+        public var message: String
+        public var description: String { "\(origin): \(message)" }
+    }
+
+    public init(json: JSONValue, origin: String) throws {
+        func fail(_ m: String) -> DefinitionError { DefinitionError(origin: origin, message: m) }
+        guard let name = json["name"]?.stringValue else { throw fail("missing \"name\"") }
+        self.name = name
+        self.origin = origin
+        title = json["title"]?.stringValue ?? name
+        guard let kind = Kind(rawValue: json["kind"]?.stringValue ?? "lines") else {
+            throw fail("unknown kind \(json["kind"]?.stringValue ?? "")")
+        }
+        self.kind = kind
+        var patterns: [Pattern] = []
+        var slotFields: [[RecordField?]] = []
+        for p in json["patterns"]?.arrayValue ?? [] {
+            guard let text = p.stringValue else { throw fail("a pattern is not a string") }
+            do {
+                let pattern = try Pattern(text)
+                patterns.append(pattern)
+                slotFields.append(pattern.names.map { name in
+                    name == "time" ? nil : RecordField.named(name)
+                })
+            } catch {
+                throw fail("\(error)")
+            }
+        }
+        if kind == .lines && patterns.isEmpty { throw fail("a \"lines\" format needs at least one pattern") }
+        self.patterns = patterns
+        self.slotFields = slotFields
+        headers = (json["headers"]?.arrayValue ?? []).compactMap(\.stringValue)
+        skip = (json["skip"]?.arrayValue ?? []).compactMap(\.stringValue)
+        guard let cont = Continuation(rawValue: json["continuation"]?.stringValue ?? "none") else {
+            throw fail("unknown continuation \(json["continuation"]?.stringValue ?? "")")
+        }
+        continuation = cont
+        priority = Int(json["priority"]?.stringValue ?? "0") ?? 0
+        var jsonFields: [(RecordField, [String])] = []
+        var timeKeys: [String] = []
+        var epoch = false
+        if let fields = json["fields"]?.objectValue {
+            for (key, value) in fields {
+                let keys = value.arrayValue?.compactMap(\.stringValue) ?? value.stringValue.map { [$0] } ?? []
+                if key == "time" { timeKeys = keys; continue }
+                if key == "timeFormat" { epoch = value.stringValue == "epoch-us"; continue }
+                guard let f = RecordField.named(key) else { throw fail("unknown field \"\(key)\"") }
+                jsonFields.append((f, keys))
+            }
+        }
+        self.jsonFields = jsonFields
+        jsonTimeKeys = timeKeys
+        jsonTimeIsEpochMicros = epoch
+        detectKeys = (json["detectKeys"]?.arrayValue ?? []).compactMap(\.stringValue)
+        processIsPath = json["processIsPath"] == .bool(true)
+        var samples: [Sample] = []
+        for s in json["samples"]?.arrayValue ?? [] {
+            let lines: [String]
+            if let l = s["line"]?.stringValue { lines = [l] } else {
+                lines = (s["lines"]?.arrayValue ?? []).compactMap(\.stringValue)
+            }
+            let expect = (s["expect"]?.objectValue ?? []).compactMap { k, v in v.stringValue.map { (k, $0) } }
+            samples.append(Sample(lines: lines, expect: expect))
+        }
+        if samples.isEmpty { throw fail("no samples: every format carries sample lines that a test runs") }
+        self.samples = samples
+    }
+}
+
+/// A record as read from a file: field ranges into its own byte storage, so that nothing is
+/// turned into a `String` unless the record matters.
+public struct RawRecord {
+    public var storage: [UInt8] = []
+    var starts = [Int](repeating: -1, count: RecordField.allCases.count)
+    var ends = [Int](repeating: -1, count: RecordField.allCases.count)
+    public var time: ParsedTime?
+    public var timeInferred = false
+    public var line = 0
+
+    public init() { storage.reserveCapacity(512) }
+
+    mutating func reset(line: Int) {
+        storage.removeAll(keepingCapacity: true)
+        for i in 0..<starts.count { starts[i] = -1 }
+        time = nil
+        timeInferred = false
+        self.line = line
+    }
+
+    mutating func set(_ f: RecordField, _ bytes: UnsafeRawBufferPointer) {
+        starts[f.rawValue] = storage.count
+        storage.append(contentsOf: bytes)
+        ends[f.rawValue] = storage.count
+    }
+
+    mutating func set(_ f: RecordField, bytes: [UInt8]) {
+        starts[f.rawValue] = storage.count
+        storage.append(contentsOf: bytes)
+        ends[f.rawValue] = storage.count
+    }
+
+    /// Appends a continuation line to the message (which is always stored last).
+    mutating func appendToMessage(_ line: UnsafeRawBufferPointer) {
+        let m = RecordField.message.rawValue
+        if starts[m] < 0 || ends[m] != storage.count {
+            if starts[m] >= 0 {
+                let old = Array(storage[starts[m]..<ends[m]])
+                starts[m] = storage.count
+                storage.append(contentsOf: old)
+            } else {
+                starts[m] = storage.count
+            }
+        } else if ends[m] > starts[m] {
+            storage.append(0x0A)
+        }
+        storage.append(contentsOf: line)
+        ends[m] = storage.count
+    }
+
+    public func has(_ f: RecordField) -> Bool { starts[f.rawValue] >= 0 }
+
+    public func string(_ f: RecordField) -> String? {
+        guard starts[f.rawValue] >= 0 else { return nil }
+        return String(decoding: storage[starts[f.rawValue]..<ends[f.rawValue]], as: UTF8.self)
+    }
+
+    public func withBytes<R>(_ f: RecordField, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        guard starts[f.rawValue] >= 0 else { return nil }
+        let r = starts[f.rawValue]..<ends[f.rawValue]
+        return storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[r])) }
+    }
+
+    public var pid: Int? { string(.pid).flatMap { Int($0) } }
+}

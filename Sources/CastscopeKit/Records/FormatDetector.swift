@@ -1,0 +1,83 @@
+/// Picks the format of a file from its first lines: every format scores the lines it
+/// recognizes (header lines count more), the highest score wins, `priority` breaks ties,
+/// and a file nothing recognizes is read as message-only text (`plain`).
+public struct FormatDetector {
+    public let formats: [LogFormat]
+    public var maxLines = 200
+
+    public init(formats: [LogFormat]) { self.formats = formats }
+
+    public func detect(head: UnsafeRawBufferPointer) -> (format: LogFormat, score: Int)? {
+        var lines: [UnsafeRawBufferPointer] = []
+        var start = 0
+        for i in 0..<head.count where head[i] == 0x0A {
+            var e = i
+            if e > start && head[e - 1] == 0x0D { e -= 1 }
+            lines.append(UnsafeRawBufferPointer(rebasing: head[start..<e]))
+            start = i + 1
+            if lines.count >= maxLines { break }
+        }
+        if lines.count < maxLines && start < head.count {
+            lines.append(UnsafeRawBufferPointer(rebasing: head[start...]))
+        }
+        var best: (LogFormat, Int)?
+        for format in formats {
+            let s = score(format, lines)
+            guard s > 0 else { continue }
+            if let b = best, b.1 > s || (b.1 == s && b.0.priority >= format.priority) { continue }
+            best = (format, s)
+        }
+        if let best { return best }
+        return formats.first(where: { $0.kind == .plain }).map { ($0, 0) }
+    }
+
+    func score(_ format: LogFormat, _ lines: [UnsafeRawBufferPointer]) -> Int {
+        var total = 0
+        switch format.kind {
+        case .plain:
+            return 0
+        case .lines:
+            var matches = format.patterns.map { PatternMatch(slots: $0.names.count) }
+            let headers = format.headers.map { Array($0.utf8) }
+            for line in lines {
+                if headers.contains(where: { h in line.starts(with: h) }) { total += 3; continue }
+                for (i, p) in format.patterns.enumerated() where p.match(line, into: &matches[i]) {
+                    total += 1
+                    break
+                }
+            }
+        case .jsonLines:
+            let keys = format.detectKeys.map { Array("\"\($0)\":".utf8) }
+            for line in lines {
+                guard let brace = line.firstIndex(of: UInt8(ascii: "{")), brace < 8 else { continue }
+                if keys.contains(where: { contains(line, $0) }) { total += 1 }
+            }
+        case .jsonArray:
+            let keys = format.detectKeys.map { Array("\"\($0)\" : ".utf8) }
+            for line in lines {
+                if line.elementsEqual("[{".utf8) { total += 3; continue }
+                if keys.contains(where: { contains(line, $0) }) { total += 1 }
+            }
+        case .journalExport:
+            for line in lines where line.starts(with: "__CURSOR=".utf8) || line.starts(with: "__REALTIME_TIMESTAMP=".utf8) {
+                total += 3
+            }
+        }
+        return total
+    }
+}
+
+func contains(_ hay: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
+    guard needle.count <= hay.count, let first = needle.first else { return needle.isEmpty }
+    var i = 0
+    let last = hay.count - needle.count
+    while i <= last {
+        if hay[i] == first {
+            var k = 1
+            while k < needle.count && hay[i + k] == needle[k] { k += 1 }
+            if k == needle.count { return true }
+        }
+        i += 1
+    }
+    return false
+}

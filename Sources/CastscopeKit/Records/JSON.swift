@@ -1,0 +1,311 @@
+/// A parsed JSON document, for `parsers/` definitions and small inputs. Log records use the
+/// allocation-free member scanner below instead.
+public indirect enum JSONValue: Sendable, Equatable {
+    case string(String)
+    case number(String)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.string(let x), .string(let y)): return x == y
+        case (.number(let x), .number(let y)): return x == y
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.null, .null): return true
+        case (.array(let x), .array(let y)): return x == y
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members.first(where: { $0.0 == key })?.1 }
+        return nil
+    }
+
+    public var stringValue: String? {
+        switch self {
+        case .string(let s): return s
+        case .number(let s): return s
+        case .bool(let b): return b ? "true" : "false"
+        default: return nil
+        }
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
+    public var objectValue: [(String, JSONValue)]? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    public struct ParseError: Error, CustomStringConvertible {
+        public var offset: Int
+        public var message: String
+        public var description: String { "invalid JSON at byte \(offset): \(message)" }
+    }
+
+    public static func parse(_ text: String) throws -> JSONValue {
+        let bytes = Array(text.utf8)
+        return try bytes.withUnsafeBytes { p in
+            var i = 0
+            let v = try parseValue(p, &i)
+            skipSpace(p, &i)
+            if i != p.count { throw ParseError(offset: i, message: "trailing characters") }
+            return v
+        }
+    }
+
+    static func skipSpace(_ p: UnsafeRawBufferPointer, _ i: inout Int) {
+        while i < p.count, p[i] == 0x20 || p[i] == 0x0A || p[i] == 0x0D || p[i] == 0x09 { i += 1 }
+    }
+
+    static func parseValue(_ p: UnsafeRawBufferPointer, _ i: inout Int) throws -> JSONValue {
+        skipSpace(p, &i)
+        guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
+        switch p[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            var members: [(String, JSONValue)] = []
+            skipSpace(p, &i)
+            if i < p.count, p[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            while true {
+                skipSpace(p, &i)
+                guard i < p.count, p[i] == UInt8(ascii: "\"") else { throw ParseError(offset: i, message: "expected a key") }
+                let end = JSONScan.skipString(p, i)
+                guard end > i else { throw ParseError(offset: i, message: "unterminated string") }
+                let key = String(decoding: JSONScan.decodeString(p, i..<end), as: UTF8.self)
+                i = end
+                skipSpace(p, &i)
+                guard i < p.count, p[i] == UInt8(ascii: ":") else { throw ParseError(offset: i, message: "expected ':'") }
+                i += 1
+                members.append((key, try parseValue(p, &i)))
+                skipSpace(p, &i)
+                guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
+                if p[i] == UInt8(ascii: ",") { i += 1; continue }
+                if p[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                throw ParseError(offset: i, message: "expected ',' or '}'")
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            var items: [JSONValue] = []
+            skipSpace(p, &i)
+            if i < p.count, p[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            while true {
+                items.append(try parseValue(p, &i))
+                skipSpace(p, &i)
+                guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
+                if p[i] == UInt8(ascii: ",") { i += 1; continue }
+                if p[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                throw ParseError(offset: i, message: "expected ',' or ']'")
+            }
+        case UInt8(ascii: "\""):
+            let end = JSONScan.skipString(p, i)
+            guard end > i else { throw ParseError(offset: i, message: "unterminated string") }
+            let s = String(decoding: JSONScan.decodeString(p, i..<end), as: UTF8.self)
+            i = end
+            return .string(s)
+        default:
+            let start = i
+            let end = JSONScan.skipValue(p, i)
+            guard end > start else { throw ParseError(offset: i, message: "unexpected character") }
+            i = end
+            let word = String(decoding: UnsafeRawBufferPointer(rebasing: p[start..<end]), as: UTF8.self)
+            switch word {
+            case "true": return .bool(true)
+            case "false": return .bool(false)
+            case "null": return .null
+            default:
+                guard word.first.map({ $0 == "-" || $0.isNumber }) == true else {
+                    throw ParseError(offset: start, message: "unexpected '\(word)'")
+                }
+                return .number(word)
+            }
+        }
+    }
+}
+
+/// Byte-level JSON helpers for log records: walk an object's members without building values.
+public enum JSONScan {
+    /// Index just past the string starting at `i` (which holds `"`), or `i` if unterminated.
+    static func skipString(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int {
+        var j = i + 1
+        while j < p.count {
+            let b = p[j]
+            if b == UInt8(ascii: "\\") { j += 2; continue }
+            if b == UInt8(ascii: "\"") { return j + 1 }
+            j += 1
+        }
+        return i
+    }
+
+    /// Index just past the value starting at `i`, or `i` if it is malformed.
+    static func skipValue(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int {
+        guard i < p.count else { return i }
+        let b = p[i]
+        if b == UInt8(ascii: "\"") { return skipString(p, i) }
+        if b == UInt8(ascii: "{") || b == UInt8(ascii: "[") {
+            var depth = 0
+            var j = i
+            while j < p.count {
+                let c = p[j]
+                if c == UInt8(ascii: "\"") {
+                    let e = skipString(p, j)
+                    if e == j { return i }
+                    j = e
+                    continue
+                }
+                if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") { depth += 1 }
+                if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
+                    depth -= 1
+                    if depth == 0 { return j + 1 }
+                }
+                j += 1
+            }
+            return i
+        }
+        var j = i
+        while j < p.count {
+            let c = p[j]
+            if c == UInt8(ascii: ",") || c == UInt8(ascii: "}") || c == UInt8(ascii: "]") || c == 0x20 || c == 0x0A
+                || c == 0x0D || c == 0x09
+            {
+                break
+            }
+            j += 1
+        }
+        return j
+    }
+
+    /// Calls `body(key, valueRange)` for each member of the object starting at `i0`.
+    /// Returns false when the text is not a well-formed object.
+    @discardableResult
+    public static func forEachMember(
+        _ p: UnsafeRawBufferPointer, from i0: Int = 0,
+        _ body: (UnsafeRawBufferPointer, Range<Int>) -> Void
+    ) -> Bool {
+        var i = i0
+        JSONValue.skipSpace(p, &i)
+        guard i < p.count, p[i] == UInt8(ascii: "{") else { return false }
+        i += 1
+        while true {
+            JSONValue.skipSpace(p, &i)
+            guard i < p.count else { return false }
+            if p[i] == UInt8(ascii: "}") { return true }
+            guard p[i] == UInt8(ascii: "\"") else { return false }
+            let keyEnd = skipString(p, i)
+            guard keyEnd > i else { return false }
+            let key = UnsafeRawBufferPointer(rebasing: p[(i + 1)..<(keyEnd - 1)])
+            i = keyEnd
+            JSONValue.skipSpace(p, &i)
+            guard i < p.count, p[i] == UInt8(ascii: ":") else { return false }
+            i += 1
+            JSONValue.skipSpace(p, &i)
+            let vEnd = skipValue(p, i)
+            guard vEnd > i else { return false }
+            body(key, i..<vEnd)
+            i = vEnd
+            JSONValue.skipSpace(p, &i)
+            guard i < p.count else { return false }
+            if p[i] == UInt8(ascii: ",") { i += 1; continue }
+            if p[i] == UInt8(ascii: "}") { return true }
+            return false
+        }
+    }
+
+    /// The bytes of a JSON string literal (with quotes) after unescaping.
+    static func decodeString(_ p: UnsafeRawBufferPointer, _ r: Range<Int>) -> [UInt8] {
+        var out: [UInt8] = []
+        appendString(p, r, into: &out)
+        return out
+    }
+
+    static func appendString(_ p: UnsafeRawBufferPointer, _ r: Range<Int>, into out: inout [UInt8]) {
+        var j = r.lowerBound + 1
+        let end = r.upperBound - 1
+        while j < end {
+            let b = p[j]
+            if b != UInt8(ascii: "\\") { out.append(b); j += 1; continue }
+            j += 1
+            guard j < end else { break }
+            let e = p[j]
+            j += 1
+            switch e {
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "u"):
+                guard var cp = hex4(p, j, end) else { break }
+                j += 4
+                if cp >= 0xD800 && cp < 0xDC00, j + 6 <= end, p[j] == UInt8(ascii: "\\"), p[j + 1] == UInt8(ascii: "u"),
+                    let lo = hex4(p, j + 2, end), lo >= 0xDC00 && lo < 0xE000
+                {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+                    j += 6
+                }
+                appendUTF8(UInt32(cp), into: &out)
+            default: out.append(e)
+            }
+        }
+    }
+
+    static func hex4(_ p: UnsafeRawBufferPointer, _ j: Int, _ end: Int) -> Int? {
+        guard j + 4 <= end else { return nil }
+        var v = 0
+        for k in j..<(j + 4) {
+            let c = p[k]
+            let d: Int
+            if isDigit(c) { d = Int(c - 48) } else if c >= 97 && c <= 102 { d = Int(c - 87) } else if c >= 65 && c <= 70 {
+                d = Int(c - 55)
+            } else { return nil }
+            v = v * 16 + d
+        }
+        return v
+    }
+
+    static func appendUTF8(_ cp: UInt32, into out: inout [UInt8]) {
+        let scalar = Unicode.Scalar(cp) ?? "\u{FFFD}"
+        out.append(contentsOf: Array(String(Character(scalar)).utf8))
+    }
+
+    /// Appends a field value as text: strings unescaped, numbers as written, byte arrays
+    /// (journald's form for binary data) as their bytes, arrays by their first element.
+    static func appendValue(_ p: UnsafeRawBufferPointer, _ r: Range<Int>, into out: inout [UInt8]) {
+        guard !r.isEmpty else { return }
+        let b = p[r.lowerBound]
+        if b == UInt8(ascii: "\"") { appendString(p, r, into: &out); return }
+        if b == UInt8(ascii: "[") {
+            var i = r.lowerBound + 1
+            JSONValue.skipSpace(p, &i)
+            guard i < r.upperBound - 1 else { return }
+            if isDigit(p[i]) {
+                // byte array
+                var v = 0
+                var any = false
+                while i < r.upperBound {
+                    let c = p[i]
+                    if isDigit(c) { v = v * 10 + Int(c - 48); any = true } else if c == UInt8(ascii: ",") || c == UInt8(ascii: "]") {
+                        if any { out.append(UInt8(truncatingIfNeeded: v)) }
+                        v = 0
+                        any = false
+                    }
+                    i += 1
+                }
+                return
+            }
+            let e = skipValue(p, i)
+            if e > i { appendValue(p, i..<e, into: &out) }
+            return
+        }
+        if b == UInt8(ascii: "n") { return }  // null
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: p[r]))
+    }
+}

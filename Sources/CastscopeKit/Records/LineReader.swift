@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Splits a byte stream into lines without copying: each line is a view into an internal
+/// buffer, valid until the next call. `\r\n` endings lose the `\r`. A line longer than
+/// `maxLineLength` is skipped (never buffered whole) and reported.
+public final class LineReader {
+    private let source: ByteSource
+    public let path: String
+    public let maxLineLength: Int
+    private var buffer: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var end = 0
+    private var eof = false
+    /// 1-based number of the line last returned.
+    public private(set) var lineNumber = 0
+    /// Lines that were too long, as errors naming the line.
+    public private(set) var problems: [InputError] = []
+
+    public init(source: ByteSource, path: String, maxLineLength: Int = 1 << 20) {
+        self.source = source
+        self.path = path
+        self.maxLineLength = maxLineLength
+        buffer = .allocate(byteCount: maxLineLength + 256 * 1024, alignment: 16)
+    }
+
+    deinit { buffer.deallocate() }
+
+    public var consumedOffset: UInt64 { source.consumedOffset }
+
+    /// Moves unread bytes to the front and reads more. Returns false at end of stream.
+    private func fill() throws -> Bool {
+        if eof { return false }
+        if start > 0 {
+            let remaining = end - start
+            if remaining > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + start, remaining) }
+            start = 0
+            end = remaining
+        }
+        if end == buffer.count { return true }
+        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
+        if n == 0 { eof = true; return false }
+        end += n
+        return true
+    }
+
+    /// The next line without its terminator, or nil at the end of the stream.
+    public func nextLine() throws -> UnsafeRawBufferPointer? {
+        var scanFrom = start
+        while true {
+            if scanFrom < end,
+                let nl = memchr(buffer.baseAddress! + scanFrom, 0x0A, end - scanFrom)
+            {
+                let nlIndex = buffer.baseAddress!.distance(to: nl)
+                let lineStart = start
+                start = nlIndex + 1
+                lineNumber += 1
+                if nlIndex - lineStart > maxLineLength {
+                    tooLong(length: UInt64(nlIndex - lineStart))
+                    scanFrom = start
+                    continue
+                }
+                var lineEnd = nlIndex
+                if lineEnd > lineStart && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                return UnsafeRawBufferPointer(rebasing: buffer[lineStart..<lineEnd])
+            }
+            let scanned = end - start
+            if scanned > maxLineLength {
+                // Drop the overlong line's bytes as they stream past; keep the count.
+                lineNumber += 1
+                var length = UInt64(scanned)
+                start = end
+                while true {
+                    start = 0
+                    end = 0
+                    guard try fill() else { break }
+                    if let nl = memchr(buffer.baseAddress!, 0x0A, end) {
+                        let i = buffer.baseAddress!.distance(to: nl)
+                        length += UInt64(i)
+                        start = i + 1
+                        break
+                    }
+                    length += UInt64(end)
+                }
+                tooLong(length: length)
+                scanFrom = start
+                continue
+            }
+            let before = end - start
+            guard try fill() else {
+                if end > start {
+                    let lineStart = start
+                    start = end
+                    lineNumber += 1
+                    var lineEnd = end
+                    if buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                    return UnsafeRawBufferPointer(rebasing: buffer[lineStart..<lineEnd])
+                }
+                return nil
+            }
+            scanFrom = start + before
+        }
+    }
+
+    private func tooLong(length: UInt64) {
+        problems.append(InputError(path: path, line: lineNumber,
+                                   "line of \(length) bytes is longer than the \(maxLineLength)-byte limit, skipped"))
+    }
+
+    /// Exactly `count` raw bytes (journal export binary fields), or nil if the stream ends first.
+    public func readExact(_ count: Int) throws -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(min(count, 1 << 20))
+        while out.count < count {
+            if start == end { guard try fill() else { return nil } }
+            let n = min(count - out.count, end - start)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start..<(start + n)]))
+            start += n
+        }
+        return out
+    }
+
+    /// Counts newlines in raw data consumed by `readExact`, so line numbers stay right.
+    public func advanceLineCount(by n: Int) { lineNumber += n }
+}

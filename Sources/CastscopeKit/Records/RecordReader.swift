@@ -1,0 +1,444 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Counts kept per input file.
+public struct ReadStats: Sendable {
+    public var lines = 0
+    public var records = 0
+    public var unparsed = 0
+    public var skipped = 0
+    /// The first few unparsed line numbers, to show where to look.
+    public var firstUnparsed: [Int] = []
+    public var invalidUTF8Lines = 0
+    public var firstInvalidUTF8: Int?
+    public var inferredTimes = 0
+    public var swappedDayMonth = 0
+}
+
+/// Turns the lines (or bytes) of one file into records of one format.
+public final class RecordReader {
+    public let format: LogFormat
+    let lines: LineReader
+    public private(set) var stats = ReadStats()
+    public private(set) var problems: [InputError] = []
+
+    private var pending = RawRecord()
+    private var hasPending = false
+    private var matches: [PatternMatch]
+    private var skipPrefixes: [[UInt8]]
+    // For `print` continuation: the last timestamped record's time, process and pid.
+    private var lastTime: ParsedTime?
+    private var lastProcess: [UInt8]?
+    private var lastPid: [UInt8]?
+    private var waiting: [RawRecord] = []
+    private var scratch: [UInt8] = []
+    private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
+
+    public init(format: LogFormat, lines: LineReader) {
+        self.format = format
+        self.lines = lines
+        matches = format.patterns.map { PatternMatch(slots: $0.names.count) }
+        skipPrefixes = (format.skip + format.headers).map { Array($0.utf8) }
+        var table: [(key: [UInt8], field: RecordField?, rank: Int)] = []
+        for (rank, k) in format.jsonTimeKeys.enumerated() { table.append((Array(k.utf8), nil, rank)) }
+        for (field, keys) in format.jsonFields {
+            for (rank, k) in keys.enumerated() { table.append((Array(k.utf8), field, rank)) }
+        }
+        keyTable = table
+    }
+
+    /// Reads to the end, calling `sink` for every record in file order.
+    public func run(_ sink: (inout RawRecord) throws -> Void) throws {
+        switch format.kind {
+        case .lines, .plain: try runLines(sink)
+        case .jsonLines: try runJSONLines(sink)
+        case .jsonArray: try runJSONArray(sink)
+        case .journalExport: try runExport(sink)
+        }
+        problems.append(contentsOf: lines.problems)
+    }
+
+    // MARK: text lines
+
+    private func checkUTF8(_ line: UnsafeRawBufferPointer) {
+        if !isASCII(line) && !isValidUTF8(line) {
+            stats.invalidUTF8Lines += 1
+            if stats.firstInvalidUTF8 == nil { stats.firstInvalidUTF8 = lines.lineNumber }
+        }
+    }
+
+    private func isSkippable(_ line: UnsafeRawBufferPointer) -> Bool {
+        var allBlank = true
+        for b in line where b != 0x20 && b != 0x09 { allBlank = false; break }
+        if allBlank { return true }
+        // Leading spaces before a footer (one real `log show` paste has one).
+        var start = 0
+        while start < line.count, line[start] == 0x20 { start += 1 }
+        for prefix in skipPrefixes where line.count - start >= prefix.count {
+            var same = true
+            for k in 0..<prefix.count where line[start + k] != prefix[k] { same = false; break }
+            if same { return true }
+        }
+        return false
+    }
+
+    private func emitPending(_ sink: (inout RawRecord) throws -> Void) throws {
+        guard hasPending else { return }
+        hasPending = false
+        stats.records += 1
+        if pending.time?.swappedDayMonth == true { stats.swappedDayMonth += 1 }
+        try sink(&pending)
+    }
+
+    private func runLines(_ sink: (inout RawRecord) throws -> Void) throws {
+        while let line = try lines.nextLine() {
+            stats.lines += 1
+            checkUTF8(line)
+            if isSkippable(line) { stats.skipped += 1; continue }
+            if format.kind == .plain {
+                try emitPending(sink)
+                pending.reset(line: lines.lineNumber)
+                pending.set(.message, line)
+                hasPending = true
+                continue
+            }
+            var matched = false
+            for (i, pattern) in format.patterns.enumerated() where pattern.match(line, into: &matches[i]) {
+                try emitPending(sink)
+                pending.reset(line: lines.lineNumber)
+                let m = matches[i]
+                for (slot, field) in format.slotFields[i].enumerated() {
+                    guard let field, let r = m.range(slot) else { continue }
+                    pending.set(field, UnsafeRawBufferPointer(rebasing: line[r]))
+                }
+                if m.hasTime { pending.time = m.time }
+                hasPending = true
+                matched = true
+                if format.continuation == .print { try timestamped(sink) }
+                break
+            }
+            if matched { continue }
+            switch format.continuation {
+            case .join where hasPending:
+                pending.appendToMessage(line)
+            case .tab where hasPending && line.first == 0x09,
+                .indented where hasPending && (line.first == 0x09 || line.first == 0x20):
+                pending.appendToMessage(line)
+            case .print:
+                try emitPending(sink)
+                var rec = RawRecord()
+                rec.reset(line: lines.lineNumber)
+                rec.set(.message, line)
+                rec.timeInferred = true
+                if let lastTime {
+                    rec.time = lastTime
+                    if let lastProcess { rec.set(.process, bytes: lastProcess) }
+                    if let lastPid { rec.set(.pid, bytes: lastPid) }
+                    stats.records += 1
+                    stats.inferredTimes += 1
+                    try sink(&rec)
+                } else {
+                    waiting.append(rec)
+                }
+            default:
+                stats.unparsed += 1
+                if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
+            }
+        }
+        try emitPending(sink)
+        // print() lines with no timestamped line anywhere: records without a time.
+        for var rec in waiting {
+            stats.records += 1
+            try sink(&rec)
+        }
+        waiting = []
+    }
+
+    /// A timestamped record arrived: remember it for later print() lines and give its time
+    /// to the print() lines that came before any timestamp.
+    private func timestamped(_ sink: (inout RawRecord) throws -> Void) throws {
+        lastTime = pending.time
+        lastProcess = pending.withBytes(.process) { Array($0) }
+        lastPid = pending.withBytes(.pid) { Array($0) }
+        guard !waiting.isEmpty else { return }
+        for var rec in waiting {
+            rec.time = lastTime
+            if let lastProcess { rec.set(.process, bytes: lastProcess) }
+            if let lastPid { rec.set(.pid, bytes: lastPid) }
+            stats.records += 1
+            stats.inferredTimes += 1
+            try sink(&rec)
+        }
+        waiting = []
+    }
+
+    // MARK: JSON
+
+    /// Unwraps the envelopes JSON lines arrive in: RFC 7464 record separators, server-sent
+    /// events, and Python bytes reprs (`b'{...}\n'`) from tools that printed raw lines.
+    private func unwrap(_ line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        scratch.removeAll(keepingCapacity: true)
+        var p = line
+        while let f = p.first, f == 0x1E || f == 0x20 || f == 0x09 { p = UnsafeRawBufferPointer(rebasing: p[1...]) }
+        if p.starts(with: "data: ".utf8) { p = UnsafeRawBufferPointer(rebasing: p[6...]) }
+        if p.count >= 3, p[0] == UInt8(ascii: "b"), p[1] == UInt8(ascii: "'") || p[1] == UInt8(ascii: "\"") {
+            let quote = p[1]
+            var end = p.count
+            while end > 2, p[end - 1] != quote { end -= 1 }
+            guard end > 2 else { return nil }
+            var i = 2
+            while i < end - 1 {
+                let b = p[i]
+                if b == UInt8(ascii: "\\"), i + 1 < end - 1 {
+                    let e = p[i + 1]
+                    switch e {
+                    case UInt8(ascii: "n"): scratch.append(0x0A); i += 2; continue
+                    case UInt8(ascii: "t"): scratch.append(0x09); i += 2; continue
+                    case UInt8(ascii: "\\"), UInt8(ascii: "'"), UInt8(ascii: "\""): scratch.append(e); i += 2; continue
+                    case UInt8(ascii: "x") where i + 3 < end:
+                        if let v = UInt8(String(decoding: [p[i + 2], p[i + 3]], as: UTF8.self), radix: 16) {
+                            scratch.append(v)
+                            i += 4
+                            continue
+                        }
+                    default: break
+                    }
+                }
+                scratch.append(b)
+                i += 1
+            }
+            return nil  // caller reads `scratch`
+        }
+        return p
+    }
+
+    private func runJSONLines(_ sink: (inout RawRecord) throws -> Void) throws {
+        while let line = try lines.nextLine() {
+            stats.lines += 1
+            checkUTF8(line)
+            if isSkippable(line) { stats.skipped += 1; continue }
+            if let p = unwrap(line) {
+                try object(p, sink)
+            } else if !scratch.isEmpty {
+                let copy = scratch
+                try copy.withUnsafeBytes { try object($0, sink) }
+            } else {
+                unparsed()
+            }
+        }
+    }
+
+    private func unparsed() {
+        stats.unparsed += 1
+        if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
+    }
+
+    private func runJSONArray(_ sink: (inout RawRecord) throws -> Void) throws {
+        var text: [UInt8] = []
+        var inObject = false
+        var startLine = 0
+        while let line = try lines.nextLine() {
+            stats.lines += 1
+            checkUTF8(line)
+            let trimmed = trim(line)
+            let isOpen = trimmed.elementsEqual("[{".utf8) || trimmed.elementsEqual("{".utf8)
+            let isSep = trimmed.elementsEqual("},{".utf8)
+            let isClose = trimmed.elementsEqual("}]".utf8) || (trimmed.elementsEqual("}".utf8) && inObject)
+            if isSep || isClose {
+                if inObject {
+                    text.append(UInt8(ascii: "}"))
+                    try text.withUnsafeBytes { try object($0, sink, line: startLine) }
+                }
+                inObject = isSep
+                text = isSep ? [UInt8(ascii: "{")] : []
+                startLine = lines.lineNumber + 1
+                continue
+            }
+            if isOpen {
+                inObject = true
+                text = [UInt8(ascii: "{")]
+                startLine = lines.lineNumber
+                continue
+            }
+            if inObject {
+                text.append(contentsOf: line)
+                text.append(0x0A)
+            } else if trimmed.elementsEqual("[]".utf8) || isSkippable(line) {
+                stats.skipped += 1
+            } else {
+                unparsed()
+            }
+        }
+        if inObject {
+            problems.append(InputError(path: lines.path, line: startLine, "JSON array ends inside a record (truncated export)"))
+        }
+    }
+
+    private func trim(_ p: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var s = 0
+        var e = p.count
+        while s < e, p[s] == 0x20 || p[s] == 0x09 { s += 1 }
+        while e > s, p[e - 1] == 0x20 || p[e - 1] == 0x09 { e -= 1 }
+        return UnsafeRawBufferPointer(rebasing: p[s..<e])
+    }
+
+    private func lookup(_ key: UnsafeRawBufferPointer) -> Int? {
+        for (i, entry) in keyTable.enumerated() where entry.key.count == key.count {
+            if entry.key.withUnsafeBytes({ memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 }) { return i }
+        }
+        return nil
+    }
+
+    /// Reads one JSON object into a record. Objects without a message are skipped
+    /// (Apple's closing `{"count":N,"finished":1}`).
+    private func object(_ p: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void, line: Int? = nil) throws {
+        var best = [Int](repeating: -1, count: keyTable.count)
+        var ranges = [Range<Int>](repeating: 0..<0, count: keyTable.count)
+        let ok = JSONScan.forEachMember(p) { key, range in
+            guard key.count > 0, let i = lookup(key) else { return }
+            best[i] = 1
+            ranges[i] = range
+        }
+        guard ok else { unparsed(); return }
+        pending.reset(line: line ?? lines.lineNumber)
+        var timeChosen = Int.max
+        var fieldRank = [Int](repeating: Int.max, count: RecordField.allCases.count)
+        var chosen = [Int](repeating: -1, count: RecordField.allCases.count)
+        for (i, entry) in keyTable.enumerated() where best[i] >= 0 {
+            if let f = entry.field {
+                if entry.rank < fieldRank[f.rawValue] { fieldRank[f.rawValue] = entry.rank; chosen[f.rawValue] = i }
+            } else if entry.rank < timeChosen {
+                timeChosen = entry.rank
+                var value: [UInt8] = []
+                JSONScan.appendValue(p, ranges[i], into: &value)
+                pending.time = parseTimeValue(value)
+            }
+        }
+        guard chosen[RecordField.message.rawValue] >= 0 else { stats.skipped += 1; return }
+        var value: [UInt8] = []
+        for f in RecordField.allCases where f != .message && chosen[f.rawValue] >= 0 {
+            value.removeAll(keepingCapacity: true)
+            JSONScan.appendValue(p, ranges[chosen[f.rawValue]], into: &value)
+            if f == .process && format.processIsPath, let slash = value.lastIndex(of: UInt8(ascii: "/")) {
+                value.removeSubrange(...slash)
+            }
+            pending.set(f, bytes: value)
+        }
+        value.removeAll(keepingCapacity: true)
+        JSONScan.appendValue(p, ranges[chosen[RecordField.message.rawValue]], into: &value)
+        pending.set(.message, bytes: value)
+        hasPending = true
+        try emitPending(sink)
+    }
+
+    private func parseTimeValue(_ value: [UInt8]) -> ParsedTime? {
+        if format.jsonTimeIsEpochMicros {
+            guard !value.isEmpty, value.allSatisfy(isDigit), let v = Int64(String(decoding: value, as: UTF8.self)) else {
+                return nil
+            }
+            return .epoch(micros: v)
+        }
+        return value.withUnsafeBytes { p in
+            var t = ParsedTime()
+            return TimeScan.iso(p, 0, into: &t) != nil ? t : nil
+        }
+    }
+
+    // MARK: journal export
+
+    private func runExport(_ sink: (inout RawRecord) throws -> Void) throws {
+        var fields: [(Int, [UInt8])] = []
+        var entryLine = 0
+        func finish() throws {
+            defer { fields.removeAll(keepingCapacity: true) }
+            guard !fields.isEmpty else { return }
+            // Build a JSON-free record from the collected fields, honouring key priorities.
+            pending.reset(line: entryLine)
+            var timeRank = Int.max
+            var fieldRank = [Int](repeating: Int.max, count: RecordField.allCases.count)
+            var chosen = [[UInt8]?](repeating: nil, count: RecordField.allCases.count)
+            for (i, value) in fields {
+                let entry = keyTable[i]
+                if let f = entry.field {
+                    if entry.rank < fieldRank[f.rawValue] { fieldRank[f.rawValue] = entry.rank; chosen[f.rawValue] = value }
+                } else if entry.rank < timeRank {
+                    timeRank = entry.rank
+                    pending.time = parseTimeValue(value)
+                }
+            }
+            guard let message = chosen[RecordField.message.rawValue] else { stats.skipped += 1; return }
+            for f in RecordField.allCases where f != .message {
+                if let v = chosen[f.rawValue] { pending.set(f, bytes: v) }
+            }
+            pending.set(.message, bytes: message)
+            hasPending = true
+            try emitPending(sink)
+        }
+        while let line = try lines.nextLine() {
+            stats.lines += 1
+            if line.isEmpty {
+                try finish()
+                continue
+            }
+            if fields.isEmpty { entryLine = lines.lineNumber }
+            if let eq = line.firstIndex(of: UInt8(ascii: "=")) {
+                let key = UnsafeRawBufferPointer(rebasing: line[..<eq])
+                if let i = lookup(key) { fields.append((i, Array(line[(eq + 1)...]))) }
+                continue
+            }
+            // Binary-safe field: NAME\n, 64-bit little-endian size, data, \n.
+            let name = Array(line)
+            guard let sizeBytes = try lines.readExact(8) else {
+                problems.append(InputError(path: lines.path, line: lines.lineNumber, "export entry ends inside binary field \(String(decoding: name, as: UTF8.self))"))
+                return
+            }
+            var size: UInt64 = 0
+            for (k, b) in sizeBytes.enumerated() { size |= UInt64(b) << (8 * UInt64(k)) }
+            guard size < 1 << 30, let data = try lines.readExact(Int(size)), let nl = try lines.readExact(1), nl == [0x0A] else {
+                problems.append(InputError(path: lines.path, line: lines.lineNumber, "malformed binary field \(String(decoding: name, as: UTF8.self)) in export entry"))
+                return
+            }
+            lines.advanceLineCount(by: sizeBytes.filter { $0 == 0x0A }.count + data.filter { $0 == 0x0A }.count + 1)
+            if let i = name.withUnsafeBytes({ lookup($0) }) { fields.append((i, data)) }
+        }
+        try finish()
+    }
+}
+
+// MARK: UTF-8
+
+func isASCII(_ p: UnsafeRawBufferPointer) -> Bool {
+    var acc: UInt8 = 0
+    for b in p { acc |= b }
+    return acc < 0x80
+}
+
+func isValidUTF8(_ p: UnsafeRawBufferPointer) -> Bool {
+    var i = 0
+    let n = p.count
+    while i < n {
+        let b = p[i]
+        if b < 0x80 { i += 1; continue }
+        let len: Int
+        if b & 0xE0 == 0xC0 { len = 2; if b < 0xC2 { return false } } else if b & 0xF0 == 0xE0 { len = 3 } else if b & 0xF8 == 0xF0, b <= 0xF4 {
+            len = 4
+        } else { return false }
+        guard i + len <= n else { return false }
+        for k in 1..<len where p[i + k] & 0xC0 != 0x80 { return false }
+        if len == 3 {
+            let c = p[i + 1]
+            if b == 0xE0 && c < 0xA0 { return false }
+            if b == 0xED && c >= 0xA0 { return false }
+        }
+        if len == 4 {
+            let c = p[i + 1]
+            if b == 0xF0 && c < 0x90 { return false }
+            if b == 0xF4 && c >= 0x90 { return false }
+        }
+        i += len
+    }
+    return true
+}

@@ -1,0 +1,183 @@
+/// A timestamp as written in a log line: parts may be missing (no year, no date, no zone).
+/// Parsed by hand from bytes; turned into an instant by `TimeResolver` once the bundle says
+/// which date and zone to assume.
+public struct ParsedTime: Sendable, Hashable {
+    public var year = 0
+    public var month = 0
+    public var day = 0
+    public var hasYear = false
+    public var hasDate = false
+    /// Seconds since midnight and the sub-second part in microseconds.
+    public var secondOfDay = 0
+    public var micro = 0
+    /// Seconds east of UTC, when the line says.
+    public var offset: Int?
+    /// Set when the line had day and month swapped (`yyyy-dd-MM`, seen in HaishinKit's logger).
+    public var swappedDayMonth = false
+    /// A complete instant (µs since the epoch) given directly (journald timestamps).
+    public var epochMicros: Int64?
+
+    public init() {}
+
+    public static func epoch(micros: Int64) -> ParsedTime {
+        var t = ParsedTime()
+        t.epochMicros = micros
+        t.hasYear = true
+        t.hasDate = true
+        t.offset = 0
+        return t
+    }
+
+    /// The instant, given the date and zone to assume for the parts the line lacks.
+    public func instant(defaultYear: Int, defaultMonth: Int, defaultDay: Int, defaultOffset: Int) -> Int64 {
+        if let epochMicros { return epochMicros }
+        let y = hasYear ? year : defaultYear
+        let m = hasDate ? month : defaultMonth
+        let d = hasDate ? day : defaultDay
+        let days = Int64(daysFromCivil(y, m, d))
+        let seconds = days * 86_400 + Int64(secondOfDay) - Int64(offset ?? defaultOffset)
+        return seconds * 1_000_000 + Int64(micro)
+    }
+}
+
+/// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant's algorithm).
+public func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+    let y = m <= 2 ? y0 - 1 : y0
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yoe = y - era * 400
+    let mp = (m + 9) % 12
+    let doy = (153 * mp + 2) / 5 + d - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+}
+
+/// (year, month, day) for days since 1970-01-01.
+public func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+    let z = z0 + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+    let y = yoe + era * 400
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let d = doy - (153 * mp + 2) / 5 + 1
+    let m = mp < 10 ? mp + 3 : mp - 9
+    return (m <= 2 ? y + 1 : y, m, d)
+}
+
+@inline(__always) func isDigit(_ b: UInt8) -> Bool { b &- 0x30 < 10 }
+
+/// Hand scanners over bytes. Each returns the index just past the timestamp, or nil.
+enum TimeScan {
+    @inline(__always)
+    static func digits(_ p: UnsafeRawBufferPointer, _ i: Int, _ n: Int) -> Int? {
+        guard i + n <= p.count else { return nil }
+        var v = 0
+        for k in i..<(i + n) {
+            let b = p[k]
+            guard isDigit(b) else { return nil }
+            v = v * 10 + Int(b &- 0x30)
+        }
+        return v
+    }
+
+    /// `.ffffff` fraction → microseconds; returns new index.
+    static func fraction(_ p: UnsafeRawBufferPointer, _ i0: Int, into t: inout ParsedTime) -> Int {
+        var i = i0
+        guard i < p.count, p[i] == UInt8(ascii: ".") || p[i] == UInt8(ascii: ",") else { return i }
+        i += 1
+        var micro = 0
+        var n = 0
+        while i < p.count, isDigit(p[i]) {
+            if n < 6 { micro = micro * 10 + Int(p[i] &- 0x30) }
+            n += 1
+            i += 1
+        }
+        if n == 0 { return i0 }
+        var k = n
+        while k < 6 { micro *= 10; k += 1 }
+        t.micro = micro
+        return i
+    }
+
+    /// `Z`, `+HHMM`, `+HH:MM`, `-HH` after a time; returns new index.
+    static func zone(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int {
+        guard i < p.count else { return i }
+        if p[i] == UInt8(ascii: "Z") { t.offset = 0; return i + 1 }
+        guard p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-") else { return i }
+        let sign = p[i] == UInt8(ascii: "-") ? -1 : 1
+        guard let hh = digits(p, i + 1, 2) else { return i }
+        var j = i + 3
+        var mm = 0
+        if j < p.count, p[j] == UInt8(ascii: ":"), let m = digits(p, j + 1, 2) {
+            mm = m
+            j += 3
+        } else if let m = digits(p, j, 2) {
+            mm = m
+            j += 2
+        }
+        t.offset = sign * (hh * 3600 + mm * 60)
+        return j
+    }
+
+    static func clock(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard let h = digits(p, i, 2), i + 2 < p.count, p[i + 2] == UInt8(ascii: ":"),
+            let m = digits(p, i + 3, 2), i + 5 < p.count, p[i + 5] == UInt8(ascii: ":"),
+            let s = digits(p, i + 6, 2), h < 24, m < 60, s < 61
+        else { return nil }
+        t.secondOfDay = h * 3600 + m * 60 + s
+        return fraction(p, i + 8, into: &t)
+    }
+
+    /// `YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH[:]MM]`.
+    static func iso(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard let y = digits(p, i, 4), i + 10 < p.count, p[i + 4] == UInt8(ascii: "-"),
+            let mo = digits(p, i + 5, 2), p[i + 7] == UInt8(ascii: "-"), let d = digits(p, i + 8, 2),
+            p[i + 10] == UInt8(ascii: " ") || p[i + 10] == UInt8(ascii: "T")
+        else { return nil }
+        var month = mo
+        var day = d
+        if month > 12 && day <= 12 && month <= 31 {
+            swap(&month, &day)
+            t.swappedDayMonth = true
+        }
+        guard month >= 1, month <= 12, day >= 1, day <= 31 else { return nil }
+        t.year = y
+        t.month = month
+        t.day = day
+        t.hasYear = true
+        t.hasDate = true
+        guard let j = clock(p, i + 11, into: &t) else { return nil }
+        return zone(p, j, into: &t)
+    }
+
+    static let months: [String] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// `Mmm dd HH:MM:SS[.f]` with the day padded by a space or a zero (syslog, journalctl short).
+    static func bsd(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard i + 15 <= p.count, p[i + 3] == UInt8(ascii: " ") else { return nil }
+        var month = 0
+        for (k, name) in months.enumerated() {
+            let u = Array(name.utf8)
+            if p[i] == u[0] && p[i + 1] == u[1] && p[i + 2] == u[2] { month = k + 1; break }
+        }
+        guard month > 0 else { return nil }
+        let d1 = p[i + 4]
+        let d2 = p[i + 5]
+        guard isDigit(d2), d1 == UInt8(ascii: " ") || isDigit(d1), p[i + 6] == UInt8(ascii: " ") else {
+            return nil
+        }
+        let day = (d1 == UInt8(ascii: " ") ? 0 : Int(d1 &- 0x30)) * 10 + Int(d2 &- 0x30)
+        guard day >= 1, day <= 31 else { return nil }
+        t.month = month
+        t.day = day
+        t.hasDate = true
+        return clock(p, i + 7, into: &t)
+    }
+
+    /// `HH:MM:SS[.f][±HHMM]` (Console.app copy: no date).
+    static func timeOfDay(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard let j = clock(p, i, into: &t) else { return nil }
+        return zone(p, j, into: &t)
+    }
+}

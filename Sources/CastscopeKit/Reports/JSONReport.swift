@@ -1,0 +1,154 @@
+/// `castscope analyze --json`: one document, schema `castscope.report/1` (see README).
+public enum JSONReport {
+    public static let schema = "castscope.report/1"
+
+    public static func render(_ r: AnalysisReport) -> String {
+        var w = JSONWriter()
+        w.open()
+        w.string("schema", schema)
+        w.open("summary")
+        w.int("files", r.inputs.count)
+        w.int("events", r.eventCount)
+        w.int("sessions", r.sessions.count)
+        w.open("outcomes")
+        for o in Outcome.allCases {
+            let n = r.sessions.filter { $0.outcome == o }.count
+            if n > 0 { w.int(o.rawValue, n) }
+        }
+        w.close()
+        w.int("errors", r.errors.count)
+        w.close()
+        w.open("inputs", array: true)
+        for i in r.inputs {
+            w.open()
+            w.string("path", i.path)
+            w.string("format", i.format)
+            w.int("lines", i.stats.lines)
+            w.int("records", i.stats.records)
+            w.int("unparsed", i.stats.unparsed)
+            w.int("skipped", i.stats.skipped)
+            w.int("events", i.events)
+            if !i.stats.firstUnparsed.isEmpty {
+                w.open("firstUnparsedLines", array: true)
+                for l in i.stats.firstUnparsed { w.int(nil, l) }
+                w.close(array: true)
+            }
+            w.open("errors", array: true)
+            for e in i.errors { w.string(nil, e) }
+            w.close(array: true)
+            if !i.notes.isEmpty {
+                w.open("notes", array: true)
+                for n in i.notes { w.string(nil, n) }
+                w.close(array: true)
+            }
+            w.close()
+        }
+        w.close(array: true)
+        w.open("errors", array: true)
+        for e in r.errors { w.string(nil, e.description) }
+        w.close(array: true)
+        w.open("sessions", array: true)
+        for s in r.sessions { session(&w, s) }
+        w.close(array: true)
+        w.open("unattached", array: true)
+        for e in r.unattached { event(&w, e, start: nil) }
+        w.close(array: true)
+        w.close()
+        return w.text + "\n"
+    }
+
+    static func time(_ t: Int64?, _ offset: Int) -> String? { t.map { Fmt.rfc3339($0, offset: offset) } }
+    static func seconds(_ us: Int64?) -> Double? { us.map { Double($0) / 1e6 } }
+
+    static func session(_ w: inout JSONWriter, _ s: Session) {
+        w.open()
+        w.string("id", s.id)
+        w.string("sdk", s.sdk)
+        w.string("process", s.process)
+        w.int("pid", s.pid)
+        w.string("start", time(s.start, s.displayOffset))
+        w.string("end", time(s.end, s.displayOffset))
+        w.number("durationSeconds", seconds(s.duration))
+        w.bool("startInferred", s.startInferred)
+        w.string("outcome", s.outcome.rawValue)
+        w.string("reason", s.reason)
+        w.open("connect")
+        w.int("attempts", s.attempts.count)
+        w.int("failed", s.attempts.filter { $0.failure != nil }.count)
+        w.string("connectedAt", time(s.connectedAt, s.displayOffset))
+        w.number("secondsToConnect", seconds(s.connectedAt.flatMap { c in s.start.map { c - $0 } }))
+        if let c = s.attemptCadence {
+            w.open("intervalMs")
+            w.number("median", Double(c.median) / 1000, places: 3)
+            w.number("max", Double(c.max) / 1000, places: 3)
+            w.close()
+        } else {
+            w.raw("intervalMs", "null")
+        }
+        w.open("failures")
+        var causes: [(String, Int)] = []
+        for a in s.attempts { if let f = a.failure {
+            if let k = causes.firstIndex(where: { $0.0 == f }) { causes[k].1 += 1 } else { causes.append((f, 1)) }
+        } }
+        for (cause, n) in causes { w.int(cause, n) }
+        w.close()
+        w.open("list", array: true)
+        for a in s.attempts {
+            w.open()
+            w.string("time", time(a.time, s.displayOffset))
+            w.string("failure", a.failure)
+            w.string("source", a.source.description)
+            w.close()
+        }
+        w.close(array: true)
+        w.close()
+        w.open("frames")
+        w.int("count", s.frames)
+        w.string("first", time(s.firstFrameAt, s.displayOffset))
+        w.string("last", time(s.lastFrameAt, s.displayOffset))
+        if let a = s.firstFrameAt, let b = s.lastFrameAt, b > a, s.frames > 1 {
+            w.number("perSecond", Double(s.frames - 1) / (Double(b - a) / 1e6), places: 2)
+        } else {
+            w.raw("perSecond", "null")
+        }
+        w.close()
+        w.open("decidedBy", array: true)
+        for e in s.deciding {
+            w.open()
+            w.string("source", e.source.description)
+            w.string("event", e.kind)
+            w.string("message", e.message)
+            w.close()
+        }
+        w.close(array: true)
+        w.open("timeline", array: true)
+        for t in Timeline.entries(s.events) {
+            w.open()
+            w.string("time", time(t.time, s.displayOffset))
+            w.number("t", t.time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
+            w.string("side", t.side.rawValue)
+            w.string("event", t.kind)
+            w.string("message", t.text)
+            w.int("count", t.count)
+            w.string("source", t.first.description)
+            if t.count > 1 { w.string("lastSource", t.last.description) }
+            if t.timeInferred { w.bool("timeInferred", true) }
+            w.close()
+        }
+        w.close(array: true)
+        w.close()
+    }
+
+    static func event(_ w: inout JSONWriter, _ e: Event, start: Int64?) {
+        w.open()
+        w.string("time", time(e.time, e.displayOffset))
+        w.string("side", e.side.rawValue)
+        w.string("sdk", e.sdk)
+        w.string("event", e.kind)
+        w.string("process", e.process)
+        w.int("pid", e.pid)
+        w.string("message", e.message)
+        w.string("source", e.source.description)
+        w.close()
+    }
+}

@@ -1,0 +1,143 @@
+/// The terminal report: a bundle summary, one block per session (header, timeline with
+/// repeated lines folded, the lines that decided the outcome), then the inputs and errors.
+public struct TextReport {
+    public var color: Bool
+    public var maxMessage = 160
+
+    public init(color: Bool) { self.color = color }
+
+    func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+    func dim(_ s: String) -> String { paint(s, "2") }
+    func bold(_ s: String) -> String { paint(s, "1") }
+
+    func outcomeColor(_ o: Outcome) -> String {
+        switch o {
+        case .completed: return "32"
+        case .stoppedByHost: return "33"
+        case .truncated, .unknown: return "35"
+        case .failedToConnect, .socketError, .killed: return "31"
+        }
+    }
+
+    static func sideTag(_ s: Side) -> String {
+        switch s {
+        case .extension: return "ext"
+        case .app: return "app"
+        case .system: return "sys"
+        case .relay: return "rly"
+        }
+    }
+
+    func oneLine(_ s: String) -> String {
+        var t = s.replacingOccurrences("\n", " ⏎ ")
+        if t.count > maxMessage { t = String(t.prefix(maxMessage - 1)) + "…" }
+        return t
+    }
+
+    func span(_ a: SourceRef, _ b: SourceRef) -> String {
+        if a == b { return a.description }
+        if a.path == b.path { return "\(a.path):\(a.line)–\(b.line)" }
+        return "\(a) – \(b)"
+    }
+
+    public func render(_ r: AnalysisReport) -> String {
+        var out = ""
+        var outcomes: [String] = []
+        for o in Outcome.allCases {
+            let n = r.sessions.filter { $0.outcome == o }.count
+            if n > 0 { outcomes.append("\(n) \(paint(o.rawValue, outcomeColor(o)))") }
+        }
+        let nFiles = r.inputs.count
+        out += bold("castscope") + ": \(nFiles) file\(nFiles == 1 ? "" : "s"), \(r.eventCount) recognized lines, "
+        out += "\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
+        if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
+        if !r.errors.isEmpty { out += ", " + paint("\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")", "31") }
+        out += "\n"
+        for s in r.sessions { out += "\n" + session(s) }
+        if !r.unattached.isEmpty {
+            out += "\n" + bold("Outside any session") + "\n"
+            for t in Timeline.entries(r.unattached) {
+                let when = t.time.map { Fmt.rfc3339($0, offset: r.unattached.first?.displayOffset ?? 0) } ?? "(no time)"
+                out += "  \(dim(when))  \(Self.sideTag(t.side))  \(oneLine(t.text))  \(dim(span(t.first, t.last)))\n"
+            }
+        }
+        out += "\n" + bold("Inputs") + "\n"
+        for i in r.inputs {
+            var line = "  \(i.path)  \(i.format ?? "-")"
+            line += dim("  \(i.stats.records) records, \(i.events) recognized")
+            if i.stats.unparsed > 0 { line += dim(", \(i.stats.unparsed) unparsed (first at line \(i.stats.firstUnparsed.first ?? 0))") }
+            out += line + "\n"
+            for n in i.notes { out += dim("      note: \(n)") + "\n" }
+        }
+        if !r.errors.isEmpty {
+            out += "\n" + paint("Errors", "31;1") + "\n"
+            for e in r.errors { out += "  \(e)\n" }
+        }
+        return out
+    }
+
+    func session(_ s: Session) -> String {
+        var out = ""
+        let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? s.pid.map { "pid \($0)" }]
+            .compactMap { $0 }.joined(separator: " · ")
+        out += bold("━━ \(s.id)") + "  \(who)  " + paint(s.outcome.rawValue, outcomeColor(s.outcome) + ";1") + "\n"
+        var when = "   "
+        if let start = s.start {
+            when += Fmt.rfc3339(start, offset: s.displayOffset)
+            if let d = s.duration { when += "  lasted \(Fmt.duration(d))" }
+        } else {
+            when += "(no times in these lines)"
+        }
+        if s.startInferred { when += dim("  (no broadcastStarted line: starts at its first line)") }
+        out += when + "\n"
+        out += "   why: \(s.reason)\n"
+        if !s.attempts.isEmpty {
+            let failed = s.attempts.filter { $0.failure != nil }
+            var c = "   connect: \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
+            if !failed.isEmpty {
+                var causes: [(String, Int)] = []
+                for a in failed {
+                    if let k = causes.firstIndex(where: { $0.0 == a.failure! }) { causes[k].1 += 1 } else { causes.append((a.failure!, 1)) }
+                }
+                c += ", \(failed.count) failed (" + causes.map { "\($0.0) ×\($0.1)" }.joined(separator: ", ") + ")"
+            }
+            if let cad = s.attemptCadence {
+                c += ", every \(Fmt.duration(cad.median)) (max \(Fmt.duration(cad.max)))"
+            }
+            if let at = s.connectedAt, let start = s.start {
+                c += "; connected after \(Fmt.duration(at - start))"
+            } else if s.connectedAt == nil {
+                c += "; " + paint("never connected", "31")
+            }
+            out += c + "\n"
+        }
+        if s.frames > 0 {
+            var f = "   frames: \(s.frames)"
+            if let a = s.firstFrameAt, let b = s.lastFrameAt, b > a, s.frames > 1 {
+                f += " (\(Fmt.decimal(Double(s.frames - 1) / (Double(b - a) / 1e6), 1))/s)"
+            }
+            out += f + "\n"
+        }
+        out += "\n"
+        for t in Timeline.entries(s.events) {
+            let rel: String
+            if let tt = t.time, let start = s.start { rel = Fmt.relative(tt - start) } else { rel = "" }
+            let relCol = rel + String(repeating: " ", count: max(0, 10 - rel.count))
+            let tag = Self.sideTag(t.side)
+            let text = oneLine(t.text) + (t.timeInferred ? dim(" ~") : "")
+            out += "     \(dim(relCol)) \(tag)  \(text)  \(dim(span(t.first, t.last)))\n"
+        }
+        if !s.deciding.isEmpty {
+            out += "   decided by:\n"
+            for e in s.deciding { out += "     \(e.source)  \(oneLine(e.message))\n" }
+        }
+        return out
+    }
+}
+
+extension String {
+    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        guard contains(target) else { return self }
+        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

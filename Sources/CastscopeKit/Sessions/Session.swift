@@ -1,0 +1,63 @@
+/// How a broadcast session ended: a closed set.
+public enum Outcome: String, Sendable, CaseIterable {
+    case completed
+    case stoppedByHost = "stopped-by-host"
+    case failedToConnect = "failed-to-connect"
+    case socketError = "socket-error"
+    case killed
+    case truncated
+    case unknown
+}
+
+/// One connect attempt of the extension to the host app's socket.
+public struct ConnectAttempt: Sendable {
+    public var time: Int64?
+    public var source: SourceRef
+    /// Why it failed (`socket file missing`, `errno=61 (Connection refused)`, ...); nil if it
+    /// succeeded or the log does not say.
+    public var failure: String?
+    public var failureSource: SourceRef?
+}
+
+/// One broadcast session: one run of the extension from start to end.
+public struct Session: Sendable {
+    public var id: String
+    public var sdk: String
+    public var process: String?
+    public var pid: Int?
+    public var start: Int64?
+    public var end: Int64?
+    public var displayOffset = 0
+    /// True when no `broadcastStarted` line was seen and the session starts at its first line.
+    public var startInferred = false
+    public var outcome: Outcome = .unknown
+    /// One sentence: why the outcome is what it is.
+    public var reason = ""
+    public var attempts: [ConnectAttempt] = []
+    public var connectedAt: Int64?
+    public var frames = 0
+    public var firstFrameAt: Int64?
+    public var lastFrameAt: Int64?
+    /// Every event of the session in time order: the extension's and the host app's and the
+    /// system's lines that overlap it.
+    public var events: [Event] = []
+    /// The lines that decided the outcome.
+    public var deciding: [Event] = []
+
+    public var duration: Int64? {
+        guard let start, let end else { return nil }
+        return end - start
+    }
+
+    /// Median and largest interval between connect attempts, in microseconds.
+    public var attemptCadence: (median: Int64, max: Int64)? {
+        let times = attempts.compactMap(\.time)
+        guard times.count >= 2 else { return nil }
+        var gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+        gaps = gaps.filter { $0 >= 0 }
+        guard !gaps.isEmpty else { return nil }
+        let mid = gaps.count / 2
+        let median = gaps.count % 2 == 1 ? gaps[mid] : (gaps[mid - 1] + gaps[mid]) / 2
+        return (median, gaps.last!)
+    }
+}

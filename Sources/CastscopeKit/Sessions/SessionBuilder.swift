@@ -1,0 +1,266 @@
+/// Builds broadcast sessions from time-ordered events with a state machine per extension
+/// process: started → connecting (attempts) → connected → streaming → ended, then attaches
+/// host-app and system lines to the session they overlap.
+public struct SessionBuilder {
+    /// How far outside a session's span a host-app line may lie and still belong to it.
+    public var attachSlackMicros: Int64 = 2_000_000
+
+    public init() {}
+
+    public struct Result: Sendable {
+        public var sessions: [Session]
+        /// Recognized lines that belong to no session (host-only logs, system alerts).
+        public var unattached: [Event]
+    }
+
+    enum Phase { case idle, connecting, connected, streaming, ended }
+
+    struct Stream {
+        var sessions: [Session] = []
+        var phase: Phase = .idle
+        var sawError: Event?
+        var peerClosed: Event?
+        /// Lines before the first session of the process (e.g. `LKSampleHandler created`).
+        var preamble: [Event] = []
+    }
+
+    /// Lines that open a new session when none is open.
+    static let startKinds: Set<String> = [
+        "socket.connect_begin", "socket.init", "socket.connect_attempt", "socket.connected",
+    ]
+
+    public func build(_ events: [Event]) -> Result {
+        // Which (process, pid) streams are extension processes.
+        func key(_ e: Event) -> String {
+            if let pid = e.pid { return "\(e.process ?? "?")[\(pid)]" }
+            return "file:\(e.source.path)"
+        }
+        var extensionKeys = Set<String>()
+        var keyByPid: [Int: String] = [:]
+        var keyByProcess: [String: String] = [:]
+        for e in events where e.side == .extension {
+            let k = key(e)
+            extensionKeys.insert(k)
+            if let pid = e.pid { keyByPid[pid] = k }
+            if let p = e.process { keyByProcess[p] = k }
+        }
+        var streams: [String: Stream] = [:]
+        var streamOrder: [String] = []
+        var others: [Event] = []
+        for e in events {
+            var k: String?
+            if e.side == .extension {
+                k = key(e)
+            } else if e.side == .system {
+                // A kill names its victim; debugger lines belong to the process they print in.
+                if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] {
+                    k = tk
+                } else if let name = e.attr("target"), let tk = keyByProcess[name] {
+                    k = tk
+                } else if extensionKeys.contains(key(e)) {
+                    k = key(e)
+                }
+            }
+            guard let k else { others.append(e); continue }
+            if streams[k] == nil { streams[k] = Stream(); streamOrder.append(k) }
+            feed(e, into: &streams[k]!)
+        }
+        var sessions: [Session] = []
+        for k in streamOrder {
+            var s = streams[k]!
+            finish(&s)
+            sessions.append(contentsOf: s.sessions)
+            others.append(contentsOf: s.preamble)
+        }
+        sessions.sort { ($0.start ?? Int64.min, $0.events.first?.order ?? 0) < ($1.start ?? Int64.min, $1.events.first?.order ?? 0) }
+        for i in sessions.indices { sessions[i].id = "S\(i + 1)" }
+        // Host-app and other lines join the session they overlap (by time, or by file when
+        // the file has no times).
+        var unattached: [Event] = []
+        for e in others {
+            var best: Int?
+            for (i, s) in sessions.enumerated() {
+                if let t = e.time, let start = s.start {
+                    let end = s.end ?? s.events.last?.time ?? start
+                    if t >= start - attachSlackMicros && t <= end + attachSlackMicros {
+                        if best == nil || (sessions[best!].start ?? 0) <= start { best = i }
+                    }
+                } else if e.time == nil, s.start == nil, s.events.first?.source.path == e.source.path {
+                    best = i
+                }
+            }
+            if let b = best { sessions[b].events.append(e) } else { unattached.append(e) }
+        }
+        for i in sessions.indices {
+            sessions[i].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+            decideFromHost(&sessions[i])
+        }
+        return Result(sessions: sessions, unattached: unattached)
+    }
+
+    private func newSession(_ e: Event, inferred: Bool, into s: inout Stream) {
+        var session = Session(id: "", sdk: e.sdk, process: e.process, pid: e.pid)
+        session.start = e.time
+        session.displayOffset = e.displayOffset
+        session.startInferred = inferred
+        session.events = s.preamble
+        s.preamble = []
+        s.sessions.append(session)
+        s.phase = .connecting
+        s.sawError = nil
+        s.peerClosed = nil
+    }
+
+    private func end(_ s: inout Stream, _ e: Event, _ outcome: Outcome, _ reason: String, deciding: [Event]) {
+        let i = s.sessions.count - 1
+        s.sessions[i].end = e.time
+        s.sessions[i].outcome = outcome
+        s.sessions[i].reason = reason
+        s.sessions[i].deciding = deciding
+        s.phase = .ended
+    }
+
+    func feed(_ e: Event, into s: inout Stream) {
+        let kind = e.kind
+        if kind == "broadcast.started" {
+            if s.phase != .idle && s.phase != .ended {
+                end(&s, e, .truncated,
+                    "a new broadcastStarted arrived before this session ended", deciding: [e])
+                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.time
+            }
+            newSession(e, inferred: false, into: &s)
+            s.sessions[s.sessions.count - 1].events.append(e)
+            s.sessions[s.sessions.count - 1].start = e.time
+            return
+        }
+        if s.phase == .idle {
+            let opens = Self.startKinds.contains(kind) || kind.hasPrefix("socket.") || kind.hasPrefix("frame.")
+                || kind.hasPrefix("broadcast.")
+            guard opens else { s.preamble.append(e); return }
+            newSession(e, inferred: true, into: &s)
+        } else if s.phase == .ended {
+            guard Self.startKinds.contains(kind) else {
+                // After the end: the line stays with the session it follows.
+                s.sessions[s.sessions.count - 1].events.append(e)
+                return
+            }
+            newSession(e, inferred: true, into: &s)
+        }
+        let i = s.sessions.count - 1
+        s.sessions[i].events.append(e)
+        var session: Session { s.sessions[i] }
+        switch kind {
+        case "socket.connect_attempt":
+            s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source))
+        case "socket.connect_failed":
+            let cause = e.attr("cause_text") ?? e.attr("strerror").map { "errno=\(e.attr("errno") ?? "?") (\($0))" }
+                ?? e.message
+            if let last = s.sessions[i].attempts.indices.last, s.sessions[i].attempts[last].failure == nil {
+                s.sessions[i].attempts[last].failure = cause
+                s.sessions[i].attempts[last].failureSource = e.source
+            } else {
+                s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source, failure: cause, failureSource: e.source))
+            }
+        case "socket.connected":
+            if session.connectedAt == nil { s.sessions[i].connectedAt = e.time }
+            if s.phase == .connecting { s.phase = .connected }
+        case "frame.sent":
+            s.sessions[i].frames += 1
+            if session.firstFrameAt == nil { s.sessions[i].firstFrameAt = e.time }
+            s.sessions[i].lastFrameAt = e.time
+            s.phase = .streaming
+        case "socket.closed_by_peer":
+            s.peerClosed = e
+        case "socket.error", "socket.send_failed":
+            s.sawError = e
+        case "socket.closed":
+            let error = e.attr("error") ?? "nil"
+            if error == "nil" || error == "(null)" {
+                var why = "the socket closed without an error, so the extension stopped with code 10001 \"Screen sharing stopped\""
+                if let peer = s.peerClosed { why = "the host app closed its end (\(peer.message)); " + why }
+                end(&s, e, .stoppedByHost, why, deciding: [s.peerClosed, e].compactMap { $0 })
+            } else if error == "<private>" {
+                end(&s, e, .unknown, "the close reason is redacted (<private>): enable private data or log with %{public}", deciding: [e])
+            } else {
+                end(&s, e, .socketError, "the socket closed with an error: \(error)", deciding: [s.sawError, e].compactMap { $0 })
+            }
+        case "broadcast.stopped_10001":
+            end(&s, e, .stoppedByHost, "the extension stopped with code 10001 \"Screen sharing stopped\"", deciding: [e])
+        case "broadcast.stopped_by_app":
+            let reason = e.attr("reason") ?? (e.attr("graceful") == "1" ? "graceful" : "unexpected")
+            if reason == "unexpected" {
+                end(&s, e, .socketError, "sending a frame failed and the host app left no shutdown reason (connection to the main app lost)",
+                    deciding: [s.sawError, e].compactMap { $0 })
+            } else {
+                end(&s, e, .stoppedByHost, "the host app shut the broadcast down: \"\(reason)\"", deciding: [e])
+            }
+        case "broadcast.failed":
+            if session.connectedAt == nil && !session.attempts.isEmpty {
+                end(&s, e, .failedToConnect, "the broadcast failed before the extension ever connected", deciding: [e])
+            } else {
+                end(&s, e, .socketError, "the broadcast failed: \(e.message)", deciding: [s.sawError, e].compactMap { $0 })
+            }
+        case "socket.connect_gave_up":
+            end(&s, e, .failedToConnect,
+                "the extension gave up after \(session.attempts.count) connect attempt\(session.attempts.count == 1 ? "" : "s")",
+                deciding: [session.attempts.last.map { _ in e }].compactMap { $0 })
+        case "broadcast.finished":
+            if session.connectedAt == nil && session.attempts.contains(where: { $0.failure != nil }) {
+                end(&s, e, .failedToConnect, "the broadcast was stopped before the extension ever connected (\(session.attempts.count) failed attempts)", deciding: [e])
+            } else {
+                end(&s, e, .completed, "the broadcast was finished by the user or the system (broadcastFinished)", deciding: [e])
+            }
+        case "extension.killed_memory":
+            let limit = e.attr("limit_mb").map { " (\(e.attr("limit_kind") ?? "limit") \($0) MB)" } ?? ""
+            end(&s, e, .killed, "the extension was killed for exceeding its memory limit\(limit)", deciding: [e])
+        case "extension.killed":
+            end(&s, e, .killed, "the extension was killed (\(e.message))", deciding: [e])
+        case "process.exited":
+            if e.attr("code") == "9" {
+                end(&s, e, .killed, "the extension was killed with signal 9 (\(e.message))", deciding: [e])
+            } else if session.connectedAt == nil && !session.attempts.isEmpty {
+                end(&s, e, .failedToConnect, "the extension exited (\(e.message)) without ever connecting after \(session.attempts.count) attempts", deciding: [e])
+            } else {
+                end(&s, e, .completed, "the extension exited normally (\(e.message))", deciding: [e])
+            }
+        default:
+            break
+        }
+    }
+
+    func finish(_ s: inout Stream) {
+        guard let i = s.sessions.indices.last, s.phase != .ended else { return }
+        let last = s.sessions[i].events.last
+        s.sessions[i].end = last?.time
+        let session = s.sessions[i]
+        if let err = s.sawError {
+            s.sessions[i].outcome = .socketError
+            s.sessions[i].reason = "the log ends after a socket error: \(err.message)"
+            s.sessions[i].deciding = [err]
+        } else if session.connectedAt == nil && session.attempts.contains(where: { $0.failure != nil }) {
+            s.sessions[i].outcome = .truncated
+            s.sessions[i].reason = "the log ends while the extension is still retrying (\(session.attempts.count) attempts, never connected)"
+            s.sessions[i].deciding = last.map { [$0] } ?? []
+        } else {
+            s.sessions[i].outcome = .truncated
+            s.sessions[i].reason = "the log ends mid-session with no end line"
+            s.sessions[i].deciding = last.map { [$0] } ?? []
+        }
+    }
+
+    /// A session the extension's own lines leave open can still be closed by what the host
+    /// app saw: the extension closing its end means the broadcast finished.
+    func decideFromHost(_ s: inout Session) {
+        guard s.outcome == .truncated, s.connectedAt != nil else { return }
+        let lastExt = s.events.last(where: { $0.side == .extension })?.time ?? Int64.min
+        if let d = s.events.last(where: {
+            $0.side == .app && ($0.kind == "server.client_disconnected" || $0.kind == "app.extension_disconnected")
+                && ($0.time ?? Int64.min) >= lastExt
+        }) {
+            s.outcome = .completed
+            s.reason = "the host app saw the extension close the connection (\(d.message)): the broadcast was finished"
+            s.deciding = [d]
+            s.end = d.time ?? s.end
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import CastscopeKit
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@main
+struct Castscope: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "castscope",
+        abstract: "Reconstructs iOS screen-sharing (Broadcast Upload Extension) sessions from log bundles.",
+        discussion: """
+            Exit codes: 0 analyzed; 1 analyzed, but some input could not be read (named on \
+            stderr); 2 usage error.
+            """,
+        version: "0.1.0",
+        subcommands: [Analyze.self, Parsers.self]
+    )
+
+    /// ArgumentParser exits 64 on usage errors; castscope promises 2.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                fputs(fullMessage(for: error) + "\n", stderr)
+                Glibc.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Options every command that reads definitions shares.
+struct ParserOptions: ParsableArguments {
+    @Option(name: .customLong("parsers"), help: ArgumentHelp(
+        "A directory of extra or overriding format and vocabulary definitions (*.json); also $CASTSCOPE_PARSERS.",
+        valueName: "dir"))
+    var directory: String?
+
+    func registry() throws -> ParserRegistry {
+        var r = try ParserRegistry.builtin()
+        if let dir = directory ?? ProcessInfoLite.environment("CASTSCOPE_PARSERS") {
+            try r.load(directory: dir)
+        }
+        return r
+    }
+}
+
+enum ProcessInfoLite {
+    static func environment(_ name: String) -> String? {
+        guard let v = getenv(name) else { return nil }
+        let s = String(cString: v)
+        return s.isEmpty ? nil : s
+    }
+}
+
+struct Analyze: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).")
+
+    @Argument(help: ArgumentHelp("Files, folders or archives; '-' reads standard input.", valueName: "path"))
+    var paths: [String]
+
+    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/1) instead of the terminal report.")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"))
+    var format: String?
+
+    @Option(name: .long, help: ArgumentHelp("The date (YYYY-MM-DD) for logs whose lines carry no date or year (Console.app copy, idevicesyslog).", valueName: "date"))
+    var date: String?
+
+    @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
+    var noColor = false
+
+    @OptionGroup var parsers: ParserOptions
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give at least one path") }
+        if let date, parseDate(date) == nil { throw ValidationError("--date must be YYYY-MM-DD, got '\(date)'") }
+    }
+
+    func parseDate(_ s: String) -> (year: Int, month: Int, day: Int)? {
+        let parts = s.split(separator: "-")
+        guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+            (1...12).contains(m), (1...31).contains(d)
+        else { return nil }
+        return (y, m, d)
+    }
+
+    func run() throws {
+        let registry: ParserRegistry
+        do { registry = try parsers.registry() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(2)
+        }
+        var options = AnalyzeOptions()
+        options.forcedFormat = format
+        options.date = date.flatMap(parseDate)
+        let analyzer: Analyzer
+        do { analyzer = try Analyzer(registry: registry, options: options) } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(2)
+        }
+        let report = analyzer.analyze(paths)
+        let output: String
+        if json {
+            output = JSONReport.render(report)
+        } else {
+            let color = !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
+            output = TextReport(color: color).render(report)
+        }
+        fputs(output, stdout)
+        fflush(stdout)
+        for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
+        if !report.errors.isEmpty { Glibc.exit(1) }
+    }
+}
+
+struct Parsers: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the formats and vocabularies in force, and check their sample lines.")
+
+    @Flag(name: .long, help: "Run every definition's sample lines and report the ones that do not parse as declared.")
+    var check = false
+
+    @OptionGroup var parsers: ParserOptions
+
+    func run() throws {
+        let registry: ParserRegistry
+        do { registry = try parsers.registry() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(2)
+        }
+        if check {
+            let failures = SampleCheck.run(registry)
+            for f in failures { print("castscope: error: \(f)") }
+            print("\(SampleCheck.count(registry) - failures.count) passed, \(failures.count) failed")
+            if !failures.isEmpty { Glibc.exit(1) }
+            return
+        }
+        print("Formats:")
+        for f in registry.formats { print("  \(f.name.padding(22))\(f.title)  [\(f.origin)]") }
+        print("Vocabularies:")
+        for v in registry.vocabularies { print("  \(v.name.padding(22))\(v.rules.count) rules, \(v.title)  [\(v.origin)]") }
+    }
+}
+
+extension String {
+    func padding(_ n: Int) -> String { count >= n ? self + " " : self + String(repeating: " ", count: n - count) }
+}
