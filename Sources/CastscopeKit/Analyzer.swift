@@ -69,12 +69,6 @@ public final class Analyzer {
                     files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count))
                 }
                 let head = try readUpTo(64 * 1024, from: source)
-                if let nul = head.prefix(4096).firstIndex(of: 0) {
-                    let e = InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped")
-                    summary.errors.append(e.message)
-                    report.errors.append(e)
-                    return
-                }
                 let format: LogFormat
                 if let forced = self.options.forcedFormat {
                     format = self.registry.format(named: forced)!
@@ -84,6 +78,13 @@ public final class Analyzer {
                         return
                     }
                     format = detected.format
+                }
+                // NUL bytes mean a binary file, except in the export format's binary-safe fields.
+                if format.kind != .journalExport, let nul = head.prefix(4096).firstIndex(of: 0) {
+                    let e = InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped")
+                    summary.errors.append(e.message)
+                    report.errors.append(e)
+                    return
                 }
                 summary.format = format.name
                 let lines = LineReader(source: PrefixedSource(prefix: head, rest: source), path: path,

@@ -7,7 +7,7 @@ enum BuiltinParsers {
   "title": "Apple log show / log stream, --style compact (milliseconds, no zone)",
   "kind": "lines",
   "patterns": [
-    "{time:iso} {type:word}{sp}{process}[{pid:int}:{tid:hex}] {?({library}) }{?[{subsystem:word}:{category}] }{message}"
+    "{time:isolocal} {type:word}{sp}{process}[{pid:int}:{tid:hex}] {?({library}) }{?[{subsystem:word}:{category}] }{message}"
   ],
   "headers": ["Timestamp               Ty Process[PID:TID]"],
   "skip": ["Filtering the log data using", "Skipping info and debug messages", "Skipping debug messages", "----------", "Log      - Default:", "Activity - Create:", "Timestamp "],
@@ -32,8 +32,8 @@ enum BuiltinParsers {
   "url": "man log(1): --style default",
   "kind": "lines",
   "patterns": [
-    "{time:iso} {thread:hex}{sp}{type:word}{sp}{activity:hex}{sp}{pid:int}{sp}{ttl:int}{sp}{process}: {?({library}) }{?[{subsystem:word}:{category}] }{message}",
-    "{time:iso} {thread:hex}{sp}{type:word}{sp}{activity:hex}{sp}{pid:int}{sp}{process}: {?({library}) }{?[{subsystem:word}:{category}] }{message}"
+    "{time:isotz} {thread:hex}{sp}{type:word}{sp}{activity:hex}{sp}{pid:int}{sp}{ttl:int}{sp}{process}: {?({library}) }{?[{subsystem:word}:{category}] }{message}",
+    "{time:isotz} {thread:hex}{sp}{type:word}{sp}{activity:hex}{sp}{pid:int}{sp}{process}: {?({library}) }{?[{subsystem:word}:{category}] }{message}"
   ],
   "headers": ["Timestamp                       Thread     Type"],
   "skip": ["Filtering the log data using", "Skipping info and debug messages", "Skipping debug messages", "----------", "Log      - Default:", "Activity - Create:", "Timestamp "],
@@ -144,7 +144,7 @@ enum BuiltinParsers {
   "title": "Apple log show / log stream, --style syslog",
   "kind": "lines",
   "patterns": [
-    "{time:iso}  {host:word} {process}[{pid:int}]: {?({library}) }{?[{subsystem:word}:{category}] }{message}"
+    "{time:isotz}  {host:word} {process}[{pid:int}]: {?({library}) }{?[{subsystem:word}:{category}] }{message}"
   ],
   "headers": ["Timestamp                       (process)[PID]"],
   "skip": ["Filtering the log data using", "Skipping info and debug messages", "Skipping debug messages", "----------", "Log      - Default:", "Activity - Create:", "Timestamp "],
@@ -289,7 +289,7 @@ enum BuiltinParsers {
   "title": "journalctl -o short-iso / short-iso-precise (offset with or without colon)",
   "kind": "lines",
   "patterns": [
-    "{time:iso} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+    "{time:isotz} {host:word} {ident:word}{?[{pid:int}]}: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -348,7 +348,7 @@ enum BuiltinParsers {
   "title": "Xcode debug console (NSLog/os_log lines with timestamps; print() lines take the nearest timestamp)",
   "kind": "lines",
   "patterns": [
-    "{time:iso} {process}[{pid:int}:{tid:hex}] {message}"
+    "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}"
   ],
   "continuation": "print",
   "priority": 20,

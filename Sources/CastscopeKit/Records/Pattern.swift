@@ -10,14 +10,15 @@ import Darwin
 /// - `{sp}` is a run of one or more spaces;
 /// - `{name}` captures as little text as lets the rest match (the whole rest when last);
 /// - `{name:type}` captures a typed value: `word` (no spaces), `int`, `hex` (`0x` optional),
-///   `iso`, `bsd`, `clock` (timestamps, see `TimeScan`);
+///   `iso`, `isotz` (with a zone), `isolocal` (without), `bsd`, `clock` (timestamps, see
+///   `TimeScan`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
 /// limited to the places where the next literal starts.
 public struct Pattern: Sendable {
     public enum FieldType: String, Sendable {
-        case any, word, int, hex, iso, bsd, clock
+        case any, word, int, hex, iso, isotz, isolocal, bsd, clock
     }
 
     enum Op: Sendable {
@@ -195,11 +196,17 @@ extension Pattern {
                     m.ends[slot] = j
                     pos = j
                     pc += 1
-                case .iso, .bsd, .clock:
+                case .iso, .isotz, .isolocal, .bsd, .clock:
                     var t = ParsedTime()
-                    let end: Int?
+                    var end: Int?
                     switch type {
                     case .iso: end = TimeScan.iso(p, pos, into: &t)
+                    case .isotz:
+                        end = TimeScan.iso(p, pos, into: &t)
+                        if t.offset == nil { end = nil }
+                    case .isolocal:
+                        end = TimeScan.iso(p, pos, into: &t)
+                        if t.offset != nil { end = nil }
                     case .bsd: end = TimeScan.bsd(p, pos, into: &t)
                     default: end = TimeScan.timeOfDay(p, pos, into: &t)
                     }

@@ -69,6 +69,9 @@ public struct TextReport {
             out += line + "\n"
             for n in i.notes { out += dim("      note: \(n)") + "\n" }
         }
+        if r.sessions.contains(where: { $0.events.contains(where: \.timeInferred) }) {
+            out += dim("\n~ time taken from the nearest timestamped line (Xcode print() output)") + "\n"
+        }
         if !r.errors.isEmpty {
             out += "\n" + paint("Errors", "31;1") + "\n"
             for e in r.errors { out += "  \(e)\n" }

@@ -32,7 +32,9 @@ public enum Timeline {
             var j = i + 1
             while j < events.count && foldKey(events[j]) == key { j += 1 }
             let run = events[i..<j]
-            if run.count >= minimumRun {
+            // Fold only a run that repeats itself; three different lines stay three rows.
+            let repeats = Set(run.map(\.message)).count < run.count
+            if run.count >= minimumRun && repeats {
                 out.append(fold(run))
             } else {
                 for e in run {

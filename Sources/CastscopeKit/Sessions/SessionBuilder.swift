@@ -2,8 +2,10 @@
 /// process: started → connecting (attempts) → connected → streaming → ended, then attaches
 /// host-app and system lines to the session they overlap.
 public struct SessionBuilder {
-    /// How far outside a session's span a host-app line may lie and still belong to it.
-    public var attachSlackMicros: Int64 = 2_000_000
+    /// How long after a session's end a host-app line may come and still belong to it.
+    public var attachAfterMicros: Int64 = 2_000_000
+    /// How long before a session's start a host-app line may come (server set-up, picker).
+    public var attachBeforeMicros: Int64 = 10_000_000
 
     public init() {}
 
@@ -78,24 +80,30 @@ public struct SessionBuilder {
         // the file has no times).
         var unattached: [Event] = []
         for e in others {
-            var best: Int?
-            for (i, s) in sessions.enumerated() {
-                if let t = e.time, let start = s.start {
-                    let end = s.end ?? s.events.last?.time ?? start
-                    if t >= start - attachSlackMicros && t <= end + attachSlackMicros {
-                        if best == nil || (sessions[best!].start ?? 0) <= start { best = i }
-                    }
-                } else if e.time == nil, s.start == nil, s.events.first?.source.path == e.source.path {
-                    best = i
-                }
-            }
-            if let b = best { sessions[b].events.append(e) } else { unattached.append(e) }
+            if let b = session(for: e, in: sessions) { sessions[b].events.append(e) } else { unattached.append(e) }
         }
         for i in sessions.indices {
             sessions[i].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
             decideFromHost(&sessions[i])
         }
         return Result(sessions: sessions, unattached: unattached)
+    }
+
+    /// The session a host-app or system line belongs to: the one whose span holds it, else
+    /// the next one to start within `attachBeforeMicros`; by file when there are no times.
+    func session(for e: Event, in sessions: [Session]) -> Int? {
+        guard let t = e.time else {
+            return sessions.lastIndex(where: { $0.start == nil && $0.events.first?.source.path == e.source.path })
+        }
+        var inside: Int?
+        var upcoming: Int?
+        for (i, s) in sessions.enumerated() {
+            guard let start = s.start else { continue }
+            let end = s.end ?? s.events.last?.time ?? start
+            if t >= start && t <= end + attachAfterMicros { inside = i }
+            if t < start && t >= start - attachBeforeMicros && upcoming == nil { upcoming = i }
+        }
+        return inside ?? upcoming
     }
 
     private func newSession(_ e: Event, inferred: Bool, into s: inout Stream) {
@@ -238,9 +246,14 @@ public struct SessionBuilder {
             s.sessions[i].reason = "the log ends after a socket error: \(err.message)"
             s.sessions[i].deciding = [err]
         } else if session.connectedAt == nil && session.attempts.contains(where: { $0.failure != nil }) {
-            s.sessions[i].outcome = .truncated
-            s.sessions[i].reason = "the log ends while the extension is still retrying (\(session.attempts.count) attempts, never connected)"
-            s.sessions[i].deciding = last.map { [$0] } ?? []
+            let n = session.attempts.count
+            var span = ""
+            if let a = session.attempts.first?.time, let b = session.attempts.last?.time { span = " over \(Fmt.duration(b - a))" }
+            s.sessions[i].outcome = .failedToConnect
+            s.sessions[i].reason = "never connected: the log ends after \(n) failed connect attempt\(n == 1 ? "" : "s")\(span)"
+            s.sessions[i].deciding = [session.attempts.last?.failureSource, session.attempts.last?.source].compactMap { src in
+                session.events.last(where: { $0.source == src })
+            }.prefix(1).map { $0 }
         } else {
             s.sessions[i].outcome = .truncated
             s.sessions[i].reason = "the log ends mid-session with no end line"
