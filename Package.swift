@@ -26,6 +26,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CastscopeKitTests", dependencies: ["CastscopeKit"]),
+        .testTarget(name: "CastscopeKitTests", dependencies: ["CastscopeKit", "CCastscopeArchive"]),
     ]
 )

@@ -352,8 +352,9 @@ public final class RecordReader {
     private func runExport(_ sink: (inout RawRecord) throws -> Void) throws {
         var fields: [(Int, [UInt8])] = []
         var entryLine = 0
+        var inEntry = false
         func finish() throws {
-            defer { fields.removeAll(keepingCapacity: true) }
+            defer { fields.removeAll(keepingCapacity: true); inEntry = false }
             guard !fields.isEmpty else { return }
             // Build a JSON-free record from the collected fields, honouring key priorities.
             pending.reset(line: entryLine)
@@ -383,7 +384,7 @@ public final class RecordReader {
                 try finish()
                 continue
             }
-            if fields.isEmpty { entryLine = lines.lineNumber }
+            if !inEntry { entryLine = lines.lineNumber; inEntry = true }
             if let eq = line.firstIndex(of: UInt8(ascii: "=")) {
                 let key = UnsafeRawBufferPointer(rebasing: line[..<eq])
                 if let i = lookup(key) { fields.append((i, Array(line[(eq + 1)...]))) }

@@ -60,10 +60,8 @@ public enum Timeline {
         }
         let parts = texts.map { text, count, times -> String in
             var s = "\(text) ×\(count)"
-            if times.count >= 2, let a = times.first, let b = times.last {
-                s += " over \(Fmt.duration(b - a))"
-                let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
-                s += ", every \(Fmt.duration(gaps[gaps.count / 2]))"
+            if let a = times.first, let b = times.last, let gap = intervals(times) {
+                s += " over \(Fmt.duration(b - a)), every \(Fmt.duration(gap.median))"
             }
             return s
         }

@@ -51,13 +51,15 @@ public struct Session: Sendable {
 
     /// Median and largest interval between connect attempts, in microseconds.
     public var attemptCadence: (median: Int64, max: Int64)? {
-        let times = attempts.compactMap(\.time)
-        guard times.count >= 2 else { return nil }
-        var gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
-        gaps = gaps.filter { $0 >= 0 }
-        guard !gaps.isEmpty else { return nil }
-        let mid = gaps.count / 2
-        let median = gaps.count % 2 == 1 ? gaps[mid] : (gaps[mid - 1] + gaps[mid]) / 2
-        return (median, gaps.last!)
+        intervals(attempts.compactMap(\.time))
     }
+}
+
+/// Median and largest gap between consecutive times (µs), or nil with fewer than two.
+public func intervals(_ times: [Int64]) -> (median: Int64, max: Int64)? {
+    let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.filter { $0 >= 0 }.sorted()
+    guard let largest = gaps.last else { return nil }
+    let mid = gaps.count / 2
+    let median = gaps.count % 2 == 1 ? gaps[mid] : (gaps[mid - 1] + gaps[mid]) / 2
+    return (median, largest)
 }

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Yields `count` bytes of `byte` without holding them: a 100 MB line costs no memory here.
+final class RepeatingSource: ByteSource {
+    var remaining: Int
+    let byte: UInt8
+    var tail: [UInt8]
+    var consumedOffset: UInt64 = 0
+    init(byte: UInt8, count: Int, then tail: String) {
+        self.byte = byte
+        remaining = count
+        self.tail = Array(tail.utf8)
+    }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if remaining > 0 {
+            let n = min(remaining, buffer.count)
+            memset(buffer.baseAddress!, Int32(byte), n)
+            remaining -= n
+            consumedOffset += UInt64(n)
+            return n
+        }
+        let n = min(tail.count, buffer.count)
+        tail.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        tail.removeFirst(n)
+        return n
+    }
+}
+
+func drain(_ s: ByteSource) throws -> [UInt8] {
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = try buf.withUnsafeMutableBytes { try s.read(into: $0) }
+        if n == 0 { return out }
+        out += buf[0..<n]
+    }
+}
+
+@Suite("input")
+struct InputTests {
+    @Test func linesAreSplitWithoutTheirTerminators() throws {
+        let r = LineReader(source: MemorySource("a\r\nbb\n\nlast"), path: "m")
+        var lines: [String] = []
+        while let l = try r.nextLine() { lines.append(String(decoding: l, as: UTF8.self)) }
+        #expect(lines == ["a", "bb", "", "last"])
+        #expect(r.lineNumber == 4)
+    }
+
+    @Test("a 100 MB line is skipped and reported; the next line is read; memory stays bounded")
+    func overlongLine() throws {
+        let source = RepeatingSource(byte: UInt8(ascii: "x"), count: 100 << 20, then: "\nopen socket connection\n")
+        let r = LineReader(source: source, path: "big.log", maxLineLength: 1 << 20)
+        var lines: [String] = []
+        while let l = try r.nextLine() { lines.append(String(decoding: l, as: UTF8.self)) }
+        #expect(lines == ["open socket connection"])
+        #expect(r.problems.map(\.description) == ["big.log:1: line of 104857600 bytes is longer than the 1048576-byte limit, skipped"])
+        #expect(r.lineNumber == 2)
+    }
+
+    @Test func gzipMultiMemberAndPadding() throws {
+        let a = makeArchive(.gz, [("a", Array("hello\n".utf8))])
+        let b = makeArchive(.gz, [("b", Array("world\n".utf8))])
+        let g = try GzipSource(input: MemorySource(a + b + [0, 0, 0, 0]), path: "x.gz")
+        #expect(String(decoding: try drain(g), as: UTF8.self) == "hello\nworld\n")
+    }
+
+    @Test func truncatedGzipNamesTheOffset() throws {
+        let text = String(repeating: "open socket connection\n", count: 2000)
+        let full = makeArchive(.gz, [("a", Array(text.utf8))])
+        let cut = Array(full.prefix(full.count / 2))
+        let g = try GzipSource(input: MemorySource(cut), path: "x.gz")
+        #expect(throws: InputError.self) { _ = try drain(g) }
+        do { _ = try drain(try GzipSource(input: MemorySource(cut), path: "x.gz")) } catch let e as InputError {
+            #expect(e.description.hasPrefix("x.gz: at byte "))
+            #expect(e.description.hasSuffix("truncated gzip stream (input ends inside a member)"))
+        }
+    }
+
+    @Test("nested archives are streamed with their provenance; unsafe names are refused")
+    func nestedArchives() throws {
+        let inner = makeArchive(.zip, [("logs/ext.log", Array("open socket connection\n".utf8)),
+                                       ("../evil.log", Array("x\n".utf8))])
+        let outer = makeArchive(.tarGz, [("bundle/a.txt", Array("hi\n".utf8)), ("bundle/inner.zip", inner)])
+        var seen: [String: String] = [:]
+        var errors: [String] = []
+        let walker = BundleWalker(visit: { path, source in
+            seen[path] = String(decoding: try drain(source), as: UTF8.self)
+        }, report: { errors.append($0.description) })
+        walker.stream(MemorySource(outer), path: "b.tgz", depth: 0)
+        #expect(seen == ["b.tgz!bundle/a.txt": "hi\n", "b.tgz!bundle/inner.zip!logs/ext.log": "open socket connection\n"])
+        #expect(errors == ["b.tgz!bundle/inner.zip!../evil.log: unsafe member name (absolute or '..'), skipped"])
+    }
+
+    @Test func symlinkLoopsAreDetected() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("a"), withIntermediateDirectories: true)
+        try "open socket connection\n".write(to: dir.appendingPathComponent("a/x.log"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("a/loop").path, withDestinationPath: "..")
+        var seen: [String] = []
+        var errors: [String] = []
+        BundleWalker(visit: { p, _ in seen.append(p) }, report: { errors.append($0.description) }).walk([dir.path])
+        #expect(seen == [dir.path + "/a/x.log"])
+        #expect(errors.count == 1 && errors[0].contains("symlink loop"))
+    }
+}

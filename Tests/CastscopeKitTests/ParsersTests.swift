@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+@Suite("parsers/ definitions")
+struct ParsersTests {
+    @Test("every sample line of every format and vocabulary parses as declared")
+    func samples() throws {
+        let registry = try ParserRegistry.builtin()
+        #expect(registry.formats.count >= 14)
+        #expect(registry.vocabularies.count >= 6)
+        let failures = SampleCheck.run(registry)
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+        #expect(SampleCheck.count(registry) > 100)
+    }
+
+    @Test("the compiled-in definitions are the files in parsers/ (run `make generate` after editing)")
+    func generatedIsFresh() throws {
+        let dir = packageRoot.appendingPathComponent("parsers")
+        let files = FileManager.default.enumerator(at: dir, includingPropertiesForKeys: nil)!
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }
+        let onDisk = Dictionary(uniqueKeysWithValues: try files.map { url -> (String, String) in
+            let rel = String(url.path.dropFirst(dir.path.count + 1))
+            return (rel, try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .newlines))
+        })
+        let compiled = Dictionary(uniqueKeysWithValues: BuiltinParsers.files.map { ($0.path, $0.text) })
+        #expect(Set(onDisk.keys) == Set(compiled.keys))
+        for (path, text) in onDisk { #expect(compiled[path] == text, "\(path) differs from the compiled-in copy") }
+    }
+
+    @Test("a broken sample is reported with its file and sample number")
+    func brokenSampleIsCaught() throws {
+        var registry = try ParserRegistry.builtin()
+        try registry.add(text: """
+            {"name": "xcode", "kind": "lines", "patterns": ["{time:isotz} {process}[{pid:int}:{tid:hex}] {message}"],
+             "continuation": "print", "priority": 20,
+             "samples": [{"line": "2021-12-23 02:56:59.980625+0530 ClientMobile[12778:1168260] hi", "expect": {"pid": "1"}}]}
+            """, origin: "user/xcode.json")
+        let failures = SampleCheck.run(registry)
+        #expect(failures == ["user/xcode.json: sample 1: pid is \"12778\", expected \"1\""])
+    }
+
+    @Test("a user directory adds a vocabulary and overrides a format by name")
+    func userDirectory() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+            {"name": "my-relay", "sdk": "acme", "side": "extension",
+             "rules": [{"event": "socket.connect_attempt", "match": "dialing host app"}],
+             "samples": [{"message": "dialing host app", "event": "socket.connect_attempt"}]}
+            """.write(to: dir.appendingPathComponent("acme.json"), atomically: true, encoding: .utf8)
+        var registry = try ParserRegistry.builtin()
+        let before = registry.vocabularies.count
+        try registry.load(directory: dir.path)
+        #expect(registry.vocabularies.count == before + 1)
+        #expect(SampleCheck.run(registry).isEmpty)
+        let log = dir.appendingPathComponent("x.log")
+        try "dialing host app\ndialing host app\n".write(to: log, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", "--parsers", dir.path, log.path])
+        let sessions = try #require(r.json?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        #expect((sessions.first?["connect"] as? [String: Any])?["attempts"] as? Int == 2)
+    }
+
+    @Test("a definition error names the file")
+    func definitionError() throws {
+        var registry = ParserRegistry()
+        #expect(throws: LogFormat.DefinitionError.self) {
+            try registry.add(text: #"{"name": "x", "kind": "lines", "patterns": ["{oops"], "samples": [{"line": "a"}]}"#, origin: "d/x.json")
+        }
+        do {
+            try registry.add(text: #"{"name": "x", "kind": "lines", "patterns": ["{t:nope}"], "samples": [{"line": "a"}]}"#, origin: "d/x.json")
+        } catch {
+            #expect("\(error)" == "d/x.json: unknown field type 'nope' in pattern \"{t:nope}\"")
+        }
+    }
+}

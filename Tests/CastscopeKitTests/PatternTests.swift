@@ -1,0 +1,132 @@
+import Testing
+
+@testable import CastscopeKit
+
+func fields(_ pattern: String, _ text: String, search: Bool = false) throws -> [String: String]? {
+    let p = try Pattern(pattern)
+    var m = PatternMatch(slots: p.names.count)
+    let bytes = Array(text.utf8)
+    let ok = bytes.withUnsafeBytes { search ? p.search($0, into: &m) : p.match($0, into: &m) }
+    guard ok else { return nil }
+    var out: [String: String] = [:]
+    for (slot, name) in p.names.enumerated() {
+        if let r = m.range(slot) { out[name] = String(decoding: bytes[r], as: UTF8.self) }
+    }
+    return out
+}
+
+@Suite("layout patterns")
+struct PatternTests {
+    @Test func lazyFieldStopsAtTheFirstPlaceTheRestMatches() throws {
+        #expect(try fields("{process}: {message}", "sudo: nicscott : TTY=ttys001") == ["process": "sudo", "message": "nicscott : TTY=ttys001"])
+    }
+
+    @Test func optionalGroupIsTriedThenSkipped() throws {
+        let p = "{host:word} {ident:word}{?[{pid:int}]}: {message}"
+        #expect(try fields(p, "tarta fan.sh[20911]: hot") == ["host": "tarta", "ident": "fan.sh", "pid": "20911", "message": "hot"])
+        #expect(try fields(p, "localhost kernel: x86/PAT: cfg") == ["host": "localhost", "ident": "kernel", "message": "x86/PAT: cfg"])
+    }
+
+    @Test func wordNeverSpansSpaces() throws {
+        #expect(try fields("[{subsystem:word}:{category}] {message}", "[R26089->Q10431] Question for <mask.hash: 'x'>") == nil)
+        #expect(try fields("[{subsystem:word}:{category}] {message}", "[system:] Setting") == ["subsystem": "system", "category": "", "message": "Setting"])
+    }
+
+    @Test func spacesRunAndTypedFields() throws {
+        let got = try fields("{thread:hex}{sp}{pid:int} {message}", "0x1e2cd      4004 hi")
+        #expect(got == ["thread": "0x1e2cd", "pid": "4004", "message": "hi"])
+        #expect(try fields("failure: {status:int}", "failure: -1") == ["status": "-1"])
+        #expect(try fields("failure: {status:int}", "failure: socket binding") == nil)
+    }
+
+    @Test func searchFindsThePatternAnywhere() throws {
+        #expect(try fields("open socket connection", "[Broadcast] open socket connection", search: true) == [:])
+        #expect(try fields("EXC_RESOURCE -> {target}[{pid:int}] exceeded", "kernel: EXC_RESOURCE -> Ext[9] exceeded mem", search: true)
+            == ["target": "Ext", "pid": "9"])
+        #expect(try fields("open socket connection", "nothing here", search: true) == nil)
+    }
+
+    @Test func literalBracesAndErrors() throws {
+        #expect(try fields("{{{message}}}", "{x}") == ["message": "x"])
+        #expect(throws: Pattern.CompileError.self) { try Pattern("{?unclosed") }
+        #expect(throws: Pattern.CompileError.self) { try Pattern("a}") }
+    }
+}
+
+@Suite("timestamps")
+struct TimestampTests {
+    func iso(_ s: String) -> ParsedTime? {
+        var t = ParsedTime()
+        return Array(s.utf8).withUnsafeBytes { TimeScan.iso($0, 0, into: &t) } != nil ? t : nil
+    }
+
+    func render(_ t: ParsedTime?) -> String? {
+        t.map { Fmt.rfc3339($0.instant(defaultYear: 2000, defaultMonth: 1, defaultDay: 1, defaultOffset: 0), offset: $0.offset ?? 0) }
+    }
+
+    @Test func isoVariants() {
+        #expect(render(iso("2023-10-14 17:53:54.688700+0800")) == "2023-10-14T17:53:54.688700+08:00")
+        #expect(render(iso("2023-09-08T17:20:30+02:00")) == "2023-09-08T17:20:30.000000+02:00")
+        #expect(render(iso("2021-03-11 21:07:27.279229-0800")) == "2021-03-11T21:07:27.279229-08:00")
+        #expect(render(iso("2022-11-14 13:21:14.972")) == "2022-11-14T13:21:14.972000+00:00")
+        #expect(render(iso("2025-01-02T03:04:05.123456789Z")) == "2025-01-02T03:04:05.123456+00:00")
+        #expect(iso("2022-11-14 13:21:14.972")?.offset == nil)
+        #expect(iso("2023-13-40 00:00:00") == nil)
+    }
+
+    @Test func swappedDayAndMonthAreRepaired() {
+        let t = iso("2025-26-09 13:04:04.774")
+        #expect(t?.swappedDayMonth == true)
+        #expect(render(t) == "2025-09-26T13:04:04.774000+00:00")
+    }
+
+    @Test func bsdAndClock() {
+        var t = ParsedTime()
+        #expect(Array("Aug  2 14:36:36 x".utf8).withUnsafeBytes { TimeScan.bsd($0, 0, into: &t) } == 15)
+        #expect(t.month == 8 && t.day == 2 && !t.hasYear && t.secondOfDay == 14 * 3600 + 36 * 60 + 36)
+        var c = ParsedTime()
+        #expect(Array("11:35:41.417649+0100".utf8).withUnsafeBytes { TimeScan.timeOfDay($0, 0, into: &c) } == 20)
+        #expect(c.offset == 3600 && c.micro == 417_649 && !c.hasDate)
+    }
+
+    @Test func calendarRoundTrip() {
+        for days in [-1, 0, 59, 60, 365, 11_016, 20_524, 47_482] {
+            let (y, m, d) = civilFromDays(days)
+            #expect(daysFromCivil(y, m, d) == days)
+        }
+        #expect(Fmt.rfc3339(-1, offset: 0) == "1969-12-31T23:59:59.999999+00:00")
+        #expect(Fmt.rfc3339(0, offset: -(5 * 3600 + 30 * 60)) == "1969-12-31T18:30:00.000000-05:30")
+    }
+}
+
+@Suite("JSON")
+struct JSONTests {
+    @Test func scannerDecodesEscapesByteArraysAndArrays() {
+        let text = #"{"a":"x\ny \u00e9\ud83d\ude00 \/","b":[104,105],"c":["first","second"],"d":null,"e":{"n":[1,{"x":"}"}]},"f":12}"#
+        var got: [String: String] = [:]
+        let ok = Array(text.utf8).withUnsafeBytes { p in
+            JSONScan.forEachMember(p) { key, range in
+                var v: [UInt8] = []
+                JSONScan.appendValue(p, range, into: &v)
+                got[String(decoding: key, as: UTF8.self)] = String(decoding: v, as: UTF8.self)
+            }
+        }
+        #expect(ok)
+        #expect(got == ["a": "x\ny é😀 /", "b": "hi", "c": "first", "d": "", "e": #"{"n":[1,{"x":"}"}]}"#, "f": "12"])
+        #expect(!Array("{\"a\":".utf8).withUnsafeBytes { JSONScan.forEachMember($0) { _, _ in } })
+    }
+
+    @Test func parser() throws {
+        let v = try JSONValue.parse(#"{"k": [1, true, null, "s"], "o": {}}"#)
+        #expect(v["k"] == .array([.number("1"), .bool(true), .null, .string("s")]))
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse("{\"k\": }") }
+    }
+
+    @Test func writerEscapes() {
+        var w = JSONWriter()
+        w.open()
+        w.string("m", "a\"b\\c\n\u{1}")
+        w.close()
+        #expect(w.text == "{\n  \"m\": \"a\\\"b\\\\c\\n\\u0001\"\n}")
+    }
+}

@@ -1,0 +1,114 @@
+import CCastscopeArchive
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// The package root (tests run the binary from there, so paths in reports are relative).
+let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// `../shared/reference/real-logs`, beside the checkout.
+let realLogs = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/real-logs")
+
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var json: [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any]
+    }
+}
+
+/// Runs the built `castscope` binary (debug build, made by `make test` before `swift test`).
+func castscope(_ args: [String], stdin: Data? = nil, cwd: URL = packageRoot, env: [String: String] = [:]) throws -> RunResult {
+    let binary = packageRoot.appendingPathComponent(".build/debug/castscope")
+    let p = Process()
+    p.executableURL = binary
+    p.arguments = args
+    p.currentDirectoryURL = cwd
+    var environment = ProcessInfo.processInfo.environment
+    for (k, v) in env { environment[k] = v }
+    p.environment = environment
+    // Output goes to files, so that a large report never blocks on a full pipe.
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let outURL = dir.appendingPathComponent("out")
+    let errURL = dir.appendingPathComponent("err")
+    FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    let out = try FileHandle(forWritingTo: outURL)
+    let err = try FileHandle(forWritingTo: errURL)
+    p.standardOutput = out
+    p.standardError = err
+    let input = Pipe()
+    p.standardInput = input
+    try p.run()
+    if let stdin { input.fileHandleForWriting.write(stdin) }
+    try input.fileHandleForWriting.close()
+    p.waitUntilExit()
+    try out.close()
+    try err.close()
+    let outData = try Data(contentsOf: outURL)
+    let errData = try Data(contentsOf: errURL)
+    return RunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                     stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// A fresh temporary directory, removed by the caller.
+func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("castscope-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+enum ArchiveKind { case zip, tar, tarGz, gz }
+
+/// Writes an archive in memory with libarchive (zip, tar, tar.gz, or a raw .gz of one member).
+func makeArchive(_ kind: ArchiveKind, _ entries: [(String, [UInt8])]) -> [UInt8] {
+    let a = archive_write_new()!
+    defer { archive_write_free(a) }
+    switch kind {
+    case .zip: archive_write_set_format_zip(a)
+    case .tar: archive_write_set_format_pax_restricted(a)
+    case .tarGz:
+        archive_write_set_format_pax_restricted(a)
+        archive_write_add_filter_gzip(a)
+    case .gz:
+        archive_write_set_format_raw(a)
+        archive_write_add_filter_gzip(a)
+    }
+    let capacity = entries.reduce(1 << 20) { $0 + $1.1.count * 2 }
+    var buffer = [UInt8](repeating: 0, count: capacity)
+    var used = 0
+    buffer.withUnsafeMutableBytes { buf in
+        archive_write_open_memory(a, buf.baseAddress, capacity, &used)
+        for (name, data) in entries {
+            let e = archive_entry_new()!
+            archive_entry_set_pathname(e, name)
+            archive_entry_set_size(e, Int64(data.count))
+            archive_entry_set_filetype(e, 0o100000)
+            archive_entry_set_perm(e, 0o644)
+            archive_write_header(a, e)
+            data.withUnsafeBytes { _ = archive_write_data(a, $0.baseAddress, data.count) }
+            archive_entry_free(e)
+        }
+        archive_write_close(a)
+    }
+    return Array(buffer[0..<used])
+}
+
+/// Reads all records of `text` as `format` into (field dictionaries).
+func records(_ text: String, format name: String) throws -> [[String: String]] {
+    let registry = try ParserRegistry.builtin()
+    let format = try #require(registry.format(named: name))
+    let reader = RecordReader(format: format, lines: LineReader(source: MemorySource(text), path: "t"))
+    var out: [[String: String]] = []
+    try reader.run { rec in
+        var f: [String: String] = ["line": String(rec.line)]
+        for field in RecordField.allCases { if let v = rec.string(field) { f[field.name] = v } }
+        if rec.timeInferred { f["inferred"] = "1" }
+        out.append(f)
+    }
+    return out
+}
