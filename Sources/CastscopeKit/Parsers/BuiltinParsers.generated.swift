@@ -351,6 +351,7 @@ enum BuiltinParsers {
     "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}"
   ],
   "continuation": "print",
+  "splitCollapsed": true,
   "priority": 20,
   "samples": [
     {
@@ -364,6 +365,10 @@ enum BuiltinParsers {
     {
       "lines": ["open socket connection", "2022-07-08 16:58:56.522102+0200 AppName[1733:488085] [unspecified] container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"],
       "expect": {"time": "2022-07-08T16:58:56.522102+02:00", "process": "AppName", "pid": "1733", "message": "open socket connection"}
+    },
+    {
+      "line": "[connection] Socket SO_ERROR [61: Connection refused] 2022-01-10 00:40:13.630319+0500 wepoc[33369:8892041] TCP Conn Failed",
+      "expect": {"time": "2022-01-10T00:40:13.630319+05:00", "process": "wepoc", "pid": "33369", "message": "[connection] Socket SO_ERROR [61: Connection refused]"}
     }
   ]
 }

@@ -72,6 +72,9 @@ public struct LogFormat: Sendable {
     /// JSON kinds: keys whose presence identifies this format during detection.
     public var detectKeys: [String]
     public var processIsPath: Bool
+    /// Lines may hold several records whose line breaks were lost in a paste: a record is
+    /// also looked for after a space inside a line.
+    public var splitCollapsed: Bool
     public var samples: [Sample]
     /// Where the definition came from (built-in or a user file).
     public var origin: String
@@ -133,6 +136,7 @@ public struct LogFormat: Sendable {
         jsonTimeIsEpochMicros = epoch
         detectKeys = (json["detectKeys"]?.arrayValue ?? []).compactMap(\.stringValue)
         processIsPath = json["processIsPath"] == .bool(true)
+        splitCollapsed = json["splitCollapsed"] == .bool(true)
         var samples: [Sample] = []
         for s in json["samples"]?.arrayValue ?? [] {
             let lines: [String]
@@ -211,4 +215,21 @@ public struct RawRecord {
     }
 
     public var pid: Int? { string(.pid).flatMap { Int($0) } }
+}
+
+extension LogFormat {
+    /// Where, after position 0, a record of this format starts inside `line` (after a space),
+    /// for pastes that lost their line breaks.
+    func collapsedRecordStart(_ line: UnsafeRawBufferPointer, _ matches: inout [PatternMatch]) -> Int? {
+        guard splitCollapsed, line.count > 1 else { return nil }
+        var i = 1
+        while i < line.count {
+            if line[i - 1] == 0x20 && isDigit(line[i]) {
+                let rest = UnsafeRawBufferPointer(rebasing: line[i...])
+                for (k, p) in patterns.enumerated() where p.match(rest, into: &matches[k]) { return i }
+            }
+            i += 1
+        }
+        return nil
+    }
 }

@@ -41,9 +41,10 @@ public struct FormatDetector {
             let headers = format.headers.map { Array($0.utf8) }
             for line in lines {
                 if headers.contains(where: { h in line.starts(with: h) }) { total += 3; continue }
-                for (i, p) in format.patterns.enumerated() where p.match(line, into: &matches[i]) {
+                if format.patterns.indices.contains(where: { format.patterns[$0].match(line, into: &matches[$0]) })
+                    || format.collapsedRecordStart(line, &matches) != nil
+                {
                     total += 1
-                    break
                 }
             }
         case .jsonLines:

@@ -105,47 +105,19 @@ public final class RecordReader {
                 hasPending = true
                 continue
             }
-            var matched = false
-            for (i, pattern) in format.patterns.enumerated() where pattern.match(line, into: &matches[i]) {
-                try emitPending(sink)
-                pending.reset(line: lines.lineNumber)
-                let m = matches[i]
-                for (slot, field) in format.slotFields[i].enumerated() {
-                    guard let field, let r = m.range(slot) else { continue }
-                    pending.set(field, UnsafeRawBufferPointer(rebasing: line[r]))
+            var rest = line
+            while true {
+                // A paste that lost its line breaks: the text before an embedded record is a
+                // line of its own.
+                var piece = rest
+                var next: UnsafeRawBufferPointer?
+                if let k = format.collapsedRecordStart(rest, &matches) {
+                    piece = UnsafeRawBufferPointer(rebasing: rest[..<(k - 1)])
+                    next = UnsafeRawBufferPointer(rebasing: rest[k...])
                 }
-                if m.hasTime { pending.time = m.time }
-                hasPending = true
-                matched = true
-                if format.continuation == .print { try timestamped(sink) }
-                break
-            }
-            if matched { continue }
-            switch format.continuation {
-            case .join where hasPending:
-                pending.appendToMessage(line)
-            case .tab where hasPending && line.first == 0x09,
-                .indented where hasPending && (line.first == 0x09 || line.first == 0x20):
-                pending.appendToMessage(line)
-            case .print:
-                try emitPending(sink)
-                var rec = RawRecord()
-                rec.reset(line: lines.lineNumber)
-                rec.set(.message, line)
-                rec.timeInferred = true
-                if let lastTime {
-                    rec.time = lastTime
-                    if let lastProcess { rec.set(.process, bytes: lastProcess) }
-                    if let lastPid { rec.set(.pid, bytes: lastPid) }
-                    stats.records += 1
-                    stats.inferredTimes += 1
-                    try sink(&rec)
-                } else {
-                    waiting.append(rec)
-                }
-            default:
-                stats.unparsed += 1
-                if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
+                try textLine(piece, sink)
+                guard let n = next else { break }
+                rest = n
             }
         }
         try emitPending(sink)
@@ -155,6 +127,52 @@ public final class RecordReader {
             try sink(&rec)
         }
         waiting = []
+    }
+
+    /// One text line (or one piece of a collapsed line) of a `lines` format.
+    private func textLine(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
+        var matched = false
+        for (i, pattern) in format.patterns.enumerated() where pattern.match(line, into: &matches[i]) {
+            try emitPending(sink)
+            pending.reset(line: lines.lineNumber)
+            let m = matches[i]
+            for (slot, field) in format.slotFields[i].enumerated() {
+                guard let field, let r = m.range(slot) else { continue }
+                pending.set(field, UnsafeRawBufferPointer(rebasing: line[r]))
+            }
+            if m.hasTime { pending.time = m.time }
+            hasPending = true
+            matched = true
+            if format.continuation == .print { try timestamped(sink) }
+            break
+        }
+        if matched { return }
+        switch format.continuation {
+        case .join where hasPending:
+            pending.appendToMessage(line)
+        case .tab where hasPending && line.first == 0x09,
+            .indented where hasPending && (line.first == 0x09 || line.first == 0x20):
+            pending.appendToMessage(line)
+        case .print:
+            try emitPending(sink)
+            var rec = RawRecord()
+            rec.reset(line: lines.lineNumber)
+            rec.set(.message, line)
+            rec.timeInferred = true
+            if let lastTime {
+                rec.time = lastTime
+                if let lastProcess { rec.set(.process, bytes: lastProcess) }
+                if let lastPid { rec.set(.pid, bytes: lastPid) }
+                stats.records += 1
+                stats.inferredTimes += 1
+                try sink(&rec)
+            } else {
+                waiting.append(rec)
+            }
+        default:
+            stats.unparsed += 1
+            if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
+        }
     }
 
     /// A timestamped record arrived: remember it for later print() lines and give its time
