@@ -2,10 +2,10 @@
 SWIFT     ?= swift
 SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # Debian packages the build links against (C system libraries) and the tests use.
-APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev python3
-SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle
+APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote python3
+SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
-.PHONY: all deps build release run test expected samples generate check-generated clean
+.PHONY: all deps build release run test expected samples journals generate clean
 
 all: build
 
@@ -18,16 +18,24 @@ deps: ## install the Debian packages that are missing (nothing when all are ther
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# Journal files are built from the committed export text (binary files stay out of git).
+JOURNAL_REMOTE := /lib/systemd/systemd-journal-remote
+samples/relay/relay.journal: samples/relay/relay.export | deps
+	rm -f $@
+	SYSTEMD_JOURNAL_COMPACT=0 $(JOURNAL_REMOTE) --output=$(CURDIR)/$@ $< 2>/dev/null
+
+journals: samples/relay/relay.journal
+
 build: deps
 	$(SWIFT) build
 
 release: deps
 	$(SWIFT) build -c release
 
-run: release ## build in release and analyze every sample bundle
+run: release journals ## build in release and analyze every sample bundle
 	.build/release/castscope analyze samples/
 
-test: deps ## every test: parser samples, units, end-to-end runs of the binary on samples and real logs
+test: deps journals ## every test: parser samples, units, end-to-end runs of the binary on samples and real logs
 	$(SWIFT) build
 	$(SWIFT) test
 
@@ -37,7 +45,7 @@ generate: ## parsers/*.json -> Sources/CastscopeKit/Parsers/BuiltinParsers.gener
 samples: ## rewrite samples/ from scripts/generate-samples.py
 	python3 scripts/generate-samples.py
 
-expected: build ## refresh each sample's expected report (review the diff!)
+expected: build journals ## refresh each sample's expected report (review the diff!)
 	@for s in $(SAMPLES); do \
 	  .build/debug/castscope analyze --json samples/$$s > samples/$$s/.expected.json || true; \
 	  echo "wrote samples/$$s/.expected.json"; \

@@ -17,6 +17,8 @@ import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "samples"
 TZ = dt.timezone(dt.timedelta(hours=1))
+# The relay server's clock runs this far ahead of the phone's (what castscope must estimate).
+RELAY_AHEAD = dt.timedelta(milliseconds=2350)
 
 
 def t(h, m, s, us=0, day=12):
@@ -277,10 +279,10 @@ def mixed_members():
     m["device/log-show-default.txt"] = apple_default([(ms(t0, 60_000), dict(proc="CallsDemo", pid=2001, tid="0x7c1a2", msg="Call quality: good", subsystem="com.example.calls", category="call"))])
     # Relay journald in every journalctl text and JSON form.
     sid = "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69"
-    relay_t = t(16, 5, 33, 118000).astimezone(dt.timezone.utc)  # server clock runs 2.7 s ahead
+    relay_t = (ms(t0, 40) + RELAY_AHEAD + dt.timedelta(milliseconds=3)).astimezone(dt.timezone.utc)
     msgs = [(0, f"session {sid} accepted peer=iPhone14,2 room=standup")] + \
            [(1000 * k, f"session {sid} stats frames=10 bytes={281133 + k * 17} fps=10.0 dropped=0") for k in range(1, 4)] + \
-           [(95_000, f"session {sid} closed reason=peer-eof frames=948 duration=95.0s")]
+           [(94_968, f"session {sid} closed reason=peer-eof frames=948 duration=95.0s")]
     exp, js, iso, prec = [], [], [], []
     for k, (off, msg) in enumerate(msgs):
         d = ms(relay_t, off)
@@ -302,6 +304,57 @@ def mixed_members():
     m["relay/relay-short-iso.txt"] = "-- Journal begins at Thu 2026-03-12 00:00:01 UTC, ends at Thu 2026-03-12 16:10:00 UTC. --\n" + "\n".join(iso) + "\n"
     m["relay/relay-short-precise.txt"] = "\n".join(prec) + "\n"
     return m
+
+
+def export_entry(d, msg, sid, event, extra, seq):
+    us = int(d.timestamp() * 1_000_000)
+    prio = {"stalled": 4, "error": 3}.get(event, 6)
+    fields = [f"__CURSOR=s=4f1d0c6e2b8a4e55a0c3d9b7e1f2a3b4;i={0x2a000 + seq:x};b=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e;m={0x3b9aca00 + seq:x};t={us:x};x={seq * 7919:x}",
+              f"__REALTIME_TIMESTAMP={us}", f"__MONOTONIC_TIMESTAMP={1_000_000_000 + seq * 1000}",
+              "_BOOT_ID=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e", "_PID=811", "_HOSTNAME=relay1", "_TRANSPORT=journal",
+              "_SYSTEMD_UNIT=broadcast-relay.service", "SYSLOG_IDENTIFIER=broadcast-relay", f"PRIORITY={prio}",
+              f"RELAY_SESSION={sid}", f"RELAY_EVENT={event}"] + [f"{k}={v}" for k, v in extra] + [f"MESSAGE={msg}"]
+    return "\n".join(fields) + "\n"
+
+
+def relay_journal():
+    """The relay daemon's journal (export format) for the device sessions of the samples,
+    with the server clock 2.350 s ahead of the phone, plus one broadcast from a phone that is
+    not in the bundle. `make` turns it into samples/relay/relay.journal."""
+    rnd = random.Random(7)
+    out = []
+    seq = [0]
+    def e(d, msg, sid, event, extra=()):
+        seq[0] += 1
+        out.append((d, export_entry(d.astimezone(dt.timezone.utc), msg, sid, event, list(extra), seq[0])))
+    def session(sid, peer, room, connected, ended, fps, reason, lat_ms=4, stall_at=None):
+        a = connected + RELAY_AHEAD + dt.timedelta(milliseconds=lat_ms)
+        e(a, f"session {sid} accepted peer={peer} room={room}", sid, "accepted", [("RELAY_PEER", peer), ("RELAY_ROOM", room)])
+        total = 0
+        k = 1
+        last_frame = (stall_at or ended) + RELAY_AHEAD
+        while a + dt.timedelta(seconds=k) <= last_frame:
+            frames = int(fps)
+            total += frames
+            e(a + dt.timedelta(seconds=k), f"session {sid} stats frames={frames} bytes={frames * 28113 + rnd.randint(0, 999)} fps={fps:.1f} dropped=0",
+              sid, "stats", [("RELAY_FRAMES", frames), ("RELAY_FPS", f"{fps:.1f}"), ("RELAY_DROPPED", 0)])
+            k += 1
+        if stall_at:
+            st = stall_at + RELAY_AHEAD + dt.timedelta(seconds=2)
+            e(st, f"session {sid} no frames for 2.0 s", sid, "stalled")
+            end = st + dt.timedelta(seconds=3)
+        else:
+            end = ended + RELAY_AHEAD + dt.timedelta(milliseconds=lat_ms + 6)
+        dur = (end - a).total_seconds()
+        e(end, f"session {sid} closed reason={reason} frames={total} duration={dur:.1f}s", sid, "closed",
+          [("RELAY_FRAMES", total), ("RELAY_REASON", reason)])
+    session("0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03", "iPhone14,2", "standup", t(10, 15, 2, 319211), t(10, 15, 5, 819211), 10, "peer-eof")
+    session("6a1d9e27-3c4b-4f58-8e02-b5d7c9a1e364", "iPhone14,2", "support", t(11, 2, 7, 180000), t(11, 2, 28, 400000), 1, "peer-eof", lat_ms=2)
+    session("e93b0a4f-72c1-4d6e-a8f5-1c2b3d4e5f60", "iPad13,4", "retro", t(12, 40, 0, 0), t(12, 40, 30, 0), 15, "peer-eof")
+    session("5c8e2d71-9a0b-4c3d-b6e4-f7a8b9c0d1e2", "iPhone14,2", "calls", t(14, 30, 11, 557117), t(14, 30, 53, 156117), 15, "peer-eof", lat_ms=3)
+    session("c4f6a8b0-1d2e-4f3a-9b5c-6d7e8f9a0b1c", "iPhone14,2", "late-night", t(23, 59, 50, 123204), None, 10, "timeout", stall_at=t(0, 0, 2, 190000, day=13))
+    out.sort(key=lambda x: x[0])
+    return {"relay/relay.export": "\n".join(x[1] for x in out) + "\n"}
 
 
 def deterministic_zip(members):
@@ -345,7 +398,7 @@ def mixed_bundle():
 
 def main():
     files = {}
-    for gen in (healthy_jitsi, retry_storm, stopped_10001, jetsam_kill, sendbird_call_ended, mixed_bundle):
+    for gen in (healthy_jitsi, retry_storm, stopped_10001, jetsam_kill, sendbird_call_ended, mixed_bundle, relay_journal):
         files.update(gen())
     for rel, data in files.items():
         p = ROOT / rel

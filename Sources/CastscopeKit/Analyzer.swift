@@ -5,6 +5,13 @@ public struct AnalyzeOptions: Sendable {
     /// The date (year, month, day) for files whose lines carry no date or no year.
     public var date: (year: Int, month: Int, day: Int)?
     public var maxLineLength = 1 << 20
+    /// journalctl-style matches for journal sources (`_SYSTEMD_UNIT=…`, `SYSLOG_IDENTIFIER=…`, …).
+    public var filter = JournalFilter()
+    /// Only events at or after / before this instant (µs since the epoch).
+    public var since: Int64?
+    public var until: Int64?
+    /// Relay clock minus device clock (µs), instead of estimating it.
+    public var clockOffset: Int64?
 
     public init() {}
 }
@@ -26,6 +33,12 @@ public struct AnalysisReport: Sendable {
     public var sessions: [Session] = []
     public var unattached: [Event] = []
     public var eventCount = 0
+    /// Every relay session; those joined to a device session also appear under it.
+    public var relaySessions: [RelaySession] = []
+    /// Relay clock minus device clock, when relay and device sessions could be paired.
+    public var clock: ClockEstimate?
+    /// Device sessions that connected but have no relay session (only when relay logs exist).
+    public var orphanDeviceSessions: [String] = []
 }
 
 /// The whole pipeline: input → records → events → sessions.
@@ -57,7 +70,25 @@ public final class Analyzer {
         var events: [Event] = []
         var files: [FileTimes] = []
         var order = 0
-        let walker = BundleWalker(
+        /// A record the vocabulary recognizes becomes an event.
+        func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
+            guard let hit = rec.withBytes(.message, { self.matcher.match($0, category: rec.string(.category)) }) ?? nil
+            else { return }
+            order += 1
+            var process = rec.string(.process)
+            if let p = process, p.hasSuffix(")"), let open = p.firstIndex(of: "(") {
+                process = String(p[..<open])  // `proc(library)` in idevicesyslog
+            }
+            var attrs = hit.attrs
+            if let host = rec.string(.host) { attrs.append(("host", host)) }
+            events.append(Event(
+                kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
+                time: nil, timeInferred: rec.timeInferred, process: process, pid: rec.pid,
+                message: rec.string(.message) ?? "", attrs: attrs,
+                source: SourceRef(path: path, line: rec.line), order: order,
+                parsedTime: rec.time, fileIndex: fileIndex))
+        }
+        var walker = BundleWalker(
             visit: { path, source in
                 let fileIndex = report.inputs.count
                 var summary = InputSummary(path: path)
@@ -89,25 +120,13 @@ public final class Analyzer {
                 summary.format = format.name
                 let lines = LineReader(source: PrefixedSource(prefix: head, rest: source), path: path,
                                        maxLineLength: self.options.maxLineLength)
-                let reader = RecordReader(format: format, lines: lines)
+                let reader = RecordReader(format: format, lines: lines, filter: self.options.filter)
                 do {
                     try reader.run { rec in
                         if firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                             firstComplete = t
                         }
-                        guard let hit = rec.withBytes(.message, { self.matcher.match($0, category: rec.string(.category)) }) ?? nil
-                        else { return }
-                        order += 1
-                        var process = rec.string(.process)
-                        if let p = process, p.hasSuffix(")"), let open = p.firstIndex(of: "(") {
-                            process = String(p[..<open])  // `proc(library)` in idevicesyslog
-                        }
-                        events.append(Event(
-                            kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
-                            time: nil, timeInferred: rec.timeInferred, process: process, pid: rec.pid,
-                            message: rec.string(.message) ?? "", attrs: hit.attrs,
-                            source: SourceRef(path: path, line: rec.line), order: order,
-                            parsedTime: rec.time, fileIndex: fileIndex))
+                        recognize(&rec, path, fileIndex)
                     }
                 } catch let e as InputError {
                     summary.errors.append(e.description)
@@ -140,14 +159,72 @@ public final class Analyzer {
                     files.append(FileTimes(firstComplete: nil, eventRange: events.count..<events.count))
                 }
             })
+        walker.journal = { display, diskPath, source in
+            let fileIndex = report.inputs.count
+            var summary = InputSummary(path: display)
+            summary.format = "journal"
+            let first = events.count
+            defer {
+                summary.events = events.count - first
+                report.inputs.append(summary)
+                files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count))
+            }
+            // Members of archives (and stdin) go to a private temporary file for sd-journal.
+            var temporary: PrivateTemporaryDirectory?
+            let path: String
+            if let diskPath {
+                path = diskPath
+            } else {
+                temporary = try PrivateTemporaryDirectory()
+                let base = display.split(separator: "/").last.map(String.init) ?? "member.journal"
+                path = try temporary!.write(source, name: base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal")
+            }
+            defer { temporary = nil }
+            let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter)
+            let result = reader.read(path: path, displayPath: display) { rec in recognize(&rec, display, fileIndex) }
+            summary.stats = result.stats
+            let promised = result.promised.map { "; the header promised \($0) entries, \(result.read) were read" } ?? ""
+            var problem: String?
+            if let error = result.error {
+                problem = error + promised
+            } else if let p = result.promised, UInt64(result.read) < p, self.options.filter.isEmpty {
+                problem = "journal file damaged: the header promised \(p) entries, \(result.read) were read"
+            } else if result.damaged > 0 {
+                problem = "journal file damaged: \(result.damaged) of \(result.read) entries have an unreadable MESSAGE"
+            }
+            if let problem {
+                let e = InputError(path: display, problem)
+                summary.errors.append(e.description)
+                report.errors.append(e)
+            }
+        }
         walker.walk(paths)
         resolveTimes(&events, files: files, inputs: &report.inputs)
         events = dedupe(events)
+        if options.since != nil || options.until != nil {
+            events = events.filter { e in
+                guard let t = e.time else { return true }
+                return t >= (options.since ?? Int64.min) && t <= (options.until ?? Int64.max)
+            }
+        }
         events.sort { ($0.time ?? Int64.min, $0.fileIndex, $0.order) < ($1.time ?? Int64.min, $1.fileIndex, $1.order) }
         report.eventCount = events.count
-        let built = SessionBuilder().build(events)
+        let built = SessionBuilder().build(events.filter { $0.side != .relay })
         report.sessions = built.sessions
         report.unattached = built.unattached
+        // The relay side: its sessions, the clock offset, and the join.
+        let joiner = RelayJoiner()
+        var relay = joiner.group(events.filter { $0.side == .relay })
+        if !relay.isEmpty {
+            if let forced = options.clockOffset {
+                report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
+            } else {
+                report.clock = joiner.estimate(report.sessions, relay)
+            }
+            if let clock = report.clock { joiner.join(&report.sessions, &relay, offset: clock.offset) }
+            report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id)
+        }
+        report.relaySessions = relay
         return report
     }
 

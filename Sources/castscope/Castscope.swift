@@ -60,6 +60,40 @@ enum ProcessInfoLite {
     }
 }
 
+/// journalctl's filters, for journal sources (journal files, export and JSON text).
+struct JournalOptions: ParsableArguments {
+    @Option(name: [.customShort("u"), .long], help: ArgumentHelp("Only this systemd unit's entries (journal sources).", valueName: "unit"))
+    var unit: [String] = []
+
+    @Option(name: [.customShort("t"), .long], help: ArgumentHelp("Only entries with this SYSLOG_IDENTIFIER (journal sources).", valueName: "id"))
+    var identifier: [String] = []
+
+    @Option(name: .customLong("match"), help: ArgumentHelp("A journal field match FIELD=value (repeatable; same field ORed, different fields ANDed), e.g. RELAY_SESSION=….", valueName: "FIELD=value"))
+    var matches: [String] = []
+
+    @Option(name: [.customShort("S"), .long], help: ArgumentHelp("Only events at or after this time: YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][±HH:MM|Z] (UTC when no zone).", valueName: "time"))
+    var since: String?
+
+    @Option(name: [.customShort("U"), .long], help: ArgumentHelp("Only events at or before this time (same forms as --since).", valueName: "time"))
+    var until: String?
+
+    var filter: JournalFilter {
+        JournalFilter(matches: unit.map { "_SYSTEMD_UNIT=" + ($0.contains(".") ? $0 : $0 + ".service") }
+            + identifier.map { "SYSLOG_IDENTIFIER=" + $0 } + matches)
+    }
+
+    func validate() throws {
+        for m in matches where !m.contains("=") || m.hasPrefix("=") {
+            throw ValidationError("--match takes FIELD=value, got '\(m)'")
+        }
+        for (name, value) in [("--since", since), ("--until", until)] {
+            if let value, TimeArgument.parse(value) == nil {
+                throw ValidationError("\(name): cannot read '\(value)' as YYYY-MM-DD[ HH:MM[:SS]][zone]")
+            }
+        }
+    }
+}
+
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).")
@@ -79,11 +113,17 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
     var noColor = false
 
+    @OptionGroup var journal: JournalOptions
+
+    @Option(name: .long, help: ArgumentHelp("Relay clock minus device clock in seconds (e.g. 2.35 or -0.8), instead of estimating it.", valueName: "seconds"))
+    var clockOffset: Double?
+
     @OptionGroup var parsers: ParserOptions
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
         if let date, parseDate(date) == nil { throw ValidationError("--date must be YYYY-MM-DD, got '\(date)'") }
+        try journal.validate()
     }
 
     func parseDate(_ s: String) -> (year: Int, month: Int, day: Int)? {
@@ -103,6 +143,10 @@ struct Analyze: ParsableCommand {
         var options = AnalyzeOptions()
         options.forcedFormat = format
         options.date = date.flatMap(parseDate)
+        options.filter = journal.filter
+        options.since = journal.since.flatMap(TimeArgument.parse)
+        options.until = journal.until.flatMap(TimeArgument.parse)
+        options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
         let analyzer: Analyzer
         do { analyzer = try Analyzer(registry: registry, options: options) } catch {
             fputs("castscope: error: \(error)\n", stderr)

@@ -10,6 +10,7 @@ let sampleScenarios: [(name: String, outcomes: [String])] = [
     ("jetsam-kill", ["killed"]),
     ("sendbird-call-ended", ["stopped-by-host"]),
     ("mixed-bundle", ["completed", "stopped-by-host"]),
+    ("relay", []),
 ]
 
 /// Every (event, source) the report recognized: single timeline rows, folded rows' first
@@ -46,7 +47,7 @@ struct SampleTests {
     func wholeSamplesFolder() throws {
         let r = try castscope(["analyze", "samples/"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.hasPrefix("castscope: 19 files,"))
+        #expect(r.stdout.hasPrefix("castscope: 21 files,"))
         #expect(r.stdout.contains("7 sessions (2 completed, 3 stopped-by-host, 1 failed-to-connect, 1 killed)"))
         #expect(!r.stdout.contains("\u{1B}["), "no colour when piped")
         #expect(r.stdout.contains("open socket connection ×37 over 3.8 s, every 103 ms; failure: socket file missing ×37"))

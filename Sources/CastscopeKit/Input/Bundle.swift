@@ -28,8 +28,9 @@ public struct BundleWalker {
     public var maxNesting = 8
     public var visit: (String, ByteSource) throws -> Void
     public var report: (InputError) -> Void
-    /// Members whose contents are a binary journal file; handed over for sd-journal reading.
-    public var journal: ((String, ByteSource) throws -> Void)?
+    /// Binary journal files, handed over for sd-journal reading: the display path, the path on
+    /// disk when the file is one (not an archive member or stdin), and the stream.
+    public var journal: ((String, String?, ByteSource) throws -> Void)?
 
     public init(visit: @escaping (String, ByteSource) throws -> Void,
                 report: @escaping (InputError) -> Void)
@@ -86,7 +87,7 @@ public struct BundleWalker {
         guard (st.st_mode & S_IFMT) == S_IFREG else { return }
         do {
             let source = try FileSource(path: path)
-            stream(source, path: display, depth: 0)
+            stream(source, path: display, depth: 0, diskPath: path)
         } catch let e as InputError {
             report(e)
         } catch {
@@ -95,7 +96,7 @@ public struct BundleWalker {
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
-    func stream(_ source: ByteSource, path: String, depth: Int) {
+    func stream(_ source: ByteSource, path: String, depth: Int, diskPath: String? = nil) {
         do {
             let head = try readUpTo(512, from: source)
             let replay = PrefixedSource(prefix: head, rest: source)
@@ -113,7 +114,7 @@ public struct BundleWalker {
                 try readArchive(replay, path: path, depth: depth)
             case .journal:
                 if let journal {
-                    try journal(path, replay)
+                    try journal(path, diskPath, replay)
                 } else {
                     report(InputError(path: path, "binary journal file: not read by this build"))
                 }

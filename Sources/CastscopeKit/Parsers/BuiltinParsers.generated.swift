@@ -239,6 +239,7 @@ enum BuiltinParsers {
     "host": "_HOSTNAME",
     "level": "PRIORITY"
   },
+  "journal": true,
   "priority": 10,
   "samples": [
     {
@@ -270,6 +271,7 @@ enum BuiltinParsers {
     "host": "_HOSTNAME",
     "level": "PRIORITY"
   },
+  "journal": true,
   "priority": 10,
   "samples": [
     {
@@ -495,6 +497,33 @@ enum BuiltinParsers {
     {"message": "Uploader connection failed: POSIXErrorCode(rawValue: 2): No such file or directory", "event": "socket.connect_gave_up"},
     {"message": "LKIPCProtocol error: truncated header", "event": "socket.error"},
     {"message": "Broadcast receiver closed", "event": "server.client_disconnected"}
+  ]
+}
+"""##),
+        ("vocabulary/relay.json", ##"""
+{
+  "name": "relay",
+  "title": "The broadcast relay daemon's journald messages (../shared/reference/relay-contract.md); map your own relay here",
+  "sdk": "relay",
+  "side": "relay",
+  "rules": [
+    {"event": "relay.accepted", "match": "session {session:word} accepted peer={peer:word} room={room}", "anchored": true},
+    {"event": "relay.accepted", "match": "session {session:word} accepted{rest}", "anchored": true},
+    {"event": "relay.stats", "match": "session {session:word} stats frames={frames:int} bytes={bytes:int} fps={fps:word} dropped={dropped:int}", "anchored": true},
+    {"event": "relay.stalled", "match": "session {session:word} no frames for {seconds:word} s", "anchored": true},
+    {"event": "relay.closed", "match": "session {session:word} closed reason={reason:word} frames={frames:int} duration={duration:word}s", "anchored": true},
+    {"event": "relay.closed", "match": "session {session:word} closed reason={reason}", "anchored": true},
+    {"event": "relay.error", "match": "session {session:word} error: {error}"}
+  ],
+  "samples": [
+    {"message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup", "event": "relay.accepted", "attrs": {"session": "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69", "peer": "iPhone14,2", "room": "standup"}},
+    {"message": "session 7c1e0d52 accepted", "event": "relay.accepted", "attrs": {"session": "7c1e0d52"}},
+    {"message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0", "event": "relay.stats", "attrs": {"frames": "10", "fps": "10.0", "dropped": "0"}},
+    {"message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 no frames for 2.0 s", "event": "relay.stalled", "attrs": {"seconds": "2.0"}},
+    {"message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=1234 duration=123.4s", "event": "relay.closed", "attrs": {"reason": "peer-eof", "frames": "1234", "duration": "123.4"}},
+    {"message": "session 7c1e0d52 closed reason=error", "event": "relay.closed", "attrs": {"reason": "error"}},
+    {"message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 error: read: Connection reset by peer", "event": "relay.error", "attrs": {"error": "read: Connection reset by peer"}},
+    {"message": "this session was accepted by the moderator"}
   ]
 }
 """##),

@@ -75,6 +75,8 @@ public struct LogFormat: Sendable {
     /// Lines may hold several records whose line breaks were lost in a paste: a record is
     /// also looked for after a space inside a line.
     public var splitCollapsed: Bool
+    /// A journald rendering whose entries carry fields: journalctl filters apply to it.
+    public var isJournal: Bool
     public var samples: [Sample]
     /// Where the definition came from (built-in or a user file).
     public var origin: String
@@ -137,6 +139,7 @@ public struct LogFormat: Sendable {
         detectKeys = (json["detectKeys"]?.arrayValue ?? []).compactMap(\.stringValue)
         processIsPath = json["processIsPath"] == .bool(true)
         splitCollapsed = json["splitCollapsed"] == .bool(true)
+        isJournal = json["journal"] == .bool(true)
         var samples: [Sample] = []
         for s in json["samples"]?.arrayValue ?? [] {
             let lines: [String]

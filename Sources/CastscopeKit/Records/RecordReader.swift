@@ -36,10 +36,15 @@ public final class RecordReader {
     private var waiting: [RawRecord] = []
     private var scratch: [UInt8] = []
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
+    /// journalctl-style matches, applied to journal renderings (export, JSON).
+    private let filter: JournalFilter
+    private let filterKeys: [[UInt8]]
 
-    public init(format: LogFormat, lines: LineReader) {
+    public init(format: LogFormat, lines: LineReader, filter: JournalFilter = JournalFilter()) {
         self.format = format
         self.lines = lines
+        self.filter = format.isJournal ? filter : JournalFilter()
+        filterKeys = self.filter.groups.map { Array($0.0.utf8) }
         matches = format.patterns.map { PatternMatch(slots: $0.names.count) }
         skipPrefixes = (format.skip + format.headers).map { Array($0.utf8) }
         var table: [(key: [UInt8], field: RecordField?, rank: Int)] = []
@@ -315,12 +320,19 @@ public final class RecordReader {
     private func object(_ p: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void, line: Int? = nil) throws {
         var best = [Int](repeating: -1, count: keyTable.count)
         var ranges = [Range<Int>](repeating: 0..<0, count: keyTable.count)
+        var filterValues: [(Int, String)] = []
         let ok = JSONScan.forEachMember(p) { key, range in
+            if !filterKeys.isEmpty, let f = filterKeys.firstIndex(where: { $0.elementsEqual(key) }) {
+                var v: [UInt8] = []
+                JSONScan.appendValue(p, range, into: &v)
+                filterValues.append((f, String(decoding: v, as: UTF8.self)))
+            }
             guard key.count > 0, let i = lookup(key) else { return }
             best[i] = 1
             ranges[i] = range
         }
         guard ok else { unparsed(); return }
+        if !filterKeys.isEmpty && !passes(filterValues) { stats.skipped += 1; return }
         pending.reset(line: line ?? lines.lineNumber)
         var timeChosen = Int.max
         var fieldRank = [Int](repeating: Int.max, count: RecordField.allCases.count)
@@ -352,6 +364,14 @@ public final class RecordReader {
         try emitPending(sink)
     }
 
+    private func passes(_ values: [(Int, String)]) -> Bool {
+        let groups = filter.groups
+        return filter.accepts { field in
+            guard let k = groups.firstIndex(where: { $0.0 == field }) else { return [] }
+            return values.filter { $0.0 == k }.map(\.1)
+        }
+    }
+
     private func parseTimeValue(_ value: [UInt8]) -> ParsedTime? {
         if format.jsonTimeIsEpochMicros {
             guard !value.isEmpty, value.allSatisfy(isDigit), let v = Int64(String(decoding: value, as: UTF8.self)) else {
@@ -369,11 +389,13 @@ public final class RecordReader {
 
     private func runExport(_ sink: (inout RawRecord) throws -> Void) throws {
         var fields: [(Int, [UInt8])] = []
+        var filterValues: [(Int, String)] = []
         var entryLine = 0
         var inEntry = false
         func finish() throws {
-            defer { fields.removeAll(keepingCapacity: true); inEntry = false }
+            defer { fields.removeAll(keepingCapacity: true); filterValues.removeAll(); inEntry = false }
             guard !fields.isEmpty else { return }
+            if !filterKeys.isEmpty && !passes(filterValues) { stats.skipped += 1; return }
             // Build a JSON-free record from the collected fields, honouring key priorities.
             pending.reset(line: entryLine)
             var timeRank = Int.max
@@ -406,6 +428,9 @@ public final class RecordReader {
             if let eq = line.firstIndex(of: UInt8(ascii: "=")) {
                 let key = UnsafeRawBufferPointer(rebasing: line[..<eq])
                 if let i = lookup(key) { fields.append((i, Array(line[(eq + 1)...]))) }
+                if !filterKeys.isEmpty, let f = filterKeys.firstIndex(where: { $0.elementsEqual(key) }) {
+                    filterValues.append((f, String(decoding: line[(eq + 1)...], as: UTF8.self)))
+                }
                 continue
             }
             // Binary-safe field: NAME\n, 64-bit little-endian size, data, \n.
@@ -422,6 +447,7 @@ public final class RecordReader {
             }
             lines.advanceLineCount(by: sizeBytes.filter { $0 == 0x0A }.count + data.filter { $0 == 0x0A }.count + 1)
             if let i = name.withUnsafeBytes({ lookup($0) }) { fields.append((i, data)) }
+            if let f = filterKeys.firstIndex(of: name) { filterValues.append((f, String(decoding: data, as: UTF8.self))) }
         }
         try finish()
     }

@@ -181,3 +181,30 @@ enum TimeScan {
         return zone(p, j, into: &t)
     }
 }
+
+/// Times given on the command line (`--since`, `--until`): `YYYY-MM-DD`, optionally with
+/// ` HH:MM[:SS[.f]]` and a zone; UTC when no zone is given.
+public enum TimeArgument {
+    public static func parse(_ text: String) -> Int64? {
+        var s = text.trimmingSpaces()
+        if s.count == 10 { s += " 00:00:00" }
+        // HH:MM without seconds.
+        let bytes = Array(s.utf8)
+        if bytes.count >= 16, bytes.count == 16 || !isDigit(bytes[16]) && bytes[16] != UInt8(ascii: ":") {
+            s = String(s.prefix(16)) + ":00" + String(s.dropFirst(16))
+        }
+        var t = ParsedTime()
+        let b = Array(s.utf8)
+        guard let end = b.withUnsafeBytes({ TimeScan.iso($0, 0, into: &t) }), end == b.count else { return nil }
+        return t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

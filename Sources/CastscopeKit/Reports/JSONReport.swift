@@ -17,7 +17,9 @@ public enum JSONReport {
         }
         w.close()
         w.int("errors", r.errors.count)
+        w.int("relaySessions", r.relaySessions.count)
         w.close()
+        clock(&w, r.clock)
         w.open("inputs", array: true)
         for i in r.inputs {
             w.open()
@@ -53,8 +55,59 @@ public enum JSONReport {
         w.open("unattached", array: true)
         for e in r.unattached { event(&w, e, start: nil) }
         w.close(array: true)
+        w.open("relaySessions", array: true)
+        for rs in r.relaySessions { relay(&w, rs, offset: 0) }
+        w.close(array: true)
+        w.open("orphans")
+        w.open("relaySessions", array: true)
+        for rs in r.relaySessions where rs.deviceSession == nil { w.string(nil, rs.id) }
+        w.close(array: true)
+        w.open("deviceSessions", array: true)
+        for id in r.orphanDeviceSessions { w.string(nil, id) }
+        w.close(array: true)
+        w.close()
         w.close()
         return w.text + "\n"
+    }
+
+    static func clock(_ w: inout JSONWriter, _ c: ClockEstimate?) {
+        guard let c else { w.raw("clock", "null"); return }
+        w.open("clock")
+        w.number("offsetSeconds", Double(c.offset) / 1e6)
+        w.number("uncertaintySeconds", c.uncertainty.map { Double($0) / 1e6 })
+        w.int("pairs", c.pairs)
+        w.bool("forced", c.forced)
+        w.string("meaning", "relay clock minus device clock")
+        w.open("evidence", array: true)
+        for (device, relay, diff) in c.evidence {
+            w.open()
+            w.string("device", device.description)
+            w.string("relay", relay.description)
+            w.number("differenceSeconds", Double(diff) / 1e6)
+            w.close()
+        }
+        w.close(array: true)
+        w.close()
+    }
+
+    /// A relay session, its times as the relay wrote them (`offset` 0) or on the device's axis.
+    static func relay(_ w: inout JSONWriter, _ r: RelaySession, offset: Int64, key: String? = nil) {
+        w.open(key)
+        w.string("id", r.id)
+        w.string("host", r.host)
+        w.string("peer", r.peer)
+        w.string("room", r.room)
+        w.string("accepted", time(r.accepted, 0))
+        w.string("closed", time(r.closed, 0))
+        w.string("reason", r.reason)
+        w.int("frames", r.frames)
+        let fps = r.stats.map(\.fps)
+        w.number("meanFps", fps.isEmpty ? nil : fps.reduce(0, +) / Double(fps.count), places: 2)
+        w.int("stalls", r.stalls.count)
+        w.int("errors", r.errors.count)
+        w.string("deviceSession", r.deviceSession)
+        w.string("source", r.events.first?.source.description)
+        w.close()
     }
 
     static func time(_ t: Int64?, _ offset: Int) -> String? { t.map { Fmt.rfc3339($0, offset: offset) } }
@@ -111,7 +164,22 @@ public enum JSONReport {
         } else {
             w.raw("perSecond", "null")
         }
+        // The relay's frames per interval, on the device's time axis: the frame series when
+        // the device logs none.
+        w.string("seriesSource", s.relay.map { _ in "relay" })
+        w.open("series", array: true)
+        for e in s.events where e.kind == "relay.stats" {
+            w.open()
+            w.string("time", time(e.time, s.displayOffset))
+            w.number("t", e.time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
+            w.int("frames", Int(e.attr("frames") ?? ""))
+            w.number("fps", Double(e.attr("fps") ?? ""), places: 2)
+            w.int("dropped", Int(e.attr("dropped") ?? ""))
+            w.close()
+        }
+        w.close(array: true)
         w.close()
+        if let r = s.relay { relay(&w, r, offset: 0, key: "relay") } else { w.raw("relay", "null") }
         w.open("decidedBy", array: true)
         for e in s.deciding {
             w.open()

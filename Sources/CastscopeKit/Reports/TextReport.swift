@@ -53,7 +53,22 @@ public struct TextReport {
         if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
         if !r.errors.isEmpty { out += ", " + paint("\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")", "31") }
         out += "\n"
+        if let c = r.clock {
+            out += "clock: " + clockLine(c) + "\n"
+        }
         for s in r.sessions { out += "\n" + session(s) }
+        let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
+        if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
+            out += "\n" + bold("Orphans") + "\n"
+            for rs in orphanRelay {
+                let when = rs.accepted.map { Fmt.rfc3339($0, offset: 0) } ?? "?"
+                out += "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
+                out += dim("  \(rs.events.first?.source.description ?? "")") + "\n"
+            }
+            for id in r.orphanDeviceSessions {
+                out += "  device session \(id) connected but the relay logs have no session for it\n"
+            }
+        }
         if !r.unattached.isEmpty {
             out += "\n" + bold("Outside any session") + "\n"
             for t in Timeline.entries(r.unattached) {
@@ -77,6 +92,14 @@ public struct TextReport {
             for e in r.errors { out += "  \(e)\n" }
         }
         return out
+    }
+
+    func clockLine(_ c: ClockEstimate) -> String {
+        let secs = Fmt.decimal(Double(abs(c.offset)) / 1e6, 3)
+        let direction = c.offset >= 0 ? "ahead of" : "behind"
+        if c.forced { return "relay clock taken as \(secs) s \(direction) the device's (--clock-offset)" }
+        let bound = c.uncertainty.map { "±\(Fmt.decimal(Double($0) / 1e6, 3)) s" } ?? "bound unknown: one pair"
+        return "the relay's clock is \(secs) s \(direction) the device's (\(bound), from \(c.pairs) paired event\(c.pairs == 1 ? "" : "s")); relay lines are shown on the device's clock"
     }
 
     func session(_ s: Session) -> String {
@@ -113,6 +136,16 @@ public struct TextReport {
                 c += "; " + paint("never connected", "31")
             }
             out += c + "\n"
+        }
+        if let r = s.relay {
+            var line = "   relay: session \(r.id)"
+            if let peer = r.peer { line += " (\(peer)" + (r.room.map { ", room \($0)" } ?? "") + ")" }
+            if let f = r.frames { line += ", \(f) frames" }
+            let fps = r.stats.map(\.fps)
+            if !fps.isEmpty { line += ", \(Fmt.decimal(fps.reduce(0, +) / Double(fps.count), 1)) fps" }
+            if !r.stalls.isEmpty { line += ", " + paint("\(r.stalls.count) stall\(r.stalls.count == 1 ? "" : "s")", "33") }
+            line += r.reason.map { ", closed: \($0)" } ?? ", not closed in these logs"
+            out += line + "\n"
         }
         if s.frames > 0 {
             var f = "   frames: \(s.frames)"

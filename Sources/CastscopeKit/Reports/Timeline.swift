@@ -20,34 +20,47 @@ public enum Timeline {
         switch e.kind {
         case "socket.connect_attempt", "socket.connect_failed", "socket.connect_retry": return "\(e.side):connect"
         case "frame.sent", "frame.chunk_writable", "frame.chunk_written": return "\(e.side):frames"
+        case "relay.stats": return "relay:stats"
         default: return "\(e.side):\(e.kind):\(e.message)"
         }
     }
 
+    /// Runs are per side: a run stays open while the other sides log (device frames and relay
+    /// stats interleave), and ends at the next line of its own side that is something else.
     public static func entries(_ events: [Event]) -> [TimelineEntry] {
-        var out: [TimelineEntry] = []
-        var i = 0
-        while i < events.count {
-            let key = foldKey(events[i])
-            var j = i + 1
-            while j < events.count && foldKey(events[j]) == key { j += 1 }
-            let run = events[i..<j]
+        var runs: [[Event]] = []
+        var open: [String: Int] = [:]  // fold key → index in runs
+        for e in events {
+            let key = foldKey(e)
+            for (k, i) in open where k != key && runs[i][0].side == e.side { open[k] = nil }
+            if let i = open[key] {
+                runs[i].append(e)
+            } else {
+                open[key] = runs.count
+                runs.append([e])
+            }
+        }
+        var out: [(Int, TimelineEntry)] = []
+        for run in runs {
             // Fold only a run that repeats itself; three different lines stay three rows.
-            let repeats = Set(run.map(\.message)).count < run.count
+            let repeats = Set(run.map(\.message)).count < run.count || run[0].kind == "relay.stats"
             if run.count >= minimumRun && repeats {
-                out.append(fold(run))
+                out.append((run[0].order, fold(run[...])))
             } else {
                 for e in run {
-                    out.append(TimelineEntry(time: e.time, side: e.side, kind: e.kind, text: e.message, count: 1,
-                                             first: e.source, last: e.source, timeInferred: e.timeInferred))
+                    out.append((e.order, TimelineEntry(time: e.time, side: e.side, kind: e.kind, text: e.message, count: 1,
+                                                       first: e.source, last: e.source, timeInferred: e.timeInferred)))
                 }
             }
-            i = j
         }
-        return out
+        // Back in time order (stable: reading order breaks ties).
+        let position = Dictionary(uniqueKeysWithValues: events.enumerated().map { ($1.order, $0) })
+        out.sort { (position[$0.0] ?? 0) < (position[$1.0] ?? 0) }
+        return out.map(\.1)
     }
 
     static func fold(_ run: ArraySlice<Event>) -> TimelineEntry {
+        if run.first!.kind == "relay.stats" { return foldStats(run) }
         // Count each distinct message, in order of first appearance.
         var texts: [(String, Int, [Int64])] = []
         for e in run {
@@ -69,5 +82,28 @@ public enum Timeline {
         return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: parts.joined(separator: "; "),
                              count: run.count, first: first.source, last: run.last!.source,
                              timeInferred: run.contains(where: \.timeInferred))
+    }
+}
+
+extension Timeline {
+    /// `relay stats ×20 over 19.0 s, every 1.0 s: 200 frames, 10.0 fps (min 9.0), 0 dropped`
+    static func foldStats(_ run: ArraySlice<Event>) -> TimelineEntry {
+        let times = run.compactMap(\.time)
+        let frames = run.reduce(0) { $0 + (Int($1.attr("frames") ?? "") ?? 0) }
+        let dropped = run.reduce(0) { $0 + (Int($1.attr("dropped") ?? "") ?? 0) }
+        let fps = run.compactMap { Double($0.attr("fps") ?? "") }
+        var text = "relay stats ×\(run.count)"
+        if let a = times.first, let b = times.last, let gap = intervals(times) {
+            text += " over \(Fmt.duration(b - a)), every \(Fmt.duration(gap.median))"
+        }
+        text += ": \(frames) frames"
+        if !fps.isEmpty {
+            let mean = fps.reduce(0, +) / Double(fps.count)
+            text += ", \(Fmt.decimal(mean, 1)) fps (min \(Fmt.decimal(fps.min()!, 1)))"
+        }
+        text += ", \(dropped) dropped"
+        let first = run.first!
+        return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: text, count: run.count,
+                             first: first.source, last: run.last!.source, timeInferred: false)
     }
 }

@@ -43,6 +43,9 @@ public struct Session: Sendable {
     public var events: [Event] = []
     /// The lines that decided the outcome.
     public var deciding: [Event] = []
+    /// The relay's view of this broadcast, when a relay session was joined to it (its times
+    /// as the relay wrote them; `events` holds its lines on the device's time axis).
+    public var relay: RelaySession?
 
     public var duration: Int64? {
         guard let start, let end else { return nil }
