@@ -70,23 +70,12 @@ public final class Analyzer {
         var events: [Event] = []
         var files: [FileTimes] = []
         var order = 0
+        let factory = EventFactory(matcher: matcher)
         /// A record the vocabulary recognizes becomes an event.
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
-            guard let hit = rec.withBytes(.message, { self.matcher.match($0, category: rec.string(.category)) }) ?? nil
-            else { return }
+            guard let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
             order += 1
-            var process = rec.string(.process)
-            if let p = process, p.hasSuffix(")"), let open = p.firstIndex(of: "(") {
-                process = String(p[..<open])  // `proc(library)` in idevicesyslog
-            }
-            var attrs = hit.attrs
-            if let host = rec.string(.host) { attrs.append(("host", host)) }
-            events.append(Event(
-                kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
-                time: nil, timeInferred: rec.timeInferred, process: process, pid: rec.pid,
-                message: rec.string(.message) ?? "", attrs: attrs,
-                source: SourceRef(path: path, line: rec.line), order: order,
-                parsedTime: rec.time, fileIndex: fileIndex))
+            events.append(e)
         }
         var walker = BundleWalker(
             visit: { path, source in

@@ -17,7 +17,7 @@ struct Castscope: ParsableCommand {
             stderr); 2 usage error.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, Parsers.self]
+        subcommands: [Analyze.self, Tail.self, Parsers.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.

@@ -87,7 +87,7 @@ public struct JournalReader {
     }
 
     /// Fills a record from the journal's current entry; false when it has no message.
-    func fill(_ record: inout RawRecord, from journal: Journal) -> Bool {
+    public func fill(_ record: inout RawRecord, from journal: Journal) -> Bool {
         for key in format.jsonTimeKeys {
             if let v = journal.field(key), let us = Int64(v) {
                 record.time = .epoch(micros: us)

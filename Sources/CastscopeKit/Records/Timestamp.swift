@@ -201,10 +201,11 @@ public enum TimeArgument {
 }
 
 extension String {
+    /// Without leading and trailing spaces and newlines.
     func trimmingSpaces() -> String {
         var s = Substring(self)
-        while s.first == " " { s = s.dropFirst() }
-        while s.last == " " { s = s.dropLast() }
+        while s.first == " " || s.first == "\n" { s = s.dropFirst() }
+        while s.last == " " || s.last == "\n" { s = s.dropLast() }
         return String(s)
     }
 }

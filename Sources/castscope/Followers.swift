@@ -1,0 +1,75 @@
+import CastscopeKit
+@preconcurrency import Foundation
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Runs the library's journal follower on the current thread (which owns the sd-journal
+/// handle) and hands entries to the engine.
+struct JournalFollower: @unchecked Sendable {
+    typealias Source = JournalCursorFollower.Source
+    let follower: JournalCursorFollower
+    let engine: TailEngine
+    let stop: StopFlag
+
+    init(source: Source, filter: JournalFilter, cursorFile: String?, fromStart: Bool, exportFormat: LogFormat,
+         engine: TailEngine, stop: StopFlag)
+    {
+        follower = JournalCursorFollower(source: source, filter: filter, cursorFile: cursorFile, fromStart: fromStart,
+                                         exportFormat: exportFormat)
+        self.engine = engine
+        self.stop = stop
+    }
+
+    func run() {
+        let engine = self.engine
+        let stop = self.stop
+        do {
+            try follower.run(JournalCursorFollower.Callbacks(
+                entry: { rec, cursor, label in engine.handle(rec, path: label, fileIndex: 0, cursor: cursor) },
+                flush: { engine.flush() },
+                gap: { from, to, text in engine.gap(from: from, to: to, text) },
+                note: { engine.note($0) },
+                idle: { engine.tick() },
+                shouldStop: { stop.isSet }))
+        } catch {
+            engine.error("journal: \(error)")
+        }
+    }
+}
+
+/// Reads a text stream on standard input (format detected from what arrives first).
+struct StdinFollower: @unchecked Sendable {
+    let registry: ParserRegistry
+    let forced: String?
+    let engine: TailEngine
+
+    func run() {
+        let input = FileSource(fd: 0, path: "<stdin>")
+        do {
+            // Detect from the first chunk that arrives (whole lines of it).
+            var head = [UInt8](repeating: 0, count: 64 * 1024)
+            let n = try head.withUnsafeMutableBytes { try input.read(into: $0) }
+            head.removeSubrange(n...)
+            if n == 0 { return }
+            let format: LogFormat
+            if let forced, let f = registry.format(named: forced) {
+                format = f
+            } else {
+                let complete = head.lastIndex(of: 0x0A).map { Array(head[...$0]) } ?? head
+                format = complete.withUnsafeBytes { FormatDetector(formats: registry.formats).detect(head: $0)?.format }
+                    ?? registry.format(named: "plain")!
+            }
+            engine.note("reading standard input as \(format.name)")
+            let lines = LineReader(source: PrefixedSource(prefix: head, rest: input), path: "<stdin>")
+            let reader = RecordReader(format: format, lines: lines)
+            try reader.run { rec in
+                engine.handle(rec, path: "<stdin>", fileIndex: 1, cursor: nil)
+                engine.flush()
+            }
+        } catch {
+            engine.error("<stdin>: \(error)")
+        }
+    }
+}

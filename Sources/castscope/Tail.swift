@@ -1,0 +1,369 @@
+import ArgumentParser
+import CastscopeKit
+@preconcurrency import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+struct Tail: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow the relay's journal (and text streams on stdin) and show sessions as they happen.",
+        discussion: """
+            By default follows the local system journal from now on. With --cursor-file the \
+            position is saved after the entries before it were printed, and a restart resumes \
+            right after it; if that entry was rotated or vacuumed away, the gap is reported with \
+            its time span. Ctrl-C prints a summary of the sessions seen.
+            """)
+
+    @Argument(help: ArgumentHelp("'-' also reads a text stream on standard input (idevicesyslog, log stream --style ndjson, …).", valueName: "-"))
+    var inputs: [String] = []
+
+    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("Follow the journal files in this directory (new and rotated files are picked up).", valueName: "dir"))
+    var directory: String?
+
+    @Option(name: .long, help: ArgumentHelp("Follow these journal files (repeatable); prefer --directory, which sees rotation.", valueName: "file"))
+    var file: [String] = []
+
+    @Flag(name: .long, help: "Do not read any journal: only standard input.")
+    var noJournal = false
+
+    @Option(name: .long, help: ArgumentHelp("Save the position here after printing, and resume after it.", valueName: "file"))
+    var cursorFile: String?
+
+    @Flag(name: .long, help: "Start at the oldest entry instead of now (when there is no saved cursor).")
+    var fromStart = false
+
+    @Flag(name: .long, help: "Also print every recognized line, not only session changes.")
+    var events = false
+
+    @Flag(name: .long, help: "One JSON object per line (types: event, session, relay, gap, summary).")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("The format of standard input instead of detecting it.", valueName: "name"))
+    var format: String?
+
+    @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
+    var noColor = false
+
+    @OptionGroup var journalOptions: JournalOptions
+    @OptionGroup var parsers: ParserOptions
+
+    func validate() throws {
+        for i in inputs where i != "-" { throw ValidationError("tail reads journals (--directory, --file) and '-' only, got '\(i)'") }
+        if noJournal && !inputs.contains("-") { throw ValidationError("--no-journal needs '-' (standard input)") }
+        try journalOptions.validate()
+    }
+
+    func run() throws {
+        let registry: ParserRegistry
+        do { registry = try parsers.registry() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(2)
+        }
+        if let format, registry.format(named: format) == nil {
+            fputs("castscope: error: --format: unknown format '\(format)'\n", stderr)
+            Glibc.exit(2)
+        }
+        let color = !noColor && !json && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
+        let engine = TailEngine(factory: EventFactory(registry: registry), json: json, events: events, color: color,
+                                status: color)
+        let journalDone = StopFlag()
+        let stdinDone = StopFlag()
+        let stop = StopFlag()
+        if !noJournal {
+            let source: JournalFollower.Source =
+                directory.map { .directory($0) } ?? (file.isEmpty ? .system : .files(file))
+            let follower = JournalFollower(source: source, filter: journalOptions.filter, cursorFile: cursorFile,
+                                           fromStart: fromStart, exportFormat: registry.format(named: "journal-export")!,
+                                           engine: engine, stop: stop)
+            let thread = Thread {
+                follower.run()
+                journalDone.set()
+            }
+            thread.name = "journal-follow"
+            thread.start()
+        }
+        if inputs.contains("-") {
+            let formatName = format
+            let thread = Thread {
+                StdinFollower(registry: registry, forced: formatName, engine: engine).run()
+                stdinDone.set()
+            }
+            thread.name = "stdin"
+            thread.start()
+        }
+        // Ctrl-C / SIGTERM: stop the followers, print the summary. The handler only stores
+        // the signal number (async-signal-safe); this thread polls it.
+        signal(SIGINT, { tailSignal.store($0, ordering: .relaxed) })
+        signal(SIGTERM, { tailSignal.store($0, ordering: .relaxed) })
+        let readsStdin = inputs.contains("-")
+        func finished() -> Bool { (noJournal || journalDone.isSet) && (!readsStdin || stdinDone.isSet) }
+        while tailSignal.load(ordering: .relaxed) == 0 && !finished() { usleep(20_000) }
+        stop.set()
+        // The journal thread checks the flag at least every 250 ms and saves its cursor.
+        for _ in 0..<150 where !noJournal && !journalDone.isSet { usleep(20_000) }
+        engine.summary()
+        Glibc.exit(engine.failed ? 1 : 0)
+    }
+}
+
+/// The signal that asked tail to stop (0 while none did).
+let tailSignal = Atomic<Int32>(0)
+
+final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+}
+
+/// Everything the followers share: the live sessions and the output, behind one lock so that
+/// lines from the journal and from stdin never interleave mid-line.
+final class TailEngine: @unchecked Sendable {
+    private let lock = NSLock()
+    private let live = LiveSessions()
+    private let factory: EventFactory
+    private let json: Bool
+    private let showEvents: Bool
+    private let color: Bool
+    private let showStatus: Bool
+    private var order = 0
+    private var statusOnScreen = false
+    private(set) var failed = false
+
+    init(factory: EventFactory, json: Bool, events: Bool, color: Bool, status: Bool) {
+        self.factory = factory
+        self.json = json
+        showEvents = events
+        self.color = color
+        showStatus = status
+    }
+
+    static func now() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+    }
+
+    /// One record from a follower; `cursor` for journal entries.
+    func handle(_ rec: RawRecord, path: String, fileIndex: Int, cursor: String?) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
+        order += 1
+        e.resolveNow(Self.now())
+        if showEvents { printEvent(e, cursor: cursor) }
+        for change in live.feed(e) { printChange(change) }
+    }
+
+    func tick() {
+        lock.lock()
+        defer { lock.unlock() }
+        for change in live.tick(now: Self.now()) { printChange(change) }
+        drawStatus()
+        fflush(stdout)
+    }
+
+    func flush() {
+        lock.lock()
+        fflush(stdout)
+        lock.unlock()
+    }
+
+    func note(_ text: String) {
+        lock.lock()
+        clearStatus()
+        fputs("castscope tail: \(text)\n", stderr)
+        lock.unlock()
+    }
+
+    func error(_ text: String) {
+        lock.lock()
+        clearStatus()
+        fputs("castscope: error: \(text)\n", stderr)
+        failed = true
+        lock.unlock()
+    }
+
+    func gap(from: Int64?, to: Int64?, _ text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if json {
+            var w = JSONLine()
+            w.add("type", "gap")
+            w.add("from", from.map { Fmt.rfc3339($0, offset: 0) })
+            w.add("to", to.map { Fmt.rfc3339($0, offset: 0) })
+            w.add("message", text)
+            emit(w.text)
+        } else {
+            emit(paint("gap: ", "33;1") + text)
+        }
+        fputs("castscope tail: \(text)\n", stderr)
+    }
+
+    // MARK: output
+
+    private func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+
+    private func emit(_ line: String) {
+        clearStatus()
+        fputs(line + "\n", stdout)
+    }
+
+    private func clearStatus() {
+        if statusOnScreen {
+            fputs("\r\u{1B}[K", stdout)
+            statusOnScreen = false
+        }
+    }
+
+    private func drawStatus() {
+        guard showStatus else { return }
+        clearStatus()
+        let now = Self.now()
+        var parts: [String] = []
+        for s in live.open {
+            var p = "● \(s.id) "
+            if s.connectedAt == nil { p += "connecting (\(s.attempts.count) attempts)" } else { p += s.frames > 0 ? "streaming" : "connected" }
+            if let start = s.start { p += " \(Fmt.duration(now - start))" }
+            if s.frames > 0 { p += ", \(s.frames) frames" }
+            parts.append(p)
+        }
+        for id in live.relayOrder {
+            guard let r = live.relay[id], r.closed == nil else { continue }
+            let fps = r.stats.last.map { " \(Fmt.decimal($0.fps, 1)) fps" } ?? ""
+            parts.append("● relay \(id.prefix(8))\(fps)")
+        }
+        guard !parts.isEmpty else { return }
+        fputs(paint(parts.joined(separator: "  "), "2"), stdout)
+        statusOnScreen = true
+    }
+
+    private func clock(_ t: Int64?, _ offset: Int) -> String {
+        guard let t else { return "--:--:--.---" }
+        let s = Fmt.rfc3339(t, offset: offset)
+        let time = s.split(separator: "T")[1]
+        return String(time.prefix(12))
+    }
+
+    private func printEvent(_ e: Event, cursor: String?) {
+        if json {
+            var w = JSONLine()
+            w.add("type", "event")
+            w.add("time", e.time.map { Fmt.rfc3339($0, offset: e.displayOffset) })
+            w.add("side", e.side.rawValue)
+            w.add("event", e.kind)
+            w.add("message", e.message)
+            w.add("source", e.source.description)
+            w.add("cursor", cursor)
+            emit(w.text)
+        } else {
+            emit("\(clock(e.time, e.displayOffset))  \(paint(e.kind, "2"))  \(e.message)  \(paint(e.source.description, "2"))")
+        }
+    }
+
+    private func sessionLine(_ change: String, _ s: Session, time: Int64?, _ detail: String) {
+        if json {
+            var w = JSONLine()
+            w.add("type", "session")
+            w.add("change", change)
+            w.add("id", s.id)
+            w.add("sdk", s.sdk)
+            w.add("process", s.process)
+            w.add("pid", s.pid.map(String.init))
+            w.add("time", time.map { Fmt.rfc3339($0, offset: s.displayOffset) })
+            if change == "ended" {
+                w.add("outcome", s.outcome.rawValue)
+                w.add("reason", s.reason)
+            }
+            if change == "connected" { w.add("attempts", String(s.attempts.count)) }
+            w.add("detail", detail)
+            emit(w.text)
+            return
+        }
+        let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
+        let tag = change.padded(10)
+        let colour = change == "ended" ? (s.outcome == .completed ? "32" : s.outcome == .stoppedByHost ? "33" : "31") : "1"
+        emit("\(clock(time, s.displayOffset))  \(paint("\(s.id) \(tag)", colour)) \(who)  \(detail)")
+    }
+
+    private func printChange(_ change: LiveSessions.Change) {
+        switch change {
+        case .started(let s):
+            sessionLine("started", s, time: s.start, s.startInferred ? "(no broadcastStarted line)" : "")
+        case .connected(let s):
+            var d = "after \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
+            if let c = s.connectedAt, let st = s.start { d += ", \(Fmt.duration(c - st))" }
+            sessionLine("connected", s, time: s.connectedAt, d)
+        case .stalled(let s, let why):
+            sessionLine("stalled", s, time: s.lastFrameAt, why)
+        case .ended(let s):
+            sessionLine("ended", s, time: s.end, "\(s.outcome.rawValue): \(s.reason)")
+        case .relayAccepted(let r):
+            relayLine("accepted", r, time: r.accepted, "peer=\(r.peer ?? "?") room=\(r.room ?? "?")")
+        case .relayStalled(let r, let e):
+            relayLine("stalled", r, time: e.time, e.message)
+        case .relayClosed(let r):
+            relayLine("closed", r, time: r.closed, "reason=\(r.reason ?? "?")" + (r.frames.map { ", \($0) frames" } ?? ""))
+        }
+    }
+
+    private func relayLine(_ change: String, _ r: RelaySession, time: Int64?, _ detail: String) {
+        if json {
+            var w = JSONLine()
+            w.add("type", "relay")
+            w.add("change", change)
+            w.add("id", r.id)
+            w.add("peer", r.peer)
+            w.add("room", r.room)
+            w.add("time", time.map { Fmt.rfc3339($0, offset: 0) })
+            w.add("reason", r.reason)
+            w.add("frames", r.frames.map(String.init))
+            emit(w.text)
+            return
+        }
+        let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" ? "33" : "1"
+        emit("\(clock(time, 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)")
+    }
+
+    func summary() {
+        lock.lock()
+        defer { lock.unlock() }
+        clearStatus()
+        let sessions = live.sessions
+        if json {
+            var parts: [String] = []
+            for s in sessions {
+                var w = JSONLine()
+                w.add("id", s.id)
+                w.add("state", s.reason.isEmpty ? "open" : "ended")
+                w.add("outcome", s.reason.isEmpty ? nil : s.outcome.rawValue)
+                parts.append(w.text)
+            }
+            emit("{\"type\":\"summary\",\"sessions\":[\(parts.joined(separator: ","))],\"relaySessions\":\(live.relayOrder.count)}")
+        } else {
+            var line = "castscope tail: \(sessions.count) session\(sessions.count == 1 ? "" : "s") seen"
+            if !sessions.isEmpty {
+                line += ": " + sessions.map { "\($0.id) \($0.reason.isEmpty ? "open" : $0.outcome.rawValue)" }.joined(separator: ", ")
+            }
+            line += "; \(live.relayOrder.count) relay session\(live.relayOrder.count == 1 ? "" : "s")"
+            emit(line)
+        }
+        fflush(stdout)
+    }
+}
+
+/// A JSON object on one line, keys in insertion order.
+struct JSONLine {
+    private var parts: [String] = []
+    mutating func add(_ key: String, _ value: String?) {
+        parts.append(JSONWriter.quote(key) + ":" + (value.map(JSONWriter.quote) ?? "null"))
+    }
+    var text: String { "{" + parts.joined(separator: ",") + "}" }
+}
+
+extension String {
+    fileprivate func padded(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+}
