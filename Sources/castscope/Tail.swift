@@ -66,6 +66,13 @@ struct Tail: ParsableCommand {
             fputs("castscope: error: --format: unknown format '\(format)'\n", stderr)
             Glibc.exit(2)
         }
+        // A parent may have left SIGINT/SIGTERM blocked (threads inherit the mask): unblock them
+        // before any thread starts, so that Ctrl-C and `kill` reach the handler below.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         let color = !noColor && !json && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
         let engine = TailEngine(factory: EventFactory(registry: registry), json: json, events: events, color: color,
                                 status: color)
