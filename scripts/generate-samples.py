@@ -136,7 +136,8 @@ def stopped_10001():
     d = t0
     for i in range(20):
         d = d + dt.timedelta(seconds=1)
-        sl(d, "BroadcastExtension", 915, "video sample processed successfully")
+        for k in range(10):  # ten frames a second; the syslog relay prints whole seconds
+            sl(d, "BroadcastExtension", 915, "video sample processed successfully")
     susp = d + dt.timedelta(seconds=1)
     sl(susp, "runningboardd", 33, "Calculated state for app<org.jitsi.demo(4B1F0D8E-7C51-4B8A-9F0E-2C7D1A6B3E95)>: running-suspended (role: None) (endowments: (null))")
     sl(susp, "runningboardd", 33, "[app<org.jitsi.demo(4B1F0D8E-7C51-4B8A-9F0E-2C7D1A6B3E95)>:701] Set jetsam priority to 30 [0] flag[1]")
@@ -349,7 +350,7 @@ def relay_journal():
         e(end, f"session {sid} closed reason={reason} frames={total} duration={dur:.1f}s", sid, "closed",
           [("RELAY_FRAMES", total), ("RELAY_REASON", reason)])
     session("0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03", "iPhone14,2", "standup", t(10, 15, 2, 319211), t(10, 15, 5, 819211), 10, "peer-eof")
-    session("6a1d9e27-3c4b-4f58-8e02-b5d7c9a1e364", "iPhone14,2", "support", t(11, 2, 7, 180000), t(11, 2, 28, 400000), 1, "peer-eof", lat_ms=2)
+    session("6a1d9e27-3c4b-4f58-8e02-b5d7c9a1e364", "iPhone14,2", "support", t(11, 2, 7, 180000), t(11, 2, 28, 400000), 10, "peer-eof", lat_ms=2)
     session("e93b0a4f-72c1-4d6e-a8f5-1c2b3d4e5f60", "iPad13,4", "retro", t(12, 40, 0, 0), t(12, 40, 30, 0), 15, "peer-eof")
     session("5c8e2d71-9a0b-4c3d-b6e4-f7a8b9c0d1e2", "iPhone14,2", "calls", t(14, 30, 11, 557117), t(14, 30, 53, 156117), 15, "peer-eof", lat_ms=3)
     session("c4f6a8b0-1d2e-4f3a-9b5c-6d7e8f9a0b1c", "iPhone14,2", "late-night", t(23, 59, 50, 123204), None, 10, "timeout", stall_at=t(0, 0, 2, 190000, day=13))

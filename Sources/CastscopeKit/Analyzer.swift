@@ -12,6 +12,7 @@ public struct AnalyzeOptions: Sendable {
     public var until: Int64?
     /// Relay clock minus device clock (µs), instead of estimating it.
     public var clockOffset: Int64?
+    public var thresholds = Thresholds()
 
     public init() {}
 }
@@ -39,6 +40,8 @@ public struct AnalysisReport: Sendable {
     public var clock: ClockEstimate?
     /// Device sessions that connected but have no relay session (only when relay logs exist).
     public var orphanDeviceSessions: [String] = []
+    /// What went wrong, with evidence (filled by `Findings.run`).
+    public var findings: [Finding] = []
 }
 
 /// The whole pipeline: input → records → events → sessions.
@@ -63,6 +66,9 @@ public final class Analyzer {
     struct FileTimes {
         var firstComplete: ParsedTime?
         var eventRange: Range<Int>
+        /// Files of one family (journald renderings, or Apple's) come from one machine: a file
+        /// without a zone or year takes them from its own family first.
+        var family = "apple"
     }
 
     public func analyze(_ paths: [String]) -> AnalysisReport {
@@ -86,7 +92,8 @@ public final class Analyzer {
                 defer {
                     summary.events = events.count - first
                     report.inputs.append(summary)
-                    files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count))
+                    files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
+                                           family: summary.format?.hasPrefix("journal") == true ? "journal" : "apple"))
                 }
                 let head = try readUpTo(64 * 1024, from: source)
                 let format: LogFormat
@@ -153,10 +160,11 @@ public final class Analyzer {
             var summary = InputSummary(path: display)
             summary.format = "journal"
             let first = events.count
+            var firstComplete: ParsedTime?
             defer {
                 summary.events = events.count - first
                 report.inputs.append(summary)
-                files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count))
+                files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count, family: "journal"))
             }
             // Members of archives (and stdin) go to a private temporary file for sd-journal.
             var temporary: PrivateTemporaryDirectory?
@@ -170,7 +178,10 @@ public final class Analyzer {
             }
             defer { temporary = nil }
             let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter)
-            let result = reader.read(path: path, displayPath: display) { rec in recognize(&rec, display, fileIndex) }
+            let result = reader.read(path: path, displayPath: display) { rec in
+                if firstComplete == nil { firstComplete = rec.time }
+                recognize(&rec, display, fileIndex)
+            }
             summary.stats = result.stats
             let promised = result.promised.map { "; the header promised \($0) entries, \(result.read) were read" } ?? ""
             var problem: String?
@@ -214,6 +225,7 @@ public final class Analyzer {
             report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id)
         }
         report.relaySessions = relay
+        report.findings = Findings.run(report, options.thresholds)
         return report
     }
 
@@ -221,18 +233,19 @@ public final class Analyzer {
     /// `--date`, else from the first complete timestamp elsewhere in the bundle; times of day
     /// that run backwards by more than 12 hours have crossed midnight.
     func resolveTimes(_ events: inout [Event], files: [FileTimes], inputs: inout [InputSummary]) {
-        let reference = files.lazy.compactMap(\.firstComplete).first
-        var refDate: (Int, Int, Int)?
-        var refOffset = reference?.offset ?? 0
-        if let r = reference {
-            let local = r.instant(defaultYear: 0, defaultMonth: 0, defaultDay: 0, defaultOffset: 0) / 1_000_000
-                + Int64(r.offset ?? 0)
-            let (y, m, d) = civilFromDays(Int(local.floorDiv(86_400)))
-            refDate = (y, m, d)
-            refOffset = r.offset ?? 0
-        }
-        if let d = options.date { refDate = (d.year, d.month, d.day) }
+        let anyReference = files.lazy.compactMap(\.firstComplete).first
         for (fileIndex, file) in files.enumerated() {
+            let reference = files.lazy.filter { $0.family == file.family }.compactMap(\.firstComplete).first ?? anyReference
+            var refDate: (Int, Int, Int)?
+            var refOffset = reference?.offset ?? 0
+            if let r = reference {
+                let local = r.instant(defaultYear: 0, defaultMonth: 0, defaultDay: 0, defaultOffset: 0) / 1_000_000
+                    + Int64(r.offset ?? 0)
+                let (y, m, d) = civilFromDays(Int(local.floorDiv(86_400)))
+                refDate = (y, m, d)
+                refOffset = r.offset ?? 0
+            }
+            if let d = options.date { refDate = (d.year, d.month, d.day) }
             var previousSecond: Int?
             var dayShift = 0
             var noted = false

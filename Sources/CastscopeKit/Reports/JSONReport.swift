@@ -18,6 +18,9 @@ public enum JSONReport {
         w.close()
         w.int("errors", r.errors.count)
         w.int("relaySessions", r.relaySessions.count)
+        w.open("findings")
+        for (kind, n) in findingCounts(r.findings) { w.int(kind, n) }
+        w.close()
         w.close()
         clock(&w, r.clock)
         w.open("inputs", array: true)
@@ -49,6 +52,9 @@ public enum JSONReport {
         w.open("errors", array: true)
         for e in r.errors { w.string(nil, e.description) }
         w.close(array: true)
+        w.open("findings", array: true)
+        for f in r.findings { finding(&w, f) }
+        w.close(array: true)
         w.open("sessions", array: true)
         for s in r.sessions { session(&w, s) }
         w.close(array: true)
@@ -68,6 +74,28 @@ public enum JSONReport {
         w.close()
         w.close()
         return w.text + "\n"
+    }
+
+    /// Findings per kind, in order of first appearance.
+    static func findingCounts(_ findings: [Finding]) -> [(String, Int)] {
+        var out: [(String, Int)] = []
+        for f in findings {
+            if let i = out.firstIndex(where: { $0.0 == f.kind }) { out[i].1 += 1 } else { out.append((f.kind, 1)) }
+        }
+        return out
+    }
+
+    static func finding(_ w: inout JSONWriter, _ f: Finding) {
+        w.open()
+        w.string("kind", f.kind)
+        w.string("severity", f.severity.rawValue)
+        w.string("session", f.session)
+        w.string("time", time(f.time, f.displayOffset))
+        w.string("message", f.message)
+        w.open("evidence", array: true)
+        for e in f.evidence { w.string(nil, e.description) }
+        w.close(array: true)
+        w.close()
     }
 
     static func clock(_ w: inout JSONWriter, _ c: ClockEstimate?) {

@@ -53,10 +53,24 @@ public struct TextReport {
         if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
         if !r.errors.isEmpty { out += ", " + paint("\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")", "31") }
         out += "\n"
+        if !r.findings.isEmpty {
+            var bySeverity: [String] = []
+            for sev in Severity.allCases.reversed() {
+                let n = r.findings.filter { $0.severity == sev }.count
+                if n > 0 { bySeverity.append(paint("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")", severityColor(sev))) }
+            }
+            let kinds = JSONReport.findingCounts(r.findings).map { $0.1 > 1 ? "\($0.0) ×\($0.1)" : $0.0 }
+            out += "findings: " + bySeverity.joined(separator: ", ") + " — " + kinds.joined(separator: ", ") + "\n"
+        }
         if let c = r.clock {
             out += "clock: " + clockLine(c) + "\n"
         }
-        for s in r.sessions { out += "\n" + session(s) }
+        for s in r.sessions { out += "\n" + session(s, findings: r.findings.filter { $0.session == s.id }) }
+        let general = r.findings.filter { $0.session == nil }
+        if !general.isEmpty {
+            out += "\n" + bold("Bundle findings") + "\n"
+            for f in general { out += findingLines(f) }
+        }
         let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             out += "\n" + bold("Orphans") + "\n"
@@ -102,7 +116,22 @@ public struct TextReport {
         return "the relay's clock is \(secs) s \(direction) the device's (\(bound), from \(c.pairs) paired event\(c.pairs == 1 ? "" : "s")); relay lines are shown on the device's clock"
     }
 
-    func session(_ s: Session) -> String {
+    func severityColor(_ s: Severity) -> String {
+        switch s {
+        case .error: return "31"
+        case .warning: return "33"
+        case .info: return "36"
+        }
+    }
+
+    func findingLines(_ f: Finding) -> String {
+        let tag = paint("\(f.severity.rawValue): [\(f.kind)]", severityColor(f.severity) + ";1")
+        var out = "   \(tag) \(f.message)\n"
+        if !f.evidence.isEmpty { out += dim("      " + f.evidence.map(\.description).joined(separator: ", ")) + "\n" }
+        return out
+    }
+
+    func session(_ s: Session, findings: [Finding] = []) -> String {
         var out = ""
         let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? s.pid.map { "pid \($0)" }]
             .compactMap { $0 }.joined(separator: " · ")
@@ -117,6 +146,7 @@ public struct TextReport {
         if s.startInferred { when += dim("  (no broadcastStarted line: starts at its first line)") }
         out += when + "\n"
         out += "   why: \(s.reason)\n"
+        for f in findings { out += findingLines(f) }
         if !s.attempts.isEmpty {
             let failed = s.attempts.filter { $0.failure != nil }
             var c = "   connect: \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"

@@ -117,7 +117,8 @@ public struct RelayJoiner {
     /// The offset most pairs agree on (a one-to-one matching within `tolerance`).
     public func estimate(_ device: [Session], _ relay: [RelaySession]) -> ClockEstimate? {
         let candidates = pairs(device, relay)
-        var best: (score: Int, spread: Int64, used: [Pair])?
+        // Most pairs, then most agreeing differences (start and end), then the least spread.
+        var best: (score: Int, agreeing: Int, spread: Int64, used: [Pair])?
         for c in candidates {
             let center = c.diffs[0].0
             var usedDevice = Set<Int>()
@@ -131,9 +132,11 @@ public struct RelayJoiner {
             }
             let all = used.flatMap { $0.diffs.map(\.0) }.filter { abs($0 - center) <= tolerance }
             let spread = (all.max() ?? 0) - (all.min() ?? 0)
-            if best == nil || used.count > best!.score || (used.count == best!.score && spread < best!.spread) {
-                best = (used.count, spread, used)
+            if let b = best {
+                if (used.count, all.count) < (b.score, b.agreeing) { continue }
+                if (used.count, all.count) == (b.score, b.agreeing) && spread >= b.spread { continue }
             }
+            best = (used.count, all.count, spread, used)
         }
         guard let best, best.score > 0 else { return nil }
         let center = best.used[0].diffs[0].0

@@ -30,6 +30,8 @@ public struct Session: Sendable {
     public var displayOffset = 0
     /// True when no `broadcastStarted` line was seen and the session starts at its first line.
     public var startInferred = false
+    /// True when a second `broadcastStarted` came before this session ended.
+    public var interruptedByNewStart = false
     public var outcome: Outcome = .unknown
     /// One sentence: why the outcome is what it is.
     public var reason = ""

@@ -134,6 +134,7 @@ public struct SessionBuilder {
             if s.phase != .idle && s.phase != .ended {
                 end(&s, e, .truncated,
                     "a new broadcastStarted arrived before this session ended", deciding: [e])
+                s.sessions[s.sessions.count - 1].interruptedByNewStart = true
                 s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.time
             }
             newSession(e, inferred: false, into: &s)

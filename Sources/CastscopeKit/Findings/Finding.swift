@@ -1,0 +1,145 @@
+/// How bad a finding is.
+public enum Severity: String, Sendable, Comparable, CaseIterable {
+    case info, warning, error
+
+    var rank: Int { Severity.allCases.firstIndex(of: self)! }
+    public static func < (a: Severity, b: Severity) -> Bool { a.rank < b.rank }
+}
+
+/// What a support engineer would tell the customer: what went wrong in which session, since
+/// when, and the lines that prove it.
+public struct Finding: Sendable {
+    public var kind: String
+    public var severity: Severity
+    public var time: Int64?
+    public var displayOffset: Int = 0
+    /// The device session it is about (nil for bundle-level findings).
+    public var session: String?
+    /// One sentence.
+    public var message: String
+    public var evidence: [SourceRef]
+
+    public init(kind: String, severity: Severity, time: Int64?, displayOffset: Int = 0, session: String?, message: String,
+                evidence: [SourceRef])
+    {
+        self.kind = kind
+        self.severity = severity
+        self.time = time
+        self.displayOffset = displayOffset
+        self.session = session
+        self.message = message
+        self.evidence = evidence
+    }
+}
+
+/// The thresholds the rules use; each can be set on the command line or in a config file.
+public struct Thresholds: Sendable, Equatable {
+    /// connect-retry-storm: more attempts than this…
+    public var retryStormAttempts = 5
+    /// …or connecting (or failing to) for longer than this (Sendbird: 5 × 0.3 s).
+    public var retryStormSeconds = 1.5
+    /// socket-file-missing in a session that did connect: ENOENT for at least this long.
+    public var socketMissingSeconds = 1.5
+    /// slow-start: started → first frame (or connected) slower than this.
+    public var slowStartSeconds = 3.0
+    /// frame-stall: no frames for longer than this while streaming.
+    public var stallSeconds = 2.0
+    /// low-frame-rate: below this many frames per second (every third frame of 30 is 10).
+    public var minFps = 5.0
+    /// clock-skew: relay and phone clocks further apart than this.
+    public var clockSkewSeconds = 30.0
+
+    public init() {}
+
+    /// Name, meaning and default of every threshold (for --help and the config file).
+    public static var catalog: [(key: String, help: String, value: KeyPath<Thresholds, Double>)] { [
+        ("retry-storm-seconds", "connect-retry-storm when connecting takes longer (s)", \.retryStormSeconds),
+        ("socket-missing-seconds", "socket-file-missing when ENOENT lasts this long in a session that connected (s)", \.socketMissingSeconds),
+        ("slow-start-seconds", "slow-start when start → first frame (or connected) is slower (s)", \.slowStartSeconds),
+        ("stall-seconds", "frame-stall when no frames arrive for longer while streaming (s)", \.stallSeconds),
+        ("min-fps", "low-frame-rate below this rate (frames/s)", \.minFps),
+        ("clock-skew-seconds", "clock-skew when relay and phone clocks differ by more (s)", \.clockSkewSeconds),
+    ] }
+
+    public enum Error: Swift.Error, CustomStringConvertible {
+        case unknown(String)
+        case invalid(String, String)
+        public var description: String {
+            switch self {
+            case .unknown(let k): return "unknown threshold '\(k)' (known: retry-storm-attempts, \(Thresholds.catalog.map(\.key).joined(separator: ", ")))"
+            case .invalid(let k, let v): return "threshold '\(k)' needs a non-negative number, got '\(v)'"
+            }
+        }
+    }
+
+    public mutating func set(_ key: String, _ text: String) throws {
+        guard let v = Double(text), v >= 0 else { throw Error.invalid(key, text) }
+        switch key {
+        case "retry-storm-attempts": retryStormAttempts = Int(v)
+        case "retry-storm-seconds": retryStormSeconds = v
+        case "socket-missing-seconds": socketMissingSeconds = v
+        case "slow-start-seconds": slowStartSeconds = v
+        case "stall-seconds": stallSeconds = v
+        case "min-fps": minFps = v
+        case "clock-skew-seconds": clockSkewSeconds = v
+        default: throw Error.unknown(key)
+        }
+    }
+
+    /// A config file: `{"thresholds": {"min-fps": 8, …}}`.
+    public mutating func load(json text: String, origin: String) throws {
+        let json = try JSONValue.parse(text)
+        for (k, v) in json["thresholds"]?.objectValue ?? [] {
+            guard let s = v.stringValue else { throw Error.invalid(k, "\(v)") }
+            try set(k, s)
+        }
+    }
+}
+
+/// One finding rule: small code over the session model.
+public protocol FindingRule: Sendable {
+    var kind: String { get }
+    func findings(_ report: AnalysisReport, _ t: Thresholds) -> [Finding]
+}
+
+public enum Findings {
+    /// Every rule, one file each in this folder.
+    public static let rules: [any FindingRule] = [
+        RetryStormRule(), SocketFileMissingRule(), AppGroupNotEntitledRule(), ConnectRefusedRule(), NeverConnectedRule(),
+        SlowStartRule(), FrameStallRule(), LowFrameRateRule(), SocketErrorRule(), StoppedByHostRule(),
+        ExtensionKilledRule(), AbruptEndRule(), HostAppSuspendedRule(), ReplayKitErrorRule(), OrphanRelaySessionRule(),
+        OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(),
+    ]
+
+    /// All findings, most severe first within each session, sessions in order.
+    public static func run(_ report: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        let order = Dictionary(uniqueKeysWithValues: report.sessions.enumerated().map { ($1.id, $0) })
+        return rules.flatMap { $0.findings(report, t) }.enumerated().sorted { a, b in
+            let sa = a.element.session.flatMap { order[$0] } ?? Int.max
+            let sb = b.element.session.flatMap { order[$0] } ?? Int.max
+            if sa != sb { return sa < sb }
+            if a.element.severity != b.element.severity { return a.element.severity > b.element.severity }
+            return a.offset < b.offset
+        }.map(\.element)
+    }
+}
+
+extension Session {
+    func finding(_ kind: String, _ severity: Severity, at time: Int64?, _ message: String, _ evidence: [SourceRef]) -> Finding {
+        Finding(kind: kind, severity: severity, time: time ?? start, displayOffset: displayOffset, session: id, message: message,
+                evidence: evidence)
+    }
+
+    /// The span the session covers on its own clock.
+    var span: ClosedRange<Int64>? {
+        guard let s = start else { return nil }
+        return s...max(s, end ?? events.last?.time ?? s)
+    }
+
+    var isENOENT: (ConnectAttempt) -> Bool {
+        { a in
+            guard let f = a.failure else { return false }
+            return f.contains("socket file missing") || f.hasPrefix("errno=2 ")
+        }
+    }
+}

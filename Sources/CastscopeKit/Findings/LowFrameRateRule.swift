@@ -1,0 +1,23 @@
+/// low-frame-rate: frames arrive well below the expected rate (the Jitsi design sends every
+/// third frame of 30, ≈10 fps): measured on the device's frame lines, else the relay's stats.
+struct LowFrameRateRule: FindingRule {
+    let kind = "low-frame-rate"
+
+    func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        r.sessions.compactMap { s in
+            var fps: Double?
+            var evidence: [SourceRef] = []
+            let frames = s.events.filter { $0.kind == "frame.sent" }
+            if s.frames >= 10, let a = s.firstFrameAt, let b = s.lastFrameAt, b > a {
+                fps = Double(s.frames - 1) / (Double(b - a) / 1e6)
+                evidence = [frames.first!.source, frames.last!.source]
+            } else if let relay = s.relay, !relay.stats.isEmpty {
+                fps = relay.stats.map(\.fps).reduce(0, +) / Double(relay.stats.count)
+                evidence = [relay.stats.first!.source, relay.stats.last!.source]
+            }
+            guard let fps, fps < t.minFps else { return nil }
+            return s.finding(kind, .warning, at: s.firstFrameAt ?? s.connectedAt,
+                             "frames arrive at \(Fmt.decimal(fps, 1)) fps, below \(Fmt.decimal(t.minFps, 1)) fps", evidence)
+        }
+    }
+}

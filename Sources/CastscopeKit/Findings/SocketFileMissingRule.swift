@@ -1,0 +1,21 @@
+/// socket-file-missing: attempts fail because the socket file does not exist — the host app is
+/// not sharing yet (its server never opened `rtc_SSFD` / `sb_ss.sock`), or the extension and the
+/// host app use different app groups, so they look in different containers.
+struct SocketFileMissingRule: FindingRule {
+    let kind = "socket-file-missing"
+
+    func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        r.sessions.compactMap { s in
+            let missing = s.attempts.filter(s.isENOENT)
+            guard let first = missing.first, let last = missing.last else { return nil }
+            let span = (last.time ?? 0) - (first.time ?? 0)
+            let connected = s.connectedAt != nil
+            guard !connected || Double(span) / 1e6 >= t.socketMissingSeconds else { return nil }
+            let m = "the socket file was missing for \(missing.count) attempt\(missing.count == 1 ? "" : "s") over \(Fmt.duration(span))"
+                + (connected ? " before the host app opened it" : "")
+                + ": the host app was not sharing yet, or the extension and the host app use different app groups"
+            return s.finding(kind, connected ? .warning : .error, at: first.time,
+                             m, [first.failureSource ?? first.source, last.failureSource ?? last.source])
+        }
+    }
+}
