@@ -50,6 +50,8 @@ public final class Analyzer {
     public let options: AnalyzeOptions
     let matcher: EventMatcher
     let detector: FormatDetector
+    /// Called now and then while reading: files finished, bytes read so far (for a progress line).
+    public var progress: ((Int, UInt64) -> Void)?
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
         if let name = options.forcedFormat, registry.format(named: name) == nil {
@@ -76,6 +78,9 @@ public final class Analyzer {
         var events: [Event] = []
         var files: [FileTimes] = []
         var order = 0
+        var bytesDone: UInt64 = 0
+        var recordCount = 0
+        let progress = self.progress
         let factory = EventFactory(matcher: matcher)
         /// A record the vocabulary recognizes becomes an event.
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
@@ -123,12 +128,16 @@ public final class Analyzer {
                             firstComplete = t
                         }
                         recognize(&rec, path, fileIndex)
+                        recordCount += 1
+                        if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone + lines.consumedOffset) }
                     }
                 } catch let e as InputError {
                     summary.errors.append(e.description)
                     report.errors.append(e)
                 }
                 summary.stats = reader.stats
+                bytesDone += lines.consumedOffset
+                progress?(report.inputs.count + 1, bytesDone)
                 for p in reader.problems {
                     summary.errors.append(p.description)
                     report.errors.append(p)

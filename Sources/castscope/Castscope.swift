@@ -14,7 +14,7 @@ struct Castscope: ParsableCommand {
         abstract: "Reconstructs iOS screen-sharing (Broadcast Upload Extension) sessions from log bundles.",
         discussion: """
             Exit codes: 0 analyzed; 1 analyzed, but some input could not be read (named on \
-            stderr); 2 usage error.
+            stderr); 2 usage error; 3 a finding at or above --fail-on.
             """,
         version: "0.1.0",
         subcommands: [Analyze.self, Tail.self, Parsers.self]
@@ -94,6 +94,58 @@ struct JournalOptions: ParsableArguments {
     }
 }
 
+enum FailOn: String, ExpressibleByArgument, CaseIterable {
+    case warning, error
+    var severity: Severity { self == .warning ? .warning : .error }
+}
+
+/// The finding rules' thresholds: defaults, then a config file, then these options.
+struct ThresholdOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("A JSON config file: {\"thresholds\": {\"min-fps\": 8, …}} (the names of the options below).", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: "connect-retry-storm: more connect attempts than this. (default: \(Thresholds().retryStormAttempts))")
+    var retryStormAttempts: Int?
+
+    @Option(name: .long, help: "connect-retry-storm: connecting takes longer than this, in seconds. (default: \(Thresholds().retryStormSeconds))")
+    var retryStormSeconds: Double?
+
+    @Option(name: .long, help: "socket-file-missing in a session that connected: ENOENT for at least this long, in seconds. (default: \(Thresholds().socketMissingSeconds))")
+    var socketMissingSeconds: Double?
+
+    @Option(name: .long, help: "slow-start: start → first frame (or connected) slower than this, in seconds. (default: \(Thresholds().slowStartSeconds))")
+    var slowStartSeconds: Double?
+
+    @Option(name: .long, help: "frame-stall: no frames for longer than this while streaming, in seconds. (default: \(Thresholds().stallSeconds))")
+    var stallSeconds: Double?
+
+    @Option(name: .long, help: "low-frame-rate: below this many frames per second. (default: \(Thresholds().minFps))")
+    var minFps: Double?
+
+    @Option(name: .long, help: "clock-skew: relay and phone clocks further apart than this, in seconds. (default: \(Thresholds().clockSkewSeconds))")
+    var clockSkewSeconds: Double?
+
+    func resolve() throws -> Thresholds {
+        var t = Thresholds()
+        if let config {
+            guard let f = fopen(config, "r") else { throw ValidationError("\(config): cannot read the config file") }
+            var text = ""
+            var buf = [CChar](repeating: 0, count: 4096)
+            while fgets(&buf, Int32(buf.count), f) != nil { text += String(cString: buf) }
+            fclose(f)
+            do { try t.load(json: text, origin: config) } catch { throw ValidationError("\(config): \(error)") }
+        }
+        if let v = retryStormAttempts { t.retryStormAttempts = v }
+        if let v = retryStormSeconds { t.retryStormSeconds = v }
+        if let v = socketMissingSeconds { t.socketMissingSeconds = v }
+        if let v = slowStartSeconds { t.slowStartSeconds = v }
+        if let v = stallSeconds { t.stallSeconds = v }
+        if let v = minFps { t.minFps = v }
+        if let v = clockSkewSeconds { t.clockSkewSeconds = v }
+        return t
+    }
+}
+
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).")
@@ -112,6 +164,20 @@ struct Analyze: ParsableCommand {
 
     @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
     var noColor = false
+
+    @Flag(name: .long, help: "Write a Markdown report (to paste into a ticket) instead of the terminal report.")
+    var markdown = false
+
+    @Option(name: .long, help: ArgumentHelp("Also write a self-contained HTML report (SVG timelines) to this file.", valueName: "file"))
+    var html: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write a Chrome trace-event JSON (ui.perfetto.dev) to this file.", valueName: "file"))
+    var perfetto: String?
+
+    @Option(name: .long, help: ArgumentHelp("Exit 3 when a finding of this severity or worse exists (warning or error).", valueName: "severity"))
+    var failOn: FailOn?
+
+    @OptionGroup var thresholds: ThresholdOptions
 
     @OptionGroup var journal: JournalOptions
 
@@ -147,15 +213,43 @@ struct Analyze: ParsableCommand {
         options.since = journal.since.flatMap(TimeArgument.parse)
         options.until = journal.until.flatMap(TimeArgument.parse)
         options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
+        do { options.thresholds = try thresholds.resolve() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(2)
+        }
         let analyzer: Analyzer
         do { analyzer = try Analyzer(registry: registry, options: options) } catch {
             fputs("castscope: error: \(error)\n", stderr)
             Glibc.exit(2)
         }
+        let showProgress = isatty(2) != 0 && ProcessInfoLite.environment("CI") == nil
+        var started = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &started)
+        if showProgress {
+            analyzer.progress = { files, bytes in
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let secs = max(0.001, Double(now.tv_sec - started.tv_sec) + Double(now.tv_nsec - started.tv_nsec) / 1e9)
+                let mb = Double(bytes) / 1e6
+                fputs("\r\u{1B}[Kreading: \(files) file\(files == 1 ? "" : "s"), \(Fmt.decimal(mb, 1)) MB, \(Fmt.decimal(mb / secs, 0)) MB/s", stderr)
+            }
+        }
         let report = analyzer.analyze(paths)
+        if showProgress { fputs("\r\u{1B}[K", stderr) }
+        for (path, text) in [(html, { HTMLReport.render(report) }), (perfetto, { PerfettoReport.render(report) })] as [(String?, () -> String)] {
+            guard let path else { continue }
+            guard let f = fopen(path, "w") else {
+                fputs("castscope: error: \(path): cannot write: \(String(cString: strerror(errno)))\n", stderr)
+                Glibc.exit(2)
+            }
+            fputs(text(), f)
+            fclose(f)
+        }
         let output: String
         if json {
             output = JSONReport.render(report)
+        } else if markdown {
+            output = MarkdownReport.render(report)
         } else {
             let color = !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
             output = TextReport(color: color).render(report)
@@ -163,6 +257,7 @@ struct Analyze: ParsableCommand {
         fputs(output, stdout)
         fflush(stdout)
         for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
+        if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(3) }
         if !report.errors.isEmpty { Glibc.exit(1) }
     }
 }

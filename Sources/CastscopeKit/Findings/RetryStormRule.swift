@@ -9,7 +9,9 @@ struct RetryStormRule: FindingRule {
             guard let first = s.attempts.first, let t0 = first.time else { return nil }
             let endT = s.connectedAt ?? s.attempts.last?.time ?? t0
             let span = endT - t0
-            guard s.attempts.count > t.retryStormAttempts || Double(span) / 1e6 > t.retryStormSeconds else { return nil }
+            // One slow attempt is not a storm (slow-start covers it).
+            guard s.attempts.count > t.retryStormAttempts || (s.attempts.count > 1 && Double(span) / 1e6 > t.retryStormSeconds)
+            else { return nil }
             var m = "\(s.attempts.count) connect attempts over \(Fmt.duration(span))"
             if let c = s.attemptCadence { m += " (every \(Fmt.duration(c.median)))" }
             m += s.connectedAt == nil ? " without ever connecting" : " before connecting"

@@ -45,8 +45,9 @@ public struct ClockEstimate: Sendable {
 public struct RelayJoiner {
     /// How far paired differences may disagree and still describe one offset.
     public var tolerance: Int64 = 1_000_000
-    /// Offsets beyond this are not considered (a phone and a server a day apart is a date bug).
-    public var maxOffset: Int64 = 12 * 3_600_000_000
+    /// Offsets beyond this are not considered: phone and server clocks differ by seconds, at
+    /// times minutes (`--clock-offset` covers anything larger).
+    public var maxOffset: Int64 = 15 * 60_000_000
 
     public init() {}
 
