@@ -50,6 +50,7 @@ public final class Analyzer {
     public let options: AnalyzeOptions
     let matcher: EventMatcher
     let detector: FormatDetector
+    let prefilter: Prefilter
     /// Called now and then while reading: files finished, bytes read so far (for a progress line).
     public var progress: ((Int, UInt64) -> Void)?
 
@@ -62,6 +63,7 @@ public final class Analyzer {
         self.options = options
         matcher = EventMatcher(vocabularies: registry.vocabularies)
         detector = FormatDetector(formats: registry.formats)
+        prefilter = Prefilter(anchors: matcher.anchors)
     }
 
     /// Per-file facts the time resolution needs.
@@ -121,7 +123,7 @@ public final class Analyzer {
                 summary.format = format.name
                 let lines = LineReader(source: PrefixedSource(prefix: head, rest: source), path: path,
                                        maxLineLength: self.options.maxLineLength)
-                let reader = RecordReader(format: format, lines: lines, filter: self.options.filter)
+                let reader = RecordReader(format: format, lines: lines, filter: self.options.filter, prefilter: self.prefilter)
                 do {
                     try reader.run { rec in
                         if firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {

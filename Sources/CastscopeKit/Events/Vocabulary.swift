@@ -94,7 +94,11 @@ public struct EventMatcher: Sendable {
     }
 
     public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
-        for rule in rules {
+        for index in rules.indices {
+            // Cheap first: the rule's literal anchor must be in the message.
+            let anchor = rules[index].pattern.anchor
+            if !anchor.isEmpty, findBytes(message, anchor, from: 0) == nil { continue }
+            let rule = rules[index]
             if let c = rule.category, c != category { continue }
             var m = PatternMatch(slots: rule.pattern.names.count)
             let ok = rule.anchored ? rule.pattern.match(message, into: &m) : rule.pattern.search(message, into: &m)

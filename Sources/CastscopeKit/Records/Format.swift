@@ -78,6 +78,7 @@ public struct LogFormat: Sendable {
     /// A journald rendering whose entries carry fields: journalctl filters apply to it.
     public var isJournal: Bool
     public var samples: [Sample]
+    let startProbe: RecordStartProbe
     /// Where the definition came from (built-in or a user file).
     public var origin: String
 
@@ -151,6 +152,7 @@ public struct LogFormat: Sendable {
         }
         if samples.isEmpty { throw fail("no samples: every format carries sample lines that a test runs") }
         self.samples = samples
+        startProbe = RecordStartProbe(patterns.first)
     }
 }
 
@@ -234,5 +236,53 @@ extension LogFormat {
             i += 1
         }
         return nil
+    }
+}
+
+/// A cheap test of whether a line starts a record, from the first element of the format's
+/// first pattern: used for lines the prefilter already knows are irrelevant, which need no
+/// parsing beyond "does this end the previous record".
+enum RecordStartProbe: Sendable {
+    case isoDate, bsdDate, clock, wordThenTab, literal([UInt8]), unknown
+
+    init(_ pattern: Pattern?) {
+        guard let pattern else { self = .unknown; return }
+        switch pattern.ops.first {
+        case .field(_, let type)?:
+            switch type {
+            case .iso, .isotz, .isolocal: self = .isoDate
+            case .bsd: self = .bsdDate
+            case .clock: self = .clock
+            case .word:
+                if pattern.ops.count > 1, case .literal(let l) = pattern.ops[1], l.first == 0x09 { self = .wordThenTab } else {
+                    self = .unknown
+                }
+            default: self = .unknown
+            }
+        case .literal(let l)?: self = .literal(l)
+        default: self = .unknown
+        }
+    }
+
+    /// nil when it cannot tell cheaply.
+    func test(_ p: UnsafeRawBufferPointer) -> Bool? {
+        switch self {
+        case .isoDate:
+            return p.count > 10 && isDigit(p[0]) && isDigit(p[1]) && isDigit(p[2]) && isDigit(p[3]) && p[4] == UInt8(ascii: "-")
+                && isDigit(p[5]) && p[7] == UInt8(ascii: "-")
+        case .bsdDate:
+            return p.count > 15 && p[0] >= UInt8(ascii: "A") && p[0] <= UInt8(ascii: "Z") && p[3] == 0x20 && p[6] == 0x20
+                && p[9] == UInt8(ascii: ":")
+        case .clock:
+            return p.count > 8 && isDigit(p[0]) && isDigit(p[1]) && p[2] == UInt8(ascii: ":")
+        case .wordThenTab:
+            guard let first = p.first, first != 0x09, first != 0x20 else { return false }
+            for k in 1..<min(p.count, 16) where p[k] == 0x09 { return true }
+            return false
+        case .literal(let l):
+            return p.count >= l.count && p.starts(with: l)
+        case .unknown:
+            return nil
+        }
     }
 }

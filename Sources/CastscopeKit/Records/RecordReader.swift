@@ -40,9 +40,15 @@ public final class RecordReader {
     private let filter: JournalFilter
     private let filterKeys: [[UInt8]]
 
-    public init(format: LogFormat, lines: LineReader, filter: JournalFilter = JournalFilter()) {
+    /// Lines the prefilter rejects are never parsed (only counted, and closing the record before).
+    private let prefilter: Prefilter?
+    /// The record being built is one the prefilter rejected: its continuation lines are skipped.
+    private var pendingIrrelevant = false
+
+    public init(format: LogFormat, lines: LineReader, filter: JournalFilter = JournalFilter(), prefilter: Prefilter? = nil) {
         self.format = format
         self.lines = lines
+        self.prefilter = prefilter?.isUseful == true ? prefilter : nil
         self.filter = format.isJournal ? filter : JournalFilter()
         filterKeys = self.filter.groups.map { Array($0.0.utf8) }
         matches = format.patterns.map { PatternMatch(slots: $0.names.count) }
@@ -102,7 +108,9 @@ public final class RecordReader {
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
+            if let prefilter, stats.records > 0, !prefilter.mayMatch(line), try irrelevant(line, sink) { continue }
             if isSkippable(line) { stats.skipped += 1; continue }
+            pendingIrrelevant = false
             if format.kind == .plain {
                 try emitPending(sink)
                 pending.reset(line: lines.lineNumber)
@@ -132,6 +140,35 @@ public final class RecordReader {
             try sink(&rec)
         }
         waiting = []
+    }
+
+    /// A line the prefilter rejected: no recognized message can be in it. Returns false when
+    /// it must be parsed anyway (an Xcode timestamp that print() lines after it will need, or
+    /// a line the format cannot classify cheaply).
+    private func irrelevant(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws -> Bool {
+        if format.kind == .plain {
+            stats.records += 1
+            return true
+        }
+        guard let starts = format.startProbe.test(line) else { return false }
+        if starts {
+            if format.continuation == .print { return false }
+            try emitPending(sink)
+            pendingIrrelevant = true
+            stats.records += 1
+            return true
+        }
+        switch format.continuation {
+        case .print:
+            stats.records += 1  // a print() line with nothing recognizable
+            return true
+        case .none:
+            return false
+        default:
+            if hasPending && !pendingIrrelevant { return false }  // continues a record that matters
+            if pendingIrrelevant { return true }
+            return false
+        }
     }
 
     /// One text line (or one piece of a collapsed line) of a `lines` format.
@@ -242,6 +279,10 @@ public final class RecordReader {
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
+            if let prefilter, stats.records > 0, !prefilter.mayMatch(line), line.first == UInt8(ascii: "{") {
+                stats.records += 1
+                continue
+            }
             if isSkippable(line) { stats.skipped += 1; continue }
             if let p = unwrap(line) {
                 try object(p, sink)
@@ -456,9 +497,20 @@ public final class RecordReader {
 // MARK: UTF-8
 
 func isASCII(_ p: UnsafeRawBufferPointer) -> Bool {
-    var acc: UInt8 = 0
-    for b in p { acc |= b }
-    return acc < 0x80
+    guard let base = p.baseAddress else { return true }
+    let n = p.count
+    var i = 0
+    var acc: UInt64 = 0
+    while i &+ 8 <= n {
+        acc |= base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        i &+= 8
+    }
+    var tail: UInt8 = 0
+    while i < n {
+        tail |= base.load(fromByteOffset: i, as: UInt8.self)
+        i &+= 1
+    }
+    return acc & 0x8080_8080_8080_8080 == 0 && tail < 0x80
 }
 
 func isValidUTF8(_ p: UnsafeRawBufferPointer) -> Bool {
