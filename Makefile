@@ -6,7 +6,7 @@ SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
-.PHONY: all deps build release run test expected samples journals generate clean
+.PHONY: all deps build release run test expected samples journals generate bench clean
 
 all: build
 
@@ -51,6 +51,10 @@ expected: build journals ## refresh each sample's expected report (review the di
 	  .build/debug/castscope analyze --json samples/$$s > samples/$$s/.expected.json || true; \
 	  echo "wrote samples/$$s/.expected.json"; \
 	done
+
+bench: release ## speed and memory against grep, zcat, journalctl, lnav (BENCH_SIZE=2048 for 2 GB)
+	@command -v lnav >/dev/null || (DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq lnav >/dev/null)
+	python3 scripts/bench.py
 
 clean:
 	rm -rf .build

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+
 /// Options of one analysis.
 public struct AnalyzeOptions: Sendable {
     /// Read every file with this format instead of detecting one.
@@ -53,6 +60,9 @@ public final class Analyzer {
     let prefilter: Prefilter
     /// Called now and then while reading: files finished, bytes read so far (for a progress line).
     public var progress: ((Int, UInt64) -> Void)?
+    /// Text files on disk at least this big are read in `parallelism` ranges at once.
+    public var parallelThreshold: UInt64 = 32 << 20
+    public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
         if let name = options.forcedFormat, registry.format(named: name) == nil {
@@ -90,70 +100,91 @@ public final class Analyzer {
             order += 1
             events.append(e)
         }
-        var walker = BundleWalker(
-            visit: { path, source in
-                let fileIndex = report.inputs.count
-                var summary = InputSummary(path: path)
-                let first = events.count
-                var firstComplete: ParsedTime?
-                defer {
-                    summary.events = events.count - first
-                    report.inputs.append(summary)
-                    files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
-                                           family: summary.format?.hasPrefix("journal") == true ? "journal" : "apple"))
+        /// Adds what the readers of one file found (one reader, or one per range in order).
+        func absorb(_ parts: [TextResult], path: String, format: LogFormat, fileIndex: Int) {
+            var summary = InputSummary(path: path)
+            summary.format = format.name
+            let first = events.count
+            var lineOffset = 0
+            var firstComplete: ParsedTime?
+            for part in parts {
+                firstComplete = firstComplete ?? part.firstComplete
+                for var e in part.events {
+                    order += 1
+                    e.order = order
+                    e.source.line += lineOffset
+                    e.fileIndex = fileIndex
+                    events.append(e)
                 }
-                let head = try readUpTo(64 * 1024, from: source)
-                let format: LogFormat
-                if let forced = self.options.forcedFormat {
-                    format = self.registry.format(named: forced)!
-                } else {
-                    guard let detected = head.withUnsafeBytes({ self.detector.detect(head: $0) }) else {
-                        summary.errors.append("no format recognized")
-                        return
-                    }
-                    format = detected.format
-                }
-                // NUL bytes mean a binary file, except in the export format's binary-safe fields.
-                if format.kind != .journalExport, let nul = head.prefix(4096).firstIndex(of: 0) {
-                    let e = InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped")
-                    summary.errors.append(e.message)
-                    report.errors.append(e)
-                    return
-                }
-                summary.format = format.name
-                let lines = LineReader(source: PrefixedSource(prefix: head, rest: source), path: path,
-                                       maxLineLength: self.options.maxLineLength)
-                let reader = RecordReader(format: format, lines: lines, filter: self.options.filter, prefilter: self.prefilter)
-                do {
-                    try reader.run { rec in
-                        if firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
-                            firstComplete = t
-                        }
-                        recognize(&rec, path, fileIndex)
-                        recordCount += 1
-                        if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone + lines.consumedOffset) }
-                    }
-                } catch let e as InputError {
-                    summary.errors.append(e.description)
-                    report.errors.append(e)
-                }
-                summary.stats = reader.stats
-                bytesDone += lines.consumedOffset
-                progress?(report.inputs.count + 1, bytesDone)
-                for p in reader.problems {
+                let st = part.stats
+                summary.stats.lines += st.lines
+                summary.stats.records += st.records
+                summary.stats.unparsed += st.unparsed
+                summary.stats.skipped += st.skipped
+                summary.stats.inferredTimes += st.inferredTimes
+                summary.stats.swappedDayMonth += st.swappedDayMonth
+                summary.stats.invalidUTF8Lines += st.invalidUTF8Lines
+                for l in st.firstUnparsed where summary.stats.firstUnparsed.count < 5 { summary.stats.firstUnparsed.append(l + lineOffset) }
+                if summary.stats.firstInvalidUTF8 == nil, let l = st.firstInvalidUTF8 { summary.stats.firstInvalidUTF8 = l + lineOffset }
+                for var p in part.problems {
+                    p.line = p.line.map { $0 + lineOffset }
                     summary.errors.append(p.description)
                     report.errors.append(p)
                 }
-                if let line = reader.stats.firstInvalidUTF8 {
-                    let n = reader.stats.invalidUTF8Lines
-                    let e = InputError(path: path, line: line,
-                                       "invalid UTF-8 (\(n) line\(n == 1 ? "" : "s") in this file; bytes replaced with U+FFFD)")
-                    summary.errors.append(e.description)
-                    report.errors.append(e)
+                lineOffset += part.lineCount
+                bytesDone += part.consumed
+            }
+            if let line = summary.stats.firstInvalidUTF8 {
+                let n = summary.stats.invalidUTF8Lines
+                let e = InputError(path: path, line: line,
+                                   "invalid UTF-8 (\(n) line\(n == 1 ? "" : "s") in this file; bytes replaced with U+FFFD)")
+                summary.errors.append(e.description)
+                report.errors.append(e)
+            }
+            if summary.stats.swappedDayMonth > 0 {
+                summary.notes.append("\(summary.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
+            }
+            summary.events = events.count - first
+            report.inputs.append(summary)
+            files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
+                                   family: format.name.hasPrefix("journal") ? "journal" : "apple"))
+            progress?(report.inputs.count, bytesDone)
+        }
+
+        /// The format of a file from its first bytes, or an error already recorded.
+        func formatOf(_ head: [UInt8], path: String, fileIndex: Int) -> LogFormat? {
+            let format: LogFormat
+            if let forced = self.options.forcedFormat {
+                format = self.registry.format(named: forced)!
+            } else {
+                guard let detected = head.withUnsafeBytes({ self.detector.detect(head: $0) }) else { return nil }
+                format = detected.format
+            }
+            // NUL bytes mean a binary file, except in the export format's binary-safe fields.
+            if format.kind != .journalExport, let nul = head.prefix(4096).firstIndex(of: 0) {
+                let e = InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped")
+                var summary = InputSummary(path: path)
+                summary.errors.append(e.message)
+                report.errors.append(e)
+                report.inputs.append(summary)
+                files.append(FileTimes(firstComplete: nil, eventRange: events.count..<events.count))
+                return nil
+            }
+            return format
+        }
+
+        let context = ReadContext(factory: factory, prefilter: prefilter, filter: options.filter,
+                                  maxLineLength: options.maxLineLength)
+        var walker = BundleWalker(
+            visit: { path, source in
+                let fileIndex = report.inputs.count
+                let head = try readUpTo(64 * 1024, from: source)
+                guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return }
+                let result = context.read(PrefixedSource(prefix: head, rest: source), path: path, format: format) {
+                    recordCount += 1
+                    if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
-                if reader.stats.swappedDayMonth > 0 {
-                    summary.notes.append("\(reader.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
-                }
+                absorb([result], path: path, format: format, fileIndex: fileIndex)
             },
             report: { error in
                 report.errors.append(error)
@@ -166,6 +197,28 @@ public final class Analyzer {
                     files.append(FileTimes(firstComplete: nil, eventRange: events.count..<events.count))
                 }
             })
+        // Big text files on disk are read as parallel ranges split at record starts.
+        walker.visitFile = { path, diskPath in
+            guard let size = fileSize(diskPath), size >= self.parallelThreshold, self.parallelism > 1 else { return false }
+            let head = try readUpTo(64 * 1024, from: RangeFileSource(path: diskPath, from: 0, to: min(size, 64 * 1024)))
+            let fileIndex = report.inputs.count
+            guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
+            let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: self.parallelism)
+            guard ranges.count > 1 else { return false }
+            let results = ResultSlots(count: ranges.count)
+            DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
+                do {
+                    let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
+                    results.set(k, context.read(source, path: path, format: format, onRecord: nil))
+                } catch let e as InputError {
+                    var r = TextResult()
+                    r.problems = [e]
+                    results.set(k, r)
+                } catch {}
+            }
+            absorb(results.all, path: path, format: format, fileIndex: fileIndex)
+            return true
+        }
         walker.journal = { display, diskPath, source in
             let fileIndex = report.inputs.count
             var summary = InputSummary(path: display)
@@ -315,5 +368,111 @@ extension Int64 {
     func floorDiv(_ d: Int64) -> Int64 {
         let q = self / d
         return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
+    }
+}
+
+/// What one reader (a whole file, or one range of a big one) found.
+struct TextResult: Sendable {
+    var events: [Event] = []
+    var stats = ReadStats()
+    var problems: [InputError] = []
+    var firstComplete: ParsedTime?
+    /// Lines read, to number the lines of the next range.
+    var lineCount = 0
+    var consumed: UInt64 = 0
+}
+
+/// Results of parallel readers, written once per slot.
+final class ResultSlots: @unchecked Sendable {
+    private var slots: [TextResult]
+    private let lock = NSLockLite()
+    init(count: Int) { slots = Array(repeating: TextResult(), count: count) }
+    func set(_ k: Int, _ r: TextResult) { lock.locked { slots[k] = r } }
+    var all: [TextResult] { lock.locked { slots } }
+}
+
+/// A pthread mutex (the library does not use Foundation).
+final class NSLockLite: @unchecked Sendable {
+    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(m, nil) }
+    deinit { pthread_mutex_destroy(m); m.deallocate() }
+    func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(m)
+        defer { pthread_mutex_unlock(m) }
+        return body()
+    }
+}
+
+/// Everything a text reader needs, shareable between threads (all read-only).
+struct ReadContext: Sendable {
+    let factory: EventFactory
+    let prefilter: Prefilter
+    let filter: JournalFilter
+    let maxLineLength: Int
+
+    /// Reads a text stream with `format`, turning recognized records into events.
+    func read(_ source: ByteSource, path: String, format: LogFormat, onRecord: (() -> Void)?) -> TextResult {
+        var result = TextResult()
+        let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
+        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: prefilter)
+        var order = 0
+        do {
+            try reader.run { rec in
+                if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
+                    result.firstComplete = t
+                }
+                if let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: 0) {
+                    order += 1
+                    result.events.append(e)
+                }
+                onRecord?()
+            }
+        } catch let e as InputError {
+            result.problems.append(e)
+        } catch {
+            result.problems.append(InputError(path: path, "\(error)"))
+        }
+        result.stats = reader.stats
+        result.problems.append(contentsOf: reader.problems)
+        result.lineCount = lines.lineNumber
+        result.consumed = lines.consumedOffset
+        return result
+    }
+
+    /// Byte ranges of a file that start at record starts, so that each can be read on its own
+    /// (no record spans two). Formats whose lines depend on earlier ones (Xcode print() lines,
+    /// JSON arrays, export entries) are not split.
+    func splitPoints(_ path: String, size: UInt64, format: LogFormat, parts: Int) throws -> [Range<UInt64>] {
+        let splittable: Bool
+        switch format.kind {
+        case .plain, .jsonLines: splittable = true
+        case .lines:
+            if case .unknown = format.startProbe { splittable = false } else { splittable = format.continuation != .print }
+        default: splittable = false
+        }
+        guard splittable, parts > 1 else { return [0..<size] }
+        var bounds: [UInt64] = [0]
+        for k in 1..<parts {
+            let target = size * UInt64(k) / UInt64(parts)
+            let window = try readUpTo(256 * 1024, from: RangeFileSource(path: path, from: target, to: min(size, target + 256 * 1024)))
+            // The first line start after `target` that starts a record.
+            var i = window.firstIndex(of: 0x0A).map { $0 + 1 }
+            var found: UInt64?
+            while let start = i, start < window.count {
+                let end = window[start...].firstIndex(of: 0x0A) ?? window.count
+                let starts = window[start..<end].withUnsafeBytes { line -> Bool in
+                    switch format.kind {
+                    case .plain: return true
+                    case .jsonLines: return line.first == UInt8(ascii: "{")
+                    default: return format.startProbe.test(line) ?? false
+                    }
+                }
+                if starts { found = target + UInt64(start); break }
+                i = end < window.count ? end + 1 : nil
+            }
+            if let f = found, f > bounds.last! { bounds.append(f) }
+        }
+        bounds.append(size)
+        return zip(bounds, bounds.dropFirst()).map { $0..<$1 }
     }
 }

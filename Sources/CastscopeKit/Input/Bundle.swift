@@ -27,6 +27,9 @@ func sniff(_ head: [UInt8]) -> ContentKind {
 public struct BundleWalker {
     public var maxNesting = 8
     public var visit: (String, ByteSource) throws -> Void
+    /// Text files on disk (not members, not stdin), offered first: return true when handled
+    /// (the analyzer reads big files in parallel ranges).
+    public var visitFile: ((String, String) throws -> Bool)?
     public var report: (InputError) -> Void
     /// Binary journal files, handed over for sd-journal reading: the display path, the path on
     /// disk when the file is one (not an archive member or stdin), and the stream.
@@ -119,6 +122,7 @@ public struct BundleWalker {
                     report(InputError(path: path, "binary journal file: not read by this build"))
                 }
             case .text:
+                if let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 try visit(path, replay)
             }
         } catch let e as InputError {

@@ -138,3 +138,47 @@ public final class MemorySource: ByteSource {
         return n
     }
 }
+
+/// A byte range of a file on disk, read with pread(2): lets one big file be parsed in parallel.
+public final class RangeFileSource: ByteSource {
+    private let fd: Int32
+    private var position: UInt64
+    private let end: UInt64
+    private let start: UInt64
+    public let path: String
+
+    public init(path: String, from: UInt64, to: UInt64) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
+        self.fd = fd
+        self.path = path
+        start = from
+        position = from
+        end = to
+    }
+
+    deinit { close(fd) }
+
+    public var consumedOffset: UInt64 { position - start }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let want = Int(min(UInt64(buffer.count), end - position))
+        guard want > 0 else { return 0 }
+        while true {
+            let n = pread(fd, buffer.baseAddress!, want, off_t(position))
+            if n >= 0 {
+                position += UInt64(n)
+                return n
+            }
+            if errno == EINTR { continue }
+            throw InputError(path: path, offset: position, "read failed: \(errnoText())")
+        }
+    }
+}
+
+/// The size of a regular file, or nil.
+func fileSize(_ path: String) -> UInt64? {
+    var st = stat()
+    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return UInt64(st.st_size)
+}

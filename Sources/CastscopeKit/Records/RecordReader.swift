@@ -146,6 +146,10 @@ public final class RecordReader {
     /// it must be parsed anyway (an Xcode timestamp that print() lines after it will need, or
     /// a line the format cannot classify cheaply).
     private func irrelevant(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws -> Bool {
+        if isSkippable(line) {
+            stats.skipped += 1
+            return true
+        }
         if format.kind == .plain {
             stats.records += 1
             return true
@@ -279,8 +283,8 @@ public final class RecordReader {
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
-            if let prefilter, stats.records > 0, !prefilter.mayMatch(line), line.first == UInt8(ascii: "{") {
-                stats.records += 1
+            if let prefilter, stats.records > 0, line.first == UInt8(ascii: "{"), !prefilter.mayMatch(line) {
+                stats.records += 1  // cannot hold a recognized message: not parsed
                 continue
             }
             if isSkippable(line) { stats.skipped += 1; continue }

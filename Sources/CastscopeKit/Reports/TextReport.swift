@@ -203,7 +203,8 @@ public struct TextReport {
 
 extension String {
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        guard contains(target) else { return self }
+        // Fast path on bytes: most messages hold no occurrence.
+        if let first = target.utf8.first, !utf8.contains(first) { return self }
         return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

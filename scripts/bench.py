@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""`make bench`: castscope against the tools a user would otherwise run, measured in the same
+run on this machine, alternately, several times; prints medians, ratios and peak RSS.
+
+Inputs are generated (BENCH_SIZE MB of noisy `log show`, default 256; its gzip; a relay
+journal of BENCH_ENTRIES entries built with systemd-journal-remote, default 1,000,000).
+No assertion fails a build: the targets are printed with PASS/MISS next to the measurements.
+"""
+import os, shutil, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, ".build/release/castscope")
+SIZE = int(os.environ.get("BENCH_SIZE", "256"))
+ENTRIES = int(os.environ.get("BENCH_ENTRIES", "1000000"))
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+WORK = os.environ.get("BENCH_DIR", os.path.join(tempfile.gettempdir(), "castscope-bench"))
+JR = "/lib/systemd/systemd-journal-remote"
+
+
+def run(cmd, stdin=None):
+    """Wall seconds and peak RSS (KB) of one run, output discarded."""
+    t = tempfile.NamedTemporaryFile(delete=False)
+    t.close()
+    full = ["/usr/bin/time", "-f", "%M", "-o", t.name] + cmd
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as null:
+        subprocess.run(full, stdout=null, stderr=null, stdin=stdin, check=False)
+    wall = time.perf_counter() - start
+    rss = int(open(t.name).read().strip().splitlines()[-1])
+    os.unlink(t.name)
+    return wall, rss
+
+
+def shell(cmd):
+    return ["sh", "-c", cmd]
+
+
+def bench(pairs):
+    """Runs each (name, cmd) alternately RUNS times; returns name -> (median s, max RSS KB)."""
+    times = {n: [] for n, _ in pairs}
+    rss = {n: 0 for n, _ in pairs}
+    for _ in range(RUNS):
+        for name, cmd in pairs:
+            w, r = run(cmd)
+            times[name].append(w)
+            rss[name] = max(rss[name], r)
+    return {n: (statistics.median(times[n]), rss[n]) for n in times}
+
+
+def gen_inputs():
+    os.makedirs(WORK, exist_ok=True)
+    log = os.path.join(WORK, f"noisy-{SIZE}.log")
+    if not os.path.exists(log):
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/make-bench-input.py"), log, str(SIZE)], check=True,
+                       stdout=subprocess.DEVNULL)
+    gz = log + ".gz"
+    if not os.path.exists(gz):
+        subprocess.run(shell(f"gzip -c {log} > {gz}"), check=True)
+    journal = os.path.join(WORK, f"relay-{ENTRIES}.journal")
+    if not os.path.exists(journal) and os.path.exists(JR):
+        sid = "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69"
+        p = subprocess.Popen([JR, "--output=" + journal, "-"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=dict(os.environ, SYSTEMD_JOURNAL_COMPACT="0"))
+        t0 = 1773306904000000
+        buf = []
+        for i in range(ENTRIES):
+            if i % 20 == 0:
+                msg = f"MESSAGE=session {sid} stats frames=10 bytes=281133 fps=10.0 dropped=0"
+            else:
+                msg = f"MESSAGE=worker {i % 7} heartbeat ok queue=0 latency_ms={i % 13}"
+            buf.append(f"__REALTIME_TIMESTAMP={t0 + i * 1000}\n_PID=811\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\n"
+                       f"_SYSTEMD_UNIT=broadcast-relay.service\nPRIORITY=6\n{msg}\n\n")
+            if len(buf) == 10000:
+                p.stdin.write("".join(buf).encode())
+                buf = []
+        p.stdin.write("".join(buf).encode())
+        p.stdin.close()
+        p.wait()
+    return log, gz, journal
+
+
+def line(label, ours, theirs, target, better_is_lower=True):
+    ratio = theirs / ours if ours > 0 else float("inf")
+    ok = ratio >= target
+    return f"  {label:<58} {ours:7.3f} s vs {theirs:7.3f} s  ratio {ratio:5.2f} (target >= {target:g})  {'PASS' if ok else 'MISS'}"
+
+
+def main():
+    if not os.path.exists(BIN):
+        sys.exit("build first: make release")
+    log, gz, journal = gen_inputs()
+    size_mb = os.path.getsize(log) / 1e6
+    print(f"machine: {os.cpu_count()} cores; {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}")
+    print(f"inputs: {log} ({size_mb:.0f} MB), its gzip ({os.path.getsize(gz) / 1e6:.0f} MB), {journal} ({ENTRIES} entries); {RUNS} runs each, medians\n")
+    # Warm the page cache.
+    for f in (log, gz):
+        subprocess.run(["cat", f], stdout=subprocess.DEVNULL)
+
+    r = bench([("castscope", [BIN, "analyze", "--no-color", log]),
+               ("grep", shell(f"grep -F -e JitsiMeetSDK -e '[SBCBroadcast]' {log} > /dev/null"))]
+              + ([("lnav", ["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", log])] if shutil.which("lnav") else []))
+    c, g = r["castscope"][0], r["grep"][0]
+    print("noisy text")
+    print(f"  castscope analyze: {c:.3f} s = {size_mb / c:.0f} MB/s, peak RSS {r['castscope'][1] / 1024:.0f} MB")
+    print(f"  grep -F:           {g:.3f} s = {size_mb / g:.0f} MB/s")
+    print(line("castscope within 1.5x of grep -F (grep/castscope >= 0.667)", c, g, 1 / 1.5))
+    print(f"  castscope >= 1.0 GB/s: {size_mb / c / 1000:.2f} GB/s  {'PASS' if size_mb / c >= 1000 else 'MISS'}")
+    if "lnav" in r:
+        print(line("castscope >= 10x faster than lnav 0.11 indexing", c, r["lnav"][0], 10))
+    print()
+
+    r = bench([("castscope", [BIN, "analyze", "--no-color", gz]), ("zcat", shell(f"zcat {gz} > /dev/null"))])
+    print("gzip input")
+    print(line("castscope on .gz within 1.2x of zcat (zcat/castscope >= 0.833)", r["castscope"][0], r["zcat"][0], 1 / 1.2))
+    print(f"  peak RSS {r['castscope'][1] / 1024:.0f} MB\n")
+
+    if os.path.exists(journal):
+        r = bench([("castscope", [BIN, "analyze", "--no-color", journal]),
+                   ("journalctl", shell(f"journalctl --file {journal} -o export > /dev/null"))])
+        print("journal file")
+        print(line("castscope >= 1.5x faster than journalctl -o export", r["castscope"][0], r["journalctl"][0], 1.5))
+        print(f"  peak RSS {r['castscope'][1] / 1024:.0f} MB\n")
+
+    lat = subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-tail.py"), BIN], capture_output=True, text=True)
+    print("tail")
+    print("  " + (lat.stdout.strip() or lat.stderr.strip()))
+
+
+if __name__ == "__main__":
+    main()
