@@ -241,7 +241,8 @@ public final class Analyzer {
                 path = try temporary!.write(source, name: base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal")
             }
             defer { temporary = nil }
-            let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter)
+            let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter,
+                                       prefilter: self.prefilter)
             let result = reader.read(path: path, displayPath: display) { rec in
                 if firstComplete == nil { firstComplete = rec.time }
                 recognize(&rec, display, fileIndex)

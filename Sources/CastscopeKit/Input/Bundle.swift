@@ -110,9 +110,9 @@ public struct BundleWalker {
             }
             switch kind {
             case .gzip:
-                // Inflate with our own zlib stream; the inflated bytes are sniffed again
-                // (text, a tar, a zip or a journal).
-                stream(try GzipSource(input: replay, path: path), path: path, depth: depth + 1)
+                // Inflate with our own zlib stream, on another core, ahead of the parser; the
+                // inflated bytes are sniffed again (text, a tar, a zip or a journal).
+                stream(ReadAheadSource(try GzipSource(input: replay, path: path)), path: path, depth: depth + 1)
             case .zip, .tar:
                 try readArchive(replay, path: path, depth: depth)
             case .journal:

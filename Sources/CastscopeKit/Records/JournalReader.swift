@@ -36,10 +36,13 @@ public struct JournalFilter: Sendable {
 public struct JournalReader {
     public var format: LogFormat
     public var filter: JournalFilter
+    /// Entries whose MESSAGE holds no vocabulary anchor are counted, not read field by field.
+    public var prefilter: Prefilter?
 
-    public init(format: LogFormat, filter: JournalFilter) {
+    public init(format: LogFormat, filter: JournalFilter, prefilter: Prefilter? = nil) {
         self.format = format
         self.filter = filter
+        self.prefilter = prefilter?.isUseful == true ? prefilter : nil
     }
 
     public struct Result {
@@ -72,6 +75,12 @@ public struct JournalReader {
                 result.read += 1
                 result.stats.lines += 1
                 record.reset(line: index)
+                if let prefilter, result.stats.records > 0,
+                    journal.withField("MESSAGE", { $0.map { !prefilter.mayMatch($0) } ?? false })
+                {
+                    result.stats.records += 1
+                    continue
+                }
                 guard fill(&record, from: journal) else {
                     result.stats.skipped += 1
                     if journal.fieldStatus("MESSAGE") != -ENOENT { result.damaged += 1 }

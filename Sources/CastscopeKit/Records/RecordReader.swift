@@ -283,7 +283,10 @@ public final class RecordReader {
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
-            if let prefilter, stats.records > 0, line.first == UInt8(ascii: "{"), !prefilter.mayMatch(line) {
+            // (Apple's closing `{"count":N,"finished":1}` is no record: it takes the slow path.)
+            if let prefilter, stats.records > 0, line.first == UInt8(ascii: "{"), !line.starts(with: #"{"count":"#.utf8),
+                !prefilter.mayMatch(line)
+            {
                 stats.records += 1  // cannot hold a recognized message: not parsed
                 continue
             }
