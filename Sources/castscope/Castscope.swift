@@ -50,6 +50,14 @@ struct ParserOptions: ParsableArguments {
         }
         return r
     }
+
+    /// The registry, or a one-line error and exit 2 (a broken definition is a usage error).
+    func registryOrExit() -> ParserRegistry {
+        do { return try registry() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(2)
+        }
+    }
 }
 
 enum ProcessInfoLite {
@@ -201,11 +209,7 @@ struct Analyze: ParsableCommand {
     }
 
     func run() throws {
-        let registry: ParserRegistry
-        do { registry = try parsers.registry() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
-            Glibc.exit(2)
-        }
+        let registry = parsers.registryOrExit()
         var options = AnalyzeOptions()
         options.forcedFormat = format
         options.date = date.flatMap(parseDate)
@@ -272,11 +276,7 @@ struct Parsers: ParsableCommand {
     @OptionGroup var parsers: ParserOptions
 
     func run() throws {
-        let registry: ParserRegistry
-        do { registry = try parsers.registry() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
-            Glibc.exit(2)
-        }
+        let registry = parsers.registryOrExit()
         if check {
             let failures = SampleCheck.run(registry)
             for f in failures { print("castscope: error: \(f)") }

@@ -57,11 +57,7 @@ struct Tail: ParsableCommand {
     }
 
     func run() throws {
-        let registry: ParserRegistry
-        do { registry = try parsers.registry() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
-            Glibc.exit(2)
-        }
+        let registry = parsers.registryOrExit()
         if let format, registry.format(named: format) == nil {
             fputs("castscope: error: --format: unknown format '\(format)'\n", stderr)
             Glibc.exit(2)

@@ -8,8 +8,8 @@ import Darwin
 /// hold a recognized message at all. Every rule's pattern has a literal anchor that must occur
 /// in the message; each anchor is indexed by its rarest four-byte window (rare by a static
 /// estimate of byte frequency in logs), hashed into a 64 Kbit table. A line is scanned four
-/// windows at a time against the table, and only a hit is verified with memcmp. Lines of noisy daemons pass
-/// through at memory speed and are never turned into records.
+/// windows at a time against the table, and only a hit is verified with memcmp. Lines of noisy
+/// daemons pass through without being turned into records.
 public final class Prefilter: @unchecked Sendable {
     private let bitmap: UnsafeMutablePointer<UInt64>
     /// For each hash of a four-byte window: the anchors indexed by it (anchor, window offset, window).

@@ -205,13 +205,8 @@ public final class RecordReader {
             rec.reset(line: lines.lineNumber)
             rec.set(.message, line)
             rec.timeInferred = true
-            if let lastTime {
-                rec.time = lastTime
-                if let lastProcess { rec.set(.process, bytes: lastProcess) }
-                if let lastPid { rec.set(.pid, bytes: lastPid) }
-                stats.records += 1
-                stats.inferredTimes += 1
-                try sink(&rec)
+            if lastTime != nil {
+                try emitInferred(&rec, sink)
             } else {
                 waiting.append(rec)
             }
@@ -228,15 +223,18 @@ public final class RecordReader {
         lastProcess = pending.withBytes(.process) { Array($0) }
         lastPid = pending.withBytes(.pid) { Array($0) }
         guard !waiting.isEmpty else { return }
-        for var rec in waiting {
-            rec.time = lastTime
-            if let lastProcess { rec.set(.process, bytes: lastProcess) }
-            if let lastPid { rec.set(.pid, bytes: lastPid) }
-            stats.records += 1
-            stats.inferredTimes += 1
-            try sink(&rec)
-        }
+        for var rec in waiting { try emitInferred(&rec, sink) }
         waiting = []
+    }
+
+    /// A print() line: the time, process and pid of the nearest timestamped line.
+    private func emitInferred(_ rec: inout RawRecord, _ sink: (inout RawRecord) throws -> Void) throws {
+        rec.time = lastTime
+        if let lastProcess { rec.set(.process, bytes: lastProcess) }
+        if let lastPid { rec.set(.pid, bytes: lastPid) }
+        stats.records += 1
+        stats.inferredTimes += 1
+        try sink(&rec)
     }
 
     // MARK: JSON
