@@ -3,7 +3,7 @@
 struct ConnectRefusedRule: FindingRule {
     let kind = "connect-refused"
 
-    static func refused(_ text: String) -> Bool { text.contains("errno=61") || text.contains("Connection refused") }
+    static func refused(_ text: String) -> Bool { text.hasBytes("errno=61") || text.hasBytes("Connection refused") }
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out: [Finding] = []

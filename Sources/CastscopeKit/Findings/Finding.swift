@@ -139,7 +139,15 @@ extension Session {
     var isENOENT: (ConnectAttempt) -> Bool {
         { a in
             guard let f = a.failure else { return false }
-            return f.contains("socket file missing") || f.hasPrefix("errno=2 ")
+            return f.hasBytes("socket file missing") || f.hasPrefix("errno=2 ")
         }
+    }
+}
+
+extension String {
+    /// Substring search on UTF-8 bytes (memchr + memcmp), without the generic string machinery.
+    func hasBytes(_ needle: String) -> Bool {
+        var copy = self
+        return copy.withUTF8 { findBytes(UnsafeRawBufferPointer($0), Array(needle.utf8), from: 0) != nil }
     }
 }
