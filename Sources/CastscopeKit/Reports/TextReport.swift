@@ -146,7 +146,6 @@ public struct TextReport {
         if s.startInferred { when += dim("  (no broadcastStarted line: starts at its first line)") }
         out += when + "\n"
         out += "   why: \(s.reason)\n"
-        for f in findings { out += findingLines(f) }
         if !s.attempts.isEmpty {
             let failed = s.attempts.filter { $0.failure != nil }
             var c = "   connect: \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
@@ -161,7 +160,9 @@ public struct TextReport {
                 c += ", every \(Fmt.duration(cad.median)) (max \(Fmt.duration(cad.max)))"
             }
             if let at = s.connectedAt, let start = s.start {
-                c += "; connected after \(Fmt.duration(at - start))"
+                // Whole-second logs (idevicesyslog) cannot tell a connection within the second.
+                let coarse = at == start && at % 1_000_000 == 0
+                c += coarse ? "; connected within the same second" : "; connected after \(Fmt.duration(at - start))"
             } else if s.connectedAt == nil {
                 c += "; " + paint("never connected", "31")
             }
@@ -184,6 +185,7 @@ public struct TextReport {
             }
             out += f + "\n"
         }
+        for f in findings { out += findingLines(f) }
         out += "\n"
         for t in Timeline.entries(s.events) {
             let rel: String
