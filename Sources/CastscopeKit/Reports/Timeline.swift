@@ -74,7 +74,13 @@ public enum Timeline {
         let parts = texts.map { text, count, times -> String in
             var s = "\(text) ×\(count)"
             if let a = times.first, let b = times.last, let gap = intervals(times) {
-                s += " over \(Fmt.duration(b - a)), every \(Fmt.duration(gap.median))"
+                s += " over \(Fmt.duration(b - a))"
+                if gap.median > 0 {
+                    s += ", every \(Fmt.duration(gap.median))"
+                } else if b > a {
+                    // Whole-second timestamps: many lines share one; say the rate instead.
+                    s += ", \(Fmt.decimal(Double(times.count - 1) / (Double(b - a) / 1e6), 1))/s"
+                }
             }
             return s
         }
