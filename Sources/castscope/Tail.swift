@@ -135,6 +135,7 @@ final class TailEngine: @unchecked Sendable {
     private var order = 0
     private var statusOnScreen = false
     private(set) var failed = false
+    private let format: LiveReport
 
     init(factory: EventFactory, json: Bool, events: Bool, color: Bool, status: Bool) {
         self.factory = factory
@@ -142,6 +143,7 @@ final class TailEngine: @unchecked Sendable {
         showEvents = events
         self.color = color
         showStatus = status
+        format = LiveReport(json: json, color: color)
     }
 
     static func now() -> Int64 {
@@ -193,16 +195,7 @@ final class TailEngine: @unchecked Sendable {
     func gap(from: Int64?, to: Int64?, _ text: String) {
         lock.lock()
         defer { lock.unlock() }
-        if json {
-            var w = JSONLine()
-            w.add("type", "gap")
-            w.add("from", from.map { Fmt.rfc3339($0, offset: 0) })
-            w.add("to", to.map { Fmt.rfc3339($0, offset: 0) })
-            w.add("message", text)
-            emit(w.text)
-        } else {
-            emit(paint("gap: ", "33;1") + text)
-        }
+        emit(format.gap(from: from, to: to, text))
         fputs("castscope tail: \(text)\n", stderr)
     }
 
@@ -244,129 +237,15 @@ final class TailEngine: @unchecked Sendable {
         statusOnScreen = true
     }
 
-    private func clock(_ t: Int64?, _ offset: Int) -> String {
-        guard let t else { return "--:--:--.---" }
-        let s = Fmt.rfc3339(t, offset: offset)
-        let time = s.split(separator: "T")[1]
-        return String(time.prefix(12))
-    }
-
-    private func printEvent(_ e: Event, cursor: String?) {
-        if json {
-            var w = JSONLine()
-            w.add("type", "event")
-            w.add("time", e.time.map { Fmt.rfc3339($0, offset: e.displayOffset) })
-            w.add("side", e.side.rawValue)
-            w.add("event", e.kind)
-            w.add("message", e.message)
-            w.add("source", e.source.description)
-            w.add("cursor", cursor)
-            emit(w.text)
-        } else {
-            emit("\(clock(e.time, e.displayOffset))  \(paint(e.kind, "2"))  \(e.message)  \(paint(e.source.description, "2"))")
-        }
-    }
-
-    private func sessionLine(_ change: String, _ s: Session, time: Int64?, _ detail: String) {
-        if json {
-            var w = JSONLine()
-            w.add("type", "session")
-            w.add("change", change)
-            w.add("id", s.id)
-            w.add("sdk", s.sdk)
-            w.add("process", s.process)
-            w.add("pid", s.pid.map(String.init))
-            w.add("time", time.map { Fmt.rfc3339($0, offset: s.displayOffset) })
-            if change == "ended" {
-                w.add("outcome", s.outcome.rawValue)
-                w.add("reason", s.reason)
-            }
-            if change == "connected" { w.add("attempts", String(s.attempts.count)) }
-            w.add("detail", detail)
-            emit(w.text)
-            return
-        }
-        let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
-        let tag = change.padded(10)
-        let colour = change == "ended" ? (s.outcome == .completed ? "32" : s.outcome == .stoppedByHost ? "33" : "31") : "1"
-        emit("\(clock(time, s.displayOffset))  \(paint("\(s.id) \(tag)", colour)) \(who)  \(detail)")
-    }
-
-    private func printChange(_ change: LiveSessions.Change) {
-        switch change {
-        case .started(let s):
-            sessionLine("started", s, time: s.start, s.startInferred ? "(no broadcastStarted line)" : "")
-        case .connected(let s):
-            var d = "after \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
-            if let c = s.connectedAt, let st = s.start { d += ", \(Fmt.duration(c - st))" }
-            sessionLine("connected", s, time: s.connectedAt, d)
-        case .stalled(let s, let why):
-            sessionLine("stalled", s, time: s.lastFrameAt, why)
-        case .ended(let s):
-            sessionLine("ended", s, time: s.end, "\(s.outcome.rawValue): \(s.reason)")
-        case .relayAccepted(let r):
-            relayLine("accepted", r, time: r.accepted, "peer=\(r.peer ?? "?") room=\(r.room ?? "?")")
-        case .relayStalled(let r, let e):
-            relayLine("stalled", r, time: e.time, e.message)
-        case .relayClosed(let r):
-            relayLine("closed", r, time: r.closed, "reason=\(r.reason ?? "?")" + (r.frames.map { ", \($0) frames" } ?? ""))
-        }
-    }
-
-    private func relayLine(_ change: String, _ r: RelaySession, time: Int64?, _ detail: String) {
-        if json {
-            var w = JSONLine()
-            w.add("type", "relay")
-            w.add("change", change)
-            w.add("id", r.id)
-            w.add("peer", r.peer)
-            w.add("room", r.room)
-            w.add("time", time.map { Fmt.rfc3339($0, offset: 0) })
-            w.add("reason", r.reason)
-            w.add("frames", r.frames.map(String.init))
-            emit(w.text)
-            return
-        }
-        let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" ? "33" : "1"
-        emit("\(clock(time, 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)")
-    }
+    private func printEvent(_ e: Event, cursor: String?) { emit(format.event(e, cursor: cursor)) }
+    private func printChange(_ change: LiveSessions.Change) { emit(format.change(change)) }
 
     func summary() {
         lock.lock()
         defer { lock.unlock() }
         clearStatus()
-        let sessions = live.sessions
-        if json {
-            var parts: [String] = []
-            for s in sessions {
-                var w = JSONLine()
-                w.add("id", s.id)
-                w.add("state", s.reason.isEmpty ? "open" : "ended")
-                w.add("outcome", s.reason.isEmpty ? nil : s.outcome.rawValue)
-                parts.append(w.text)
-            }
-            emit("{\"type\":\"summary\",\"sessions\":[\(parts.joined(separator: ","))],\"relaySessions\":\(live.relayOrder.count)}")
-        } else {
-            var line = "castscope tail: \(sessions.count) session\(sessions.count == 1 ? "" : "s") seen"
-            if !sessions.isEmpty {
-                line += ": " + sessions.map { "\($0.id) \($0.reason.isEmpty ? "open" : $0.outcome.rawValue)" }.joined(separator: ", ")
-            }
-            line += "; \(live.relayOrder.count) relay session\(live.relayOrder.count == 1 ? "" : "s")"
-            emit(line)
-        }
+        emit(format.summary(live.sessions, relaySessions: live.relayOrder.count))
         fflush(stdout)
     }
 }
 
-/// A JSON object on one line, keys in insertion order.
-struct JSONLine {
-    private var parts: [String] = []
-    mutating func add(_ key: String, _ value: String?) {
-        parts.append(JSONWriter.quote(key) + ":" + (value.map(JSONWriter.quote) ?? "null"))
-    }
-    var text: String { "{" + parts.joined(separator: ",") + "}" }
-}
-
-extension String {
-    fileprivate func padded(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
-}

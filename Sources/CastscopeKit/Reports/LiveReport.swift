@@ -1,0 +1,141 @@
+/// The lines `castscope tail` prints: one per event or session change, as text or as one JSON
+/// object per line. Pure formatting; the command does the printing.
+public struct LiveReport: Sendable {
+    public var json: Bool
+    public var color: Bool
+
+    public init(json: Bool, color: Bool) {
+        self.json = json
+        self.color = color
+    }
+
+    func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+
+    func clock(_ t: Int64?, _ offset: Int) -> String {
+        guard let t else { return "--:--:--.---" }
+        let s = Fmt.rfc3339(t, offset: offset)
+        let time = s.split(separator: "T")[1]
+        return String(time.prefix(12))
+    }
+
+    public func event(_ e: Event, cursor: String?) -> String {
+        if json {
+            var w = JSONLine()
+            w.add("type", "event")
+            w.add("time", e.time.map { Fmt.rfc3339($0, offset: e.displayOffset) })
+            w.add("side", e.side.rawValue)
+            w.add("event", e.kind)
+            w.add("message", e.message)
+            w.add("source", e.source.description)
+            w.add("cursor", cursor)
+            return w.text
+        } else {
+            return "\(clock(e.time, e.displayOffset))  \(paint(e.kind, "2"))  \(e.message)  \(paint(e.source.description, "2"))"
+        }
+    }
+
+    func sessionLine(_ change: String, _ s: Session, time: Int64?, _ detail: String) -> String {
+        if json {
+            var w = JSONLine()
+            w.add("type", "session")
+            w.add("change", change)
+            w.add("id", s.id)
+            w.add("sdk", s.sdk)
+            w.add("process", s.process)
+            w.add("pid", s.pid.map(String.init))
+            w.add("time", time.map { Fmt.rfc3339($0, offset: s.displayOffset) })
+            if change == "ended" {
+                w.add("outcome", s.outcome.rawValue)
+                w.add("reason", s.reason)
+            }
+            if change == "connected" { w.add("attempts", String(s.attempts.count)) }
+            w.add("detail", detail)
+            return w.text
+        }
+        let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
+        let tag = change.padded(10)
+        let colour = change == "ended" ? (s.outcome == .completed ? "32" : s.outcome == .stoppedByHost ? "33" : "31") : "1"
+        return "\(clock(time, s.displayOffset))  \(paint("\(s.id) \(tag)", colour)) \(who)  \(detail)"
+    }
+
+    public func change(_ change: LiveSessions.Change) -> String {
+        switch change {
+        case .started(let s):
+            return sessionLine("started", s, time: s.start, s.startInferred ? "(no broadcastStarted line)" : "")
+        case .connected(let s):
+            var d = "after \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
+            if let c = s.connectedAt, let st = s.start { d += ", \(Fmt.duration(c - st))" }
+            return sessionLine("connected", s, time: s.connectedAt, d)
+        case .stalled(let s, let why):
+            return sessionLine("stalled", s, time: s.lastFrameAt, why)
+        case .ended(let s):
+            return sessionLine("ended", s, time: s.end, "\(s.outcome.rawValue): \(s.reason)")
+        case .relayAccepted(let r):
+            return relayLine("accepted", r, time: r.accepted, "peer=\(r.peer ?? "?") room=\(r.room ?? "?")")
+        case .relayStalled(let r, let e):
+            return relayLine("stalled", r, time: e.time, e.message)
+        case .relayClosed(let r):
+            return relayLine("closed", r, time: r.closed, "reason=\(r.reason ?? "?")" + (r.frames.map { ", \($0) frames" } ?? ""))
+        }
+    }
+
+    func relayLine(_ change: String, _ r: RelaySession, time: Int64?, _ detail: String) -> String {
+        if json {
+            var w = JSONLine()
+            w.add("type", "relay")
+            w.add("change", change)
+            w.add("id", r.id)
+            w.add("peer", r.peer)
+            w.add("room", r.room)
+            w.add("time", time.map { Fmt.rfc3339($0, offset: 0) })
+            w.add("reason", r.reason)
+            w.add("frames", r.frames.map(String.init))
+            return w.text
+        }
+        let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" ? "33" : "1"
+        return "\(clock(time, 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)"
+    }
+
+    public func gap(from: Int64?, to: Int64?, _ text: String) -> String {
+        guard json else { return paint("gap: ", "33;1") + text }
+        var w = JSONLine()
+        w.add("type", "gap")
+        w.add("from", from.map { Fmt.rfc3339($0, offset: 0) })
+        w.add("to", to.map { Fmt.rfc3339($0, offset: 0) })
+        w.add("message", text)
+        return w.text
+    }
+
+    public func summary(_ sessions: [Session], relaySessions: Int) -> String {
+        if json {
+            var parts: [String] = []
+            for s in sessions {
+                var w = JSONLine()
+                w.add("id", s.id)
+                w.add("state", s.reason.isEmpty ? "open" : "ended")
+                w.add("outcome", s.reason.isEmpty ? nil : s.outcome.rawValue)
+                parts.append(w.text)
+            }
+            return "{\"type\":\"summary\",\"sessions\":[\(parts.joined(separator: ","))],\"relaySessions\":\(relaySessions)}"
+        }
+        var line = "castscope tail: \(sessions.count) session\(sessions.count == 1 ? "" : "s") seen"
+        if !sessions.isEmpty {
+            line += ": " + sessions.map { "\($0.id) \($0.reason.isEmpty ? "open" : $0.outcome.rawValue)" }.joined(separator: ", ")
+        }
+        return line + "; \(relaySessions) relay session\(relaySessions == 1 ? "" : "s")"
+    }
+}
+
+/// A JSON object on one line, keys in insertion order.
+public struct JSONLine {
+    private var parts: [String] = []
+    public init() {}
+    public mutating func add(_ key: String, _ value: String?) {
+        parts.append(JSONWriter.quote(key) + ":" + (value.map(JSONWriter.quote) ?? "null"))
+    }
+    public var text: String { "{" + parts.joined(separator: ",") + "}" }
+}
+
+extension String {
+    fileprivate func padded(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+}
