@@ -358,11 +358,7 @@ public final class Analyzer {
 }
 
 func formatDate(_ d: (Int, Int, Int)) -> String {
-    func pad(_ v: Int, _ n: Int) -> String {
-        let s = String(v)
-        return String(repeating: "0", count: max(0, n - s.count)) + s
-    }
-    return "\(pad(d.0, 4))-\(pad(d.1, 2))-\(pad(d.2, 2))"
+    "\(Fmt.pad(d.0, 4))-\(Fmt.pad(d.1, 2))-\(Fmt.pad(d.2, 2))"
 }
 
 extension Int64 {

@@ -51,22 +51,18 @@ public struct Thresholds: Sendable, Equatable {
 
     public init() {}
 
-    /// Name, meaning and default of every threshold (for --help and the config file).
-    public static var catalog: [(key: String, help: String, value: KeyPath<Thresholds, Double>)] { [
-        ("retry-storm-seconds", "connect-retry-storm when connecting takes longer (s)", \.retryStormSeconds),
-        ("socket-missing-seconds", "socket-file-missing when ENOENT lasts this long in a session that connected (s)", \.socketMissingSeconds),
-        ("slow-start-seconds", "slow-start when start → first frame (or connected) is slower (s)", \.slowStartSeconds),
-        ("stall-seconds", "frame-stall when no frames arrive for longer while streaming (s)", \.stallSeconds),
-        ("min-fps", "low-frame-rate below this rate (frames/s)", \.minFps),
-        ("clock-skew-seconds", "clock-skew when relay and phone clocks differ by more (s)", \.clockSkewSeconds),
-    ] }
+    /// The names `set` and the config file take (the command-line options without `--`).
+    public static let names = [
+        "retry-storm-attempts", "retry-storm-seconds", "socket-missing-seconds", "slow-start-seconds", "stall-seconds",
+        "min-fps", "clock-skew-seconds",
+    ]
 
     public enum Error: Swift.Error, CustomStringConvertible {
         case unknown(String)
         case invalid(String, String)
         public var description: String {
             switch self {
-            case .unknown(let k): return "unknown threshold '\(k)' (known: retry-storm-attempts, \(Thresholds.catalog.map(\.key).joined(separator: ", ")))"
+            case .unknown(let k): return "unknown threshold '\(k)' (known: \(Thresholds.names.joined(separator: ", ")))"
             case .invalid(let k, let v): return "threshold '\(k)' needs a non-negative number, got '\(v)'"
             }
         }
