@@ -413,12 +413,13 @@ struct ReadContext: Sendable {
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
         let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: prefilter)
         var order = 0
+        let interner = Interner()
         do {
             try reader.run { rec in
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                     result.firstComplete = t
                 }
-                if let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: 0) {
+                if let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: 0, interner: interner) {
                     order += 1
                     result.events.append(e)
                 }

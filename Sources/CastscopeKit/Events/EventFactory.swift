@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Turns a record into an event when the vocabulary recognizes its message.
 public struct EventFactory: Sendable {
     public let matcher: EventMatcher
@@ -8,11 +14,11 @@ public struct EventFactory: Sendable {
 
     /// The event for `rec`, or nil when no rule matches. Its time is still unresolved
     /// (`parsedTime`); `resolveNow` or the analyzer's bundle-wide resolution sets it.
-    public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int) -> Event? {
+    public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
         guard let hit = rec.withBytes(.message, { matcher.match($0, category: rec.string(.category)) }) ?? nil else {
             return nil
         }
-        var process = rec.string(.process)
+        var process = interner.flatMap { i in rec.withBytes(.process) { i.string($0) } } ?? rec.string(.process)
         if let p = process, p.hasSuffix(")"), let open = p.firstIndex(of: "(") {
             process = String(p[..<open])  // `proc(library)` in idevicesyslog
         }
@@ -21,7 +27,7 @@ public struct EventFactory: Sendable {
         return Event(
             kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
             time: nil, timeInferred: rec.timeInferred, process: process, pid: rec.pid,
-            message: rec.string(.message) ?? "", attrs: attrs,
+            message: interner.flatMap { i in rec.withBytes(.message) { i.string($0) } } ?? rec.string(.message) ?? "", attrs: attrs,
             source: SourceRef(path: path, line: rec.line), order: order,
             parsedTime: rec.time, fileIndex: fileIndex)
     }
@@ -35,5 +41,34 @@ extension Event {
         let (y, m, d) = civilFromDays(Int(local.floorDiv(86_400)))
         time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: defaultOffset)
         displayOffset = t.offset ?? defaultOffset
+    }
+}
+
+/// Shares one `String` between the many events that carry the same text (a frame line logged
+/// thousands of times, the same process name): memory follows distinct texts, not lines.
+/// Bounded: past `capacity` texts it stops remembering new ones.
+public final class Interner {
+    private var table: [Int: [String]] = [:]
+    private var count = 0
+    public let capacity: Int
+
+    public init(capacity: Int = 8192) { self.capacity = capacity }
+
+    public func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        let key = Int(truncatingIfNeeded: h)
+        if let candidates = table[key] {
+            for var c in candidates {
+                let same = c.withUTF8 { u in u.count == bytes.count && (bytes.count == 0 || memcmp(u.baseAddress!, bytes.baseAddress!, bytes.count) == 0) }
+                if same { return c }
+            }
+        }
+        let s = String(decoding: bytes, as: UTF8.self)
+        if count < capacity {
+            table[key, default: []].append(s)
+            count += 1
+        }
+        return s
     }
 }
