@@ -136,12 +136,11 @@ struct ThresholdOptions: ParsableArguments {
     func resolve() throws -> Thresholds {
         var t = Thresholds()
         if let config {
-            guard let f = fopen(config, "r") else { throw ValidationError("\(config): cannot read the config file") }
-            var text = ""
-            var buf = [CChar](repeating: 0, count: 4096)
-            while fgets(&buf, Int32(buf.count), f) != nil { text += String(cString: buf) }
-            fclose(f)
-            do { try t.load(json: text, origin: config) } catch { throw ValidationError("\(config): \(error)") }
+            do { try t.load(file: config) } catch let e as InputError {
+                throw ValidationError("\(e)")
+            } catch {
+                throw ValidationError("\(config): \(error)")
+            }
         }
         if let v = retryStormAttempts { t.retryStormAttempts = v }
         if let v = retryStormSeconds { t.retryStormSeconds = v }

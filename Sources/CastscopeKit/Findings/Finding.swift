@@ -82,6 +82,12 @@ public struct Thresholds: Sendable, Equatable {
         }
     }
 
+    /// Reads a config file from disk (see `load(json:origin:)`).
+    public mutating func load(file path: String) throws {
+        let bytes = try readUpTo(1 << 20, from: FileSource(path: path))
+        try load(json: String(decoding: bytes, as: UTF8.self), origin: path)
+    }
+
     /// A config file: `{"thresholds": {"min-fps": 8, …}}`.
     public mutating func load(json text: String, origin: String) throws {
         let json = try JSONValue.parse(text)
