@@ -114,6 +114,7 @@ public final class Analyzer {
                     e.order = order
                     e.source.line += lineOffset
                     e.fileIndex = fileIndex
+                    if let r = e.repeats, lineOffset != 0 { r.lines = r.lines.map { $0 + Int32(lineOffset) } }
                     events.append(e)
                 }
                 let st = part.stats
@@ -144,7 +145,7 @@ public final class Analyzer {
             if summary.stats.swappedDayMonth > 0 {
                 summary.notes.append("\(summary.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
             }
-            summary.events = events.count - first
+            summary.events = events[first...].reduce(0) { $0 + $1.count }
             report.inputs.append(summary)
             files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
                                    family: format.name.hasPrefix("journal") ? "journal" : "apple"))
@@ -273,7 +274,7 @@ public final class Analyzer {
             }
         }
         events.sort { ($0.time ?? Int64.min, $0.fileIndex, $0.order) < ($1.time ?? Int64.min, $1.fileIndex, $1.order) }
-        report.eventCount = events.count
+        report.eventCount = events.reduce(0) { $0 + $1.count }
         let built = SessionBuilder().build(events.filter { $0.side != .relay })
         report.sessions = built.sessions
         report.unattached = built.unattached
@@ -339,6 +340,18 @@ public final class Analyzer {
                 }
                 events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
                 events[i].displayOffset = t.offset ?? refOffset
+                if let r = events[i].repeats, let head = events[i].time {
+                    // The run's lines keep their spacing; a step back of over 12 h is midnight.
+                    var times = [head]
+                    times.reserveCapacity(r.naive.count)
+                    for k in 1..<max(1, r.naive.count) {
+                        var step = r.naive[k] - r.naive[k - 1]
+                        if step < -43_200_000_000 { step += 86_400_000_000; dayShift += t.hasDate ? 0 : 1 }
+                        times.append(times[k - 1] + step)
+                    }
+                    r.times = times
+                    if !t.hasDate, let last = r.lastSecondOfDay { previousSecond = last }
+                }
             }
         }
     }
@@ -420,8 +433,29 @@ struct ReadContext: Sendable {
                     result.firstComplete = t
                 }
                 if let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: 0, interner: interner) {
-                    order += 1
-                    result.events.append(e)
+                    // Consecutive frame lines of one process become one event (see Repeats).
+                    if e.kind == "frame.sent", let i = result.events.indices.last, result.events[i].kind == e.kind,
+                        result.events[i].message == e.message, result.events[i].pid == e.pid, result.events[i].process == e.process,
+                        (result.events[i].parsedTime == nil) == (e.parsedTime == nil)
+                    {
+                        let head = result.events[i]
+                        let r: Repeats
+                        if let existing = head.repeats {
+                            r = existing
+                        } else {
+                            r = Repeats()
+                            r.naive.append(head.parsedTime?.naive ?? 0)
+                            r.lines.append(Int32(head.source.line))
+                            r.lastSecondOfDay = head.parsedTime?.secondOfDay
+                            result.events[i].repeats = r
+                        }
+                        r.naive.append(e.parsedTime?.naive ?? 0)
+                        r.lines.append(Int32(e.source.line))
+                        r.lastSecondOfDay = e.parsedTime?.secondOfDay
+                    } else {
+                        order += 1
+                        result.events.append(e)
+                    }
                 }
                 onRecord?()
             }

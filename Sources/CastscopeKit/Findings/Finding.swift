@@ -135,7 +135,7 @@ extension Session {
     /// The span the session covers on its own clock.
     var span: ClosedRange<Int64>? {
         guard let s = start else { return nil }
-        return s...max(s, end ?? events.last?.time ?? s)
+        return s...max(s, end ?? events.last?.lastTime ?? s)
     }
 
     var isENOENT: (ConnectAttempt) -> Bool {

@@ -8,11 +8,16 @@ struct FrameStallRule: FindingRule {
         let limit = Int64(t.stallSeconds * 1e6)
         for s in r.sessions {
             guard let span = s.span else { continue }
-            let frames = s.events.filter { $0.kind == "frame.sent" && $0.side == .extension }
-            for (a, b) in zip(frames, frames.dropFirst()) {
-                guard let ta = a.time, let tb = b.time, tb - ta > limit else { continue }
-                out.append(s.finding(kind, .warning, at: ta, "no frames for \(Fmt.duration(tb - ta)) while streaming (device)",
-                                     [a.source, b.source]))
+            var previous: (Int64, SourceRef)?
+            for e in s.events where e.kind == "frame.sent" && e.side == .extension {
+                e.forEachLine { t, source in
+                    guard let t else { return }
+                    if let (ta, sa) = previous, t - ta > limit {
+                        out.append(s.finding(kind, .warning, at: ta, "no frames for \(Fmt.duration(t - ta)) while streaming (device)",
+                                             [sa, source]))
+                    }
+                    previous = (t, source)
+                }
             }
             for e in s.events where e.kind == "relay.stalled" {
                 guard let te = e.time, span.contains(te) else { continue }

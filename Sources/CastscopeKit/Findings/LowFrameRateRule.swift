@@ -10,7 +10,7 @@ struct LowFrameRateRule: FindingRule {
             let frames = s.events.filter { $0.kind == "frame.sent" }
             if s.frames >= 10, let a = s.firstFrameAt, let b = s.lastFrameAt, b > a {
                 fps = Double(s.frames - 1) / (Double(b - a) / 1e6)
-                evidence = [frames.first!.source, frames.last!.source]
+                evidence = [frames.first!.source, frames.last!.lastSource]
             } else if let relay = s.relay, !relay.stats.isEmpty {
                 fps = relay.stats.map(\.fps).reduce(0, +) / Double(relay.stats.count)
                 evidence = [relay.stats.first!.source, relay.stats.last!.source]

@@ -21,7 +21,7 @@ public enum PerfettoReport {
             let tid = i + 1
             let who = [s.id, s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
             events.append(obj([("ph", q("M")), ("name", q("thread_name")), ("pid", "\(device)"), ("tid", "\(tid)"), ("args", obj([("name", q(who))]))]))
-            let end = max(start, s.end ?? s.events.last?.time ?? start)
+            let end = max(start, s.end ?? s.events.last?.lastTime ?? start)
             events.append(obj([("ph", q("X")), ("name", q("\(s.id) \(s.outcome.rawValue)")), ("cat", q("session")), ("pid", "\(device)"),
                                ("tid", "\(tid)"), ("ts", ts(start)), ("dur", "\(end - start)"), ("args", obj([("reason", q(s.reason))]))]))
             let connected = s.connectedAt.map { max(start, $0) }
@@ -39,7 +39,9 @@ public enum PerfettoReport {
             }
             // Frames per second: the device's frame lines per second, else the relay's stats.
             var perSecond: [Int64: Int] = [:]
-            for e in s.events where e.kind == "frame.sent" { if let t = e.time { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
+            for e in s.events where e.kind == "frame.sent" {
+            e.forEachLine { t, _ in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
+        }
             for (sec, n) in perSecond.sorted(by: { $0.key < $1.key }) {
                 events.append(obj([("ph", q("C")), ("name", q("\(s.id) fps (device)")), ("pid", "\(device)"),
                                    ("ts", ts(start + sec * 1_000_000)), ("args", obj([("fps", "\(n)")]))]))

@@ -43,20 +43,23 @@ public enum Timeline {
         var out: [(Int, TimelineEntry)] = []
         for run in runs {
             // Fold only a run that repeats itself; three different lines stay three rows.
-            let repeats = Set(run.map(\.message)).count < run.count || run[0].kind == "relay.stats"
-            if run.count >= minimumRun && repeats {
+            let lines = run.reduce(0) { $0 + $1.count }
+            let repeats = Set(run.map(\.message)).count < lines || run[0].kind == "relay.stats"
+            if lines >= minimumRun && repeats {
                 out.append((run[0].order, fold(run[...])))
             } else {
                 for e in run {
-                    out.append((e.order, TimelineEntry(time: e.time, side: e.side, kind: e.kind, text: e.message, count: 1,
-                                                       first: e.source, last: e.source, timeInferred: e.timeInferred)))
+                    e.forEachLine { t, source in
+                        out.append((e.order, TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
+                                                           first: source, last: source, timeInferred: e.timeInferred)))
+                    }
                 }
             }
         }
         // Back in time order (stable: reading order breaks ties).
         let position = Dictionary(uniqueKeysWithValues: events.enumerated().map { ($1.order, $0) })
-        out.sort { (position[$0.0] ?? 0) < (position[$1.0] ?? 0) }
-        return out.map(\.1)
+        let ranked = out.enumerated().map { (position[$1.0] ?? 0, $0, $1.1) }
+        return ranked.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
     }
 
     static func fold(_ run: ArraySlice<Event>) -> TimelineEntry {
@@ -64,11 +67,14 @@ public enum Timeline {
         // Count each distinct message, in order of first appearance.
         var texts: [(String, Int, [Int64])] = []
         for e in run {
-            if let k = texts.firstIndex(where: { $0.0 == e.message }) {
+            var k = texts.firstIndex(where: { $0.0 == e.message }) ?? -1
+            if k < 0 {
+                texts.append((e.message, 0, []))
+                k = texts.count - 1
+            }
+            e.forEachLine { t, _ in
                 texts[k].1 += 1
-                if let t = e.time { texts[k].2.append(t) }
-            } else {
-                texts.append((e.message, 1, e.time.map { [$0] } ?? []))
+                if let t { texts[k].2.append(t) }
             }
         }
         let parts = texts.map { text, count, times -> String in
@@ -86,7 +92,7 @@ public enum Timeline {
         }
         let first = run.first!
         return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: parts.joined(separator: "; "),
-                             count: run.count, first: first.source, last: run.last!.source,
+                             count: run.reduce(0) { $0 + $1.count }, first: first.source, last: run.last!.lastSource,
                              timeInferred: run.contains(where: \.timeInferred))
     }
 }

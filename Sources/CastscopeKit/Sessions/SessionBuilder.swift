@@ -99,7 +99,7 @@ public struct SessionBuilder {
         var upcoming: Int?
         for (i, s) in sessions.enumerated() {
             guard let start = s.start else { continue }
-            let end = s.end ?? s.events.last?.time ?? start
+            let end = s.end ?? s.events.last?.lastTime ?? start
             if t >= start && t <= end + attachAfterMicros { inside = i }
             if t < start && t >= start - attachBeforeMicros && upcoming == nil { upcoming = i }
         }
@@ -135,7 +135,7 @@ public struct SessionBuilder {
                 end(&s, e, .truncated,
                     "a new broadcastStarted arrived before this session ended", deciding: [e])
                 s.sessions[s.sessions.count - 1].interruptedByNewStart = true
-                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.time
+                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.lastTime
             }
             newSession(e, inferred: false, into: &s)
             s.sessions[s.sessions.count - 1].events.append(e)
@@ -174,9 +174,9 @@ public struct SessionBuilder {
             if session.connectedAt == nil { s.sessions[i].connectedAt = e.time }
             if s.phase == .connecting { s.phase = .connected }
         case "frame.sent":
-            s.sessions[i].frames += 1
+            s.sessions[i].frames += e.count
             if session.firstFrameAt == nil { s.sessions[i].firstFrameAt = e.time }
-            s.sessions[i].lastFrameAt = e.time
+            s.sessions[i].lastFrameAt = e.lastTime
             s.phase = .streaming
         case "socket.closed_by_peer":
             s.peerClosed = e
@@ -239,7 +239,7 @@ public struct SessionBuilder {
 
     func finish(_ s: inout Stream) {
         guard let i = s.sessions.indices.last, s.phase != .ended else { return }
-        let last = s.sessions[i].events.last
+        let last = s.sessions[i].events.last?.lastLine
         s.sessions[i].end = last?.time
         let session = s.sessions[i]
         if let err = s.sawError {
@@ -266,7 +266,7 @@ public struct SessionBuilder {
     /// app saw: the extension closing its end means the broadcast finished.
     func decideFromHost(_ s: inout Session) {
         guard s.outcome == .truncated, s.connectedAt != nil else { return }
-        let lastExt = s.events.last(where: { $0.side == .extension })?.time ?? Int64.min
+        let lastExt = s.events.last(where: { $0.side == .extension })?.lastTime ?? Int64.min
         if let d = s.events.last(where: {
             $0.side == .app && ($0.kind == "server.client_disconnected" || $0.kind == "app.extension_disconnected")
                 && ($0.time ?? Int64.min) >= lastExt
