@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes a noisy `log show` (default style) export of SIZE bytes for `make bench`: ~97 % lines
-from unrelated daemons (the shape of a sysdiagnose export), the rest a Jitsi-style extension
-retrying, connecting and streaming. Usage: make-bench-input.py OUT SIZE_MB"""
+from unrelated daemons (the shape of a sysdiagnose export), the rest Jitsi-style broadcast
+sessions one after another (ObjC extension, NSLog): started, a few attempts with the socket
+file missing, connected, then minutes of frame lines. Usage: make-bench-input.py OUT SIZE_MB"""
 import random, sys
 
 out, size = sys.argv[1], int(sys.argv[2]) * 1024 * 1024
@@ -16,7 +17,23 @@ noise = [
     ("WirelessRadioManagerd", 120, "Received state update for 7642 (app<io.app.demo(7E2299AE)>, running-active-NotVisible"),
     ("assertiond", 64, "[com.apple.assertiond:assertion] Attempting to acquire assertion for com.apple.mobilemail: <BKProcessAssertion: 0x1030>"),
 ]
-ext = ["open socket connection", "failure: socket file missing", "client stream open completed", "video sample processed successfully"]
+def session_lines():
+    """One broadcast session's extension lines, forever (a new session after each ends)."""
+    pid = 812
+    while True:
+        yield pid, "broadcast started"
+        for _ in range(rnd.randint(1, 3)):
+            yield pid, "Open socket connection"
+            yield pid, "failure: socket file missing"
+        yield pid, "Open socket connection"
+        yield pid, "client stream open completed"
+        yield pid, "client stream open completed"
+        for _ in range(rnd.randint(600, 6000)):
+            yield pid, "video sample processed successfully"
+        pid += 7
+
+
+ext = session_lines()
 day = "2026-03-12"
 us = 0
 with open(out, "w") as f:
@@ -28,7 +45,8 @@ with open(out, "w") as f:
             s, u = divmod(us, 1_000_000)
             ts = f"{day} {10 + s // 3600 % 12:02d}:{s // 60 % 60:02d}:{s % 60:02d}.{u:06d}+0100"
             if rnd.random() < 0.03:
-                proc, pid, msg = "BroadcastExtension", 812, rnd.choice(ext)
+                pid, msg = next(ext)
+                proc = "BroadcastExtension"
             else:
                 proc, pid, msg = rnd.choice(noise)
             lines.append(f"{ts} 0x{rnd.randint(0x1000, 0xfffff):<8x} {'Default':<11} 0x0{' ' * 18}{pid:<6} 0    {proc}: {msg}\n")
