@@ -95,10 +95,13 @@ public final class Analyzer {
         let progress = self.progress
         let factory = EventFactory(matcher: matcher)
         /// A record the vocabulary recognizes becomes an event.
+        var journalCompactor = EventCompactor()
+        let journalInterner = Interner()
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
-            guard let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
+            guard let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex, interner: journalInterner)
+            else { return }
             order += 1
-            events.append(e)
+            journalCompactor.add(e, to: &events)
         }
         /// Adds what the readers of one file found (one reader, or one per range in order).
         func absorb(_ parts: [TextResult], path: String, format: LogFormat, fileIndex: Int) {
@@ -227,7 +230,7 @@ public final class Analyzer {
             let first = events.count
             var firstComplete: ParsedTime?
             defer {
-                summary.events = events.count - first
+                summary.events = events[first...].reduce(0) { $0 + $1.count }
                 report.inputs.append(summary)
                 files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count, family: "journal"))
             }
@@ -248,6 +251,7 @@ public final class Analyzer {
                 if firstComplete == nil { firstComplete = rec.time }
                 recognize(&rec, display, fileIndex)
             }
+            journalCompactor = EventCompactor()
             summary.stats = result.stats
             let promised = result.promised.map { "; the header promised \($0) entries, \(result.read) were read" } ?? ""
             var problem: String?
@@ -427,35 +431,15 @@ struct ReadContext: Sendable {
         let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: prefilter)
         var order = 0
         let interner = Interner()
+        var compactor = EventCompactor()
         do {
             try reader.run { rec in
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                     result.firstComplete = t
                 }
                 if let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: 0, interner: interner) {
-                    // Consecutive frame lines of one process become one event (see Repeats).
-                    if e.kind == "frame.sent", let i = result.events.indices.last, result.events[i].kind == e.kind,
-                        result.events[i].message == e.message, result.events[i].pid == e.pid, result.events[i].process == e.process,
-                        (result.events[i].parsedTime == nil) == (e.parsedTime == nil)
-                    {
-                        let head = result.events[i]
-                        let r: Repeats
-                        if let existing = head.repeats {
-                            r = existing
-                        } else {
-                            r = Repeats()
-                            r.naive.append(head.parsedTime?.naive ?? 0)
-                            r.lines.append(Int32(head.source.line))
-                            r.lastSecondOfDay = head.parsedTime?.secondOfDay
-                            result.events[i].repeats = r
-                        }
-                        r.naive.append(e.parsedTime?.naive ?? 0)
-                        r.lines.append(Int32(e.source.line))
-                        r.lastSecondOfDay = e.parsedTime?.secondOfDay
-                    } else {
-                        order += 1
-                        result.events.append(e)
-                    }
+                    order += 1
+                    compactor.add(e, to: &result.events)
                 }
                 onRecord?()
             }

@@ -70,8 +70,91 @@ public final class Repeats: @unchecked Sendable {
     public internal(set) var times: [Int64] = []
     /// Seconds since midnight of the last line, for midnight roll-over in dateless files.
     var lastSecondOfDay: Int?
+    /// For relay `stats` lines: each line's frames, frames per second and dropped frames.
+    var frames: [Int32] = []
+    var fps: [Float] = []
+    var dropped: [Int32] = []
 
     init() {}
+
+    /// A copy with every time moved by `delta` (relay lines put on the device's clock).
+    func shifted(by delta: Int64) -> Repeats {
+        let r = Repeats()
+        r.naive = naive
+        r.lines = lines
+        r.times = times.map { $0 + delta }
+        r.lastSecondOfDay = lastSecondOfDay
+        r.frames = frames
+        r.fps = fps
+        r.dropped = dropped
+        return r
+    }
+}
+
+extension Event {
+    /// Calls `body` with (time, source, frames, fps, dropped) of every relay `stats` line the
+    /// event stands for.
+    public func forEachStat(_ body: (Int64?, SourceRef, Int, Double, Int) -> Void) {
+        guard let r = repeats, r.frames.count == r.lines.count else {
+            body(time, source, Int(attr("frames") ?? "") ?? 0, Double(attr("fps") ?? "") ?? 0, Int(attr("dropped") ?? "") ?? 0)
+            return
+        }
+        for k in r.lines.indices {
+            body(k < r.times.count ? r.times[k] : time, SourceRef(path: source.path, line: Int(r.lines[k])),
+                 Int(r.frames[k]), Double(r.fps[k]), Int(r.dropped[k]))
+        }
+    }
+}
+
+/// Folds repeated lines into one event as they are read: consecutive frame lines of one
+/// process, and the `stats` lines of one relay session until another line of that session.
+struct EventCompactor {
+    private var openStats: [String: Int] = [:]
+
+    mutating func add(_ e: Event, to events: inout [Event]) {
+        if e.kind == "frame.sent", let i = events.indices.last, events[i].kind == e.kind, events[i].message == e.message,
+            events[i].pid == e.pid, events[i].process == e.process, events[i].fileIndex == e.fileIndex,
+            (events[i].parsedTime == nil) == (e.parsedTime == nil)
+        {
+            append(e, to: &events[i], stats: false)
+            return
+        }
+        if e.side == .relay, let id = e.attr("session") {
+            if e.kind == "relay.stats" {
+                if let i = openStats[id], events[i].fileIndex == e.fileIndex {
+                    append(e, to: &events[i], stats: true)
+                    return
+                }
+                openStats[id] = events.count
+            } else {
+                openStats[id] = nil
+            }
+        }
+        events.append(e)
+    }
+
+    private func append(_ e: Event, to head: inout Event, stats: Bool) {
+        let r: Repeats
+        if let existing = head.repeats {
+            r = existing
+        } else {
+            r = Repeats()
+            add(head, to: r, stats: stats)
+            head.repeats = r
+        }
+        add(e, to: r, stats: stats)
+    }
+
+    private func add(_ e: Event, to r: Repeats, stats: Bool) {
+        r.naive.append(e.parsedTime?.naive ?? 0)
+        r.lines.append(Int32(e.source.line))
+        r.lastSecondOfDay = e.parsedTime?.secondOfDay
+        if stats {
+            r.frames.append(Int32(e.attr("frames") ?? "") ?? 0)
+            r.fps.append(Float(e.attr("fps") ?? "") ?? 0)
+            r.dropped.append(Int32(e.attr("dropped") ?? "") ?? 0)
+        }
+    }
 }
 
 extension ParsedTime {

@@ -148,9 +148,8 @@ public enum HTMLReport {
         if !perSecond.isEmpty {
             series = perSecond.sorted { $0.key < $1.key }.map { (start + $0.key * 1_000_000 + 500_000, Double($0.value)) }
         } else {
-            series = s.events.compactMap { e in
-                guard e.kind == "relay.stats", let t = e.time, let fps = Double(e.attr("fps") ?? "") else { return nil }
-                return (t, fps)
+            for e in s.events where e.kind == "relay.stats" {
+                e.forEachStat { t, _, _, fps, _ in if let t { series.append((t, fps)) } }
             }
         }
         if !series.isEmpty {

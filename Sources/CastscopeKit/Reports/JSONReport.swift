@@ -197,13 +197,15 @@ public enum JSONReport {
         w.string("seriesSource", s.relay.map { _ in "relay" })
         w.open("series", array: true)
         for e in s.events where e.kind == "relay.stats" {
-            w.open()
-            w.string("time", time(e.time, s.displayOffset))
-            w.number("t", e.time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
-            w.int("frames", Int(e.attr("frames") ?? ""))
-            w.number("fps", Double(e.attr("fps") ?? ""), places: 2)
-            w.int("dropped", Int(e.attr("dropped") ?? ""))
-            w.close()
+            e.forEachStat { t, _, frames, fps, dropped in
+                w.open()
+                w.string("time", time(t, s.displayOffset))
+                w.number("t", t.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
+                w.int("frames", frames)
+                w.number("fps", fps, places: 2)
+                w.int("dropped", dropped)
+                w.close()
+            }
         }
         w.close(array: true)
         w.close()

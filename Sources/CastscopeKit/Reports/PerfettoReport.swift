@@ -47,9 +47,11 @@ public enum PerfettoReport {
                                    ("ts", ts(start + sec * 1_000_000)), ("args", obj([("fps", "\(n)")]))]))
             }
             for e in s.events where e.kind == "relay.stats" {
-                guard let t = e.time, let fps = e.attr("fps") else { continue }
-                events.append(obj([("ph", q("C")), ("name", q("\(s.id) fps (relay)")), ("pid", "\(relay)"), ("ts", ts(t)),
-                                   ("args", obj([("fps", Double(fps).map { Fmt.decimal($0, 2) } ?? "0")]))]))
+                e.forEachStat { t, _, _, fps, _ in
+                    guard let t else { return }
+                    events.append(obj([("ph", q("C")), ("name", q("\(s.id) fps (relay)")), ("pid", "\(relay)"), ("ts", ts(t)),
+                                       ("args", obj([("fps", Fmt.decimal(fps, 2))]))]))
+                }
             }
         }
         for (i, f) in r.findings.enumerated() {

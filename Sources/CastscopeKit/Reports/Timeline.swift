@@ -45,7 +45,8 @@ public enum Timeline {
             // Fold only a run that repeats itself; three different lines stay three rows.
             let lines = run.reduce(0) { $0 + $1.count }
             let repeats = Set(run.map(\.message)).count < lines || run[0].kind == "relay.stats"
-            if lines >= minimumRun && repeats {
+            // (A compacted relay stats run is always folded: its lines' own texts are not kept.)
+            if (lines >= minimumRun && repeats) || (run[0].kind == "relay.stats" && run[0].repeats != nil) {
                 out.append((run[0].order, fold(run[...])))
             } else {
                 for e in run {
@@ -100,11 +101,19 @@ public enum Timeline {
 extension Timeline {
     /// `relay stats ×20 over 19.0 s, every 1.0 s: 200 frames, 10.0 fps (min 9.0), 0 dropped`
     static func foldStats(_ run: ArraySlice<Event>) -> TimelineEntry {
-        let times = run.compactMap(\.time)
-        let frames = run.reduce(0) { $0 + (Int($1.attr("frames") ?? "") ?? 0) }
-        let dropped = run.reduce(0) { $0 + (Int($1.attr("dropped") ?? "") ?? 0) }
-        let fps = run.compactMap { Double($0.attr("fps") ?? "") }
-        var text = "relay stats ×\(run.count)"
+        var times: [Int64] = []
+        var frames = 0
+        var dropped = 0
+        var fps: [Double] = []
+        for e in run {
+            e.forEachStat { t, _, f, r, d in
+                if let t { times.append(t) }
+                frames += f
+                dropped += d
+                fps.append(r)
+            }
+        }
+        var text = "relay stats ×\(fps.count)"
         if let a = times.first, let b = times.last, let gap = intervals(times) {
             text += " over \(Fmt.duration(b - a)), every \(Fmt.duration(gap.median))"
         }
@@ -115,7 +124,7 @@ extension Timeline {
         }
         text += ", \(dropped) dropped"
         let first = run.first!
-        return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: text, count: run.count,
-                             first: first.source, last: run.last!.source, timeInferred: false)
+        return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: text, count: fps.count,
+                             first: first.source, last: run.last!.lastSource, timeInferred: false)
     }
 }

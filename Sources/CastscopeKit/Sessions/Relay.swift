@@ -25,7 +25,7 @@ public struct RelaySession: Sendable {
     public var deviceSession: String?
 
     public var start: Int64? { accepted ?? events.first?.time }
-    public var end: Int64? { closed ?? events.last?.time }
+    public var end: Int64? { closed ?? events.last?.lastTime }
 }
 
 /// The clock difference between the relay server and the phone: relay time − device time.
@@ -70,9 +70,9 @@ public struct RelayJoiner {
                 sessions[i].peer = e.attr("peer") ?? sessions[i].peer
                 sessions[i].room = e.attr("room") ?? sessions[i].room
             case "relay.stats":
-                sessions[i].stats.append(RelaySession.Stat(
-                    time: e.time, frames: Int(e.attr("frames") ?? "") ?? 0, fps: Double(e.attr("fps") ?? "") ?? 0,
-                    dropped: Int(e.attr("dropped") ?? "") ?? 0, source: e.source))
+                e.forEachStat { t, source, frames, fps, dropped in
+                    sessions[i].stats.append(RelaySession.Stat(time: t, frames: frames, fps: fps, dropped: dropped, source: source))
+                }
             case "relay.stalled": sessions[i].stalls.append(e)
             case "relay.error": sessions[i].errors.append(e)
             case "relay.closed":
@@ -174,6 +174,7 @@ public struct RelayJoiner {
             device[o.d].relay = relay[o.r]
             for var e in relay[o.r].events {
                 e.time = e.time.map { $0 - offset }
+                e.repeats = e.repeats?.shifted(by: -offset)
                 e.displayOffset = device[o.d].displayOffset
                 device[o.d].events.append(e)
             }
