@@ -76,3 +76,28 @@ struct ParsersTests {
         }
     }
 }
+
+@Suite("prefilter")
+struct PrefilterTests {
+    @Test("every vocabulary sample that maps to an event passes the prefilter, wherever it sits in a line")
+    func neverDropsARecognizedMessage() throws {
+        let registry = try ParserRegistry.builtin()
+        let matcher = EventMatcher(vocabularies: registry.vocabularies)
+        let prefilter = Prefilter(anchors: matcher.anchors)
+        #expect(prefilter.isUseful && prefilter.stride > 1)
+        for v in registry.vocabularies {
+            for sample in v.samples where sample.event != nil {
+                for pad in 0..<9 {
+                    let line = "2026-03-12 10:15:02.104211+0100 0x2f1c4    Default     0x0   812    0    Ext: "
+                        + String(repeating: "x", count: pad) + sample.message + String(repeating: " y", count: pad % 3)
+                    let ok = Array(line.utf8).withUnsafeBytes { prefilter.mayMatch($0) }
+                    #expect(ok, "\(sample.message) at pad \(pad)")
+                    let bare = Array(sample.message.utf8).withUnsafeBytes { prefilter.mayMatch($0) }
+                    #expect(bare, "\(sample.message) alone")
+                }
+            }
+        }
+        let noise = "2026-03-12 10:15:02.104211+0100 0x1a2 Default 0x0 0 0 kernel: memorystatus: set assertion priority(3) target"
+        #expect(!Array(noise.utf8).withUnsafeBytes { prefilter.mayMatch($0) })
+    }
+}

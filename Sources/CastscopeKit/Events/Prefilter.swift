@@ -6,10 +6,10 @@ import Darwin
 
 /// The vocabulary's literal prefilter: decides on bytes, before any parsing, whether a line can
 /// hold a recognized message at all. Every rule's pattern has a literal anchor that must occur
-/// in the message; each anchor is indexed by its rarest four-byte window (rare by a static
-/// estimate of byte frequency in logs), hashed into a 64 Kbit table. A line is scanned four
-/// windows at a time against the table, and only a hit is verified with memcmp. Lines of noisy
-/// daemons pass through without being turned into records.
+/// in the message; each anchor is indexed by its rarest span of `stride` consecutive four-byte
+/// windows (rare by a static estimate of byte frequency in logs), hashed into a 64 Kbit table.
+/// A line is checked every `stride` bytes, four positions at a time, and only a hit is verified
+/// with memcmp. Lines of noisy daemons pass through without being turned into records.
 public final class Prefilter: @unchecked Sendable {
     private let bitmap: UnsafeMutablePointer<UInt64>
     /// For each hash of a four-byte window: the anchors indexed by it (anchor, window offset, window).
@@ -20,24 +20,33 @@ public final class Prefilter: @unchecked Sendable {
 
     @inline(__always) static func hash(_ w: UInt32) -> Int { Int((w &* 0x9E37_79B1) >> 16) }
 
+    /// Windows are checked only every `stride` bytes: each anchor indexes `stride` consecutive
+    /// windows (its rarest such span), so any occurrence puts one of them on a checked position.
+    public let stride: Int
+
     public init(anchors: [[UInt8]]) {
         self.anchors = anchors
         bitmap = .allocate(capacity: 1024)
         bitmap.initialize(repeating: 0, count: 1024)
         isUseful = !anchors.isEmpty && anchors.allSatisfy { $0.count >= 4 }
+        stride = max(1, min(4, (anchors.map(\.count).min() ?? 4) - 3))
         guard isUseful else { return }
+        func score(_ a: [UInt8], _ k: Int) -> Int {
+            Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
+        }
         for a in anchors {
-            // Each anchor is indexed by its rarest window.
             var best = 0
             var bestScore = Int.max
-            for k in 0...(a.count - 4) {
-                let s = Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
+            for k in 0...(a.count - 3 - stride) {
+                let s = (k..<(k + stride)).map { score(a, $0) }.max()!
                 if s < bestScore { bestScore = s; best = k }
             }
-            let window = UInt32(a[best]) | UInt32(a[best + 1]) << 8 | UInt32(a[best + 2]) << 16 | UInt32(a[best + 3]) << 24
-            let h = Self.hash(window)
-            bitmap[h >> 6] |= 1 << UInt64(h & 63)
-            buckets[h].append((a, best, window))
+            for k in best..<(best + stride) {
+                let window = UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
+                let h = Self.hash(window)
+                bitmap[h >> 6] |= 1 << UInt64(h & 63)
+                buckets[h].append((a, k, window))
+            }
         }
     }
 
@@ -65,15 +74,15 @@ public final class Prefilter: @unchecked Sendable {
         let n = line.count
         guard n >= 4, let base = line.baseAddress else { return false }
         let bits = bitmap
+        let step = stride
         var i = 0
-        // Four windows per step from one 8-byte load, tested together: independent work the
-        // processor overlaps; a hit is looked at window by window.
-        while i &+ 8 <= n {
-            let q = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            let w0 = UInt32(truncatingIfNeeded: q)
-            let w1 = UInt32(truncatingIfNeeded: q >> 8)
-            let w2 = UInt32(truncatingIfNeeded: q >> 16)
-            let w3 = UInt32(truncatingIfNeeded: q >> 24)
+        // Four checked positions per round, independent work the processor overlaps; a hit is
+        // looked at position by position.
+        while i &+ 3 &* step &+ 4 <= n {
+            let w0 = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
+            let w1 = base.loadUnaligned(fromByteOffset: i &+ step, as: UInt32.self)
+            let w2 = base.loadUnaligned(fromByteOffset: i &+ 2 &* step, as: UInt32.self)
+            let w3 = base.loadUnaligned(fromByteOffset: i &+ 3 &* step, as: UInt32.self)
             let h0 = Self.hash(w0)
             let h1 = Self.hash(w1)
             let h2 = Self.hash(w2)
@@ -84,17 +93,17 @@ public final class Prefilter: @unchecked Sendable {
             let b3 = bits[h3 >> 6] >> UInt64(h3 & 63)
             if (b0 | b1 | b2 | b3) & 1 != 0 {
                 if b0 & 1 != 0, verify(base, n, i, w0, h0) { return true }
-                if b1 & 1 != 0, verify(base, n, i &+ 1, w1, h1) { return true }
-                if b2 & 1 != 0, verify(base, n, i &+ 2, w2, h2) { return true }
-                if b3 & 1 != 0, verify(base, n, i &+ 3, w3, h3) { return true }
+                if b1 & 1 != 0, verify(base, n, i &+ step, w1, h1) { return true }
+                if b2 & 1 != 0, verify(base, n, i &+ 2 &* step, w2, h2) { return true }
+                if b3 & 1 != 0, verify(base, n, i &+ 3 &* step, w3, h3) { return true }
             }
-            i &+= 4
+            i &+= 4 &* step
         }
         while i &+ 4 <= n {
             let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
             let h = Self.hash(w)
             if bits[h >> 6] & (1 << UInt64(h & 63)) != 0, verify(base, n, i, w, h) { return true }
-            i &+= 1
+            i &+= step
         }
         return false
     }
