@@ -172,6 +172,9 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
     var noColor = false
 
+    @Option(name: .long, help: ArgumentHelp("Read big files with this many threads (default: the number of cores).", valueName: "n"))
+    var threads: Int?
+
     @Flag(name: .long, help: "Write a Markdown report (to paste into a ticket) instead of the terminal report.")
     var markdown = false
 
@@ -225,6 +228,7 @@ struct Analyze: ParsableCommand {
             fputs("castscope: error: \(error)\n", stderr)
             Glibc.exit(2)
         }
+        if let threads { analyzer.parallelism = max(1, threads) }
         let showProgress = isatty(2) != 0 && ProcessInfoLite.environment("CI") == nil
         var started = timespec()
         clock_gettime(CLOCK_MONOTONIC, &started)

@@ -68,6 +68,36 @@ public final class Prefilter: @unchecked Sendable {
     }
 
     /// Whether any anchor occurs in `line`.
+    public func mayMatch(_ line: UnsafeRawBufferPointer) -> Bool { scanner.mayMatch(line) }
+
+    /// A copy of the scanning state without reference counting, for per-line use.
+    public var scanner: PrefilterScanner {
+        PrefilterScanner(bitmap: bitmap, stride: stride, isUseful: isUseful, owner: Unmanaged.passUnretained(self))
+    }
+
+    func verify(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, _ w: UInt32, _ h: Int) -> Bool {
+        buckets.withUnsafeBufferPointer { all in
+            for entry in all[h] where entry.window == w {
+                let start = i - entry.offset
+                guard start >= 0, start + entry.bytes.count <= n else { continue }
+                if entry.bytes.withUnsafeBytes({ memcmp(base + start, $0.baseAddress!, entry.bytes.count) }) == 0 { return true }
+            }
+            return false
+        }
+    }
+}
+
+/// The prefilter's table as plain pointers: scanning a line touches no reference count, so
+/// parallel readers sharing one table do not contend (the owner must outlive it).
+public struct PrefilterScanner: @unchecked Sendable {
+    let bitmap: UnsafeMutablePointer<UInt64>
+    let stride: Int
+    let isUseful: Bool
+    let owner: Unmanaged<Prefilter>
+
+    @inline(__always) static func hash(_ w: UInt32) -> Int { Prefilter.hash(w) }
+
+    /// Whether any anchor occurs in `line`.
     @inline(__always)
     public func mayMatch(_ line: UnsafeRawBufferPointer) -> Bool {
         guard isUseful else { return true }
@@ -92,30 +122,20 @@ public final class Prefilter: @unchecked Sendable {
             let b2 = bits[h2 >> 6] >> UInt64(h2 & 63)
             let b3 = bits[h3 >> 6] >> UInt64(h3 & 63)
             if (b0 | b1 | b2 | b3) & 1 != 0 {
-                if b0 & 1 != 0, verify(base, n, i, w0, h0) { return true }
-                if b1 & 1 != 0, verify(base, n, i &+ step, w1, h1) { return true }
-                if b2 & 1 != 0, verify(base, n, i &+ 2 &* step, w2, h2) { return true }
-                if b3 & 1 != 0, verify(base, n, i &+ 3 &* step, w3, h3) { return true }
+                if b0 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w0, h0) }) { return true }
+                if b1 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ step, w1, h1) }) { return true }
+                if b2 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 2 &* step, w2, h2) }) { return true }
+                if b3 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 3 &* step, w3, h3) }) { return true }
             }
             i &+= 4 &* step
         }
         while i &+ 4 <= n {
             let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
             let h = Self.hash(w)
-            if bits[h >> 6] & (1 << UInt64(h & 63)) != 0, verify(base, n, i, w, h) { return true }
+            if bits[h >> 6] & (1 << UInt64(h & 63)) != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w, h) }) { return true }
             i &+= step
         }
         return false
     }
 
-    private func verify(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, _ w: UInt32, _ h: Int) -> Bool {
-        buckets.withUnsafeBufferPointer { all in
-            for entry in all[h] where entry.window == w {
-                let start = i - entry.offset
-                guard start >= 0, start + entry.bytes.count <= n else { continue }
-                if entry.bytes.withUnsafeBytes({ memcmp(base + start, $0.baseAddress!, entry.bytes.count) }) == 0 { return true }
-            }
-            return false
-        }
-    }
 }

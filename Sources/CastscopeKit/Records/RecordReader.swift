@@ -29,6 +29,12 @@ public final class RecordReader {
     private var hasPending = false
     private var matches: [PatternMatch]
     private var skipPrefixes: [[UInt8]]
+    /// First bytes of the skip prefixes: most lines are rejected on their first byte. (A raw
+    /// table: no reference counting on the per-line path.)
+    private let skipFirstBytes: UnsafeMutablePointer<Bool>
+    private let probe: RecordStartProbe
+    /// The probe's kind without its payload, for the per-line path (nil: ask `probe`).
+    private let cheapProbe: Int
     // For `print` continuation: the last timestamped record's time, process and pid.
     private var lastTime: ParsedTime?
     private var lastProcess: [UInt8]?
@@ -53,6 +59,17 @@ public final class RecordReader {
         filterKeys = self.filter.groups.map { Array($0.0.utf8) }
         matches = format.patterns.map { PatternMatch(slots: $0.names.count) }
         skipPrefixes = (format.skip + format.headers).map { Array($0.utf8) }
+        skipFirstBytes = .allocate(capacity: 256)
+        skipFirstBytes.initialize(repeating: false, count: 256)
+        for p in skipPrefixes where !p.isEmpty { skipFirstBytes[Int(p[0])] = true }
+        probe = format.startProbe
+        switch format.startProbe {
+        case .isoDate: cheapProbe = 1
+        case .bsdDate: cheapProbe = 2
+        case .clock: cheapProbe = 3
+        case .wordThenTab: cheapProbe = 4
+        default: cheapProbe = 0
+        }
         var table: [(key: [UInt8], field: RecordField?, rank: Int)] = []
         for (rank, k) in format.jsonTimeKeys.enumerated() { table.append((Array(k.utf8), nil, rank)) }
         for (field, keys) in format.jsonFields {
@@ -60,6 +77,8 @@ public final class RecordReader {
         }
         keyTable = table
     }
+
+    deinit { skipFirstBytes.deallocate() }
 
     /// Reads to the end, calling `sink` for every record in file order.
     public func run(_ sink: (inout RawRecord) throws -> Void) throws {
@@ -88,6 +107,7 @@ public final class RecordReader {
         // Leading spaces before a footer (one real `log show` paste has one).
         var start = 0
         while start < line.count, line[start] == 0x20 { start += 1 }
+        if start < line.count && !skipFirstBytes[Int(line[start])] { return false }
         for prefix in skipPrefixes where line.count - start >= prefix.count {
             var same = true
             for k in 0..<prefix.count where line[start + k] != prefix[k] { same = false; break }
@@ -105,10 +125,15 @@ public final class RecordReader {
     }
 
     private func runLines(_ sink: (inout RawRecord) throws -> Void) throws {
+        // Locals, not properties, in the loop: no reference counting per line on objects the
+        // parallel readers share.
+        let lines = self.lines
+        let scanner = prefilter?.scanner
+        let filtering = scanner != nil
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
-            if let prefilter, stats.records > 0, !prefilter.mayMatch(line), try irrelevant(line, sink) { continue }
+            if filtering, stats.records > 0, !scanner.unsafelyUnwrapped.mayMatch(line), try irrelevant(line, sink) { continue }
             if isSkippable(line) { stats.skipped += 1; continue }
             pendingIrrelevant = false
             if format.kind == .plain {
@@ -154,7 +179,16 @@ public final class RecordReader {
             stats.records += 1
             return true
         }
-        guard let starts = format.startProbe.test(line) else { return false }
+        let starts: Bool
+        switch cheapProbe {
+        case 1: starts = RecordStartProbe.isoDate.test(line)!
+        case 2: starts = RecordStartProbe.bsdDate.test(line)!
+        case 3: starts = RecordStartProbe.clock.test(line)!
+        case 4: starts = RecordStartProbe.wordThenTab.test(line)!
+        default:
+            guard let s = probe.test(line) else { return false }
+            starts = s
+        }
         if starts {
             if format.continuation == .print { return false }
             try emitPending(sink)
@@ -278,12 +312,14 @@ public final class RecordReader {
     }
 
     private func runJSONLines(_ sink: (inout RawRecord) throws -> Void) throws {
+        let lines = self.lines
+        let scanner = prefilter?.scanner
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
             // (Apple's closing `{"count":N,"finished":1}` is no record: it takes the slow path.)
-            if let prefilter, stats.records > 0, line.first == UInt8(ascii: "{"), !line.starts(with: #"{"count":"#.utf8),
-                !prefilter.mayMatch(line)
+            if let scanner, stats.records > 0, line.first == UInt8(ascii: "{"), !line.starts(with: #"{"count":"#.utf8),
+                !scanner.mayMatch(line)
             {
                 stats.records += 1  // cannot hold a recognized message: not parsed
                 continue
