@@ -248,7 +248,7 @@ public final class Analyzer {
             defer { temporary = nil }
             let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter,
                                        prefilter: self.prefilter)
-            let result = reader.read(path: path, displayPath: display) { rec in
+            let result = reader.read(path: path) { rec in
                 if firstComplete == nil { firstComplete = rec.time }
                 recognize(&rec, display, fileIndex)
             }

@@ -55,7 +55,7 @@ public struct JournalReader {
     }
 
     /// Reads one journal file on disk. The record's `line` is the entry's number in the file.
-    public func read(path: String, displayPath: String, _ sink: (inout RawRecord) throws -> Void) -> Result {
+    public func read(path: String, _ sink: (inout RawRecord) throws -> Void) -> Result {
         var result = Result()
         result.promised = JournalHeader.read(path: path)?.entries
         let journal: Journal

@@ -141,12 +141,9 @@ public enum HTMLReport {
         }
         // Frames per second: the device's frame lines, else the relay's stats.
         var series: [(Int64, Double)] = []
-        var perSecond: [Int64: Int] = [:]
-        for e in s.events where e.kind == "frame.sent" {
-            e.forEachLine { t, _ in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
-        }
+        let perSecond = s.framesPerSecond
         if !perSecond.isEmpty {
-            series = perSecond.sorted { $0.key < $1.key }.map { (start + $0.key * 1_000_000 + 500_000, Double($0.value)) }
+            series = perSecond.map { (start + $0.second * 1_000_000 + 500_000, Double($0.frames)) }
         } else {
             for e in s.events where e.kind == "relay.stats" {
                 e.forEachStat { t, _, _, fps, _ in if let t { series.append((t, fps)) } }

@@ -77,13 +77,7 @@ public enum JSONReport {
     }
 
     /// Findings per kind, in order of first appearance.
-    static func findingCounts(_ findings: [Finding]) -> [(String, Int)] {
-        var out: [(String, Int)] = []
-        for f in findings {
-            if let i = out.firstIndex(where: { $0.0 == f.kind }) { out[i].1 += 1 } else { out.append((f.kind, 1)) }
-        }
-        return out
-    }
+    static func findingCounts(_ findings: [Finding]) -> [(String, Int)] { orderedCounts(findings.map(\.kind)) }
 
     static func finding(_ w: inout JSONWriter, _ f: Finding) {
         w.open()
@@ -167,11 +161,7 @@ public enum JSONReport {
             w.raw("intervalMs", "null")
         }
         w.open("failures")
-        var causes: [(String, Int)] = []
-        for a in s.attempts { if let f = a.failure {
-            if let k = causes.firstIndex(where: { $0.0 == f }) { causes[k].1 += 1 } else { causes.append((f, 1)) }
-        } }
-        for (cause, n) in causes { w.int(cause, n) }
+        for (cause, n) in s.failureCauses { w.int(cause, n) }
         w.close()
         w.open("list", array: true)
         for a in s.attempts {

@@ -38,11 +38,7 @@ public enum PerfettoReport {
                                    ("args", obj([("source", q(a.source.description))]))]))
             }
             // Frames per second: the device's frame lines per second, else the relay's stats.
-            var perSecond: [Int64: Int] = [:]
-            for e in s.events where e.kind == "frame.sent" {
-            e.forEachLine { t, _ in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
-        }
-            for (sec, n) in perSecond.sorted(by: { $0.key < $1.key }) {
+            for (sec, n) in s.framesPerSecond {
                 events.append(obj([("ph", q("C")), ("name", q("\(s.id) fps (device)")), ("pid", "\(device)"),
                                    ("ts", ts(start + sec * 1_000_000)), ("args", obj([("fps", "\(n)")]))]))
             }

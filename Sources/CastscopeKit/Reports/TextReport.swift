@@ -150,11 +150,7 @@ public struct TextReport {
             let failed = s.attempts.filter { $0.failure != nil }
             var c = "   connect: \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
             if !failed.isEmpty {
-                var causes: [(String, Int)] = []
-                for a in failed {
-                    if let k = causes.firstIndex(where: { $0.0 == a.failure! }) { causes[k].1 += 1 } else { causes.append((a.failure!, 1)) }
-                }
-                c += ", \(failed.count) failed (" + causes.map { "\($0.0) ×\($0.1)" }.joined(separator: ", ") + ")"
+                c += ", \(failed.count) failed (" + s.failureCauses.map { "\($0.0) ×\($0.1)" }.joined(separator: ", ") + ")"
             }
             if let cad = s.attemptCadence {
                 c += ", every \(Fmt.duration(cad.median)) (max \(Fmt.duration(cad.max)))"

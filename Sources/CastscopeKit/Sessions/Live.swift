@@ -24,10 +24,7 @@ public final class LiveSessions {
 
     public init() {}
 
-    func key(_ e: Event) -> String {
-        if let pid = e.pid { return "\(e.process ?? "?")[\(pid)]" }
-        return "file:\(e.source.path)"
-    }
+    func key(_ e: Event) -> String { SessionBuilder.streamKey(e) }
 
     /// Every session seen so far, with its current state.
     public var sessions: [Session] {

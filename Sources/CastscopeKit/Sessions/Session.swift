@@ -54,10 +54,33 @@ public struct Session: Sendable {
         return end - start
     }
 
+    /// Why attempts failed, each cause with its count, in order of first appearance.
+    public var failureCauses: [(String, Int)] { orderedCounts(attempts.compactMap(\.failure)) }
+
+    /// Device frame lines per second since the start: (second, frames), in order.
+    public var framesPerSecond: [(second: Int64, frames: Int)] {
+        guard let start else { return [] }
+        var perSecond: [Int64: Int] = [:]
+        for e in events where e.kind == "frame.sent" {
+            e.forEachLine { t, _ in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
+        }
+        return perSecond.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
     /// Median and largest interval between connect attempts, in microseconds.
     public var attemptCadence: (median: Int64, max: Int64)? {
         intervals(attempts.compactMap(\.time))
     }
+}
+
+/// Each distinct value with how often it occurs, in order of first appearance.
+public func orderedCounts(_ values: [String]) -> [(String, Int)] {
+    var out: [(String, Int)] = []
+    var index: [String: Int] = [:]
+    for v in values {
+        if let i = index[v] { out[i].1 += 1 } else { index[v] = out.count; out.append((v, 1)) }
+    }
+    return out
 }
 
 /// Median and largest gap between consecutive times (µs), or nil with fewer than two.

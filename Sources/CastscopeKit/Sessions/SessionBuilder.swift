@@ -31,12 +31,16 @@ public struct SessionBuilder {
         "socket.connect_begin", "socket.init", "socket.connect_attempt", "socket.connected",
     ]
 
+    /// The extension process a line belongs to: process and pid, or the file when the lines
+    /// carry no pid.
+    static func streamKey(_ e: Event) -> String {
+        if let pid = e.pid { return "\(e.process ?? "?")[\(pid)]" }
+        return "file:\(e.source.path)"
+    }
+
     public func build(_ events: [Event]) -> Result {
         // Which (process, pid) streams are extension processes.
-        func key(_ e: Event) -> String {
-            if let pid = e.pid { return "\(e.process ?? "?")[\(pid)]" }
-            return "file:\(e.source.path)"
-        }
+        let key = Self.streamKey
         var extensionKeys = Set<String>()
         var keyByPid: [Int: String] = [:]
         var keyByProcess: [String: String] = [:]
