@@ -138,4 +138,48 @@ public struct PrefilterScanner: @unchecked Sendable {
         return false
     }
 
+    /// Whether any anchor occurs in the `n` bytes at `base`, or any of them is not ASCII (the
+    /// ASCII test rides on the prefilter's loads when they cover every byte).
+    @inline(__always)
+    func hitOrNonASCII(_ base: UnsafeRawPointer, _ n: Int) -> Bool {
+        let line = UnsafeRawBufferPointer(start: base, count: n)
+        guard stride == 4, isUseful else { return mayMatch(line) || !isASCII(line) }
+        let bits = bitmap
+        var any: UInt32 = 0
+        var i = 0
+        while i &+ 16 <= n {
+            let w0 = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
+            let w1 = base.loadUnaligned(fromByteOffset: i &+ 4, as: UInt32.self)
+            let w2 = base.loadUnaligned(fromByteOffset: i &+ 8, as: UInt32.self)
+            let w3 = base.loadUnaligned(fromByteOffset: i &+ 12, as: UInt32.self)
+            any |= w0 | w1 | w2 | w3
+            let h0 = Self.hash(w0)
+            let h1 = Self.hash(w1)
+            let h2 = Self.hash(w2)
+            let h3 = Self.hash(w3)
+            let b0 = bits[h0 >> 6] >> UInt64(h0 & 63)
+            let b1 = bits[h1 >> 6] >> UInt64(h1 & 63)
+            let b2 = bits[h2 >> 6] >> UInt64(h2 & 63)
+            let b3 = bits[h3 >> 6] >> UInt64(h3 & 63)
+            if (b0 | b1 | b2 | b3) & 1 != 0 {
+                if b0 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w0, h0) }) { return true }
+                if b1 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 4, w1, h1) }) { return true }
+                if b2 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 8, w2, h2) }) { return true }
+                if b3 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 12, w3, h3) }) { return true }
+            }
+            i &+= 16
+        }
+        while i &+ 4 <= n {
+            let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
+            any |= w
+            let h = Self.hash(w)
+            if bits[h >> 6] & (1 << UInt64(h & 63)) != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w, h) }) { return true }
+            i &+= 4
+        }
+        while i < n {
+            any |= UInt32(base.load(fromByteOffset: i, as: UInt8.self))
+            i &+= 1
+        }
+        return any & 0x8080_8080 != 0
+    }
 }

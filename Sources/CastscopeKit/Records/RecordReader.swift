@@ -51,7 +51,15 @@ public final class RecordReader {
     /// The record being built is one the prefilter rejected: its continuation lines are skipped.
     private var pendingIrrelevant = false
 
-    public init(format: LogFormat, lines: LineReader, filter: JournalFilter = JournalFilter(), prefilter: Prefilter? = nil) {
+    /// Runs of irrelevant lines go through `Skimmer` (false: every line through the full path,
+    /// which a test compares against).
+    private let skims: Bool
+    /// Lines the skimmer consumed (for tests: that it ran at all).
+    private(set) var skimmedLines = 0
+
+    public init(format: LogFormat, lines: LineReader, filter: JournalFilter = JournalFilter(), prefilter: Prefilter? = nil,
+                skims: Bool = true) {
+        self.skims = skims
         self.format = format
         self.lines = lines
         self.prefilter = prefilter?.isUseful == true ? prefilter : nil
@@ -130,7 +138,22 @@ public final class RecordReader {
         let lines = self.lines
         let scanner = prefilter?.scanner
         let filtering = scanner != nil
-        while let line = try lines.nextLine() {
+        let skimmer = scanner.flatMap { makeSkimmer($0) }
+        while true {
+            if let skimmer, stats.records > 0, !hasPending {
+                var progress = Skimmer.Progress(pendingIrrelevant: pendingIrrelevant)
+                let consumedAll = try lines.skim { region in
+                    progress = skimmer.run(region, pendingIrrelevant: progress.pendingIrrelevant)
+                    return (progress.bytes, progress.lines)
+                }
+                stats.lines += progress.lines
+                skimmedLines += progress.lines
+                stats.records += progress.records
+                stats.skipped += progress.skipped
+                pendingIrrelevant = progress.pendingIrrelevant
+                if consumedAll { continue }
+            }
+            guard let line = try lines.nextLine() else { break }
             stats.lines += 1
             checkUTF8(line)
             if filtering, stats.records > 0, !scanner.unsafelyUnwrapped.mayMatch(line), try irrelevant(line, sink) { continue }
@@ -165,6 +188,23 @@ public final class RecordReader {
             try sink(&rec)
         }
         waiting = []
+    }
+
+    /// The fast path for irrelevant lines, when the format's record starts can be told cheaply.
+    private func makeSkimmer(_ scanner: PrefilterScanner) -> Skimmer? {
+        guard skims else { return nil }
+        let probeKind: Int
+        if format.kind == .plain {
+            probeKind = 0
+        } else {
+            guard (1...4).contains(cheapProbe) else { return nil }
+            switch format.continuation {
+            case .print, .none: return nil
+            default: probeKind = cheapProbe
+            }
+        }
+        return Skimmer(scanner: scanner, skipFirstBytes: UnsafePointer(skipFirstBytes), probe: probeKind,
+                       skipsContinuations: format.kind != .plain, maxLineLength: lines.maxLineLength)
     }
 
     /// A line the prefilter rejected: no recognized message can be in it. Returns false when

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The fast path over runs of irrelevant lines (the 95 %+ of a sysdiagnose export that comes
+/// from unrelated processes): a whole buffer of complete lines at a time, pointers and scalars
+/// only — no method call on a class, no reference count, no `String` — so each line costs one
+/// newline search, one fused prefilter + ASCII pass and a look at its first bytes.
+///
+/// It consumes lines as long as each one is provably one that `RecordReader` would only count:
+/// ASCII, no anchor, not a header or footer, and either a record start or a continuation of a
+/// record already found irrelevant. At the first other line it stops and leaves that line to the
+/// full per-line path, so both paths give the same records and counts.
+struct Skimmer {
+    let scanner: PrefilterScanner
+    /// First bytes of skip/header prefixes: such lines go to the full path.
+    let skipFirstBytes: UnsafePointer<Bool>
+    /// 1 ISO date, 2 BSD date, 3 clock, 4 word then tab (see `RecordStartProbe`); 0 for plain
+    /// formats, where every line is a record.
+    let probe: Int
+    /// Continuation lines of an irrelevant record are skipped (join, tab, indented formats).
+    let skipsContinuations: Bool
+    let maxLineLength: Int
+
+    struct Progress {
+        var bytes = 0
+        var lines = 0
+        var records = 0
+        var skipped = 0
+        /// The last record started in the run was irrelevant (its continuations are skipped).
+        var pendingIrrelevant: Bool
+    }
+
+    /// Walks `region` (complete lines, each ending in `\n`) from its start; returns how far it got.
+    @inline(__always)
+    func run(_ region: UnsafeRawBufferPointer, pendingIrrelevant: Bool) -> Progress {
+        var progress = Progress(pendingIrrelevant: pendingIrrelevant)
+        guard let base = region.baseAddress else { return progress }
+        let total = region.count
+        var at = 0
+        while at < total {
+            guard let nlPointer = memchr(base + at, 0x0A, total - at) else { break }
+            let nl = base.distance(to: UnsafeRawPointer(nlPointer))
+            var length = nl - at
+            if length > maxLineLength { break }
+            let line = base + at
+            if length > 0, line.load(fromByteOffset: length - 1, as: UInt8.self) == 0x0D { length -= 1 }
+            if length == 0 {
+                progress.skipped += 1
+            } else {
+                let first = line.load(as: UInt8.self)
+                if first == 0x20 || first == 0x09 || skipFirstBytes[Int(first)] { break }
+                if scanner.hitOrNonASCII(line, length) { break }
+                let starts: Bool
+                switch probe {
+                case 0: starts = true
+                case 1: starts = Self.isoDate(line, length)
+                case 2: starts = Self.bsdDate(line, length)
+                case 3: starts = Self.clock(line, length)
+                default: starts = Self.wordThenTab(line, length)
+                }
+                if starts {
+                    progress.records += 1
+                    if probe != 0 { progress.pendingIrrelevant = true }
+                } else if !(skipsContinuations && progress.pendingIrrelevant) {
+                    break
+                }
+            }
+            progress.lines += 1
+            at = nl + 1
+        }
+        progress.bytes = at
+        return progress
+    }
+
+    @inline(__always) static func digit(_ p: UnsafeRawPointer, _ k: Int) -> Bool {
+        p.load(fromByteOffset: k, as: UInt8.self) &- 0x30 < 10
+    }
+
+    @inline(__always) static func byte(_ p: UnsafeRawPointer, _ k: Int) -> UInt8 { p.load(fromByteOffset: k, as: UInt8.self) }
+
+    // The same tests as `RecordStartProbe.test`, on a pointer.
+    @inline(__always) static func isoDate(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+        n > 10 && digit(p, 0) && digit(p, 1) && digit(p, 2) && digit(p, 3) && byte(p, 4) == 0x2D && digit(p, 5) && byte(p, 7) == 0x2D
+    }
+
+    @inline(__always) static func bsdDate(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+        n > 15 && byte(p, 0) &- 0x41 < 26 && byte(p, 3) == 0x20 && byte(p, 6) == 0x20 && byte(p, 9) == 0x3A
+    }
+
+    @inline(__always) static func clock(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+        n > 8 && digit(p, 0) && digit(p, 1) && byte(p, 2) == 0x3A
+    }
+
+    @inline(__always) static func wordThenTab(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+        // The first byte is neither tab nor space here (checked before).
+        for k in 1..<min(n, 16) where byte(p, k) == 0x09 { return true }
+        return false
+    }
+}
