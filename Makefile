@@ -31,7 +31,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 
 run: release journals ## build in release and analyze every sample bundle
 	.build/release/castscope analyze samples/

@@ -1,5 +1,4 @@
 import CastscopeKit
-@preconcurrency import Foundation
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -72,4 +71,33 @@ struct StdinFollower: @unchecked Sendable {
             engine.error("<stdin>: \(error)")
         }
     }
+}
+
+/// Runs `body` on a new detached thread (pthreads directly: Foundation's Thread
+/// would load Foundation and ICU at every start of the program, ~10 ms).
+func startThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(&thread, nil, { arg in
+        Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue().body()
+        return nil
+    }, box)
+    precondition(status == 0, "pthread_create failed: \(status)")
+    pthread_detach(thread)
+}
+
+/// A pthread mutex (NSLock without Foundation).
+final class PlainLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CastscopeKit
-@preconcurrency import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -81,21 +80,17 @@ struct Tail: ParsableCommand {
             let follower = JournalFollower(source: source, filter: journalOptions.filter, cursorFile: cursorFile,
                                            fromStart: fromStart, exportFormat: registry.format(named: "journal-export")!,
                                            engine: engine, stop: stop)
-            let thread = Thread {
+            startThread {
                 follower.run()
                 journalDone.set()
             }
-            thread.name = "journal-follow"
-            thread.start()
         }
         if inputs.contains("-") {
             let formatName = format
-            let thread = Thread {
+            startThread {
                 StdinFollower(registry: registry, forced: formatName, engine: engine).run()
                 stdinDone.set()
             }
-            thread.name = "stdin"
-            thread.start()
         }
         // Ctrl-C / SIGTERM: stop the followers, print the summary. The handler only stores
         // the signal number (async-signal-safe); this thread polls it.
@@ -115,17 +110,16 @@ struct Tail: ParsableCommand {
 /// The signal that asked tail to stop (0 while none did).
 let tailSignal = Atomic<Int32>(0)
 
-final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.lock(); value = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }
 
 /// Everything the followers share: the live sessions and the output, behind one lock so that
 /// lines from the journal and from stdin never interleave mid-line.
 final class TailEngine: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = PlainLock()
     private let live = LiveSessions()
     private let factory: EventFactory
     private let json: Bool
