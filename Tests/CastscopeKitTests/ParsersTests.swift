@@ -100,4 +100,39 @@ struct PrefilterTests {
         let noise = "2026-03-12 10:15:02.104211+0100 0x1a2 Default 0x0 0 0 kernel: memorystatus: set assertion priority(3) target"
         #expect(!Array(noise.utf8).withUnsafeBytes { prefilter.mayMatch($0) })
     }
+
+    @Test("random anchor sets of every stride: the scan says exactly whether an anchor occurs (and, skimming, whether a byte is not ASCII)")
+    func agreesWithSubstringSearch() throws {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdeinorst :-_=[]0129AB".utf8)
+        func text(_ n: Int) -> [UInt8] { (0..<n).map { _ in alphabet.randomElement(using: &rng)! } }
+        func contains(_ hay: [UInt8], _ needle: [UInt8]) -> Bool {
+            guard needle.count <= hay.count else { return false }
+            for i in 0...(hay.count - needle.count) where hay[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            return false
+        }
+        var positives = 0
+        for shortest in 4...14 {
+            let anchors = (0..<12).map { k in text(k == 0 ? shortest : Int.random(in: shortest...24, using: &rng)) }
+            let prefilter = Prefilter(anchors: anchors)
+            #expect(prefilter.stride == min(8, shortest - 3))
+            for trial in 0..<300 {
+                var line = text(Int.random(in: 0...90, using: &rng))
+                if trial % 2 == 0 {
+                    let a = anchors.randomElement(using: &rng)!
+                    line.insert(contentsOf: a, at: Int.random(in: 0...line.count, using: &rng))
+                }
+                if trial % 7 == 0, !line.isEmpty { line[Int.random(in: 0..<line.count, using: &rng)] = 0xC3 }
+                let expected = anchors.contains { contains(line, $0) }
+                positives += expected ? 1 : 0
+                line.withUnsafeBytes { buf in
+                    #expect(prefilter.mayMatch(buf) == expected, "stride \(prefilter.stride): \(String(decoding: line, as: UTF8.self))")
+                    if let base = buf.baseAddress {
+                        #expect(prefilter.scanner.hitOrNonASCII(base, buf.count) == (expected || line.contains { $0 >= 0x80 }))
+                    }
+                }
+            }
+        }
+        #expect(positives > 1000)
+    }
 }

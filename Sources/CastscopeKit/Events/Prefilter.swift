@@ -6,51 +6,85 @@ import Darwin
 
 /// The vocabulary's literal prefilter: decides on bytes, before any parsing, whether a line can
 /// hold a recognized message at all. Every rule's pattern has a literal anchor that must occur
-/// in the message; each anchor is indexed by its rarest span of `stride` consecutive four-byte
-/// windows (rare by a static estimate of byte frequency in logs), hashed into a 64 Kbit table.
-/// A line is checked every `stride` bytes, four positions at a time, and only a hit is verified
-/// with memcmp. Lines of noisy daemons pass through without being turned into records.
+/// in the message. Lines are checked at every `stride`-th byte (stride = shortest anchor − 3,
+/// at most 8): the four-byte window there is hashed into a byte table. Each anchor enters the
+/// table with `stride` consecutive windows — its rarest such span, by a static estimate of byte
+/// frequency in logs — so wherever it occurs, one of them sits on a checked position. A table
+/// hit is verified against the anchors filed under that hash. Lines of noisy daemons pass
+/// through without being turned into records.
 public final class Prefilter: @unchecked Sendable {
-    private let bitmap: UnsafeMutablePointer<UInt64>
-    /// For each hash of a four-byte window: the anchors indexed by it (anchor, window offset, window).
-    private var buckets: [[(bytes: [UInt8], offset: Int, window: UInt32)]] = Array(repeating: [], count: 65536)
     public let anchors: [[UInt8]]
     /// False when some rule has no literal of four bytes to anchor on: then every line is parsed.
     public let isUseful: Bool
-
-    @inline(__always) static func hash(_ w: UInt32) -> Int { Int((w &* 0x9E37_79B1) >> 16) }
-
-    /// Windows are checked only every `stride` bytes: each anchor indexes `stride` consecutive
-    /// windows (its rarest such span), so any occurrence puts one of them on a checked position.
+    /// Lines are checked every `stride` bytes.
     public let stride: Int
+    let tables: PrefilterScanner
+
+    static let tableBits: UInt32 = 15
+
+    struct Entry {
+        var window: UInt32
+        /// Where the window sits in its anchor.
+        var offset: Int32
+        var anchorStart: Int32
+        var anchorLength: Int32
+    }
 
     public init(anchors: [[UInt8]]) {
         self.anchors = anchors
-        bitmap = .allocate(capacity: 1024)
-        bitmap.initialize(repeating: 0, count: 1024)
         isUseful = !anchors.isEmpty && anchors.allSatisfy { $0.count >= 4 }
-        stride = max(1, min(4, (anchors.map(\.count).min() ?? 4) - 3))
-        guard isUseful else { return }
-        func score(_ a: [UInt8], _ k: Int) -> Int {
-            Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
-        }
-        for a in anchors {
-            var best = 0
-            var bestScore = Int.max
-            for k in 0...(a.count - 3 - stride) {
-                let s = (k..<(k + stride)).map { score(a, $0) }.max()!
-                if s < bestScore { bestScore = s; best = k }
+        let stride = isUseful ? max(1, min(8, anchors.map(\.count).min()! - 3)) : 1
+        self.stride = stride
+        let size = 1 << Int(Self.tableBits)
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        table.initialize(repeating: 0, count: size)
+        var flat: [UInt8] = []
+        var filed: [[Entry]] = Array(repeating: [], count: size)
+        if isUseful {
+            func score(_ a: [UInt8], _ k: Int) -> Int {
+                Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
             }
-            for k in best..<(best + stride) {
-                let window = UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
-                let h = Self.hash(window)
-                bitmap[h >> 6] |= 1 << UInt64(h & 63)
-                buckets[h].append((a, k, window))
+            for a in anchors {
+                let start = Int32(flat.count)
+                flat.append(contentsOf: a)
+                var best = 0
+                var bestScore = Int.max
+                for k in 0...(a.count - 3 - stride) {
+                    let s = (k..<(k + stride)).map { score(a, $0) }.max()!
+                    if s < bestScore { bestScore = s; best = k }
+                }
+                for k in best..<(best + stride) {
+                    let window = UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
+                    let h = PrefilterScanner.hash(window)
+                    table[h] = 1
+                    filed[h].append(Entry(window: window, offset: Int32(k), anchorStart: start, anchorLength: Int32(a.count)))
+                }
             }
         }
+        // Filed entries as one flat array with per-hash start indices.
+        let starts = UnsafeMutablePointer<Int32>.allocate(capacity: size + 1)
+        let entries = UnsafeMutablePointer<Entry>.allocate(capacity: max(1, filed.reduce(0) { $0 + $1.count }))
+        var n: Int32 = 0
+        for h in 0..<size {
+            starts[h] = n
+            for e in filed[h] {
+                entries[Int(n)] = e
+                n += 1
+            }
+        }
+        starts[size] = n
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, flat.count))
+        bytes.initialize(from: flat, count: flat.count)
+        tables = PrefilterScanner(table: table, starts: starts, entries: entries, anchorBytes: bytes, stride: stride,
+                                  isUseful: isUseful)
     }
 
-    deinit { bitmap.deallocate() }
+    deinit {
+        tables.table.deallocate()
+        tables.starts.deallocate()
+        tables.entries.deallocate()
+        tables.anchorBytes.deallocate()
+    }
 
     /// A rough frequency class of a byte in log text (higher is more common).
     static func frequency(_ b: UInt8) -> Int {
@@ -70,116 +104,103 @@ public final class Prefilter: @unchecked Sendable {
     /// Whether any anchor occurs in `line`.
     public func mayMatch(_ line: UnsafeRawBufferPointer) -> Bool { scanner.mayMatch(line) }
 
-    /// A copy of the scanning state without reference counting, for per-line use.
-    public var scanner: PrefilterScanner {
-        PrefilterScanner(bitmap: bitmap, stride: stride, isUseful: isUseful, owner: Unmanaged.passUnretained(self))
-    }
-
-    func verify(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, _ w: UInt32, _ h: Int) -> Bool {
-        buckets.withUnsafeBufferPointer { all in
-            for entry in all[h] where entry.window == w {
-                let start = i - entry.offset
-                guard start >= 0, start + entry.bytes.count <= n else { continue }
-                if entry.bytes.withUnsafeBytes({ memcmp(base + start, $0.baseAddress!, entry.bytes.count) }) == 0 { return true }
-            }
-            return false
-        }
-    }
+    /// The tables as plain pointers, for per-line use: scanning touches no reference count, so
+    /// parallel readers sharing one prefilter do not contend (the prefilter must outlive it).
+    public var scanner: PrefilterScanner { tables }
 }
 
-/// The prefilter's table as plain pointers: scanning a line touches no reference count, so
-/// parallel readers sharing one table do not contend (the owner must outlive it).
+/// The prefilter's tables as plain pointers.
 public struct PrefilterScanner: @unchecked Sendable {
-    let bitmap: UnsafeMutablePointer<UInt64>
+    let table: UnsafeMutablePointer<UInt8>
+    let starts: UnsafeMutablePointer<Int32>
+    let entries: UnsafeMutablePointer<Prefilter.Entry>
+    let anchorBytes: UnsafeMutablePointer<UInt8>
     let stride: Int
     let isUseful: Bool
-    let owner: Unmanaged<Prefilter>
 
-    @inline(__always) static func hash(_ w: UInt32) -> Int { Prefilter.hash(w) }
+    @inline(__always) static func hash(_ w: UInt32) -> Int { Int((w &* 0x9E37_79B1) >> (32 &- Prefilter.tableBits)) }
+
+    /// Whether an anchor filed under `h` with window `w` occurs with that window at `i`.
+    @inline(never)
+    func verify(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, _ w: UInt32, _ h: Int) -> Bool {
+        var k = Int(starts[h])
+        let end = Int(starts[h &+ 1])
+        while k < end {
+            let e = entries[k]
+            k &+= 1
+            guard e.window == w else { continue }
+            let start = i &- Int(e.offset)
+            let length = Int(e.anchorLength)
+            guard start >= 0, start &+ length <= n else { continue }
+            if memcmp(base + start, anchorBytes + Int(e.anchorStart), length) == 0 { return true }
+        }
+        return false
+    }
 
     /// Whether any anchor occurs in `line`.
     @inline(__always)
     public func mayMatch(_ line: UnsafeRawBufferPointer) -> Bool {
         guard isUseful else { return true }
-        let n = line.count
-        guard n >= 4, let base = line.baseAddress else { return false }
-        let bits = bitmap
-        let step = stride
-        var i = 0
-        // Four checked positions per round, independent work the processor overlaps; a hit is
-        // looked at position by position.
-        while i &+ 3 &* step &+ 4 <= n {
-            let w0 = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-            let w1 = base.loadUnaligned(fromByteOffset: i &+ step, as: UInt32.self)
-            let w2 = base.loadUnaligned(fromByteOffset: i &+ 2 &* step, as: UInt32.self)
-            let w3 = base.loadUnaligned(fromByteOffset: i &+ 3 &* step, as: UInt32.self)
-            let h0 = Self.hash(w0)
-            let h1 = Self.hash(w1)
-            let h2 = Self.hash(w2)
-            let h3 = Self.hash(w3)
-            let b0 = bits[h0 >> 6] >> UInt64(h0 & 63)
-            let b1 = bits[h1 >> 6] >> UInt64(h1 & 63)
-            let b2 = bits[h2 >> 6] >> UInt64(h2 & 63)
-            let b3 = bits[h3 >> 6] >> UInt64(h3 & 63)
-            if (b0 | b1 | b2 | b3) & 1 != 0 {
-                if b0 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w0, h0) }) { return true }
-                if b1 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ step, w1, h1) }) { return true }
-                if b2 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 2 &* step, w2, h2) }) { return true }
-                if b3 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 3 &* step, w3, h3) }) { return true }
-            }
-            i &+= 4 &* step
-        }
-        while i &+ 4 <= n {
-            let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-            let h = Self.hash(w)
-            if bits[h >> 6] & (1 << UInt64(h & 63)) != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w, h) }) { return true }
-            i &+= step
-        }
-        return false
+        guard line.count >= 4, let base = line.baseAddress else { return false }
+        return scan(base, line.count, ascii: false)
     }
 
-    /// Whether any anchor occurs in the `n` bytes at `base`, or any of them is not ASCII (the
-    /// ASCII test rides on the prefilter's loads when they cover every byte).
+    /// Whether any anchor occurs in the `n` bytes at `base`, or any of them is not ASCII.
     @inline(__always)
     func hitOrNonASCII(_ base: UnsafeRawPointer, _ n: Int) -> Bool {
-        let line = UnsafeRawBufferPointer(start: base, count: n)
-        guard stride == 4, isUseful else { return mayMatch(line) || !isASCII(line) }
-        let bits = bitmap
-        var any: UInt32 = 0
+        guard isUseful else { return true }
+        return scan(base, n, ascii: true)
+    }
+
+    /// The scan: four checked positions per round, independent work the processor overlaps;
+    /// a hit is looked at position by position. With `ascii`, the same loads (eight bytes at
+    /// each checked position, which covers the `stride` bytes up to the next) also tell
+    /// whether every byte is ASCII, reported as a hit.
+    @inline(__always)
+    func scan(_ base: UnsafeRawPointer, _ n: Int, ascii: Bool) -> Bool {
+        let t = table
+        let s = stride
+        var any: UInt64 = 0
         var i = 0
-        while i &+ 16 <= n {
-            let w0 = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-            let w1 = base.loadUnaligned(fromByteOffset: i &+ 4, as: UInt32.self)
-            let w2 = base.loadUnaligned(fromByteOffset: i &+ 8, as: UInt32.self)
-            let w3 = base.loadUnaligned(fromByteOffset: i &+ 12, as: UInt32.self)
-            any |= w0 | w1 | w2 | w3
+        while i &+ 3 &* s &+ 8 <= n {
+            let q0 = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let q1 = base.loadUnaligned(fromByteOffset: i &+ s, as: UInt64.self)
+            let q2 = base.loadUnaligned(fromByteOffset: i &+ 2 &* s, as: UInt64.self)
+            let q3 = base.loadUnaligned(fromByteOffset: i &+ 3 &* s, as: UInt64.self)
+            if ascii { any |= q0 | q1 | q2 | q3 }
+            let w0 = UInt32(truncatingIfNeeded: q0)
+            let w1 = UInt32(truncatingIfNeeded: q1)
+            let w2 = UInt32(truncatingIfNeeded: q2)
+            let w3 = UInt32(truncatingIfNeeded: q3)
             let h0 = Self.hash(w0)
             let h1 = Self.hash(w1)
             let h2 = Self.hash(w2)
             let h3 = Self.hash(w3)
-            let b0 = bits[h0 >> 6] >> UInt64(h0 & 63)
-            let b1 = bits[h1 >> 6] >> UInt64(h1 & 63)
-            let b2 = bits[h2 >> 6] >> UInt64(h2 & 63)
-            let b3 = bits[h3 >> 6] >> UInt64(h3 & 63)
-            if (b0 | b1 | b2 | b3) & 1 != 0 {
-                if b0 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w0, h0) }) { return true }
-                if b1 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 4, w1, h1) }) { return true }
-                if b2 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 8, w2, h2) }) { return true }
-                if b3 & 1 != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i &+ 12, w3, h3) }) { return true }
+            if t[h0] | t[h1] | t[h2] | t[h3] != 0 {
+                if t[h0] != 0, verify(base, n, i, w0, h0) { return true }
+                if t[h1] != 0, verify(base, n, i &+ s, w1, h1) { return true }
+                if t[h2] != 0, verify(base, n, i &+ 2 &* s, w2, h2) { return true }
+                if t[h3] != 0, verify(base, n, i &+ 3 &* s, w3, h3) { return true }
             }
-            i &+= 16
+            i &+= 4 &* s
+        }
+        if ascii {
+            var k = i
+            while k &+ 8 <= n {
+                any |= base.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                k &+= 8
+            }
+            while k < n {
+                any |= UInt64(base.load(fromByteOffset: k, as: UInt8.self))
+                k &+= 1
+            }
         }
         while i &+ 4 <= n {
             let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-            any |= w
             let h = Self.hash(w)
-            if bits[h >> 6] & (1 << UInt64(h & 63)) != 0, owner._withUnsafeGuaranteedRef({ $0.verify(base, n, i, w, h) }) { return true }
-            i &+= 4
+            if t[h] != 0, verify(base, n, i, w, h) { return true }
+            i &+= s
         }
-        while i < n {
-            any |= UInt32(base.load(fromByteOffset: i, as: UInt8.self))
-            i &+= 1
-        }
-        return any & 0x8080_8080 != 0
+        return ascii && any & 0x8080_8080_8080_8080 != 0
     }
 }
