@@ -43,6 +43,32 @@ struct JournalTests {
         #expect(strip(js) == strip(es))
     }
 
+    @Test("reopening the file at the cursor every few entries (which bounds memory on long files) reads the same entries")
+    func reopeningReadsTheSame() throws {
+        let registry = try ParserRegistry.builtin()
+        let format = try #require(registry.format(named: "journal-export"))
+        for matches in [[], ["RELAY_EVENT=accepted", "RELAY_EVENT=closed"]] {
+            func read(every: Int) -> ([String], JournalReader.Result) {
+                var reader = JournalReader(format: format, filter: JournalFilter(matches: matches))
+                reader.reopenEvery = every
+                var out: [String] = []
+                let result = reader.read(path: relayJournal.path) { rec in
+                    out.append("\(rec.line) \(rec.time.map { "\($0)" } ?? "-") \(rec.string(.message) ?? "")")
+                }
+                return (out, result)
+            }
+            let (whole, r0) = read(every: 1 << 30)
+            #expect(r0.error == nil)
+            #expect(whole.count == (matches.isEmpty ? 117 : 10))
+            for every in [1, 2, 7] {
+                let (pieces, r) = read(every: every)
+                #expect(r.error == nil, "every \(every)")
+                #expect(pieces == whole, "every \(every), \(matches)")
+                #expect(r.read == r0.read && r.stats.records == r0.stats.records && r.stats.lines == r0.stats.lines)
+            }
+        }
+    }
+
     @Test("journalctl filters: --unit, --identifier, --match give the same entries from the journal file and the export")
     func filters() throws {
         for args in [["--unit", "broadcast-relay"], ["-t", "broadcast-relay"], ["--match", "RELAY_SESSION=5c8e2d71-9a0b-4c3d-b6e4-f7a8b9c0d1e2"],

@@ -28,6 +28,8 @@ public final class Prefilter: @unchecked Sendable {
         var offset: Int32
         var anchorStart: Int32
         var anchorLength: Int32
+        /// The anchor's index in `anchors`.
+        var anchor: Int32
     }
 
     public init(anchors: [[UInt8]]) {
@@ -44,7 +46,7 @@ public final class Prefilter: @unchecked Sendable {
             func score(_ a: [UInt8], _ k: Int) -> Int {
                 Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
             }
-            for a in anchors {
+            for (index, a) in anchors.enumerated() {
                 let start = Int32(flat.count)
                 flat.append(contentsOf: a)
                 var best = 0
@@ -57,7 +59,8 @@ public final class Prefilter: @unchecked Sendable {
                     let window = UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
                     let h = PrefilterScanner.hash(window)
                     table[h] = 1
-                    filed[h].append(Entry(window: window, offset: Int32(k), anchorStart: start, anchorLength: Int32(a.count)))
+                    filed[h].append(Entry(window: window, offset: Int32(k), anchorStart: start, anchorLength: Int32(a.count),
+                                          anchor: Int32(index)))
                 }
             }
         }
@@ -76,7 +79,7 @@ public final class Prefilter: @unchecked Sendable {
         let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, flat.count))
         bytes.initialize(from: flat, count: flat.count)
         tables = PrefilterScanner(table: table, starts: starts, entries: entries, anchorBytes: bytes, stride: stride,
-                                  isUseful: isUseful)
+                                  isUseful: isUseful, wordCount: (anchors.count + 63) / 64)
     }
 
     deinit {
@@ -117,6 +120,8 @@ public struct PrefilterScanner: @unchecked Sendable {
     let anchorBytes: UnsafeMutablePointer<UInt8>
     let stride: Int
     let isUseful: Bool
+    /// Words of an `anchorsPresent` bit set.
+    let wordCount: Int
 
     @inline(__always) static func hash(_ w: UInt32) -> Int { Int((w &* 0x9E37_79B1) >> (32 &- Prefilter.tableBits)) }
 
@@ -135,6 +140,33 @@ public struct PrefilterScanner: @unchecked Sendable {
             if memcmp(base + start, anchorBytes + Int(e.anchorStart), length) == 0 { return true }
         }
         return false
+    }
+
+    /// Which anchors occur in `text` (bit `i` of word `i / 64` for `anchors[i]`); nil when the
+    /// prefilter is not useful. Every occurrence has one window on a checked position.
+    public func anchorsPresent(_ text: UnsafeRawBufferPointer) -> [UInt64]? {
+        guard isUseful else { return nil }
+        var found = [UInt64](repeating: 0, count: wordCount)
+        guard text.count >= 4, let base = text.baseAddress else { return found }
+        let n = text.count
+        var i = 0
+        while i &+ 4 <= n {
+            let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
+            let h = Self.hash(w)
+            if table[h] != 0 {
+                for k in Int(starts[h])..<Int(starts[h &+ 1]) {
+                    let e = entries[k]
+                    let start = i &- Int(e.offset)
+                    let length = Int(e.anchorLength)
+                    guard e.window == w, start >= 0, start &+ length <= n else { continue }
+                    if memcmp(base + start, anchorBytes + Int(e.anchorStart), length) == 0 {
+                        found[Int(e.anchor) >> 6] |= 1 << UInt64(e.anchor & 63)
+                    }
+                }
+            }
+            i &+= stride
+        }
+        return found
     }
 
     /// Whether any anchor occurs in `line`.

@@ -79,13 +79,32 @@ public struct EventMatcher: Sendable {
     /// The distinct anchor literals of all rules: a message containing none of them cannot
     /// match, which is what keeps noisy inputs cheap.
     public let anchors: [[UInt8]]
+    /// Finds which anchors a message holds in one pass, so that only rules whose anchor is
+    /// there are tried (instead of searching the message for each rule's anchor in turn).
+    private let index: Prefilter
+    private let scanner: PrefilterScanner
+    /// Each rule's anchor, as an index into `anchors` (-1: none).
+    private let ruleAnchor: [Int]
 
     public init(vocabularies: [Vocabulary]) {
         // Rules narrowed to a category are tried before the rules they refine.
         let all = vocabularies.flatMap(\.rules)
         rules = all.filter { $0.category != nil } + all.filter { $0.category == nil }
-        var seen = Set<[UInt8]>()
-        anchors = rules.map(\.pattern.anchor).filter { seen.insert($0).inserted }
+        var seen: [[UInt8]: Int] = [:]
+        var anchors: [[UInt8]] = []
+        var ruleAnchor: [Int] = []
+        for rule in rules {
+            let a = rule.pattern.anchor
+            if a.isEmpty { ruleAnchor.append(-1); continue }
+            if let i = seen[a] { ruleAnchor.append(i); continue }
+            seen[a] = anchors.count
+            ruleAnchor.append(anchors.count)
+            anchors.append(a)
+        }
+        self.anchors = anchors
+        self.ruleAnchor = ruleAnchor
+        index = Prefilter(anchors: anchors)
+        scanner = index.scanner
     }
 
     public struct Hit {
@@ -94,10 +113,15 @@ public struct EventMatcher: Sendable {
     }
 
     public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
+        let present = scanner.anchorsPresent(message)
         for index in rules.indices {
             // Cheap first: the rule's literal anchor must be in the message.
-            let anchor = rules[index].pattern.anchor
-            if !anchor.isEmpty, findBytes(message, anchor, from: 0) == nil { continue }
+            let a = ruleAnchor[index]
+            if let present {
+                if a >= 0, present[a >> 6] & (1 << UInt64(a & 63)) == 0 { continue }
+            } else if a >= 0, findBytes(message, anchors[a], from: 0) == nil {
+                continue
+            }
             let rule = rules[index]
             if let c = rule.category, c != category { continue }
             var m = PatternMatch(slots: rule.pattern.names.count)
