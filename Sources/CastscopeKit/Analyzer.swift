@@ -437,6 +437,9 @@ struct ReadContext: Sendable {
         var order = 0
         let interner = Interner()
         var compactor = EventCompactor()
+        // A local: the closure would otherwise copy the whole context (and retain its
+        // members) for every record.
+        let factory = self.factory
         do {
             try reader.run { rec in
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {

@@ -55,8 +55,25 @@ public final class Interner {
     public init(capacity: Int = 8192) { self.capacity = capacity }
 
     public func string(_ bytes: UnsafeRawBufferPointer) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        // Eight bytes at a time (multiply, fold the high half in); the length seeds it.
+        var h = UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15
+        if let base = bytes.baseAddress {
+            var i = 0
+            while i &+ 8 <= bytes.count {
+                h = (h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+                h ^= h >> 31
+                i &+= 8
+            }
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < bytes.count {
+                tail |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
+                shift &+= 8
+                i &+= 1
+            }
+            h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
+            h ^= h >> 29
+        }
         let key = Int(truncatingIfNeeded: h)
         if let candidates = table[key] {
             for var c in candidates {

@@ -142,12 +142,11 @@ public struct PrefilterScanner: @unchecked Sendable {
         return false
     }
 
-    /// Which anchors occur in `text` (bit `i` of word `i / 64` for `anchors[i]`); nil when the
-    /// prefilter is not useful. Every occurrence has one window on a checked position.
-    public func anchorsPresent(_ text: UnsafeRawBufferPointer) -> [UInt64]? {
-        guard isUseful else { return nil }
-        var found = [UInt64](repeating: 0, count: wordCount)
-        guard text.count >= 4, let base = text.baseAddress else { return found }
+    /// Which anchors occur in `text`, into `found` (bit `i` of word `i / 64` for `anchors[i]`,
+    /// `wordCount` words, cleared first). Every occurrence has one window on a checked position.
+    public func anchorsPresent(_ text: UnsafeRawBufferPointer, into found: UnsafeMutablePointer<UInt64>) {
+        found.update(repeating: 0, count: wordCount)
+        guard text.count >= 4, let base = text.baseAddress else { return }
         let n = text.count
         var i = 0
         while i &+ 4 <= n {
@@ -166,7 +165,18 @@ public struct PrefilterScanner: @unchecked Sendable {
             }
             i &+= stride
         }
-        return found
+    }
+
+    /// The four checked positions of the round at `i`, after a table hit.
+    @inline(never)
+    func verifyRound(_ base: UnsafeRawPointer, _ n: Int, _ i: Int) -> Bool {
+        for k in 0..<4 {
+            let at = i &+ k &* stride
+            let w = base.loadUnaligned(fromByteOffset: at, as: UInt32.self)
+            let h = Self.hash(w)
+            if table[h] != 0, verify(base, n, at, w, h) { return true }
+        }
+        return false
     }
 
     /// Whether any anchor occurs in `line`.
@@ -208,12 +218,9 @@ public struct PrefilterScanner: @unchecked Sendable {
             let h1 = Self.hash(w1)
             let h2 = Self.hash(w2)
             let h3 = Self.hash(w3)
-            if t[h0] | t[h1] | t[h2] | t[h3] != 0 {
-                if t[h0] != 0, verify(base, n, i, w0, h0) { return true }
-                if t[h1] != 0, verify(base, n, i &+ s, w1, h1) { return true }
-                if t[h2] != 0, verify(base, n, i &+ 2 &* s, w2, h2) { return true }
-                if t[h3] != 0, verify(base, n, i &+ 3 &* s, w3, h3) { return true }
-            }
+            // Nothing of this round stays live past the test (the rare hit recomputes), so the
+            // loop keeps everything in registers.
+            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, n, i) { return true }
             i &+= 4 &* s
         }
         if ascii {

@@ -113,15 +113,21 @@ public struct EventMatcher: Sendable {
     }
 
     public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
-        let present = scanner.anchorsPresent(message)
+        if scanner.isUseful {
+            return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: scanner.wordCount) { present in
+                let bits = present.baseAddress!
+                scanner.anchorsPresent(message, into: bits)
+                return match(message, category: category) { a in bits[a >> 6] & (1 << UInt64(a & 63)) != 0 }
+            }
+        }
+        return match(message, category: category) { a in findBytes(message, anchors[a], from: 0) != nil }
+    }
+
+    private func match(_ message: UnsafeRawBufferPointer, category: String?, holds: (Int) -> Bool) -> Hit? {
         for index in rules.indices {
             // Cheap first: the rule's literal anchor must be in the message.
             let a = ruleAnchor[index]
-            if let present {
-                if a >= 0, present[a >> 6] & (1 << UInt64(a & 63)) == 0 { continue }
-            } else if a >= 0, findBytes(message, anchors[a], from: 0) == nil {
-                continue
-            }
+            if a >= 0, !holds(a) { continue }
             let rule = rules[index]
             if let c = rule.category, c != category { continue }
             var m = PatternMatch(slots: rule.pattern.names.count)

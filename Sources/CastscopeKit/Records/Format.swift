@@ -231,6 +231,8 @@ extension LogFormat {
         while i < line.count {
             if line[i - 1] == 0x20 && isDigit(line[i]) {
                 let rest = UnsafeRawBufferPointer(rebasing: line[i...])
+                // The cheap test first: most digits after a space are no timestamp.
+                if startProbe.test(rest) == false { i += 1; continue }
                 for (k, p) in patterns.enumerated() where p.match(rest, into: &matches[k]) { return i }
             }
             i += 1
