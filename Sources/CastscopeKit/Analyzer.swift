@@ -73,7 +73,7 @@ public final class Analyzer {
         self.options = options
         matcher = EventMatcher(vocabularies: registry.vocabularies)
         detector = FormatDetector(formats: registry.formats)
-        prefilter = Prefilter(anchors: matcher.anchors)
+        prefilter = matcher.prefilter
     }
 
     /// Per-file facts the time resolution needs.
@@ -213,8 +213,7 @@ public final class Analyzer {
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
-                    results.set(k, context.read(source, path: path, format: format,
-                                                prefilter: Prefilter(anchors: context.prefilter.anchors), onRecord: nil))
+                    results.set(k, context.read(source, path: path, format: format, onRecord: nil))
                 } catch let e as InputError {
                     var r = TextResult()
                     r.problems = [e]
@@ -426,14 +425,12 @@ struct ReadContext: Sendable {
     let maxLineLength: Int
 
     /// Reads a text stream with `format`, turning recognized records into events. Parallel
-    /// readers pass their own prefilter: one shared object's reference count, touched on every
-    /// line from two cores, would bounce its cache line between them.
-    func read(_ source: ByteSource, path: String, format: LogFormat, prefilter own: Prefilter? = nil,
-              onRecord: (() -> Void)?) -> TextResult
-    {
+    /// readers share the prefilter: its per-line scan goes through plain pointers
+    /// (`PrefilterScanner`), so no reference count bounces between cores.
+    func read(_ source: ByteSource, path: String, format: LogFormat, onRecord: (() -> Void)?) -> TextResult {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
-        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: own ?? prefilter)
+        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: prefilter)
         var order = 0
         let interner = Interner()
         var compactor = EventCompactor()

@@ -41,7 +41,7 @@ public final class Prefilter: @unchecked Sendable {
         let table = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
         table.initialize(repeating: 0, count: size)
         var flat: [UInt8] = []
-        var filed: [[Entry]] = Array(repeating: [], count: size)
+        var filed: [(hash: Int, entry: Entry)] = []
         if isUseful {
             func score(_ a: [UInt8], _ k: Int) -> Int {
                 Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
@@ -59,23 +59,21 @@ public final class Prefilter: @unchecked Sendable {
                     let window = UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
                     let h = PrefilterScanner.hash(window)
                     table[h] = 1
-                    filed[h].append(Entry(window: window, offset: Int32(k), anchorStart: start, anchorLength: Int32(a.count),
-                                          anchor: Int32(index)))
+                    filed.append((h, Entry(window: window, offset: Int32(k), anchorStart: start, anchorLength: Int32(a.count),
+                                           anchor: Int32(index))))
                 }
             }
         }
-        // Filed entries as one flat array with per-hash start indices.
+        // Filed entries as one flat array sorted by hash, with per-hash start indices.
+        filed.sort { $0.hash < $1.hash }
         let starts = UnsafeMutablePointer<Int32>.allocate(capacity: size + 1)
-        let entries = UnsafeMutablePointer<Entry>.allocate(capacity: max(1, filed.reduce(0) { $0 + $1.count }))
-        var n: Int32 = 0
-        for h in 0..<size {
-            starts[h] = n
-            for e in filed[h] {
-                entries[Int(n)] = e
-                n += 1
-            }
+        let entries = UnsafeMutablePointer<Entry>.allocate(capacity: max(1, filed.count))
+        var next = 0
+        for h in 0...size {
+            while next < filed.count && filed[next].hash < h { next += 1 }
+            starts[h] = Int32(next)
         }
-        starts[size] = n
+        for (k, f) in filed.enumerated() { entries[k] = f.entry }
         let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, flat.count))
         bytes.initialize(from: flat, count: flat.count)
         tables = PrefilterScanner(table: table, starts: starts, entries: entries, anchorBytes: bytes, stride: stride,

@@ -74,14 +74,15 @@ public struct Vocabulary: Sendable {
 }
 
 /// All rules of all vocabularies, matched against a message in order; the first match wins.
-public struct EventMatcher: Sendable {
+public final class EventMatcher: Sendable {
     public let rules: [Vocabulary.Rule]
     /// The distinct anchor literals of all rules: a message containing none of them cannot
     /// match, which is what keeps noisy inputs cheap.
     public let anchors: [[UInt8]]
     /// Finds which anchors a message holds in one pass, so that only rules whose anchor is
     /// there are tried (instead of searching the message for each rule's anchor in turn).
-    private let index: Prefilter
+    /// Also the readers' line prefilter (the same anchors).
+    public let prefilter: Prefilter
     private let scanner: PrefilterScanner
     /// Each rule's anchor, as an index into `anchors` (-1: none).
     private let ruleAnchor: [Int]
@@ -103,8 +104,8 @@ public struct EventMatcher: Sendable {
         }
         self.anchors = anchors
         self.ruleAnchor = ruleAnchor
-        index = Prefilter(anchors: anchors)
-        scanner = index.scanner
+        prefilter = Prefilter(anchors: anchors)
+        scanner = prefilter.scanner
     }
 
     public struct Hit {

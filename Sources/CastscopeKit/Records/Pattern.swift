@@ -31,6 +31,8 @@ public struct Pattern: Sendable {
 
     public let source: String
     let ops: [Op]
+    /// `ops` compiled to plain memory, which is what matching walks.
+    let program: PatternProgram
     /// Capture names by slot.
     public let names: [String]
     /// The longest literal of the pattern, for `contains` prefiltering.
@@ -105,6 +107,7 @@ public struct Pattern: Sendable {
         ops.append(.end)
         self.ops = ops
         self.names = names
+        program = PatternProgram(ops)
         var best: [UInt8] = []
         for op in ops { if case .literal(let l) = op, l.count > best.count { best = l } }
         anchor = best
@@ -136,9 +139,17 @@ extension Pattern {
 
     /// Matches at `start` (anchored). On success `m` holds the captures.
     public func match(_ p: UnsafeRawBufferPointer, from start: Int = 0, into m: inout PatternMatch) -> Bool {
-        for k in 0..<m.starts.count { m.starts[k] = -1 }
-        m.hasTime = false
-        return run(0, start, p, &m)
+        var state = PatternProgram.State()
+        let ok = m.starts.withUnsafeMutableBufferPointer { starts in
+            m.ends.withUnsafeMutableBufferPointer { ends in
+                starts.update(repeating: -1)
+                return program.run(0, start, p, starts.baseAddress, ends.baseAddress, &state)
+            }
+        }
+        m.hasTime = state.hasTime
+        if state.hasTime { m.time = state.time }
+        m.end = state.end
+        return ok
     }
 
     /// Finds the pattern anywhere in `p` (first match). Cheap when the anchor literal is absent.
@@ -160,94 +171,172 @@ extension Pattern {
         for at in 0..<p.count where match(p, from: at, into: &m) { return true }
         return false
     }
+}
 
-    private func run(_ pc0: Int, _ pos0: Int, _ p: UnsafeRawBufferPointer, _ m: inout PatternMatch) -> Bool {
+/// A pattern's ops as plain memory: steps with their literals in one pool, so a match walks
+/// pointers without copying (and reference counting) enum payloads at every step.
+final class PatternProgram: @unchecked Sendable {
+    struct Step {
+        /// 0 end, 1 literal, 2 spaces, 3 field, 4 optional group.
+        var kind: UInt8 = 0
+        /// For fields: 0 any, 1 word, 2 int, 3 hex, 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock.
+        var type: UInt8 = 0
+        /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
+        /// the field is last.
+        var next: Int16 = -1
+        var slot: Int32 = 0
+        /// Literal: pool offset and length. Optional group: the step after it, and its slots.
+        var a: Int32 = 0
+        var b: Int32 = 0
+        var c: Int32 = 0
+    }
+
+    struct State {
+        var time = ParsedTime()
+        var hasTime = false
+        var end = 0
+    }
+
+    let steps: UnsafeMutablePointer<Step>
+    let pool: UnsafeMutablePointer<UInt8>
+    let count: Int
+
+    init(_ ops: [Pattern.Op]) {
+        var pool: [UInt8] = []
+        var steps: [Step] = []
+        for (k, op) in ops.enumerated() {
+            var step = Step()
+            switch op {
+            case .end: step.kind = 0
+            case .literal(let l):
+                step.kind = 1
+                step.a = Int32(pool.count)
+                step.b = Int32(l.count)
+                pool.append(contentsOf: l)
+            case .spaces: step.kind = 2
+            case .field(let slot, let type):
+                step.kind = 3
+                step.slot = Int32(slot)
+                let types: [Pattern.FieldType] = [.any, .word, .int, .hex, .iso, .isotz, .isolocal, .bsd, .clock]
+                step.type = UInt8(types.firstIndex(of: type)!)
+                switch ops[k + 1] {
+                case .end: step.next = -2
+                case .literal(let l): step.next = Int16(l[0])
+                case .spaces: step.next = 0x20
+                default: step.next = -1
+                }
+            case .optional(let skipTo, let firstSlot, let lastSlot):
+                step.kind = 4
+                step.a = Int32(skipTo)
+                step.b = Int32(firstSlot)
+                step.c = Int32(lastSlot)
+            }
+            steps.append(step)
+        }
+        count = steps.count
+        self.steps = .allocate(capacity: steps.count)
+        self.steps.initialize(from: steps, count: steps.count)
+        self.pool = .allocate(capacity: max(1, pool.count))
+        self.pool.initialize(from: pool, count: pool.count)
+    }
+
+    deinit {
+        steps.deallocate()
+        pool.deallocate()
+    }
+
+    func run(_ pc0: Int, _ pos0: Int, _ p: UnsafeRawBufferPointer, _ starts: UnsafeMutablePointer<Int>?,
+             _ ends: UnsafeMutablePointer<Int>?, _ st: inout State) -> Bool
+    {
         var pc = pc0
         var pos = pos0
         let n = p.count
+        guard let base = p.baseAddress else {
+            // Empty input: only a pattern that needs nothing matches.
+            return steps[pc].kind == 0 ? { st.end = 0; return true }() : false
+        }
+        @inline(__always) func byte(_ i: Int) -> UInt8 { base.load(fromByteOffset: i, as: UInt8.self) }
         while true {
-            switch ops[pc] {
-            case .end:
-                m.end = pos
+            let step = steps[pc]
+            switch step.kind {
+            case 0:
+                st.end = pos
                 return true
-            case .literal(let l):
-                guard pos + l.count <= n else { return false }
-                for k in 0..<l.count where p[pos + k] != l[k] { return false }
-                pos += l.count
+            case 1:
+                let length = Int(step.b)
+                guard pos + length <= n, memcmp(base + pos, pool + Int(step.a), length) == 0 else { return false }
+                pos += length
                 pc += 1
-            case .spaces:
-                guard pos < n, p[pos] == 0x20 else { return false }
-                while pos < n, p[pos] == 0x20 { pos += 1 }
+            case 2:
+                guard pos < n, byte(pos) == 0x20 else { return false }
+                while pos < n, byte(pos) == 0x20 { pos += 1 }
                 pc += 1
-            case .optional(let skipTo, let firstSlot, let lastSlot):
-                if run(pc + 1, pos, p, &m) { return true }
-                for k in firstSlot..<lastSlot { m.starts[k] = -1 }
-                pc = skipTo
-            case .field(let slot, let type):
-                switch type {
-                case .int, .hex:
+            case 4:
+                if run(pc + 1, pos, p, starts, ends, &st) { return true }
+                for k in Int(step.b)..<Int(step.c) { starts![k] = -1 }
+                pc = Int(step.a)
+            default:
+                let slot = Int(step.slot)
+                switch step.type {
+                case 2, 3:
+                    let hex = step.type == 3
                     var j = pos
-                    if type == .hex, j + 1 < n, p[j] == UInt8(ascii: "0"), p[j + 1] == UInt8(ascii: "x") { j += 2 }
-                    if type == .int, j + 1 < n, p[j] == UInt8(ascii: "-"), isDigit(p[j + 1]) { j += 1 }
+                    if hex, j + 1 < n, byte(j) == UInt8(ascii: "0"), byte(j + 1) == UInt8(ascii: "x") { j += 2 }
+                    if !hex, j + 1 < n, byte(j) == UInt8(ascii: "-"), isDigit(byte(j + 1)) { j += 1 }
                     let digitsStart = j
-                    while j < n, isDigit(p[j]) || (type == .hex && isHexLetter(p[j])) { j += 1 }
+                    while j < n, isDigit(byte(j)) || (hex && isHexLetter(byte(j))) { j += 1 }
                     guard j > digitsStart else { return false }
-                    m.starts[slot] = pos
-                    m.ends[slot] = j
+                    starts![slot] = pos
+                    ends![slot] = j
                     pos = j
                     pc += 1
-                case .iso, .isotz, .isolocal, .bsd, .clock:
+                case 4, 5, 6, 7, 8:
                     var t = ParsedTime()
                     var end: Int?
-                    switch type {
-                    case .iso: end = TimeScan.iso(p, pos, into: &t)
-                    case .isotz:
+                    switch step.type {
+                    case 4: end = TimeScan.iso(p, pos, into: &t)
+                    case 5:
                         end = TimeScan.iso(p, pos, into: &t)
                         if t.offset == nil { end = nil }
-                    case .isolocal:
+                    case 6:
                         end = TimeScan.iso(p, pos, into: &t)
                         if t.offset != nil { end = nil }
-                    case .bsd: end = TimeScan.bsd(p, pos, into: &t)
+                    case 7: end = TimeScan.bsd(p, pos, into: &t)
                     default: end = TimeScan.timeOfDay(p, pos, into: &t)
                     }
                     guard let end else { return false }
-                    m.time = t
-                    m.hasTime = true
-                    m.starts[slot] = pos
-                    m.ends[slot] = end
+                    st.time = t
+                    st.hasTime = true
+                    starts![slot] = pos
+                    ends![slot] = end
                     pos = end
                     pc += 1
-                case .any, .word:
-                    if case .end = ops[pc + 1] {
+                default:
+                    let word = step.type == 1
+                    if step.next == -2 {
                         // Last element: the rest of the input.
-                        if type == .word {
+                        if word {
                             var j = pos
-                            while j < n, p[j] != 0x20, p[j] != 0x09 { j += 1 }
+                            while j < n, byte(j) != 0x20, byte(j) != 0x09 { j += 1 }
                             guard j > pos, j == n else { return false }
                         }
-                        m.starts[slot] = pos
-                        m.ends[slot] = n
-                        m.end = n
+                        starts![slot] = pos
+                        ends![slot] = n
+                        st.end = n
                         return true
                     }
-                    var firstByte: UInt8? = nil
-                    switch ops[pc + 1] {
-                    case .literal(let l): firstByte = l[0]
-                    case .spaces: firstByte = 0x20
-                    default: break
-                    }
                     let limit = min(n, pos + Pattern.maxFieldLength)
-                    var e = type == .word ? pos + 1 : pos
-                    if type == .word, pos >= n || p[pos] == 0x20 || p[pos] == 0x09 { return false }
+                    var e = word ? pos + 1 : pos
+                    if word, pos >= n || byte(pos) == 0x20 || byte(pos) == 0x09 { return false }
                     while e <= limit {
-                        if type == .word, e > pos, p[e - 1] == 0x20 || p[e - 1] == 0x09 { return false }
-                        if let fb = firstByte {
+                        if word, e > pos, byte(e - 1) == 0x20 || byte(e - 1) == 0x09 { return false }
+                        if step.next >= 0 {
                             guard e < n else { return false }
-                            if p[e] != fb { e += 1; continue }
+                            if byte(e) != UInt8(step.next) { e += 1; continue }
                         }
-                        m.starts[slot] = pos
-                        m.ends[slot] = e
-                        if run(pc + 1, e, p, &m) { return true }
+                        starts![slot] = pos
+                        ends![slot] = e
+                        if run(pc + 1, e, p, starts, ends, &st) { return true }
                         e += 1
                     }
                     return false
