@@ -135,4 +135,38 @@ struct PrefilterTests {
         }
         #expect(positives > 1000)
     }
+
+    @Test("certifying a buffer of many lines at once: nothing is missed before the point it reports")
+    func certifyAgreesWithSubstringSearch() throws {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdeinorst :-_=[]0129AB\n\n".utf8)
+        func text(_ n: Int) -> [UInt8] { (0..<n).map { _ in alphabet.randomElement(using: &rng)! } }
+        func occurs(_ hay: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+            guard needle.count <= hay.count else { return false }
+            let h = Array(hay)
+            for i in 0...(h.count - needle.count) where h[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            return false
+        }
+        var founds = 0
+        for shortest in 4...12 {
+            let anchors = (0..<10).map { k in text(k == 0 ? shortest : Int.random(in: shortest...20, using: &rng)).filter { $0 != 0x0A } }
+                .filter { $0.count >= 4 }
+            let prefilter = Prefilter(anchors: anchors)
+            for trial in 0..<200 {
+                var buffer = text(Int.random(in: 0...600, using: &rng))
+                if trial % 3 == 0 { buffer.insert(contentsOf: anchors.randomElement(using: &rng)!, at: Int.random(in: 0...buffer.count, using: &rng)) }
+                if trial % 5 == 0, !buffer.isEmpty { buffer[Int.random(in: 0..<buffer.count, using: &rng)] = 0xE2 }
+                let bad = buffer.contains { $0 >= 0x80 } || anchors.contains { occurs(buffer[...], $0) }
+                let (clean, found) = buffer.withUnsafeBytes { b in
+                    b.baseAddress.map { prefilter.scanner.certify($0, from: 0, upTo: Int.max, end: b.count) } ?? (0, false)
+                }
+                #expect(found == bad, "stride \(prefilter.stride)")
+                #expect(found || clean == buffer.count)
+                let before = buffer[..<min(clean, buffer.count)]
+                #expect(!before.contains { $0 >= 0x80 } && !anchors.contains { occurs(before, $0) })
+                founds += found ? 1 : 0
+            }
+        }
+        #expect(founds > 300)
+    }
 }

@@ -165,6 +165,47 @@ public struct PrefilterScanner: @unchecked Sendable {
         }
     }
 
+    /// Certifies a stretch of a buffer of many lines at once, so that lines need no scan of
+    /// their own: from `from` (checked positions continue `from`'s alignment) to at least
+    /// `upTo`, returns how far everything is clean — no window at a checked position verifies
+    /// as an anchor and every byte is ASCII — and whether something was found there (then
+    /// `clean` is the start of the round that found it). Loads stay within `end`. Windows may
+    /// straddle lines: an anchor holds no newline, so a verified one lies within one line.
+    @inline(__always)
+    func certify(_ base: UnsafeRawPointer, from: Int, upTo: Int, end: Int) -> (clean: Int, found: Bool) {
+        let t = table
+        let s = stride
+        var i = from
+        while i < upTo && i &+ 3 &* s &+ 8 <= end {
+            let q0 = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let q1 = base.loadUnaligned(fromByteOffset: i &+ s, as: UInt64.self)
+            let q2 = base.loadUnaligned(fromByteOffset: i &+ 2 &* s, as: UInt64.self)
+            let q3 = base.loadUnaligned(fromByteOffset: i &+ 3 &* s, as: UInt64.self)
+            if (q0 | q1 | q2 | q3) & 0x8080_8080_8080_8080 != 0 { return (i, true) }
+            let h0 = Self.hash(UInt32(truncatingIfNeeded: q0))
+            let h1 = Self.hash(UInt32(truncatingIfNeeded: q1))
+            let h2 = Self.hash(UInt32(truncatingIfNeeded: q2))
+            let h3 = Self.hash(UInt32(truncatingIfNeeded: q3))
+            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, end, i) { return (i, true) }
+            i &+= 4 &* s
+        }
+        guard i < upTo else { return (i, false) }
+        // The buffer's last bytes, too few for a whole round.
+        var k = i
+        while k < end {
+            if base.load(fromByteOffset: k, as: UInt8.self) >= 0x80 { return (i, true) }
+            k &+= 1
+        }
+        var at = i
+        while at &+ 4 <= end {
+            let w = base.loadUnaligned(fromByteOffset: at, as: UInt32.self)
+            let h = Self.hash(w)
+            if t[h] != 0, verify(base, end, at, w, h) { return (i, true) }
+            at &+= s
+        }
+        return (end, false)
+    }
+
     /// The four checked positions of the round at `i`, after a table hit.
     @inline(never)
     func verifyRound(_ base: UnsafeRawPointer, _ n: Int, _ i: Int) -> Bool {

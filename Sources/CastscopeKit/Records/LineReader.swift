@@ -105,16 +105,21 @@ public final class LineReader {
         }
     }
 
-    /// Hands the buffered complete lines (after reading more when few are buffered) to `body`,
+    /// Hands the buffered complete lines (after reading more when none is buffered) to `body`,
     /// which consumes whole lines from their start and says how many bytes and lines. Returns
     /// true when it consumed all it was handed (more may follow); false when it stopped at a
     /// line, or there was no complete line to hand over (end of stream, or a line longer than
     /// the buffer): `nextLine` deals with those.
     public func skim(_ body: (UnsafeRawBufferPointer) -> (bytes: Int, lines: Int)) throws -> Bool {
-        if end - start < 256 * 1024 && !eof { _ = try fill() }
         var stop = end
         while stop > start && buffer[stop - 1] != 0x0A { stop -= 1 }
-        guard stop > start else { return false }
+        if stop == start {
+            // No complete line buffered: read more (moving only the partial line to the front).
+            guard !eof, try fill() else { return false }
+            stop = end
+            while stop > start && buffer[stop - 1] != 0x0A { stop -= 1 }
+            guard stop > start else { return false }
+        }
         let (bytes, n) = body(UnsafeRawBufferPointer(rebasing: buffer[start..<stop]))
         start += bytes
         lineNumber += n

@@ -6,8 +6,9 @@ import Darwin
 
 /// The fast path over runs of irrelevant lines (the 95 %+ of a sysdiagnose export that comes
 /// from unrelated processes): a whole buffer of complete lines at a time, pointers and scalars
-/// only — no method call on a class, no reference count, no `String` — so each line costs one
-/// newline search, one fused prefilter + ASCII pass and a look at its first bytes.
+/// only — no method call on a class, no reference count, no `String`. The prefilter and the
+/// ASCII test run over the buffer as a whole (`PrefilterScanner.certify`), so each line costs
+/// one newline search and a look at its first bytes.
 ///
 /// It consumes lines as long as each one is provably one that `RecordReader` would only count:
 /// ASCII, no anchor, not a header or footer, and either a record start or a continuation of a
@@ -40,9 +41,20 @@ struct Skimmer {
         guard let base = region.baseAddress else { return progress }
         let total = region.count
         var at = 0
+        // Bytes before `clean` are certified (no anchor, all ASCII). Certified a block at a
+        // time, small blocks first: a run that stops early wastes little.
+        var clean = 0
+        var found = false
+        var block = 2048
         while at < total {
             guard let nlPointer = memchr(base + at, 0x0A, total - at) else { break }
             let nl = base.distance(to: UnsafeRawPointer(nlPointer))
+            while nl >= clean && !found {
+                (clean, found) = scanner.certify(base, from: clean, upTo: clean + block, end: total)
+                block = min(block &* 2, 1 << 16)
+            }
+            // Something (perhaps) in this line: the full path looks at it.
+            if nl >= clean { break }
             var length = nl - at
             if length > maxLineLength { break }
             let line = base + at
@@ -52,7 +64,6 @@ struct Skimmer {
             } else {
                 let first = line.load(as: UInt8.self)
                 if first == 0x20 || first == 0x09 || skipFirstBytes[Int(first)] { break }
-                if scanner.hitOrNonASCII(line, length) { break }
                 let starts: Bool
                 switch probe {
                 case 0: starts = true
