@@ -424,13 +424,13 @@ struct ReadContext: Sendable {
     let filter: JournalFilter
     let maxLineLength: Int
 
-    /// Reads a text stream with `format`, turning recognized records into events. Parallel
-    /// readers share the prefilter: its per-line scan goes through plain pointers
-    /// (`PrefilterScanner`), so no reference count bounces between cores.
+    /// Reads a text stream with `format`, turning recognized records into events. Each reader
+    /// has its own copy of the prefilter, which adapts to the words common in its input; the
+    /// per-line scan goes through plain pointers (`PrefilterScanner`).
     func read(_ source: ByteSource, path: String, format: LogFormat, onRecord: (() -> Void)?) -> TextResult {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
-        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: prefilter)
+        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: prefilter.adaptive())
         var order = 0
         let interner = Interner()
         var compactor = EventCompactor()

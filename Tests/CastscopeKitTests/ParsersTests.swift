@@ -136,6 +136,55 @@ struct PrefilterTests {
         #expect(positives > 1000)
     }
 
+    @Test("an adaptive prefilter moves anchors off windows that keep matching a daemon's words, and misses no anchor")
+    func adaptsToCommonWords() throws {
+        let anchors = ["IPCChannel returned error: ", "Received stop request", "client connection did close", "session "].map { Array($0.utf8) }
+        let shared = Prefilter(anchors: anchors)
+        let prefilter = shared.adaptive()
+        var lines: [String] = []
+        for i in 0..<6000 {
+            lines.append("wl0: switched channel \(i); Received state update; client connection did change \(i % 7)")
+            if i % 500 == 499 {
+                let pad = String(repeating: "x", count: i % 11)
+                lines.append(pad + "IPCChannel returned error: 5")
+                lines.append(pad + "Received stop request " + pad)
+                lines.append("client connection did close " + pad)
+            }
+        }
+        let bytes = Array((lines.joined(separator: "\n") + "\n").utf8)
+        let noSkip = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
+        noSkip.initialize(repeating: false, count: 256)
+        defer { noSkip.deallocate() }
+        let skimmer = Skimmer(scanner: prefilter.scanner, skipFirstBytes: UnsafePointer(noSkip), probe: 0, skipsContinuations: false,
+                              maxLineLength: 4096)
+        var stops: [String] = []
+        var skimmed = 0
+        bytes.withUnsafeBytes { buffer in
+            var at = 0
+            while at < buffer.count {
+                let region = UnsafeRawBufferPointer(rebasing: buffer[at...])
+                let progress = skimmer.run(region, pendingIrrelevant: false)
+                // Every line it consumed holds no anchor.
+                let consumed = String(decoding: region[..<progress.bytes], as: UTF8.self)
+                #expect(!anchors.contains { consumed.contains(String(decoding: $0, as: UTF8.self)) })
+                skimmed += progress.lines
+                at += progress.bytes
+                // The line it stopped at goes to the full path (here: noted and passed over).
+                guard at < buffer.count, let nl = buffer[at...].firstIndex(of: 0x0A) else { break }
+                stops.append(String(decoding: buffer[at..<nl], as: UTF8.self))
+                at = nl + 1
+            }
+        }
+        let anchorLines = lines.filter { l in anchors.contains { l.contains(String(decoding: $0, as: UTF8.self)) } }
+        #expect(anchorLines.count == 36)
+        #expect(anchorLines.allSatisfy(stops.contains))
+        #expect(prefilter.demotions > 0)
+        #expect(shared.demotions == 0)
+        // Stops for lines without an anchor come only from demotions (each rechecks one line).
+        #expect(stops.count - anchorLines.count <= prefilter.demotions)
+        #expect(skimmed + stops.count == lines.count)
+    }
+
     @Test("certifying a buffer of many lines at once: nothing is missed before the point it reports")
     func certifyAgreesWithSubstringSearch() throws {
         var rng = SystemRandomNumberGenerator()

@@ -30,61 +30,153 @@ public final class Prefilter: @unchecked Sendable {
         var anchorLength: Int32
         /// The anchor's index in `anchors`.
         var anchor: Int32
+        /// The next entry filed under the same slot (-1: none).
+        var next: Int32
+        var slot: Int32
     }
 
-    public init(anchors: [[UInt8]]) {
+    /// Where each anchor's indexed span of windows starts.
+    private var spans: [Int]
+    /// Slots whose windows turned out common in this input (see `demote`).
+    private var banned = Set<Int>()
+    /// Demotions that moved an anchor to another span (for tests).
+    private(set) var demotions = 0
+    /// Whether this prefilter adapts (one reader's own copy, on one thread).
+    let adapts: Bool
+    /// A slot whose table hits fail to verify this often is demoted; at most this many times.
+    static let demoteAfter: UInt16 = 128
+    static let maxDemotions = 32
+
+    public convenience init(anchors: [[UInt8]]) { self.init(anchors: anchors, adapts: false, spans: nil) }
+
+    init(anchors: [[UInt8]], adapts: Bool, spans given: [Int]?) {
         self.anchors = anchors
+        self.adapts = adapts
         isUseful = !anchors.isEmpty && anchors.allSatisfy { $0.count >= 4 }
         let stride = isUseful ? max(1, min(8, anchors.map(\.count).min()! - 3)) : 1
         self.stride = stride
         let size = 1 << Int(Self.tableBits)
         let table = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
         table.initialize(repeating: 0, count: size)
-        var flat: [UInt8] = []
-        var filed: [(hash: Int, entry: Entry)] = []
-        if isUseful {
-            func score(_ a: [UInt8], _ k: Int) -> Int {
-                Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
-            }
-            for (index, a) in anchors.enumerated() {
-                let start = Int32(flat.count)
-                flat.append(contentsOf: a)
-                var best = 0
-                var bestScore = Int.max
-                for k in 0...(a.count - 3 - stride) {
-                    let s = (k..<(k + stride)).map { score(a, $0) }.max()!
-                    if s < bestScore { bestScore = s; best = k }
-                }
-                for k in best..<(best + stride) {
-                    let window = UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
-                    let h = PrefilterScanner.hash(window)
-                    table[h] = 1
-                    filed.append((h, Entry(window: window, offset: Int32(k), anchorStart: start, anchorLength: Int32(a.count),
-                                           anchor: Int32(index))))
-                }
-            }
-        }
-        // Filed entries as one flat array sorted by hash, with per-hash start indices.
-        filed.sort { $0.hash < $1.hash }
-        let starts = UnsafeMutablePointer<Int32>.allocate(capacity: size + 1)
-        let entries = UnsafeMutablePointer<Entry>.allocate(capacity: max(1, filed.count))
-        var next = 0
-        for h in 0...size {
-            while next < filed.count && filed[next].hash < h { next += 1 }
-            starts[h] = Int32(next)
-        }
-        for (k, f) in filed.enumerated() { entries[k] = f.entry }
+        let heads = UnsafeMutablePointer<Int32>.allocate(capacity: size)
+        heads.initialize(repeating: -1, count: size)
+        let misses = UnsafeMutablePointer<UInt16>.allocate(capacity: size)
+        misses.initialize(repeating: 0, count: size)
+        let flat = anchors.flatMap { $0 }
         let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, flat.count))
         bytes.initialize(from: flat, count: flat.count)
-        tables = PrefilterScanner(table: table, starts: starts, entries: entries, anchorBytes: bytes, stride: stride,
-                                  isUseful: isUseful, wordCount: (anchors.count + 63) / 64)
+        let entryCount = isUseful ? anchors.count * stride : 0
+        tables = PrefilterScanner(table: table, heads: heads, entries: .allocate(capacity: max(1, entryCount)),
+                                  anchorBytes: bytes, stride: stride, isUseful: isUseful,
+                                  wordCount: (anchors.count + 63) / 64, misses: misses)
+        spans = Array(repeating: 0, count: anchors.count)
+        guard isUseful else { return }
+        var start = 0
+        for (index, a) in anchors.enumerated() {
+            spans[index] = given?[index] ?? choose(a)
+            for j in 0..<stride {
+                tables.entries[index * stride + j] = Entry(window: 0, offset: 0, anchorStart: Int32(start),
+                                                           anchorLength: Int32(a.count), anchor: Int32(index), next: -1, slot: -1)
+            }
+            file(index)
+            start += a.count
+        }
     }
 
     deinit {
         tables.table.deallocate()
-        tables.starts.deallocate()
+        tables.heads.deallocate()
         tables.entries.deallocate()
         tables.anchorBytes.deallocate()
+        tables.misses.deallocate()
+    }
+
+    /// A copy for one reader that adapts to the words common in its input (`demote`).
+    public func adaptive() -> Prefilter { Prefilter(anchors: anchors, adapts: true, spans: spans) }
+
+    @inline(__always) static func window(_ a: [UInt8], _ k: Int) -> UInt32 {
+        UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
+    }
+
+    /// The anchor's rarest span of `stride` consecutive windows (by its most common window),
+    /// preferring spans with no window in a banned slot.
+    private func choose(_ a: [UInt8]) -> Int {
+        // Each window's score: the product of its bytes' frequency classes, or far worse
+        // when its slot is banned.
+        var scores = [Int](repeating: 0, count: a.count - 3)
+        for k in scores.indices {
+            scores[k] = Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
+            if !banned.isEmpty, banned.contains(PrefilterScanner.hash(Self.window(a, k))) { scores[k] += 1 << 40 }
+        }
+        var best = 0
+        var bestScore = Int.max
+        for k in 0...(a.count - 3 - stride) {
+            var s = 0
+            for j in k..<(k + stride) where scores[j] > s { s = scores[j] }
+            if s < bestScore { bestScore = s; best = k }
+        }
+        return best
+    }
+
+    /// Files anchor `index`'s windows (its span in `spans`) under their slots.
+    private func file(_ index: Int) {
+        let a = anchors[index]
+        for j in 0..<stride {
+            let e = index * stride + j
+            let k = spans[index] + j
+            let window = Self.window(a, k)
+            let h = PrefilterScanner.hash(window)
+            tables.entries[e].window = window
+            tables.entries[e].offset = Int32(k)
+            tables.entries[e].slot = Int32(h)
+            tables.entries[e].next = tables.heads[h]
+            tables.heads[h] = Int32(e)
+            tables.table[h] = 1
+        }
+    }
+
+    /// Takes anchor `index`'s windows out of their slots.
+    private func unfile(_ index: Int) {
+        for j in 0..<stride {
+            let e = Int32(index * stride + j)
+            let h = Int(tables.entries[Int(e)].slot)
+            if tables.heads[h] == e {
+                tables.heads[h] = tables.entries[Int(e)].next
+            } else {
+                var k = tables.heads[h]
+                while k >= 0 && tables.entries[Int(k)].next != e { k = tables.entries[Int(k)].next }
+                if k >= 0 { tables.entries[Int(k)].next = tables.entries[Int(e)].next }
+            }
+            if tables.heads[h] < 0 { tables.table[h] = 0 }
+        }
+    }
+
+    /// The windows filed under slot `h` keep matching text that is no anchor: words of this
+    /// input's daemons ("channel", "Received", "did change") that an anchor shares. The
+    /// anchors filed there move to another span of windows when they have one. Returns whether
+    /// the tables changed: then positions checked before and after look for different windows,
+    /// and the caller rechecks from a line start.
+    func demote(_ h: Int) -> Bool {
+        tables.misses[h] = 0
+        guard adapts, demotions < Self.maxDemotions, banned.insert(h).inserted else { return false }
+        var moved: [Int] = []
+        var k = tables.heads[h]
+        while k >= 0 {
+            let index = Int(tables.entries[Int(k)].anchor)
+            if !moved.contains(index) { moved.append(index) }
+            k = tables.entries[Int(k)].next
+        }
+        var changed = false
+        for index in moved {
+            let span = choose(anchors[index])
+            guard span != spans[index] else { continue }
+            unfile(index)
+            spans[index] = span
+            file(index)
+            changed = true
+        }
+        if changed { demotions += 1 }
+        return changed
     }
 
     /// A rough frequency class of a byte in log text (higher is more common).
@@ -107,30 +199,38 @@ public final class Prefilter: @unchecked Sendable {
 
     /// The tables as plain pointers, for per-line use: scanning touches no reference count, so
     /// parallel readers sharing one prefilter do not contend (the prefilter must outlive it).
-    public var scanner: PrefilterScanner { tables }
+    public var scanner: PrefilterScanner {
+        var t = tables
+        if adapts { t.owner = Unmanaged.passUnretained(self) }
+        return t
+    }
 }
 
 /// The prefilter's tables as plain pointers.
 public struct PrefilterScanner: @unchecked Sendable {
     let table: UnsafeMutablePointer<UInt8>
-    let starts: UnsafeMutablePointer<Int32>
+    /// Per slot, the first entry filed there (-1: none); entries chain through `next`.
+    let heads: UnsafeMutablePointer<Int32>
     let entries: UnsafeMutablePointer<Prefilter.Entry>
     let anchorBytes: UnsafeMutablePointer<UInt8>
     let stride: Int
     let isUseful: Bool
     /// Words of an `anchorsPresent` bit set.
     let wordCount: Int
+    /// Table hits that did not verify, per slot (counted while certifying).
+    let misses: UnsafeMutablePointer<UInt16>
+    /// The adaptive prefilter these tables belong to (unretained: it outlives its scanners).
+    var owner: Unmanaged<Prefilter>?
 
     @inline(__always) static func hash(_ w: UInt32) -> Int { Int((w &* 0x9E37_79B1) >> (32 &- Prefilter.tableBits)) }
 
     /// Whether an anchor filed under `h` with window `w` occurs with that window at `i`.
     @inline(never)
     func verify(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, _ w: UInt32, _ h: Int) -> Bool {
-        var k = Int(starts[h])
-        let end = Int(starts[h &+ 1])
-        while k < end {
+        var k = Int(heads[h])
+        while k >= 0 {
             let e = entries[k]
-            k &+= 1
+            k = Int(e.next)
             guard e.window == w else { continue }
             let start = i &- Int(e.offset)
             let length = Int(e.anchorLength)
@@ -151,8 +251,10 @@ public struct PrefilterScanner: @unchecked Sendable {
             let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
             let h = Self.hash(w)
             if table[h] != 0 {
-                for k in Int(starts[h])..<Int(starts[h &+ 1]) {
+                var k = Int(heads[h])
+                while k >= 0 {
                     let e = entries[k]
+                    k = Int(e.next)
                     let start = i &- Int(e.offset)
                     let length = Int(e.anchorLength)
                     guard e.window == w, start >= 0, start &+ length <= n else { continue }
@@ -186,7 +288,7 @@ public struct PrefilterScanner: @unchecked Sendable {
             let h1 = Self.hash(UInt32(truncatingIfNeeded: q1))
             let h2 = Self.hash(UInt32(truncatingIfNeeded: q2))
             let h3 = Self.hash(UInt32(truncatingIfNeeded: q3))
-            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, end, i) { return (i, true) }
+            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, end, i, counting: true) { return (i, true) }
             i &+= 4 &* s
         }
         guard i < upTo else { return (i, false) }
@@ -206,14 +308,22 @@ public struct PrefilterScanner: @unchecked Sendable {
         return (end, false)
     }
 
-    /// The four checked positions of the round at `i`, after a table hit.
+    /// The four checked positions of the round at `i`, after a table hit. `counting`: a hit
+    /// that does not verify counts against its slot, and a slot that misses too often is
+    /// demoted (`Prefilter.demote`); when that changes the tables the round reports a hit, so
+    /// that the caller rechecks from a line start.
     @inline(never)
-    func verifyRound(_ base: UnsafeRawPointer, _ n: Int, _ i: Int) -> Bool {
+    func verifyRound(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, counting: Bool = false) -> Bool {
         for k in 0..<4 {
             let at = i &+ k &* stride
             let w = base.loadUnaligned(fromByteOffset: at, as: UInt32.self)
             let h = Self.hash(w)
-            if table[h] != 0, verify(base, n, at, w, h) { return true }
+            guard table[h] != 0 else { continue }
+            if verify(base, n, at, w, h) { return true }
+            if counting, let owner {
+                misses[h] &+= 1
+                if misses[h] >= Prefilter.demoteAfter, owner._withUnsafeGuaranteedRef({ $0.demote(h) }) { return true }
+            }
         }
         return false
     }
