@@ -15,9 +15,12 @@ public struct EventFactory: Sendable {
     /// The event for `rec`, or nil when no rule matches. Its time is still unresolved
     /// (`parsedTime`); `resolveNow` or the analyzer's bundle-wide resolution sets it.
     public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
-        guard let hit = rec.withBytes(.message, { matcher.match($0, category: rec.string(.category)) }) ?? nil else {
-            return nil
+        let found = rec.withBytes(.message) { bytes -> EventMatcher.Hit? in
+            let category = rec.string(.category)
+            guard let interner else { return matcher.match(bytes, category: category) }
+            return interner.match(bytes, category: category) { matcher.match(bytes, category: category) }
         }
+        guard let hit = found ?? nil else { return nil }
         var process = interner.flatMap { i in rec.withBytes(.process) { i.string($0) } } ?? rec.string(.process)
         if let p = process, p.hasSuffix(")"), let open = p.firstIndex(of: "(") {
             process = String(p[..<open])  // `proc(library)` in idevicesyslog
@@ -51,12 +54,33 @@ public final class Interner {
     private var table: [Int: [String]] = [:]
     private var count = 0
     public let capacity: Int
+    /// What the vocabulary made of a message already seen (the same frame line thousands of
+    /// times): matching depends on the message and its category only.
+    private var matches: [Int: [(message: [UInt8], category: String?, hit: EventMatcher.Hit?)]] = [:]
+    private var matchCount = 0
 
     public init(capacity: Int = 8192) { self.capacity = capacity }
 
-    public func string(_ bytes: UnsafeRawBufferPointer) -> String {
+    /// The matcher's result for a message, computed once per distinct message and category.
+    func match(_ bytes: UnsafeRawBufferPointer, category: String?, _ compute: () -> EventMatcher.Hit?) -> EventMatcher.Hit? {
+        let key = Self.hash(bytes)
+        if let seen = matches[key] {
+            for m in seen where m.message.count == bytes.count && m.category == category {
+                let same = bytes.isEmpty || m.message.withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+                if same { return m.hit }
+            }
+        }
+        let hit = compute()
+        if matchCount < capacity {
+            matches[key, default: []].append((Array(bytes), category, hit))
+            matchCount += 1
+        }
+        return hit
+    }
+
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
         // Eight bytes at a time (multiply, fold the high half in); the length seeds it.
-        var h = UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15
+        var h = UInt64(truncatingIfNeeded: bytes.count) &* 0x9E37_79B9_7F4A_7C15
         if let base = bytes.baseAddress {
             var i = 0
             while i &+ 8 <= bytes.count {
@@ -74,7 +98,11 @@ public final class Interner {
             h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
             h ^= h >> 29
         }
-        let key = Int(truncatingIfNeeded: h)
+        return Int(truncatingIfNeeded: h)
+    }
+
+    public func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        let key = Self.hash(bytes)
         if let candidates = table[key] {
             for var c in candidates {
                 let same = c.withUTF8 { u in u.count == bytes.count && (bytes.count == 0 || memcmp(u.baseAddress!, bytes.baseAddress!, bytes.count) == 0) }

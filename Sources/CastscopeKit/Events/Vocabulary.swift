@@ -108,9 +108,15 @@ public final class EventMatcher: Sendable {
         scanner = prefilter.scanner
     }
 
-    public struct Hit {
-        public var rule: Vocabulary.Rule
-        public var attrs: [(String, String)]
+    /// A class: hits are remembered per distinct message (`Interner.match`) and handed out
+    /// many times, and copying the rule's fields each time showed in profiles.
+    public final class Hit: @unchecked Sendable {
+        public let rule: Vocabulary.Rule
+        public let attrs: [(String, String)]
+        init(rule: Vocabulary.Rule, attrs: [(String, String)]) {
+            self.rule = rule
+            self.attrs = attrs
+        }
     }
 
     public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
