@@ -2,6 +2,9 @@ import CastscopeKit
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+import Foundation
 #endif
 
 /// Runs the library's journal follower on the current thread (which owns the sd-journal
@@ -73,9 +76,10 @@ struct StdinFollower: @unchecked Sendable {
     }
 }
 
-/// Runs `body` on a new detached thread (pthreads directly: Foundation's Thread
+/// Runs `body` on a new detached thread (pthreads directly on Linux: Foundation's Thread
 /// would load Foundation and ICU at every start of the program, ~10 ms).
 func startThread(_ body: @escaping @Sendable () -> Void) {
+    #if canImport(Glibc)
     final class Box {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -88,6 +92,9 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
     }, box)
     precondition(status == 0, "pthread_create failed: \(status)")
     pthread_detach(thread)
+    #else
+    Thread { body() }.start()
+    #endif
 }
 
 /// A pthread mutex (NSLock without Foundation).

@@ -101,7 +101,7 @@ struct PrefilterTests {
         #expect(!Array(noise.utf8).withUnsafeBytes { prefilter.mayMatch($0) })
     }
 
-    @Test("random anchor sets of every stride: the scan says exactly whether an anchor occurs (and, skimming, whether a byte is not ASCII)")
+    @Test("random anchor sets of every stride: the line scan says exactly whether an anchor occurs")
     func agreesWithSubstringSearch() throws {
         var rng = SystemRandomNumberGenerator()
         let alphabet = Array("abcdeinorst :-_=[]0129AB".utf8)
@@ -127,9 +127,6 @@ struct PrefilterTests {
                 positives += expected ? 1 : 0
                 line.withUnsafeBytes { buf in
                     #expect(prefilter.mayMatch(buf) == expected, "stride \(prefilter.stride): \(String(decoding: line, as: UTF8.self))")
-                    if let base = buf.baseAddress {
-                        #expect(prefilter.scanner.hitOrNonASCII(base, buf.count) == (expected || line.contains { $0 >= 0x80 }))
-                    }
                 }
             }
         }

@@ -11,7 +11,8 @@ import Darwin
 /// table with `stride` consecutive windows — its rarest such span, by a static estimate of byte
 /// frequency in logs — so wherever it occurs, one of them sits on a checked position. A table
 /// hit is verified against the anchors filed under that hash. Lines of noisy daemons pass
-/// through without being turned into records.
+/// through without being turned into records. A reader's own copy (`adaptive()`) also moves
+/// anchors off windows that keep matching the input's common words (`demote`).
 public final class Prefilter: @unchecked Sendable {
     public let anchors: [[UInt8]]
     /// False when some rule has no literal of four bytes to anchor on: then every line is parsed.
@@ -333,32 +334,21 @@ public struct PrefilterScanner: @unchecked Sendable {
     public func mayMatch(_ line: UnsafeRawBufferPointer) -> Bool {
         guard isUseful else { return true }
         guard line.count >= 4, let base = line.baseAddress else { return false }
-        return scan(base, line.count, ascii: false)
+        return scan(base, line.count)
     }
 
-    /// Whether any anchor occurs in the `n` bytes at `base`, or any of them is not ASCII.
+    /// The scan of one line: four checked positions per round, independent work the processor
+    /// overlaps; a hit is looked at position by position.
     @inline(__always)
-    func hitOrNonASCII(_ base: UnsafeRawPointer, _ n: Int) -> Bool {
-        guard isUseful else { return true }
-        return scan(base, n, ascii: true)
-    }
-
-    /// The scan: four checked positions per round, independent work the processor overlaps;
-    /// a hit is looked at position by position. With `ascii`, the same loads (eight bytes at
-    /// each checked position, which covers the `stride` bytes up to the next) also tell
-    /// whether every byte is ASCII, reported as a hit.
-    @inline(__always)
-    func scan(_ base: UnsafeRawPointer, _ n: Int, ascii: Bool) -> Bool {
+    func scan(_ base: UnsafeRawPointer, _ n: Int) -> Bool {
         let t = table
         let s = stride
-        var any: UInt64 = 0
         var i = 0
         while i &+ 3 &* s &+ 8 <= n {
             let q0 = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
             let q1 = base.loadUnaligned(fromByteOffset: i &+ s, as: UInt64.self)
             let q2 = base.loadUnaligned(fromByteOffset: i &+ 2 &* s, as: UInt64.self)
             let q3 = base.loadUnaligned(fromByteOffset: i &+ 3 &* s, as: UInt64.self)
-            if ascii { any |= q0 | q1 | q2 | q3 }
             let w0 = UInt32(truncatingIfNeeded: q0)
             let w1 = UInt32(truncatingIfNeeded: q1)
             let w2 = UInt32(truncatingIfNeeded: q2)
@@ -372,23 +362,12 @@ public struct PrefilterScanner: @unchecked Sendable {
             if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, n, i) { return true }
             i &+= 4 &* s
         }
-        if ascii {
-            var k = i
-            while k &+ 8 <= n {
-                any |= base.loadUnaligned(fromByteOffset: k, as: UInt64.self)
-                k &+= 8
-            }
-            while k < n {
-                any |= UInt64(base.load(fromByteOffset: k, as: UInt8.self))
-                k &+= 1
-            }
-        }
         while i &+ 4 <= n {
             let w = base.loadUnaligned(fromByteOffset: i, as: UInt32.self)
             let h = Self.hash(w)
             if t[h] != 0, verify(base, n, i, w, h) { return true }
             i &+= s
         }
-        return ascii && any & 0x8080_8080_8080_8080 != 0
+        return false
     }
 }
