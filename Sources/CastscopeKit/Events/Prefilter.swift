@@ -278,20 +278,36 @@ public struct PrefilterScanner: @unchecked Sendable {
     func certify(_ base: UnsafeRawPointer, from: Int, upTo: Int, end: Int) -> (clean: Int, found: Bool) {
         let t = table
         let s = stride
+        let mask: UInt64 = 0x8080_8080_8080_8080
         var i = from
-        while i < upTo && i &+ 3 &* s &+ 8 <= end {
+        // Whole rounds fit below `stop`. Bytes are tested for ASCII eight rounds at a time;
+        // non-ASCII reports the start of those rounds (a little early is safe: the lines in
+        // between go through the full path).
+        let stop = min(upTo, end &- 3 &* s &- 7)
+        var any: UInt64 = 0
+        var chunk = i
+        var rounds = 0
+        while i < stop {
             let q0 = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
             let q1 = base.loadUnaligned(fromByteOffset: i &+ s, as: UInt64.self)
             let q2 = base.loadUnaligned(fromByteOffset: i &+ 2 &* s, as: UInt64.self)
             let q3 = base.loadUnaligned(fromByteOffset: i &+ 3 &* s, as: UInt64.self)
-            if (q0 | q1 | q2 | q3) & 0x8080_8080_8080_8080 != 0 { return (i, true) }
+            any |= q0 | q1 | q2 | q3
             let h0 = Self.hash(UInt32(truncatingIfNeeded: q0))
             let h1 = Self.hash(UInt32(truncatingIfNeeded: q1))
             let h2 = Self.hash(UInt32(truncatingIfNeeded: q2))
             let h3 = Self.hash(UInt32(truncatingIfNeeded: q3))
-            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, end, i, counting: true) { return (i, true) }
+            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, end, i, counting: true) {
+                return (any & mask != 0 ? chunk : i, true)
+            }
             i &+= 4 &* s
+            rounds &+= 1
+            if rounds & 7 == 0 {
+                if any & mask != 0 { return (chunk, true) }
+                chunk = i
+            }
         }
+        if any & mask != 0 { return (chunk, true) }
         guard i < upTo else { return (i, false) }
         // The buffer's last bytes, too few for a whole round.
         var k = i

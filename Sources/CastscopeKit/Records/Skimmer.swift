@@ -35,11 +35,31 @@ struct Skimmer {
     }
 
     /// Walks `region` (complete lines, each ending in `\n`) from its start; returns how far it got.
-    @inline(__always)
     func run(_ region: UnsafeRawBufferPointer, pendingIrrelevant: Bool) -> Progress {
+        // The record-start test chosen once, so that the line loop is compiled for it.
+        switch probe {
+        case 0: return walk(region, pendingIrrelevant, Always.self)
+        case 1: return walk(region, pendingIrrelevant, ISODate.self)
+        case 2: return walk(region, pendingIrrelevant, BSDDate.self)
+        case 3: return walk(region, pendingIrrelevant, Clock.self)
+        default: return walk(region, pendingIrrelevant, WordThenTab.self)
+        }
+    }
+
+    /// Certifies the next block (not inlined: the line loop stays small).
+    @inline(never)
+    func certify(_ base: UnsafeRawPointer, from: Int, upTo: Int, end: Int) -> (clean: Int, found: Bool) {
+        scanner.certify(base, from: from, upTo: upTo, end: end)
+    }
+
+    @inline(__always)
+    private func walk<P: LineStart>(_ region: UnsafeRawBufferPointer, _ pendingIrrelevant: Bool, _: P.Type) -> Progress {
         var progress = Progress(pendingIrrelevant: pendingIrrelevant)
         guard let base = region.baseAddress else { return progress }
         let total = region.count
+        let skipFirst = skipFirstBytes
+        let maxLength = maxLineLength
+        let continues = skipsContinuations
         var at = 0
         // Bytes before `clean` are certified (no anchor, all ASCII). Certified a block at a
         // time, small blocks first: a run that stops early wastes little.
@@ -50,32 +70,24 @@ struct Skimmer {
             guard let nlPointer = memchr(base + at, 0x0A, total - at) else { break }
             let nl = base.distance(to: UnsafeRawPointer(nlPointer))
             while nl >= clean && !found {
-                (clean, found) = scanner.certify(base, from: clean, upTo: clean + block, end: total)
+                (clean, found) = certify(base, from: clean, upTo: clean + block, end: total)
                 block = min(block &* 2, 1 << 16)
             }
             // Something (perhaps) in this line: the full path looks at it.
             if nl >= clean { break }
             var length = nl - at
-            if length > maxLineLength { break }
+            if length > maxLength { break }
             let line = base + at
             if length > 0, line.load(fromByteOffset: length - 1, as: UInt8.self) == 0x0D { length -= 1 }
             if length == 0 {
                 progress.skipped += 1
             } else {
                 let first = line.load(as: UInt8.self)
-                if first == 0x20 || first == 0x09 || skipFirstBytes[Int(first)] { break }
-                let starts: Bool
-                switch probe {
-                case 0: starts = true
-                case 1: starts = Self.isoDate(line, length)
-                case 2: starts = Self.bsdDate(line, length)
-                case 3: starts = Self.clock(line, length)
-                default: starts = Self.wordThenTab(line, length)
-                }
-                if starts {
+                if first == 0x20 || first == 0x09 || skipFirst[Int(first)] { break }
+                if P.starts(line, length) {
                     progress.records += 1
-                    if probe != 0 { progress.pendingIrrelevant = true }
-                } else if !(skipsContinuations && progress.pendingIrrelevant) {
+                    if P.self != Always.self { progress.pendingIrrelevant = true }
+                } else if !(continues && progress.pendingIrrelevant) {
                     break
                 }
             }
@@ -85,27 +97,39 @@ struct Skimmer {
         progress.bytes = at
         return progress
     }
+}
 
-    @inline(__always) static func digit(_ p: UnsafeRawPointer, _ k: Int) -> Bool {
-        p.load(fromByteOffset: k, as: UInt8.self) &- 0x30 < 10
-    }
+/// A record-start test on a line's first bytes (the same tests as `RecordStartProbe.test`).
+protocol LineStart { static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool }
 
-    @inline(__always) static func byte(_ p: UnsafeRawPointer, _ k: Int) -> UInt8 { p.load(fromByteOffset: k, as: UInt8.self) }
+@inline(__always) private func digit(_ p: UnsafeRawPointer, _ k: Int) -> Bool { p.load(fromByteOffset: k, as: UInt8.self) &- 0x30 < 10 }
+@inline(__always) private func byte(_ p: UnsafeRawPointer, _ k: Int) -> UInt8 { p.load(fromByteOffset: k, as: UInt8.self) }
 
-    // The same tests as `RecordStartProbe.test`, on a pointer.
-    @inline(__always) static func isoDate(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+/// Plain text: every line is a record.
+enum Always: LineStart {
+    @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool { true }
+}
+
+enum ISODate: LineStart {
+    @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
         n > 10 && digit(p, 0) && digit(p, 1) && digit(p, 2) && digit(p, 3) && byte(p, 4) == 0x2D && digit(p, 5) && byte(p, 7) == 0x2D
     }
+}
 
-    @inline(__always) static func bsdDate(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+enum BSDDate: LineStart {
+    @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
         n > 15 && byte(p, 0) &- 0x41 < 26 && byte(p, 3) == 0x20 && byte(p, 6) == 0x20 && byte(p, 9) == 0x3A
     }
+}
 
-    @inline(__always) static func clock(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+enum Clock: LineStart {
+    @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
         n > 8 && digit(p, 0) && digit(p, 1) && byte(p, 2) == 0x3A
     }
+}
 
-    @inline(__always) static func wordThenTab(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+enum WordThenTab: LineStart {
+    @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
         // The first byte is neither tab nor space here (checked before).
         for k in 1..<min(n, 16) where byte(p, k) == 0x09 { return true }
         return false
