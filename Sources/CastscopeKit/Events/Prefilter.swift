@@ -283,7 +283,8 @@ public struct PrefilterScanner: @unchecked Sendable {
         // Whole rounds fit below `stop`. Bytes are tested for ASCII eight rounds at a time;
         // non-ASCII reports the start of those rounds (a little early is safe: the lines in
         // between go through the full path).
-        let stop = min(upTo, end &- 3 &* s &- 7)
+        // Eight checked positions a round here (two rounds of `verifyRound`).
+        let stop = min(upTo, end &- 7 &* s &- 7)
         var any: UInt64 = 0
         var chunk = i
         var rounds = 0
@@ -292,17 +293,27 @@ public struct PrefilterScanner: @unchecked Sendable {
             let q1 = base.loadUnaligned(fromByteOffset: i &+ s, as: UInt64.self)
             let q2 = base.loadUnaligned(fromByteOffset: i &+ 2 &* s, as: UInt64.self)
             let q3 = base.loadUnaligned(fromByteOffset: i &+ 3 &* s, as: UInt64.self)
-            any |= q0 | q1 | q2 | q3
+            let q4 = base.loadUnaligned(fromByteOffset: i &+ 4 &* s, as: UInt64.self)
+            let q5 = base.loadUnaligned(fromByteOffset: i &+ 5 &* s, as: UInt64.self)
+            let q6 = base.loadUnaligned(fromByteOffset: i &+ 6 &* s, as: UInt64.self)
+            let q7 = base.loadUnaligned(fromByteOffset: i &+ 7 &* s, as: UInt64.self)
+            any |= (q0 | q1 | q2 | q3) | (q4 | q5 | q6 | q7)
             let h0 = Self.hash(UInt32(truncatingIfNeeded: q0))
             let h1 = Self.hash(UInt32(truncatingIfNeeded: q1))
             let h2 = Self.hash(UInt32(truncatingIfNeeded: q2))
             let h3 = Self.hash(UInt32(truncatingIfNeeded: q3))
-            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, end, i, counting: true) {
-                return (any & mask != 0 ? chunk : i, true)
+            let h4 = Self.hash(UInt32(truncatingIfNeeded: q4))
+            let h5 = Self.hash(UInt32(truncatingIfNeeded: q5))
+            let h6 = Self.hash(UInt32(truncatingIfNeeded: q6))
+            let h7 = Self.hash(UInt32(truncatingIfNeeded: q7))
+            if (t[h0] | t[h1] | t[h2] | t[h3]) | (t[h4] | t[h5] | t[h6] | t[h7]) != 0 {
+                if verifyRound(base, end, i, counting: true) || verifyRound(base, end, i &+ 4 &* s, counting: true) {
+                    return (any & mask != 0 ? chunk : i, true)
+                }
             }
-            i &+= 4 &* s
+            i &+= 8 &* s
             rounds &+= 1
-            if rounds & 7 == 0 {
+            if rounds & 3 == 0 {
                 if any & mask != 0 { return (chunk, true) }
                 chunk = i
             }
