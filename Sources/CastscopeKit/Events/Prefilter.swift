@@ -307,9 +307,9 @@ public struct PrefilterScanner: @unchecked Sendable {
             let h6 = Self.hash(UInt32(truncatingIfNeeded: q6))
             let h7 = Self.hash(UInt32(truncatingIfNeeded: q7))
             if (t[h0] | t[h1] | t[h2] | t[h3]) | (t[h4] | t[h5] | t[h6] | t[h7]) != 0 {
-                if verifyRound(base, end, i, counting: true) || verifyRound(base, end, i &+ 4 &* s, counting: true) {
-                    return (any & mask != 0 ? chunk : i, true)
-                }
+                var at = verifyRound(base, end, i, counting: true)
+                if at < 0 { at = verifyRound(base, end, i &+ 4 &* s, counting: true) }
+                if at >= 0 { return (any & mask != 0 ? chunk : at, true) }
             }
             i &+= 8 &* s
             rounds &+= 1
@@ -336,24 +336,25 @@ public struct PrefilterScanner: @unchecked Sendable {
         return (end, false)
     }
 
-    /// The four checked positions of the round at `i`, after a table hit. `counting`: a hit
-    /// that does not verify counts against its slot, and a slot that misses too often is
-    /// demoted (`Prefilter.demote`); when that changes the tables the round reports a hit, so
-    /// that the caller rechecks from a line start.
+    /// The four checked positions of the round at `i`, after a table hit: the first that
+    /// verifies, or -1. `counting`: a hit that does not verify counts against its slot, and a
+    /// slot that misses too often is demoted (`Prefilter.demote`); when that changes the tables
+    /// its position is reported like a hit, so that the caller rechecks that line (an anchor
+    /// there may have been looked for with the old windows before and the new ones after).
     @inline(never)
-    func verifyRound(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, counting: Bool = false) -> Bool {
+    func verifyRound(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, counting: Bool = false) -> Int {
         for k in 0..<4 {
             let at = i &+ k &* stride
             let w = base.loadUnaligned(fromByteOffset: at, as: UInt32.self)
             let h = Self.hash(w)
             guard table[h] != 0 else { continue }
-            if verify(base, n, at, w, h) { return true }
+            if verify(base, n, at, w, h) { return at }
             if counting, let owner {
                 misses[h] &+= 1
-                if misses[h] >= Prefilter.demoteAfter, owner._withUnsafeGuaranteedRef({ $0.demote(h) }) { return true }
+                if misses[h] >= Prefilter.demoteAfter, owner._withUnsafeGuaranteedRef({ $0.demote(h) }) { return at }
             }
         }
-        return false
+        return -1
     }
 
     /// Whether any anchor occurs in `line`.
@@ -386,7 +387,7 @@ public struct PrefilterScanner: @unchecked Sendable {
             let h3 = Self.hash(w3)
             // Nothing of this round stays live past the test (the rare hit recomputes), so the
             // loop keeps everything in registers.
-            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, n, i) { return true }
+            if t[h0] | t[h1] | t[h2] | t[h3] != 0, verifyRound(base, n, i) >= 0 { return true }
             i &+= 4 &* s
         }
         while i &+ 4 <= n {
