@@ -46,7 +46,7 @@ public final class Prefilter: @unchecked Sendable {
     let adapts: Bool
     /// A slot whose table hits fail to verify this often is demoted; at most this many times.
     static let demoteAfter: UInt16 = 128
-    static let maxDemotions = 32
+    static let maxDemotions = 128
 
     public convenience init(anchors: [[UInt8]]) { self.init(anchors: anchors, adapts: false, spans: nil) }
 
