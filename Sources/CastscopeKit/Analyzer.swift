@@ -184,7 +184,9 @@ public final class Analyzer {
                 let fileIndex = report.inputs.count
                 let head = try readUpTo(64 * 1024, from: source)
                 guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return }
-                let result = context.read(PrefixedSource(prefix: head, rest: source), path: path, format: format) {
+                // Files that fit in the head are too small for an adaptive prefilter to pay off.
+                let result = context.read(PrefixedSource(prefix: head, rest: source), path: path, format: format,
+                                          adapts: head.count >= 64 * 1024) {
                     recordCount += 1
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
@@ -213,7 +215,7 @@ public final class Analyzer {
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
-                    results.set(k, context.read(source, path: path, format: format, onRecord: nil))
+                    results.set(k, context.read(source, path: path, format: format, adapts: true, onRecord: nil))
                 } catch let e as InputError {
                     var r = TextResult()
                     r.problems = [e]
@@ -424,13 +426,15 @@ struct ReadContext: Sendable {
     let filter: JournalFilter
     let maxLineLength: Int
 
-    /// Reads a text stream with `format`, turning recognized records into events. Each reader
-    /// has its own copy of the prefilter, which adapts to the words common in its input; the
-    /// per-line scan goes through plain pointers (`PrefilterScanner`).
-    func read(_ source: ByteSource, path: String, format: LogFormat, onRecord: (() -> Void)?) -> TextResult {
+    /// Reads a text stream with `format`, turning recognized records into events. With
+    /// `adapts`, the reader has its own copy of the prefilter, which adapts to the words common
+    /// in its input (a few hundred KB of tables: for big inputs); the per-line scan goes through
+    /// plain pointers (`PrefilterScanner`) either way.
+    func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, onRecord: (() -> Void)?) -> TextResult {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
-        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: prefilter.adaptive())
+        let reader = RecordReader(format: format, lines: lines, filter: filter,
+                                  prefilter: adapts ? prefilter.adaptive() : prefilter)
         var order = 0
         let interner = Interner()
         var compactor = EventCompactor()
