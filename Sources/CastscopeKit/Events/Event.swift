@@ -51,6 +51,24 @@ public struct Event: Sendable {
         }
     }
 
+    /// Each line's time only (no source reference built per line: a run of frame lines is
+    /// tens of thousands of them).
+    public func forEachTime(_ body: (Int64?) -> Void) {
+        forEachTimeAndLine { t, _ in body(t) }
+    }
+
+    /// Each line's time and line number (in `source.path`), without building references.
+    public func forEachTimeAndLine(_ body: (Int64?, Int) -> Void) {
+        guard let r = repeats else { body(time, source.line); return }
+        let n = r.lines.count
+        let known = min(n, r.times.count)
+        r.times.withUnsafeBufferPointer { times in
+            r.lines.withUnsafeBufferPointer { lines in
+                for k in 0..<n { body(k < known ? times[k] : time, Int(lines[k])) }
+            }
+        }
+    }
+
     /// The event as its last line alone (for "decided by" evidence).
     var lastLine: Event {
         guard repeats != nil else { return self }

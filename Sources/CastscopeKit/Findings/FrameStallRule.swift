@@ -8,15 +8,18 @@ struct FrameStallRule: FindingRule {
         let limit = Int64(t.stallSeconds * 1e6)
         for s in r.sessions {
             guard let span = s.span else { continue }
-            var previous: (Int64, SourceRef)?
+            // The previous frame line: its time, path and line number (references are built
+            // only for a stall, not for each of tens of thousands of lines).
+            var previous: (time: Int64, path: String, line: Int)?
             for e in s.events where e.kind == "frame.sent" && e.side == .extension {
-                e.forEachLine { t, source in
+                let path = e.source.path
+                e.forEachTimeAndLine { t, line in
                     guard let t else { return }
-                    if let (ta, sa) = previous, t - ta > limit {
-                        out.append(s.finding(kind, .warning, at: ta, "no frames for \(Fmt.duration(t - ta)) while streaming (device)",
-                                             [sa, source]))
+                    if let p = previous, t - p.time > limit {
+                        out.append(s.finding(kind, .warning, at: p.time, "no frames for \(Fmt.duration(t - p.time)) while streaming (device)",
+                                             [SourceRef(path: p.path, line: p.line), SourceRef(path: path, line: line)]))
                     }
-                    previous = (t, source)
+                    if previous?.path != path { previous = (t, path, line) } else { previous!.time = t; previous!.line = line }
                 }
             }
             for e in s.events where e.kind == "relay.stalled" {

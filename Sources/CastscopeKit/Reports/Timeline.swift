@@ -18,10 +18,10 @@ public enum Timeline {
 
     static func foldKey(_ e: Event) -> String {
         switch e.kind {
-        case "socket.connect_attempt", "socket.connect_failed", "socket.connect_retry": return "\(e.side):connect"
-        case "frame.sent", "frame.chunk_writable", "frame.chunk_written": return "\(e.side):frames"
+        case "socket.connect_attempt", "socket.connect_failed", "socket.connect_retry": return e.side.rawValue + ":connect"
+        case "frame.sent", "frame.chunk_writable", "frame.chunk_written": return e.side.rawValue + ":frames"
         case "relay.stats": return "relay:stats"
-        default: return "\(e.side):\(e.kind):\(e.message)"
+        default: return e.side.rawValue + ":" + e.kind + ":" + e.message
         }
     }
 
@@ -73,10 +73,16 @@ public enum Timeline {
                 texts.append((e.message, 0, []))
                 k = texts.count - 1
             }
-            e.forEachLine { t, _ in
-                texts[k].1 += 1
-                if let t { texts[k].2.append(t) }
+            // Gathered in locals: appending through `texts[k]` inside the closure checked
+            // uniqueness at every one of tens of thousands of frame lines.
+            var count = 0
+            var times: [Int64] = []
+            e.forEachTime { t in
+                count += 1
+                if let t { times.append(t) }
             }
+            texts[k].1 += count
+            texts[k].2.append(contentsOf: times)
         }
         let parts = texts.map { text, count, times -> String in
             var s = "\(text) ×\(count)"

@@ -62,7 +62,7 @@ public struct Session: Sendable {
         guard let start else { return [] }
         var perSecond: [Int64: Int] = [:]
         for e in events where e.kind == "frame.sent" {
-            e.forEachLine { t, _ in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
+            e.forEachTime { t in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
         }
         return perSecond.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
