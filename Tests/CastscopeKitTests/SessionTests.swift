@@ -98,3 +98,25 @@ struct SessionTests {
         #expect(r.sessions[0].attempts[0].failure == "errno=2 (No such file or directory)")
     }
 }
+
+@Suite("intervals")
+struct IntervalTests {
+    @Test("median and largest gap by selection agree with sorting, duplicates and odd/even counts included")
+    func agreesWithSorting() {
+        var rng = SystemRandomNumberGenerator()
+        for n in [0, 1, 2, 3, 4, 5, 10, 101, 1000] {
+            for spread in [1, 3, 1_000_000] {
+                var t: Int64 = 0
+                let times = (0..<n).map { _ in
+                    t += Int64.random(in: -1...Int64(spread), using: &rng)  // a few going back
+                    return t
+                }
+                let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.filter { $0 >= 0 }.sorted()
+                let expected: (Int64, Int64)? = gaps.isEmpty ? nil : (gaps.count % 2 == 1 ? gaps[gaps.count / 2]
+                    : (gaps[gaps.count / 2 - 1] + gaps[gaps.count / 2]) / 2, gaps.last!)
+                let got = intervals(times)
+                #expect(got?.median == expected?.0 && got?.max == expected?.1, "n \(n) spread \(spread)")
+            }
+        }
+    }
+}

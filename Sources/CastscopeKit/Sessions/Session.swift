@@ -85,9 +85,47 @@ public func orderedCounts(_ values: [String]) -> [(String, Int)] {
 
 /// Median and largest gap between consecutive times (µs), or nil with fewer than two.
 public func intervals(_ times: [Int64]) -> (median: Int64, max: Int64)? {
-    let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.filter { $0 >= 0 }.sorted()
-    guard let largest = gaps.last else { return nil }
+    guard times.count >= 2 else { return nil }
+    var gaps: [Int64] = []
+    gaps.reserveCapacity(times.count - 1)
+    var largest = Int64.min
+    for k in 1..<times.count {
+        let g = times[k] - times[k - 1]
+        if g >= 0 {
+            gaps.append(g)
+            if g > largest { largest = g }
+        }
+    }
+    guard !gaps.isEmpty else { return nil }
+    // The median by selection, not by sorting (a frame run has tens of thousands of gaps).
     let mid = gaps.count / 2
-    let median = gaps.count % 2 == 1 ? gaps[mid] : (gaps[mid - 1] + gaps[mid]) / 2
+    let upper = selectNth(&gaps, mid)
+    let median = gaps.count % 2 == 1 ? upper : (gaps[..<mid].max()! + upper) / 2
     return (median, largest)
+}
+
+/// The `k`-th smallest value (0-based); afterwards every value before index `k` is no larger.
+/// Three-way partitions, so runs of equal values (regular frame gaps) cost nothing extra.
+func selectNth(_ a: inout [Int64], _ k: Int) -> Int64 {
+    var lo = 0
+    var hi = a.count - 1
+    while lo < hi {
+        let x = a[lo], y = a[(lo + hi) / 2], z = a[hi]
+        let pivot = max(min(x, y), min(max(x, y), z))
+        var lt = lo, i = lo, gt = hi
+        while i <= gt {
+            if a[i] < pivot {
+                a.swapAt(lt, i)
+                lt += 1
+                i += 1
+            } else if a[i] > pivot {
+                a.swapAt(i, gt)
+                gt -= 1
+            } else {
+                i += 1
+            }
+        }
+        if k < lt { hi = lt - 1 } else if k > gt { lo = gt + 1 } else { return pivot }
+    }
+    return a[lo]
 }
