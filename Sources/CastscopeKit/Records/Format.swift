@@ -268,19 +268,14 @@ enum RecordStartProbe: Sendable {
 
     /// nil when it cannot tell cheaply.
     func test(_ p: UnsafeRawBufferPointer) -> Bool? {
+        // The tests themselves are the skimmer's (`LineStart`), so both paths agree.
         switch self {
-        case .isoDate:
-            return p.count > 10 && isDigit(p[0]) && isDigit(p[1]) && isDigit(p[2]) && isDigit(p[3]) && p[4] == UInt8(ascii: "-")
-                && isDigit(p[5]) && p[7] == UInt8(ascii: "-")
-        case .bsdDate:
-            return p.count > 15 && p[0] >= UInt8(ascii: "A") && p[0] <= UInt8(ascii: "Z") && p[3] == 0x20 && p[6] == 0x20
-                && p[9] == UInt8(ascii: ":")
-        case .clock:
-            return p.count > 8 && isDigit(p[0]) && isDigit(p[1]) && p[2] == UInt8(ascii: ":")
+        case .isoDate: return p.baseAddress.map { ISODate.starts($0, p.count) } ?? false
+        case .bsdDate: return p.baseAddress.map { BSDDate.starts($0, p.count) } ?? false
+        case .clock: return p.baseAddress.map { Clock.starts($0, p.count) } ?? false
         case .wordThenTab:
             guard let first = p.first, first != 0x09, first != 0x20 else { return false }
-            for k in 1..<min(p.count, 16) where p[k] == 0x09 { return true }
-            return false
+            return WordThenTab.starts(p.baseAddress!, p.count)
         case .literal(let l):
             return p.count >= l.count && p.starts(with: l)
         case .unknown:

@@ -99,7 +99,7 @@ struct Skimmer {
     }
 }
 
-/// A record-start test on a line's first bytes (the same tests as `RecordStartProbe.test`).
+/// A record-start test on a line's first bytes (`RecordStartProbe.test` uses these too).
 protocol LineStart { static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool }
 
 @inline(__always) private func digit(_ p: UnsafeRawPointer, _ k: Int) -> Bool { p.load(fromByteOffset: k, as: UInt8.self) &- 0x30 < 10 }
