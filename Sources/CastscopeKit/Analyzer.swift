@@ -407,12 +407,12 @@ final class ResultSlots: @unchecked Sendable {
     var all: [TextResult] { lock.locked { slots } }
 }
 
-/// A pthread mutex (the library does not use Foundation).
-final class NSLockLite: @unchecked Sendable {
+/// A pthread mutex (the library does not use Foundation; nor does the CLI on Linux).
+public final class NSLockLite: @unchecked Sendable {
     private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(m, nil) }
+    public init() { pthread_mutex_init(m, nil) }
     deinit { pthread_mutex_destroy(m); m.deallocate() }
-    func locked<T>(_ body: () -> T) -> T {
+    public func locked<T>(_ body: () -> T) -> T {
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
         return body()

@@ -96,15 +96,3 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
     Thread { body() }.start()
     #endif
 }
-
-/// A pthread mutex (NSLock without Foundation).
-final class PlainLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(mutex, nil) }
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-}

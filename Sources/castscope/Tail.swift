@@ -119,7 +119,7 @@ final class StopFlag: Sendable {
 /// Everything the followers share: the live sessions and the output, behind one lock so that
 /// lines from the journal and from stdin never interleave mid-line.
 final class TailEngine: @unchecked Sendable {
-    private let lock = PlainLock()
+    private let lock = NSLockLite()
     private let live = LiveSessions()
     private let factory: EventFactory
     private let json: Bool
@@ -148,49 +148,47 @@ final class TailEngine: @unchecked Sendable {
 
     /// One record from a follower; `cursor` for journal entries.
     func handle(_ rec: RawRecord, path: String, fileIndex: Int, cursor: String?) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
-        order += 1
-        e.resolveNow(Self.now())
-        if showEvents { printEvent(e, cursor: cursor) }
-        for change in live.feed(e) { printChange(change) }
+        lock.locked {
+            guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
+            order += 1
+            e.resolveNow(Self.now())
+            if showEvents { printEvent(e, cursor: cursor) }
+            for change in live.feed(e) { printChange(change) }
+        }
     }
 
     func tick() {
-        lock.lock()
-        defer { lock.unlock() }
-        for change in live.tick(now: Self.now()) { printChange(change) }
-        drawStatus()
-        fflush(stdout)
+        lock.locked {
+            for change in live.tick(now: Self.now()) { printChange(change) }
+            drawStatus()
+            fflush(stdout)
+        }
     }
 
     func flush() {
-        lock.lock()
-        fflush(stdout)
-        lock.unlock()
+        lock.locked { _ = fflush(stdout) }
     }
 
     func note(_ text: String) {
-        lock.lock()
-        clearStatus()
-        fputs("castscope tail: \(text)\n", stderr)
-        lock.unlock()
+        lock.locked {
+            clearStatus()
+            fputs("castscope tail: \(text)\n", stderr)
+        }
     }
 
     func error(_ text: String) {
-        lock.lock()
-        clearStatus()
-        fputs("castscope: error: \(text)\n", stderr)
-        failed = true
-        lock.unlock()
+        lock.locked {
+            clearStatus()
+            fputs("castscope: error: \(text)\n", stderr)
+            failed = true
+        }
     }
 
     func gap(from: Int64?, to: Int64?, _ text: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        emit(format.gap(from: from, to: to, text))
-        fputs("castscope tail: \(text)\n", stderr)
+        lock.locked {
+            emit(format.gap(from: from, to: to, text))
+            fputs("castscope tail: \(text)\n", stderr)
+        }
     }
 
     // MARK: output
@@ -235,11 +233,11 @@ final class TailEngine: @unchecked Sendable {
     private func printChange(_ change: LiveSessions.Change) { emit(format.change(change)) }
 
     func summary() {
-        lock.lock()
-        defer { lock.unlock() }
-        clearStatus()
-        emit(format.summary(live.sessions, relaySessions: live.relayOrder.count))
-        fflush(stdout)
+        lock.locked {
+            clearStatus()
+            emit(format.summary(live.sessions, relaySessions: live.relayOrder.count))
+            fflush(stdout)
+        }
     }
 }
 
