@@ -78,7 +78,7 @@ public final class EventMatcher: Sendable {
     public let rules: [Vocabulary.Rule]
     /// The distinct anchor literals of all rules: a message containing none of them cannot
     /// match, which is what keeps noisy inputs cheap.
-    public let anchors: [[UInt8]]
+    public var anchors: [[UInt8]] { prefilter.anchors }
     /// Finds which anchors a message holds in one pass, so that only rules whose anchor is
     /// there are tried (instead of searching the message for each rule's anchor in turn).
     /// Also the readers' line prefilter (the same anchors).
@@ -102,7 +102,6 @@ public final class EventMatcher: Sendable {
             ruleAnchor.append(anchors.count)
             anchors.append(a)
         }
-        self.anchors = anchors
         self.ruleAnchor = ruleAnchor
         prefilter = Prefilter(anchors: anchors)
         scanner = prefilter.scanner

@@ -19,7 +19,7 @@ struct FrameStallRule: FindingRule {
                         out.append(s.finding(kind, .warning, at: p.time, "no frames for \(Fmt.duration(t - p.time)) while streaming (device)",
                                              [SourceRef(path: p.path, line: p.line), SourceRef(path: path, line: line)]))
                     }
-                    if previous?.path != path { previous = (t, path, line) } else { previous!.time = t; previous!.line = line }
+                    previous = (t, path, line)
                 }
             }
             for e in s.events where e.kind == "relay.stalled" {
