@@ -60,8 +60,12 @@ public final class Analyzer {
     let prefilter: Prefilter
     /// Called now and then while reading: files finished, bytes read so far (for a progress line).
     public var progress: ((Int, UInt64) -> Void)?
-    /// Text files on disk at least this big are read in `parallelism` ranges at once.
+    /// Text files on disk at least this big are read in ranges, `parallelism` at once.
     public var parallelThreshold: UInt64 = 32 << 20
+    /// Ranges per thread (each at least `minimumRange` bytes): threads that finish early take
+    /// the next range, so one core slowed by its neighbours does not hold up the whole file.
+    public var rangesPerThread = 4
+    public var minimumRange: UInt64 = 8 << 20
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
@@ -209,13 +213,14 @@ public final class Analyzer {
             let head = try readUpTo(64 * 1024, from: RangeFileSource(path: diskPath, from: 0, to: min(size, 64 * 1024)))
             let fileIndex = report.inputs.count
             guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
-            let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: self.parallelism)
+            let parts = max(self.parallelism, min(self.parallelism * self.rangesPerThread, Int(size / self.minimumRange)))
+            let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: parts)
             guard ranges.count > 1 else { return false }
             let results = ResultSlots(count: ranges.count)
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
-                    results.set(k, context.read(source, path: path, format: format, adapts: true, onRecord: nil))
+                    results.set(k, context.read(source, path: path, format: format, adapts: true, learning: results, onRecord: nil))
                 } catch let e as InputError {
                     var r = TextResult()
                     r.problems = [e]
@@ -398,13 +403,20 @@ struct TextResult: Sendable {
     var consumed: UInt64 = 0
 }
 
-/// Results of parallel readers, written once per slot.
+/// Results of parallel readers, written once per slot; and what their prefilters learned of
+/// the input, handed on to the readers of the ranges not yet started.
 final class ResultSlots: @unchecked Sendable {
     private var slots: [TextResult]
+    private var learned: Prefilter.Learned?
     private let lock = NSLockLite()
     init(count: Int) { slots = Array(repeating: TextResult(), count: count) }
     func set(_ k: Int, _ r: TextResult) { lock.locked { slots[k] = r } }
     var all: [TextResult] { lock.locked { slots } }
+    /// The most learned so far (by demotions), if any reader has finished.
+    var best: Prefilter.Learned? { lock.locked { learned } }
+    func offer(_ l: Prefilter.Learned) {
+        lock.locked { if l.demotions > (learned?.demotions ?? 0) { learned = l } }
+    }
 }
 
 /// A pthread mutex (the library does not use Foundation; nor does the CLI on Linux).
@@ -430,11 +442,14 @@ struct ReadContext: Sendable {
     /// `adapts`, the reader has its own copy of the prefilter, which adapts to the words common
     /// in its input (a few hundred KB of tables: for big inputs); the per-line scan goes through
     /// plain pointers (`PrefilterScanner`) either way.
-    func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, onRecord: (() -> Void)?) -> TextResult {
+    func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, learning: ResultSlots? = nil,
+              onRecord: (() -> Void)?) -> TextResult
+    {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
-        let reader = RecordReader(format: format, lines: lines, filter: filter,
-                                  prefilter: adapts ? prefilter.adaptive() : prefilter)
+        let own = adapts ? prefilter.adaptive(from: learning?.best) : prefilter
+        defer { if let learning, adapts { learning.offer(own.learned) } }
+        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: own)
         var order = 0
         let interner = Interner()
         var compactor = EventCompactor()
@@ -479,21 +494,26 @@ struct ReadContext: Sendable {
         var bounds: [UInt64] = [0]
         for k in 1..<parts {
             let target = size * UInt64(k) / UInt64(parts)
-            let window = try readUpTo(256 * 1024, from: RangeFileSource(path: path, from: target, to: min(size, target + 256 * 1024)))
-            // The first line start after `target` that starts a record.
-            var i = window.firstIndex(of: 0x0A).map { $0 + 1 }
+            // The first line start after `target` that starts a record: looked for in a small
+            // window first (records are short), then a wider one.
             var found: UInt64?
-            while let start = i, start < window.count {
-                let end = window[start...].firstIndex(of: 0x0A) ?? window.count
-                let starts = window[start..<end].withUnsafeBytes { line -> Bool in
-                    switch format.kind {
-                    case .plain: return true
-                    case .jsonLines: return line.first == UInt8(ascii: "{")
-                    default: return format.startProbe.test(line) ?? false
+            for span in [16 * 1024, 256 * 1024] where found == nil {
+                let window = try readUpTo(span, from: RangeFileSource(path: path, from: target, to: min(size, target + UInt64(span))))
+                var i = window.firstIndex(of: 0x0A).map { $0 + 1 }
+                while let start = i, start < window.count {
+                    // A line cut by the window's end is not judged.
+                    guard let end = window[start...].firstIndex(of: 0x0A) else { break }
+                    let starts = window[start..<end].withUnsafeBytes { line -> Bool in
+                        switch format.kind {
+                        case .plain: return true
+                        case .jsonLines: return line.first == UInt8(ascii: "{")
+                        default: return format.startProbe.test(line) ?? false
+                        }
                     }
+                    if starts { found = target + UInt64(start); break }
+                    i = end + 1
                 }
-                if starts { found = target + UInt64(start); break }
-                i = end < window.count ? end + 1 : nil
+                if target + UInt64(span) >= size { break }
             }
             if let f = found, f > bounds.last! { bounds.append(f) }
         }

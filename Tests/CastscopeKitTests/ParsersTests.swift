@@ -152,26 +152,30 @@ struct PrefilterTests {
         let noSkip = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
         noSkip.initialize(repeating: false, count: 256)
         defer { noSkip.deallocate() }
-        let skimmer = Skimmer(scanner: prefilter.scanner, skipFirstBytes: UnsafePointer(noSkip), probe: 0, skipsContinuations: false,
-                              maxLineLength: 4096)
-        var stops: [String] = []
-        var skimmed = 0
-        bytes.withUnsafeBytes { buffer in
-            var at = 0
-            while at < buffer.count {
-                let region = UnsafeRawBufferPointer(rebasing: buffer[at...])
-                let progress = skimmer.run(region, pendingIrrelevant: false)
-                // Every line it consumed holds no anchor.
-                let consumed = String(decoding: region[..<progress.bytes], as: UTF8.self)
-                #expect(!anchors.contains { consumed.contains(String(decoding: $0, as: UTF8.self)) })
-                skimmed += progress.lines
-                at += progress.bytes
-                // The line it stopped at goes to the full path (here: noted and passed over).
-                guard at < buffer.count, let nl = buffer[at...].firstIndex(of: 0x0A) else { break }
-                stops.append(String(decoding: buffer[at..<nl], as: UTF8.self))
-                at = nl + 1
+        func skim(_ prefilter: Prefilter) -> (stops: [String], skimmed: Int) {
+            let skimmer = Skimmer(scanner: prefilter.scanner, skipFirstBytes: UnsafePointer(noSkip), probe: 0, skipsContinuations: false,
+                                  maxLineLength: 4096)
+            var stops: [String] = []
+            var skimmed = 0
+            bytes.withUnsafeBytes { buffer in
+                var at = 0
+                while at < buffer.count {
+                    let region = UnsafeRawBufferPointer(rebasing: buffer[at...])
+                    let progress = skimmer.run(region, pendingIrrelevant: false)
+                    // Every line it consumed holds no anchor.
+                    let consumed = String(decoding: region[..<progress.bytes], as: UTF8.self)
+                    #expect(!anchors.contains { consumed.contains(String(decoding: $0, as: UTF8.self)) })
+                    skimmed += progress.lines
+                    at += progress.bytes
+                    // The line it stopped at goes to the full path (here: noted and passed over).
+                    guard at < buffer.count, let nl = buffer[at...].firstIndex(of: 0x0A) else { break }
+                    stops.append(String(decoding: buffer[at..<nl], as: UTF8.self))
+                    at = nl + 1
+                }
             }
+            return (stops, skimmed)
         }
+        let (stops, skimmed) = skim(prefilter)
         let anchorLines = lines.filter { l in anchors.contains { l.contains(String(decoding: $0, as: UTF8.self)) } }
         #expect(anchorLines.count == 36)
         #expect(anchorLines.allSatisfy(stops.contains))
@@ -180,6 +184,16 @@ struct PrefilterTests {
         // Stops for lines without an anchor come only from demotions (each rechecks one line).
         #expect(stops.count - anchorLines.count <= prefilter.demotions)
         #expect(skimmed + stops.count == lines.count)
+
+        // The reader of the next range of the same input starts from what this one learned:
+        // it misses no anchor either, and has (almost) nothing left to learn.
+        let next = shared.adaptive(from: prefilter.learned)
+        #expect(next.demotions == prefilter.demotions)
+        let again = skim(next)
+        #expect(anchorLines.allSatisfy(again.stops.contains))
+        #expect(again.skimmed + again.stops.count == lines.count)
+        #expect(again.stops.count - anchorLines.count <= next.demotions - prefilter.demotions)
+        #expect(again.stops.count < stops.count)
     }
 
     @Test("certifying a buffer of many lines at once: nothing is missed before the point it reports")

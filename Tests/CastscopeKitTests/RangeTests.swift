@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Big text files are read as byte ranges on several threads, more ranges than threads; the
+/// report must not depend on how the file was cut.
+@Suite("reading big files in ranges")
+struct RangeTests {
+    /// A noisy `log show` export: daemons' lines, Jitsi-style sessions (started, attempts,
+    /// connected, frame runs, finished), continuation lines after relevant and irrelevant
+    /// records, a non-ASCII line now and then, blank lines.
+    func noisyExport(lines count: Int) -> String {
+        var rng = SplitMix(seed: 7)
+        let noise = [
+            ("runningboardd", 33, "(RunningBoard) [com.apple.runningboard:process] Set jetsam priority to 100 [0] flag[1]"),
+            ("mDNSResponder", 198, "[com.apple.mDNSResponder:Default] [R26089->Q10431] getaddrinfo start -- flags: 0xC000D000"),
+            ("SpringBoard", 58, "(FrontBoard) [com.apple.FrontBoard:Process] Scene lifecycle state did change: Foreground"),
+            ("kernel", 0, "(AppleBCMWLANCore) wl0: Roamed or switched channel, reason #4, last RSSI -61"),
+            ("assertiond", 64, "[com.apple.assertiond:assertion] Attempting to acquire assertion for com.apple.mobilemail"),
+        ]
+        var session: [String] = []
+        var pid = 812
+        var out = ""
+        var us = 0
+        for i in 0..<count {
+            us += Int(rng.next() % 3000) + 50
+            let (s, u) = (us / 1_000_000, us % 1_000_000)
+            let time = String(format: "2026-03-12 %02d:%02d:%02d.%06d+0100", 10 + s / 3600 % 12, s / 60 % 60, s % 60, u)
+            let proc: String, p: Int, msg: String
+            if rng.next() % 25 == 0 {
+                if session.isEmpty {
+                    session = ["broadcast started", "Open socket connection", "failure: socket file missing", "Open socket connection",
+                               "client stream open completed"]
+                        + Array(repeating: "video sample processed successfully", count: Int(rng.next() % 300) + 20)
+                        + ["Broadcast finished"]
+                    pid += 7
+                }
+                (proc, p, msg) = ("BroadcastExtension", pid, session.removeFirst())
+            } else {
+                (proc, p, msg) = noise[Int(rng.next() % UInt64(noise.count))]
+            }
+            out += "\(time) 0x\(String(i % 0xFFFFF + 0x1000, radix: 16)) Default     0x0                  \(p)    0    \(proc): \(msg)\n"
+            switch rng.next() % 97 {
+            case 0: out += "    continued: detail line \(i)\n"
+            case 1: out += "caf\u{E9} cr\u{E8}me line \(i)\n"
+            case 2: out += "\n"
+            default: break
+            }
+        }
+        return out
+    }
+
+    @Test("the report is the same for one reader and for many ranges on several threads")
+    func rangesAgreeWithOneReader() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("system_logs.log")
+        try noisyExport(lines: 20_000).write(to: file, atomically: true, encoding: .utf8)
+        let registry = try ParserRegistry.builtin()
+
+        func report(threads: Int, perThread: Int, minimum: UInt64) throws -> String {
+            let analyzer = try Analyzer(registry: registry)
+            analyzer.parallelism = threads
+            analyzer.parallelThreshold = 64 * 1024
+            analyzer.rangesPerThread = perThread
+            analyzer.minimumRange = minimum
+            return JSONReport.render(analyzer.analyze([file.path]))
+        }
+        let one = try report(threads: 1, perThread: 1, minimum: 1 << 40)
+        // Sessions were found (the comparison below is about something).
+        #expect(one.contains("\"sessions\": ") && !one.contains("\"sessions\": 0,"))
+        for (threads, perThread, minimum) in [(2, 1, UInt64(1 << 40)), (2, 4, 64 * 1024), (3, 16, 16 * 1024)] {
+            let many = try report(threads: threads, perThread: perThread, minimum: minimum)
+            #expect(many == one, "\(threads) threads × \(perThread) ranges")
+        }
+
+        // The cuts land on record starts, and there really were many of them.
+        let context = ReadContext(factory: EventFactory(registry: registry), prefilter: Prefilter(anchors: []), filter: JournalFilter(),
+                                  maxLineLength: 1 << 20)
+        let size = UInt64(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as! Int)
+        let format = try #require(registry.format(named: "apple-default"))
+        let ranges = try context.splitPoints(file.path, size: size, format: format, parts: 48)
+        #expect(ranges.count > 40)
+        let bytes = try Data(contentsOf: file)
+        for r in ranges.dropFirst() {
+            #expect(bytes[Int(r.lowerBound) - 1] == 0x0A)
+            #expect(bytes[Int(r.lowerBound)..<Int(r.lowerBound) + 4] == Data("2026".utf8))
+        }
+    }
+}
+
+/// A small deterministic generator (tests must not depend on the system's random source).
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
