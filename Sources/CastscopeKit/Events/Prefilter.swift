@@ -38,15 +38,19 @@ public final class Prefilter: @unchecked Sendable {
 
     /// Where each anchor's indexed span of windows starts.
     private var spans: [Int]
-    /// Slots whose windows turned out common in this input (see `demote`).
-    private var banned = Set<Int>()
+    /// Slots whose windows turned out common in this input, with the misses seen there (in
+    /// units of `demoteAfter`; see `demote`).
+    private var common: [Int: Int] = [:]
     /// Demotions that moved an anchor to another span (for tests).
     private(set) var demotions = 0
+    /// Demotions tried, moving something or not (bounds the work spent adapting).
+    private var attempts = 0
     /// Whether this prefilter adapts (one reader's own copy, on one thread).
     let adapts: Bool
     /// A slot whose table hits fail to verify this often is demoted; at most this many times.
     static let demoteAfter: UInt16 = 128
     static let maxDemotions = 128
+    static let maxAttempts = 1024
 
     public convenience init(anchors: [[UInt8]]) { self.init(anchors: anchors, adapts: false, learned: nil) }
 
@@ -55,7 +59,7 @@ public final class Prefilter: @unchecked Sendable {
         self.adapts = adapts
         let given = learned?.spans
         if let learned {
-            banned = learned.banned
+            common = learned.common
             demotions = learned.demotions
         }
         isUseful = !anchors.isEmpty && anchors.allSatisfy { $0.count >= 4 }
@@ -100,7 +104,7 @@ public final class Prefilter: @unchecked Sendable {
     /// A copy for one reader that adapts to the words common in its input (`demote`),
     /// starting from what another reader of the same input learned (`learned`).
     public func adaptive(from learned: Learned? = nil) -> Prefilter {
-        Prefilter(anchors: anchors, adapts: true, learned: learned ?? Learned(spans: spans, banned: banned, demotions: 0))
+        Prefilter(anchors: anchors, adapts: true, learned: learned ?? Learned(spans: spans, common: common, demotions: 0))
     }
 
     /// What an adaptive copy learned of its input: where each anchor's windows sit, and the
@@ -108,25 +112,26 @@ public final class Prefilter: @unchecked Sendable {
     /// paying again for the misses that taught it.
     public struct Learned: Sendable {
         let spans: [Int]
-        let banned: Set<Int>
+        let common: [Int: Int]
         let demotions: Int
     }
 
-    public var learned: Learned { Learned(spans: spans, banned: banned, demotions: demotions) }
+    public var learned: Learned { Learned(spans: spans, common: common, demotions: demotions) }
 
     @inline(__always) static func window(_ a: [UInt8], _ k: Int) -> UInt32 {
         UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
     }
 
-    /// The anchor's rarest span of `stride` consecutive windows (by its most common window),
-    /// preferring spans with no window in a banned slot.
+    /// The anchor's rarest span of `stride` consecutive windows (by its most common window):
+    /// by the misses seen in this input's common slots first, then by a static estimate.
+    /// When every span has a common window, the one whose worst is least common wins.
     private func choose(_ a: [UInt8]) -> Int {
-        // Each window's score: the product of its bytes' frequency classes, or far worse
-        // when its slot is banned.
+        // Each window's score: the misses seen at its slot, above the product of its bytes'
+        // frequency classes (< 2^16).
         var scores = [Int](repeating: 0, count: a.count - 3)
         for k in scores.indices {
             scores[k] = Self.frequency(a[k]) * Self.frequency(a[k + 1]) * Self.frequency(a[k + 2]) * Self.frequency(a[k + 3])
-            if !banned.isEmpty, banned.contains(PrefilterScanner.hash(Self.window(a, k))) { scores[k] += 1 << 40 }
+            if !common.isEmpty, let seen = common[PrefilterScanner.hash(Self.window(a, k))] { scores[k] += seen << 20 }
         }
         var best = 0
         var bestScore = Int.max
@@ -178,7 +183,9 @@ public final class Prefilter: @unchecked Sendable {
     /// and the caller rechecks from a line start.
     func demote(_ h: Int) -> Bool {
         tables.misses[h] = 0
-        guard adapts, demotions < Self.maxDemotions, banned.insert(h).inserted else { return false }
+        guard adapts, demotions < Self.maxDemotions, attempts < Self.maxAttempts else { return false }
+        attempts += 1
+        common[h, default: 0] += 1
         var moved: [Int] = []
         var k = tables.heads[h]
         while k >= 0 {
