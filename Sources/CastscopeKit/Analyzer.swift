@@ -63,8 +63,9 @@ public final class Analyzer {
     /// Text files on disk at least this big are read in ranges, `parallelism` at once.
     public var parallelThreshold: UInt64 = 32 << 20
     /// Ranges per thread (each at least `minimumRange` bytes): threads that finish early take
-    /// the next range, so one core slowed by its neighbours does not hold up the whole file.
-    public var rangesPerThread = 4
+    /// the next range, so one core slowed by its neighbours does not hold up the whole file,
+    /// and the last range to finish is short.
+    public var rangesPerThread = 16
     public var minimumRange: UInt64 = 8 << 20
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
