@@ -155,6 +155,7 @@ struct ThresholdOptions: ParsableArguments {
 
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "analyze",
         abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).")
 
     @Argument(help: ArgumentHelp("Files, folders or archives; '-' reads standard input.", valueName: "path"))
@@ -275,6 +276,7 @@ struct Analyze: ParsableCommand {
 
 struct Parsers: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "parsers",
         abstract: "List the formats and vocabularies in force, and check their sample lines.")
 
     @Flag(name: .long, help: "Run every definition's sample lines and report the ones that do not parse as declared.")

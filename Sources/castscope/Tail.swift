@@ -8,6 +8,7 @@ import Synchronization
 
 struct Tail: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "tail",
         abstract: "Follow the relay's journal (and text streams on stdin) and show sessions as they happen.",
         discussion: """
             By default follows the local system journal from now on. With --cursor-file the \
