@@ -69,4 +69,20 @@ struct RecordTests {
         #expect(detect("just words\n") == "plain")
         #expect(detect("__CURSOR=s=1;i=2\n__REALTIME_TIMESTAMP=1\n") == "journal-export")
     }
+
+    @Test("detection decides on the first lines when one format clearly wins there, else on all")
+    func detectionLooksFurtherWhenTheStartIsUnclear() throws {
+        let registry = try ParserRegistry.builtin()
+        let detector = FormatDetector(formats: registry.formats)
+        func detect(_ s: String) -> String? { Array(s.utf8).withUnsafeBytes { detector.detect(head: $0)?.format.name } }
+        let logShow = "2023-10-14 17:53:54.688700+0800 0x1e2cd    Error       0x0                  4004   14   App: hi\n"
+        let journal = "2023-09-08T17:20:30+0200 tarta fan[1]: x\n"
+        let q = FormatDetector.quickLines
+        // A clear start decides, even if other lines follow further down.
+        #expect(detect(String(repeating: logShow, count: q) + String(repeating: journal, count: 150)) == "apple-default")
+        // An unclear start (a third of the first lines are another format's) looks at all.
+        let mixed = String(repeating: logShow + logShow + journal, count: q / 3 + 1)
+        #expect(detect(mixed + String(repeating: journal, count: 150)) == "journal-short-iso")
+        #expect(detect(mixed + String(repeating: logShow, count: 150)) == "apple-default")
+    }
 }

@@ -20,15 +20,36 @@ public struct FormatDetector {
         if lines.count < maxLines && start < head.count {
             lines.append(UnsafeRawBufferPointer(rebasing: head[start...]))
         }
-        var best: (LogFormat, Int)?
+        // The first lines decide when one format clearly wins there (every start of a
+        // program pays for detection); otherwise all of them are scored.
+        let first = Array(lines.prefix(Self.quickLines))
+        if lines.count > first.count, let quick = best(first), quick.score * 5 >= first.count * 4,
+            quick.runnerUp * 2 < quick.score
+        {
+            return (quick.format, quick.score)
+        }
+        if let all = best(lines) { return (all.format, all.score) }
+        return formats.first(where: { $0.kind == .plain }).map { ($0, 0) }
+    }
+
+    /// Lines scored first (see `detect`).
+    static let quickLines = 40
+
+    /// The best-scoring format (ties to `priority`) and the best score of any other format.
+    private func best(_ lines: [UnsafeRawBufferPointer]) -> (format: LogFormat, score: Int, runnerUp: Int)? {
+        var best: (format: LogFormat, score: Int)?
+        var runnerUp = 0
         for format in formats {
             let s = score(format, lines)
             guard s > 0 else { continue }
-            if let b = best, b.1 > s || (b.1 == s && b.0.priority >= format.priority) { continue }
+            if let b = best, b.score > s || (b.score == s && b.format.priority >= format.priority) {
+                runnerUp = max(runnerUp, s)
+                continue
+            }
+            runnerUp = max(runnerUp, best?.score ?? 0)
             best = (format, s)
         }
-        if let best { return best }
-        return formats.first(where: { $0.kind == .plain }).map { ($0, 0) }
+        return best.map { ($0.format, $0.score, runnerUp) }
     }
 
     func score(_ format: LogFormat, _ lines: [UnsafeRawBufferPointer]) -> Int {
