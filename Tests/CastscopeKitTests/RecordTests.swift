@@ -70,6 +70,21 @@ struct RecordTests {
         #expect(detect("__CURSOR=s=1;i=2\n__REALTIME_TIMESTAMP=1\n") == "journal-export")
     }
 
+    @Test("a record's pid reads as Int(String) would, from the bytes")
+    func pidFromBytes() {
+        for text in ["123", "-5", "+5", "007", "", "-", "+", "12a", " 5", "5 ", "9223372036854775807", "9223372036854775808",
+                     "-9223372036854775808", "-9223372036854775809", "99999999999999999999"]
+        {
+            var rec = RawRecord()
+            rec.reset(line: 1)
+            rec.set(.pid, bytes: Array(text.utf8))
+            #expect(rec.pid == Int(text), "\(text)")
+        }
+        var none = RawRecord()
+        none.reset(line: 1)
+        #expect(none.pid == nil)
+    }
+
     @Test("detection decides on the first lines when one format clearly wins there, else on all")
     func detectionLooksFurtherWhenTheStartIsUnclear() throws {
         let registry = try ParserRegistry.builtin()

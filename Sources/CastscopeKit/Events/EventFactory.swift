@@ -15,22 +15,29 @@ public struct EventFactory: Sendable {
     /// The event for `rec`, or nil when no rule matches. Its time is still unresolved
     /// (`parsedTime`); `resolveNow` or the analyzer's bundle-wide resolution sets it.
     public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
-        let found = rec.withBytes(.message) { bytes -> EventMatcher.Hit? in
-            let category = rec.string(.category)
-            guard let interner else { return matcher.match(bytes, category: category) }
-            return interner.match(bytes, category: category) { matcher.match(bytes, category: category) }
-        }
-        guard let hit = found ?? nil else { return nil }
-        var process = interner.flatMap { i in rec.withBytes(.process) { i.string($0) } } ?? rec.string(.process)
-        if let p = process, p.hasSuffix(")"), let open = p.firstIndex(of: "(") {
-            process = String(p[..<open])  // `proc(library)` in idevicesyslog
+        let hit: EventMatcher.Hit
+        let message: String
+        let process: String?
+        if let interner {
+            // Remembered per distinct message and category; strings shared between events.
+            guard let (h, m) = rec.withBytes(.message, { bytes in
+                rec.withBytes(.category) { interner.verdict(bytes, category: $0) { matcher.match(bytes, category: rec.string(.category)) } }
+                    ?? interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) }
+            }) ?? nil, let h, let m else { return nil }
+            (hit, message) = (h, m)
+            process = rec.withBytes(.process) { interner.process($0) }
+        } else {
+            guard let h = rec.withBytes(.message, { matcher.match($0, category: rec.string(.category)) }) ?? nil else { return nil }
+            hit = h
+            message = rec.string(.message) ?? ""
+            process = rec.string(.process).map(Interner.processName)
         }
         var attrs = hit.attrs
         if let host = rec.string(.host) { attrs.append(("host", host)) }
         return Event(
             kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
             time: nil, timeInferred: rec.timeInferred, process: process, pid: rec.pid,
-            message: interner.flatMap { i in rec.withBytes(.message) { i.string($0) } } ?? rec.string(.message) ?? "", attrs: attrs,
+            message: message, attrs: attrs,
             source: SourceRef(path: path, line: rec.line), order: order,
             parsedTime: rec.time, fileIndex: fileIndex)
     }
@@ -51,34 +58,54 @@ extension Event {
 /// thousands of times, the same process name): memory follows distinct texts, not lines.
 /// Bounded: past `capacity` texts it stops remembering new ones.
 public final class Interner {
-    private var table: [Int: [String]] = [:]
-    private var count = 0
     public let capacity: Int
+    /// Process names as events carry them (see `processName`).
+    private var processes = BytesTable<String>()
     /// What the vocabulary made of a message already seen (the same frame line thousands of
-    /// times): matching depends on the message and its category only.
-    private var matches: [Int: [(message: [UInt8], category: String?, hit: EventMatcher.Hit?)]] = [:]
-    private var matchCount = 0
+    /// times): matching depends on the message and its category only. With a hit, the
+    /// message as the events share it.
+    private var verdicts = BytesTable<(category: [UInt8]?, hit: EventMatcher.Hit?, message: String?)>()
 
     public init(capacity: Int = 8192) { self.capacity = capacity }
 
-    /// The matcher's result for a message, computed once per distinct message and category.
-    func match(_ bytes: UnsafeRawBufferPointer, category: String?, _ compute: () -> EventMatcher.Hit?) -> EventMatcher.Hit? {
-        let key = Self.hash(bytes)
-        if let seen = matches[key] {
-            for m in seen where m.message.count == bytes.count && m.category == category {
-                let same = bytes.isEmpty || m.message.withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
-                if same { return m.hit }
-            }
+    /// The matcher's result for a message (and its text, when it is a hit), computed once per
+    /// distinct message and category.
+    func verdict(_ bytes: UnsafeRawBufferPointer, category: UnsafeRawBufferPointer?, _ compute: () -> EventMatcher.Hit?)
+        -> (EventMatcher.Hit?, String?)
+    {
+        var key = Self.hash(bytes)
+        if let category { key = (key ^ Self.hash(category)) &* 0x9E37_79B9_7F4A_7C15 | 1 }
+        if let k = verdicts.find(bytes, key, { v in
+            guard let c = v.category else { return category == nil }
+            guard let category, c.count == category.count else { return false }
+            return c.isEmpty || c.withUnsafeBytes { memcmp($0.baseAddress!, category.baseAddress!, c.count) == 0 }
+        }) {
+            let v = verdicts.values[k]
+            return (v.hit, v.message)
         }
         let hit = compute()
-        if matchCount < capacity {
-            matches[key, default: []].append((Array(bytes), category, hit))
-            matchCount += 1
-        }
-        return hit
+        let message = hit == nil ? nil : String(decoding: bytes, as: UTF8.self)
+        if verdicts.count < capacity { verdicts.insert(bytes, key, (category.map { Array($0) }, hit, message)) }
+        return (hit, message)
     }
 
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
+    /// The process name of a record as events carry it.
+    func process(_ bytes: UnsafeRawBufferPointer) -> String {
+        let key = Self.hash(bytes)
+        if let k = processes.find(bytes, key, { _ in true }) { return processes.values[k] }
+        let name = Self.processName(String(decoding: bytes, as: UTF8.self))
+        if processes.count < capacity { processes.insert(bytes, key, name) }
+        return name
+    }
+
+    /// `proc(library)` (idevicesyslog) names the process `proc`.
+    static func processName(_ p: String) -> String {
+        if p.hasSuffix(")"), let open = p.firstIndex(of: "(") { return String(p[..<open]) }
+        return p
+    }
+
+    /// A 64-bit hash of `bytes`, never 0 (the empty-slot mark of `BytesTable`).
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         // Eight bytes at a time (multiply, fold the high half in); the length seeds it.
         var h = UInt64(truncatingIfNeeded: bytes.count) &* 0x9E37_79B9_7F4A_7C15
         if let base = bytes.baseAddress {
@@ -98,22 +125,55 @@ public final class Interner {
             h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
             h ^= h >> 29
         }
-        return Int(truncatingIfNeeded: h)
+        return h | 1
+    }
+}
+
+/// An open-addressing table from byte strings to values, for lookups by bytes without a
+/// `String` or `Hasher` per lookup. Keys are found by their 64-bit hash (nonzero), then
+/// compared byte for byte; `matches` narrows further (entries that share the bytes).
+struct BytesTable<Value> {
+    private var hashes = [UInt64](repeating: 0, count: 64)
+    private var slots = [Int32](repeating: -1, count: 64)
+    private var keys: [[UInt8]] = []
+    private(set) var values: [Value] = []
+    var count: Int { values.count }
+
+    func find(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ matches: (Value) -> Bool) -> Int? {
+        let mask = hashes.count - 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let h = hashes[i]
+            if h == 0 { return nil }
+            if h == hash {
+                let k = Int(slots[i])
+                let same = keys[k].count == bytes.count
+                    && (bytes.isEmpty || keys[k].withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
+                if same, matches(values[k]) { return k }
+            }
+            i = (i &+ 1) & mask
+        }
     }
 
-    public func string(_ bytes: UnsafeRawBufferPointer) -> String {
-        let key = Self.hash(bytes)
-        if let candidates = table[key] {
-            for var c in candidates {
-                let same = c.withUTF8 { u in u.count == bytes.count && (bytes.count == 0 || memcmp(u.baseAddress!, bytes.baseAddress!, bytes.count) == 0) }
-                if same { return c }
-            }
-        }
-        let s = String(decoding: bytes, as: UTF8.self)
-        if count < capacity {
-            table[key, default: []].append(s)
-            count += 1
-        }
-        return s
+    mutating func insert(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ value: Value) {
+        if (values.count + 1) * 2 > hashes.count { grow() }
+        place(hash, Int32(values.count))
+        keys.append(Array(bytes))
+        values.append(value)
+    }
+
+    private mutating func place(_ hash: UInt64, _ index: Int32) {
+        let mask = hashes.count - 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while hashes[i] != 0 { i = (i &+ 1) & mask }
+        hashes[i] = hash
+        slots[i] = index
+    }
+
+    private mutating func grow() {
+        let old = zip(hashes, slots).filter { $0.0 != 0 }
+        hashes = [UInt64](repeating: 0, count: hashes.count * 2)
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        for (h, k) in old { place(h, k) }
     }
 }

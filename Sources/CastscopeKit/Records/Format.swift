@@ -219,7 +219,29 @@ public struct RawRecord {
         return storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[r])) }
     }
 
-    public var pid: Int? { string(.pid).flatMap { Int($0) } }
+    /// The pid field as a number (as `Int(String)` reads it), without making a `String`.
+    public var pid: Int? {
+        withBytes(.pid) { b -> Int? in
+            var i = 0
+            var negative = false
+            if let sign = b.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+                negative = sign == UInt8(ascii: "-")
+                i = 1
+            }
+            guard i < b.count else { return nil }
+            var v = 0
+            while i < b.count {
+                let d = b[i] &- 0x30
+                guard d < 10 else { return nil }
+                let (m, o1) = v.multipliedReportingOverflow(by: 10)
+                let (n, o2) = negative ? m.subtractingReportingOverflow(Int(d)) : m.addingReportingOverflow(Int(d))
+                guard !o1, !o2 else { return nil }
+                v = n
+                i += 1
+            }
+            return v
+        } ?? nil
+    }
 }
 
 extension LogFormat {
