@@ -182,6 +182,17 @@ public struct RawRecord {
         ends[f.rawValue] = storage.count
     }
 
+    /// Stores a whole line (right after `reset`), for fields set by range (`setRange`).
+    mutating func setLine(_ line: UnsafeRawBufferPointer) {
+        storage.append(contentsOf: line)
+    }
+
+    /// A field as a range of the stored line (`setLine`).
+    mutating func setRange(_ f: RecordField, _ r: Range<Int>) {
+        starts[f.rawValue] = r.lowerBound
+        ends[f.rawValue] = r.upperBound
+    }
+
     mutating func set(_ f: RecordField, bytes: [UInt8]) {
         starts[f.rawValue] = storage.count
         storage.append(contentsOf: bytes)

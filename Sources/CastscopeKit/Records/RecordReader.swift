@@ -252,13 +252,16 @@ public final class RecordReader {
     /// One text line (or one piece of a collapsed line) of a `lines` format.
     private func textLine(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
         var matched = false
-        for (i, pattern) in format.patterns.enumerated() where pattern.match(line, into: &matches[i]) {
+        let patterns = format.patterns
+        for i in patterns.indices where patterns[i].match(line, into: &matches[i]) {
             try emitPending(sink)
             pending.reset(line: lines.lineNumber)
+            // The line is stored once; the fields are its captured ranges.
+            pending.setLine(line)
             let m = matches[i]
             for (slot, field) in format.slotFields[i].enumerated() {
-                guard let field, let r = m.range(slot) else { continue }
-                pending.set(field, UnsafeRawBufferPointer(rebasing: line[r]))
+                guard let field, m.starts[slot] >= 0 else { continue }
+                pending.setRange(field, m.starts[slot]..<m.ends[slot])
             }
             if m.hasTime { pending.time = m.time }
             hasPending = true
