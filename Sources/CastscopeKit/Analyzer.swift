@@ -221,7 +221,7 @@ public final class Analyzer {
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
-                    results.set(k, context.read(source, path: path, format: format, adapts: true, learning: results, onRecord: nil))
+                    results.set(k, context.read(source, path: path, format: format, adapts: true, pool: results, onRecord: nil))
                 } catch let e as InputError {
                     var r = TextResult()
                     r.problems = [e]
@@ -404,20 +404,19 @@ struct TextResult: Sendable {
     var consumed: UInt64 = 0
 }
 
-/// Results of parallel readers, written once per slot; and what their prefilters learned of
-/// the input, handed on to the readers of the ranges not yet started.
+/// Results of parallel readers, written once per slot; and the adaptive prefilters of
+/// finished ranges, for the next ranges of the same input (one per thread gets made: they
+/// start from what was learned, without new tables).
 final class ResultSlots: @unchecked Sendable {
     private var slots: [TextResult]
-    private var learned: Prefilter.Learned?
+    private var idle: [Prefilter] = []
     private let lock = NSLockLite()
     init(count: Int) { slots = Array(repeating: TextResult(), count: count) }
     func set(_ k: Int, _ r: TextResult) { lock.locked { slots[k] = r } }
     var all: [TextResult] { lock.locked { slots } }
-    /// The most learned so far (by demotions), if any reader has finished.
-    var best: Prefilter.Learned? { lock.locked { learned } }
-    func offer(_ l: Prefilter.Learned) {
-        lock.locked { if l.demotions > (learned?.demotions ?? 0) { learned = l } }
-    }
+    /// An idle adaptive prefilter, or a new one from `shared`.
+    func take(from shared: Prefilter) -> Prefilter { lock.locked { idle.popLast() } ?? shared.adaptive() }
+    func giveBack(_ p: Prefilter) { lock.locked { idle.append(p) } }
 }
 
 /// A pthread mutex (the library does not use Foundation; nor does the CLI on Linux).
@@ -443,13 +442,13 @@ struct ReadContext: Sendable {
     /// `adapts`, the reader has its own copy of the prefilter, which adapts to the words common
     /// in its input (a few hundred KB of tables: for big inputs); the per-line scan goes through
     /// plain pointers (`PrefilterScanner`) either way.
-    func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, learning: ResultSlots? = nil,
+    func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, pool: ResultSlots? = nil,
               onRecord: (() -> Void)?) -> TextResult
     {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
-        let own = adapts ? prefilter.adaptive(from: learning?.best) : prefilter
-        defer { if let learning, adapts { learning.offer(own.learned) } }
+        let own = adapts ? pool?.take(from: prefilter) ?? prefilter.adaptive() : prefilter
+        defer { if let pool, adapts { pool.giveBack(own) } }
         let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: own)
         var order = 0
         let interner = Interner()

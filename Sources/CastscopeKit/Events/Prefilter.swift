@@ -52,16 +52,11 @@ public final class Prefilter: @unchecked Sendable {
     static let maxDemotions = 128
     static let maxAttempts = 1024
 
-    public convenience init(anchors: [[UInt8]]) { self.init(anchors: anchors, adapts: false, learned: nil) }
+    public convenience init(anchors: [[UInt8]]) { self.init(anchors: anchors, adapts: false, spans: nil) }
 
-    init(anchors: [[UInt8]], adapts: Bool, learned: Learned?) {
+    init(anchors: [[UInt8]], adapts: Bool, spans given: [Int]?) {
         self.anchors = anchors
         self.adapts = adapts
-        let given = learned?.spans
-        if let learned {
-            common = learned.common
-            demotions = learned.demotions
-        }
         isUseful = !anchors.isEmpty && anchors.allSatisfy { $0.count >= 4 }
         let stride = isUseful ? max(1, min(8, anchors.map(\.count).min()! - 3)) : 1
         self.stride = stride
@@ -101,22 +96,9 @@ public final class Prefilter: @unchecked Sendable {
         tables.misses.deallocate()
     }
 
-    /// A copy for one reader that adapts to the words common in its input (`demote`),
-    /// starting from what another reader of the same input learned (`learned`).
-    public func adaptive(from learned: Learned? = nil) -> Prefilter {
-        Prefilter(anchors: anchors, adapts: true, learned: learned ?? Learned(spans: spans, common: common, demotions: 0))
-    }
-
-    /// What an adaptive copy learned of its input: where each anchor's windows sit, and the
-    /// slots found common. Readers of later parts of a big file start from it instead of
-    /// paying again for the misses that taught it.
-    public struct Learned: Sendable {
-        let spans: [Int]
-        let common: [Int: Int]
-        let demotions: Int
-    }
-
-    public var learned: Learned { Learned(spans: spans, common: common, demotions: demotions) }
+    /// A copy for one reader that adapts to the words common in its input (`demote`). One
+    /// reader at a time: the next range of the same input may reuse it, learning kept.
+    public func adaptive() -> Prefilter { Prefilter(anchors: anchors, adapts: true, spans: spans) }
 
     @inline(__always) static func window(_ a: [UInt8], _ k: Int) -> UInt32 {
         UInt32(a[k]) | UInt32(a[k + 1]) << 8 | UInt32(a[k + 2]) << 16 | UInt32(a[k + 3]) << 24
