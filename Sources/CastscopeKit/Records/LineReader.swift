@@ -15,6 +15,8 @@ public final class LineReader {
     private var start = 0
     private var end = 0
     private var eof = false
+    /// Where the last complete line in the buffer ends (-1: not known since the last fill).
+    private var completeEnd = -1
     /// 1-based number of the line last returned.
     public private(set) var lineNumber = 0
     /// Lines that were too long, as errors naming the line.
@@ -33,6 +35,7 @@ public final class LineReader {
 
     /// Moves unread bytes to the front and reads more. Returns false at end of stream.
     private func fill() throws -> Bool {
+        completeEnd = -1
         if eof { return false }
         if start > 0 {
             let remaining = end - start
@@ -111,19 +114,28 @@ public final class LineReader {
     /// line, or there was no complete line to hand over (end of stream, or a line longer than
     /// the buffer): `nextLine` deals with those.
     public func skim(_ body: (UnsafeRawBufferPointer) -> (bytes: Int, lines: Int)) throws -> Bool {
-        var stop = end
-        while stop > start && buffer[stop - 1] != 0x0A { stop -= 1 }
-        if stop == start {
+        var stop = lastCompleteEnd()
+        if stop <= start {
             // No complete line buffered: read more (moving only the partial line to the front).
             guard !eof, try fill() else { return false }
-            stop = end
-            while stop > start && buffer[stop - 1] != 0x0A { stop -= 1 }
+            stop = lastCompleteEnd()
             guard stop > start else { return false }
         }
         let (bytes, n) = body(UnsafeRawBufferPointer(rebasing: buffer[start..<stop]))
         start += bytes
         lineNumber += n
         return start == stop
+    }
+
+    /// The end of the buffer's last complete line (looked for once per fill: the skimmer asks
+    /// after every line it stops at).
+    private func lastCompleteEnd() -> Int {
+        if completeEnd < 0 {
+            var stop = end
+            while stop > 0 && buffer[stop - 1] != 0x0A { stop -= 1 }
+            completeEnd = stop
+        }
+        return completeEnd
     }
 
     private func tooLong(length: UInt64) {
