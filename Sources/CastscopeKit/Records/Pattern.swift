@@ -325,6 +325,18 @@ final class PatternProgram: @unchecked Sendable {
                         st.end = n
                         return true
                     }
+                    if word && step.next == 0x20 {
+                        // A word before a space ends at its first space or tab: the only
+                        // candidate, so the rest is matched here, not tried in a nested run.
+                        var e = pos
+                        while e < n, byte(e) != 0x20, byte(e) != 0x09 { e += 1 }
+                        guard e > pos, e < n, byte(e) == 0x20, e - pos <= Pattern.maxFieldLength else { return false }
+                        starts![slot] = pos
+                        ends![slot] = e
+                        pos = e
+                        pc += 1
+                        continue
+                    }
                     let limit = min(n, pos + Pattern.maxFieldLength)
                     var e = word ? pos + 1 : pos
                     if word, pos >= n || byte(pos) == 0x20 || byte(pos) == 0x09 { return false }
