@@ -90,7 +90,7 @@ struct SkimmerTests {
         var text = "Timestamp                       Thread     Type        Activity             PID    TTL  \n"
         for i in 0..<400 {
             let t = "\(head)\(String(format: "%04d", i))+0100 0x3fb13    Default     0x0                  0      0    "
-            switch i % 9 {
+            switch i % 10 {
             case 0: text += t + "kernel: (AppleBCMWLANCore) wl0: Roamed, reason #\(i)\r\n"
             case 1: text += "\n"
             case 2: text += t + "SpringBoard: caf\u{E9} \u{1F600} scene \(i)\n"
@@ -99,9 +99,13 @@ struct SkimmerTests {
             case 5: text += "Filtering the log data using \"process == 'x'\"\n"
             case 6: text += t + "BroadcastExtension: Broadcast finished\n"
             case 7: text += t + "mDNSResponder: retry \(i)\n" 
-            case 8 where i % 2 == 0:
+            case 8 where i % 20 == 8:
                 // A line with an anchor that is no record, then lines continuing nothing.
                 text += "stray: open socket connection\n  indented after it\nnot a record either \(i)\n"
+            case 9:
+                // A kept record, a blank line, then a line continuing it without indent (the
+                // skimmer runs while it is pending and must leave that line to it).
+                text += t + "BroadcastExtension: Broadcast finished\n\nunindented continuation \(i)\n\n"
             default: text += "   indented orphan \(i)\n"
             }
         }

@@ -140,12 +140,16 @@ public final class RecordReader {
         let filtering = scanner != nil
         let skimmer = scanner.flatMap { makeSkimmer($0) }
         while true {
-            if let skimmer, stats.records > 0, !hasPending {
-                var progress = Skimmer.Progress(pendingIrrelevant: pendingIrrelevant)
+            if let skimmer, stats.records > 0 {
+                // A record that matters may be pending: the skimmer then takes no continuation
+                // line (those belong to it), and the first record start it takes ends it.
+                let hadPending = hasPending
+                var progress = Skimmer.Progress(pendingIrrelevant: !hadPending && pendingIrrelevant)
                 let consumedAll = try lines.skim { region in
                     progress = skimmer.run(region, pendingIrrelevant: progress.pendingIrrelevant)
                     return (progress.bytes, progress.lines)
                 }
+                if hadPending && progress.records > 0 { try emitPending(sink) }
                 stats.lines += progress.lines
                 skimmedLines += progress.lines
                 stats.records += progress.records
