@@ -263,8 +263,13 @@ final class PatternProgram: @unchecked Sendable {
                 st.end = pos
                 return true
             case 1:
+                // Literals are short (": ", " [", "<"): compared in place, no memcmp call.
                 let length = Int(step.b)
-                guard pos + length <= n, memcmp(base + pos, pool + Int(step.a), length) == 0 else { return false }
+                guard pos + length <= n else { return false }
+                let literal = pool + Int(step.a)
+                var k = 0
+                while k < length, byte(pos + k) == literal[k] { k += 1 }
+                guard k == length else { return false }
                 pos += length
                 pc += 1
             case 2:
@@ -338,6 +343,21 @@ final class PatternProgram: @unchecked Sendable {
                         continue
                     }
                     let limit = min(n, pos + Pattern.maxFieldLength)
+                    if !word && step.next >= 0 {
+                        // Any text up to a byte the next step needs: each occurrence is a
+                        // candidate end, found with memchr.
+                        var e = pos
+                        let last = min(limit, n - 1)
+                        while e <= last {
+                            guard let hit = memchr(base + e, Int32(step.next), last - e + 1) else { return false }
+                            e = base.distance(to: UnsafeRawPointer(hit))
+                            starts![slot] = pos
+                            ends![slot] = e
+                            if run(pc + 1, e, p, starts, ends, &st) { return true }
+                            e += 1
+                        }
+                        return false
+                    }
                     var e = word ? pos + 1 : pos
                     if word, pos >= n || byte(pos) == 0x20 || byte(pos) == 0x09 { return false }
                     while e <= limit {
