@@ -14,10 +14,12 @@ let package = Package(
         // C system libraries, each behind a small Swift wrapper in CastscopeKit/Input.
         .systemLibrary(name: "CCastscopeSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCastscopeZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // libarchive is opened by the library when the first archive is met (Input/LibArchive.swift:
+        // linking it costs every start ~1.2 ms); the tests link it to write archives.
         .systemLibrary(name: "CCastscopeArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .target(
             name: "CastscopeKit",
-            dependencies: ["CCastscopeSystemd", "CCastscopeZlib", "CCastscopeArchive"],
+            dependencies: ["CCastscopeSystemd", "CCastscopeZlib"],
             // Release builds skip the run-time exclusivity checks (the compile-time ones stay;
             // debug builds and tests keep both): they were 2.4 % of the instructions on
             // noisy text, paid on every access to a class's stored property in the hot loops.

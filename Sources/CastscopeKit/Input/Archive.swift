@@ -1,10 +1,10 @@
-import CCastscopeArchive
 
 /// Streams the members of a tar / tar.gz / zip through libarchive, never extracting to disk.
 ///
 /// The archive is read from any `ByteSource` (so an archive inside an archive is read from
 /// its parent's entry stream). One `ArchiveReader` owns one `struct archive *`.
 final class ArchiveReader {
+    private let lib: LibArchive
     private let handle: OpaquePointer
     private let box: Unmanaged<CallbackBox>
     let path: String
@@ -22,33 +22,39 @@ final class ArchiveReader {
     }
 
     init(source: ByteSource, path: String) throws {
-        guard let a = archive_read_new() else { throw InputError(path: path, "libarchive: out of memory") }
-        archive_read_support_filter_gzip(a)
-        archive_read_support_filter_bzip2(a)
-        archive_read_support_filter_xz(a)
-        archive_read_support_format_tar(a)
-        archive_read_support_format_gnutar(a)
-        archive_read_support_format_zip(a)
+        let lib: LibArchive
+        switch LibArchive.shared {
+        case .success(let l): lib = l
+        case .failure(let why): throw InputError(path: path, "cannot read archives: \(why)")
+        }
+        guard let a = lib.readNew() else { throw InputError(path: path, "libarchive: out of memory") }
+        _ = lib.supportFilterGzip(a)
+        _ = lib.supportFilterBzip2(a)
+        _ = lib.supportFilterXz(a)
+        _ = lib.supportFormatTar(a)
+        _ = lib.supportFormatGnutar(a)
+        _ = lib.supportFormatZip(a)
+        self.lib = lib
         handle = a
         self.path = path
         box = Unmanaged.passRetained(CallbackBox(source: source))
-        let rc = archive_read_open(a, box.toOpaque(), nil, archiveReadCallback, nil)
-        if rc != ARCHIVE_OK {
+        let rc = lib.readOpen(a, box.toOpaque(), nil, archiveReadCallback, nil)
+        if rc != LibArchive.ok {
             let err = box.takeUnretainedValue().error
-                ?? InputError(path: path, "not a readable archive: \(Self.message(a))")
-            archive_read_free(a)
+                ?? InputError(path: path, "not a readable archive: \(Self.message(lib, a))")
+            _ = lib.readFree(a)
             box.release()
             throw err
         }
     }
 
     deinit {
-        archive_read_free(handle)
+        _ = lib.readFree(handle)
         box.release()
     }
 
-    static func message(_ a: OpaquePointer) -> String {
-        archive_error_string(a).map { String(cString: $0) } ?? "unknown libarchive error"
+    static func message(_ lib: LibArchive, _ a: OpaquePointer) -> String {
+        lib.errorString(a).map { String(cString: $0) } ?? "unknown libarchive error"
     }
 
     struct Entry {
@@ -60,15 +66,15 @@ final class ArchiveReader {
     /// The next member header, or nil at the end. Throws on a damaged archive.
     func nextEntry() throws -> Entry? {
         var entry: OpaquePointer?
-        let rc = archive_read_next_header(handle, &entry)
-        if rc == ARCHIVE_EOF { return nil }
-        if rc < ARCHIVE_WARN || entry == nil {
+        let rc = lib.readNextHeader(handle, &entry)
+        if rc == LibArchive.eof { return nil }
+        if rc < LibArchive.warn || entry == nil {
             throw box.takeUnretainedValue().error
-                ?? InputError(path: path, "damaged archive: \(Self.message(handle))")
+                ?? InputError(path: path, "damaged archive: \(Self.message(lib, handle))")
         }
-        let name = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
-        let type = archive_entry_filetype(entry) & 0o170000
-        let size = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
+        let name = lib.entryPathname(entry).map { String(cString: $0) } ?? ""
+        let type = lib.entryFiletype(entry) & 0o170000
+        let size = lib.entrySizeIsSet(entry) != 0 ? lib.entrySize(entry) : nil
         return Entry(name: name, isRegularFile: type == 0o100000, size: size)
     }
 
@@ -86,11 +92,11 @@ final class ArchiveReader {
             self.path = path
         }
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-            let n = archive_read_data(reader.handle, buffer.baseAddress, buffer.count)
+            let n = reader.lib.readData(reader.handle, buffer.baseAddress, buffer.count)
             if n < 0 {
                 throw reader.box.takeUnretainedValue().error
                     ?? InputError(path: path, offset: consumedOffset,
-                                  "damaged archive member: \(ArchiveReader.message(reader.handle))")
+                                  "damaged archive member: \(ArchiveReader.message(reader.lib, reader.handle))")
             }
             consumedOffset += UInt64(n)
             return n
