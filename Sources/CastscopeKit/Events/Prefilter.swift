@@ -48,9 +48,9 @@ public final class Prefilter: @unchecked Sendable {
     /// Whether this prefilter adapts (one reader's own copy, on one thread).
     let adapts: Bool
     /// A slot whose table hits fail to verify this often is demoted; at most this many times.
-    static let demoteAfter: UInt16 = 128
-    static let maxDemotions = 128
-    static let maxAttempts = 1024
+    static let demoteAfter: UInt16 = 32
+    static let maxDemotions = 64
+    static let maxAttempts = 512
 
     public convenience init(anchors: [[UInt8]]) { self.init(anchors: anchors, adapts: false, spans: nil) }
 
