@@ -35,6 +35,9 @@ struct Skimmer {
     }
 
     /// Walks `region` (complete lines, each ending in `\n`) from its start; returns how far it got.
+    /// Not inlined: the line loop keeps its registers (inlined into the reader's big loop, its
+    /// counters lived on the stack).
+    @inline(never)
     func run(_ region: UnsafeRawBufferPointer, pendingIrrelevant: Bool) -> Progress {
         // The record-start test chosen once, so that the line loop is compiled for it.
         switch probe {
@@ -70,29 +73,29 @@ struct Skimmer {
             guard let nlPointer = memchr(base + at, 0x0A, total - at) else { break }
             let nl = base.distance(to: UnsafeRawPointer(nlPointer))
             while nl >= clean && !found {
-                (clean, found) = certify(base, from: clean, upTo: clean + block, end: total)
+                (clean, found) = certify(base, from: clean, upTo: clean &+ block, end: total)
                 block = min(block &* 2, 1 << 16)
             }
             // Something (perhaps) in this line: the full path looks at it.
             if nl >= clean { break }
-            var length = nl - at
+            var length = nl &- at
             if length > maxLength { break }
             let line = base + at
-            if length > 0, line.load(fromByteOffset: length - 1, as: UInt8.self) == 0x0D { length -= 1 }
+            if length > 0, line.load(fromByteOffset: length &- 1, as: UInt8.self) == 0x0D { length &-= 1 }
             if length == 0 {
-                progress.skipped += 1
+                progress.skipped &+= 1
             } else {
                 let first = line.load(as: UInt8.self)
                 if first == 0x20 || first == 0x09 || skipFirst[Int(first)] { break }
                 if P.starts(line, length) {
-                    progress.records += 1
+                    progress.records &+= 1
                     if P.self != Always.self { progress.pendingIrrelevant = true }
                 } else if !(continues && progress.pendingIrrelevant) {
                     break
                 }
             }
-            progress.lines += 1
-            at = nl + 1
+            progress.lines &+= 1
+            at = nl &+ 1
         }
         progress.bytes = at
         return progress
