@@ -103,10 +103,11 @@ public final class Analyzer {
         var journalCompactor = EventCompactor()
         let journalInterner = Interner()
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
-            guard let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex, interner: journalInterner)
-            else { return }
-            order += 1
-            journalCompactor.add(e, to: &events)
+            if factory.add(rec, path: path, order: order + 1, fileIndex: fileIndex, interner: journalInterner,
+                           compactor: &journalCompactor, to: &events)
+            {
+                order += 1
+            }
         }
         /// Adds what the readers of one file found (one reader, or one per range in order).
         func absorb(_ parts: [TextResult], path: String, format: LogFormat, fileIndex: Int) {
@@ -461,9 +462,10 @@ struct ReadContext: Sendable {
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                     result.firstComplete = t
                 }
-                if let e = factory.event(from: rec, path: path, order: order + 1, fileIndex: 0, interner: interner) {
+                if factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
+                               to: &result.events)
+                {
                     order += 1
-                    compactor.add(e, to: &result.events)
                 }
                 onRecord?()
             }

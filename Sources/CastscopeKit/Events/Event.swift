@@ -95,6 +95,18 @@ public final class Repeats: @unchecked Sendable {
 
     init() {}
 
+    func add(time: ParsedTime?, line: Int) {
+        naive.append(time?.naive ?? 0)
+        lines.append(Int32(line))
+        lastSecondOfDay = time?.secondOfDay
+    }
+
+    func addStats(_ e: Event) {
+        frames.append(Int32(e.attr("frames") ?? "") ?? 0)
+        fps.append(Float(e.attr("fps") ?? "") ?? 0)
+        dropped.append(Int32(e.attr("dropped") ?? "") ?? 0)
+    }
+
     /// A copy with every time moved by `delta` (relay lines put on the device's clock).
     func shifted(by delta: Int64) -> Repeats {
         let r = Repeats()
@@ -130,11 +142,9 @@ struct EventCompactor {
     private var openStats: [String: Int] = [:]
 
     mutating func add(_ e: Event, to events: inout [Event]) {
-        if e.kind == "frame.sent", let i = events.indices.last, events[i].kind == e.kind, events[i].message == e.message,
-            events[i].pid == e.pid, events[i].process == e.process, events[i].fileIndex == e.fileIndex,
-            (events[i].parsedTime == nil) == (e.parsedTime == nil)
+        if continuesRun(kind: e.kind, message: e.message, pid: e.pid, process: e.process, fileIndex: e.fileIndex,
+                        time: e.parsedTime, line: e.source.line, in: &events)
         {
-            append(e, to: &events[i], stats: false)
             return
         }
         if e.side == .relay, let id = e.attr("session") {
@@ -151,27 +161,33 @@ struct EventCompactor {
         events.append(e)
     }
 
-    private func append(_ e: Event, to head: inout Event, stats: Bool) {
-        let r: Repeats
-        if let existing = head.repeats {
-            r = existing
-        } else {
-            r = Repeats()
-            add(head, to: r, stats: stats)
-            head.repeats = r
-        }
-        add(e, to: r, stats: stats)
+    /// A frame line that continues the frame run `events` ends with (same message, process,
+    /// pid, file): folded into that run (its time and line). The event need not exist yet.
+    func continuesRun(kind: String, message: String, pid: Int?, process: String?, fileIndex: Int, time: ParsedTime?, line: Int,
+                      in events: inout [Event]) -> Bool
+    {
+        guard kind == "frame.sent", let i = events.indices.last, events[i].kind == kind, events[i].message == message,
+            events[i].pid == pid, events[i].process == process, events[i].fileIndex == fileIndex,
+            (events[i].parsedTime == nil) == (time == nil)
+        else { return false }
+        repeats(of: &events[i], stats: false).add(time: time, line: line)
+        return true
     }
 
-    private func add(_ e: Event, to r: Repeats, stats: Bool) {
-        r.naive.append(e.parsedTime?.naive ?? 0)
-        r.lines.append(Int32(e.source.line))
-        r.lastSecondOfDay = e.parsedTime?.secondOfDay
-        if stats {
-            r.frames.append(Int32(e.attr("frames") ?? "") ?? 0)
-            r.fps.append(Float(e.attr("fps") ?? "") ?? 0)
-            r.dropped.append(Int32(e.attr("dropped") ?? "") ?? 0)
-        }
+    private func append(_ e: Event, to head: inout Event, stats: Bool) {
+        let r = repeats(of: &head, stats: stats)
+        r.add(time: e.parsedTime, line: e.source.line)
+        if stats { r.addStats(e) }
+    }
+
+    /// The run `head` starts (made on its first repeat, holding `head` itself first).
+    private func repeats(of head: inout Event, stats: Bool) -> Repeats {
+        if let existing = head.repeats { return existing }
+        let r = Repeats()
+        r.add(time: head.parsedTime, line: head.source.line)
+        if stats { r.addStats(head) }
+        head.repeats = r
+        return r
     }
 }
 

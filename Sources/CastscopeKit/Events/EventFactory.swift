@@ -15,28 +15,51 @@ public struct EventFactory: Sendable {
     /// The event for `rec`, or nil when no rule matches. Its time is still unresolved
     /// (`parsedTime`); `resolveNow` or the analyzer's bundle-wide resolution sets it.
     public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
-        let hit: EventMatcher.Hit
-        let message: String
-        let process: String?
         if let interner {
-            // Remembered per distinct message and category; strings shared between events.
-            guard let (h, m) = rec.withBytes(.message, { bytes in
-                rec.withBytes(.category) { interner.verdict(bytes, category: $0) { matcher.match(bytes, category: rec.string(.category)) } }
-                    ?? interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) }
-            }) ?? nil, let h, let m else { return nil }
-            (hit, message) = (h, m)
-            process = rec.withBytes(.process) { interner.process($0) }
-        } else {
-            guard let h = rec.withBytes(.message, { matcher.match($0, category: rec.string(.category)) }) ?? nil else { return nil }
-            hit = h
-            message = rec.string(.message) ?? ""
-            process = rec.string(.process).map(Interner.processName)
+            guard let (hit, message) = recognize(rec, interner) else { return nil }
+            return event(rec, hit, message, rec.withBytes(.process) { interner.process($0) }, rec.pid, path, order, fileIndex)
         }
+        guard let hit = rec.withBytes(.message, { matcher.match($0, category: rec.string(.category)) }) ?? nil else { return nil }
+        return event(rec, hit, rec.string(.message) ?? "", rec.string(.process).map(Interner.processName), rec.pid, path, order,
+                     fileIndex)
+    }
+
+    /// Adds `rec`'s event (if the vocabulary recognizes it) to `events` through `compactor`;
+    /// a frame line that continues the frame run before it is folded in without an `Event`
+    /// being built for it. Returns whether `rec` was recognized (it took `order`).
+    func add(_ rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner, compactor: inout EventCompactor,
+             to events: inout [Event]) -> Bool
+    {
+        guard let (hit, message) = recognize(rec, interner) else { return false }
+        let process = rec.withBytes(.process) { interner.process($0) }
+        let pid = rec.pid
+        if compactor.continuesRun(kind: hit.rule.event, message: message, pid: pid, process: process, fileIndex: fileIndex,
+                                  time: rec.time, line: rec.line, in: &events)
+        {
+            return true
+        }
+        compactor.add(event(rec, hit, message, process, pid, path, order, fileIndex), to: &events)
+        return true
+    }
+
+    /// The rule `rec`'s message matches and the message as events share it, remembered per
+    /// distinct message and category.
+    private func recognize(_ rec: RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String)? {
+        guard let (h, m) = rec.withBytes(.message, { bytes in
+            rec.withBytes(.category) { interner.verdict(bytes, category: $0) { matcher.match(bytes, category: rec.string(.category)) } }
+                ?? interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) }
+        }) ?? nil, let h, let m else { return nil }
+        return (h, m)
+    }
+
+    private func event(_ rec: RawRecord, _ hit: EventMatcher.Hit, _ message: String, _ process: String?, _ pid: Int?,
+                       _ path: String, _ order: Int, _ fileIndex: Int) -> Event
+    {
         var attrs = hit.attrs
         if let host = rec.string(.host) { attrs.append(("host", host)) }
         return Event(
             kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
-            time: nil, timeInferred: rec.timeInferred, process: process, pid: rec.pid,
+            time: nil, timeInferred: rec.timeInferred, process: process, pid: pid,
             message: message, attrs: attrs,
             source: SourceRef(path: path, line: rec.line), order: order,
             parsedTime: rec.time, fileIndex: fileIndex)
