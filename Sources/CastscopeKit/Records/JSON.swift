@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A parsed JSON document, for `parsers/` definitions and small inputs. Log records use the
 /// allocation-free member scanner below instead.
 public indirect enum JSONValue: Sendable, Equatable {
@@ -80,7 +86,7 @@ public indirect enum JSONValue: Sendable, Equatable {
                 guard i < p.count, p[i] == UInt8(ascii: "\"") else { throw ParseError(offset: i, message: "expected a key") }
                 let end = JSONScan.skipString(p, i)
                 guard end > i else { throw ParseError(offset: i, message: "unterminated string") }
-                let key = String(decoding: JSONScan.decodeString(p, i..<end), as: UTF8.self)
+                let key = JSONScan.string(p, i..<end)
                 i = end
                 skipSpace(p, &i)
                 guard i < p.count, p[i] == UInt8(ascii: ":") else { throw ParseError(offset: i, message: "expected ':'") }
@@ -108,7 +114,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case UInt8(ascii: "\""):
             let end = JSONScan.skipString(p, i)
             guard end > i else { throw ParseError(offset: i, message: "unterminated string") }
-            let s = String(decoding: JSONScan.decodeString(p, i..<end), as: UTF8.self)
+            let s = JSONScan.string(p, i..<end)
             i = end
             return .string(s)
         default:
@@ -220,6 +226,14 @@ public enum JSONScan {
     }
 
     /// The bytes of a JSON string literal (with quotes) after unescaping.
+    /// The string value of the quoted string at `r`: straight from the bytes when it has no
+    /// escape (most do), else decoded.
+    static func string(_ p: UnsafeRawBufferPointer, _ r: Range<Int>) -> String {
+        let inner = UnsafeRawBufferPointer(rebasing: p[(r.lowerBound + 1)..<(r.upperBound - 1)])
+        if inner.isEmpty || memchr(inner.baseAddress!, 0x5C, inner.count) == nil { return String(decoding: inner, as: UTF8.self) }
+        return String(decoding: decodeString(p, r), as: UTF8.self)
+    }
+
     static func decodeString(_ p: UnsafeRawBufferPointer, _ r: Range<Int>) -> [UInt8] {
         var out: [UInt8] = []
         appendString(p, r, into: &out)
