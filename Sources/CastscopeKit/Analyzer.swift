@@ -455,8 +455,10 @@ struct ReadContext: Sendable {
         let interner = Interner()
         var compactor = EventCompactor()
         // A local: the closure would otherwise copy the whole context (and retain its
-        // members) for every record.
+        // members) for every record. Likewise a plain closure, not an optional one, which
+        // is copied (retained) at every call.
         let factory = self.factory
+        let tick = onRecord ?? {}
         do {
             try reader.run { rec in
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
@@ -467,7 +469,7 @@ struct ReadContext: Sendable {
                 {
                     order += 1
                 }
-                onRecord?()
+                tick()
             }
         } catch let e as InputError {
             result.problems.append(e)

@@ -262,12 +262,11 @@ public final class RecordReader {
             pending.reset(line: lines.lineNumber)
             // The line is stored once; the fields are its captured ranges.
             pending.setLine(line)
-            let m = matches[i]
             for (slot, field) in format.slotFields[i].enumerated() {
-                guard let field, m.starts[slot] >= 0 else { continue }
-                pending.setRange(field, m.starts[slot]..<m.ends[slot])
+                guard let field, matches[i].starts[slot] >= 0 else { continue }
+                pending.setRange(field, matches[i].starts[slot]..<matches[i].ends[slot])
             }
-            if m.hasTime { pending.time = m.time }
+            if matches[i].hasTime { pending.time = matches[i].time }
             hasPending = true
             matched = true
             if format.continuation == .print { try timestamped(sink) }
