@@ -207,6 +207,7 @@ struct PrefilterTests {
             return false
         }
         var founds = 0
+        var anchorsReported = 0
         for shortest in 4...12 {
             let anchors = (0..<10).map { k in text(k == 0 ? shortest : Int.random(in: shortest...20, using: &rng)).filter { $0 != 0x0A } }
                 .filter { $0.count >= 4 }
@@ -216,16 +217,24 @@ struct PrefilterTests {
                 if trial % 3 == 0 { buffer.insert(contentsOf: anchors.randomElement(using: &rng)!, at: Int.random(in: 0...buffer.count, using: &rng)) }
                 if trial % 5 == 0, !buffer.isEmpty { buffer[Int.random(in: 0..<buffer.count, using: &rng)] = 0xE2 }
                 let bad = buffer.contains { $0 >= 0x80 } || anchors.contains { occurs(buffer[...], $0) }
-                let (clean, found) = buffer.withUnsafeBytes { b in
-                    b.baseAddress.map { prefilter.scanner.certify($0, from: 0, upTo: Int.max, end: b.count) } ?? (0, false)
+                let (clean, found, anchor) = buffer.withUnsafeBytes { b in
+                    b.baseAddress.map { prefilter.scanner.certify($0, from: 0, upTo: Int.max, end: b.count) } ?? (0, false, false)
                 }
                 #expect(found == bad, "stride \(prefilter.stride)")
                 #expect(found || clean == buffer.count)
+                // A reported anchor is one: an occurrence covers position `clean`.
+                if anchor {
+                    #expect(anchors.contains { a in
+                        (max(0, clean - a.count + 1)...clean).contains { st in st + a.count <= buffer.count && buffer[st..<(st + a.count)].elementsEqual(a) }
+                    })
+                    anchorsReported += 1
+                }
                 let before = buffer[..<min(clean, buffer.count)]
                 #expect(!before.contains { $0 >= 0x80 } && !anchors.contains { occurs(before, $0) })
                 founds += found ? 1 : 0
             }
         }
         #expect(founds > 300)
+        #expect(anchorsReported > 100)
     }
 }

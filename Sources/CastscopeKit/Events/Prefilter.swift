@@ -280,10 +280,12 @@ public struct PrefilterScanner: @unchecked Sendable {
     /// their own: from `from` (checked positions continue `from`'s alignment) to at least
     /// `upTo`, returns how far everything is clean — no window at a checked position verifies
     /// as an anchor and every byte is ASCII — and whether something was found there (then
-    /// `clean` is the start of the round that found it). Loads stay within `end`. Windows may
-    /// straddle lines: an anchor holds no newline, so a verified one lies within one line.
+    /// `clean` is where, or a little before). `anchor`: what was found is a verified anchor
+    /// covering position `clean` (not a byte over 0x7F, nor a demotion's recheck). Loads stay
+    /// within `end`. Windows may straddle lines: an anchor holds no newline, so a verified one
+    /// lies within one line.
     @inline(__always)
-    func certify(_ base: UnsafeRawPointer, from: Int, upTo: Int, end: Int) -> (clean: Int, found: Bool) {
+    func certify(_ base: UnsafeRawPointer, from: Int, upTo: Int, end: Int) -> (clean: Int, found: Bool, anchor: Bool) {
         let t = table
         let s = stride
         let mask: UInt64 = 0x8080_8080_8080_8080
@@ -316,39 +318,43 @@ public struct PrefilterScanner: @unchecked Sendable {
             let h7 = Self.hash(UInt32(truncatingIfNeeded: q7))
             if (t[h0] | t[h1] | t[h2] | t[h3]) | (t[h4] | t[h5] | t[h6] | t[h7]) != 0 {
                 var at = verifyRound(base, end, i, counting: true)
-                if at < 0 { at = verifyRound(base, end, i &+ 4 &* s, counting: true) }
-                if at >= 0 { return (any & mask != 0 ? chunk : at, true) }
+                if at == -1 { at = verifyRound(base, end, i &+ 4 &* s, counting: true) }
+                if at != -1 {
+                    if any & mask != 0 { return (chunk, true, false) }
+                    return at >= 0 ? (at, true, true) : (-2 &- at, true, false)
+                }
             }
             i &+= 8 &* s
             rounds &+= 1
             if rounds & 3 == 0 {
-                if any & mask != 0 { return (chunk, true) }
+                if any & mask != 0 { return (chunk, true, false) }
                 chunk = i
             }
         }
-        if any & mask != 0 { return (chunk, true) }
-        guard i < upTo else { return (i, false) }
+        if any & mask != 0 { return (chunk, true, false) }
+        guard i < upTo else { return (i, false, false) }
         // The buffer's last bytes, too few for a whole round.
         var k = i
         while k < end {
-            if base.load(fromByteOffset: k, as: UInt8.self) >= 0x80 { return (i, true) }
+            if base.load(fromByteOffset: k, as: UInt8.self) >= 0x80 { return (i, true, false) }
             k &+= 1
         }
         var at = i
         while at &+ 4 <= end {
             let w = base.loadUnaligned(fromByteOffset: at, as: UInt32.self)
             let h = Self.hash(w)
-            if t[h] != 0, verify(base, end, at, w, h) { return (i, true) }
+            if t[h] != 0, verify(base, end, at, w, h) { return (i, true, false) }
             at &+= s
         }
-        return (end, false)
+        return (end, false, false)
     }
 
     /// The four checked positions of the round at `i`, after a table hit: the first that
     /// verifies, or -1. `counting`: a hit that does not verify counts against its slot, and a
     /// slot that misses too often is demoted (`Prefilter.demote`); when that changes the tables
-    /// its position is reported like a hit, so that the caller rechecks that line (an anchor
-    /// there may have been looked for with the old windows before and the new ones after).
+    /// its position `p` is reported as `-2 - p`, so that the caller rechecks that line (an
+    /// anchor there may have been looked for with the old windows before and the new ones
+    /// after).
     @inline(never)
     func verifyRound(_ base: UnsafeRawPointer, _ n: Int, _ i: Int, counting: Bool = false) -> Int {
         for k in 0..<4 {
@@ -359,7 +365,7 @@ public struct PrefilterScanner: @unchecked Sendable {
             if verify(base, n, at, w, h) { return at }
             if counting, let owner {
                 misses[h] &+= 1
-                if misses[h] >= Prefilter.demoteAfter, owner._withUnsafeGuaranteedRef({ $0.demote(h) }) { return at }
+                if misses[h] >= Prefilter.demoteAfter, owner._withUnsafeGuaranteedRef({ $0.demote(h) }) { return -2 &- at }
             }
         }
         return -1

@@ -139,6 +139,8 @@ public final class RecordReader {
         let scanner = prefilter?.scanner
         let filtering = scanner != nil
         let skimmer = scanner.flatMap { makeSkimmer($0) }
+        // The next line is one the skimmer stopped at for an anchor the block scan verified.
+        var anchored = false
         while true {
             if let skimmer, stats.records > 0 {
                 // A record that matters may be pending: the skimmer then takes no continuation
@@ -156,11 +158,15 @@ public final class RecordReader {
                 stats.skipped += progress.skipped
                 pendingIrrelevant = progress.pendingIrrelevant
                 if consumedAll { continue }
+                anchored = progress.stoppedAtAnchor
             }
             guard let line = try lines.nextLine() else { break }
             stats.lines += 1
             checkUTF8(line)
-            if filtering, stats.records > 0, !scanner.unsafelyUnwrapped.mayMatch(line), try irrelevant(line, sink) { continue }
+            // A line the skimmer stopped at for an anchor is not scanned for one again.
+            let scan = !anchored
+            anchored = false
+            if filtering, stats.records > 0, scan, !scanner.unsafelyUnwrapped.mayMatch(line), try irrelevant(line, sink) { continue }
             if isSkippable(line) { stats.skipped += 1; continue }
             pendingIrrelevant = false
             if format.kind == .plain {

@@ -32,6 +32,9 @@ struct Skimmer {
         var skipped = 0
         /// The last record started in the run was irrelevant (its continuations are skipped).
         var pendingIrrelevant: Bool
+        /// The line it stopped at holds an anchor the block scan verified: the full path need
+        /// not scan it again.
+        var stoppedAtAnchor = false
     }
 
     /// Walks `region` (complete lines, each ending in `\n`) from its start; returns how far it got.
@@ -51,7 +54,7 @@ struct Skimmer {
 
     /// Certifies the next block (not inlined: the line loop stays small).
     @inline(never)
-    func certify(_ base: UnsafeRawPointer, from: Int, upTo: Int, end: Int) -> (clean: Int, found: Bool) {
+    func certify(_ base: UnsafeRawPointer, from: Int, upTo: Int, end: Int) -> (clean: Int, found: Bool, anchor: Bool) {
         scanner.certify(base, from: from, upTo: upTo, end: end)
     }
 
@@ -68,16 +71,20 @@ struct Skimmer {
         // time, small blocks first: a run that stops early wastes little.
         var clean = 0
         var found = false
+        var anchor = false
         var block = 2048
         while at < total {
             guard let nlPointer = memchr(base + at, 0x0A, total - at) else { break }
             let nl = base.distance(to: UnsafeRawPointer(nlPointer))
             while nl >= clean && !found {
-                (clean, found) = certify(base, from: clean, upTo: clean &+ block, end: total)
+                (clean, found, anchor) = certify(base, from: clean, upTo: clean &+ block, end: total)
                 block = min(block &* 2, 1 << 16)
             }
             // Something (perhaps) in this line: the full path looks at it.
-            if nl >= clean { break }
+            if nl >= clean {
+                progress.stoppedAtAnchor = anchor && clean >= at
+                break
+            }
             var length = nl &- at
             if length > maxLength { break }
             let line = base + at
