@@ -41,7 +41,7 @@ public final class Prefilter: @unchecked Sendable {
     /// Slots whose windows turned out common in this input, with the misses seen there (in
     /// units of `demoteAfter`; see `demote`).
     private var common: [Int: Int] = [:]
-    /// Demotions that moved an anchor to another span (for tests).
+    /// Demotions that moved an anchor to another span (bounded by `maxDemotions`).
     private(set) var demotions = 0
     /// Demotions tried, moving something or not (bounds the work spent adapting).
     private var attempts = 0
@@ -240,13 +240,18 @@ public struct PrefilterScanner: @unchecked Sendable {
         while k >= 0 {
             let e = entries[k]
             k = Int(e.next)
-            guard e.window == w else { continue }
-            let start = i &- Int(e.offset)
-            let length = Int(e.anchorLength)
-            guard start >= 0, start &+ length <= n else { continue }
-            if memcmp(base + start, anchorBytes + Int(e.anchorStart), length) == 0 { return true }
+            if occurs(e, base, n, i, w) { return true }
         }
         return false
+    }
+
+    /// Whether entry `e`'s anchor occurs in `base` (`n` bytes) with its window `w` at `i`.
+    @inline(__always)
+    private func occurs(_ e: Prefilter.Entry, _ base: UnsafeRawPointer, _ n: Int, _ i: Int, _ w: UInt32) -> Bool {
+        let start = i &- Int(e.offset)
+        let length = Int(e.anchorLength)
+        return e.window == w && start >= 0 && start &+ length <= n
+            && memcmp(base + start, anchorBytes + Int(e.anchorStart), length) == 0
     }
 
     /// Which anchors occur in `text`, into `found` (bit `i` of word `i / 64` for `anchors[i]`,
@@ -264,12 +269,7 @@ public struct PrefilterScanner: @unchecked Sendable {
                 while k >= 0 {
                     let e = entries[k]
                     k = Int(e.next)
-                    let start = i &- Int(e.offset)
-                    let length = Int(e.anchorLength)
-                    guard e.window == w, start >= 0, start &+ length <= n else { continue }
-                    if memcmp(base + start, anchorBytes + Int(e.anchorStart), length) == 0 {
-                        found[Int(e.anchor) >> 6] |= 1 << UInt64(e.anchor & 63)
-                    }
+                    if occurs(e, base, n, i, w) { found[Int(e.anchor) >> 6] |= 1 << UInt64(e.anchor & 63) }
                 }
             }
             i &+= stride
