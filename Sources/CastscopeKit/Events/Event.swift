@@ -45,10 +45,8 @@ public struct Event: Sendable {
 
     /// Calls `body` with the time and source of every line the event stands for, in order.
     public func forEachLine(_ body: (Int64?, SourceRef) -> Void) {
-        guard let r = repeats else { body(time, source); return }
-        for k in r.lines.indices {
-            body(k < r.times.count ? r.times[k] : time, SourceRef(path: source.path, line: Int(r.lines[k])))
-        }
+        let path = source.path
+        forEachTimeAndLine { t, line in body(t, SourceRef(path: path, line: line)) }
     }
 
     /// Each line's time only (no source reference built per line: a run of frame lines is

@@ -107,7 +107,7 @@ public final class EventMatcher: Sendable {
         scanner = prefilter.scanner
     }
 
-    /// A class: hits are remembered per distinct message (`Interner.match`) and handed out
+    /// A class: hits are remembered per distinct message (`Interner.verdict`) and handed out
     /// many times, and copying the rule's fields each time showed in profiles.
     public final class Hit: @unchecked Sendable {
         public let rule: Vocabulary.Rule

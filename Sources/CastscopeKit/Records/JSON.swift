@@ -225,7 +225,6 @@ public enum JSONScan {
         }
     }
 
-    /// The bytes of a JSON string literal (with quotes) after unescaping.
     /// The string value of the quoted string at `r`: straight from the bytes when it has no
     /// escape (most do), else decoded.
     static func string(_ p: UnsafeRawBufferPointer, _ r: Range<Int>) -> String {
@@ -234,6 +233,7 @@ public enum JSONScan {
         return String(decoding: decodeString(p, r), as: UTF8.self)
     }
 
+    /// The bytes of a JSON string literal (with quotes) after unescaping.
     static func decodeString(_ p: UnsafeRawBufferPointer, _ r: Range<Int>) -> [UInt8] {
         var out: [UInt8] = []
         appendString(p, r, into: &out)

@@ -199,7 +199,6 @@ final class PatternProgram: @unchecked Sendable {
 
     let steps: UnsafeMutablePointer<Step>
     let pool: UnsafeMutablePointer<UInt8>
-    let count: Int
 
     init(_ ops: [Pattern.Op]) {
         var pool: [UInt8] = []
@@ -233,7 +232,6 @@ final class PatternProgram: @unchecked Sendable {
             }
             steps.append(step)
         }
-        count = steps.count
         self.steps = .allocate(capacity: steps.count)
         self.steps.initialize(from: steps, count: steps.count)
         self.pool = .allocate(capacity: max(1, pool.count))
