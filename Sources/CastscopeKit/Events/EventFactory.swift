@@ -99,9 +99,8 @@ public final class Interner {
         var key = Self.hash(bytes)
         if let category { key = (key ^ Self.hash(category)) &* 0x9E37_79B9_7F4A_7C15 | 1 }
         if let k = verdicts.find(bytes, key, { v in
-            guard let c = v.category else { return category == nil }
-            guard let category, c.count == category.count else { return false }
-            return c.isEmpty || c.withUnsafeBytes { memcmp($0.baseAddress!, category.baseAddress!, c.count) == 0 }
+            guard let c = v.category, let category else { return v.category == nil && category == nil }
+            return sameBytes(c, category)
         }) {
             let v = verdicts.values[k]
             return (v.hit, v.message)
@@ -170,9 +169,7 @@ struct BytesTable<Value> {
             if h == 0 { return nil }
             if h == hash {
                 let k = Int(slots[i])
-                let same = keys[k].count == bytes.count
-                    && (bytes.isEmpty || keys[k].withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
-                if same, matches(values[k]) { return k }
+                if sameBytes(keys[k], bytes), matches(values[k]) { return k }
             }
             i = (i &+ 1) & mask
         }
@@ -199,4 +196,9 @@ struct BytesTable<Value> {
         slots = [Int32](repeating: -1, count: slots.count * 2)
         for (h, k) in old { place(h, k) }
     }
+}
+
+/// Whether `a` holds exactly the bytes of `b`.
+@inline(__always) private func sameBytes(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
+    a.count == b.count && (b.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
 }

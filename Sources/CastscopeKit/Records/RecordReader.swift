@@ -269,8 +269,7 @@ public final class RecordReader {
             // The line is stored once; the fields are its captured ranges.
             pending.setLine(line)
             for (slot, field) in format.slotFields[i].enumerated() {
-                guard let field, matches[i].starts[slot] >= 0 else { continue }
-                pending.setRange(field, matches[i].starts[slot]..<matches[i].ends[slot])
+                if let field, let r = matches[i].range(slot) { pending.setRange(field, r) }
             }
             if matches[i].hasTime { pending.time = matches[i].time }
             hasPending = true
