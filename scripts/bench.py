@@ -13,6 +13,7 @@ BIN = os.path.join(ROOT, ".build/release/castscope")
 SIZE = int(os.environ.get("BENCH_SIZE", "256"))
 ENTRIES = int(os.environ.get("BENCH_ENTRIES", "1000000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+RELAY_SESSIONS = int(os.environ.get("BENCH_RELAY_SESSIONS", "50000"))
 WORK = os.environ.get("BENCH_DIR", os.path.join(tempfile.gettempdir(), "castscope-bench"))
 JR = "/lib/systemd/systemd-journal-remote"
 
@@ -47,12 +48,57 @@ def bench(pairs):
     return {n: (statistics.median(times[n]), rss[n]) for n in times}
 
 
-def gen_inputs():
+def gen_text(density):
+    """The noisy `log show` export at one session density (scripts/make-bench-input.py)."""
     os.makedirs(WORK, exist_ok=True)
-    log = os.path.join(WORK, f"noisy-{SIZE}.log")
+    log = os.path.join(WORK, f"noisy-{SIZE}.log" if density == "sparse" else f"noisy-{density}-{SIZE}.log")
     if not os.path.exists(log):
-        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/make-bench-input.py"), log, str(SIZE)], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/make-bench-input.py"), log, str(SIZE), density],
+                       check=True, stdout=subprocess.DEVNULL)
+    return log
+
+
+def gen_relay_sessions(sessions=RELAY_SESSIONS):
+    """A relay journal with SESSIONS sessions (accepted, stats about once a second, closed), about
+    twenty at a time, among worker heartbeats; written by systemd-journal-remote."""
+    os.makedirs(WORK, exist_ok=True)
+    base = os.path.join(WORK, f"relay-sessions-{sessions}")
+    files = sorted(glob.glob(base + "*.journal"))
+    if files or not os.path.exists(JR):
+        return files
+    p = subprocess.Popen([JR, "--output=" + base + ".journal", "-"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, SYSTEMD_JOURNAL_COMPACT="0"))
+    t0 = 1773306904000000
+    buf = []
+    def put(us, msg, pid=811):
+        buf.append(f"__REALTIME_TIMESTAMP={us}\n_PID={pid}\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\n"
+                   f"_SYSTEMD_UNIT=broadcast-relay.service\nPRIORITY=6\nMESSAGE={msg}\n\n")
+        if len(buf) >= 10000:
+            p.stdin.write("".join(buf).encode())
+            buf.clear()
+    # Session k starts at k * 0.5 s and lasts ~10 s: about twenty open at once.
+    events = []
+    for k in range(sessions):
+        sid = f"{k:08x}-1b7e-4f0e-9a51-2f1d3c4b5a69"
+        start = t0 + k * 500_000
+        events.append((start, f"session {sid} accepted peer=iPhone14,2 room=r{k % 50}"))
+        n = 8 + k % 5
+        for i in range(1, n + 1):
+            events.append((start + i * 1_000_000 + 37, f"session {sid} stats frames=10 bytes=281133 fps=10.0 dropped=0"))
+        events.append((start + (n + 1) * 1_000_000 + 91, f"session {sid} closed reason=peer-eof frames={n * 10} duration={n + 1}.0s"))
+    events.sort()
+    for i, (us, msg) in enumerate(events):
+        put(us, msg)
+        if i % 4 == 0:
+            put(us + 11, f"worker {i % 7} heartbeat ok queue=0 latency_ms={i % 13}", pid=812)
+    p.stdin.write("".join(buf).encode())
+    p.stdin.close()
+    p.wait()
+    return sorted(glob.glob(base + "*.journal"))
+
+
+def gen_inputs():
+    log = gen_text("sparse")
     gz = log + ".gz"
     if not os.path.exists(gz):
         subprocess.run(shell(f"gzip -c {log} > {gz}"), check=True)
@@ -135,9 +181,58 @@ def main():
         print(line("castscope >= 1.5x faster than journalctl -o export", r["castscope"][0], r["journalctl"][0], 1.5))
         print(rss_line(f"on {journal_mb:.0f} MB of journal", r["castscope"][1]) + "\n")
 
+    densities(lnav_ok=bool(shutil.which("lnav")))
+
     lat = subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-tail.py"), BIN], capture_output=True, text=True)
     print("tail")
     print("  " + (lat.stdout.strip() or lat.stderr.strip()))
+
+
+def densities(lnav_ok):
+    """Issue 15: every ratio at several session densities, for the text report and --json."""
+    print("session densities (text report and --json; grep -F and lnav on the same file)")
+    rows = []
+    for density in ("sparse", "dense"):
+        log = gen_text(density)
+        mb = os.path.getsize(log) / 1e6
+        subprocess.run(["cat", log], stdout=subprocess.DEVNULL)
+        sessions = count_sessions(log)
+        pairs = [("text", [BIN, "analyze", "--no-color", log]), ("json", [BIN, "analyze", "--json", log]),
+                 # -c: grep writing to /dev/null stops at its first match; counting reads it all.
+                 ("grep", shell(f"grep -F -c -e JitsiMeetSDK -e '[SBCBroadcast]' {log} > /dev/null"))]
+        if lnav_ok:
+            pairs.append(("lnav", ["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", log]))
+        r = bench(pairs)
+        rows.append((f"{density} text, {mb:.0f} MB, {sessions} sessions", r, "grep"))
+    journals = gen_relay_sessions()
+    if journals:
+        mb = sum(os.path.getsize(j) for j in journals) / 1e6
+        files = " ".join(f"--file {j}" for j in journals)
+        r = bench([("text", [BIN, "analyze", "--no-color"] + journals), ("json", [BIN, "analyze", "--json"] + journals),
+                   ("grep", shell("grep -F -a -c ' accepted ' " + " ".join(journals) + " > /dev/null")),
+                   ("journalctl", shell(f"journalctl {files} -o export > /dev/null"))])
+        rows.append((f"relay journal, {mb:.0f} MB, {RELAY_SESSIONS} sessions", r, "grep"))
+    for label, r, base in rows:
+        print(f"  {label}")
+        for out in ("text", "json"):
+            t, rss = r[out]
+            print("  " + line(f"{out}: within 1.5x of grep -F (grep/castscope >= 0.667)", t, r[base][0], 1 / 1.5))
+            if "lnav" in r:
+                print("  " + line(f"{out}: >= 10x faster than lnav 0.11 indexing", t, r["lnav"][0], 10))
+            if "journalctl" in r:
+                print("  " + line(f"{out}: >= 1.5x faster than journalctl -o export", t, r["journalctl"][0], 1.5))
+            print("  " + rss_line(f"{out}", rss))
+    print()
+
+
+def count_sessions(log):
+    """Sessions castscope finds in the file (one extra run, not timed)."""
+    out = subprocess.run([BIN, "analyze", "--json", log], capture_output=True, text=True).stdout
+    try:
+        import json
+        return json.loads(out)["summary"]["sessions"]
+    except Exception:
+        return "?"
 
 
 if __name__ == "__main__":
