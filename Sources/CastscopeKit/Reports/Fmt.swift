@@ -7,16 +7,9 @@ public enum Fmt {
 
     /// `2021-12-23T02:56:59.980625+05:30`: microseconds and the offset the line was written in.
     public static func rfc3339(_ micros: Int64, offset: Int) -> String {
-        let local = micros + Int64(offset) * 1_000_000
-        let secs = local.floorDiv(1_000_000)
-        let us = Int(local - secs * 1_000_000)
-        let days = Int(secs.floorDiv(86_400))
-        let sod = Int(secs - Int64(days) * 86_400)
-        let (y, m, d) = civilFromDays(days)
-        let sign = offset < 0 ? "-" : "+"
-        let ao = abs(offset)
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(sod / 3600, 2)):\(pad(sod / 60 % 60, 2)):\(pad(sod % 60, 2))."
-            + "\(pad(us, 6))\(sign)\(pad(ao / 3600, 2)):\(pad(ao / 60 % 60, 2))"
+        var b = OutputBuffer(capacity: 32)
+        b.rfc3339(micros, offset: offset)
+        return b.string
     }
 
     /// `3.9 s`, `104 ms`, `4 m 12.3 s`, `1 h 02 m`.
@@ -33,13 +26,9 @@ public enum Fmt {
 
     /// A fixed-point decimal without Foundation.
     public static func decimal(_ v: Double, _ places: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
-        let r = (abs(v) * scale).rounded()
-        let whole = Int(r / scale)
-        let frac = Int(r - Double(whole) * scale)
-        let sign = v < 0 && r != 0 ? "-" : ""
-        return places == 0 ? "\(sign)\(whole)" : "\(sign)\(whole).\(pad(frac, places))"
+        var b = OutputBuffer(capacity: 24)
+        b.decimal(v, places)
+        return b.string
     }
 
     /// Seconds from the session start: `+3.912`.

@@ -2,8 +2,11 @@
 public enum JSONReport {
     public static let schema = "castscope.report/1"
 
-    public static func render(_ r: AnalysisReport) -> String {
-        var w = JSONWriter()
+    public static func render(_ r: AnalysisReport) -> String { String(decoding: renderBytes(r), as: UTF8.self) }
+
+    /// The document as UTF-8 bytes (what the CLI writes: no `String` of the whole report).
+    public static func renderBytes(_ r: AnalysisReport) -> [UInt8] {
+        var w = JSONWriter(capacity: 1 << 16)
         w.open()
         w.string("schema", schema)
         w.open("summary")
@@ -73,7 +76,9 @@ public enum JSONReport {
         w.close(array: true)
         w.close()
         w.close()
-        return w.text + "\n"
+        var out = w.bytes
+        out.append(0x0A)
+        return out
     }
 
     /// Findings per kind, in order of first appearance.
@@ -166,9 +171,9 @@ public enum JSONReport {
         w.open("list", array: true)
         for a in s.attempts {
             w.open()
-            w.string("time", time(a.time, s.displayOffset))
+            w.time("time", a.time, offset: s.displayOffset)
             w.string("failure", a.failure)
-            w.string("source", a.source.description)
+            w.source("source", a.source)
             w.close()
         }
         w.close(array: true)
@@ -212,14 +217,14 @@ public enum JSONReport {
         w.open("timeline", array: true)
         for t in Timeline.entries(s.events) {
             w.open()
-            w.string("time", time(t.time, s.displayOffset))
+            w.time("time", t.time, offset: s.displayOffset)
             w.number("t", t.time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
             w.string("side", t.side.rawValue)
             w.string("event", t.kind)
             w.string("message", t.text)
             w.int("count", t.count)
-            w.string("source", t.first.description)
-            if t.count > 1 { w.string("lastSource", t.last.description) }
+            w.source("source", t.first)
+            if t.count > 1 { w.source("lastSource", t.last) }
             if t.timeInferred { w.bool("timeInferred", true) }
             w.close()
         }

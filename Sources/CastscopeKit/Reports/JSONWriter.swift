@@ -1,43 +1,37 @@
-/// A small pretty-printing JSON writer (2-space indent, keys in the order written).
+/// A small pretty-printing JSON writer (2-space indent, keys in the order written), appending
+/// bytes to an `OutputBuffer`.
 public struct JSONWriter {
-    public private(set) var text = ""
+    public private(set) var out = OutputBuffer()
     private var indent = 0
     private var needComma: [Bool] = [false]
 
-    public init() {}
+    public init(capacity: Int = 0) { out = OutputBuffer(capacity: capacity) }
+
+    /// The document so far, as text.
+    public var text: String { out.string }
+    public var bytes: [UInt8] { out.bytes }
 
     public static func quote(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 || u.value == 0x7F {
-                    let hex = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
+        var b = OutputBuffer()
+        b.jsonString(s)
+        return b.string
     }
 
     private mutating func prefix(_ key: String?) {
-        if needComma[needComma.count - 1] { text += "," }
+        if needComma[needComma.count - 1] { out.byte(UInt8(ascii: ",")) }
         needComma[needComma.count - 1] = true
-        if indent > 0 || !text.isEmpty { text += "\n" }
-        text += String(repeating: "  ", count: indent)
-        if let key { text += Self.quote(key) + ": " }
+        if indent > 0 || !out.isEmpty { out.byte(0x0A) }
+        out.repeating(0x20, count: 2 * indent)
+        if let key {
+            out.jsonString(key)
+            out.byte(UInt8(ascii: ":"))
+            out.byte(0x20)
+        }
     }
 
     public mutating func open(_ key: String? = nil, array: Bool = false) {
         prefix(key)
-        text += array ? "[" : "{"
+        out.byte(array ? UInt8(ascii: "[") : UInt8(ascii: "{"))
         indent += 1
         needComma.append(false)
     }
@@ -45,19 +39,55 @@ public struct JSONWriter {
     public mutating func close(array: Bool = false) {
         let had = needComma.removeLast()
         indent -= 1
-        if had { text += "\n" + String(repeating: "  ", count: indent) }
-        text += array ? "]" : "}"
+        if had {
+            out.byte(0x0A)
+            out.repeating(0x20, count: 2 * indent)
+        }
+        out.byte(array ? UInt8(ascii: "]") : UInt8(ascii: "}"))
     }
 
     public mutating func raw(_ key: String?, _ value: String) {
         prefix(key)
-        text += value
+        out.append(value)
     }
 
-    public mutating func string(_ key: String?, _ value: String?) { raw(key, value.map(Self.quote) ?? "null") }
-    public mutating func int(_ key: String?, _ value: Int?) { raw(key, value.map(String.init) ?? "null") }
-    public mutating func bool(_ key: String?, _ value: Bool) { raw(key, value ? "true" : "false") }
+    public mutating func string(_ key: String?, _ value: String?) {
+        prefix(key)
+        if let value { out.jsonString(value) } else { out.append("null") }
+    }
+
+    public mutating func int(_ key: String?, _ value: Int?) {
+        prefix(key)
+        if let value { out.int(value) } else { out.append("null") }
+    }
+
+    public mutating func bool(_ key: String?, _ value: Bool) {
+        prefix(key)
+        out.append(value ? "true" : "false")
+    }
+
     public mutating func number(_ key: String?, _ value: Double?, places: Int = 6) {
-        raw(key, value.map { Fmt.decimal($0, places) } ?? "null")
+        prefix(key)
+        if let value, value.isFinite { out.decimal(value, places) } else { out.append("null") }
+    }
+
+    /// An RFC 3339 time (microseconds, the given UTC offset) as a string, or null.
+    public mutating func time(_ key: String?, _ micros: Int64?, offset: Int) {
+        prefix(key)
+        guard let micros else { out.append("null"); return }
+        out.byte(UInt8(ascii: "\""))
+        out.rfc3339(micros, offset: offset)
+        out.byte(UInt8(ascii: "\""))
+    }
+
+    /// `path:line` as a string.
+    public mutating func source(_ key: String?, _ s: SourceRef?) {
+        prefix(key)
+        guard let s else { out.append("null"); return }
+        var q = OutputBuffer()
+        q.append(s.path)
+        q.byte(UInt8(ascii: ":"))
+        q.int(s.line)
+        q.bytes.withUnsafeBytes { out.jsonString($0) }
     }
 }
