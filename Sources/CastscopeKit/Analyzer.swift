@@ -288,12 +288,15 @@ public final class Analyzer {
         }
         events.sort { ($0.time ?? Int64.min, $0.fileIndex, $0.order) < ($1.time ?? Int64.min, $1.fileIndex, $1.order) }
         report.eventCount = events.reduce(0) { $0 + $1.count }
-        let built = SessionBuilder().build(events.filter { $0.side != .relay })
+        let relayEvents = events.filter { $0.side == .relay }
+        let deviceEvents = events.filter { $0.side != .relay }
+        events = []  // the sessions keep what they need: no third copy of every event
+        let built = SessionBuilder().build(deviceEvents)
         report.sessions = built.sessions
         report.unattached = built.unattached
         // The relay side: its sessions, the clock offset, and the join.
         let joiner = RelayJoiner()
-        var relay = joiner.group(events.filter { $0.side == .relay })
+        var relay = joiner.group(relayEvents)
         if !relay.isEmpty {
             if let forced = options.clockOffset {
                 report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
@@ -371,6 +374,8 @@ public final class Analyzer {
 
     /// The same line seen in two exports of one bundle counts once.
     func dedupe(_ events: [Event]) -> [Event] {
+        // Only lines of different files can be duplicates: one file (a big export) has none.
+        guard let firstFile = events.first?.fileIndex, events.contains(where: { $0.fileIndex != firstFile }) else { return events }
         struct Key: Hashable { var time: Int64; var pid: Int?; var message: String }
         var seen: [Key: Int] = [:]
         return events.filter { e in
