@@ -16,54 +16,71 @@ public struct TimelineEntry: Sendable {
 public enum Timeline {
     public static let minimumRun = 3
 
-    static func foldKey(_ e: Event) -> String {
+    /// What makes lines one run: connect lines, frame lines and relay stats each fold
+    /// together (per side); any other line only with the same line.
+    struct FoldKey: Equatable {
+        enum Group: Equatable { case connect, frames, stats, line(kind: String, message: String) }
+        var side: Side
+        var group: Group
+    }
+
+    static func foldKey(_ e: Event) -> FoldKey {
         switch e.kind {
-        case "socket.connect_attempt", "socket.connect_failed", "socket.connect_retry": return e.side.rawValue + ":connect"
-        case "frame.sent", "frame.chunk_writable", "frame.chunk_written": return e.side.rawValue + ":frames"
-        case "relay.stats": return "relay:stats"
-        default: return e.side.rawValue + ":" + e.kind + ":" + e.message
+        case "socket.connect_attempt", "socket.connect_failed", "socket.connect_retry": return FoldKey(side: e.side, group: .connect)
+        case "frame.sent", "frame.chunk_writable", "frame.chunk_written": return FoldKey(side: e.side, group: .frames)
+        case "relay.stats": return FoldKey(side: .relay, group: .stats)
+        default: return FoldKey(side: e.side, group: .line(kind: e.kind, message: e.message))
         }
     }
 
     /// Runs are per side: a run stays open while the other sides log (device frames and relay
     /// stats interleave), and ends at the next line of its own side that is something else.
+    /// So at most one run per side is open: a short list, searched in place. Runs hold indices
+    /// into `events` (no copies), and rows are put back in time order by their event's index.
     public static func entries(_ events: [Event]) -> [TimelineEntry] {
-        var runs: [[Event]] = []
-        var open: [String: Int] = [:]  // fold key → index in runs
-        for e in events {
+        var runs: [[Int]] = []
+        var open: [(side: Side, key: FoldKey, run: Int)] = []
+        for (index, e) in events.enumerated() {
             let key = foldKey(e)
-            for (k, i) in open where k != key && runs[i][0].side == e.side { open[k] = nil }
-            if let i = open[key] {
-                runs[i].append(e)
-            } else {
-                open[key] = runs.count
-                runs.append([e])
+            if let o = open.firstIndex(where: { $0.side == e.side }) {
+                if open[o].key == key {
+                    runs[open[o].run].append(index)
+                    continue
+                }
+                open.remove(at: o)
             }
+            // A stats run keys on the relay side whatever side its line says.
+            if let o = open.firstIndex(where: { $0.key == key }) {
+                runs[open[o].run].append(index)
+                continue
+            }
+            open.append((e.side, key, runs.count))
+            runs.append([index])
         }
         var out: [(Int, TimelineEntry)] = []
         for run in runs {
+            let first = events[run[0]]
+            let lines = run.reduce(0) { $0 + events[$1].count }
             // Fold only a run that repeats itself; three different lines stay three rows.
-            let lines = run.reduce(0) { $0 + $1.count }
-            let repeats = Set(run.map(\.message)).count < lines || run[0].kind == "relay.stats"
+            let repeats = first.kind == "relay.stats" || lines > run.count || Set(run.map { events[$0].message }).count < lines
             // (A compacted relay stats run is always folded: its lines' own texts are not kept.)
-            if (lines >= minimumRun && repeats) || (run[0].kind == "relay.stats" && run[0].repeats != nil) {
-                out.append((run[0].order, fold(run[...])))
+            if (lines >= minimumRun && repeats) || (first.kind == "relay.stats" && first.repeats != nil) {
+                out.append((run[0], fold(run.lazy.map { events[$0] })))
             } else {
-                for e in run {
+                for i in run {
+                    let e = events[i]
                     e.forEachLine { t, source in
-                        out.append((e.order, TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
-                                                           first: source, last: source, timeInferred: e.timeInferred)))
+                        out.append((i, TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
+                                                     first: source, last: source, timeInferred: e.timeInferred)))
                     }
                 }
             }
         }
         // Back in time order (stable: reading order breaks ties).
-        let position = Dictionary(uniqueKeysWithValues: events.enumerated().map { ($1.order, $0) })
-        let ranked = out.enumerated().map { (position[$1.0] ?? 0, $0, $1.1) }
-        return ranked.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+        return out.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
     }
 
-    static func fold(_ run: ArraySlice<Event>) -> TimelineEntry {
+    static func fold<Run: BidirectionalCollection>(_ run: Run) -> TimelineEntry where Run.Element == Event {
         if run.first!.kind == "relay.stats" { return foldStats(run) }
         // Count each distinct message, in order of first appearance.
         var texts: [(String, Int, [Int64])] = []
@@ -106,7 +123,7 @@ public enum Timeline {
 
 extension Timeline {
     /// `relay stats ×20 over 19.0 s, every 1.0 s: 200 frames, 10.0 fps (min 9.0), 0 dropped`
-    static func foldStats(_ run: ArraySlice<Event>) -> TimelineEntry {
+    static func foldStats<Run: BidirectionalCollection>(_ run: Run) -> TimelineEntry where Run.Element == Event {
         var times: [Int64] = []
         var frames = 0
         var dropped = 0
