@@ -161,7 +161,7 @@ struct Analyze: ParsableCommand {
     @Argument(help: ArgumentHelp("Files, folders or archives; '-' reads standard input.", valueName: "path"))
     var paths: [String]
 
-    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/1) instead of the terminal report.")
+    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/2, see schema/) instead of the terminal report.")
     var json = false
 
     @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"))
