@@ -99,7 +99,7 @@ struct ReportTests {
         let r = try castscope(["analyze", "--markdown", "samples/retry-storm"])
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("# castscope report\n"))
-        #expect(r.stdout.contains("| S1 | jitsi | BroadcastExtension[1204] |"))
+        #expect(r.stdout.contains("| `S1` | jitsi | `BroadcastExtension[1204]` |"))
         #expect(r.stdout.contains("- **error** `socket-file-missing` — the socket file was missing for 37 attempts"))
         #expect(r.stdout.contains("`samples/retry-storm/log-stream-debug.txt:77`"))
     }
