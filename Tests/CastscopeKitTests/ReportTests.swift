@@ -72,8 +72,9 @@ struct ReportTests {
             #expect(e["name"] is String)
             switch ph {
             case "M":
-                #expect(["process_name", "thread_name"].contains(e["name"] as? String))
-                #expect((e["args"] as? [String: Any])?["name"] is String)
+                let name = e["name"] as? String ?? ""
+                #expect(["process_name", "thread_name", "process_sort_index", "thread_sort_index"].contains(name))
+                #expect(name.hasSuffix("sort_index") ? (e["args"] as? [String: Any])?["sort_index"] is Int : (e["args"] as? [String: Any])?["name"] is String)
             case "X":
                 #expect((e["ts"] as? Int).map { $0 >= 0 } == true)
                 #expect((e["dur"] as? Int).map { $0 >= 0 } == true)
