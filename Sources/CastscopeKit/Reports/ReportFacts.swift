@@ -19,8 +19,13 @@ public struct Provenance: Sendable {
         self.generatedAt = generatedAt
     }
 
-    /// This process: its arguments (the program by its base name, not the machine's path) and now.
-    public static func current() -> Provenance {
+    /// This process: its arguments (the program by its base name, not the machine's path) and
+    /// the time of the first call, so every output of one run carries the same time.
+    public static func current() -> Provenance { processProvenance }
+
+    private static let processProvenance: Provenance = make()
+
+    static func make() -> Provenance {
         var args = CommandLine.arguments
         if let first = args.first, let slash = first.lastIndex(of: "/") { args[0] = String(first[first.index(after: slash)...]) }
         var now: Int64
