@@ -153,3 +153,21 @@ struct InvestigationPageTests {
         }
     }
 }
+
+@Suite("the HTML page's colours")
+struct InvestigationPageColourTests {
+    @Test("WCAG AA in light and dark mode: text ≥ 4.5:1, chart marks ≥ 3:1 (scripts/check-contrast.py)")
+    func contrast() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", packageRoot.appendingPathComponent("scripts/check-contrast.py").path,
+                       packageRoot.appendingPathComponent("Sources/CastscopeKit/Reports/HTMLAssets.swift").path]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(out)")
+        #expect(out.contains("light min text") && out.contains("dark min text"))
+    }
+}

@@ -11,7 +11,7 @@ enum HTMLAssets {
         --o-completed:#1b5e20;--o-stopped:#8a4b00;--o-failed:#b71c1c;--o-other:#6a1b9a;
         --sev-error:#b71c1c;--sev-warning:#8a4b00;--sev-info:#0d47a1;--focus:#1565c0}
         @media (prefers-color-scheme:dark){:root{--bg:#15171a;--fg:#e6e8eb;--muted:#a4a9b1;--line:#3a3e45;--panel:#1f2226;--chart:#1b1d21;--grid:#2e3238;
-        --connecting:#e0962a;--streaming:#4caf50;--failtick:#ff6b6b;--fps:#64b5f6;
+        --connecting:#e0962a;--streaming:#4caf50;--ok:#66bb6a;--failtick:#ff6b6b;--fps:#64b5f6;
         --c-fail:#ff6b6b;--c-conn:#64b5f6;--c-life:#ce93d8;--c-frames:#4db6ac;--c-other:#a4a9b1;
         --l-extension:#2a2418;--l-app:#1a2330;--l-relay:#1b271c;--l-system:#241d2c;
         --sev-error:#ff8a80;--sev-warning:#ffb74d;--sev-info:#90caf9;--focus:#90caf9}}
