@@ -93,6 +93,10 @@ struct InvestigationPageTests {
             let top = Int(jump["probe-target-top"] ?? "") ?? -1
             #expect(top >= 0 && top < 200, "the card is at the top of the viewport: \(top)")
             #expect(dom.contains("aria-label=\"timeline of session S251\""), "its timeline is drawn")
+            // A tap on a mark shows its wall time, offset and file:line; the + button halves the span.
+            let detail = jump["probe-detail"] ?? ""
+            #expect(detail.hasPrefix("2026-03-12T") && detail.contains("(+") && detail.contains("many-300.log:"), "\(detail)")
+            #expect(jump["probe-zoom"] == "0.50")
             let (_, filtered) = try chromiumProbe(html.absoluteString + "?outcome=failing&probe=1", width: width, profile: dir.appendingPathComponent("p"))
             #expect(Int(filtered["probe-visible"] ?? "") == 300 - completed, "\(filtered)")
             #expect(Int(filtered["probe-hidden-completed"] ?? "") == completed)

@@ -120,7 +120,7 @@ enum HTMLAssets {
           tk.values.forEach(function(v){el('line',{x1:x(v),x2:x(v),y1:top-6,y2:H-4,stroke:'var(--grid)'},svg);
             txt('text',{x:Math.min(W-24,x(v)),y:12,'font-size':10,'text-anchor':'middle',fill:'var(--muted)'},rel(v-s.s,tk.step),svg)});
           var g=el('g',{'clip-path':'url(#'+cid+')'},svg),items=[];
-          function mark(node,label,t,src){node.setAttribute('class','mark');node.setAttribute('tabindex','0');node.dataset.k=items.length;items.push([label,t,src])}
+          function mark(node,label,t,src){node.setAttribute('class','mark');node.setAttribute('tabindex','0');node.dataset.k=items.length;if(src)node.dataset.src=src;items.push([label,t,src])}
           var ey=Y.extension,end=s.e==null?b:Math.max(s.s,s.e),c=s.c==null?null:Math.max(s.s,s.c);
           mark(el('rect',{x:x(s.s),y:ey-7,width:Math.max(1,x(c==null?end:c)-x(s.s)),height:14,fill:'var(--connecting)'},g),'connecting'+(c==null?' (never connected)':' for '+dur(c-s.s)),s.s,'');
           if(c!=null)mark(el('rect',{x:x(c),y:ey-7,width:Math.max(1,x(end)-x(c)),height:14,fill:'var(--streaming)'},g),(s.str?'streaming':'connected')+' for '+dur(end-c),c,'');
@@ -203,7 +203,10 @@ enum HTMLAssets {
           d.probeVisible=cards.filter(function(c){return!c.hidden}).length;d.probeHiddenCompleted=cards.filter(function(c){return c.hidden&&c.dataset.outcome=='completed'}).length;
           d.probeScrollY=Math.round(window.scrollY);d.probeDrawn=document.querySelectorAll('.chart svg').length;d.probeBars=document.querySelectorAll('#ov rect.bar').length;
           d.probeMaxTicks=Math.max.apply(null,[0].concat([].map.call(document.querySelectorAll('.chart svg, #ov svg'),function(s){return s.querySelectorAll(':scope > line').length})));
-          if(P.jump!=null&&byI[P.jump])d.probeTargetTop=Math.round(byI[P.jump].getBoundingClientRect().top);d.probeDone='1'},300);
+          if(P.jump!=null&&byI[P.jump]){var J=P.jump;d.probeTargetTop=Math.round(byI[J].getBoundingClientRect().top);
+            var mk=document.querySelector('#tl-'+J+' .mark[data-src]');if(mk){mk.dispatchEvent(new MouseEvent('click',{bubbles:true}));d.probeDetail=document.getElementById('dt-'+J).textContent}
+            if(view[J]){var w0=view[J][1]-view[J][0];byI[J].querySelector('.tlbar button[data-z=in]').click();d.probeZoom=((view[J][1]-view[J][0])/w0).toFixed(2)}}
+          d.probeDone='1'},300);
         })();
         """#
 }
