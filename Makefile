@@ -6,7 +6,7 @@ SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
-.PHONY: all deps build release run test expected samples journals generate bench clean
+.PHONY: all deps pydeps build release run test expected samples journals generate bench clean
 
 all: build
 
@@ -18,6 +18,13 @@ deps: ## install the Debian packages that are missing (nothing when all are ther
 	  echo "make: installing$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@$(MAKE) --no-print-directory pydeps
+
+# PyPI packages the report tests use: jsonschema (schema/*.schema.json against real output),
+# cmarkgfm (GitHub's own cmark-gfm, renders the Markdown report).
+PY_PACKAGES := jsonschema cmarkgfm
+pydeps:
+	@python3 -c "import jsonschema, cmarkgfm" 2>/dev/null || python3 -m pip install -q $(PY_PACKAGES)
 
 # Journal files are built from the committed export text (binary files stay out of git).
 JOURNAL_REMOTE := /lib/systemd/systemd-journal-remote
@@ -48,7 +55,7 @@ samples: ## rewrite samples/ from scripts/generate-samples.py
 
 expected: build journals ## refresh each sample's expected report (review the diff!)
 	@for s in $(SAMPLES); do \
-	  .build/debug/castscope analyze --json samples/$$s > samples/$$s/.expected.json || true; \
+	  SOURCE_DATE_EPOCH=0 .build/debug/castscope analyze --json samples/$$s > samples/$$s/.expected.json || true; \
 	  echo "wrote samples/$$s/.expected.json"; \
 	done
 

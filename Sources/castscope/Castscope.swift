@@ -161,7 +161,7 @@ struct Analyze: ParsableCommand {
     @Argument(help: ArgumentHelp("Files, folders or archives; '-' reads standard input.", valueName: "path"))
     var paths: [String]
 
-    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/1) instead of the terminal report.")
+    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/2, see schema/) instead of the terminal report.")
     var json = false
 
     @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"))
@@ -176,8 +176,11 @@ struct Analyze: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Read big files with this many threads (default: the number of cores).", valueName: "n"))
     var threads: Int?
 
-    @Flag(name: .long, help: "Write a Markdown report (to paste into a ticket) instead of the terminal report.")
+    @Flag(name: .long, help: "Write a Markdown report (to paste into a ticket; fits 65,536 characters) instead of the terminal report.")
     var markdown = false
+
+    @Flag(name: .long, help: "Like --markdown, with every session in full (no size limit).")
+    var markdownFull = false
 
     @Option(name: .long, help: ArgumentHelp("Also write a self-contained HTML report (SVG timelines) to this file.", valueName: "file"))
     var html: String?
@@ -256,8 +259,8 @@ struct Analyze: ParsableCommand {
         let output: String
         if json {
             output = JSONReport.render(report)
-        } else if markdown {
-            output = MarkdownReport.render(report)
+        } else if markdown || markdownFull {
+            output = MarkdownReport.render(report, limit: markdownFull ? nil : MarkdownReport.defaultLimit)
         } else {
             let color = !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
             output = TextReport(color: color).render(report)

@@ -32,10 +32,11 @@ func recognized(_ json: [String: Any]) -> [(String, String)] {
 struct SampleTests {
     @Test("each scenario's JSON report equals its samples/<name>/.expected.json", arguments: sampleScenarios)
     func expectedReport(_ scenario: (name: String, outcomes: [String])) throws {
-        let r = try castscope(["analyze", "--json", "samples/\(scenario.name)"])
+        // A fixed generation time (as `make expected` uses), so the report is reproducible.
+        let r = try castscope(["analyze", "--json", "samples/\(scenario.name)"], env: ["SOURCE_DATE_EPOCH": "0"])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try #require(r.json)
-        #expect(json["schema"] as? String == "castscope.report/1")
+        #expect(json["schema"] as? String == "castscope.report/2")
         let outcomes = (json["sessions"] as? [[String: Any]] ?? []).map { $0["outcome"] as? String ?? "" }
         #expect(outcomes == scenario.outcomes)
         let expectedURL = packageRoot.appendingPathComponent("samples/\(scenario.name)/.expected.json")

@@ -1,7 +1,14 @@
-/// `--html FILE`: one self-contained page (no network, no scripts, no external fonts): the
-/// bundle summary, and per session an SVG timeline — phases as bars, connect attempts as ticks,
-/// frames per second as a small series, findings as markers (their text on hover and listed
-/// below with the evidence) — and the folded timeline. Every value is escaped.
+/// `--html FILE`: one self-contained investigation page (inline CSS and script, no network).
+///
+/// The page is written in two parts. The HTML itself carries everything a reader needs without
+/// a script: provenance (version, command line, generation time, inputs), the bundle summary,
+/// a legend, and per session the terminal report's facts (`connect:`, `relay:`, `frames:`,
+/// decided by), its findings and its folded timeline as a table. A JSON block carries the
+/// drawing data (folded timeline rows, attempts, frames per second, findings, times in µs
+/// since the epoch), from which the inline script (`HTMLAssets.script`) draws the bundle
+/// overview and each session's timeline lazily, when its card comes into view, with zoom, pan,
+/// tap/hover details, filters, search and sorting. Every value is escaped; strings in the JSON
+/// block have `<`, `>` and `&` as `\u` escapes so no message can close the script element.
 public enum HTMLReport {
     public static func esc(_ s: String) -> String {
         var out = ""
@@ -19,149 +26,244 @@ public enum HTMLReport {
         return out
     }
 
-    static let css = """
-        body{font:14px/1.45 -apple-system,system-ui,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;margin:24px;color:#1d1f23;background:#fff}
-        h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 6px;border-top:1px solid #ddd;padding-top:14px}
-        .muted{color:#6b7078}.pill{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12px;color:#fff}
-        .completed{background:#2e7d32}.stopped-by-host{background:#b26a00}.failed-to-connect,.socket-error,.killed{background:#c62828}
-        .truncated,.unknown{background:#6a1b9a}.error{color:#c62828}.warning{color:#b26a00}.info{color:#1565c0}
-        table{border-collapse:collapse;margin:8px 0}td,th{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top}
-        code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-        svg{display:block;margin:8px 0;background:#fafbfc;border:1px solid #e3e5e8;border-radius:4px}
-        details{margin:6px 0}
-        """
+    /// A JSON string literal safe inside a `<script>` element.
+    static func js(_ s: String?) -> String {
+        guard let s else { return "null" }
+        var out = ""
+        for c in JSONWriter.quote(s).unicodeScalars {
+            switch c {
+            case "<": out += "\\u003c"
+            case ">": out += "\\u003e"
+            case "&": out += "\\u0026"
+            case "\u{2028}": out += "\\u2028"
+            case "\u{2029}": out += "\\u2029"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
 
-    public static func render(_ r: AnalysisReport) -> String {
-        var h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>castscope report</title>"
-        h += "<style>\(css)</style></head><body>\n<h1>castscope report</h1>\n"
+    static func num(_ v: Int64?) -> String { v.map { String($0) } ?? "null" }
+
+    /// The colour class of a line in the timeline: what kind of thing it says.
+    public static func eventClass(_ kind: String) -> String {
+        let failing = ["error", "failed", "killed", "exited", "not_entitled", "too_long", "gave_up", "suspended", "missing",
+                       "refused", "stalled", "closed_by_peer", "dropped"]
+        if failing.contains(where: { kind.contains($0) }) { return "fail" }
+        if kind.hasPrefix("frame.") || kind == "relay.stats" { return "frames" }
+        if kind.hasPrefix("socket.") || kind.hasPrefix("server.") || kind.hasPrefix("relay.") { return "conn" }
+        if kind.hasPrefix("broadcast.") || kind.hasPrefix("extension.") || kind.hasPrefix("replaykit.") || kind.hasPrefix("app.")
+            || kind.hasPrefix("picker.") || kind.hasPrefix("track.")
+        {
+            return "life"
+        }
+        return "other"
+    }
+
+    static let sides: [(Side, String)] = [(.extension, "extension"), (.app, "host app"), (.relay, "relay"), (.system, "system")]
+
+    static func sideName(_ s: Side) -> String { sides.first { $0.0 == s }!.1 }
+
+    static func pill(_ o: Outcome) -> String { "<span class=\"pill o-\(o.rawValue)\">\(o.rawValue)</span>" }
+
+    public static func render(_ r: AnalysisReport, provenance: Provenance = .current()) -> String {
+        var h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        h += "<meta name=\"color-scheme\" content=\"light dark\">"
+        h += "<meta name=\"generator\" content=\"castscope \(esc(provenance.version))\">"
+        h += "<title>castscope report: \(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")</title>"
+        h += "<style>\(HTMLAssets.css)</style></head><body>\n"
+        h += "<header><h1>castscope report</h1>\n"
+        h += "<p class=\"prov muted\">castscope \(esc(provenance.version)) · generated <time>\(esc(provenance.generatedText))</time>"
+        h += " · <code class=\"cmd\">\(esc(provenance.commandText))</code></p>\n"
         var outcomes: [String] = []
         for o in Outcome.allCases {
             let n = r.sessions.filter { $0.outcome == o }.count
-            if n > 0 { outcomes.append("<span class=\"pill \(o.rawValue)\">\(n) \(o.rawValue)</span>") }
+            if n > 0 { outcomes.append("<span class=\"pill o-\(o.rawValue)\">\(n) \(o.rawValue)</span>") }
         }
-        h += "<p>\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s") from \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s") \(outcomes.joined(separator: " "))</p>\n"
+        h += "<p class=\"sum\">\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s") from \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s"), \(r.eventCount) recognized lines "
+        h += outcomes.joined(separator: " ")
+        if !r.errors.isEmpty { h += " <span class=\"sev-error\">\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")</span>" }
+        h += "</p>\n"
         if !r.findings.isEmpty {
-            h += "<p>Findings: " + JSONReport.findingCounts(r.findings).map { "<code>\(esc($0.0))</code>" + ($0.1 > 1 ? " ×\($0.1)" : "") }.joined(separator: ", ") + "</p>\n"
+            let sev = SessionFacts.severityCounts(r.findings).filter { $0.1 > 0 }
+                .map { "<b class=\"sev-\($0.0.rawValue)\">\($0.1) \($0.0.rawValue)\($0.1 == 1 ? "" : "s")</b>" }
+            h += "<p>Findings: " + sev.joined(separator: ", ") + " — "
+            h += JSONReport.findingCounts(r.findings).map { "<code>\(esc($0.0))</code>" + ($0.1 > 1 ? " ×\($0.1)" : "") }.joined(separator: ", ") + "</p>\n"
         }
         if let c = r.clock { h += "<p class=\"muted\">Clock: \(esc(TextReport(color: false).clockLine(c)))</p>\n" }
+        h += "</header>\n"
+        h += toolbar(r)
+        h += HTMLAssets.legend
+        h += "<section id=\"overview\" aria-label=\"bundle overview\"><h2>Overview</h2>"
+        h += "<p class=\"muted small\">Every session on one time axis, coloured by outcome; click one to jump to it.</p>"
+        h += "<div id=\"ov\"></div><noscript><p class=\"muted\">(the overview and the timelines are drawn by the page's script)</p></noscript></section>\n"
         if !r.sessions.isEmpty {
-            h += "<table><tr><th>Session</th><th>SDK</th><th>Process</th><th>Start</th><th>Duration</th><th>Outcome</th><th>Findings</th></tr>\n"
-            for s in r.sessions {
+            // A long table goes in a closed <details>: the overview is the map of a big bundle.
+            let fold = r.sessions.count > 40
+            h += "<section id=\"table\"><h2>Sessions</h2>" + (fold ? "<details><summary>table of all \(r.sessions.count) sessions</summary>" : "")
+            h += "<div class=\"scroll\"><table class=\"sessions\"><thead><tr><th>Session</th><th>SDK</th>"
+            h += "<th class=\"wide\">Process</th><th class=\"wide\">Start</th><th>Duration</th><th>Outcome</th><th>Findings</th></tr></thead><tbody>\n"
+            for (i, s) in r.sessions.enumerated() {
                 let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
-                h += "<tr><td><a href=\"#\(esc(s.id))\">\(esc(s.id))</a></td><td>\(esc(s.sdk))</td><td class=\"mono\">\(esc(who))</td>"
-                h += "<td class=\"mono\">\(esc(s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"))</td>"
-                h += "<td>\(esc(s.duration.map(Fmt.duration) ?? "-"))</td><td><span class=\"pill \(s.outcome.rawValue)\">\(s.outcome.rawValue)</span></td>"
+                h += "<tr data-i=\"\(i)\"><td><a href=\"#s-\(i)\">\(esc(s.id))</a></td><td>\(esc(s.sdk))</td><td class=\"mono wide\">\(esc(who))</td>"
+                h += "<td class=\"mono wide\">\(esc(s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"))</td>"
+                h += "<td>\(esc(s.duration.map(Fmt.duration) ?? "-"))</td><td>\(pill(s.outcome))</td>"
                 h += "<td>\(esc(r.findings.filter { $0.session == s.id }.map(\.kind).joined(separator: ", ")))</td></tr>\n"
             }
-            h += "</table>\n"
+            h += "</tbody></table></div>" + (fold ? "</details>" : "") + "</section>\n"
         }
-        for s in r.sessions { h += session(s, r.findings.filter { $0.session == s.id }) }
+        h += "<main id=\"cards\">\n"
+        for (i, s) in r.sessions.enumerated() { h += card(i, s, r.findings.filter { $0.session == s.id }) }
+        h += "</main>\n"
         let general = r.findings.filter { $0.session == nil }
-        if !general.isEmpty {
-            h += "<h2>Bundle findings</h2>\n" + findingList(general)
+        if !general.isEmpty { h += "<section><h2>Bundle findings</h2>\n" + findingList(general) + "</section>\n" }
+        let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
+        if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
+            h += "<section><h2>Orphans</h2><ul>\n"
+            for rs in orphanRelay {
+                let when = rs.accepted.map { Fmt.rfc3339($0, offset: 0) } ?? "?"
+                h += "<li>relay session <code>\(esc(rs.id))</code> (\(esc(rs.peer ?? "?")), room \(esc(rs.room ?? "?"))) at \(esc(when)) has no device session in these logs"
+                h += " <span class=\"src\">\(esc(rs.events.first?.source.description ?? ""))</span></li>\n"
+            }
+            for id in r.orphanDeviceSessions {
+                h += "<li>device session <code>\(esc(id))</code> connected but the relay logs have no session for it</li>\n"
+            }
+            h += "</ul></section>\n"
+        }
+        if !r.unattached.isEmpty {
+            h += "<section><h2>Outside any session</h2><details><summary>\(r.unattached.count) line\(r.unattached.count == 1 ? "" : "s")</summary><div class=\"scroll\"><table class=\"tl\">\n"
+            for t in Timeline.entries(r.unattached) {
+                let when = t.time.map { Fmt.rfc3339($0, offset: r.unattached.first?.displayOffset ?? 0) } ?? "(no time)"
+                h += "<tr><td class=\"mono\">\(esc(when))</td><td>\(sideName(t.side))</td><td class=\"msg\">\(esc(t.text))</td><td class=\"src\">\(esc(t.first.description))</td></tr>\n"
+            }
+            h += "</table></div></details></section>\n"
         }
         if !r.errors.isEmpty {
-            h += "<h2>Input errors</h2>\n<ul>" + r.errors.map { "<li class=\"mono\">\(esc($0.description))</li>" }.joined() + "</ul>\n"
+            h += "<section><h2>Input errors</h2>\n<ul>" + r.errors.map { "<li class=\"mono\">\(esc($0.description))</li>" }.joined() + "</ul></section>\n"
         }
-        h += "<p class=\"muted\">Inputs: " + r.inputs.map { "<code>\(esc($0.path))</code> (\(esc($0.format ?? "-")))" }.joined(separator: ", ") + "</p>\n"
+        h += "<section><h2>Inputs</h2><div class=\"scroll\"><table class=\"inputs\"><thead><tr><th>File</th><th>Format</th><th>Records</th><th>Recognized</th><th>Unparsed</th></tr></thead><tbody>\n"
+        for i in r.inputs {
+            h += "<tr><td class=\"mono\">\(esc(i.path))</td><td>\(esc(i.format ?? "-"))</td><td>\(i.stats.records)</td><td>\(i.events)</td>"
+            h += "<td>\(i.stats.unparsed)\(i.stats.unparsed > 0 ? " (first at line \(i.stats.firstUnparsed.first ?? 0))" : "")</td></tr>\n"
+            for n in i.notes { h += "<tr><td></td><td colspan=\"4\" class=\"muted\">note: \(esc(n))</td></tr>\n" }
+        }
+        h += "</tbody></table></div></section>\n"
+        h += "<footer class=\"muted small\">castscope \(esc(provenance.version)) · \(esc(provenance.generatedText))</footer>\n"
+        h += "<script type=\"application/json\" id=\"cs-data\">" + data(r) + "</script>\n"
+        h += "<script>\(HTMLAssets.script)</script>\n"
         return h + "</body></html>\n"
     }
 
+    static func toolbar(_ r: AnalysisReport) -> String {
+        var h = "<nav id=\"tools\" aria-label=\"filter and search\">"
+        h += "<label>Outcome <select id=\"f-outcome\"><option value=\"\">all</option><option value=\"failing\">only failing</option>"
+        for o in Outcome.allCases where r.sessions.contains(where: { $0.outcome == o }) {
+            h += "<option value=\"\(o.rawValue)\">\(o.rawValue)</option>"
+        }
+        h += "</select></label><label>Finding <select id=\"f-finding\"><option value=\"\">any</option>"
+        for (k, _) in JSONReport.findingCounts(r.findings.filter { $0.session != nil }) { h += "<option>\(esc(k))</option>" }
+        h += "</select></label><label>SDK <select id=\"f-sdk\"><option value=\"\">any</option>"
+        for sdk in orderedCounts(r.sessions.map(\.sdk)).map(\.0) { h += "<option>\(esc(sdk))</option>" }
+        h += "</select></label><label>Sort <select id=\"f-sort\"><option value=\"time\">by time</option><option value=\"outcome\">failing first</option>"
+        h += "<option value=\"findings\">most findings</option><option value=\"duration\">longest</option></select></label>"
+        h += "<label class=\"grow\">Search <input id=\"f-q\" type=\"search\" placeholder=\"id, process, message, file\" autocomplete=\"off\"></label>"
+        h += "<output id=\"f-count\" aria-live=\"polite\"></output></nav>\n"
+        return h
+    }
+
     static func findingList(_ fs: [Finding]) -> String {
-        var h = "<ul>\n"
+        var h = "<ul class=\"findings\">\n"
         for f in fs {
-            h += "<li><b class=\"\(f.severity.rawValue)\">\(f.severity.rawValue)</b> <code>\(esc(f.kind))</code> \(esc(f.message))"
-            if !f.evidence.isEmpty { h += "<br><span class=\"mono muted\">" + f.evidence.map { esc($0.description) }.joined(separator: ", ") + "</span>" }
+            h += "<li><b class=\"sev-\(f.severity.rawValue)\">\(f.severity.rawValue)</b> <code>\(esc(f.kind))</code> \(esc(f.message))"
+            if let t = f.time { h += " <span class=\"muted mono\">\(esc(Fmt.rfc3339(t, offset: f.displayOffset)))</span>" }
+            if !f.evidence.isEmpty { h += "<br><span class=\"src\">" + f.evidence.map { esc($0.description) }.joined(separator: ", ") + "</span>" }
             h += "</li>\n"
         }
         return h + "</ul>\n"
     }
 
-    static func session(_ s: Session, _ findings: [Finding]) -> String {
-        let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
-        var h = "<h2 id=\"\(esc(s.id))\">\(esc(s.id)) · \(esc(who)) <span class=\"pill \(s.outcome.rawValue)\">\(s.outcome.rawValue)</span></h2>\n"
-        h += "<p>\(esc(s.reason))</p>\n"
-        h += svg(s, findings)
-        if !findings.isEmpty { h += findingList(findings) }
-        h += "<details><summary>Timeline</summary><table>\n"
-        for t in Timeline.entries(s.events) {
-            let rel = t.time.flatMap { tt in s.start.map { Fmt.relative(tt - $0) } } ?? ""
-            h += "<tr><td class=\"mono\">\(esc(rel))</td><td>\(TextReport.sideTag(t.side))</td><td>\(esc(t.text))</td><td class=\"mono muted\">\(esc(t.first.description))</td></tr>\n"
+    static func card(_ i: Int, _ s: Session, _ findings: [Finding]) -> String {
+        let kinds = Set(findings.map(\.kind)).sorted().joined(separator: " ")
+        var h = "<section class=\"card\" id=\"s-\(i)\" data-i=\"\(i)\" data-outcome=\"\(s.outcome.rawValue)\" data-sdk=\"\(esc(s.sdk))\""
+        h += " data-kinds=\"\(esc(kinds))\" data-start=\"\(s.start.map(String.init) ?? "")\" data-dur=\"\(s.duration ?? 0)\" data-nf=\"\(findings.count)\">\n"
+        h += "<h2 tabindex=\"-1\">\(esc(s.id)) <span class=\"who\">\(esc(SessionFacts.who(s)))</span> \(pill(s.outcome))</h2>\n<dl class=\"facts\">"
+        if let start = s.start {
+            var when = esc(Fmt.rfc3339(start, offset: s.displayOffset))
+            if let d = s.duration { when += ", lasted \(esc(Fmt.duration(d)))" }
+            if s.startInferred { when += " <span class=\"muted\">(no broadcastStarted line: starts at its first line)</span>" }
+            h += "<dt>when</dt><dd class=\"mono\">\(when)</dd>"
+        } else {
+            h += "<dt>when</dt><dd class=\"muted\">no times in these lines</dd>"
         }
-        return h + "</table></details>\n"
+        h += "<dt>why</dt><dd>\(esc(s.reason))</dd>"
+        if let c = SessionFacts.connect(s) { h += "<dt>connect</dt><dd>\(esc(c))</dd>" }
+        if let rl = SessionFacts.relay(s) { h += "<dt>relay</dt><dd>\(esc(rl))</dd>" }
+        if let f = SessionFacts.frames(s) { h += "<dt>frames</dt><dd>\(esc(f))</dd>" }
+        if !s.deciding.isEmpty {
+            h += "<dt>decided by</dt><dd><ul class=\"decided\">"
+            for e in s.deciding { h += "<li><span class=\"msg\">\(esc(e.message))</span> <span class=\"src\">\(esc(e.source.description))</span></li>" }
+            h += "</ul></dd>"
+        }
+        h += "</dl>\n"
+        if s.start != nil {
+            h += "<div class=\"tlbar\"><button type=\"button\" data-z=\"in\" aria-label=\"zoom in\">+</button><button type=\"button\" data-z=\"out\" aria-label=\"zoom out\">−</button>"
+            h += "<button type=\"button\" data-z=\"reset\">reset</button><span class=\"muted small\">drag to pan, Ctrl+wheel or pinch buttons to zoom</span></div>"
+            h += "<div class=\"chart\" id=\"tl-\(i)\" style=\"min-height:\(chartHeight(s))px\"></div><div class=\"detail\" id=\"dt-\(i)\" aria-live=\"polite\">Hover or tap a mark for its time and source line.</div>\n"
+        }
+        if !findings.isEmpty { h += findingList(findings) }
+        let entries = Timeline.entries(s.events)
+        h += "<details><summary>Timeline (\(entries.count) row\(entries.count == 1 ? "" : "s"))</summary><div class=\"scroll\"><table class=\"tl\">\n"
+        for t in entries {
+            let rel = t.time.flatMap { tt in s.start.map { Fmt.relative(tt - $0) } } ?? ""
+            h += "<tr class=\"c-\(eventClass(t.kind))\"><td class=\"mono\">\(esc(rel))\(t.timeInferred ? " ~" : "")</td><td>\(sideName(t.side))</td>"
+            h += "<td class=\"msg\">\(esc(t.text))</td><td class=\"src\">\(esc(t.first.description))</td></tr>\n"
+        }
+        return h + "</table></div></details></section>\n"
     }
 
-    /// The session's SVG: lanes for the extension, the host app, the relay and the system.
-    static func svg(_ s: Session, _ findings: [Finding]) -> String {
-        guard let start = s.start else { return "<p class=\"muted\">(no times in these lines: no timeline drawn)</p>\n" }
-        let times = s.events.compactMap(\.time) + [start]
-        let t0 = min(start, times.min()!)
-        let t1 = max(times.max()!, s.end ?? start, t0 + 1_000_000)
-        let width = 960.0
-        let left = 76.0
-        let plot = width - left - 20
-        func x(_ t: Int64) -> Double { left + plot * Double(t - t0) / Double(t1 - t0) }
-        func f(_ v: Double) -> String { Fmt.decimal(v, 1) }
-        let lanes: [(Side, String)] = [(.extension, "extension"), (.app, "host app"), (.relay, "relay"), (.system, "system")]
-        let laneY = Dictionary(uniqueKeysWithValues: lanes.enumerated().map { ($1.0, 30.0 + Double($0) * 26) })
-        let seriesTop = 30.0 + Double(lanes.count) * 26 + 6
-        let height = seriesTop + 50
-        var g = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"timeline of \(esc(s.id))\">\n"
-        // Time axis.
-        let span = t1 - t0
-        let steps: [Int64] = [100_000, 250_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 30_000_000, 60_000_000, 300_000_000]
-        let step: Int64 = steps.first { span / $0 <= 10 } ?? 600_000_000
-        // Ticks at whole steps from the session start.
-        var tick: Int64 = start - ((start - t0) / step) * step
-        while tick <= t1 {
-            g += "<line x1=\"\(f(x(tick)))\" y1=\"18\" x2=\"\(f(x(tick)))\" y2=\"\(f(height - 4))\" stroke=\"#eceef1\"/>"
-            g += "<text x=\"\(f(x(tick)))\" y=\"12\" font-size=\"10\" text-anchor=\"middle\" fill=\"#6b7078\">\(esc(Fmt.relative(tick - start)))s</text>\n"
-            tick += step
-        }
-        for (side, name) in lanes {
-            g += "<text x=\"4\" y=\"\(f(laneY[side]! + 4))\" font-size=\"11\" fill=\"#444\">\(name)</text>\n"
-        }
-        // Phases: connecting, then connected/streaming, on the extension lane.
-        let y = laneY[.extension]!
-        let end = max(start, s.end ?? t1)
-        let connected = s.connectedAt.map { max(start, $0) }
-        g += "<rect x=\"\(f(x(start)))\" y=\"\(f(y - 7))\" width=\"\(f(max(1, x(connected ?? end) - x(start))))\" height=\"14\" fill=\"#f3c26b\"><title>connecting</title></rect>\n"
-        if let c = connected {
-            g += "<rect x=\"\(f(x(c)))\" y=\"\(f(y - 7))\" width=\"\(f(max(1, x(end) - x(c))))\" height=\"14\" fill=\"#7cc47f\"><title>\(s.frames > 0 ? "streaming" : "connected")</title></rect>\n"
-        }
-        for a in s.attempts {
-            guard let t = a.time else { continue }
-            let colour = a.failure == nil ? "#2e7d32" : "#c62828"
-            g += "<line x1=\"\(f(x(t)))\" y1=\"\(f(y - 11))\" x2=\"\(f(x(t)))\" y2=\"\(f(y + 11))\" stroke=\"\(colour)\" stroke-width=\"1\"><title>\(esc(a.failure.map { "attempt: \($0)" } ?? "attempt")) (\(esc(a.source.description)))</title></line>\n"
-        }
-        // Other lanes: one dot per line (folded rows keep every dot).
-        for e in s.events where e.side != .extension || !e.kind.hasPrefix("socket.connect") {
-            guard let t = e.time, let ly = laneY[e.side] else { continue }
-            g += "<circle cx=\"\(f(x(t)))\" cy=\"\(f(ly))\" r=\"2.2\" fill=\"#546e7a\"><title>\(esc(e.message)) (\(esc(e.source.description)))</title></circle>\n"
-        }
-        // Frames per second: the device's frame lines, else the relay's stats.
-        var series: [(Int64, Double)] = []
-        let perSecond = s.framesPerSecond
-        if !perSecond.isEmpty {
-            series = perSecond.map { (start + $0.second * 1_000_000 + 500_000, Double($0.frames)) }
-        } else {
-            for e in s.events where e.kind == "relay.stats" {
-                e.forEachStat { t, _, _, fps, _ in if let t { series.append((t, fps)) } }
+    /// The height the script will draw the session's chart at (reserved, so that drawing the
+    /// charts above a card does not move it): as `draw` in `HTMLAssets.script` computes it.
+    static func chartHeight(_ s: Session) -> Int {
+        var lanes: Set<Side> = [.extension]
+        for e in s.events where e.time != nil { lanes.insert(e.side) }
+        let fps = !s.framesPerSecond.isEmpty || s.events.contains { $0.kind == "relay.stats" && $0.time != nil }
+        return 34 + lanes.count * 26 + (fps ? 56 : 0) + 8 + 2
+    }
+
+    /// The drawing data: one object per session, times in µs since the epoch.
+    static func data(_ r: AnalysisReport) -> String {
+        var out = "{\"sessions\":["
+        for (i, s) in r.sessions.enumerated() {
+            if i > 0 { out += ",\n" }
+            out += "{\"id\":\(js(s.id)),\"o\":\(js(s.outcome.rawValue)),\"sdk\":\(js(s.sdk)),\"who\":\(js(SessionFacts.who(s))),"
+            out += "\"off\":\(s.displayOffset),\"s\":\(num(s.start)),\"e\":\(num(s.end ?? s.events.compactMap(\.lastTime).max())),"
+            out += "\"c\":\(num(s.connectedAt)),\"str\":\(s.frames > 0 ? 1 : 0),\"a\":["
+            out += s.attempts.compactMap { a in
+                a.time.map { "[\($0),\(a.failure == nil ? 0 : 1),\(js(a.failure.map { "attempt: \($0)" } ?? "attempt")),\(js((a.failureSource ?? a.source).description))]" }
+            }.joined(separator: ",")
+            out += "],\"ev\":["
+            out += Timeline.entries(s.events).compactMap { t in
+                t.time.map { "[\($0),\(js(t.side.rawValue)),\(js(eventClass(t.kind))),\(js(t.text)),\(js(t.first.description)),\(t.count)]" }
+            }.joined(separator: ",")
+            out += "],\"d\":["
+            out += s.deciding.compactMap { e in e.time.map { "[\($0),\(js(e.side.rawValue)),\(js(e.message)),\(js(e.source.description))]" } }
+                .joined(separator: ",")
+            var series: [String] = []
+            let perSecond = s.framesPerSecond
+            if let start = s.start, !perSecond.isEmpty {
+                series = perSecond.map { "[\(start + $0.second * 1_000_000 + 500_000),\($0.frames)]" }
+            } else {
+                for e in s.events where e.kind == "relay.stats" {
+                    e.forEachStat { t, _, _, fps, _ in if let t { series.append("[\(t),\(Fmt.decimal(fps, 2))]") } }
+                }
             }
+            out += "],\"fps\":[" + series.joined(separator: ",") + "],\"fpsSrc\":\(js(perSecond.isEmpty ? "relay" : "device")),\"f\":["
+            out += r.findings.filter { $0.session == s.id }.compactMap { f in
+                f.time.map { "[\($0),\(js(f.severity.rawValue)),\(js(f.kind)),\(js(f.message)),\(js(f.evidence.map(\.description).joined(separator: ", ")))]" }
+            }.joined(separator: ",")
+            out += "]}"
         }
-        if !series.isEmpty {
-            let top = max(1, series.map(\.1).max()!)
-            let pts = series.map { "\(f(x($0.0))),\(f(seriesTop + 40 - 36 * $0.1 / top))" }.joined(separator: " ")
-            g += "<text x=\"4\" y=\"\(f(seriesTop + 24))\" font-size=\"11\" fill=\"#444\">fps ≤\(Int(top))</text>\n"
-            g += "<polyline points=\"\(pts)\" fill=\"none\" stroke=\"#1565c0\" stroke-width=\"1.5\"><title>\(perSecond.isEmpty ? "relay" : "device") frames per second</title></polyline>\n"
-        }
-        // Findings as markers.
-        for fd in findings {
-            guard let t = fd.time else { continue }
-            let colour = fd.severity == .error ? "#c62828" : fd.severity == .warning ? "#b26a00" : "#1565c0"
-            let mx = x(min(max(t, t0), t1))
-            g += "<path d=\"M\(f(mx)) 20 l5 -8 h-10 z\" fill=\"\(colour)\"><title>\(esc(fd.severity.rawValue)): \(esc(fd.kind)) — \(esc(fd.message)) [\(esc(fd.evidence.map(\.description).joined(separator: ", ")))]</title></path>\n"
-        }
-        return g + "</svg>\n"
+        return out + "]}"
     }
 }

@@ -1,15 +1,32 @@
-/// `castscope analyze --json`: one document, schema `castscope.report/1` (see README).
+/// `castscope analyze --json`: one document, schema `castscope.report/2`, described by
+/// `schema/castscope.report.schema.json` (and the README).
+///
+/// Version 2 (from 1): `summary.errors` is `summary.inputErrors` (it counts input errors, not
+/// error findings) and the top-level `errors` list is `inputErrors`; `summary.severities` counts
+/// findings per severity (every severity, zeros included) and `summary.findingCount` all of
+/// them; `summary.generator` says which castscope made the report, from which command line
+/// and when.
 public enum JSONReport {
-    public static let schema = "castscope.report/1"
+    public static let schema = "castscope.report/2"
 
-    public static func render(_ r: AnalysisReport) -> String { String(decoding: renderBytes(r), as: UTF8.self) }
+    public static func render(_ r: AnalysisReport, provenance: Provenance = .current()) -> String {
+        String(decoding: renderBytes(r, provenance: provenance), as: UTF8.self)
+    }
 
     /// The document as UTF-8 bytes (what the CLI writes: no `String` of the whole report).
-    public static func renderBytes(_ r: AnalysisReport) -> [UInt8] {
+    public static func renderBytes(_ r: AnalysisReport, provenance: Provenance = .current()) -> [UInt8] {
         var w = JSONWriter(capacity: 1 << 16)
         w.open()
         w.string("schema", schema)
         w.open("summary")
+        w.open("generator")
+        w.string("name", "castscope")
+        w.string("version", provenance.version)
+        w.open("commandLine", array: true)
+        for a in provenance.commandLine { w.string(nil, a) }
+        w.close(array: true)
+        w.string("generatedAt", provenance.generatedText)
+        w.close()
         w.int("files", r.inputs.count)
         w.int("events", r.eventCount)
         w.int("sessions", r.sessions.count)
@@ -19,8 +36,12 @@ public enum JSONReport {
             if n > 0 { w.int(o.rawValue, n) }
         }
         w.close()
-        w.int("errors", r.errors.count)
+        w.int("inputErrors", r.errors.count)
         w.int("relaySessions", r.relaySessions.count)
+        w.int("findingCount", r.findings.count)
+        w.open("severities")
+        for (sev, n) in SessionFacts.severityCounts(r.findings) { w.int(sev.rawValue, n) }
+        w.close()
         w.open("findings")
         for (kind, n) in findingCounts(r.findings) { w.int(kind, n) }
         w.close()
@@ -52,7 +73,7 @@ public enum JSONReport {
             w.close()
         }
         w.close(array: true)
-        w.open("errors", array: true)
+        w.open("inputErrors", array: true)
         for e in r.errors { w.string(nil, e.description) }
         w.close(array: true)
         w.open("findings", array: true)

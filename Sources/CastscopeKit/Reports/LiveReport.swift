@@ -42,13 +42,13 @@ public struct LiveReport: Sendable {
             w.add("id", s.id)
             w.add("sdk", s.sdk)
             w.add("process", s.process)
-            w.add("pid", s.pid.map(String.init))
+            w.add("pid", int: s.pid)
             w.add("time", time.map { Fmt.rfc3339($0, offset: s.displayOffset) })
             if change == "ended" {
                 w.add("outcome", s.outcome.rawValue)
                 w.add("reason", s.reason)
             }
-            if change == "connected" { w.add("attempts", String(s.attempts.count)) }
+            if change == "connected" { w.add("attempts", int: s.attempts.count) }
             w.add("detail", detail)
             return w.text
         }
@@ -89,7 +89,7 @@ public struct LiveReport: Sendable {
             w.add("room", r.room)
             w.add("time", time.map { Fmt.rfc3339($0, offset: 0) })
             w.add("reason", r.reason)
-            w.add("frames", r.frames.map(String.init))
+            w.add("frames", int: r.frames)
             return w.text
         }
         let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" ? "33" : "1"
@@ -132,6 +132,10 @@ public struct JSONLine {
     public init() {}
     public mutating func add(_ key: String, _ value: String?) {
         parts.append(JSONWriter.quote(key) + ":" + (value.map(JSONWriter.quote) ?? "null"))
+    }
+    /// A number (`null` when absent), typed as `analyze --json` types it.
+    public mutating func add(_ key: String, int value: Int?) {
+        parts.append(JSONWriter.quote(key) + ":" + (value.map(String.init) ?? "null"))
     }
     public var text: String { "{" + parts.joined(separator: ",") + "}" }
 }

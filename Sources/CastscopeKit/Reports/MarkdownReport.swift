@@ -1,76 +1,197 @@
-/// `--markdown`: a report to paste into a ticket.
+/// `--markdown`: a report to paste into a ticket (GitHub, GitLab, Jira's Markdown).
+///
+/// Every log message, path and id is a code span (fenced with more backticks than it holds,
+/// `|` escaped in tables), so `<private>`, backticks and `**` arrive as written; castscope's
+/// own sentences are escaped Markdown text. By default the report fits `defaultLimit`
+/// characters (GitHub rejects issue bodies over 65,536): the summary table, the failing
+/// sessions in full, the others as their one table row, and a closing line that says what
+/// was left out. `limit: nil` (`--markdown-full`) writes everything.
 public enum MarkdownReport {
-    static func cell(_ s: String) -> String {
-        s.replacingOccurrences("|", "\\|").replacingOccurrences("\n", " ")
+    public static let defaultLimit = 65_536
+
+    /// A code span that holds `s` exactly: fenced with one backtick more than its longest run.
+    public static func code(_ s: String, inTable: Bool = false) -> String {
+        var t = s.replacingOccurrences("\r\n", " ").replacingOccurrences("\n", " ").replacingOccurrences("\r", " ")
+        if inTable { t = t.replacingOccurrences("|", "\\|") }
+        if t.isEmpty { return "` `" }
+        var longest = 0
+        var run = 0
+        for c in t.unicodeScalars {
+            run = c == "`" ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: longest + 1)
+        // A span that starts or ends with a backtick (or a space) needs a space inside each fence.
+        let pad = t.hasPrefix("`") || t.hasSuffix("`") || (t.hasPrefix(" ") && t.hasSuffix(" ")) ? " " : ""
+        return fence + pad + t + pad + fence
     }
 
-    static func code(_ s: String) -> String { "`" + s.replacingOccurrences("`", "'") + "`" }
+    /// Markdown text that shows `s` literally: punctuation that could start markup is escaped.
+    public static func text(_ s: String, inTable: Bool = false) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\\", "`", "*", "_", "[", "]", "<", ">", "~", "&", "|", "#":
+                out += "\\"
+                out.unicodeScalars.append(c)
+            case "\n", "\r": out += " "
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
 
-    public static func render(_ r: AnalysisReport) -> String {
-        var out = "# castscope report\n\n"
+    static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
+    public static func render(_ r: AnalysisReport, limit: Int? = defaultLimit, provenance: Provenance = .current()) -> String {
+        var head = "# castscope report\n\n"
         var outcomes: [String] = []
         for o in Outcome.allCases {
             let n = r.sessions.filter { $0.outcome == o }.count
             if n > 0 { outcomes.append("\(n) \(o.rawValue)") }
         }
-        out += "**\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")**"
-        if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
-        out += " from \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s")"
+        head += "**\(plural(r.sessions.count, "session"))**"
+        if !outcomes.isEmpty { head += " (" + outcomes.joined(separator: ", ") + ")" }
+        head += " from \(plural(r.inputs.count, "file"))"
+        if !r.errors.isEmpty { head += ", **\(plural(r.errors.count, "input error"))**" }
         if !r.findings.isEmpty {
+            let sev = SessionFacts.severityCounts(r.findings).filter { $0.1 > 0 }.map { plural($0.1, $0.0.rawValue) }
             let kinds = JSONReport.findingCounts(r.findings).map { $0.1 > 1 ? "\(code($0.0)) ×\($0.1)" : code($0.0) }
-            out += " · **findings**: " + kinds.joined(separator: ", ")
+            head += " · **findings**: " + sev.joined(separator: ", ") + " — " + kinds.joined(separator: ", ")
         }
-        out += "\n\n"
-        if let c = r.clock { out += "Clock: \(TextReport(color: false).clockLine(c)).\n\n" }
-        if !r.sessions.isEmpty {
-            out += "| Session | SDK | Process | Start | Duration | Outcome | Findings |\n|---|---|---|---|---|---|---|\n"
-            for s in r.sessions {
-                let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
-                let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"
-                let kinds = r.findings.filter { $0.session == s.id }.map(\.kind)
-                out += "| \(s.id) | \(s.sdk) | \(cell(who)) | \(start) | \(s.duration.map(Fmt.duration) ?? "-") | **\(s.outcome.rawValue)** | \(cell(kinds.joined(separator: ", "))) |\n"
-            }
-            out += "\n"
-        }
-        for s in r.sessions {
-            let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
-            out += "## \(s.id) — \(who) — \(s.outcome.rawValue)\n\n"
-            out += "- **Why**: \(s.reason)\n"
-            if !s.attempts.isEmpty {
-                var c = "- **Connect**: \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
-                if let cad = s.attemptCadence { c += ", every \(Fmt.duration(cad.median)) (max \(Fmt.duration(cad.max)))" }
-                c += s.connectedAt.flatMap { at in s.start.map { "; connected after \(Fmt.duration(at - $0))" } } ?? "; never connected"
-                out += c + "\n"
-            }
-            if let rs = s.relay {
-                out += "- **Relay**: session \(code(rs.id)), \(rs.frames.map { "\($0) frames" } ?? "frames unknown"), closed: \(rs.reason ?? "not in these logs")\n"
-            }
-            let fs = r.findings.filter { $0.session == s.id }
-            if !fs.isEmpty {
-                out += "\n**Findings**\n\n"
-                for f in fs { out += finding(f) }
-            }
-            out += "\n<details><summary>Timeline</summary>\n\n| t (s) | side | line | source |\n|---|---|---|---|\n"
-            for t in Timeline.entries(s.events) {
-                let rel = t.time.flatMap { tt in s.start.map { Fmt.relative(tt - $0) } } ?? ""
-                out += "| \(rel) | \(TextReport.sideTag(t.side)) | \(cell(t.text)) | \(code(t.first.description)) |\n"
-            }
-            out += "\n</details>\n\n"
-        }
+        head += "\n\n"
+        head += "castscope \(text(provenance.version)) · generated \(provenance.generatedText) · \(code(provenance.commandText))\n\n"
+        if let c = r.clock { head += "Clock: \(text(TextReport(color: false).clockLine(c))).\n\n" }
+
+        var tail = ""
         let general = r.findings.filter { $0.session == nil }
         if !general.isEmpty {
-            out += "## Bundle findings\n\n"
-            for f in general { out += finding(f) }
+            tail += "## Bundle findings\n\n"
+            for f in general { tail += finding(f) }
+            tail += "\n"
+        }
+        let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
+        if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
+            tail += "## Orphans\n\n"
+            for rs in orphanRelay {
+                tail += "- relay session \(code(rs.id)) (\(code(rs.peer ?? "?")), room \(code(rs.room ?? "?"))) has no device session in these logs"
+                tail += (rs.events.first.map { " (\(code($0.source.description)))" } ?? "") + "\n"
+            }
+            for id in r.orphanDeviceSessions { tail += "- device session \(code(id)) connected but the relay logs have no session for it\n" }
+            tail += "\n"
+        }
+        var errorLines = r.errors.map { "- \(code($0.description))\n" }
+        var leftOut: [String] = []
+        if limit != nil, errorLines.count > 20 {
+            leftOut.append(plural(errorLines.count - 20, "input error"))
+            errorLines = Array(errorLines.prefix(20))
+        }
+        if !errorLines.isEmpty { tail += "## Input errors\n\n" + errorLines.joined() + "\n" }
+
+        let tableHead = "| Session | SDK | Process | Start | Duration | Outcome | Findings |\n|---|---|---|---|---|---|---|\n"
+        let rows = r.sessions.map { row($0, r.findings) }
+        let sections = r.sessions.map { s in (s, r.findings.filter { $0.session == s.id }) }
+
+        guard let limit else {
+            var out = head
+            if !r.sessions.isEmpty { out += tableHead + rows.joined() + "\n" }
+            for (s, fs) in sections { out += section(s, fs, timeline: true) }
+            return out + tail
+        }
+
+        // Within the limit: the rows of failing sessions come first in what is kept, then the
+        // failing sessions' sections (with their timelines while they fit), the rest as rows.
+        func size(_ s: String) -> Int { s.utf16.count }
+        let reserve = 600  // the closing note
+        var budget = limit - reserve - size(head) - size(tail)
+        var keepRow = [Bool](repeating: false, count: rows.count)
+        if !rows.isEmpty { budget -= size(tableHead) + 1 }
+        let order = r.sessions.indices.filter { SessionFacts.failing(r.sessions[$0]) } + r.sessions.indices.filter { !SessionFacts.failing(r.sessions[$0]) }
+        let rowBudget = budget * 6 / 10
+        var used = 0
+        for i in order where used + size(rows[i]) <= rowBudget {
+            keepRow[i] = true
+            used += size(rows[i])
+        }
+        budget -= used
+        let droppedRows = keepRow.filter { !$0 }.count
+        if droppedRows > 0 { leftOut.append("\(plural(droppedRows, "session")) from the table") }
+        var body = ""
+        var noTimeline = 0
+        var noSection = 0
+        for (s, fs) in sections where SessionFacts.failing(s) {
+            let full = section(s, fs, timeline: true)
+            if size(full) <= budget {
+                body += full
+                budget -= size(full)
+                continue
+            }
+            let short = section(s, fs, timeline: false)
+            if size(short) <= budget {
+                body += short
+                budget -= size(short)
+                noTimeline += 1
+            } else {
+                noSection += 1
+            }
+        }
+        if noTimeline > 0 { leftOut.append("the timelines of \(plural(noTimeline, "failing session"))") }
+        if noSection > 0 { leftOut.append("the details of \(plural(noSection, "failing session"))") }
+        let healthy = r.sessions.filter { !SessionFacts.failing($0) }.count
+        var out = head
+        if !rows.isEmpty {
+            out += tableHead
+            for i in rows.indices where keepRow[i] { out += rows[i] }
             out += "\n"
         }
-        if !r.errors.isEmpty {
-            out += "## Input errors\n\n"
-            for e in r.errors { out += "- \(code(e.description))\n" }
+        out += body + tail
+        var note = "---\n\n"
+        if !leftOut.isEmpty {
+            note += "Left out to fit \(limit) characters: " + leftOut.joined(separator: "; ") + ". "
         }
-        return out
+        if healthy > 0 { note += "Completed sessions are summarized by their table row. " }
+        note += "`castscope analyze --markdown-full` writes every session in full.\n"
+        return out + note
+    }
+
+    static func row(_ s: Session, _ findings: [Finding]) -> String {
+        let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
+        let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"
+        let kinds = findings.filter { $0.session == s.id }.map(\.kind)
+        return "| \(code(s.id, inTable: true)) | \(text(s.sdk, inTable: true)) | \(code(who, inTable: true)) | \(start) | "
+            + "\(s.duration.map(Fmt.duration) ?? "-") | **\(s.outcome.rawValue)** | \(kinds.isEmpty ? "" : kinds.map { code($0, inTable: true) }.joined(separator: ", ")) |\n"
+    }
+
+    static func section(_ s: Session, _ fs: [Finding], timeline: Bool) -> String {
+        var out = "## \(text(s.id)) — \(text(SessionFacts.who(s))) — \(s.outcome.rawValue)\n\n"
+        if let start = s.start {
+            out += "- **When**: \(Fmt.rfc3339(start, offset: s.displayOffset))" + (s.duration.map { ", lasted \(Fmt.duration($0))" } ?? "") + "\n"
+        }
+        out += "- **Why**: \(text(s.reason))\n"
+        if let c = SessionFacts.connect(s) { out += "- **Connect**: \(text(c))\n" }
+        if let rl = SessionFacts.relay(s) { out += "- **Relay**: \(text(rl))\n" }
+        if let f = SessionFacts.frames(s) { out += "- **Frames**: \(text(f))\n" }
+        if !s.deciding.isEmpty {
+            out += "- **Decided by**: " + s.deciding.map { "\(code($0.message)) (\(code($0.source.description)))" }.joined(separator: ", ") + "\n"
+        }
+        if !fs.isEmpty {
+            out += "\n**Findings**\n\n"
+            for f in fs { out += finding(f) }
+        }
+        if timeline {
+            let entries = Timeline.entries(s.events)
+            out += "\n<details><summary>Timeline (\(plural(entries.count, "row")))</summary>\n\n| t (s) | side | line | source |\n|---|---|---|---|\n"
+            for t in entries {
+                let rel = t.time.flatMap { tt in s.start.map { Fmt.relative(tt - $0) } } ?? ""
+                out += "| \(rel)\(t.timeInferred ? " ~" : "") | \(TextReport.sideTag(t.side)) | \(code(t.text, inTable: true)) | \(code(t.first.description, inTable: true)) |\n"
+            }
+            out += "\n</details>\n"
+        }
+        return out + "\n"
     }
 
     static func finding(_ f: Finding) -> String {
-        "- **\(f.severity.rawValue)** \(code(f.kind)) — \(f.message)" + (f.evidence.isEmpty ? "" : " (" + f.evidence.map { code($0.description) }.joined(separator: ", ") + ")") + "\n"
+        "- **\(f.severity.rawValue)** \(code(f.kind)) — \(text(f.message))"
+            + (f.evidence.isEmpty ? "" : " (" + f.evidence.map { code($0.description) }.joined(separator: ", ") + ")") + "\n"
     }
 }
