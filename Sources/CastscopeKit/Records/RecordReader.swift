@@ -271,7 +271,10 @@ public final class RecordReader {
             for (slot, field) in format.slotFields[i].enumerated() {
                 if let field, let r = matches[i].range(slot) { pending.setRange(field, r) }
             }
-            if matches[i].hasTime { pending.time = matches[i].time }
+            if matches[i].hasTime {
+                pending.time = matches[i].time
+                if !format.swapDayMonth.isEmpty, format.swapDayMonth.contains(i) { pending.time?.swapDayMonth() }
+            }
             hasPending = true
             matched = true
             if format.continuation == .print { try timestamped(sink) }
@@ -392,43 +395,71 @@ public final class RecordReader {
         if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
     }
 
+    /// Apple's `--style json`: one array of pretty-printed objects. A streaming byte-level
+    /// reader: it tracks strings, escapes and nesting depth, so nested objects (every current
+    /// record's `backtrace`, `source`) whose braces sit on their own lines stay inside their
+    /// record, and objects may share lines (`},{`, a minified array on one line). Lines outside
+    /// any object that are not JSON punctuation are preamble (skipped) or counted unparsed.
     private func runJSONArray(_ sink: (inout RawRecord) throws -> Void) throws {
         var text: [UInt8] = []
-        var inObject = false
+        var depth = 0
+        var inString = false
+        var escaped = false
         var startLine = 0
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
-            let trimmed = trim(line)
-            let isOpen = trimmed.elementsEqual("[{".utf8) || trimmed.elementsEqual("{".utf8)
-            let isSep = trimmed.elementsEqual("},{".utf8)
-            let isClose = trimmed.elementsEqual("}]".utf8) || (trimmed.elementsEqual("}".utf8) && inObject)
-            if isSep || isClose {
-                if inObject {
-                    text.append(UInt8(ascii: "}"))
-                    try text.withUnsafeBytes { try object($0, sink, line: startLine) }
+            if depth == 0 {
+                let trimmed = trim(line)
+                guard let first = trimmed.first else { stats.skipped += 1; continue }
+                let structural = first == UInt8(ascii: "[") || first == UInt8(ascii: "{") || first == UInt8(ascii: "]")
+                    || first == UInt8(ascii: ",") || first == UInt8(ascii: "}")
+                if !structural {
+                    if isSkippable(line) { stats.skipped += 1 } else { unparsed() }
+                    continue
                 }
-                inObject = isSep
-                text = isSep ? [UInt8(ascii: "{")] : []
-                startLine = lines.lineNumber + 1
-                continue
             }
-            if isOpen {
-                inObject = true
-                text = [UInt8(ascii: "{")]
-                startLine = lines.lineNumber
-                continue
+            var stray = false
+            var objects = 0
+            for b in line {
+                if depth == 0 {
+                    switch b {
+                    case UInt8(ascii: "{"):
+                        depth = 1
+                        inString = false
+                        escaped = false
+                        text.removeAll(keepingCapacity: true)
+                        text.append(b)
+                        startLine = lines.lineNumber
+                    case UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: ","), 0x20, 0x09, 0x0D:
+                        break
+                    default:
+                        stray = true
+                    }
+                    continue
+                }
+                text.append(b)
+                if inString {
+                    if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                    continue
+                }
+                switch b {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 {
+                        objects += 1
+                        try text.withUnsafeBytes { try object($0, sink, line: startLine) }
+                    }
+                default: break
+                }
             }
-            if inObject {
-                text.append(contentsOf: line)
-                text.append(0x0A)
-            } else if trimmed.elementsEqual("[]".utf8) || isSkippable(line) {
-                stats.skipped += 1
-            } else {
-                unparsed()
-            }
+            if depth > 0 { text.append(0x0A) }
+            // A stray `}` or text outside any object, with no object on the line: not JSON.
+            if stray && objects == 0 && depth == 0 { unparsed() }
         }
-        if inObject {
+        if depth > 0 {
             problems.append(InputError(path: lines.path, line: startLine, "JSON array ends inside a record (truncated export)"))
         }
     }
