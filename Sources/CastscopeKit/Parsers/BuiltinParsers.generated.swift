@@ -702,6 +702,181 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/haishinkit.json", ##"""
+{
+  "name": "haishinkit",
+  "title": "HaishinKit (RTMP) inside a broadcast extension: Logboard readyState transitions and RTMP status codes",
+  "sdk": "haishinkit",
+  "side": "extension",
+  "rules": [
+    {
+      "event": "socket.connect_attempt",
+      "match": "readyState > {from:word}=>versionSent"
+    },
+    {
+      "event": "socket.connected",
+      "match": "readyState > {from:word}=>handshakeDone"
+    },
+    {
+      "event": "socket.connected",
+      "match": "NetConnection.Connect.Success"
+    },
+    {
+      "event": "socket.connect_failed",
+      "match": "NetConnection.Connect.Failed",
+      "set": {
+        "cause_text": "RTMP connect failed"
+      }
+    },
+    {
+      "event": "socket.connect_failed",
+      "match": "NetConnection.Connect.Rejected",
+      "set": {
+        "cause_text": "RTMP connect rejected"
+      }
+    },
+    {
+      "event": "socket.closed_by_peer",
+      "match": "NetConnection.Connect.Closed"
+    },
+    {
+      "event": "socket.error",
+      "match": "connectClosed"
+    },
+    {
+      "event": "rtmp.publishing",
+      "match": "NetStream.Publish.Start"
+    },
+    {
+      "event": "rtmp.ready_state",
+      "match": "readyState > {from:word}=>{to:word}"
+    }
+  ],
+  "samples": [
+    {
+      "message": "readyState > uninitialized=>versionSent",
+      "event": "socket.connect_attempt"
+    },
+    {
+      "message": "readyState > ackSent=>handshakeDone",
+      "event": "socket.connected"
+    },
+    {
+      "message": "readyState > uninitialized=>uninitialized",
+      "event": "rtmp.ready_state",
+      "attrs": {
+        "to": "uninitialized"
+      }
+    },
+    {
+      "message": "status: NetConnection.Connect.Closed",
+      "event": "socket.closed_by_peer"
+    },
+    {
+      "message": "Error: connectClosed",
+      "event": "socket.error"
+    },
+    {
+      "message": "stateDidChange(to:) > Connection is ready."
+    }
+  ]
+}
+"""##),
+        ("vocabulary/inapp-capture.json", ##"""
+{
+  "name": "inapp-capture",
+  "title": "In-app ReplayKit capture (RPScreenRecorder.startCapture, foreground only) as flutter-webrtc, react-native, NativeScript and Unity wrappers and ReplayKit itself log it",
+  "sdk": "in-app",
+  "side": "app",
+  "rules": [
+    {
+      "event": "capture.started",
+      "match": "start replykit capture",
+      "sdk": "flutter-webrtc"
+    },
+    {
+      "event": "capture.stopped",
+      "match": "stop replykit capture",
+      "sdk": "flutter-webrtc"
+    },
+    {
+      "event": "capture.started",
+      "match": "RPScreenRecorder.shared().startCapture"
+    },
+    {
+      "event": "capture.stopped",
+      "match": "RPScreenRecorder.shared().stopCapture"
+    },
+    {
+      "event": "capture.started",
+      "match": "startCaptureWithHandler:completionHandler:] started"
+    },
+    {
+      "event": "capture.frame",
+      "match": "RPDaemonProxy: captureHandlerWithSample:"
+    },
+    {
+      "event": "capture.interrupted",
+      "match": "RPDaemonProxy: pauseRecording",
+      "set": {
+        "cause": "paused by ReplayKit (the app left the foreground)"
+      }
+    },
+    {
+      "event": "capture.interrupted",
+      "match": "RPDaemonProxy: clientDidResignActiveWithBundleID",
+      "set": {
+        "cause": "the app resigned active (went to the background)"
+      }
+    },
+    {
+      "event": "capture.resumed",
+      "match": "RPDaemonProxy: resumeRecording"
+    },
+    {
+      "event": "capture.started",
+      "match": "In-app screen capture started"
+    },
+    {
+      "event": "capture.stopped",
+      "match": "In-app screen capture stopped"
+    }
+  ],
+  "samples": [
+    {
+      "message": "start replykit capture",
+      "event": "capture.started"
+    },
+    {
+      "message": "stop replykit capture, trackID 8A1C",
+      "event": "capture.stopped"
+    },
+    {
+      "message": "[ScreenShare] RPScreenRecorder.shared().startCapture called",
+      "event": "capture.started"
+    },
+    {
+      "message": "RPScreenRecorder.shared().stopCapture completed",
+      "event": "capture.stopped"
+    },
+    {
+      "message": "RPDaemonProxy: captureHandlerWithSample:",
+      "event": "capture.frame"
+    },
+    {
+      "message": "**RPDaemonProxy: pauseRecording**",
+      "event": "capture.interrupted",
+      "attrs": {
+        "cause": "paused by ReplayKit (the app left the foreground)"
+      }
+    },
+    {
+      "message": "RPDaemonProxy: clientDidResignActiveWithBundleID",
+      "event": "capture.interrupted"
+    }
+  ]
+}
+"""##),
         ("vocabulary/jitsi-extension.json", ##"""
 {
   "name": "jitsi-extension",
@@ -1098,6 +1273,67 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/system-replaykit.json", ##"""
+{
+  "name": "system-replaykit",
+  "title": "Apple's own broadcast lines, SDK-neutral: any extension (MAUI/Xamarin, custom, vendors not in the vocabulary) gets a session from them",
+  "sdk": "replaykit",
+  "side": "extension",
+  "rules": [
+    {
+      "event": "broadcast.started",
+      "match": "broadcastStartedWithSetupInfo"
+    },
+    {
+      "event": "broadcast.started",
+      "match": "broadcastStarted"
+    },
+    {
+      "event": "broadcast.failed",
+      "match": "finishBroadcastWithError{error}"
+    },
+    {
+      "event": "broadcast.finished",
+      "match": "broadcastFinished"
+    },
+    {
+      "event": "broadcast.paused",
+      "match": "broadcastPaused"
+    },
+    {
+      "event": "broadcast.resumed",
+      "match": "broadcastResumed"
+    },
+    {
+      "event": "replaykit.system_broadcast",
+      "match": "RPSystemBroadcastSession",
+      "side": "system"
+    }
+  ],
+  "samples": [
+    {
+      "message": "`broadcastStarted - preparing session for URL: rtmp://live.example/app/key",
+      "event": "broadcast.started"
+    },
+    {
+      "message": "-[RPBroadcastSampleHandler broadcastStartedWithSetupInfo:]",
+      "event": "broadcast.started"
+    },
+    {
+      "message": "SampleHandler.finishBroadcastWithError(Stream closed)",
+      "event": "broadcast.failed"
+    },
+    {
+      "message": "broadcastFinished",
+      "event": "broadcast.finished"
+    },
+    {
+      "message": "RPSystemBroadcastSession: invalidate",
+      "event": "replaykit.system_broadcast"
+    }
+  ]
+}
+"""##),
         ("vocabulary/system.json", ##"""
 {
   "name": "system",
@@ -1105,25 +1341,216 @@ enum BuiltinParsers {
   "sdk": "ios",
   "side": "system",
   "rules": [
-    {"event": "extension.killed_memory", "match": "EXC_RESOURCE -> {target}[{target_pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"},
-    {"event": "extension.killed_memory", "match": "Message from debugger: Terminated due to memory issue"},
-    {"event": "process.exited", "match": "Program ended with exit code: {code:int}"},
-    {"event": "app.suspended", "match": "Calculated state for app<{bundle}({instance})>: running-suspended"},
-    {"event": "broadcast.stopped_alert", "match": "Live broadcast has stopped due to{text}"},
-    {"event": "app_group.not_entitled", "match": "container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"},
-    {"event": "socket.so_error", "match": "Socket SO_ERROR [{errno:int}: {strerror}]"},
-    {"event": "replaykit.paused", "match": "RPDaemonProxy: pauseRecording"}
+    {
+      "event": "replayd.killed",
+      "match": "EXC_RESOURCE -> replayd[{pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "replayd.killed",
+      "match": "Process replayd [{pid:int}] killed by jetsam reason {reason:word}"
+    },
+    {
+      "event": "replayd.killed",
+      "match": "replayd[{pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "extension.killed_memory",
+      "match": "EXC_RESOURCE -> {target}[{target_pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "extension.killed_memory",
+      "match": "Message from debugger: Terminated due to memory issue"
+    },
+    {
+      "event": "extension.killed",
+      "match": "Process {target} [{target_pid:int}] killed by jetsam reason {reason:word}"
+    },
+    {
+      "event": "replayd.writeback_overflow",
+      "match": "writeback pool capacity exceeded"
+    },
+    {
+      "event": "app.crashed",
+      "match": "stop reason = {reason}"
+    },
+    {
+      "event": "process.exited",
+      "match": "Program ended with exit code: {code:int}"
+    },
+    {
+      "event": "app.suspended",
+      "match": "Calculated state for app<{bundle}({instance})>: running-suspended"
+    },
+    {
+      "event": "broadcast.stopped_alert",
+      "match": "Live broadcast has stopped due to{text}"
+    },
+    {
+      "event": "app_group.not_entitled",
+      "match": "container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"
+    },
+    {
+      "event": "socket.so_error",
+      "match": "Socket SO_ERROR [{errno:int}: {strerror}]"
+    }
   ],
   "samples": [
-    {"message": "EXC_RESOURCE -> BroadcastExtension[912] exceeded mem limit: ActiveHard 50 MB (fatal)", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "912", "limit_kind": "ActiveHard", "limit_mb": "50"}},
-    {"message": "Message from debugger: Terminated due to memory issue", "event": "extension.killed_memory"},
-    {"message": "Program ended with exit code: 9", "event": "process.exited", "attrs": {"code": "9"}},
-    {"message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))", "event": "app.suspended", "attrs": {"bundle": "io.app.demo.RemoteAccess"}},
-    {"message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE)>: running-active (role: UserInteractive)"},
-    {"message": "less than iOS13 but greater than iOS 12.0: Live broadcast has stopped due to:(null)", "event": "broadcast.stopped_alert"},
-    {"message": "[unspecified] container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled", "event": "app_group.not_entitled"},
-    {"message": "[connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]", "event": "socket.so_error", "attrs": {"errno": "61", "strerror": "Connection refused"}},
-    {"message": "**RPDaemonProxy: pauseRecording**", "event": "replaykit.paused"}
+    {
+      "message": "EXC_RESOURCE -> BroadcastExtension[912] exceeded mem limit: ActiveHard 50 MB (fatal)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "target": "BroadcastExtension",
+        "target_pid": "912",
+        "limit_kind": "ActiveHard",
+        "limit_mb": "50"
+      }
+    },
+    {
+      "message": "Message from debugger: Terminated due to memory issue",
+      "event": "extension.killed_memory"
+    },
+    {
+      "message": "Program ended with exit code: 9",
+      "event": "process.exited",
+      "attrs": {
+        "code": "9"
+      }
+    },
+    {
+      "message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))",
+      "event": "app.suspended",
+      "attrs": {
+        "bundle": "io.app.demo.RemoteAccess"
+      }
+    },
+    {
+      "message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE)>: running-active (role: UserInteractive)"
+    },
+    {
+      "message": "less than iOS13 but greater than iOS 12.0: Live broadcast has stopped due to:(null)",
+      "event": "broadcast.stopped_alert"
+    },
+    {
+      "message": "[unspecified] container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled",
+      "event": "app_group.not_entitled"
+    },
+    {
+      "message": "[connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]",
+      "event": "socket.so_error",
+      "attrs": {
+        "errno": "61",
+        "strerror": "Connection refused"
+      }
+    },
+    {
+      "message": "Process replayd [123] killed by jetsam reason highwater",
+      "event": "replayd.killed",
+      "attrs": {
+        "pid": "123",
+        "reason": "highwater"
+      }
+    },
+    {
+      "message": "EXC_RESOURCE -> replayd[88] exceeded mem limit: ActiveHard 120 MB (fatal)",
+      "event": "replayd.killed",
+      "attrs": {
+        "pid": "88"
+      }
+    },
+    {
+      "message": "Process BroadcastUpload [4412] killed by jetsam reason per-process-limit",
+      "event": "extension.killed",
+      "attrs": {
+        "target": "BroadcastUpload",
+        "target_pid": "4412",
+        "reason": "per-process-limit"
+      }
+    },
+    {
+      "message": "EXC_RESOURCE -> NotificationService[812] exceeded mem limit: ActiveHard 24 MB (fatal)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "target": "NotificationService",
+        "limit_mb": "24"
+      }
+    },
+    {
+      "message": "<<<< FigVirtualDisplayProcessor >>>> fvdp_copyWritebackBuffer: writeback pool capacity exceeded",
+      "event": "replayd.writeback_overflow"
+    },
+    {
+      "message": "* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)",
+      "event": "app.crashed",
+      "attrs": {
+        "reason": "EXC_BAD_ACCESS (code=1, address=0x0)"
+      }
+    }
+  ]
+}
+"""##),
+        ("vocabulary/twilio.json", ##"""
+{
+  "name": "twilio",
+  "title": "Twilio Video inside a broadcast extension (the extension joins the Room itself; signaling errors 53xxx)",
+  "sdk": "twilio",
+  "side": "extension",
+  "rules": [
+    {
+      "event": "broadcast.started",
+      "match": "broadcastStartedWithSetupInfo"
+    },
+    {
+      "event": "socket.connect_attempt",
+      "match": "Connecting to room"
+    },
+    {
+      "event": "socket.connected",
+      "match": "didConnectToRoom"
+    },
+    {
+      "event": "broadcast.failed",
+      "match": "didFailToConnectWithError{error}"
+    },
+    {
+      "event": "socket.error",
+      "match": "didDisconnectWithError{error}"
+    },
+    {
+      "event": "twilio.error",
+      "match": "com.twilio.video Code={code:int}"
+    },
+    {
+      "event": "twilio.error",
+      "match": "ERROR:TwilioVideo:{module}"
+    },
+    {
+      "event": "twilio.reconnecting",
+      "match": "Reconnecting to room"
+    }
+  ],
+  "samples": [
+    {
+      "message": "broadcastStartedWithSetupInfo: nil",
+      "event": "broadcast.started"
+    },
+    {
+      "message": "didConnectToRoom: <TVIRoom: 0x1>",
+      "event": "socket.connected"
+    },
+    {
+      "message": "room: ABC didFailToConnectWithError: Error Domain=com.twilio.video Code=53002 \"Signaling connection timed out\"",
+      "event": "broadcast.failed"
+    },
+    {
+      "message": "Error Domain=com.twilio.video Code=53002 \"Signaling connection timed out\"",
+      "event": "twilio.error",
+      "attrs": {
+        "code": "53002"
+      }
+    },
+    {
+      "message": "participant: Bob didConnect"
+    }
   ]
 }
 """##),

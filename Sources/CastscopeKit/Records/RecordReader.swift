@@ -40,6 +40,12 @@ public final class RecordReader {
     private var lastProcess: [UInt8]?
     private var lastPid: [UInt8]?
     private var waiting: [RawRecord] = []
+    /// `print` formats: brackets the pending NSLog message left open (`{`, `[`, `(`), so the
+    /// lines of a dictionary dump, a JS array or a call stack continue it; and how many lines
+    /// it has taken (bounded, so one unbalanced bracket cannot swallow the rest).
+    private var pendingDepth = 0
+    private var pendingJoined = 0
+    static let maxJoinedLines = 200
     private var scratch: [UInt8] = []
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
     /// journalctl-style matches, applied to journal renderings (export, JSON).
@@ -248,6 +254,8 @@ public final class RecordReader {
         }
         switch format.continuation {
         case .print:
+            // Continues a multi-line NSLog record.
+            if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && Self.isLoneOpener(line))) { return false }
             stats.records += 1  // a print() line with nothing recognizable
             return true
         case .none:
@@ -277,7 +285,11 @@ public final class RecordReader {
             }
             hasPending = true
             matched = true
-            if format.continuation == .print { try timestamped(sink) }
+            if format.continuation == .print {
+                pendingDepth = pending.withBytes(.message) { Self.opensBlock($0) ? Self.bracketDepth($0, from: 0) : 0 } ?? 0
+                pendingJoined = 0
+                try timestamped(sink)
+            }
             break
         }
         if matched { return }
@@ -287,8 +299,14 @@ public final class RecordReader {
         case .tab where hasPending && line.first == 0x09,
             .indented where hasPending && (line.first == 0x09 || line.first == 0x20):
             pending.appendToMessage(line)
+        case .print where hasPending && pendingJoined < Self.maxJoinedLines
+            && (pendingDepth > 0 || (pendingJoined == 0 && Self.isLoneOpener(line))):
+            pending.appendToMessage(line)
+            pendingJoined += 1
+            pendingDepth = Self.bracketDepth(line, from: pendingDepth)
         case .print:
             try emitPending(sink)
+            pendingDepth = 0
             var rec = RawRecord()
             rec.reset(line: lines.lineNumber)
             rec.set(.message, line)
@@ -302,6 +320,42 @@ public final class RecordReader {
             stats.unparsed += 1
             if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
         }
+    }
+
+    /// The message ends with an opening bracket: a dump follows on the next lines.
+    static func opensBlock(_ text: UnsafeRawBufferPointer) -> Bool {
+        var e = text.count
+        while e > 0, text[e - 1] == 0x20 || text[e - 1] == 0x09 || text[e - 1] == 0x0D { e -= 1 }
+        guard e > 0 else { return false }
+        let b = text[e - 1]
+        return b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "(")
+    }
+
+    /// A line that is only an opening bracket (the `(` a call stack starts with).
+    static func isLoneOpener(_ line: UnsafeRawBufferPointer) -> Bool {
+        var found: UInt8 = 0
+        for b in line where b != 0x20 && b != 0x09 && b != 0x0D {
+            guard found == 0 else { return false }
+            found = b
+        }
+        return found == UInt8(ascii: "{") || found == UInt8(ascii: "[") || found == UInt8(ascii: "(")
+    }
+
+    /// Open brackets after `text`, starting from `depth` (quoted text not counted; never
+    /// below zero).
+    static func bracketDepth(_ text: UnsafeRawBufferPointer, from depth: Int) -> Int {
+        var d = depth
+        var quoted = false
+        for b in text {
+            if b == UInt8(ascii: "\"") { quoted.toggle(); continue }
+            if quoted { continue }
+            switch b {
+            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("): d += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"): d = max(0, d - 1)
+            default: break
+            }
+        }
+        return d
     }
 
     /// A timestamped record arrived: remember it for later print() lines and give its time
