@@ -148,7 +148,7 @@ public final class RecordReader {
         // The next line is one the skimmer stopped at for an anchor the block scan verified.
         var anchored = false
         while true {
-            if let skimmer, stats.records > 0 {
+            if let skimmer, stats.records > 0, pendingDepth == 0 {
                 // A record that matters may be pending: the skimmer then takes no continuation
                 // line (those belong to it), and the first record start it takes ends it.
                 let hadPending = hasPending
@@ -176,10 +176,19 @@ public final class RecordReader {
             if isSkippable(line) { stats.skipped += 1; continue }
             pendingIrrelevant = false
             if format.kind == .plain {
+                if hasPending && pendingDepth > 0 && pendingJoined < Self.maxJoinedLines {
+                    // A dump (dictionary, array, call stack) continues the message that opened it.
+                    pending.appendToMessage(line)
+                    pendingJoined += 1
+                    pendingDepth = Self.bracketDepth(line, from: pendingDepth)
+                    continue
+                }
                 try emitPending(sink)
                 pending.reset(line: lines.lineNumber)
                 pending.set(.message, line)
                 hasPending = true
+                pendingDepth = Self.opensBlock(line) ? Self.bracketDepth(line, from: 0) : 0
+                pendingJoined = 0
                 continue
             }
             var rest = line
@@ -232,6 +241,10 @@ public final class RecordReader {
             return true
         }
         if format.kind == .plain {
+            // A dump's lines, and the line that opens one, are read in full (joined whatever
+            // the vocabulary thinks of them).
+            if hasPending && pendingDepth > 0 { return false }
+            if Self.opensBlock(line) { return false }
             stats.records += 1
             return true
         }
@@ -257,6 +270,7 @@ public final class RecordReader {
             // Continues a multi-line NSLog record.
             if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && Self.isLoneOpener(line))) { return false }
             stats.records += 1  // a print() line with nothing recognizable
+            pendingJoined = Self.maxJoinedLines  // the pending record is no longer the line before
             return true
         case .none:
             return false
@@ -325,7 +339,7 @@ public final class RecordReader {
     /// The message ends with an opening bracket: a dump follows on the next lines.
     static func opensBlock(_ text: UnsafeRawBufferPointer) -> Bool {
         var e = text.count
-        while e > 0, text[e - 1] == 0x20 || text[e - 1] == 0x09 || text[e - 1] == 0x0D { e -= 1 }
+        if e > 0, text[e - 1] == 0x0D { e -= 1 }  // (the skimmer looks at the same last byte)
         guard e > 0 else { return false }
         let b = text[e - 1]
         return b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "(")
