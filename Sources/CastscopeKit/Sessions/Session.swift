@@ -44,6 +44,9 @@ public struct Session: Sendable {
     public var reason = ""
     public var attempts: [ConnectAttempt] = []
     public var connectedAt: Int64?
+    /// The extension connected (also when the lines carry no time, where `connectedAt` is nil:
+    /// in an untimed paste order decides).
+    public var connected = false
     public var frames = 0
     public var firstFrameAt: Int64?
     public var lastFrameAt: Int64?

@@ -278,6 +278,7 @@ public struct SessionBuilder {
             }
         case "socket.connected":
             if session.connectedAt == nil { s.sessions[i].connectedAt = e.time }
+            s.sessions[i].connected = true
             if s.phase == .connecting { s.phase = .connected }
         case "frame.sent":
             s.sessions[i].frames += e.count
@@ -310,7 +311,7 @@ public struct SessionBuilder {
                 end(&s, e, .stoppedByHost, "the host app shut the broadcast down: \"\(reason)\"", deciding: [e])
             }
         case "broadcast.failed":
-            if session.connectedAt == nil && !session.attempts.isEmpty {
+            if !session.connected && !session.attempts.isEmpty {
                 end(&s, e, .failedToConnect, "the broadcast failed before the extension ever connected", deciding: [e])
             } else {
                 end(&s, e, .socketError, "the broadcast failed: \(e.message)", deciding: [s.sawError, e].compactMap { $0 })
@@ -320,7 +321,7 @@ public struct SessionBuilder {
                 "the extension gave up after \(session.attempts.count) connect attempt\(session.attempts.count == 1 ? "" : "s")",
                 deciding: [session.attempts.last.map { _ in e }].compactMap { $0 })
         case "broadcast.finished":
-            if session.connectedAt == nil && session.attempts.contains(where: { $0.failure != nil }) {
+            if !session.connected && session.attempts.contains(where: { $0.failure != nil }) {
                 end(&s, e, .failedToConnect, "the broadcast was stopped before the extension ever connected (\(session.attempts.count) failed attempts)", deciding: [e])
             } else {
                 end(&s, e, .completed, "the broadcast was finished by the user or the system (broadcastFinished)", deciding: [e])
@@ -333,7 +334,7 @@ public struct SessionBuilder {
         case "process.exited":
             if e.attr("code") == "9" {
                 end(&s, e, .killed, "the extension was killed with signal 9 (\(e.message))", deciding: [e])
-            } else if session.connectedAt == nil && !session.attempts.isEmpty {
+            } else if !session.connected && !session.attempts.isEmpty {
                 end(&s, e, .failedToConnect, "the extension exited (\(e.message)) without ever connecting after \(session.attempts.count) attempts", deciding: [e])
             } else {
                 end(&s, e, .completed, "the extension exited normally (\(e.message))", deciding: [e])
@@ -352,7 +353,7 @@ public struct SessionBuilder {
             s.sessions[i].outcome = .socketError
             s.sessions[i].reason = "the log ends after a socket error: \(err.message)"
             s.sessions[i].deciding = [err]
-        } else if session.connectedAt == nil && session.attempts.contains(where: { $0.failure != nil }) {
+        } else if !session.connected && session.attempts.contains(where: { $0.failure != nil }) {
             let n = session.attempts.count
             var span = ""
             if let a = session.attempts.first?.time, let b = session.attempts.last?.time { span = " over \(Fmt.duration(b - a))" }
@@ -371,7 +372,7 @@ public struct SessionBuilder {
     /// A session the extension's own lines leave open can still be closed by what the host
     /// app saw: the extension closing its end means the broadcast finished.
     func decideFromHost(_ s: inout Session) {
-        guard s.outcome == .truncated, s.connectedAt != nil else { return }
+        guard s.outcome == .truncated, s.connected else { return }
         let lastExt = s.events.last(where: { $0.side == .extension })?.lastTime ?? Int64.min
         if let d = s.events.last(where: {
             $0.side == .app && ($0.kind == "server.client_disconnected" || $0.kind == "app.extension_disconnected")
