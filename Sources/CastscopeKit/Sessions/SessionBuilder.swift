@@ -146,7 +146,7 @@ public struct SessionBuilder {
         let k = "in-app:" + Self.streamKey(e)
         if e.kind.hasPrefix("capture.") { return k }
         guard e.kind == "replaykit.error" else { return nil }
-        if e.attr("method")?.hasPrefix("startCapture") == true { return k }
+        if e.attr("method")?.hasPrefix("startCapture") == true || e.message.hasBytes("[RPScreenRecorder startCapture") { return k }
         if let s = streams[k], s.phase != .idle, s.phase != .ended { return k }
         return nil
     }
