@@ -417,6 +417,39 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/trtc-xlog.json", ##"""
+{
+  "name": "trtc-xlog",
+  "title": "Tencent TRTC / LiteAV xlog lines: [level][MM-DD/HH:MM:SS.mmm+zone hours][pid,tid][file:line]message (date and zone not kept: the date comes from --date or the bundle)",
+  "kind": "lines",
+  "patterns": [
+    "[{level:word}][{date}/{time:clock}{zone}][{pid:int},{tid}][{library}]{message}"
+  ],
+  "continuation": "none",
+  "priority": 20,
+  "samples": [
+    {
+      "line": "[I][08-15/13:01:19.582+9.0][838,91395][signal_manager.cc:4499][VideoCodecAbility] support: 15 expect: 1",
+      "expect": {
+        "time": "2000-01-01T13:01:19.582000+00:00",
+        "level": "I",
+        "pid": "838",
+        "tid": "91395",
+        "library": "signal_manager.cc:4499",
+        "message": "[VideoCodecAbility] support: 15 expect: 1"
+      }
+    },
+    {
+      "line": "[E][11-12/14:18:06.397+8.0][1261,824734*][TXCLogUploader.cpp:60]@dc30 setServerConfig failed",
+      "expect": {
+        "level": "E",
+        "pid": "1261",
+        "message": "@dc30 setServerConfig failed"
+      }
+    }
+  ]
+}
+"""##),
         ("formats/xcode.json", ##"""
 {
   "name": "xcode",
@@ -1484,6 +1517,52 @@ enum BuiltinParsers {
       "attrs": {
         "reason": "EXC_BAD_ACCESS (code=1, address=0x0)"
       }
+    }
+  ]
+}
+"""##),
+        ("vocabulary/trtc.json", ##"""
+{
+  "name": "trtc",
+  "title": "Tencent TRTC screen sharing (startScreenCaptureByReplaykit in the app, TXReplayKitExt in the extension); built from the SDK's API names, not from a real paste",
+  "sdk": "trtc",
+  "side": "app",
+  "rules": [
+    {
+      "event": "app.screenshare_requested",
+      "match": "startScreenCaptureByReplaykit"
+    },
+    {
+      "event": "app.broadcast_started_notified",
+      "match": "onScreenCaptureStarted"
+    },
+    {
+      "event": "app.screenshare_stopped",
+      "match": "onScreenCaptureStopped{reason}"
+    },
+    {
+      "event": "trtc.error",
+      "match": "onError errCode:{code:int}"
+    }
+  ],
+  "samples": [
+    {
+      "message": "trtc_api startScreenCaptureByReplaykit encParams:1280x720",
+      "event": "app.screenshare_requested"
+    },
+    {
+      "message": "onScreenCaptureStopped: reason 1",
+      "event": "app.screenshare_stopped"
+    },
+    {
+      "message": "onError errCode:-1308 errMsg:start screen recording failed",
+      "event": "trtc.error",
+      "attrs": {
+        "code": "-1308"
+      }
+    },
+    {
+      "message": "onEnterRoom elapsed 320"
     }
   ]
 }
