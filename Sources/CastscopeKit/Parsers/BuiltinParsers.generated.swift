@@ -748,37 +748,33 @@ enum BuiltinParsers {
     },
     {
       "event": "socket.connected",
-      "match": "readyState > {from:word}=>handshakeDone"
+      "match": "readyState > {from:word}=>handshake{gap}Done"
     },
     {
       "event": "socket.connected",
-      "match": "NetConnection.Connect.Success"
+      "match": "NetConnection.Connect.{gap}Success"
     },
     {
       "event": "socket.connect_failed",
-      "match": "NetConnection.Connect.Failed",
+      "match": "NetConnection.Connect.{gap}Failed",
       "set": {
         "cause_text": "RTMP connect failed"
       }
     },
     {
       "event": "socket.connect_failed",
-      "match": "NetConnection.Connect.Rejected",
+      "match": "NetConnection.Connect.{gap}Rejected",
       "set": {
         "cause_text": "RTMP connect rejected"
       }
     },
     {
       "event": "socket.closed_by_peer",
-      "match": "NetConnection.Connect.Closed"
+      "match": "NetConnection.Connect.{gap}Closed"
     },
     {
       "event": "socket.error",
       "match": "connectClosed"
-    },
-    {
-      "event": "rtmp.publishing",
-      "match": "NetStream.Publish.Start"
     },
     {
       "event": "rtmp.ready_state",
@@ -824,55 +820,43 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "capture.started",
-      "match": "start replykit capture",
+      "match": "start {gap}replykit capture",
       "sdk": "flutter-webrtc"
     },
     {
       "event": "capture.stopped",
-      "match": "stop replykit capture",
+      "match": "stop {gap}replykit capture",
       "sdk": "flutter-webrtc"
     },
     {
       "event": "capture.started",
-      "match": "RPScreenRecorder.shared().startCapture"
+      "match": "RPScreenRecorder.shared().{gap}startCapture"
     },
     {
       "event": "capture.stopped",
-      "match": "RPScreenRecorder.shared().stopCapture"
-    },
-    {
-      "event": "capture.started",
-      "match": "startCaptureWithHandler:completionHandler:] started"
+      "match": "RPScreenRecorder.shared().{gap}stopCapture"
     },
     {
       "event": "capture.frame",
-      "match": "RPDaemonProxy: captureHandlerWithSample:"
+      "match": "RPDaemonProxy: {gap}captureHandler"
     },
     {
       "event": "capture.interrupted",
-      "match": "RPDaemonProxy: pauseRecording",
+      "match": "RPDaemonProxy: {gap}pauseRecording",
       "set": {
         "cause": "paused by ReplayKit (the app left the foreground)"
       }
     },
     {
       "event": "capture.interrupted",
-      "match": "RPDaemonProxy: clientDidResignActiveWithBundleID",
+      "match": "RPDaemonProxy: {gap}clientDidResign",
       "set": {
         "cause": "the app resigned active (went to the background)"
       }
     },
     {
       "event": "capture.resumed",
-      "match": "RPDaemonProxy: resumeRecording"
-    },
-    {
-      "event": "capture.started",
-      "match": "In-app screen capture started"
-    },
-    {
-      "event": "capture.stopped",
-      "match": "In-app screen capture stopped"
+      "match": "RPDaemonProxy: {gap}resumeRecording"
     }
   ],
   "samples": [
@@ -1094,14 +1078,7 @@ enum BuiltinParsers {
     },
     {
       "event": "replaykit.error",
-      "match": "ttempted to start an invalid broadcast session",
-      "set": {
-        "code": "-5808"
-      }
-    },
-    {
-      "event": "replaykit.error",
-      "match": "ttempted to start invalid broadcast session",
+      "match": "invalid broadcast session",
       "set": {
         "code": "-5808"
       }
@@ -1315,10 +1292,6 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "broadcast.started",
-      "match": "broadcastStartedWithSetupInfo"
-    },
-    {
-      "event": "broadcast.started",
       "match": "broadcastStarted"
     },
     {
@@ -1328,14 +1301,6 @@ enum BuiltinParsers {
     {
       "event": "broadcast.finished",
       "match": "broadcastFinished"
-    },
-    {
-      "event": "broadcast.paused",
-      "match": "broadcastPaused"
-    },
-    {
-      "event": "broadcast.resumed",
-      "match": "broadcastResumed"
     },
     {
       "event": "replaykit.system_broadcast",
@@ -1376,15 +1341,11 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "replayd.killed",
-      "match": "EXC_RESOURCE -> replayd[{pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+      "match": "EXC_RESOURCE -> {gap}replayd[{pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
     },
     {
       "event": "replayd.killed",
       "match": "Process replayd [{pid:int}] killed by jetsam reason {reason:word}"
-    },
-    {
-      "event": "replayd.killed",
-      "match": "replayd[{pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
     },
     {
       "event": "extension.killed_memory",
@@ -1534,11 +1495,11 @@ enum BuiltinParsers {
     },
     {
       "event": "app.broadcast_started_notified",
-      "match": "onScreenCaptureStarted"
+      "match": "onScreenCapture{gap}Started"
     },
     {
       "event": "app.screenshare_stopped",
-      "match": "onScreenCaptureStopped{reason}"
+      "match": "onScreenCapture{gap}Stopped{reason}"
     },
     {
       "event": "trtc.error",
@@ -1576,7 +1537,7 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "broadcast.started",
-      "match": "broadcastStartedWithSetupInfo"
+      "match": "broadcastStarted{gap}WithSetupInfo"
     },
     {
       "event": "socket.connect_attempt",
@@ -1597,14 +1558,6 @@ enum BuiltinParsers {
     {
       "event": "twilio.error",
       "match": "com.twilio.video Code={code:int}"
-    },
-    {
-      "event": "twilio.error",
-      "match": "ERROR:TwilioVideo:{module}"
-    },
-    {
-      "event": "twilio.reconnecting",
-      "match": "Reconnecting to room"
     }
   ],
   "samples": [
