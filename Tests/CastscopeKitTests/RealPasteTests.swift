@@ -75,7 +75,7 @@ struct RealPasteTests {
             Expected(format: "apple-syslog", records: 3, unparsed: 1, events: [], outcomes: [], findings: []),
         "haishinkit-1791-broadcast-ext-rtmp-yyyy-dd-mm-timestamps.txt":
             Expected(format: "haishinkit", records: 9, unparsed: 0,
-                     events: ["broadcast.started", "rtmp.ready_state", "rtmp.ready_state", "socket.connect_attempt", "socket.connected"],
+                     events: ["broadcast.started", "socket.connect_attempt", "socket.connected"],
                      outcomes: ["truncated"], findings: ["abrupt-end"]),
         "jitsi-meet-15969-start-broadcast-app-group-not-entitled.txt":
             Expected(format: "plain", records: 7, unparsed: 0, events: ["app.screenshare_requested", "app_group.not_entitled"],

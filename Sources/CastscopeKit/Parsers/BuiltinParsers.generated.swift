@@ -744,11 +744,11 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "socket.connect_attempt",
-      "match": "readyState > {from:word}=>versionSent"
+      "match": "readyState >{gap} {from:word}=>versionSent"
     },
     {
       "event": "socket.connected",
-      "match": "readyState > {from:word}=>handshake{gap}Done"
+      "match": "readyState >{gap} {from:word}=>handshakeDone"
     },
     {
       "event": "socket.connected",
@@ -775,10 +775,6 @@ enum BuiltinParsers {
     {
       "event": "socket.error",
       "match": "connectClosed"
-    },
-    {
-      "event": "rtmp.ready_state",
-      "match": "readyState > {from:word}=>{to:word}"
     }
   ],
   "samples": [
@@ -791,13 +787,6 @@ enum BuiltinParsers {
       "event": "socket.connected"
     },
     {
-      "message": "readyState > uninitialized=>uninitialized",
-      "event": "rtmp.ready_state",
-      "attrs": {
-        "to": "uninitialized"
-      }
-    },
-    {
       "message": "status: NetConnection.Connect.Closed",
       "event": "socket.closed_by_peer"
     },
@@ -807,6 +796,9 @@ enum BuiltinParsers {
     },
     {
       "message": "stateDidChange(to:) > Connection is ready."
+    },
+    {
+      "message": "readyState > uninitialized=>uninitialized"
     }
   ]
 }
@@ -1078,7 +1070,7 @@ enum BuiltinParsers {
     },
     {
       "event": "replaykit.error",
-      "match": "invalid broadcast session",
+      "match": "invalid {gap}broadcast session",
       "set": {
         "code": "-5808"
       }
@@ -1365,7 +1357,11 @@ enum BuiltinParsers {
     },
     {
       "event": "app.crashed",
-      "match": "stop reason = {reason}"
+      "match": "stop reason = EXC_{reason}"
+    },
+    {
+      "event": "app.crashed",
+      "match": "stop reason = signal SIG{reason}"
     },
     {
       "event": "process.exited",
@@ -1476,7 +1472,14 @@ enum BuiltinParsers {
       "message": "* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)",
       "event": "app.crashed",
       "attrs": {
-        "reason": "EXC_BAD_ACCESS (code=1, address=0x0)"
+        "reason": "BAD_ACCESS (code=1, address=0x0)"
+      }
+    },
+    {
+      "message": "* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGABRT",
+      "event": "app.crashed",
+      "attrs": {
+        "reason": "ABRT"
       }
     }
   ]
@@ -1537,11 +1540,7 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "broadcast.started",
-      "match": "broadcastStarted{gap}WithSetupInfo"
-    },
-    {
-      "event": "socket.connect_attempt",
-      "match": "Connecting to room"
+      "match": "broadcast{gap}StartedWithSetupInfo"
     },
     {
       "event": "socket.connected",
@@ -1557,7 +1556,7 @@ enum BuiltinParsers {
     },
     {
       "event": "twilio.error",
-      "match": "com.twilio.video Code={code:int}"
+      "match": "twilio.{gap}video Code={code:int}"
     }
   ],
   "samples": [
