@@ -60,7 +60,8 @@ struct RealPasteTests {
         "capacitor-jitsi-meet-101-ios-sdk-console-rejoin.txt":
             Expected(format: "plain", records: 13, unparsed: 0, events: [], outcomes: [], findings: []),
         "formats-consoleapp-copy-livekit-swift-510.txt":
-            Expected(format: "console-copy", records: 10, unparsed: 0, events: [], outcomes: [], findings: []),
+            Expected(format: "console-copy", records: 10, unparsed: 0, events: ["app.suspended", "app.suspended", "app.suspended"],
+                     outcomes: [], findings: ["host-app-suspended"]),
         "formats-journalctl-json-sentinel-linux.txt":
             Expected(format: "journal-json", records: 4, unparsed: 8, events: [], outcomes: [], findings: []),
         "formats-journalctl-short-iso-offset-without-colon-systemd-29134.txt":

@@ -1372,6 +1372,10 @@ enum BuiltinParsers {
       "match": "Calculated state for app<{bundle}({instance})>: running-suspended"
     },
     {
+      "event": "app.suspended",
+      "match": "Received state {gap}update for {pid:int} (app<{bundle}({instance})>, running-suspended"
+    },
+    {
       "event": "broadcast.stopped_alert",
       "match": "Live broadcast has stopped due to{text}"
     },
@@ -1481,6 +1485,16 @@ enum BuiltinParsers {
       "attrs": {
         "reason": "ABRT"
       }
+    },
+    {
+      "message": "Received state update for 7642 (app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>, running-suspended-NotVisible",
+      "event": "app.suspended",
+      "attrs": {
+        "bundle": "io.app.demo.RemoteAccess"
+      }
+    },
+    {
+      "message": "Received state update for 7642 (app<io.app.demo.RemoteAccess(7E2299AE)>, running-active-Visible"
     }
   ]
 }
