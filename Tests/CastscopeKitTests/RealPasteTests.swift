@@ -405,6 +405,10 @@ struct RealPasteTests {
         let b = try analyze(replayd)
         #expect(b.kinds.contains("replayd-killed"))
         #expect(!b.kinds.contains("extension-killed"))
+        // An extension no vocabulary knows, seen only through ReplayKit's own class.
+        let unknown = try analyze("2026-03-12 10:00:00.000001+0100 XamarinBroadcast[61:1] -[RPBroadcastSampleHandler _processPayload:completion:] 2 buffers\n2026-03-12 10:00:00.500001+0100 XamarinBroadcast[61:1] -[RPBroadcastSampleHandler _processPayload:completion:] 2 buffers\n")
+        #expect(unknown.sdks == ["replaykit"])
+        #expect(unknown.sessions.first?["process"] as? String == "XamarinBroadcast")
         let exc = try analyze("Mar 12 10:00:00 iPhone kernel[0] <Notice>: EXC_RESOURCE -> replayd[88] exceeded mem limit: ActiveHard 120 MB (fatal)\n")
         #expect(exc.kinds == ["replayd-killed"])
         #expect(exc.sessions.isEmpty)

@@ -1295,6 +1295,10 @@ enum BuiltinParsers {
       "match": "broadcastFinished"
     },
     {
+      "event": "broadcast.handler",
+      "match": "RPBroadcastSampleHandler"
+    },
+    {
       "event": "replaykit.system_broadcast",
       "match": "RPSystemBroadcastSession",
       "side": "system"
@@ -1320,6 +1324,10 @@ enum BuiltinParsers {
     {
       "message": "RPSystemBroadcastSession: invalidate",
       "event": "replaykit.system_broadcast"
+    },
+    {
+      "message": "-[RPBroadcastSampleHandler _processPayload:completion:] payload of 2 buffers",
+      "event": "broadcast.handler"
     }
   ]
 }
