@@ -151,6 +151,7 @@ public final class Analyzer {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }
+            if let note = plainNotes[fileIndex] { summary.notes.append(note) }
             if summary.stats.swappedDayMonth > 0 {
                 summary.notes.append("\(summary.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
             }
@@ -162,7 +163,14 @@ public final class Analyzer {
         }
 
         /// The format of a file from its first bytes, or an error already recorded.
+        /// Files read as `plain` although most of their lines start with a timestamp.
+        var plainNotes: [Int: String] = [:]
         func formatOf(_ head: [UInt8], path: String, fileIndex: Int) -> LogFormat? {
+            defer {
+                if self.options.forcedFormat == nil, let note = head.withUnsafeBytes({ FormatDetector.plainFallbackNote(head: $0, detector: self.detector) }) {
+                    plainNotes[fileIndex] = note
+                }
+            }
             let format: LogFormat
             if let forced = self.options.forcedFormat {
                 format = self.registry.format(named: forced)!

@@ -104,7 +104,7 @@ struct RealLogTests {
     /// What each real log shows: its format, how many records, and recognized lines.
     static let cases: [(file: String, format: String, records: Int, events: [(String, Int)])] = [
         ("apprtcmobile-10-user-alert-invalid-broadcast-session.txt", "plain", 4,
-         [("broadcast.stopped_alert", 3), ("broadcast.stopped_alert", 5)]),
+         [("replaykit.error", 3), ("broadcast.stopped_alert", 5)]),
         ("capacitor-jitsi-meet-101-ios-sdk-console-rejoin.txt", "plain", 15, []),
         ("formats-consoleapp-copy-livekit-swift-510.txt", "console-copy", 10, []),
         ("formats-journalctl-json-sentinel-linux.txt", "journal-json", 4, []),
@@ -114,12 +114,12 @@ struct RealLogTests {
         ("formats-logstream-default-pymobiledevice3-remotexpc.txt", "apple-default", 3, []),
         ("formats-logstream-syslog-style-hacktricks.txt", "apple-syslog", 3, []),
         ("haishinkit-1791-broadcast-ext-rtmp-yyyy-dd-mm-timestamps.txt", "haishinkit", 11, []),
-        ("jitsi-meet-15969-start-broadcast-app-group-not-entitled.txt", "plain", 11,
+        ("jitsi-meet-15969-start-broadcast-app-group-not-entitled.txt", "plain", 9,
          [("app.screenshare_requested", 10), ("app_group.not_entitled", 11)]),
         ("jitsi-sdk-samples-147-app-group-not-entitled.txt", "xcode", 5,
          [("app.screenshare_requested", 4), ("app_group.not_entitled", 5)]),
         ("livekit-swift-510-host-app-suspended-runningboardd.txt", "console-copy", 2, [("app.suspended", 3)]),
-        ("nativescript-webrtc-16-rpdaemonproxy-pause-on-background.txt", "plain", 7, [("replaykit.paused", 6)]),
+        ("nativescript-webrtc-16-rpdaemonproxy-pause-on-background.txt", "plain", 7, [("capture.interrupted", 6)]),
         ("rnwebrtc-1071-app-server-stream-open-then-econnrefused.txt", "xcode", 7,
          [("server.client_connected", 3), ("server.client_connected", 4), ("socket.so_error", 5)]),
         ("rnwebrtc-1106-econnrefused-collapsed-onto-one-line.txt", "xcode", 5, [("socket.so_error", 3)]),

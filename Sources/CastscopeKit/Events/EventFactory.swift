@@ -120,9 +120,12 @@ public final class Interner {
         return name
     }
 
-    /// `proc(library)` (idevicesyslog) names the process `proc`.
+    /// `proc(library)` (idevicesyslog) names the process `proc`; a name with a space before
+    /// its parenthesis (`Fox (Objective-C)`) is the process's own and stays whole.
     static func processName(_ p: String) -> String {
-        if p.hasSuffix(")"), let open = p.firstIndex(of: "(") { return String(p[..<open]) }
+        if p.hasSuffix(")"), let open = p.firstIndex(of: "("), open > p.startIndex, p[p.index(before: open)] != " " {
+            return String(p[..<open])
+        }
         return p
     }
 

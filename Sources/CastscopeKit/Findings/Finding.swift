@@ -110,7 +110,7 @@ public enum Findings {
         RetryStormRule(), SocketFileMissingRule(), AppGroupNotEntitledRule(), ConnectRefusedRule(), NeverConnectedRule(),
         SlowStartRule(), FrameStallRule(), LowFrameRateRule(), SocketErrorRule(), StoppedByHostRule(),
         ExtensionKilledRule(), AbruptEndRule(), HostAppSuspendedRule(), ReplayKitErrorRule(), OrphanRelaySessionRule(),
-        OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(),
+        OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(), ReplaydKilledRule(), CaptureInterruptedRule(),
     ]
 
     /// All findings, most severe first within each session, sessions in order.

@@ -4,7 +4,16 @@ struct HostAppSuspendedRule: FindingRule {
     let kind = "host-app-suspended"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        // An excerpt that holds only the system's lines (no extension line, so no session):
+        // the suspension is still what the reader must be told; a warning, as nothing shows
+        // the broadcast was live then.
+        let lone: [Finding] = r.sessions.isEmpty ? r.unattached.filter { $0.kind == "app.suspended" }.prefix(1).map { e in
+            let app = e.attr("bundle").map { " \($0)" } ?? ""
+            return Finding(kind: kind, severity: .warning, time: e.time, displayOffset: e.displayOffset, session: nil,
+                           message: "the app\(app) was suspended by runningboardd: if it hosts the broadcast's socket server, sharing stops here",
+                           evidence: [e.source])
+        } : []
+        return lone + r.sessions.compactMap { s in
             guard let c = s.connectedAt, let span = s.span else { return nil }
             guard let e = s.events.first(where: { $0.kind == "app.suspended" && ($0.time.map { $0 >= c && span.contains($0) } ?? false) })
             else { return nil }

@@ -4,7 +4,7 @@ struct NeverConnectedRule: FindingRule {
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         r.sessions.compactMap { s in
-            guard !s.attempts.isEmpty, s.connectedAt == nil else { return nil }
+            guard !s.attempts.isEmpty, !s.connected else { return nil }
             let last = s.deciding.last?.source ?? s.attempts.last!.source
             return s.finding(kind, .error, at: s.start,
                              "the extension never connected to the host app (\(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")): nothing was shared",

@@ -1,32 +1,102 @@
-/// replaykit-error: ReplayKit reported an error (`RPRecordingErrorDomain` code, with its meaning).
+/// replaykit-error: ReplayKit reported an error (`RPRecordingErrorDomain` code, with its meaning
+/// from the complete `RPRecordingErrorCode` table, `parsers/tables/replaykit-errors.json`).
+/// One error echoed on the next lines (a plugin repeating the native error, the description
+/// printed after the code) is one finding with all its lines as evidence.
 struct ReplayKitErrorRule: FindingRule {
     let kind = "replaykit-error"
 
-    static let meanings: [String: String] = [
-        "-5801": "the user declined the recording",
-        "-5802": "recording is disabled (parental controls or MDM)",
-        "-5803": "recording failed to start",
-        "-5804": "ReplayKit failed",
-        "-5805": "insufficient storage",
-        "-5806": "recording was interrupted",
-        "-5807": "the content is protected (a FairPlay video is on screen)",
-        "-5808": "the broadcast session is invalid (the extension failed to start)",
-        "-5815": "the broadcast extension could not be found",
-        "-5833": "audio or video capture failed to start",
-    ]
+    /// An echo: the same code (or a line without one) within this many µs of the first.
+    static let echoWindow: Int64 = 2_000_000
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out: [Finding] = []
-        func make(_ e: Event, _ session: Session?) -> Finding {
-            let code = e.attr("code") ?? "?"
-            let meaning = Self.meanings[code] ?? e.attr("text") ?? "unknown code"
-            let m = "ReplayKit error \(code): \(meaning)"
-            if let session { return session.finding(kind, .error, at: e.time, m, [e.source]) }
-            return Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil, message: m,
-                           evidence: [e.source])
+        func group(_ events: [Event]) -> [[Event]] {
+            var groups: [[Event]] = []
+            for e in events where e.kind == "replaykit.error" {
+                let code = Self.code(of: e)
+                if var last = groups.last, let first = last.first,
+                    Self.near(first, e), code == nil || Self.code(of: first) == nil || Self.code(of: first) == code
+                {
+                    last.append(e)
+                    groups[groups.count - 1] = last
+                } else {
+                    groups.append([e])
+                }
+            }
+            return groups
         }
-        for s in r.sessions { for e in s.events where e.kind == "replaykit.error" { out.append(make(e, s)) } }
-        for e in r.unattached where e.kind == "replaykit.error" { out.append(make(e, nil)) }
+        func make(_ g: [Event], _ session: Session?) -> Finding {
+            let code = g.lazy.compactMap { Self.code(of: $0) }.first
+            let text = g.lazy.compactMap { $0.attr("text") }.first
+            let m = Self.describe(code: code, text: text, message: g[0].message)
+            let evidence = g.map(\.source)
+            let e = g[0]
+            if let session { return session.finding(kind, .error, at: e.time, m, evidence) }
+            return Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil, message: m,
+                           evidence: evidence)
+        }
+        for s in r.sessions { for g in group(s.events) { out.append(make(g, s)) } }
+        for g in group(r.unattached) { out.append(make(g, nil)) }
         return out
     }
+
+    /// Two lines close enough to be one error told twice: within the window when both have
+    /// times, next to each other in one file when either has none.
+    static func near(_ a: Event, _ b: Event) -> Bool {
+        if let ta = a.time, let tb = b.time { return abs(tb - ta) <= echoWindow }
+        return a.source.path == b.source.path && abs(b.source.line - a.source.line) <= 2
+    }
+
+    /// The code on the event (`code`), or one written in its text (`Code=-5807`), or the one a
+    /// known English description stands for.
+    static func code(of e: Event) -> String? {
+        if let c = e.attr("code") { return normalized(c) }
+        for text in [e.attr("detail"), e.attr("text"), Optional(e.message)].compactMap({ $0 }) {
+            let bytes = Array(text.utf8)
+            if let at = bytes.withUnsafeBytes({ findBytes($0, Array("Code=".utf8), from: 0) }) {
+                let digits = bytes[(at + 5)...].prefix { $0 == UInt8(ascii: "-") || isDigit($0) }
+                if !digits.isEmpty { return normalized(String(decoding: digits, as: UTF8.self)) }
+            }
+            for (phrase, c) in descriptions where text.hasBytes(phrase) { return c }
+        }
+        return nil
+    }
+
+    /// Swift's `dump()` of an NSError prints the code unsigned (18446744073709545809 = -5807).
+    static func normalized(_ code: String) -> String {
+        if let u = UInt64(code), u > UInt64(Int64.max) { return String(Int64(bitPattern: u)) }
+        return code
+    }
+
+    /// English descriptions ReplayKit puts in `NSLocalizedDescription`, for lines that carry
+    /// only the text.
+    static let descriptions: [(String, String)] = [
+        ("interrupted by multitasking and content resizing", "-5807"),
+        ("invalid broadcast session", "-5808"),
+    ]
+
+    static func describe(code: String?, text: String?, message: String) -> String {
+        guard let code else {
+            return "ReplayKit failed: \(message)"
+        }
+        guard let entry = table[code] else {
+            return "ReplayKit error \(code): unknown code \(code)" + (text.map { " (\"\($0)\")" } ?? "")
+        }
+        return "ReplayKit error \(code) (\(entry.case)): \(entry.meaning)"
+    }
+
+    struct Entry { var `case`: String; var meaning: String }
+
+    /// The table, read once from the definition compiled in from `parsers/`.
+    static let table: [String: Entry] = {
+        var t: [String: Entry] = [:]
+        guard let text = BuiltinParsers.files.first(where: { $0.path == "tables/replaykit-errors.json" })?.text,
+            let json = try? JSONValue.parse(text)
+        else { return t }
+        for row in json["codes"]?.arrayValue ?? [] {
+            guard let c = row["code"]?.stringValue, let k = row["case"]?.stringValue, let m = row["meaning"]?.stringValue else { continue }
+            t[c] = Entry(case: k, meaning: m)
+        }
+        return t
+    }()
 }

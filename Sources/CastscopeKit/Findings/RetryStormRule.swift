@@ -14,7 +14,7 @@ struct RetryStormRule: FindingRule {
             else { return nil }
             var m = "\(s.attempts.count) connect attempts over \(Fmt.duration(span))"
             if let c = s.attemptCadence { m += " (every \(Fmt.duration(c.median)))" }
-            m += s.connectedAt == nil ? " without ever connecting" : " before connecting"
+            m += !s.connected ? " without ever connecting" : " before connecting"
             return s.finding(kind, .warning, at: t0, m, [first.source, s.attempts.last!.source])
         }
     }

@@ -8,10 +8,13 @@ struct SocketFileMissingRule: FindingRule {
         r.sessions.compactMap { s in
             let missing = s.attempts.filter(s.isENOENT)
             guard let first = missing.first, let last = missing.last else { return nil }
+            let timed = first.time != nil && last.time != nil
             let span = (last.time ?? 0) - (first.time ?? 0)
-            let connected = s.connectedAt != nil
-            guard !connected || Double(span) / 1e6 >= t.socketMissingSeconds else { return nil }
-            let m = "the socket file was missing for \(missing.count) attempt\(missing.count == 1 ? "" : "s") over \(Fmt.duration(span))"
+            let connected = s.connected
+            // Without times a connected session's early misses are not measured: not told.
+            guard !connected || (timed && Double(span) / 1e6 >= t.socketMissingSeconds) else { return nil }
+            let m = "the socket file was missing for \(missing.count) attempt\(missing.count == 1 ? "" : "s")"
+                + (timed ? " over \(Fmt.duration(span))" : "")
                 + (connected ? " before the host app opened it" : "")
                 + ": the host app was not sharing yet, or the extension and the host app use different app groups"
             return s.finding(kind, connected ? .warning : .error, at: first.time,

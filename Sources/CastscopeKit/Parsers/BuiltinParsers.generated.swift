@@ -162,6 +162,49 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/console-copy-spaces.json", ##"""
+{
+  "name": "console-copy-spaces",
+  "title": "Console.app copy whose TABs became runs of spaces (pasted through a web form): type (default, info, debug, error, fault; not kept), time without date, process, message",
+  "kind": "lines",
+  "patterns": [
+    "default{sp}{time:clock}{sp}{process:word}{sp}{message}",
+    "info{sp}{time:clock}{sp}{process:word}{sp}{message}",
+    "debug{sp}{time:clock}{sp}{process:word}{sp}{message}",
+    "error{sp}{time:clock}{sp}{process:word}{sp}{message}",
+    "fault{sp}{time:clock}{sp}{process:word}{sp}{message}"
+  ],
+  "continuation": "indented",
+  "priority": 15,
+  "samples": [
+    {
+      "line": "default 17:24:56.282676+0000 BroadcastExt [INFO] broadcastStarted",
+      "expect": {
+        "time": "2000-01-01T17:24:56.282676+00:00",
+        "process": "BroadcastExt",
+        "message": "[INFO] broadcastStarted"
+      }
+    },
+    {
+      "line": "error      11:35:41.397185+0100   runningboardd   Calculated state for app<io.app.demo(7E22)>: running-suspended",
+      "expect": {
+        "time": "2000-01-01T11:35:41.397185+01:00",
+        "process": "runningboardd"
+      }
+    },
+    {
+      "lines": [
+        "default  11:35:41.420958+0100  runningboardd  Acquiring assertion attributes:[",
+        "    <RBSDomainAttribute| domain:\"com.apple.common\">"
+      ],
+      "expect": {
+        "process": "runningboardd",
+        "message": "Acquiring assertion attributes:[\n    <RBSDomainAttribute| domain:\"com.apple.common\">"
+      }
+    }
+  ]
+}
+"""##),
         ("formats/console-copy.json", ##"""
 {
   "name": "console-copy",
@@ -187,18 +230,48 @@ enum BuiltinParsers {
         ("formats/haishinkit.json", ##"""
 {
   "name": "haishinkit",
-  "title": "HaishinKit logger lines in the Xcode console (date may be written yyyy-dd-MM)",
+  "title": "HaishinKit logger lines in the Xcode console (Logboard writes yyyy-dd-MM; NSLog lines in the same paste keep their own date and zone)",
   "kind": "lines",
   "patterns": [
-    "{time:iso} [{level:word}] [{subsystem:word}] [{library}] {message}"
+    "{time:iso} [{level:word}] [{subsystem:word}] [{library}] {message}",
+    "`{time:iso} [{level:word}] [{subsystem:word}] [{library}] {message}",
+    "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
+    "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}"
   ],
   "continuation": "print",
-  "priority": 22,
+  "priority": 19,
   "samples": [
     {
       "line": "2025-26-09 13:04:05.271 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPSocket.swift:137] stateDidChange(to:) > Connection is ready.",
-      "expect": {"time": "2025-09-26T13:04:05.271000+00:00", "level": "Info", "subsystem": "com.haishinkit.RTMPHaishinKit", "library": "RTMPSocket.swift:137", "message": "stateDidChange(to:) > Connection is ready."}
+      "expect": {
+        "time": "2025-09-26T13:04:05.271000+00:00",
+        "level": "Info",
+        "subsystem": "com.haishinkit.RTMPHaishinKit",
+        "library": "RTMPSocket.swift:137",
+        "message": "stateDidChange(to:) > Connection is ready."
+      }
+    },
+    {
+      "line": "2025-05-09 13:04:05.271 [Error] [com.haishinkit.HaishinKit] [RTMPStream.swift:12] close > connectClosed",
+      "expect": {
+        "time": "2025-09-05T13:04:05.271000+00:00",
+        "level": "Error",
+        "message": "close > connectClosed"
+      }
+    },
+    {
+      "lines": [
+        "2025-05-09 13:04:05.271 [Info] [com.haishinkit.HaishinKit] [RTMPStream.swift:12] x",
+        "2025-05-09 13:04:06.100000+0200 Ext[12:34] NSLog line"
+      ],
+      "expect": {
+        "time": "2025-09-05T13:04:05.271000+00:00"
+      }
     }
+  ],
+  "swapDayMonth": [
+    0,
+    1
   ]
 }
 """##),
@@ -344,13 +417,48 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/trtc-xlog.json", ##"""
+{
+  "name": "trtc-xlog",
+  "title": "Tencent TRTC / LiteAV xlog lines: [level][MM-DD/HH:MM:SS.mmm+zone hours][pid,tid][file:line]message (date and zone not kept: the date comes from --date or the bundle)",
+  "kind": "lines",
+  "patterns": [
+    "[{level:word}][{date}/{time:clock}{zone}][{pid:int},{tid}][{library}]{message}"
+  ],
+  "continuation": "none",
+  "priority": 20,
+  "samples": [
+    {
+      "line": "[I][08-15/13:01:19.582+9.0][838,91395][signal_manager.cc:4499][VideoCodecAbility] support: 15 expect: 1",
+      "expect": {
+        "time": "2000-01-01T13:01:19.582000+00:00",
+        "level": "I",
+        "pid": "838",
+        "tid": "91395",
+        "library": "signal_manager.cc:4499",
+        "message": "[VideoCodecAbility] support: 15 expect: 1"
+      }
+    },
+    {
+      "line": "[E][11-12/14:18:06.397+8.0][1261,824734*][TXCLogUploader.cpp:60]@dc30 setServerConfig failed",
+      "expect": {
+        "level": "E",
+        "pid": "1261",
+        "message": "@dc30 setServerConfig failed"
+      }
+    }
+  ]
+}
+"""##),
         ("formats/xcode.json", ##"""
 {
   "name": "xcode",
-  "title": "Xcode debug console (NSLog/os_log lines with timestamps; print() lines take the nearest timestamp)",
+  "title": "Xcode debug console (NSLog/os_log lines with timestamps, with or without a zone, ms or µs; print() lines take the nearest timestamp)",
   "kind": "lines",
   "patterns": [
-    "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}"
+    "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
+    "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}",
+    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}"
   ],
   "continuation": "print",
   "splitCollapsed": true,
@@ -358,19 +466,422 @@ enum BuiltinParsers {
   "samples": [
     {
       "line": "2021-12-23 02:56:59.980625+0530 ClientMobile[12778:1168260] server stream open completed",
-      "expect": {"time": "2021-12-23T02:56:59.980625+05:30", "process": "ClientMobile", "pid": "12778", "tid": "1168260", "message": "server stream open completed"}
+      "expect": {
+        "time": "2021-12-23T02:56:59.980625+05:30",
+        "process": "ClientMobile",
+        "pid": "12778",
+        "tid": "1168260",
+        "message": "server stream open completed"
+      }
     },
     {
       "line": "2021-12-23 02:57:05.193274+0530 ClientMobile[12778:1167792] [connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]",
-      "expect": {"pid": "12778", "message": "[connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]"}
+      "expect": {
+        "pid": "12778",
+        "message": "[connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]"
+      }
     },
     {
-      "lines": ["open socket connection", "2022-07-08 16:58:56.522102+0200 AppName[1733:488085] [unspecified] container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"],
-      "expect": {"time": "2022-07-08T16:58:56.522102+02:00", "process": "AppName", "pid": "1733", "message": "open socket connection"}
+      "lines": [
+        "open socket connection",
+        "2022-07-08 16:58:56.522102+0200 AppName[1733:488085] [unspecified] container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"
+      ],
+      "expect": {
+        "time": "2022-07-08T16:58:56.522102+02:00",
+        "process": "AppName",
+        "pid": "1733",
+        "message": "open socket connection"
+      }
     },
     {
       "line": "[connection] Socket SO_ERROR [61: Connection refused] 2022-01-10 00:40:13.630319+0500 wepoc[33369:8892041] TCP Conn Failed",
-      "expect": {"time": "2022-01-10T00:40:13.630319+05:00", "process": "wepoc", "pid": "33369", "message": "[connection] Socket SO_ERROR [61: Connection refused]"}
+      "expect": {
+        "time": "2022-01-10T00:40:13.630319+05:00",
+        "process": "wepoc",
+        "pid": "33369",
+        "message": "[connection] Socket SO_ERROR [61: Connection refused]"
+      }
+    },
+    {
+      "line": "2017-04-25 11:12:48.348 App[71910:6705587] Broadcast started",
+      "expect": {
+        "time": "2017-04-25T11:12:48.348000+00:00",
+        "process": "App",
+        "pid": "71910",
+        "tid": "6705587",
+        "message": "Broadcast started"
+      }
+    },
+    {
+      "line": "2016-10-03 09:01:02.123456 MyAppBroadcast[412:88123] RPBroadcastSampleHandler started",
+      "expect": {
+        "time": "2016-10-03T09:01:02.123456+00:00",
+        "process": "MyAppBroadcast",
+        "pid": "412",
+        "message": "RPBroadcastSampleHandler started"
+      }
+    },
+    {
+      "line": "`2017-04-25 11:12:48.348 App[71910:6705587] hello",
+      "expect": {
+        "time": "2017-04-25T11:12:48.348000+00:00",
+        "process": "App",
+        "pid": "71910",
+        "message": "hello"
+      }
+    },
+    {
+      "line": "2020-02-02 10:00:00.000001+0100 Fox (Objective-C)[77:12] ready",
+      "expect": {
+        "process": "Fox (Objective-C)",
+        "pid": "77",
+        "message": "ready"
+      }
+    }
+  ]
+}
+"""##),
+        ("tables/replaykit-errors.json", ##"""
+{
+  "table": "replaykit-errors",
+  "title": "RPRecordingErrorCode (ReplayKit RPError.h): every code castscope names comes from here; any other is \"unknown code N\"",
+  "source": "../shared/reference/replaykit-errors.md (Apple's public RPError.h and its documentation, paraphrased)",
+  "codes": [
+    {
+      "code": "-5800",
+      "case": "unknown",
+      "meaning": "unknown error"
+    },
+    {
+      "code": "-5801",
+      "case": "userDeclined",
+      "meaning": "the user declined recording (permission prompt)"
+    },
+    {
+      "code": "-5802",
+      "case": "disabled",
+      "meaning": "recording disabled (parental controls / restrictions)"
+    },
+    {
+      "code": "-5803",
+      "case": "failedToStart",
+      "meaning": "recording failed to start"
+    },
+    {
+      "code": "-5804",
+      "case": "failed",
+      "meaning": "failed during recording"
+    },
+    {
+      "code": "-5805",
+      "case": "insufficientStorage",
+      "meaning": "not enough storage"
+    },
+    {
+      "code": "-5806",
+      "case": "interrupted",
+      "meaning": "recording interrupted by another app"
+    },
+    {
+      "code": "-5807",
+      "case": "contentResize",
+      "meaning": "interrupted by multitasking and content resizing (e.g. the app went to the background / split view)"
+    },
+    {
+      "code": "-5808",
+      "case": "broadcastInvalidSession",
+      "meaning": "a broadcast was started without a prior session (\"Attempted to start an invalid broadcast session\")"
+    },
+    {
+      "code": "-5809",
+      "case": "systemDormancy",
+      "meaning": "forced to end: the user pressed the power button (device locked)"
+    },
+    {
+      "code": "-5810",
+      "case": "entitlements",
+      "meaning": "missing entitlements"
+    },
+    {
+      "code": "-5811",
+      "case": "activePhoneCall",
+      "meaning": "cannot record during an active phone call"
+    },
+    {
+      "code": "-5812",
+      "case": "failedToSave",
+      "meaning": "failed to save the recording to the photo library"
+    },
+    {
+      "code": "-5813",
+      "case": "carPlay",
+      "meaning": "cannot start while CarPlay is active"
+    },
+    {
+      "code": "-5814",
+      "case": "failedApplicationConnectionInvalid",
+      "meaning": "the app's connection (to replayd) is invalid"
+    },
+    {
+      "code": "-5815",
+      "case": "failedApplicationConnectionInterrupted",
+      "meaning": "the app's connection (to replayd) was interrupted"
+    },
+    {
+      "code": "-5816",
+      "case": "failedNoMatchingApplicationContext",
+      "meaning": "the context id does not match the application"
+    },
+    {
+      "code": "-5817",
+      "case": "failedMediaServicesFailure",
+      "meaning": "media services failed (mediaserverd)"
+    },
+    {
+      "code": "-5818",
+      "case": "videoMixingFailure",
+      "meaning": "audio/video mixing failed"
+    },
+    {
+      "code": "-5819",
+      "case": "broadcastSetupFailed",
+      "meaning": "the broadcast setup failed"
+    },
+    {
+      "code": "-5820",
+      "case": "failedToObtainURL",
+      "meaning": "could not obtain the video URL"
+    },
+    {
+      "code": "-5821",
+      "case": "failedIncorrectTimeStamps",
+      "meaning": "malformed start/end time intervals"
+    },
+    {
+      "code": "-5822",
+      "case": "failedToProcessFirstSample",
+      "meaning": "the asset writer could not process the first sample buffer"
+    },
+    {
+      "code": "-5823",
+      "case": "failedAssetWriterFailedToSave",
+      "meaning": "the asset writer failed to finish writing"
+    },
+    {
+      "code": "-5824",
+      "case": "failedNoAssetWriter",
+      "meaning": "no asset writer"
+    },
+    {
+      "code": "-5825",
+      "case": "failedAssetWriterInWrongState",
+      "meaning": "the asset writer is in the wrong state"
+    },
+    {
+      "code": "-5826",
+      "case": "failedAssetWriterExportFailed",
+      "meaning": "exporting the movie failed"
+    },
+    {
+      "code": "-5827",
+      "case": "failedToRemoveFile",
+      "meaning": "the temporary recording file could not be removed"
+    },
+    {
+      "code": "-5828",
+      "case": "failedAssetWriterExportCanceled",
+      "meaning": "the export was cancelled"
+    },
+    {
+      "code": "-5829",
+      "case": "attemptToStopNonRecording",
+      "meaning": "stop called while not recording"
+    },
+    {
+      "code": "-5830",
+      "case": "attemptToStartInRecordingState",
+      "meaning": "start called while already recording"
+    },
+    {
+      "code": "-5831",
+      "case": "photoFailure",
+      "meaning": "saving to the photo library failed"
+    },
+    {
+      "code": "-5832",
+      "case": "recordingInvalidSession",
+      "meaning": "an invalid recording session was started"
+    },
+    {
+      "code": "-5833",
+      "case": "failedToStartCaptureStack",
+      "meaning": "the audio/video capture stack failed to start"
+    },
+    {
+      "code": "-5834",
+      "case": "invalidParameter",
+      "meaning": "invalid parameter"
+    },
+    {
+      "code": "-5835",
+      "case": "filePermissions",
+      "meaning": "file permissions error"
+    },
+    {
+      "code": "0",
+      "case": "codeSuccessful",
+      "meaning": "saved to the photo library (not an error)"
+    }
+  ]
+}
+"""##),
+        ("vocabulary/haishinkit.json", ##"""
+{
+  "name": "haishinkit",
+  "title": "HaishinKit (RTMP) inside a broadcast extension: Logboard readyState transitions and RTMP status codes",
+  "sdk": "haishinkit",
+  "side": "extension",
+  "rules": [
+    {
+      "event": "socket.connect_attempt",
+      "match": "readyState >{gap} {from:word}=>versionSent"
+    },
+    {
+      "event": "socket.connected",
+      "match": "readyState >{gap} {from:word}=>handshakeDone"
+    },
+    {
+      "event": "socket.connected",
+      "match": "NetConnection.Connect.{gap}Success"
+    },
+    {
+      "event": "socket.connect_failed",
+      "match": "NetConnection.Connect.{gap}Failed",
+      "set": {
+        "cause_text": "RTMP connect failed"
+      }
+    },
+    {
+      "event": "socket.connect_failed",
+      "match": "NetConnection.Connect.{gap}Rejected",
+      "set": {
+        "cause_text": "RTMP connect rejected"
+      }
+    },
+    {
+      "event": "socket.closed_by_peer",
+      "match": "NetConnection.Connect.{gap}Closed"
+    },
+    {
+      "event": "socket.error",
+      "match": "connectClosed"
+    }
+  ],
+  "samples": [
+    {
+      "message": "readyState > uninitialized=>versionSent",
+      "event": "socket.connect_attempt"
+    },
+    {
+      "message": "readyState > ackSent=>handshakeDone",
+      "event": "socket.connected"
+    },
+    {
+      "message": "status: NetConnection.Connect.Closed",
+      "event": "socket.closed_by_peer"
+    },
+    {
+      "message": "Error: connectClosed",
+      "event": "socket.error"
+    },
+    {
+      "message": "stateDidChange(to:) > Connection is ready."
+    },
+    {
+      "message": "readyState > uninitialized=>uninitialized"
+    }
+  ]
+}
+"""##),
+        ("vocabulary/inapp-capture.json", ##"""
+{
+  "name": "inapp-capture",
+  "title": "In-app ReplayKit capture (RPScreenRecorder.startCapture, foreground only) as flutter-webrtc, react-native, NativeScript and Unity wrappers and ReplayKit itself log it",
+  "sdk": "in-app",
+  "side": "app",
+  "rules": [
+    {
+      "event": "capture.started",
+      "match": "start {gap}replykit capture",
+      "sdk": "flutter-webrtc"
+    },
+    {
+      "event": "capture.stopped",
+      "match": "stop {gap}replykit capture",
+      "sdk": "flutter-webrtc"
+    },
+    {
+      "event": "capture.started",
+      "match": "RPScreenRecorder.shared().{gap}startCapture"
+    },
+    {
+      "event": "capture.stopped",
+      "match": "RPScreenRecorder.shared().{gap}stopCapture"
+    },
+    {
+      "event": "capture.frame",
+      "match": "RPDaemonProxy: {gap}captureHandler"
+    },
+    {
+      "event": "capture.interrupted",
+      "match": "RPDaemonProxy: {gap}pauseRecording",
+      "set": {
+        "cause": "paused by ReplayKit (the app left the foreground)"
+      }
+    },
+    {
+      "event": "capture.interrupted",
+      "match": "RPDaemonProxy: {gap}clientDidResign",
+      "set": {
+        "cause": "the app resigned active (went to the background)"
+      }
+    },
+    {
+      "event": "capture.resumed",
+      "match": "RPDaemonProxy: {gap}resumeRecording"
+    }
+  ],
+  "samples": [
+    {
+      "message": "start replykit capture",
+      "event": "capture.started"
+    },
+    {
+      "message": "stop replykit capture, trackID 8A1C",
+      "event": "capture.stopped"
+    },
+    {
+      "message": "[ScreenShare] RPScreenRecorder.shared().startCapture called",
+      "event": "capture.started"
+    },
+    {
+      "message": "RPScreenRecorder.shared().stopCapture completed",
+      "event": "capture.stopped"
+    },
+    {
+      "message": "RPDaemonProxy: captureHandlerWithSample:",
+      "event": "capture.frame"
+    },
+    {
+      "message": "**RPDaemonProxy: pauseRecording**",
+      "event": "capture.interrupted",
+      "attrs": {
+        "cause": "paused by ReplayKit (the app left the foreground)"
+      }
+    },
+    {
+      "message": "RPDaemonProxy: clientDidResignActiveWithBundleID",
+      "event": "capture.interrupted"
     }
   ]
 }
@@ -527,6 +1038,129 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/replaykit.json", ##"""
+{
+  "name": "replaykit",
+  "title": "ReplayKit's errors in every shape they are pasted in (RPRecordingErrorDomain codes, ReplayKit … Code=N, the English description alone, RPScreenRecorder failures)",
+  "sdk": "ios",
+  "side": "system",
+  "rules": [
+    {
+      "event": "replaykit.error",
+      "match": "RPRecordingErrorDomain{gap}Code={code:int} \"{text}\""
+    },
+    {
+      "event": "replaykit.error",
+      "match": "RPRecordingErrorDomain{gap}Code={code:int}"
+    },
+    {
+      "event": "replaykit.error",
+      "match": "ReplayKit{gap}Code={code:int}"
+    },
+    {
+      "event": "replaykit.error",
+      "match": "[RPScreenRecorder {method}]{gap} failed{detail}"
+    },
+    {
+      "event": "replaykit.error",
+      "match": "Recording interrupted by multitasking and content resizing",
+      "set": {
+        "code": "-5807"
+      }
+    },
+    {
+      "event": "replaykit.error",
+      "match": "invalid {gap}broadcast session",
+      "set": {
+        "code": "-5808"
+      }
+    }
+  ],
+  "samples": [
+    {
+      "message": "Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5808 \"Attempted to start an invalid broadcast session\"",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5808",
+        "text": "Attempted to start an invalid broadcast session"
+      }
+    },
+    {
+      "message": "Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5807 \"Recording interrupted by multitasking and content resizing\" UserInfo={NSLocalizedDescription=Recording interrupted by multitasking and content resizing}",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5807"
+      }
+    },
+    {
+      "message": "domain: \"com.apple.ReplayKit.RPRecordingErrorDomain\" Code=-5807 \"Recording interrupted by multitasking and content resizing\"",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5807"
+      }
+    },
+    {
+      "message": "Error Domain=RPRecordingErrorDomain Code=-5815 \"(null)\"",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5815"
+      }
+    },
+    {
+      "message": "startCapture error: RPRecordingErrorDomain, userInfo: [:], Code=-5809",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5809"
+      }
+    },
+    {
+      "message": "ReplayKit error: Code=-5833",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5833"
+      }
+    },
+    {
+      "message": "[ScreenCapturer] ReplayKit startCapture failed, Code=-5830",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5830"
+      }
+    },
+    {
+      "message": "Screen capture failed: Recording interrupted by multitasking and content resizing",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5807"
+      }
+    },
+    {
+      "message": "OS 13.0 & above: Live broadcast has stopped due to Attempted to start invalid broadcast session.",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5808"
+      }
+    },
+    {
+      "message": "-[RPScreenRecorder startCaptureWithHandler:completionHandler:]_block_invoke_3:1059 failed to start due to error: Recording interrupted by multitasking and content resizing",
+      "event": "replaykit.error",
+      "attrs": {
+        "method": "startCaptureWithHandler:completionHandler:"
+      }
+    },
+    {
+      "message": "-[RPScreenRecorder stopCaptureWithHandler:]_block_invoke:1231 failed with error: Attempted to stop a non-recording",
+      "event": "replaykit.error"
+    },
+    {
+      "message": "[RPScreenRecorder startCapture] started"
+    },
+    {
+      "message": "ReplayKit broadcast picker shown"
+    }
+  ]
+}
+"""##),
         ("vocabulary/rnwebrtc-server.json", ##"""
 {
   "name": "rnwebrtc-server",
@@ -641,6 +1275,63 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/system-replaykit.json", ##"""
+{
+  "name": "system-replaykit",
+  "title": "Apple's own broadcast lines, SDK-neutral: any extension (MAUI/Xamarin, custom, vendors not in the vocabulary) gets a session from them",
+  "sdk": "replaykit",
+  "side": "extension",
+  "rules": [
+    {
+      "event": "broadcast.started",
+      "match": "broadcastStarted"
+    },
+    {
+      "event": "broadcast.failed",
+      "match": "finishBroadcastWithError{error}"
+    },
+    {
+      "event": "broadcast.finished",
+      "match": "broadcastFinished"
+    },
+    {
+      "event": "broadcast.handler",
+      "match": "RPBroadcastSampleHandler"
+    },
+    {
+      "event": "replaykit.system_broadcast",
+      "match": "RPSystemBroadcastSession",
+      "side": "system"
+    }
+  ],
+  "samples": [
+    {
+      "message": "`broadcastStarted - preparing session for URL: rtmp://live.example/app/key",
+      "event": "broadcast.started"
+    },
+    {
+      "message": "-[RPBroadcastSampleHandler broadcastStartedWithSetupInfo:]",
+      "event": "broadcast.started"
+    },
+    {
+      "message": "SampleHandler.finishBroadcastWithError(Stream closed)",
+      "event": "broadcast.failed"
+    },
+    {
+      "message": "broadcastFinished",
+      "event": "broadcast.finished"
+    },
+    {
+      "message": "RPSystemBroadcastSession: invalidate",
+      "event": "replaykit.system_broadcast"
+    },
+    {
+      "message": "-[RPBroadcastSampleHandler _processPayload:completion:] payload of 2 buffers",
+      "event": "broadcast.handler"
+    }
+  ]
+}
+"""##),
         ("vocabulary/system.json", ##"""
 {
   "name": "system",
@@ -648,28 +1339,271 @@ enum BuiltinParsers {
   "sdk": "ios",
   "side": "system",
   "rules": [
-    {"event": "extension.killed_memory", "match": "EXC_RESOURCE -> {target}[{target_pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"},
-    {"event": "extension.killed_memory", "match": "Message from debugger: Terminated due to memory issue"},
-    {"event": "process.exited", "match": "Program ended with exit code: {code:int}"},
-    {"event": "app.suspended", "match": "Calculated state for app<{bundle}({instance})>: running-suspended"},
-    {"event": "replaykit.error", "match": "RPRecordingErrorDomain Code={code:int} \"{text}\""},
-    {"event": "replaykit.error", "match": "RPRecordingErrorDomain Code={code:int}"},
-    {"event": "broadcast.stopped_alert", "match": "Live broadcast has stopped due to{text}"},
-    {"event": "app_group.not_entitled", "match": "container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"},
-    {"event": "socket.so_error", "match": "Socket SO_ERROR [{errno:int}: {strerror}]"},
-    {"event": "replaykit.paused", "match": "RPDaemonProxy: pauseRecording"}
+    {
+      "event": "replayd.killed",
+      "match": "EXC_RESOURCE -> {gap}replayd[{pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "replayd.killed",
+      "match": "Process replayd [{pid:int}] killed by jetsam reason {reason:word}"
+    },
+    {
+      "event": "extension.killed_memory",
+      "match": "EXC_RESOURCE -> {target}[{target_pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "extension.killed_memory",
+      "match": "Message from debugger: Terminated due to memory issue"
+    },
+    {
+      "event": "extension.killed",
+      "match": "Process {target} [{target_pid:int}] killed by jetsam reason {reason:word}"
+    },
+    {
+      "event": "replayd.writeback_overflow",
+      "match": "writeback pool capacity exceeded"
+    },
+    {
+      "event": "app.crashed",
+      "match": "stop reason = EXC_{reason}"
+    },
+    {
+      "event": "app.crashed",
+      "match": "stop reason = signal SIG{reason}"
+    },
+    {
+      "event": "process.exited",
+      "match": "Program ended with exit code: {code:int}"
+    },
+    {
+      "event": "app.suspended",
+      "match": "Calculated state for app<{bundle}({instance})>: running-suspended"
+    },
+    {
+      "event": "app.suspended",
+      "match": "Received state {gap}update for {pid:int} (app<{bundle}({instance})>, running-suspended"
+    },
+    {
+      "event": "broadcast.stopped_alert",
+      "match": "Live broadcast has stopped due to{text}"
+    },
+    {
+      "event": "app_group.not_entitled",
+      "match": "container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"
+    },
+    {
+      "event": "socket.so_error",
+      "match": "Socket SO_ERROR [{errno:int}: {strerror}]"
+    }
   ],
   "samples": [
-    {"message": "EXC_RESOURCE -> BroadcastExtension[912] exceeded mem limit: ActiveHard 50 MB (fatal)", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "912", "limit_kind": "ActiveHard", "limit_mb": "50"}},
-    {"message": "Message from debugger: Terminated due to memory issue", "event": "extension.killed_memory"},
-    {"message": "Program ended with exit code: 9", "event": "process.exited", "attrs": {"code": "9"}},
-    {"message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))", "event": "app.suspended", "attrs": {"bundle": "io.app.demo.RemoteAccess"}},
-    {"message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE)>: running-active (role: UserInteractive)"},
-    {"message": "Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5808 \"Attempted to start an invalid broadcast session\"", "event": "replaykit.error", "attrs": {"code": "-5808", "text": "Attempted to start an invalid broadcast session"}},
-    {"message": "OS 13.0 & above: Live broadcast has stopped due to Attempted to start invalid broadcast session.", "event": "broadcast.stopped_alert"},
-    {"message": "[unspecified] container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled", "event": "app_group.not_entitled"},
-    {"message": "[connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]", "event": "socket.so_error", "attrs": {"errno": "61", "strerror": "Connection refused"}},
-    {"message": "**RPDaemonProxy: pauseRecording**", "event": "replaykit.paused"}
+    {
+      "message": "EXC_RESOURCE -> BroadcastExtension[912] exceeded mem limit: ActiveHard 50 MB (fatal)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "target": "BroadcastExtension",
+        "target_pid": "912",
+        "limit_kind": "ActiveHard",
+        "limit_mb": "50"
+      }
+    },
+    {
+      "message": "Message from debugger: Terminated due to memory issue",
+      "event": "extension.killed_memory"
+    },
+    {
+      "message": "Program ended with exit code: 9",
+      "event": "process.exited",
+      "attrs": {
+        "code": "9"
+      }
+    },
+    {
+      "message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))",
+      "event": "app.suspended",
+      "attrs": {
+        "bundle": "io.app.demo.RemoteAccess"
+      }
+    },
+    {
+      "message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE)>: running-active (role: UserInteractive)"
+    },
+    {
+      "message": "less than iOS13 but greater than iOS 12.0: Live broadcast has stopped due to:(null)",
+      "event": "broadcast.stopped_alert"
+    },
+    {
+      "message": "[unspecified] container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled",
+      "event": "app_group.not_entitled"
+    },
+    {
+      "message": "[connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]",
+      "event": "socket.so_error",
+      "attrs": {
+        "errno": "61",
+        "strerror": "Connection refused"
+      }
+    },
+    {
+      "message": "Process replayd [123] killed by jetsam reason highwater",
+      "event": "replayd.killed",
+      "attrs": {
+        "pid": "123",
+        "reason": "highwater"
+      }
+    },
+    {
+      "message": "EXC_RESOURCE -> replayd[88] exceeded mem limit: ActiveHard 120 MB (fatal)",
+      "event": "replayd.killed",
+      "attrs": {
+        "pid": "88"
+      }
+    },
+    {
+      "message": "Process BroadcastUpload [4412] killed by jetsam reason per-process-limit",
+      "event": "extension.killed",
+      "attrs": {
+        "target": "BroadcastUpload",
+        "target_pid": "4412",
+        "reason": "per-process-limit"
+      }
+    },
+    {
+      "message": "EXC_RESOURCE -> NotificationService[812] exceeded mem limit: ActiveHard 24 MB (fatal)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "target": "NotificationService",
+        "limit_mb": "24"
+      }
+    },
+    {
+      "message": "<<<< FigVirtualDisplayProcessor >>>> fvdp_copyWritebackBuffer: writeback pool capacity exceeded",
+      "event": "replayd.writeback_overflow"
+    },
+    {
+      "message": "* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)",
+      "event": "app.crashed",
+      "attrs": {
+        "reason": "BAD_ACCESS (code=1, address=0x0)"
+      }
+    },
+    {
+      "message": "* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGABRT",
+      "event": "app.crashed",
+      "attrs": {
+        "reason": "ABRT"
+      }
+    },
+    {
+      "message": "Received state update for 7642 (app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>, running-suspended-NotVisible",
+      "event": "app.suspended",
+      "attrs": {
+        "bundle": "io.app.demo.RemoteAccess"
+      }
+    },
+    {
+      "message": "Received state update for 7642 (app<io.app.demo.RemoteAccess(7E2299AE)>, running-active-Visible"
+    }
+  ]
+}
+"""##),
+        ("vocabulary/trtc.json", ##"""
+{
+  "name": "trtc",
+  "title": "Tencent TRTC screen sharing (startScreenCaptureByReplaykit in the app, TXReplayKitExt in the extension); built from the SDK's API names, not from a real paste",
+  "sdk": "trtc",
+  "side": "app",
+  "rules": [
+    {
+      "event": "app.screenshare_requested",
+      "match": "startScreenCaptureByReplaykit"
+    },
+    {
+      "event": "app.broadcast_started_notified",
+      "match": "onScreenCapture{gap}Started"
+    },
+    {
+      "event": "app.screenshare_stopped",
+      "match": "onScreenCapture{gap}Stopped{reason}"
+    },
+    {
+      "event": "trtc.error",
+      "match": "onError errCode:{code:int}"
+    }
+  ],
+  "samples": [
+    {
+      "message": "trtc_api startScreenCaptureByReplaykit encParams:1280x720",
+      "event": "app.screenshare_requested"
+    },
+    {
+      "message": "onScreenCaptureStopped: reason 1",
+      "event": "app.screenshare_stopped"
+    },
+    {
+      "message": "onError errCode:-1308 errMsg:start screen recording failed",
+      "event": "trtc.error",
+      "attrs": {
+        "code": "-1308"
+      }
+    },
+    {
+      "message": "onEnterRoom elapsed 320"
+    }
+  ]
+}
+"""##),
+        ("vocabulary/twilio.json", ##"""
+{
+  "name": "twilio",
+  "title": "Twilio Video inside a broadcast extension (the extension joins the Room itself; signaling errors 53xxx)",
+  "sdk": "twilio",
+  "side": "extension",
+  "rules": [
+    {
+      "event": "broadcast.started",
+      "match": "broadcast{gap}StartedWithSetupInfo"
+    },
+    {
+      "event": "socket.connected",
+      "match": "didConnectToRoom"
+    },
+    {
+      "event": "broadcast.failed",
+      "match": "didFailToConnectWithError{error}"
+    },
+    {
+      "event": "socket.error",
+      "match": "didDisconnectWithError{error}"
+    },
+    {
+      "event": "twilio.error",
+      "match": "twilio.{gap}video Code={code:int}"
+    }
+  ],
+  "samples": [
+    {
+      "message": "broadcastStartedWithSetupInfo: nil",
+      "event": "broadcast.started"
+    },
+    {
+      "message": "didConnectToRoom: <TVIRoom: 0x1>",
+      "event": "socket.connected"
+    },
+    {
+      "message": "room: ABC didFailToConnectWithError: Error Domain=com.twilio.video Code=53002 \"Signaling connection timed out\"",
+      "event": "broadcast.failed"
+    },
+    {
+      "message": "Error Domain=com.twilio.video Code=53002 \"Signaling connection timed out\"",
+      "event": "twilio.error",
+      "attrs": {
+        "code": "53002"
+      }
+    },
+    {
+      "message": "participant: Bob didConnect"
+    }
   ]
 }
 """##),

@@ -27,6 +27,10 @@ public struct ParserRegistry: Sendable {
         do { json = try JSONValue.parse(text) } catch {
             throw LogFormat.DefinitionError(origin: origin, message: "\(error)")
         }
+        if json["table"] != nil {
+            // A data table (parsers/tables/): read by the stage that uses it, not a format.
+            return
+        }
         if json["rules"] != nil {
             let v = try Vocabulary(json: json, origin: origin)
             if let i = vocabularies.firstIndex(where: { $0.name == v.name }) { vocabularies[i] = v } else {

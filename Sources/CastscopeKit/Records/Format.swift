@@ -77,6 +77,9 @@ public struct LogFormat: Sendable {
     public var splitCollapsed: Bool
     /// A journald rendering whose entries carry fields: journalctl filters apply to it.
     public var isJournal: Bool
+    /// Patterns (indices) whose dates are always written `yyyy-dd-MM` (HaishinKit's Logboard),
+    /// not only when the middle field is above 12.
+    public var swapDayMonth: Set<Int> = []
     public var samples: [Sample]
     let startProbe: RecordStartProbe
     /// Where the definition came from (built-in or a user file).
@@ -141,6 +144,10 @@ public struct LogFormat: Sendable {
         processIsPath = json["processIsPath"] == .bool(true)
         splitCollapsed = json["splitCollapsed"] == .bool(true)
         isJournal = json["journal"] == .bool(true)
+        for v in json["swapDayMonth"]?.arrayValue ?? [] {
+            guard let i = Int(v.stringValue ?? ""), patterns.indices.contains(i) else { throw fail("swapDayMonth: not a pattern index") }
+            swapDayMonth.insert(i)
+        }
         var samples: [Sample] = []
         for s in json["samples"]?.arrayValue ?? [] {
             let lines: [String]
@@ -152,7 +159,9 @@ public struct LogFormat: Sendable {
         }
         if samples.isEmpty { throw fail("no samples: every format carries sample lines that a test runs") }
         self.samples = samples
-        startProbe = RecordStartProbe(patterns.first)
+        // The cheap record-start test holds only when every pattern starts the same way.
+        let probes = patterns.map { RecordStartProbe($0) }
+        startProbe = probes.dropFirst().allSatisfy({ $0.sameTest(as: probes[0]) }) ? RecordStartProbe(patterns.first) : .unknown
     }
 }
 
@@ -296,6 +305,14 @@ enum RecordStartProbe: Sendable {
             }
         case .literal(let l)?: self = .literal(l)
         default: self = .unknown
+        }
+    }
+
+    func sameTest(as other: RecordStartProbe) -> Bool {
+        switch (self, other) {
+        case (.isoDate, .isoDate), (.bsdDate, .bsdDate), (.clock, .clock), (.wordThenTab, .wordThenTab): return true
+        case (.literal(let a), .literal(let b)): return a == b
+        default: return false
         }
     }
 

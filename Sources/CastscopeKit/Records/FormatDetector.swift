@@ -89,6 +89,34 @@ public struct FormatDetector {
     }
 }
 
+extension FormatDetector {
+    /// A note when a file falls back to `plain` although most of its first lines begin with
+    /// a timestamp (a layout no format knows yet: its times are lost, which the reader must
+    /// be told). nil otherwise.
+    static func plainFallbackNote(head: UnsafeRawBufferPointer, detector: FormatDetector) -> String? {
+        guard detector.detect(head: head)?.format.kind == .plain else { return nil }
+        var lines = 0
+        var timed = 0
+        var start = 0
+        for i in 0..<head.count where head[i] == 0x0A {
+            var line = UnsafeRawBufferPointer(rebasing: head[start..<i])
+            start = i + 1
+            guard !line.isEmpty else { continue }
+            lines += 1
+            while let f = line.first, f == UInt8(ascii: "`") || f == 0x20 || f == UInt8(ascii: "[") { line = UnsafeRawBufferPointer(rebasing: line[1...]) }
+            if let base = line.baseAddress,
+                ISODate.starts(base, line.count) || BSDDate.starts(base, line.count) || Clock.starts(base, line.count)
+                    || (line.count > 10 && line[0..<4].allSatisfy(isDigit) && !isDigit(line[4]) && isDigit(line[5]) && isDigit(line[6]))
+            {
+                timed += 1
+            }
+            if lines >= 200 { break }
+        }
+        guard lines >= 2, timed * 2 > lines else { return nil }
+        return "read as plain text (times lost) although \(timed) of the first \(lines) lines begin with a timestamp: a layout castscope does not know yet (try --format)"
+    }
+}
+
 func contains(_ hay: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
     guard needle.count <= hay.count, let first = needle.first else { return needle.isEmpty }
     var i = 0

@@ -40,6 +40,12 @@ public final class RecordReader {
     private var lastProcess: [UInt8]?
     private var lastPid: [UInt8]?
     private var waiting: [RawRecord] = []
+    /// `print` formats: brackets the pending NSLog message left open (`{`, `[`, `(`), so the
+    /// lines of a dictionary dump, a JS array or a call stack continue it; and how many lines
+    /// it has taken (bounded, so one unbalanced bracket cannot swallow the rest).
+    private var pendingDepth = 0
+    private var pendingJoined = 0
+    static let maxJoinedLines = 200
     private var scratch: [UInt8] = []
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
     /// journalctl-style matches, applied to journal renderings (export, JSON).
@@ -142,7 +148,7 @@ public final class RecordReader {
         // The next line is one the skimmer stopped at for an anchor the block scan verified.
         var anchored = false
         while true {
-            if let skimmer, stats.records > 0 {
+            if let skimmer, stats.records > 0, pendingDepth == 0 {
                 // A record that matters may be pending: the skimmer then takes no continuation
                 // line (those belong to it), and the first record start it takes ends it.
                 let hadPending = hasPending
@@ -170,10 +176,19 @@ public final class RecordReader {
             if isSkippable(line) { stats.skipped += 1; continue }
             pendingIrrelevant = false
             if format.kind == .plain {
+                if hasPending && pendingDepth > 0 && pendingJoined < Self.maxJoinedLines {
+                    // A dump (dictionary, array, call stack) continues the message that opened it.
+                    pending.appendToMessage(line)
+                    pendingJoined += 1
+                    pendingDepth = Self.bracketDepth(line, from: pendingDepth)
+                    continue
+                }
                 try emitPending(sink)
                 pending.reset(line: lines.lineNumber)
                 pending.set(.message, line)
                 hasPending = true
+                pendingDepth = Self.opensBlock(line) ? Self.bracketDepth(line, from: 0) : 0
+                pendingJoined = 0
                 continue
             }
             var rest = line
@@ -226,6 +241,10 @@ public final class RecordReader {
             return true
         }
         if format.kind == .plain {
+            // A dump's lines, and the line that opens one, are read in full (joined whatever
+            // the vocabulary thinks of them).
+            if hasPending && pendingDepth > 0 { return false }
+            if Self.opensBlock(line) { return false }
             stats.records += 1
             return true
         }
@@ -248,7 +267,10 @@ public final class RecordReader {
         }
         switch format.continuation {
         case .print:
+            // Continues a multi-line NSLog record.
+            if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && Self.isLoneOpener(line))) { return false }
             stats.records += 1  // a print() line with nothing recognizable
+            pendingJoined = Self.maxJoinedLines  // the pending record is no longer the line before
             return true
         case .none:
             return false
@@ -271,10 +293,17 @@ public final class RecordReader {
             for (slot, field) in format.slotFields[i].enumerated() {
                 if let field, let r = matches[i].range(slot) { pending.setRange(field, r) }
             }
-            if matches[i].hasTime { pending.time = matches[i].time }
+            if matches[i].hasTime {
+                pending.time = matches[i].time
+                if !format.swapDayMonth.isEmpty, format.swapDayMonth.contains(i) { pending.time?.swapDayMonth() }
+            }
             hasPending = true
             matched = true
-            if format.continuation == .print { try timestamped(sink) }
+            if format.continuation == .print {
+                pendingDepth = pending.withBytes(.message) { Self.opensBlock($0) ? Self.bracketDepth($0, from: 0) : 0 } ?? 0
+                pendingJoined = 0
+                try timestamped(sink)
+            }
             break
         }
         if matched { return }
@@ -284,8 +313,14 @@ public final class RecordReader {
         case .tab where hasPending && line.first == 0x09,
             .indented where hasPending && (line.first == 0x09 || line.first == 0x20):
             pending.appendToMessage(line)
+        case .print where hasPending && pendingJoined < Self.maxJoinedLines
+            && (pendingDepth > 0 || (pendingJoined == 0 && Self.isLoneOpener(line))):
+            pending.appendToMessage(line)
+            pendingJoined += 1
+            pendingDepth = Self.bracketDepth(line, from: pendingDepth)
         case .print:
             try emitPending(sink)
+            pendingDepth = 0
             var rec = RawRecord()
             rec.reset(line: lines.lineNumber)
             rec.set(.message, line)
@@ -299,6 +334,42 @@ public final class RecordReader {
             stats.unparsed += 1
             if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
         }
+    }
+
+    /// The message ends with an opening bracket: a dump follows on the next lines.
+    static func opensBlock(_ text: UnsafeRawBufferPointer) -> Bool {
+        var e = text.count
+        if e > 0, text[e - 1] == 0x0D { e -= 1 }  // (the skimmer looks at the same last byte)
+        guard e > 0 else { return false }
+        let b = text[e - 1]
+        return b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "(")
+    }
+
+    /// A line that is only an opening bracket (the `(` a call stack starts with).
+    static func isLoneOpener(_ line: UnsafeRawBufferPointer) -> Bool {
+        var found: UInt8 = 0
+        for b in line where b != 0x20 && b != 0x09 && b != 0x0D {
+            guard found == 0 else { return false }
+            found = b
+        }
+        return found == UInt8(ascii: "{") || found == UInt8(ascii: "[") || found == UInt8(ascii: "(")
+    }
+
+    /// Open brackets after `text`, starting from `depth` (quoted text not counted; never
+    /// below zero).
+    static func bracketDepth(_ text: UnsafeRawBufferPointer, from depth: Int) -> Int {
+        var d = depth
+        var quoted = false
+        for b in text {
+            if b == UInt8(ascii: "\"") { quoted.toggle(); continue }
+            if quoted { continue }
+            switch b {
+            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("): d += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"): d = max(0, d - 1)
+            default: break
+            }
+        }
+        return d
     }
 
     /// A timestamped record arrived: remember it for later print() lines and give its time
@@ -392,43 +463,71 @@ public final class RecordReader {
         if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
     }
 
+    /// Apple's `--style json`: one array of pretty-printed objects. A streaming byte-level
+    /// reader: it tracks strings, escapes and nesting depth, so nested objects (every current
+    /// record's `backtrace`, `source`) whose braces sit on their own lines stay inside their
+    /// record, and objects may share lines (`},{`, a minified array on one line). Lines outside
+    /// any object that are not JSON punctuation are preamble (skipped) or counted unparsed.
     private func runJSONArray(_ sink: (inout RawRecord) throws -> Void) throws {
         var text: [UInt8] = []
-        var inObject = false
+        var depth = 0
+        var inString = false
+        var escaped = false
         var startLine = 0
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
-            let trimmed = trim(line)
-            let isOpen = trimmed.elementsEqual("[{".utf8) || trimmed.elementsEqual("{".utf8)
-            let isSep = trimmed.elementsEqual("},{".utf8)
-            let isClose = trimmed.elementsEqual("}]".utf8) || (trimmed.elementsEqual("}".utf8) && inObject)
-            if isSep || isClose {
-                if inObject {
-                    text.append(UInt8(ascii: "}"))
-                    try text.withUnsafeBytes { try object($0, sink, line: startLine) }
+            if depth == 0 {
+                let trimmed = trim(line)
+                guard let first = trimmed.first else { stats.skipped += 1; continue }
+                let structural = first == UInt8(ascii: "[") || first == UInt8(ascii: "{") || first == UInt8(ascii: "]")
+                    || first == UInt8(ascii: ",") || first == UInt8(ascii: "}")
+                if !structural {
+                    if isSkippable(line) { stats.skipped += 1 } else { unparsed() }
+                    continue
                 }
-                inObject = isSep
-                text = isSep ? [UInt8(ascii: "{")] : []
-                startLine = lines.lineNumber + 1
-                continue
             }
-            if isOpen {
-                inObject = true
-                text = [UInt8(ascii: "{")]
-                startLine = lines.lineNumber
-                continue
+            var stray = false
+            var objects = 0
+            for b in line {
+                if depth == 0 {
+                    switch b {
+                    case UInt8(ascii: "{"):
+                        depth = 1
+                        inString = false
+                        escaped = false
+                        text.removeAll(keepingCapacity: true)
+                        text.append(b)
+                        startLine = lines.lineNumber
+                    case UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: ","), 0x20, 0x09, 0x0D:
+                        break
+                    default:
+                        stray = true
+                    }
+                    continue
+                }
+                text.append(b)
+                if inString {
+                    if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                    continue
+                }
+                switch b {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 {
+                        objects += 1
+                        try text.withUnsafeBytes { try object($0, sink, line: startLine) }
+                    }
+                default: break
+                }
             }
-            if inObject {
-                text.append(contentsOf: line)
-                text.append(0x0A)
-            } else if trimmed.elementsEqual("[]".utf8) || isSkippable(line) {
-                stats.skipped += 1
-            } else {
-                unparsed()
-            }
+            if depth > 0 { text.append(0x0A) }
+            // A stray `}` or text outside any object, with no object on the line: not JSON.
+            if stray && objects == 0 && depth == 0 { unparsed() }
         }
-        if inObject {
+        if depth > 0 {
             problems.append(InputError(path: lines.path, line: startLine, "JSON array ends inside a record (truncated export)"))
         }
     }

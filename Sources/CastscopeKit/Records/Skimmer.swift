@@ -94,6 +94,12 @@ struct Skimmer {
             } else {
                 let first = line.load(as: UInt8.self)
                 if first == 0x20 || first == 0x09 || skipFirst[Int(first)] { break }
+                if P.self == Always.self {
+                    // Plain text: a line ending in an opening bracket starts a dump whose
+                    // lines join it: the full path reads it.
+                    let last = line.load(fromByteOffset: length &- 1, as: UInt8.self)
+                    if last == 0x7B || last == 0x5B || last == 0x28 { break }
+                }
                 if P.starts(line, length) {
                     progress.records &+= 1
                     if P.self != Always.self { progress.pendingIrrelevant = true }

@@ -19,6 +19,14 @@ public struct ParsedTime: Sendable, Hashable {
 
     public init() {}
 
+    /// A date from a writer that always puts the day first (`yyyy-dd-MM`): swapped back unless
+    /// the scan already did (the middle field was above 12) or the result would be no date.
+    mutating func swapDayMonth() {
+        guard hasDate, !swappedDayMonth, day <= 12 else { return }
+        swap(&month, &day)
+        swappedDayMonth = true
+    }
+
     public static func epoch(micros: Int64) -> ParsedTime {
         var t = ParsedTime()
         t.epochMicros = micros

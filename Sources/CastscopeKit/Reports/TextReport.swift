@@ -16,6 +16,8 @@ public struct TextReport {
         case .stoppedByHost: return "33"
         case .truncated, .unknown: return "35"
         case .failedToConnect, .socketError, .killed: return "31"
+        case .interrupted: return "33"
+        case .failed: return "31"
         }
     }
 

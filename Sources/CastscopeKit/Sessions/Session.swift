@@ -7,6 +7,10 @@ public enum Outcome: String, Sendable, CaseIterable {
     case killed
     case truncated
     case unknown
+    /// In-app capture stopped by the system: the app left the foreground (ReplayKit paused it).
+    case interrupted
+    /// In-app capture failed (a ReplayKit error code).
+    case failed
 }
 
 /// One connect attempt of the extension to the host app's socket.
@@ -23,6 +27,9 @@ public struct ConnectAttempt: Sendable {
 public struct Session: Sendable {
     public var id: String
     public var sdk: String
+    /// What captured the screen: `extension` (a Broadcast Upload Extension) or `in-app`
+    /// (`RPScreenRecorder.startCapture` inside the app, foreground only).
+    public var capture = "extension"
     public var process: String?
     public var pid: Int?
     public var start: Int64?
@@ -37,6 +44,9 @@ public struct Session: Sendable {
     public var reason = ""
     public var attempts: [ConnectAttempt] = []
     public var connectedAt: Int64?
+    /// The extension connected (also when the lines carry no time, where `connectedAt` is nil:
+    /// in an untimed paste order decides).
+    public var connected = false
     public var frames = 0
     public var firstFrameAt: Int64?
     public var lastFrameAt: Int64?

@@ -38,6 +38,20 @@ public struct SessionBuilder {
         return "file:\(e.source.path)"
     }
 
+    /// Kill lines that open a session when none is open (the extension's own lines may be
+    /// missing: a device syslog excerpt holding only the kernel's line).
+    static let killKinds: Set<String> = ["extension.killed_memory", "extension.killed"]
+
+    /// A kill whose victim is a Broadcast Upload Extension: the 50 MB limit only broadcast
+    /// extensions have, or (limit not given) a name that says so. A notification service
+    /// extension at 24 MB or a host app at 650 MB is not one.
+    static func killsBroadcastExtension(_ e: Event) -> Bool {
+        guard killKinds.contains(e.kind), let name = e.attr("target") else { return false }
+        if let mb = e.attr("limit_mb").flatMap({ Int($0) }) { return (45...55).contains(mb) }
+        let lower = name.lowercased()
+        return ["broadcast", "upload", "screenshar", "screen shar", "screencapture"].contains { lower.hasBytes($0) }
+    }
+
     public func build(_ events: [Event]) -> Result {
         // Which (process, pid) streams are extension processes.
         let key = Self.streamKey
@@ -54,6 +68,11 @@ public struct SessionBuilder {
         var streamOrder: [String] = []
         var others: [Event] = []
         for e in events {
+            if let ck = captureKey(e, streams) {
+                if streams[ck] == nil { streams[ck] = Stream(); streamOrder.append(ck) }
+                feedCapture(e, into: &streams[ck]!)
+                continue
+            }
             var k: String?
             if e.side == .extension {
                 k = key(e)
@@ -65,6 +84,14 @@ public struct SessionBuilder {
                     k = tk
                 } else if extensionKeys.contains(key(e)) {
                     k = key(e)
+                } else if Self.killsBroadcastExtension(e), let name = e.attr("target") {
+                    // A broadcast extension killed with no line of its own in the logs: a
+                    // session of its own, known only by how it ended.
+                    let tk = "\(name)[\(e.attr("target_pid") ?? "?")]"
+                    extensionKeys.insert(tk)
+                    if let pid = e.attr("target_pid").flatMap({ Int($0) }) { keyByPid[pid] = tk }
+                    keyByProcess[name] = tk
+                    k = tk
                 }
             }
             guard let k else { others.append(e); continue }
@@ -110,8 +137,78 @@ public struct SessionBuilder {
         return inside ?? upcoming
     }
 
+    // MARK: in-app capture
+
+    /// The in-app capture stream a line belongs to: `capture.*` lines, and a ReplayKit error
+    /// that is RPScreenRecorder's own start failure or comes while a capture is open in the
+    /// same process (or file).
+    func captureKey(_ e: Event, _ streams: [String: Stream]) -> String? {
+        let k = "in-app:" + Self.streamKey(e)
+        if e.kind.hasPrefix("capture.") { return k }
+        guard e.kind == "replaykit.error" else { return nil }
+        if e.attr("method")?.hasPrefix("startCapture") == true || e.message.hasBytes("[RPScreenRecorder startCapture") { return k }
+        if let s = streams[k], s.phase != .idle, s.phase != .ended { return k }
+        return nil
+    }
+
+    func feedCapture(_ e: Event, into s: inout Stream) {
+        let kind = e.kind
+        let open = s.phase != .idle && s.phase != .ended
+        if kind == "capture.started" {
+            if open {
+                end(&s, e, .truncated, "in-app capture: started again before this capture ended", deciding: [e])
+                s.sessions[s.sessions.count - 1].interruptedByNewStart = true
+                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.lastTime
+            }
+            newSession(e, inferred: false, into: &s)
+        } else if !open, kind == "capture.interrupted", let i = s.sessions.indices.last, s.sessions[i].outcome == .interrupted {
+            // The same interruption told again (ReplayKit pauses, then the app resigns active).
+            s.sessions[i].events.append(e)
+            s.sessions[i].deciding.append(e)
+            return
+        } else if !open {
+            if kind == "capture.resumed" || kind == "capture.frame" || kind == "capture.stopped" || kind == "capture.interrupted"
+                || kind == "replaykit.error"
+            {
+                newSession(e, inferred: true, into: &s)
+            } else {
+                if let i = s.sessions.indices.last { s.sessions[i].events.append(e) } else { s.preamble.append(e) }
+                return
+            }
+        }
+        let i = s.sessions.count - 1
+        s.sessions[i].capture = "in-app"
+        if s.sessions[i].sdk == "ios" || s.sessions[i].sdk == "in-app", e.sdk != "ios", e.sdk != "in-app" { s.sessions[i].sdk = e.sdk }
+        s.sessions[i].events.append(e)
+        switch kind {
+        case "capture.frame":
+            s.sessions[i].frames += e.count
+            if s.sessions[i].firstFrameAt == nil { s.sessions[i].firstFrameAt = e.time }
+            s.sessions[i].lastFrameAt = e.lastTime
+            s.phase = .streaming
+        case "capture.interrupted":
+            let cause = e.attr("cause") ?? e.message
+            end(&s, e, .interrupted,
+                "in-app capture was interrupted: \(cause); in-app capture (RPScreenRecorder.startCapture) runs only while the app is in the foreground",
+                deciding: [e])
+        case "capture.stopped":
+            end(&s, e, .completed, "in-app capture: the app stopped the capture (\(e.message))", deciding: [e])
+        case "replaykit.error":
+            let code = e.attr("code").map { " \($0)" } ?? ""
+            end(&s, e, .failed, "in-app capture failed with ReplayKit error\(code): \(e.message)", deciding: [e])
+        default:
+            break
+        }
+    }
+
     private func newSession(_ e: Event, inferred: Bool, into s: inout Stream) {
         var session = Session(id: "", sdk: e.sdk, process: e.process, pid: e.pid)
+        if e.side == .system, let target = e.attr("target") {
+            // Opened by a kill: the victim is the session's process.
+            session.process = target
+            session.pid = e.attr("target_pid").flatMap { Int($0) }
+            session.sdk = "unknown"
+        }
         session.start = e.time
         session.displayOffset = e.displayOffset
         session.startInferred = inferred
@@ -148,7 +245,7 @@ public struct SessionBuilder {
         }
         if s.phase == .idle {
             let opens = Self.startKinds.contains(kind) || kind.hasPrefix("socket.") || kind.hasPrefix("frame.")
-                || kind.hasPrefix("broadcast.")
+                || kind.hasPrefix("broadcast.") || (Self.killKinds.contains(kind) && e.attr("target") != nil)
             guard opens else { s.preamble.append(e); return }
             newSession(e, inferred: true, into: &s)
         } else if s.phase == .ended {
@@ -161,6 +258,11 @@ public struct SessionBuilder {
         }
         let i = s.sessions.count - 1
         s.sessions[i].events.append(e)
+        // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
+        // the first line that names one.
+        if ["replaykit", "unknown"].contains(s.sessions[i].sdk), !["replaykit", "ios", "unknown"].contains(e.sdk), e.side == .extension {
+            s.sessions[i].sdk = e.sdk
+        }
         var session: Session { s.sessions[i] }
         switch kind {
         case "socket.connect_attempt":
@@ -176,6 +278,7 @@ public struct SessionBuilder {
             }
         case "socket.connected":
             if session.connectedAt == nil { s.sessions[i].connectedAt = e.time }
+            s.sessions[i].connected = true
             if s.phase == .connecting { s.phase = .connected }
         case "frame.sent":
             s.sessions[i].frames += e.count
@@ -208,7 +311,7 @@ public struct SessionBuilder {
                 end(&s, e, .stoppedByHost, "the host app shut the broadcast down: \"\(reason)\"", deciding: [e])
             }
         case "broadcast.failed":
-            if session.connectedAt == nil && !session.attempts.isEmpty {
+            if !session.connected && !session.attempts.isEmpty {
                 end(&s, e, .failedToConnect, "the broadcast failed before the extension ever connected", deciding: [e])
             } else {
                 end(&s, e, .socketError, "the broadcast failed: \(e.message)", deciding: [s.sawError, e].compactMap { $0 })
@@ -218,7 +321,7 @@ public struct SessionBuilder {
                 "the extension gave up after \(session.attempts.count) connect attempt\(session.attempts.count == 1 ? "" : "s")",
                 deciding: [session.attempts.last.map { _ in e }].compactMap { $0 })
         case "broadcast.finished":
-            if session.connectedAt == nil && session.attempts.contains(where: { $0.failure != nil }) {
+            if !session.connected && session.attempts.contains(where: { $0.failure != nil }) {
                 end(&s, e, .failedToConnect, "the broadcast was stopped before the extension ever connected (\(session.attempts.count) failed attempts)", deciding: [e])
             } else {
                 end(&s, e, .completed, "the broadcast was finished by the user or the system (broadcastFinished)", deciding: [e])
@@ -231,7 +334,7 @@ public struct SessionBuilder {
         case "process.exited":
             if e.attr("code") == "9" {
                 end(&s, e, .killed, "the extension was killed with signal 9 (\(e.message))", deciding: [e])
-            } else if session.connectedAt == nil && !session.attempts.isEmpty {
+            } else if !session.connected && !session.attempts.isEmpty {
                 end(&s, e, .failedToConnect, "the extension exited (\(e.message)) without ever connecting after \(session.attempts.count) attempts", deciding: [e])
             } else {
                 end(&s, e, .completed, "the extension exited normally (\(e.message))", deciding: [e])
@@ -250,7 +353,7 @@ public struct SessionBuilder {
             s.sessions[i].outcome = .socketError
             s.sessions[i].reason = "the log ends after a socket error: \(err.message)"
             s.sessions[i].deciding = [err]
-        } else if session.connectedAt == nil && session.attempts.contains(where: { $0.failure != nil }) {
+        } else if !session.connected && session.attempts.contains(where: { $0.failure != nil }) {
             let n = session.attempts.count
             var span = ""
             if let a = session.attempts.first?.time, let b = session.attempts.last?.time { span = " over \(Fmt.duration(b - a))" }
@@ -269,7 +372,7 @@ public struct SessionBuilder {
     /// A session the extension's own lines leave open can still be closed by what the host
     /// app saw: the extension closing its end means the broadcast finished.
     func decideFromHost(_ s: inout Session) {
-        guard s.outcome == .truncated, s.connectedAt != nil else { return }
+        guard s.outcome == .truncated, s.connected else { return }
         let lastExt = s.events.last(where: { $0.side == .extension })?.lastTime ?? Int64.min
         if let d = s.events.last(where: {
             $0.side == .app && ($0.kind == "server.client_disconnected" || $0.kind == "app.extension_disconnected")

@@ -1,0 +1,541 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Issue 13: what the field sends. Every family of real pastes, built from lines constructed
+/// from the reference docs (several variants each), and a table over every stored real paste.
+@Suite("real pastes")
+struct RealPasteTests {
+    struct Analysis {
+        var json: [String: Any]
+        var input: [String: Any] { ((json["inputs"] as? [[String: Any]]) ?? []).first ?? [:] }
+        var format: String? { input["format"] as? String }
+        var records: Int { input["records"] as? Int ?? -1 }
+        var unparsed: Int { input["unparsed"] as? Int ?? -1 }
+        var lines: Int { input["lines"] as? Int ?? -1 }
+        var notes: [String] { input["notes"] as? [String] ?? [] }
+        var errors: [String] { json["errors"] as? [String] ?? [] }
+        var sessions: [[String: Any]] { json["sessions"] as? [[String: Any]] ?? [] }
+        var outcomes: [String] { sessions.compactMap { $0["outcome"] as? String } }
+        var sdks: [String] { sessions.compactMap { $0["sdk"] as? String } }
+        var findings: [[String: Any]] { json["findings"] as? [[String: Any]] ?? [] }
+        var kinds: [String] { findings.compactMap { $0["kind"] as? String }.sorted() }
+        func messages(_ kind: String) -> [String] { findings.filter { $0["kind"] as? String == kind }.compactMap { $0["message"] as? String } }
+        var events: [String] {
+            let unattached = (json["unattached"] as? [[String: Any]] ?? []).compactMap { $0["event"] as? String }
+            let timeline = sessions.flatMap { ($0["timeline"] as? [[String: Any]] ?? []).compactMap { $0["event"] as? String } }
+            return (unattached + timeline).sorted()
+        }
+        func timeline(_ i: Int) -> [[String: Any]] { sessions[i]["timeline"] as? [[String: Any]] ?? [] }
+    }
+
+    /// Writes `text` to a file and runs `castscope analyze --json` on it.
+    func analyze(_ text: String, name: String = "paste.txt", _ args: [String] = []) throws -> Analysis {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        let r = try castscope(["analyze", "--json", "--date", "2026-03-12"] + args + [url.path])
+        let json = try #require(r.json, "no JSON: \(r.stderr)")
+        return Analysis(json: json)
+    }
+
+    // MARK: the stored real pastes
+
+    struct Expected {
+        var format: String
+        var records: Int
+        var unparsed: Int
+        var events: [String]
+        var outcomes: [String]
+        var findings: [String]
+    }
+
+    /// What a careful reader gives for each stored paste (its two header lines removed).
+    static let table: [String: Expected] = [
+        "apprtcmobile-10-user-alert-invalid-broadcast-session.txt":
+            Expected(format: "plain", records: 2, unparsed: 0, events: ["broadcast.stopped_alert", "replaykit.error"], outcomes: [],
+                     findings: ["replaykit-error"]),
+        "capacitor-jitsi-meet-101-ios-sdk-console-rejoin.txt":
+            Expected(format: "plain", records: 13, unparsed: 0, events: [], outcomes: [], findings: []),
+        "formats-consoleapp-copy-livekit-swift-510.txt":
+            Expected(format: "console-copy", records: 10, unparsed: 0, events: ["app.suspended", "app.suspended", "app.suspended"],
+                     outcomes: [], findings: ["host-app-suspended"]),
+        "formats-journalctl-json-sentinel-linux.txt":
+            Expected(format: "journal-json", records: 4, unparsed: 8, events: [], outcomes: [], findings: []),
+        "formats-journalctl-short-iso-offset-without-colon-systemd-29134.txt":
+            Expected(format: "journal-short-iso", records: 11, unparsed: 1, events: [], outcomes: [], findings: []),
+        "formats-journalctl-short-precise-bottlerocket-2900.txt":
+            Expected(format: "journal-short-precise", records: 4, unparsed: 0, events: [], outcomes: [], findings: []),
+        "formats-logshow-default-header-footer-simoncblyth-env.txt":
+            Expected(format: "apple-default", records: 4, unparsed: 2, events: [], outcomes: [], findings: []),
+        "formats-logstream-default-pymobiledevice3-remotexpc.txt":
+            Expected(format: "apple-default", records: 3, unparsed: 0, events: [], outcomes: [], findings: []),
+        "formats-logstream-syslog-style-hacktricks.txt":
+            Expected(format: "apple-syslog", records: 3, unparsed: 1, events: [], outcomes: [], findings: []),
+        "haishinkit-1791-broadcast-ext-rtmp-yyyy-dd-mm-timestamps.txt":
+            Expected(format: "haishinkit", records: 9, unparsed: 0,
+                     events: ["broadcast.started", "socket.connect_attempt", "socket.connected"],
+                     outcomes: ["truncated"], findings: ["abrupt-end"]),
+        "jitsi-meet-15969-start-broadcast-app-group-not-entitled.txt":
+            Expected(format: "plain", records: 7, unparsed: 0, events: ["app.screenshare_requested", "app_group.not_entitled"],
+                     outcomes: [], findings: ["app-group-not-entitled"]),
+        "jitsi-sdk-samples-147-app-group-not-entitled.txt":
+            Expected(format: "xcode", records: 3, unparsed: 0, events: ["app.screenshare_requested", "app_group.not_entitled"],
+                     outcomes: [], findings: ["app-group-not-entitled"]),
+        "livekit-swift-510-host-app-suspended-runningboardd.txt":
+            Expected(format: "console-copy", records: 2, unparsed: 0, events: ["app.suspended"], outcomes: [],
+                     findings: ["host-app-suspended"]),
+        "nativescript-webrtc-16-rpdaemonproxy-pause-on-background.txt":
+            Expected(format: "plain", records: 5, unparsed: 0, events: ["capture.frame", "capture.interrupted", "capture.interrupted"],
+                     outcomes: ["interrupted"], findings: ["capture-interrupted"]),
+        "rnwebrtc-1071-app-server-stream-open-then-econnrefused.txt":
+            Expected(format: "xcode", records: 5, unparsed: 0,
+                     events: ["server.client_connected", "server.client_connected", "socket.so_error"], outcomes: [],
+                     findings: ["connect-refused"]),
+        "rnwebrtc-1106-econnrefused-collapsed-onto-one-line.txt":
+            Expected(format: "xcode", records: 3, unparsed: 0, events: ["socket.so_error"], outcomes: [], findings: ["connect-refused"]),
+    ]
+
+    @Test("every stored real paste gives the records, events, sessions and findings a careful reader gives")
+    func realPasteTable() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: realLogs.path).filter { $0.hasSuffix(".txt") }.sorted()
+        #expect(files.count >= 16)
+        for name in files {
+            let expected = try #require(Self.table[name], "\(name): no row in the table (add what a careful reader gives)")
+            let text = try String(contentsOf: realLogs.appendingPathComponent(name), encoding: .utf8)
+            // The first two lines are the file's own header (source URL, what it shows).
+            let body = text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).joined(separator: "\n")
+            let a = try analyze(body, name: name)
+            #expect(a.format == expected.format, "\(name)")
+            #expect(a.records == expected.records, "\(name): records")
+            #expect(a.unparsed == expected.unparsed, "\(name): unparsed")
+            #expect(a.events == expected.events, "\(name): events")
+            #expect(a.outcomes == expected.outcomes, "\(name): outcomes")
+            #expect(a.kinds == expected.findings, "\(name): findings")
+            #expect(a.errors.isEmpty, "\(name): \(a.errors)")
+        }
+    }
+
+    // MARK: 1. Apple json / ndjson
+
+    static let backtrace = """
+          "backtrace" : {
+            "frames" : [
+              {
+                "imageOffset" : 279748,
+                "imageUUID" : "BB6669E7-A1B7-3807-AF97-FBF5D0D0B4D5"
+              }
+            ]
+          },
+        """
+
+    func prettyRecord(_ message: String, _ time: String, source: Bool = false) -> String {
+        """
+          "messageType" : "Default",
+          "source" : \(source ? "{\n    \"symbol\" : \"x\",\n    \"line\" : 24\n  }" : "null"),
+        \(Self.backtrace)
+          "processImagePath" : "\\/private\\/var\\/containers\\/Bundle\\/Application\\/A\\/Host.app\\/PlugIns\\/BroadcastExtension.appex\\/BroadcastExtension",
+          "timestamp" : "\(time)",
+          "eventMessage" : "\(message)",
+          "processID" : 912,
+          "threadID" : 617126
+        """
+    }
+
+    @Test("log show --style json: nested objects on their own lines, escapes, preambles; records are not lost")
+    func appleJSONNested() throws {
+        let records = [
+            prettyRecord("open socket connection", "2026-03-12 10:00:00.100000+0100"),
+            prettyRecord("client stream open completed", "2026-03-12 10:00:00.200000+0100", source: true),
+            prettyRecord("a brace } and a quote \\\" in text {", "2026-03-12 10:00:00.300000+0100"),
+        ]
+        // Apple's own layout: `[{`, `},{` separators, `}]`.
+        let apple = "Filtering the log data using \"process == \"BroadcastExtension\"\"\n"
+            + "Skipping info and debug messages, pass --info and/or --debug to include.\n"
+            + "[{\n" + records.joined(separator: "\n},{\n") + "\n}]\n"
+        // Separators on lines of their own, and objects opened with `{` alone.
+        let spaced = "[\n{\n" + records.joined(separator: "\n}\n,\n{\n") + "\n}\n]\n"
+        for (label, text) in [("apple", apple), ("spaced", spaced)] {
+            let a = try analyze(text, name: "export.json")
+            #expect(a.format == "apple-json", "\(label)")
+            #expect(a.records == 3, "\(label)")
+            #expect(a.unparsed == 0, "\(label)")
+            #expect(a.sessions.first?["process"] as? String == "BroadcastExtension", "\(label)")
+            #expect(a.outcomes == ["truncated"], "\(label)")
+        }
+        // A minified array on one line (other tools' re-export).
+        let minified = "[" + (0..<3).map { i in
+            #"{"messageType":"Default","backtrace":{"frames":[{"imageOffset":1}]},"processImagePath":"\/x\/BroadcastExtension","timestamp":"2026-03-12 10:00:0\#(i).000000+0100","eventMessage":"open socket connection","processID":912}"#
+        }.joined(separator: ",") + "]\n"
+        let m = try analyze(minified, name: "min.json", ["--format", "apple-json"])
+        #expect(m.records == 3)
+        #expect(m.unparsed == 0)
+        // A truncated export: the records before it are kept, the cut is an error.
+        let cut = "[{\n" + records[0] + "\n},{\n  \"backtrace\" : {\n    \"frames\" : [\n"
+        let c = try analyze(cut, name: "cut.json")
+        #expect(c.records == 1)
+        #expect(c.errors.contains { $0.contains("truncated") })
+    }
+
+    @Test("log show --style ndjson with nested objects on one line")
+    func appleNDJSONNested() throws {
+        let lines = (0..<3).map { i in
+            #"{"traceID":1,"messageType":"Default","source":null,"backtrace":{"frames":[{"imageOffset":2,"imageUUID":"A"}]},"processImagePath":"\/x\/BroadcastExtension","timestamp":"2026-03-12 10:00:0\#(i).000000+0100","eventMessage":"open socket connection","processID":912}"#
+        } + [#"{"count":3,"finished":1}"#]
+        let a = try analyze(lines.joined(separator: "\n") + "\n", name: "stream.ndjson")
+        #expect(a.format == "apple-ndjson")
+        #expect(a.records == 3)
+        #expect(a.unparsed == 0)
+    }
+
+    // MARK: 2. timestamps
+
+    @Test("Xcode NSLog lines without a zone, in ms and µs, with a Markdown backtick; a (-containing process stays whole")
+    func xcodeWithoutZone() throws {
+        let variants = [
+            "2017-04-25 11:12:48.348 MyBroadcast[71910:6705587] open socket connection\n2017-04-25 11:12:48.448 MyBroadcast[71910:6705587] client stream open completed\n",
+            "2016-10-03 09:01:02.123456 MyBroadcast[412:88123] open socket connection\n2016-10-03 09:01:02.223456 MyBroadcast[412:88123] client stream open completed\n",
+            "`2017-04-25 11:12:48.348 MyBroadcast[71910:6705587] open socket connection\n2017-04-25 11:12:48.448 MyBroadcast[71910:6705587] client stream open completed\n",
+            "2020-02-02 10:00:00.000001+0100 Fox (Objective-C)[77:12] open socket connection\n2020-02-02 10:00:00.100001+0100 Fox (Objective-C)[77:12] client stream open completed\n",
+        ]
+        for v in variants {
+            let a = try analyze(v)
+            #expect(a.format == "xcode", "\(v)")
+            #expect(a.records == 2, "\(v)")
+            #expect(a.unparsed == 0, "\(v)")
+            let s = try #require(a.sessions.first, "\(v)")
+            #expect((s["start"] as? String) != nil, "\(v): times kept")
+            #expect(a.kinds.contains("never-connected") == false, "\(v)")
+        }
+        let fox = try analyze(variants[3])
+        #expect(fox.sessions.first?["process"] as? String == "Fox (Objective-C)")
+        #expect(fox.sessions.first?["pid"] as? Int == 77)
+    }
+
+    @Test("Console.app rows whose TABs became runs of spaces keep their times")
+    func consoleCopyWithSpaces() throws {
+        let variants = [
+            "default 17:24:56.282676+0000 BroadcastExt open socket connection\ndefault 17:24:56.382676+0000 BroadcastExt client stream open completed\n",
+            "default    17:24:56.282676+0000    BroadcastExt    open socket connection\nerror      17:24:56.382676+0000    BroadcastExt    client stream open completed\n",
+            "info  17:24:56.282676+0100  BroadcastExt  open socket connection\n    continued detail\ndefault  17:24:56.382676+0100  BroadcastExt  client stream open completed\n",
+        ]
+        for v in variants {
+            let a = try analyze(v)
+            #expect(a.format == "console-copy-spaces", "\(v)")
+            #expect(a.records == 2, "\(v)")
+            #expect(a.unparsed == 0, "\(v)")
+            let start = try #require(a.sessions.first?["start"] as? String, "\(v)")
+            #expect(start.hasPrefix("2026-03-12T17:24:56.282676"), "\(v): \(start)")
+        }
+    }
+
+    @Test("HaishinKit's Logboard writes yyyy-dd-MM always; NSLog lines in the same paste keep their own date and zone")
+    func haishinKitDates() throws {
+        let text = """
+            2025-05-09 13:04:04.774 [Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:207] readyState > uninitialized=>versionSent
+            2025-05-09 13:04:05.271 [Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:207] readyState > ackSent=>handshakeDone
+            2025-09-05 13:04:06.000000+0200 Ext[12:34] NSLog from the extension
+            2025-26-09 13:04:07.000 [Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:207] readyState > handshakeDone=>connected
+
+            """
+        let a = try analyze(text)
+        #expect(a.format == "haishinkit")
+        #expect(a.records == 4)
+        let times = a.timeline(0).compactMap { $0["time"] as? String }
+        // 2025-05-09 in Logboard's order is 5 September.
+        #expect(times.first?.hasPrefix("2025-09-05T13:04:04.774") == true, "\(times)")
+        #expect(a.notes.contains { $0.contains("3 timestamps written yyyy-dd-MM") }, "\(a.notes)")
+    }
+
+    @Test("a file read as plain although most lines start with a timestamp gets a note")
+    func plainFallbackNote() throws {
+        for v in ["2024/05/01 10:00:00 one\n2024/05/01 10:00:01 two\n", "12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n"] {
+            let a = try analyze(v)
+            #expect(a.format == "plain", "\(v)")
+            #expect(a.notes.contains { $0.contains("begin with a timestamp") }, "\(v)")
+        }
+        let prose = try analyze("hello\nworld\n12:00:00 once\n")
+        #expect(prose.notes.isEmpty)
+    }
+
+    // MARK: 3. multi-line records
+
+    @Test("an NSLog message spanning lines (dictionary, JS array, call stack) is one record")
+    func multiLineNSLog() throws {
+        let dict = """
+            2024-05-01 10:00:00.000001+0200 App[1:2] [RNCallKit][updateCall] options = {
+                hasVideo = 1;
+                nested = {
+                    a = b;
+                };
+            }
+            print line after
+            """
+        let a = try analyze(dict + "\n")
+        #expect(a.records == 2)
+        #expect(a.unparsed == 0)
+        let stack = """
+            2024-05-01 10:00:01.000001+0200 App[1:2] *** First throw call stack:
+            (
+            0   CoreFoundation                      0x1 __exceptionPreprocess + 1
+            1   libobjc.A.dylib                     0x2 objc_exception_throw + 2
+            )
+            another print
+            """
+        let b = try analyze(stack + "\n")
+        #expect(b.records == 2)
+        let array = "2024-05-01 10:00:02.000001+0200 App[1:2] participants: [\n  \"a\",\n  \"b\"\n]\nbroadcast started\n"
+        let c = try analyze(array)
+        #expect(c.records == 2)
+        // Balanced brackets: print() lines stay records of their own.
+        let flat = try analyze("2024-05-01 10:00:02.000001+0200 App[1:2] value (see below) {a}\nline one\nline two\n")
+        #expect(flat.records == 3)
+        // Plain (untimed) pastes too: the CallKit dictionary of a real Jitsi paste.
+        let plain = try analyze("[VideoCaptureController] Capture will start\n[RNCallKit][updateCall] callUUID = X options = {\n    hasVideo = 1;\n}\n[VideoCaptureController] Capture started\n")
+        #expect(plain.format == "plain")
+        #expect(plain.records == 3)
+    }
+
+    // MARK: 4. ReplayKit errors
+
+    @Test("ReplayKit errors in every shape, with the meaning from the complete RPRecordingErrorCode table")
+    func replayKitShapes() throws {
+        let cases: [(String, String, String)] = [
+            ("Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5807 \"Recording interrupted by multitasking and content resizing\" UserInfo={NSLocalizedDescription=Recording interrupted by multitasking and content resizing}", "-5807", "contentResize"),
+            ("domain: \"com.apple.ReplayKit.RPRecordingErrorDomain\" Code=-5815 \"(null)\"", "-5815", "failedApplicationConnectionInterrupted"),
+            ("startCapture error: RPRecordingErrorDomain, userInfo: [:], Code=-5809", "-5809", "systemDormancy"),
+            ("ReplayKit error: Code=-5833", "-5833", "failedToStartCaptureStack"),
+            ("[ScreenCapturer] ReplayKit startCapture failed, Code=-5830", "-5830", "attemptToStartInRecordingState"),
+            ("Screen capture failed: Recording interrupted by multitasking and content resizing", "-5807", "contentResize"),
+            ("Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5808 \"Attempted to start an invalid broadcast session\"", "-5808", "broadcastInvalidSession"),
+            ("Error Domain=RPRecordingErrorDomain Code=-5829", "-5829", "attemptToStopNonRecording"),
+        ]
+        for (line, code, name) in cases {
+            let a = try analyze(line + "\n")
+            let m = a.messages("replaykit-error")
+            #expect(m.count == 1, "\(line): \(a.kinds)")
+            #expect(m.first?.contains("\(code) (\(name))") == true, "\(line): \(m)")
+        }
+        // -5807 is no FairPlay error.
+        let fair = try analyze("RPRecordingErrorDomain Code=-5807\n")
+        #expect(fair.messages("replaykit-error").first?.contains("FairPlay") == false)
+        #expect(fair.messages("replaykit-error").first?.contains("multitasking") == true)
+        // A code the table lacks is named as unknown, never given a made-up meaning.
+        let unknown = try analyze("Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5899 \"Something new\"\n")
+        #expect(unknown.messages("replaykit-error").first?.contains("unknown code -5899") == true)
+        // RPScreenRecorder's own failure line, in an in-app capture.
+        let rp = try analyze("2026-03-12 10:00:00.000001+0100 App[5:6] -[RPScreenRecorder startCaptureWithHandler:completionHandler:]_block_invoke_3:1059 failed to start due to error: Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5807 \"Recording interrupted by multitasking and content resizing\"\n")
+        #expect(rp.messages("replaykit-error").first?.contains("-5807") == true)
+        #expect(rp.outcomes == ["failed"])
+    }
+
+    @Test("one ReplayKit error echoed by a plugin on the next line is one finding with both lines")
+    func replayKitEcho() throws {
+        let timed = """
+            2026-03-12 10:00:00.000001+0100 App[5:6] Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5801 "The user declined application recording"
+            2026-03-12 10:00:00.010001+0100 App[5:6] [Plugin] startRecording failed: RPRecordingErrorDomain Code=-5801
+            2026-03-12 10:05:00.000001+0100 App[5:6] Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5801 "The user declined application recording"
+
+            """
+        let a = try analyze(timed)
+        #expect(a.kinds == ["replaykit-error", "replaykit-error"])
+        #expect((a.findings.first?["evidence"] as? [String])?.count == 2)
+        let untimed = try analyze("Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5807 \"x\"\nReplayKit error: Recording interrupted by multitasking and content resizing\n")
+        #expect(untimed.kinds == ["replaykit-error"])
+    }
+
+    // MARK: 5. in-app capture
+
+    @Test("in-app capture sessions: started → frames → stopped, interrupted by backgrounding, failed with a code")
+    func inAppCapture() throws {
+        let stopped = """
+            2026-03-12 10:00:00.000001+0100 Runner[5:6] start replykit capture
+            2026-03-12 10:00:00.100001+0100 Runner[5:6] RPDaemonProxy: captureHandlerWithSample:
+            2026-03-12 10:00:00.200001+0100 Runner[5:6] RPDaemonProxy: captureHandlerWithSample:
+            2026-03-12 10:00:05.000001+0100 Runner[5:6] stop replykit capture, trackID 8A1C
+
+            """
+        let a = try analyze(stopped)
+        #expect(a.outcomes == ["completed"])
+        #expect(a.sdks == ["flutter-webrtc"])
+        #expect((a.sessions.first?["frames"] as? [String: Any])?["count"] as? Int == 2)
+        let interrupted = """
+            2026-03-12 10:00:00.000001+0100 App[5:6] [ScreenShare] RPScreenRecorder.shared().startCapture called
+            2026-03-12 10:00:00.100001+0100 App[5:6] RPDaemonProxy: captureHandlerWithSample:
+            2026-03-12 10:00:03.000001+0100 App[5:6] RPDaemonProxy: pauseRecording
+            2026-03-12 10:00:03.000101+0100 App[5:6] RPDaemonProxy: clientDidResignActiveWithBundleID
+
+            """
+        let b = try analyze(interrupted)
+        #expect(b.outcomes == ["interrupted"])
+        #expect(b.kinds == ["capture-interrupted"])
+        let failed = """
+            2026-03-12 10:00:00.000001+0100 App[5:6] start replykit capture
+            2026-03-12 10:00:00.500001+0100 App[5:6] Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5807 "Recording interrupted by multitasking and content resizing"
+
+            """
+        let c = try analyze(failed)
+        #expect(c.outcomes == ["failed"])
+        #expect(c.kinds == ["replaykit-error"])
+        // Side by side with an extension session in the same bundle.
+        let both = stopped + "2026-03-12 10:01:00.000001+0100 BroadcastExtension[9:1] broadcast started\n2026-03-12 10:01:00.100001+0100 BroadcastExtension[9:1] open socket connection\n"
+        let d = try analyze(both)
+        #expect(d.outcomes.sorted() == ["completed", "truncated"])
+    }
+
+    // MARK: 6. Apple's own lines
+
+    @Test("Apple's broadcast lines give any extension a session; replayd dying is its own finding")
+    func appleBroadcastLines() throws {
+        let custom = """
+            2026-03-12 10:00:00.000001+0100 MauiBroadcast[44:1] -[RPBroadcastSampleHandler broadcastStartedWithSetupInfo:]
+            2026-03-12 10:00:09.000001+0100 MauiBroadcast[44:1] broadcastFinished
+
+            """
+        let a = try analyze(custom)
+        #expect(a.outcomes == ["completed"])
+        #expect(a.sdks == ["replaykit"])
+        let replayd = """
+            Mar 12 10:00:00 iPhone MauiBroadcast[44] <Notice>: broadcastStarted
+            Mar 12 10:00:05 iPhone osanalyticshelper[55] <Notice>: Process replayd [77] killed by jetsam reason highwater
+
+            """
+        let b = try analyze(replayd)
+        #expect(b.kinds.contains("replayd-killed"))
+        #expect(!b.kinds.contains("extension-killed"))
+        // An extension no vocabulary knows, seen only through ReplayKit's own class.
+        let unknown = try analyze("2026-03-12 10:00:00.000001+0100 XamarinBroadcast[61:1] -[RPBroadcastSampleHandler _processPayload:completion:] 2 buffers\n2026-03-12 10:00:00.500001+0100 XamarinBroadcast[61:1] -[RPBroadcastSampleHandler _processPayload:completion:] 2 buffers\n")
+        #expect(unknown.sdks == ["replaykit"])
+        #expect(unknown.sessions.first?["process"] as? String == "XamarinBroadcast")
+        let exc = try analyze("Mar 12 10:00:00 iPhone kernel[0] <Notice>: EXC_RESOURCE -> replayd[88] exceeded mem limit: ActiveHard 120 MB (fatal)\n")
+        #expect(exc.kinds == ["replayd-killed"])
+        #expect(exc.sessions.isEmpty)
+    }
+
+    // MARK: 7. kills without a session start
+
+    @Test("a broadcast extension's kill is a killed session even alone; other processes' jetsams never end one")
+    func killsWithoutStart() throws {
+        for line in [
+            "Mar 12 10:00:01 iPhone kernel[0] <Notice>: EXC_RESOURCE -> MyBroadcastExt[912] exceeded mem limit: ActiveHard 50 MB (fatal)",
+            "Mar 12 10:00:01 iPhone ReportCrash[3] <Notice>: EXC_RESOURCE -> Ext[13] exceeded mem limit: ActiveHard 50 MB (fatal)",
+            "Mar 12 10:00:01 iPhone osanalyticshelper[55] <Notice>: Process ScreenShareUpload [4412] killed by jetsam reason per-process-limit",
+        ] {
+            let a = try analyze(line + "\n")
+            #expect(a.outcomes == ["killed"], "\(line)")
+            #expect(a.kinds == ["extension-killed"], "\(line)")
+        }
+        let others = """
+            Mar 12 10:00:00 iPhone BroadcastExtension[912] <Notice>: broadcast started
+            Mar 12 10:00:00 iPhone BroadcastExtension[912] <Notice>: open socket connection
+            Mar 12 10:00:00 iPhone BroadcastExtension[912] <Notice>: client stream open completed
+            Mar 12 10:00:01 iPhone kernel[0] <Notice>: EXC_RESOURCE -> NotificationService[812] exceeded mem limit: ActiveHard 24 MB (fatal)
+            Mar 12 10:00:02 iPhone kernel[0] <Notice>: EXC_RESOURCE -> MyApp[100] exceeded mem limit: ActiveHard 650 MB (fatal)
+            Mar 12 10:00:03 iPhone BroadcastExtension[912] <Notice>: client connection did close: (null)
+
+            """
+        let b = try analyze(others)
+        #expect(b.outcomes == ["stopped-by-host"])
+        #expect(!b.kinds.contains("extension-killed"))
+    }
+
+    // MARK: 8. logs without times
+
+    @Test("without timestamps order decides: connected, frames, ended; never 'never connected'")
+    func untimed() throws {
+        let text = """
+            broadcast started
+            open socket connection
+            failure: socket file missing
+            open socket connection
+            client stream open completed
+            video sample processed successfully
+            video sample processed successfully
+            server socket closed
+            client connection did close: (null)
+
+            """
+        let a = try analyze(text)
+        #expect(a.outcomes == ["stopped-by-host"])
+        #expect(!a.kinds.contains("never-connected"))
+        #expect(!a.kinds.contains("socket-file-missing"))
+        #expect((a.sessions.first?["frames"] as? [String: Any])?["count"] as? Int == 2)
+        let never = try analyze("broadcast started\nopen socket connection\nfailure: socket file missing\nopen socket connection\nfailure: socket file missing\n")
+        #expect(never.kinds.contains("never-connected"))
+        #expect(never.messages("socket-file-missing").first?.contains("µs") == false)
+    }
+
+    // MARK: 9. honest accounting
+
+    @Test("every line is a record, a continuation or counted unparsed, whichever anchors hit the file")
+    func accounting() throws {
+        let registry = try ParserRegistry.builtin()
+        let withVocabulary = Prefilter(anchors: EventMatcher(vocabularies: registry.vocabularies).anchors)
+        let inputs: [(String, String)] = [
+            ("apple-default", "2026-03-12 10:00:00.000001+0100 0x1 Default 0x0 912 0 Ext: open socket connection\n  continued\n2026-03-12 10:00:00.000002+0100 0x1 Default 0x0 912 0 Ext: other thing\nnot a record\n"),
+            ("xcode", "2024-05-01 10:00:00.000001+0200 App[1:2] opts = {\n  a = 1;\n}\nopen socket connection\nprint\n"),
+            ("plain", "options = {\n  open socket connection\n}\nx\n"),
+            ("console-copy", "default\t11:35:41.397185+0100\tExt\topen socket connection\n\tcont\ngarbage\n"),
+        ]
+        for (name, text) in inputs {
+            let format = try #require(registry.format(named: name))
+            func read(_ prefilter: Prefilter?) throws -> ReadStats {
+                let bytes = Array(text.utf8)
+                let source = ArraySource(bytes)
+                let reader = RecordReader(format: format, lines: LineReader(source: source, path: "t", maxLineLength: 4096), prefilter: prefilter)
+                try reader.run { _ in }
+                return reader.stats
+            }
+            let a = try read(withVocabulary)
+            let b = try read(nil)
+            #expect(a.records == b.records, "\(name)")
+            #expect(a.unparsed == b.unparsed, "\(name)")
+            #expect(a.skipped == b.skipped, "\(name)")
+            #expect(a.lines == b.lines, "\(name)")
+        }
+    }
+
+    // MARK: 10. vocabularies seen in real pastes
+
+    @Test("HaishinKit, Twilio, LLDB: sessions and findings from their own lines")
+    func newVocabularies() throws {
+        let haishin = """
+            broadcastStarted - preparing session for URL: rtmp://live.example/app/[REDACTED]
+            2025-26-09 13:04:04.774 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPConnection.swift:207] readyState > uninitialized=>versionSent
+            2025-26-09 13:04:07.516 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPConnection.swift:207] readyState > ackSent=>handshakeDone
+            2025-26-09 13:05:07.516 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPStream.swift:10] status: NetConnection.Connect.Closed
+            2025-26-09 13:05:07.517 [Error] [com.haishinkit.RTMPHaishinKit] [RTMPStream.swift:10] connectClosed
+
+            """
+        let h = try analyze(haishin)
+        #expect(h.format == "haishinkit")
+        #expect(h.sdks == ["haishinkit"])
+        #expect(h.outcomes == ["socket-error"])
+        let twilio = """
+            2026-03-12 10:00:00.000001+0100 TwilioExt[7:1] broadcastStartedWithSetupInfo: nil
+            2026-03-12 10:00:10.000001+0100 TwilioExt[7:1] room: ABC didFailToConnectWithError: Error Domain=com.twilio.video Code=53002 "Signaling connection timed out"
+
+            """
+        let t = try analyze(twilio)
+        #expect(t.sdks == ["twilio"])
+        #expect(t.outcomes == ["socket-error"])
+        let lldb = try analyze("* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)\n")
+        #expect(lldb.events == ["app.crashed"])
+    }
+}
+
+/// Bytes in memory as a `ByteSource`.
+private final class ArraySource: ByteSource {
+    private let bytes: [UInt8]
+    private var position = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    var consumedOffset: UInt64 { UInt64(position) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = min(buffer.count, bytes.count - position)
+        if n > 0 { bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: n) } }
+        position += n
+        return n
+    }
+}
