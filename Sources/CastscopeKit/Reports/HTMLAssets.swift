@@ -22,8 +22,8 @@ enum HTMLAssets {
         a{color:var(--c-conn)}:focus-visible{outline:2px solid var(--focus);outline-offset:2px}
         .muted{color:var(--muted)}.small{font-size:12px}.prov{margin:0 0 8px}
         .pill{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12px;color:#fff;background:var(--o-other)}
-        .o-completed{background:var(--o-completed)}.o-stopped-by-host{background:var(--o-stopped)}
-        .o-failed-to-connect,.o-socket-error,.o-killed{background:var(--o-failed)}
+        .o-completed{background:var(--o-completed)}.o-stopped-by-host,.o-interrupted{background:var(--o-stopped)}
+        .o-failed-to-connect,.o-socket-error,.o-killed,.o-failed{background:var(--o-failed)}
         .sev-error{color:var(--sev-error)}.sev-warning{color:var(--sev-warning)}.sev-info{color:var(--sev-info)}
         table{border-collapse:collapse;margin:6px 0}td,th{border-bottom:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
         .scroll{overflow-x:auto;max-width:100%}
@@ -78,7 +78,7 @@ enum HTMLAssets {
         (function(){'use strict';
         var D=JSON.parse(document.getElementById('cs-data').textContent),S=D.sessions,NS='http://www.w3.org/2000/svg';
         var SIDES=[['extension','extension'],['app','host app'],['relay','relay'],['system','system']];
-        var OC={'completed':'var(--o-completed)','stopped-by-host':'var(--o-stopped)','failed-to-connect':'var(--o-failed)','socket-error':'var(--o-failed)','killed':'var(--o-failed)'};
+        var OC={'completed':'var(--o-completed)','stopped-by-host':'var(--o-stopped)','failed-to-connect':'var(--o-failed)','socket-error':'var(--o-failed)','killed':'var(--o-failed)','failed':'var(--o-failed)','interrupted':'var(--o-stopped)'};
         function el(t,a,p){var e=document.createElementNS(NS,t);for(var k in a)e.setAttribute(k,a[k]);if(p)p.appendChild(e);return e}
         function txt(t,a,s,p){var e=el('text',a,p);e.textContent=s;return e}
         var MS=1e3,SEC=1e6,MIN=60*SEC,HOUR=60*MIN,DAY=24*HOUR,YEAR=365*DAY;
@@ -185,7 +185,7 @@ enum HTMLAssets {
         function apply(){var n=0;cards.forEach(function(c){var m=match(c);c.hidden=!m;if(rows[c.dataset.i])rows[c.dataset.i].hidden=!m;shown[c.dataset.i]=m;if(m)n++});
           document.getElementById('f-count').textContent=n==cards.length?cards.length+' sessions':'showing '+n+' of '+cards.length+' sessions';applyDim();save()}
         function applyDim(){Object.keys(bars).forEach(function(i){bars[i].classList.toggle('dim',shown[i]===false)})}
-        var RANK={'completed':6,'stopped-by-host':4,'truncated':3,'unknown':5,'failed-to-connect':0,'socket-error':1,'killed':2};
+        var RANK={'completed':6,'stopped-by-host':4,'interrupted':4,'truncated':3,'unknown':5,'failed-to-connect':0,'failed':0,'socket-error':1,'killed':2};
         function sort(){var m=F.sort.value,main=document.getElementById('cards'),cs=cards.slice();
           function key(c){return m=='outcome'?RANK[c.dataset.outcome]:m=='findings'?-c.dataset.nf:m=='duration'?-c.dataset.dur:0}
           cs.sort(function(p,q){return (key(p)-key(q))||(p.dataset.i-q.dataset.i)});cs.forEach(function(c){main.appendChild(c)});save()}

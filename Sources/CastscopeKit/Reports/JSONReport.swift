@@ -165,6 +165,7 @@ public enum JSONReport {
         w.open()
         w.string("id", s.id)
         w.string("sdk", s.sdk)
+        w.string("capture", s.capture)
         w.string("process", s.process)
         w.int("pid", s.pid)
         w.string("start", time(s.start, s.displayOffset))
