@@ -15,7 +15,7 @@ struct RealPasteTests {
         var unparsed: Int { input["unparsed"] as? Int ?? -1 }
         var lines: Int { input["lines"] as? Int ?? -1 }
         var notes: [String] { input["notes"] as? [String] ?? [] }
-        var errors: [String] { json["errors"] as? [String] ?? [] }
+        var errors: [String] { json["inputErrors"] as? [String] ?? [] }
         var sessions: [[String: Any]] { json["sessions"] as? [[String: Any]] ?? [] }
         var outcomes: [String] { sessions.compactMap { $0["outcome"] as? String } }
         var sdks: [String] { sessions.compactMap { $0["sdk"] as? String } }
