@@ -14,7 +14,9 @@ struct Castscope: ParsableCommand {
         abstract: "Reconstructs iOS screen-sharing (Broadcast Upload Extension) sessions from log bundles.",
         discussion: """
             Exit codes: 0 analyzed; 1 analyzed, but some input could not be read (named on \
-            stderr); 2 usage error; 3 a finding at or above --fail-on.
+            stderr); 2 usage error (also: an output that names an input, or a file castscope \
+            did not write without --force); 3 a finding at or above --fail-on; 5 an output could \
+            not be written (the other outputs were; the reason is one line on stderr).
             """,
         version: "0.1.0",
         subcommands: [Analyze.self, Tail.self, Parsers.self]
@@ -28,7 +30,13 @@ struct Castscope: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                fputs(fullMessage(for: error) + "\n", stderr)
+                // One style for every error: one line, castscope's prefix, where to read more.
+                var message = message(for: error).split(separator: "\n").first.map(String.init) ?? "usage error"
+                if message.hasPrefix("Error: ") { message.removeFirst(7) }
+                let sub = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }.flatMap { a in
+                    configuration.subcommands.first { $0.configuration.commandName == a } }
+                let help = sub.map { "castscope \($0.configuration.commandName ?? "") --help" } ?? "castscope --help"
+                fputs("castscope: error: \(message) (see '\(help)')\n", stderr)
                 Glibc.exit(2)
             }
             exit(withError: error)
@@ -161,11 +169,20 @@ struct Analyze: ParsableCommand {
     @Argument(help: ArgumentHelp("Files, folders or archives; '-' reads standard input.", valueName: "path"))
     var paths: [String]
 
-    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/1) instead of the terminal report.")
+    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/1) instead of the terminal report (same as --format json).")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"))
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write the report to this file instead of standard output ('-': standard output). Its format is --format, else the file's extension (.json .md .html .perfetto.json .txt), else text. Never an input, never a file castscope did not write (unless --force); written to a temporary file beside it, then renamed.", valueName: "file"))
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("The report's format: text, json, markdown, html or perfetto. (A parser name here, as in earlier versions, means --input-format.)", valueName: "format"))
     var format: String?
+
+    @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"))
+    var inputFormat: String?
+
+    @Flag(name: .long, help: "Replace an existing output file even when castscope did not write it (never an input).")
+    var force = false
 
     @Option(name: .long, help: ArgumentHelp("The date (YYYY-MM-DD) for logs whose lines carry no date or year (Console.app copy, idevicesyslog).", valueName: "date"))
     var date: String?
@@ -179,10 +196,10 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "Write a Markdown report (to paste into a ticket) instead of the terminal report.")
     var markdown = false
 
-    @Option(name: .long, help: ArgumentHelp("Also write a self-contained HTML report (SVG timelines) to this file.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Also write a self-contained HTML report (SVG timelines) to this file ('-': standard output, instead of the terminal report). Same protections as --output.", valueName: "file"))
     var html: String?
 
-    @Option(name: .long, help: ArgumentHelp("Also write a Chrome trace-event JSON (ui.perfetto.dev) to this file.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Also write a Chrome trace-event JSON (ui.perfetto.dev) to this file ('-': standard output). Same protections as --output.", valueName: "file"))
     var perfetto: String?
 
     @Option(name: .long, help: ArgumentHelp("Exit 3 when a finding of this severity or worse exists (warning or error).", valueName: "severity"))
@@ -197,8 +214,44 @@ struct Analyze: ParsableCommand {
 
     @OptionGroup var parsers: ParserOptions
 
+    /// The report's format when --format names one (else --format is the input format).
+    var outputFormat: ReportFormat? { format.flatMap(ReportFormat.init(rawValue:)) }
+
+    /// Where each report goes. Throws on two reports for one place or two formats for one report.
+    func targets() throws -> [OutputTarget] {
+        var chosen: [(String, ReportFormat)] = []
+        if json { chosen.append(("--json", .json)) }
+        if markdown { chosen.append(("--markdown", .markdown)) }
+        if let f = outputFormat { chosen.append(("--format \(f.rawValue)", f)) }
+        if chosen.count > 1 {
+            throw ValidationError("\(chosen.map(\.0).joined(separator: " and ")) each choose the report's format: give one (add --html FILE or --perfetto FILE for more reports)")
+        }
+        var main = OutputTarget(path: output ?? "-", format: chosen.first?.1 ?? .text, option: output == nil ? "standard output" : "--output")
+        if let output, chosen.isEmpty, let guessed = ReportFormat.guess(path: output) { main.format = guessed }
+        var extra: [OutputTarget] = []
+        if let html { extra.append(OutputTarget(path: html, format: .html, option: "--html")) }
+        if let perfetto { extra.append(OutputTarget(path: perfetto, format: .perfetto, option: "--perfetto")) }
+        var all = [main]
+        for t in extra {
+            if t.isStdout && main.isStdout && output == nil && chosen.isEmpty {
+                all[0] = t  // `--html -`: the HTML is the report on standard output.
+                continue
+            }
+            if let clash = all.first(where: { $0.path == t.path || (!t.isStdout && !$0.isStdout && OutputWriter.realPath($0.path) == OutputWriter.realPath(t.path)) }) {
+                throw ValidationError("\(t.option) \(t.path): \(clash.option == "standard output" ? "standard output" : clash.option) already writes \(t.isStdout ? "standard output" : "there")")
+            }
+            all.append(t)
+        }
+        return all
+    }
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
+        if let output, output.isEmpty { throw ValidationError("--output needs a file name ('-' for standard output)") }
+        if let inputFormat, let format, outputFormat == nil {
+            throw ValidationError("--format \(format) and --input-format \(inputFormat): give the input format once")
+        }
+        _ = try targets()
         if let date, parseDate(date) == nil { throw ValidationError("--date must be YYYY-MM-DD, got '\(date)'") }
         try journal.validate()
     }
@@ -213,8 +266,20 @@ struct Analyze: ParsableCommand {
 
     func run() throws {
         let registry = parsers.registryOrExit()
+        // Every output is checked before anything is read: an input is never written over.
+        let outputs: [OutputTarget]
+        do { outputs = try targets() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(Exit.usage)
+        }
+        for t in outputs {
+            if let why = OutputWriter.refusal(t, inputs: paths, force: force) {
+                fputs("castscope: error: \(why)\n", stderr)
+                Glibc.exit(Exit.usage)
+            }
+        }
         var options = AnalyzeOptions()
-        options.forcedFormat = format
+        options.forcedFormat = inputFormat ?? (outputFormat == nil ? format : nil)
         options.date = date.flatMap(parseDate)
         options.filter = journal.filter
         options.since = journal.since.flatMap(TimeArgument.parse)
@@ -222,12 +287,12 @@ struct Analyze: ParsableCommand {
         options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
         do { options.thresholds = try thresholds.resolve() } catch {
             fputs("castscope: error: \(error)\n", stderr)
-            Glibc.exit(2)
+            Glibc.exit(Exit.usage)
         }
         let analyzer: Analyzer
         do { analyzer = try Analyzer(registry: registry, options: options) } catch {
             fputs("castscope: error: \(error)\n", stderr)
-            Glibc.exit(2)
+            Glibc.exit(Exit.usage)
         }
         if let threads { analyzer.parallelism = max(1, threads) }
         let showProgress = isatty(2) != 0 && ProcessInfoLite.environment("CI") == nil
@@ -244,29 +309,28 @@ struct Analyze: ParsableCommand {
         }
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }
-        for (path, text) in [(html, { HTMLReport.render(report) }), (perfetto, { PerfettoReport.render(report) })] as [(String?, () -> String)] {
-            guard let path else { continue }
-            guard let f = fopen(path, "w") else {
-                fputs("castscope: error: \(path): cannot write: \(String(cString: strerror(errno)))\n", stderr)
-                Glibc.exit(2)
+        // Every output is attempted: one that cannot be written loses nothing of the others.
+        var writeFailed = false
+        for t in outputs {
+            let text: String
+            switch t.format {
+            case .json: text = JSONReport.render(report)
+            case .markdown: text = MarkdownReport.render(report)
+            case .html: text = HTMLReport.render(report)
+            case .perfetto: text = PerfettoReport.render(report)
+            case .text:
+                let color = t.isStdout && !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
+                text = TextReport(color: color).render(report)
             }
-            fputs(text(), f)
-            fclose(f)
+            if let error = OutputWriter.write(text, to: t) {
+                fputs("castscope: error: \(error)\n", stderr)
+                writeFailed = true
+            }
         }
-        let output: String
-        if json {
-            output = JSONReport.render(report)
-        } else if markdown {
-            output = MarkdownReport.render(report)
-        } else {
-            let color = !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
-            output = TextReport(color: color).render(report)
-        }
-        fputs(output, stdout)
-        fflush(stdout)
         for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
-        if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(3) }
-        if !report.errors.isEmpty { Glibc.exit(1) }
+        if writeFailed { Glibc.exit(Exit.writeFailed) }
+        if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(Exit.failOn) }
+        if !report.errors.isEmpty { Glibc.exit(Exit.inputErrors) }
         // Everything is written and flushed: leave without the exit-time teardown, which
         // measured ~2.5 ms after a big file (`make bench`).
         fflush(nil)
