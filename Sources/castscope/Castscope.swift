@@ -87,11 +87,14 @@ struct JournalOptions: ParsableArguments {
     @Option(name: .customLong("match"), help: ArgumentHelp("A journal field match FIELD=value (repeatable; same field ORed, different fields ANDed), e.g. RELAY_SESSION=….", valueName: "FIELD=value"))
     var matches: [String] = []
 
-    @Option(name: [.customShort("S"), .long], help: ArgumentHelp("Only events at or after this time: YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][±HH:MM|Z] (UTC when no zone).", valueName: "time"))
+    @Option(name: [.customShort("S"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or after this time, as journalctl takes it: 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][±HH:MM|Z]' (also with T, as the report prints times), 'HH:MM[:SS]' (today), today, yesterday, now, -1h, '1 hour ago'. Without a zone: the logs' zone, as the report shows it.", valueName: "time"))
     var since: String?
 
-    @Option(name: [.customShort("U"), .long], help: ArgumentHelp("Only events at or before this time (same forms as --since).", valueName: "time"))
+    @Option(name: [.customShort("U"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or before this time (same forms as --since).", valueName: "time"))
     var until: String?
+
+    var sinceSpec: TimeSpec? { since.flatMap(TimeSpec.parse) }
+    var untilSpec: TimeSpec? { until.flatMap(TimeSpec.parse) }
 
     var filter: JournalFilter {
         JournalFilter(matches: unit.map { "_SYSTEMD_UNIT=" + ($0.contains(".") ? $0 : $0 + ".service") }
@@ -103,8 +106,21 @@ struct JournalOptions: ParsableArguments {
             throw ValidationError("--match takes FIELD=value, got '\(m)'")
         }
         for (name, value) in [("--since", since), ("--until", until)] {
-            if let value, TimeArgument.parse(value) == nil {
-                throw ValidationError("\(name): cannot read '\(value)' as YYYY-MM-DD[ HH:MM[:SS]][zone]")
+            if let value, TimeSpec.parse(value) == nil {
+                throw ValidationError("\(name): cannot read '\(value)' (YYYY-MM-DD[ HH:MM[:SS]][zone], HH:MM, today, yesterday, -1h, '2 hours ago')")
+            }
+        }
+    }
+
+    /// `--since` after `--until` (checked in run(): ArgumentParser reads `-2h` in an error
+    /// path as a request for help).
+    func checkOrder() throws {
+        if let s = sinceSpec, let u = untilSpec {
+            // Either zone gives the same order unless exactly one of them names its zone.
+            let now = currentMicros()
+            let a = s.resolve(zone: 0, now: now), b = u.resolve(zone: 0, now: now)
+            if a > b + (s.hasZone == u.hasZone ? 0 : 18 * 3_600_000_000) {
+                throw ValidationError("--since \(s.text) is after --until \(u.text)")
             }
         }
     }
@@ -190,6 +206,12 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
     var noColor = false
 
+    @Flag(name: .long, help: "Show every time in UTC (…Z+00:00) instead of the phone's zone.")
+    var utc = false
+
+    @Option(name: .long, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name (Europe/Berlin). Default: the phone's zone as its logs give it; lines without a zone are shown as the phone's local time.", valueName: "zone"))
+    var timezone: String?
+
     @Option(name: .long, help: ArgumentHelp("Read big files with this many threads (default: the number of cores).", valueName: "n"))
     var threads: Int?
 
@@ -252,14 +274,19 @@ struct Analyze: ParsableCommand {
             throw ValidationError("--format \(format) and --input-format \(inputFormat): give the input format once")
         }
         _ = try targets()
-        if let date, parseDate(date) == nil { throw ValidationError("--date must be YYYY-MM-DD, got '\(date)'") }
+        if let date, parseDate(date) == nil { throw ValidationError("--date must be a real day as YYYY-MM-DD, got '\(date)'") }
+        if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }
+        if let timezone, DisplayZone.parse(timezone) == nil {
+            throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
+        }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
         try journal.validate()
     }
 
     func parseDate(_ s: String) -> (year: Int, month: Int, day: Int)? {
         let parts = s.split(separator: "-")
         guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-            (1...12).contains(m), (1...31).contains(d)
+            parts[0].count == 4, parts[1].count == 2, parts[2].count == 2, isRealDate(y, m, d)
         else { return nil }
         return (y, m, d)
     }
@@ -278,12 +305,17 @@ struct Analyze: ParsableCommand {
                 Glibc.exit(Exit.usage)
             }
         }
+        do { try journal.checkOrder() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(Exit.usage)
+        }
         var options = AnalyzeOptions()
         options.forcedFormat = inputFormat ?? (outputFormat == nil ? format : nil)
         options.date = date.flatMap(parseDate)
         options.filter = journal.filter
-        options.since = journal.since.flatMap(TimeArgument.parse)
-        options.until = journal.until.flatMap(TimeArgument.parse)
+        options.sinceSpec = journal.sinceSpec
+        options.untilSpec = journal.untilSpec
+        options.displayZone = utc ? .fixed(0) : timezone.flatMap(DisplayZone.parse)
         options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
         do { options.thresholds = try thresholds.resolve() } catch {
             fputs("castscope: error: \(error)\n", stderr)
@@ -328,6 +360,11 @@ struct Analyze: ParsableCommand {
             }
         }
         for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
+        let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
+        if report.filteredOut > 0 && report.eventCount == 0 && !textOnStdout, let span = report.span {
+            let z = report.displayOffset ?? 0
+            fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)
+        }
         if writeFailed { Glibc.exit(Exit.writeFailed) }
         if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(Exit.failOn) }
         if !report.errors.isEmpty { Glibc.exit(Exit.inputErrors) }

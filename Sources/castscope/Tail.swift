@@ -152,7 +152,7 @@ final class TailEngine: @unchecked Sendable {
         lock.locked {
             guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
             order += 1
-            e.resolveNow(Self.now())
+            e.resolveLive(now: Self.now())
             if showEvents { printEvent(e, cursor: cursor) }
             for change in live.feed(e) { printChange(change) }
         }

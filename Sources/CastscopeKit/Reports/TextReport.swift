@@ -49,6 +49,7 @@ public struct TextReport {
         }
         let nFiles = r.inputs.count
         out += bold("castscope") + ": \(nFiles) file\(nFiles == 1 ? "" : "s"), \(r.eventCount) recognized lines, "
+        if r.filteredOut > 0 { out += "\(r.filteredOut) more outside --since/--until, " }
         out += "\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
         if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
         if !r.errors.isEmpty { out += ", " + paint("\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")", "31") }
@@ -65,6 +66,11 @@ public struct TextReport {
         if let c = r.clock {
             out += "clock: " + clockLine(c) + "\n"
         }
+        if !r.timeNotes.isEmpty { out += "times: " + r.timeNotes.joined(separator: "; ") + "\n" }
+        if r.filteredOut > 0 && r.eventCount == 0, let span = r.span {
+            let z = r.displayOffset ?? 0
+            out += "filter: --since/--until kept nothing; the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n"
+        }
         for s in r.sessions { out += "\n" + session(s, findings: r.findings.filter { $0.session == s.id }) }
         let general = r.findings.filter { $0.session == nil }
         if !general.isEmpty {
@@ -75,7 +81,7 @@ public struct TextReport {
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             out += "\n" + bold("Orphans") + "\n"
             for rs in orphanRelay {
-                let when = rs.accepted.map { Fmt.rfc3339($0, offset: 0) } ?? "?"
+                let when = rs.accepted.map { Fmt.rfc3339($0, offset: r.displayOffset ?? 0) } ?? "?"
                 out += "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
                 out += dim("  \(rs.events.first?.source.description ?? "")") + "\n"
             }
