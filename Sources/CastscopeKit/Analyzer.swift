@@ -66,6 +66,9 @@ public struct AnalysisReport: Sendable {
     /// lines those filters removed.
     public var span: ClosedRange<Int64>?
     public var filteredOut = 0
+    /// Problems that lose nothing outright but change what the report can say (a file with
+    /// times read as plain text), one line each, naming the file.
+    public var warnings: [String] = []
 }
 
 /// The whole pipeline: input → records → events → sessions.
@@ -178,6 +181,16 @@ public final class Analyzer {
             progress?(report.inputs.count, bytesDone)
         }
 
+        /// A file that fell back to `plain` although its lines start with times: say so.
+        func plainWithTimes(_ head: [UInt8], format: LogFormat) {
+            guard format.name == "plain", self.options.forcedFormat == nil, let last = report.inputs.indices.last,
+                Self.looksTimestamped(head) else { return }
+            let note = "read as plain text: its lines start with times no known format reads, so they have none here "
+                + "(see `castscope parsers`; --input-format NAME, or --parsers DIR with your own format)"
+            report.inputs[last].notes.append(note)
+            report.warnings.append("\(report.inputs[last].path): \(note)")
+        }
+
         /// The format of a file from its first bytes, or an error already recorded.
         func formatOf(_ head: [UInt8], path: String, fileIndex: Int) -> LogFormat? {
             let format: LogFormat
@@ -214,6 +227,7 @@ public final class Analyzer {
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
                 absorb([result], path: path, format: format, fileIndex: fileIndex)
+                plainWithTimes(head, format: format)
             },
             report: { error in
                 report.errors.append(error)
@@ -247,6 +261,7 @@ public final class Analyzer {
                 } catch {}
             }
             absorb(results.all, path: path, format: format, fileIndex: fileIndex)
+            plainWithTimes(head, format: format)
             return true
         }
         walker.journal = { display, diskPath, source in
@@ -437,6 +452,29 @@ public final class Analyzer {
             for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
         }
         return phone
+    }
+
+    /// Whether one of the first lines starts (within 40 bytes) with a date or a time of day.
+    static func looksTimestamped(_ head: [UInt8]) -> Bool {
+        var lines = 0
+        var start = 0
+        func digit(_ i: Int) -> Bool { i < head.count && head[i] >= 0x30 && head[i] <= 0x39 }
+        while start < head.count && lines < 5 {
+            let end = head[start...].firstIndex(of: 0x0A) ?? head.count
+            let limit = min(end, start + 40)
+            if end > start {
+                lines += 1
+                var i = start
+                while i + 7 < limit + 1 {
+                    // HH:MM:SS
+                    if digit(i), digit(i + 1), head[i + 2] == 0x3A, digit(i + 3), digit(i + 4), i + 7 < head.count,
+                        head[i + 5] == 0x3A, digit(i + 6), digit(i + 7) { return true }
+                    i += 1
+                }
+            }
+            start = end + 1
+        }
+        return false
     }
 
     /// The same line seen in two exports of one bundle counts once.

@@ -16,7 +16,9 @@ struct Castscope: ParsableCommand {
             Exit codes: 0 analyzed; 1 analyzed, but some input could not be read (named on \
             stderr); 2 usage error (also: an output that names an input, or a file castscope \
             did not write without --force); 3 a finding at or above --fail-on; 5 an output could \
-            not be written (the other outputs were; the reason is one line on stderr).
+            not be written (the other outputs were; the reason is one line on stderr); 4 nothing \
+            in the inputs was recognized, or an input path does not exist (one line on stderr; \
+            this fails --fail-on too). When several apply: 5, then 4, 3, 1.
             """,
         version: "0.1.0",
         subcommands: [Analyze.self, Tail.self, Parsers.self]
@@ -127,8 +129,14 @@ struct JournalOptions: ParsableArguments {
 }
 
 enum FailOn: String, ExpressibleByArgument, CaseIterable {
-    case warning, error
-    var severity: Severity { self == .warning ? .warning : .error }
+    case info, warning, error
+    var severity: Severity {
+        switch self {
+        case .info: return .info
+        case .warning: return .warning
+        case .error: return .error
+        }
+    }
 }
 
 /// The finding rules' thresholds: defaults, then a config file, then these options.
@@ -224,7 +232,7 @@ struct Analyze: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also write a Chrome trace-event JSON (ui.perfetto.dev) to this file ('-': standard output). Same protections as --output.", valueName: "file"))
     var perfetto: String?
 
-    @Option(name: .long, help: ArgumentHelp("Exit 3 when a finding of this severity or worse exists (warning or error).", valueName: "severity"))
+    @Option(name: .long, help: ArgumentHelp("Exit 3 when a finding of this severity or worse exists (info, warning or error), naming them on stderr; nothing recognized exits 4.", valueName: "severity"))
     var failOn: FailOn?
 
     @OptionGroup var thresholds: ThresholdOptions
@@ -281,6 +289,21 @@ struct Analyze: ParsableCommand {
         }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
         try journal.validate()
+    }
+
+    /// Why a report is empty, in one line.
+    static func whyNothing(_ r: AnalysisReport, paths: [String]) -> String {
+        if r.inputs.isEmpty { return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped)" }
+        let readable = r.inputs.filter { $0.format != nil }
+        if readable.isEmpty {
+            return "none of the \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s") could be read (errors above)"
+        }
+        var formats: [String: Int] = [:]
+        for i in readable { formats[i.format!, default: 0] += 1 }
+        let list = formats.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { $0.value > 1 ? "\($0.key) ×\($0.value)" : $0.key }
+        let records = readable.reduce(0) { $0 + $1.stats.records }
+        return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
+            + "none from a screen-sharing extension, its host app or the relay (see `castscope parsers`; --parsers DIR adds your own)"
     }
 
     func parseDate(_ s: String) -> (year: Int, month: Int, day: Int)? {
@@ -360,13 +383,33 @@ struct Analyze: ParsableCommand {
             }
         }
         for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
+        for w in report.warnings { fputs("castscope: warning: \(w)\n", stderr) }
+        // A named path that does not exist, or nothing recognized at all: exit 4.
+        var st = stat()
+        let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }
+        let nothing = report.eventCount == 0 && report.filteredOut == 0 && report.sessions.isEmpty
+            && report.relaySessions.isEmpty
+        if nothing { fputs("castscope: error: nothing recognized: \(Self.whyNothing(report, paths: paths))\n", stderr) }
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
         if report.filteredOut > 0 && report.eventCount == 0 && !textOnStdout, let span = report.span {
             let z = report.displayOffset ?? 0
             fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)
         }
         if writeFailed { Glibc.exit(Exit.writeFailed) }
-        if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(Exit.failOn) }
+        if nothing || !missing.isEmpty { Glibc.exit(Exit.nothingRecognized) }
+        if let failOn {
+            let tripped = report.findings.filter { $0.severity >= failOn.severity }
+            if !tripped.isEmpty {
+                var kinds: [String] = []
+                for f in tripped where !kinds.contains(f.kind) { kinds.append(f.kind) }
+                let named = kinds.prefix(5).map { k in
+                    let sessions = tripped.filter { $0.kind == k }.compactMap(\.session)
+                    return sessions.isEmpty ? k : "\(k) (\(Array(Set(sessions)).sorted().joined(separator: ", ")))"
+                }
+                fputs("castscope: --fail-on \(failOn.rawValue): \(tripped.count) finding\(tripped.count == 1 ? "" : "s") at or above \(failOn.rawValue): \(named.joined(separator: ", "))\(kinds.count > 5 ? ", …" : "")\n", stderr)
+                Glibc.exit(Exit.failOn)
+            }
+        }
         if !report.errors.isEmpty { Glibc.exit(Exit.inputErrors) }
         // Everything is written and flushed: leave without the exit-time teardown, which
         // measured ~2.5 ms after a big file (`make bench`).
