@@ -21,7 +21,7 @@ struct Castscope: ParsableCommand {
             this fails --fail-on too). When several apply: 5, then 4, 3, 1.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, Tail.self, Parsers.self]
+        subcommands: [Analyze.self, SessionsCommand.self, Tail.self, Parsers.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.
@@ -211,8 +211,9 @@ struct Analyze: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The date (YYYY-MM-DD) for logs whose lines carry no date or year (Console.app copy, idevicesyslog).", valueName: "date"))
     var date: String?
 
-    @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
-    var noColor = false
+    @OptionGroup(title: "Colour") var colors: ColorOptions
+
+    @OptionGroup(title: "Navigation (the header always sums up the whole bundle)") var navigation: NavigationOptions
 
     @Flag(name: .long, help: "Show every time in UTC (…Z+00:00) instead of the phone's zone.")
     var utc = false
@@ -281,7 +282,10 @@ struct Analyze: ParsableCommand {
         if let inputFormat, let format, outputFormat == nil {
             throw ValidationError("--format \(format) and --input-format \(inputFormat): give the input format once")
         }
-        _ = try targets()
+        let all = try targets()
+        if navigation.shapesText, all[0].format != .text {
+            throw ValidationError("-q, --oneline and --list shape the text report, not \(all[0].format.rawValue)")
+        }
         if let date, parseDate(date) == nil { throw ValidationError("--date must be a real day as YYYY-MM-DD, got '\(date)'") }
         if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }
         if let timezone, DisplayZone.parse(timezone) == nil {
@@ -351,6 +355,7 @@ struct Analyze: ParsableCommand {
         }
         if let threads { analyzer.parallelism = max(1, threads) }
         let showProgress = isatty(2) != 0 && ProcessInfoLite.environment("CI") == nil
+            && ProcessInfoLite.environment("TERM") != "dumb"
         var started = timespec()
         clock_gettime(CLOCK_MONOTONIC, &started)
         if showProgress {
@@ -366,16 +371,32 @@ struct Analyze: ParsableCommand {
         if showProgress { fputs("\r\u{1B}[K", stderr) }
         // Every output is attempted: one that cannot be written loses nothing of the others.
         var writeFailed = false
+        let selection = navigation.selection
+        let chosen = selection.isEmpty ? nil : selection.apply(report)
+        let shown = chosen.map { selection.filtered(report, $0) } ?? report
         for t in outputs {
             let text: String
             switch t.format {
-            case .json: text = JSONReport.render(report)
-            case .markdown: text = MarkdownReport.render(report)
-            case .html: text = HTMLReport.render(report)
-            case .perfetto: text = PerfettoReport.render(report)
+            case .json: text = JSONReport.render(shown)
+            case .markdown: text = MarkdownReport.render(shown)
+            case .html: text = HTMLReport.render(shown)
+            case .perfetto: text = PerfettoReport.render(shown)
             case .text:
-                let color = t.isStdout && !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
-                text = TextReport(color: color).render(report)
+                var r = TextReport(color: t.isStdout && colors.enabled())
+                r.selection = chosen
+                r.headerOnly = navigation.quiet
+                if navigation.oneline {
+                    text = r.oneline(report, label: paths.joined(separator: " "))
+                } else if navigation.list {
+                    text = r.sessionList(report)
+                } else {
+                    text = r.render(report)
+                }
+            }
+            if t.isStdout && t.format == .text && !navigation.oneline, let pager = Pager.command(enabled: navigation.pager),
+                Pager.write(text, through: pager)
+            {
+                continue
             }
             if let error = OutputWriter.write(text, to: t) {
                 fputs("castscope: error: \(error)\n", stderr)
@@ -415,6 +436,21 @@ struct Analyze: ParsableCommand {
         // measured ~2.5 ms after a big file (`make bench`).
         fflush(nil)
         _exit(0)
+    }
+}
+
+/// `castscope sessions …`: `analyze --list`, one line per session.
+struct SessionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sessions",
+        abstract: "One line per session: id, start, duration, outcome, process, findings (analyze --list; same options).")
+
+    @OptionGroup var analyze: Analyze
+
+    func run() throws {
+        var a = analyze
+        a.navigation.list = true
+        try a.run()
     }
 }
 

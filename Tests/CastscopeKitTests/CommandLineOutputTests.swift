@@ -87,8 +87,8 @@ import Testing
         let md = try castscope(["analyze", "--format", "markdown", "-o", "-", a.path])
         #expect(md.stdout.hasPrefix("# castscope"))
         // The earlier spelling: a parser name after --format reads the input as that format.
-        let legacy = try castscope(["analyze", "--json", "--format", "apple-default", a.path])
-        let modern = try castscope(["analyze", "--json", "--input-format", "apple-default", a.path])
+        let legacy = try castscope(["analyze", "--json", "--format", "apple-syslog", a.path])
+        let modern = try castscope(["analyze", "--json", "--input-format", "apple-syslog", a.path])
         #expect(legacy.status == 0 && modern.status == 0)
         #expect(legacy.stdout == modern.stdout)
     }

@@ -3,6 +3,10 @@
 public struct TextReport {
     public var color: Bool
     public var maxMessage = 160
+    /// The sessions to show (the header still sums up the whole bundle).
+    public var selection: SessionSelection.Result?
+    /// Only the header (`-q`).
+    public var headerOnly = false
 
     public init(color: Bool) { self.color = color }
 
@@ -60,8 +64,7 @@ public struct TextReport {
                 let n = r.findings.filter { $0.severity == sev }.count
                 if n > 0 { bySeverity.append(paint("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")", severityColor(sev))) }
             }
-            let kinds = JSONReport.findingCounts(r.findings).map { $0.1 > 1 ? "\($0.0) ×\($0.1)" : $0.0 }
-            out += "findings: " + bySeverity.joined(separator: ", ") + " — " + kinds.joined(separator: ", ") + "\n"
+            out += "findings: " + bySeverity.joined(separator: ", ") + " — " + Self.kindsWithSessions(r.findings) + "\n"
         }
         if let c = r.clock {
             out += "clock: " + clockLine(c) + "\n"
@@ -71,8 +74,13 @@ public struct TextReport {
             let z = r.displayOffset ?? 0
             out += "filter: --since/--until kept nothing; the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n"
         }
-        for s in r.sessions { out += "\n" + session(s, findings: r.findings.filter { $0.session == s.id }) }
-        let general = r.findings.filter { $0.session == nil }
+        if let note = selection?.note { out += "shown: " + note + "\n" }
+        if headerOnly {
+            if !r.errors.isEmpty { out += paint("errors:", "31") + " " + r.errors.map(\.description).joined(separator: "; ") + "\n" }
+            return out
+        }
+        for s in selection?.sessions ?? r.sessions { out += "\n" + session(s, findings: r.findings.filter { $0.session == s.id }) }
+        let general = selection?.keepsBundleFindings == false ? [] : r.findings.filter { $0.session == nil }
         if !general.isEmpty {
             out += "\n" + bold("Bundle findings") + "\n"
             for f in general { out += findingLines(f) }
@@ -112,6 +120,59 @@ public struct TextReport {
             for e in r.errors { out += "  \(e)\n" }
         }
         return out
+    }
+
+    /// `never-connected ×3 (S1, S4, S9), slow-start (S2)`: which sessions have each kind.
+    static func kindsWithSessions(_ findings: [Finding]) -> String {
+        JSONReport.findingCounts(findings).map { kind, n in
+            var ids: [String] = []
+            for f in findings where f.kind == kind {
+                if let s = f.session, !ids.contains(s) { ids.append(s) }
+            }
+            var t = n > 1 ? "\(kind) ×\(n)" : kind
+            if !ids.isEmpty { t += " (" + ids.prefix(4).joined(separator: ", ") + (ids.count > 4 ? ", …" : "") + ")" }
+            return t
+        }.joined(separator: ", ")
+    }
+
+    /// One line per session: id, start, duration, outcome, who, findings.
+    public func sessionList(_ r: AnalysisReport) -> String {
+        var out = ""
+        for s in selection?.sessions ?? r.sessions {
+            let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "(no time)"
+            let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
+            let mine = r.findings.filter { $0.session == s.id }
+            var kinds: [String] = []
+            for f in mine.sorted(by: { $0.severity > $1.severity }) where !kinds.contains(f.kind) { kinds.append(f.kind) }
+            let dur = s.duration.map { Fmt.duration($0) } ?? "-"
+            out += "\(bold(s.id.padding(4)))  \(dim(start))  \(dur.padding(9)) \(paint(s.outcome.rawValue.padding(18), outcomeColor(s.outcome)))  \(who)"
+            if !kinds.isEmpty { out += "  " + kinds.joined(separator: ", ") }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// One pasteable line for the whole bundle: what was read, the outcomes, the findings.
+    public func oneline(_ r: AnalysisReport, label: String) -> String {
+        var outcomes: [String] = []
+        for o in Outcome.allCases {
+            let ids = r.sessions.filter { $0.outcome == o }.map(\.id)
+            if !ids.isEmpty { outcomes.append("\(ids.count) \(o.rawValue)" + (o == .completed ? "" : " (" + ids.prefix(4).joined(separator: ", ") + (ids.count > 4 ? ", …" : "") + ")")) }
+        }
+        var line = "\(label): \(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
+        if !outcomes.isEmpty { line += " — " + outcomes.joined(separator: ", ") }
+        if r.findings.isEmpty {
+            line += "; no findings"
+        } else {
+            var bySeverity: [String] = []
+            for sev in Severity.allCases.reversed() {
+                let n = r.findings.filter { $0.severity == sev }.count
+                if n > 0 { bySeverity.append("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")") }
+            }
+            line += "; " + bySeverity.joined(separator: ", ") + ": " + Self.kindsWithSessions(r.findings)
+        }
+        if !r.errors.isEmpty { line += "; \(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")" }
+        return line + "\n"
     }
 
     func clockLine(_ c: ClockEstimate) -> String {
@@ -206,6 +267,8 @@ public struct TextReport {
 }
 
 extension String {
+    func padding(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
         // Fast path on bytes: most messages hold no occurrence.
         if let first = target.utf8.first, !utf8.contains(first) { return self }
