@@ -385,6 +385,7 @@ struct Analyze: ParsableCommand {
                 var r = TextReport(color: t.isStdout && colors.enabled())
                 r.selection = chosen
                 r.headerOnly = navigation.quiet
+                if t.isStdout { r.width = navigation.columns() }
                 if navigation.oneline {
                     text = r.oneline(report, label: paths.joined(separator: " "))
                 } else if navigation.list {

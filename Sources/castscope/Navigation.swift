@@ -60,10 +60,24 @@ struct NavigationOptions: ParsableArguments {
     @Flag(name: [.customLong("list")], help: "One line per session (id, start, duration, outcome, process, findings); also `castscope sessions`.")
     var list = false
 
+    @Option(name: .long, help: ArgumentHelp("Fit the text report to N columns (timeline rows cut, other lines wrapped); 0: no limit. Default: the terminal's width ($COLUMNS), no limit when piped.", valueName: "N"))
+    var width: Int?
+
+    /// The width to fit: --width, else the terminal's.
+    func columns() -> Int? {
+        if let width { return width > 0 ? max(40, width) : nil }
+        guard isatty(1) != 0 else { return nil }
+        var ws = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0 { return max(40, Int(ws.ws_col)) }
+        if let c = ProcessInfoLite.environment("COLUMNS").flatMap(Int.init), c > 0 { return max(40, c) }
+        return 80
+    }
+
     @Flag(name: .long, inversion: .prefixedNo, help: "Page the text report through $CASTSCOPE_PAGER, $PAGER or less -FRX on a terminal.")
     var pager = true
 
     func validate() throws {
+        if let width, width < 0 { throw ValidationError("--width must be 0 (no limit) or more, got \(width)") }
         if let last, last < 1 { throw ValidationError("-n/--last must be at least 1, got \(last)") }
         if [quiet, oneline, list].filter({ $0 }).count > 1 { throw ValidationError("-q, --oneline and --list: give one") }
         if let grep, Regex.compile(grep) == nil { throw ValidationError("-g: '\(grep)' is not an extended regular expression") }

@@ -7,6 +7,13 @@ public struct TextReport {
     public var selection: SessionSelection.Result?
     /// Only the header (`-q`).
     public var headerOnly = false
+    /// The terminal's width: timeline rows are cut to it, other lines wrapped with their
+    /// indentation. Nil: lines are only cut at `maxMessage` characters of message.
+    public var width: Int?
+    /// Timeline rows cite their file as `[n]:line` (the Inputs section is the legend).
+    public var aliases = true
+    /// Input path → its number in the Inputs section.
+    var aliasOf: [String: Int] = [:]
 
     public init(color: Bool) { self.color = color }
 
@@ -44,7 +51,114 @@ public struct TextReport {
         return "\(a) – \(b)"
     }
 
+    /// `[2]:77`, `[2]:6–205`: a timeline row's source by its file's number.
+    func shortSpan(_ a: SourceRef, _ b: SourceRef) -> String {
+        guard aliases, let n = aliasOf[a.path] else { return span(a, b) }
+        if a == b || (a.path == b.path && a.line == b.line) { return "[\(n)]:\(a.line)" }
+        if a.path == b.path { return "[\(n)]:\(a.line)–\(b.line)" }
+        return "[\(n)]:\(a.line) – " + (aliasOf[b.path].map { "[\($0)]:\(b.line)" } ?? b.description)
+    }
+
+    /// Cuts `s` to `n` visible characters (ANSI colour codes do not count), with `…`.
+    static func cut(_ s: String, _ n: Int) -> String {
+        guard visibleCount(s) > n else { return s }
+        var out = ""
+        var count = 0
+        var inEscape = false
+        for c in s {
+            if c == "\u{1B}" { inEscape = true }
+            if inEscape {
+                out.append(c)
+                if c.isLetter && c != "[" { inEscape = false }
+                continue
+            }
+            if count == max(0, n - 1) { break }
+            out.append(c)
+            count += 1
+        }
+        return out + "…" + (s.contains("\u{1B}") ? "\u{1B}[0m" : "")
+    }
+
+    static func visibleCount(_ s: String) -> Int {
+        var count = 0
+        var inEscape = false
+        for c in s {
+            if c == "\u{1B}" { inEscape = true; continue }
+            if inEscape { if c.isLetter && c != "[" { inEscape = false }; continue }
+            count += 1
+        }
+        return count
+    }
+
+    /// Wraps every line longer than `width` at spaces; continuation lines are indented under
+    /// the text after the line's label (`   why: `, `   error: [kind] `), or its indentation.
+    static func wrap(_ text: String, width: Int) -> String {
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let l = String(line)
+            guard visibleCount(l) > width else { lines.append(l); continue }
+            let lead = l.prefix { $0 == " " }.count
+            var indent = lead + 2
+            let plain = stripEscapes(l)
+            if let colon = plain.dropFirst(lead).firstIndex(of: ":"),
+                plain.distance(from: plain.startIndex, to: colon) < lead + 14,
+                plain[plain.index(after: colon)...].hasPrefix(" ")
+            {
+                indent = plain.distance(from: plain.startIndex, to: colon) + 2
+            }
+            if indent > width / 2 { indent = min(lead + 2, width / 2) }
+            var current = String(repeating: " ", count: lead)
+            var count = lead
+            var first = true
+            for word in l.dropFirst(lead).split(separator: " ", omittingEmptySubsequences: false) {
+                let w = String(word)
+                let n = visibleCount(w)
+                if w.isEmpty {
+                    // Runs of spaces (column gaps) are kept within a line, dropped at a break.
+                    if !first && count < width { current += " "; count += 1 }
+                    continue
+                }
+                if !first && count + 1 + n > width {
+                    lines.append(current)
+                    current = String(repeating: " ", count: indent)
+                    count = indent
+                    first = true
+                }
+                if !first { current += " "; count += 1 }
+                if n > width - count {
+                    current += cut(w, max(1, width - count))
+                    count = width
+                } else {
+                    current += w
+                    count += n
+                }
+                first = false
+            }
+            lines.append(current)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func stripEscapes(_ s: String) -> String {
+        var out = ""
+        var inEscape = false
+        for c in s {
+            if c == "\u{1B}" { inEscape = true; continue }
+            if inEscape { if c.isLetter && c != "[" { inEscape = false }; continue }
+            out.append(c)
+        }
+        return out
+    }
+
     public func render(_ r: AnalysisReport) -> String {
+        var me = self
+        for (i, input) in r.inputs.enumerated() where me.aliasOf[input.path] == nil { me.aliasOf[input.path] = i + 1 }
+        let out = me.renderAll(r)
+        guard let width else { return out }
+        return Self.wrap(out, width: width)
+    }
+
+    func renderAll(_ r: AnalysisReport) -> String {
         var out = ""
         var outcomes: [String] = []
         for o in Outcome.allCases {
@@ -105,8 +219,8 @@ public struct TextReport {
             }
         }
         out += "\n" + bold("Inputs") + "\n"
-        for i in r.inputs {
-            var line = "  \(i.path)  \(i.format ?? "-")"
+        for (n, i) in r.inputs.enumerated() {
+            var line = aliases ? "  [\(n + 1)] \(i.path)  \(i.format ?? "-")" : "  \(i.path)  \(i.format ?? "-")"
             line += dim("  \(i.stats.records) records, \(i.events) recognized")
             if i.stats.unparsed > 0 { line += dim(", \(i.stats.unparsed) unparsed (first at line \(i.stats.firstUnparsed.first ?? 0))") }
             out += line + "\n"
@@ -255,8 +369,15 @@ public struct TextReport {
             if let tt = t.time, let start = s.start { rel = Fmt.relative(tt - start) } else { rel = "" }
             let relCol = rel + String(repeating: " ", count: max(0, 10 - rel.count))
             let tag = Self.sideTag(t.side)
-            let text = oneLine(t.text) + (t.timeInferred ? dim(" ~") : "")
-            out += "     \(dim(relCol)) \(tag)  \(text)  \(dim(span(t.first, t.last)))\n"
+            let source = shortSpan(t.first, t.last)
+            var message = oneLine(t.text)
+            if let width {
+                // The row fits the terminal: the message is cut, the source stays whole.
+                let budget = width - (5 + relCol.count + 1 + tag.count + 2) - (2 + source.count) - (t.timeInferred ? 2 : 0)
+                message = Self.cut(t.text.replacingOccurrences("\n", " ⏎ "), max(12, budget))
+            }
+            let text = message + (t.timeInferred ? dim(" ~") : "")
+            out += "     \(dim(relCol)) \(tag)  \(text)  \(dim(source))\n"
         }
         if !s.deciding.isEmpty {
             out += "   decided by:\n"
