@@ -28,6 +28,8 @@ public enum DisplayZone: Sendable, Equatable {
     case fixed(Int)
     /// A tz database name (`Europe/Berlin`): the offset in force at each instant.
     case named(String)
+    /// This machine's zone (TZ, /etc/localtime), as journalctl shows journal times.
+    case local
 
     /// `UTC`, `Z`, `±HH:MM`, `±HHMM`, `±HH`, or a tz database name that exists on this machine.
     public static func parse(_ text: String) -> DisplayZone? {
@@ -54,6 +56,7 @@ public enum DisplayZone: Sendable, Equatable {
         switch self {
         case .fixed(let o): return o
         case .named(let name): return ZoneTable.shared.offset(name, at: micros)
+        case .local: return ZoneTable.shared.offset(nil, at: micros)
         }
     }
 }
@@ -73,10 +76,10 @@ final class ZoneTable: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     init() { pthread_mutex_init(lock, nil) }
 
-    func offset(_ name: String, at micros: Int64) -> Int {
+    func offset(_ name: String?, at micros: Int64) -> Int {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        if current != name {
+        if let name, current != name {
             setenv("TZ", name, 1)
             tzset()
             current = name
@@ -248,4 +251,9 @@ extension Event {
         resolveNow(now)
         if let t = parsedTime, t.offset == nil, t.epochMicros == nil { displayOffset = Fmt.unzoned }
     }
+}
+
+extension Event {
+    /// Whether the time is a journal's real instant (not a line's written time).
+    public var timeFromJournal: Bool { parsedTime?.epochMicros != nil }
 }
