@@ -13,12 +13,16 @@ struct Castscope: ParsableCommand {
         commandName: "castscope",
         abstract: "Reconstructs iOS screen-sharing (Broadcast Upload Extension) sessions from log bundles.",
         discussion: """
-            Exit codes: 0 analyzed; 1 analyzed, but some input could not be read (named on \
-            stderr); 2 usage error (also: an output that names an input, or a file castscope \
-            did not write without --force); 3 a finding at or above --fail-on; 5 an output could \
-            not be written (the other outputs were; the reason is one line on stderr); 4 nothing \
-            in the inputs was recognized, or an input path does not exist (one line on stderr; \
-            this fails --fail-on too). When several apply: 5, then 4, 3, 1.
+            Exit codes:
+              0  analyzed
+              1  analyzed, but some input could not be read (each named on stderr)
+              2  usage error; also an output naming an input, or replacing a file
+                 castscope did not write (without --force)
+              3  a finding at or above --fail-on (named on stderr)
+              4  nothing in the inputs was recognized, or an input path does not
+                 exist (one line on stderr; --fail-on cannot pass on nothing)
+              5  an output could not be written (the other outputs were)
+            When several apply: 5, then 4, 3, 1.
             """,
         version: "0.1.0",
         subcommands: [Analyze.self, SessionsCommand.self, Tail.self, Parsers.self]
@@ -26,6 +30,12 @@ struct Castscope: ParsableCommand {
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.
     static func main() {
+        // `castscope -v` and `castscope version`, as users of other tools type them.
+        let args = Array(CommandLine.arguments.dropFirst())
+        if args == ["-v"] || args == ["version"] || args == ["-V"] {
+            print(configuration.version)
+            Glibc.exit(0)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -35,6 +45,17 @@ struct Castscope: ParsableCommand {
                 // One style for every error: one line, castscope's prefix, where to read more.
                 var message = message(for: error).split(separator: "\n").first.map(String.init) ?? "usage error"
                 if message.hasPrefix("Error: ") { message.removeFirst(7) }
+                // A mistyped command: name the nearest one.
+                if let first = args.first, !first.hasPrefix("-"),
+                    !configuration.subcommands.contains(where: { $0.configuration.commandName == first || $0.configuration.aliases.contains(first) })
+                {
+                    let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+                    if let near = names.min(by: { editDistance($0, first) < editDistance($1, first) }), editDistance(near, first) <= 3 {
+                        message = "unknown command '\(first)'; did you mean '\(near)'?"
+                    } else {
+                        message = "unknown command '\(first)' (commands: \(names.joined(separator: ", ")))"
+                    }
+                }
                 let sub = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }.flatMap { a in
                     configuration.subcommands.first { $0.configuration.commandName == a } }
                 let help = sub.map { "castscope \($0.configuration.commandName ?? "") --help" } ?? "castscope --help"
@@ -45,6 +66,25 @@ struct Castscope: ParsableCommand {
         }
     }
 }
+
+/// Levenshtein distance, for "did you mean".
+func editDistance(_ a: String, _ b: String) -> Int {
+    let x = Array(a), y = Array(b)
+    var row = Array(0...y.count)
+    for i in 1...max(1, x.count) where !x.isEmpty {
+        var previous = row[0]
+        row[0] = i
+        for j in 1...max(1, y.count) where !y.isEmpty {
+            let old = row[j]
+            row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (x[i - 1] == y[j - 1] ? 0 : 1))
+            previous = old
+        }
+    }
+    return x.isEmpty ? y.count : row[y.count]
+}
+
+/// Names for shell completion of --format / --input-format.
+let builtinFormatNames: [String] = (try? ParserRegistry.builtin().formats.map(\.name)) ?? []
 
 /// Options every command that reads definitions shares.
 struct ParserOptions: ParsableArguments {
@@ -188,7 +228,8 @@ struct ThresholdOptions: ParsableArguments {
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "analyze",
-        abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).")
+        abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).",
+        aliases: ["analyse"])
 
     @Argument(help: ArgumentHelp("Files, folders or archives; '-' reads standard input.", valueName: "path"))
     var paths: [String]
@@ -199,10 +240,12 @@ struct Analyze: ParsableCommand {
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write the report to this file instead of standard output ('-': standard output). Its format is --format, else the file's extension (.json .md .html .perfetto.json .txt), else text. Never an input, never a file castscope did not write (unless --force); written to a temporary file beside it, then renamed.", valueName: "file"))
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("The report's format: text, json, markdown, html or perfetto. (A parser name here, as in earlier versions, means --input-format.)", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("The report's format: text, json, markdown, html or perfetto. (A parser name here, as in earlier versions, means --input-format.)", valueName: "format"),
+            completion: .list(ReportFormat.allCases.map(\.rawValue)))
     var format: String?
 
-    @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"),
+            completion: .list(builtinFormatNames))
     var inputFormat: String?
 
     @Flag(name: .long, help: "Replace an existing output file even when castscope did not write it (never an input).")
@@ -366,6 +409,9 @@ struct Analyze: ParsableCommand {
                 let mb = Double(bytes) / 1e6
                 fputs("\r\u{1B}[Kreading: \(files) file\(files == 1 ? "" : "s"), \(Fmt.decimal(mb, 1)) MB, \(Fmt.decimal(mb / secs, 0)) MB/s", stderr)
             }
+        }
+        if paths.contains("-") && isatty(0) != 0 {
+            fputs("castscope: reading standard input from the terminal (paste the log, then Ctrl-D; or pipe it: idevicesyslog | castscope analyze -)\n", stderr)
         }
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }

@@ -41,7 +41,8 @@ struct Tail: ParsableCommand {
     @Flag(name: .long, help: "One JSON object per line (types: event, session, relay, gap, summary).")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("The format of standard input instead of detecting it.", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("The format of standard input instead of detecting it.", valueName: "name"),
+            completion: .list(builtinFormatNames))
     var format: String?
 
     @OptionGroup(title: "Colour") var colors: ColorOptions
