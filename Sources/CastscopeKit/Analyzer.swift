@@ -272,8 +272,11 @@ public final class Analyzer {
             var firstComplete: ParsedTime?
             defer {
                 summary.events = events[first...].reduce(0) { $0 + $1.count }
+                // The progress line counts a journal file once it is read.
+                if let diskPath, let size = fileSize(diskPath) { bytesDone += size }
                 report.inputs.append(summary)
                 files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count, family: "journal"))
+                progress?(report.inputs.count, bytesDone)
             }
             // Members of archives (and stdin) go to a private temporary file for sd-journal.
             var temporary: PrivateTemporaryDirectory?

@@ -402,12 +402,19 @@ struct Analyze: ParsableCommand {
         var started = timespec()
         clock_gettime(CLOCK_MONOTONIC, &started)
         if showProgress {
+            let total = bytesOnDisk(paths)
             analyzer.progress = { files, bytes in
                 var now = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &now)
                 let secs = max(0.001, Double(now.tv_sec - started.tv_sec) + Double(now.tv_nsec - started.tv_nsec) / 1e9)
                 let mb = Double(bytes) / 1e6
-                fputs("\r\u{1B}[Kreading: \(files) file\(files == 1 ? "" : "s"), \(Fmt.decimal(mb, 1)) MB, \(Fmt.decimal(mb / secs, 0)) MB/s", stderr)
+                // Bytes as stored (compressed for .gz and archives), against the inputs' size on disk.
+                var amount = "\(Fmt.decimal(mb, 1)) MB"
+                if let total, total > 0 {
+                    let pct = min(100, Int(Double(bytes) * 100 / Double(total)))
+                    amount = "\(Fmt.decimal(mb, 1)) of \(Fmt.decimal(Double(total) / 1e6, 1)) MB (\(pct)%)"
+                }
+                fputs("\r\u{1B}[Kreading: \(files) file\(files == 1 ? "" : "s"), \(amount), \(Fmt.decimal(mb / secs, 0)) MB/s", stderr)
             }
         }
         if paths.contains("-") && isatty(0) != 0 {
@@ -520,10 +527,14 @@ struct Parsers: ParsableCommand {
             if !failures.isEmpty { Glibc.exit(1) }
             return
         }
+        // Built-in definitions are compiled in: their origin is a file of castscope's source,
+        // not a path on this machine.
+        let builtin = (try? ParserRegistry.builtin()).map { Set($0.formats.map(\.origin) + $0.vocabularies.map(\.origin)) } ?? []
+        func origin(_ o: String) -> String { builtin.contains(o) ? "built in, from castscope's \(o)" : o }
         print("Formats:")
-        for f in registry.formats { print("  \(f.name.padding(22))\(f.title)  [\(f.origin)]") }
+        for f in registry.formats { print("  \(f.name.padding(22))\(f.title)  [\(origin(f.origin))]") }
         print("Vocabularies:")
-        for v in registry.vocabularies { print("  \(v.name.padding(22))\(v.rules.count) rules, \(v.title)  [\(v.origin)]") }
+        for v in registry.vocabularies { print("  \(v.name.padding(22))\(v.rules.count) rules, \(v.title)  [\(origin(v.origin))]") }
     }
 }
 

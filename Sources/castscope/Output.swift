@@ -163,3 +163,30 @@ enum OutputWriter {
         }
     }
 }
+
+/// The bytes on disk under the given paths (files, and folders walked without hidden entries
+/// as the bundle walker does), for the progress line's percentage; nil for standard input.
+func bytesOnDisk(_ paths: [String]) -> UInt64? {
+    var total: UInt64 = 0
+    var budget = 100_000  // entries: a progress line is not worth a long walk
+    func add(_ path: String) {
+        var st = stat()
+        guard budget > 0, stat(path, &st) == 0 else { return }
+        budget -= 1
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: total += UInt64(st.st_size)
+        case S_IFDIR:
+            guard let d = opendir(path) else { return }
+            defer { closedir(d) }
+            while let e = readdir(d) {
+                let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name.hasPrefix(".") { continue }
+                add(path.hasSuffix("/") ? path + name : path + "/" + name)
+            }
+        default: break
+        }
+    }
+    if paths.contains("-") { return nil }
+    for p in paths { add(p) }
+    return total > 0 ? total : nil
+}

@@ -70,4 +70,29 @@ import Testing
         p.waitUntilExit()
         #expect(String(decoding: data, as: UTF8.self).contains("castscope: reading standard input from the terminal (paste the log, then Ctrl-D"))
     }
+
+    @Test("the progress line on a terminal counts bytes against the inputs' size, with a percentage")
+    func progress() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let bin = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        p.arguments = ["-qec", "env -u CI '\(bin)' analyze --no-pager samples/ > /dev/null", "/dev/null"]
+        p.currentDirectoryURL = packageRoot
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.contains("reading: 1 file, 0.0 of "))
+        #expect(text.contains(" MB (100%), "))
+    }
+
+    @Test("castscope parsers says which definitions are built in instead of printing a path that is not on this machine")
+    func parsersOrigins() throws {
+        let r = try castscope(["parsers"], cwd: URL(fileURLWithPath: "/"))
+        #expect(r.stdout.contains("[built in, from castscope's parsers/formats/xcode.json]"))
+        #expect(!r.stdout.contains("  [parsers/"))
+    }
 }
