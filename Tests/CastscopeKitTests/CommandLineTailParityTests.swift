@@ -64,6 +64,14 @@ import Testing
         #expect(!(try castscope(["tail", "--no-journal", "--stall-seconds", "10", "-"], stdin: stream)).stdout.contains("stalled"))
         let json = try castscope(["tail", "--json", "--no-journal", "-"], stdin: stream)
         #expect(json.stdout.contains("{\"type\":\"finding\",\"session\":\"S1\",\"kind\":\"frame-stall\",\"severity\":\"warning\""))
+        // The same findings as analyze on the same lines.
+        let tailKinds = json.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["type"] as? String == "finding" }.compactMap { $0["kind"] as? String }.sorted()
+        let analyzeJSON = try castscope(["analyze", "--json", "-"], stdin: stream)
+        let analyzeKinds = ((analyzeJSON.json?["findings"] as? [[String: Any]]) ?? []).compactMap { $0["kind"] as? String }.sorted()
+        #expect(tailKinds == analyzeKinds)
+        #expect(tailKinds == ["frame-stall", "host-app-suspended", "stopped-by-host"])
     }
 
     @Test("tail joins relay and device sessions and shows the relay's times in the phone's zone")

@@ -63,7 +63,10 @@ public final class LiveSessions {
         } else if e.side == .system, streams[key(e)] != nil {
             k = key(e)
         }
-        guard let k else { return hostEvent(e) }
+        guard let k else {
+            attach(e)
+            return hostEvent(e)
+        }
         var stream = streams[k] ?? SessionBuilder.Stream()
         let before = stream.sessions.count
         let beforePhase = stream.phase
@@ -152,6 +155,19 @@ public final class LiveSessions {
         var s = streams[k]!.sessions[i]
         s.id = ids[k]?[i] ?? "?"
         return s
+    }
+
+    /// Host-app and system lines join the open sessions they fall in, as in `analyze` (so
+    /// that the finding rules see, e.g., the host app being suspended).
+    func attach(_ e: Event) {
+        guard e.side == .app || e.side == .system,
+            e.kind != "server.client_disconnected" && e.kind != "app.extension_disconnected"  // hostEvent adds those
+        else { return }
+        for (k, s) in streams where s.phase != .ended && s.phase != .idle {
+            guard let i = s.sessions.indices.last else { continue }
+            if let t = e.time, let start = s.sessions[i].start, t < start { continue }
+            streams[k]!.sessions[i].events.append(e)
+        }
     }
 
     /// Host-app lines: the extension closing its end finishes a connected open session.
