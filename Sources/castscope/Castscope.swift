@@ -349,6 +349,9 @@ struct Analyze: ParsableCommand {
         for i in readable { formats[i.format!, default: 0] += 1 }
         let list = formats.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { $0.value > 1 ? "\($0.key) ×\($0.value)" : $0.key }
         let records = readable.reduce(0) { $0 + $1.stats.records }
+        if records == 0 {
+            return readable.count == 1 ? "\(readable[0].path) is empty" : "the \(readable.count) files read are empty"
+        }
         return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
             + "none from a screen-sharing extension, its host app or the relay (see `castscope parsers`; --parsers DIR adds your own)"
     }

@@ -36,6 +36,10 @@ import Testing
         let mixed = try castscope(["analyze", "no/such/file.log", "samples/retry-storm"])
         #expect(mixed.status == 4)
         #expect(mixed.stdout.contains("failed-to-connect"))
+        // Empty standard input.
+        let emptyStdin = try castscope(["analyze", "-"], stdin: Data())
+        #expect(emptyStdin.status == 4)
+        #expect(emptyStdin.stderr == "castscope: error: nothing recognized: <stdin> is empty\n")
         // Something recognized is still 0.
         #expect(try castscope(["analyze", "samples/healthy-jitsi"]).status == 0)
     }
