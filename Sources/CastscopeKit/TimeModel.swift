@@ -249,7 +249,13 @@ extension Event {
     /// it when the bundle gives none), and a line without a zone is the phone's local time.
     public mutating func resolveLive(now: Int64) {
         resolveNow(now)
-        if let t = parsedTime, t.offset == nil, t.epochMicros == nil { displayOffset = Fmt.unzoned }
+        guard let t = parsedTime, t.epochMicros == nil else { return }
+        // As analyze: a month well after the current one belongs to the year before.
+        let (y, m, _) = civilFromDays(Int(now.floorDiv(86_400_000_000)))
+        if t.hasDate, !t.hasYear, t.month > m + 1 {
+            time = t.instant(defaultYear: y - 1, defaultMonth: 1, defaultDay: 1, defaultOffset: t.offset ?? 0)
+        }
+        if t.offset == nil { displayOffset = Fmt.unzoned }
     }
 }
 
