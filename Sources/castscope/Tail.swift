@@ -217,7 +217,10 @@ final class TailEngine: @unchecked Sendable {
                 format.zone = .fixed(e.displayOffset)
             }
             if showEvents { printEvent(e, cursor: cursor) }
-            for change in live.feed(e) { printChange(change) }
+            for change in live.feed(e) {
+                if let c = live.clock { format.relayShift = c.offset }
+                printChange(change)
+            }
         }
     }
 

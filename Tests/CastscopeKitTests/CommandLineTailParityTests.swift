@@ -26,7 +26,7 @@ import Testing
     }
 
     /// Runs tail for `seconds`, then Ctrl-C (SIGINT); returns status, stdout, stderr.
-    func tail(_ args: [String], stdin: Data, seconds: Double) throws -> RunResult {
+    func tail(_ args: [String], stdin: Data, seconds: Double, after: (Double, () throws -> Void)? = nil) throws -> RunResult {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let p = Process()
@@ -43,7 +43,13 @@ import Testing
         try p.run()
         input.fileHandleForWriting.write(stdin)
         try input.fileHandleForWriting.close()
-        Thread.sleep(forTimeInterval: seconds)
+        if let (delay, action) = after {
+            Thread.sleep(forTimeInterval: delay)
+            try action()
+            Thread.sleep(forTimeInterval: seconds - delay)
+        } else {
+            Thread.sleep(forTimeInterval: seconds)
+        }
         if p.isRunning { kill(p.processIdentifier, SIGINT) }
         p.waitUntilExit()
         return RunResult(status: p.terminationStatus, stdout: try String(contentsOf: outURL, encoding: .utf8),
@@ -74,16 +80,27 @@ import Testing
         #expect(tailKinds == ["frame-stall", "host-app-suspended", "stopped-by-host"])
     }
 
-    @Test("tail joins relay and device sessions and shows the relay's times in the phone's zone")
+    @Test("tail joins relay and device sessions and shows the relay's times in the phone's zone, on its clock")
     func joinAndZone() throws {
-        let journal = packageRoot.appendingPathComponent("samples/relay/relay.journal").path
-        let r = try tail(["--file", journal, "--from-start", "-"], stdin: try zonedStream(), seconds: 4)
-        #expect(r.stdout.contains("11:02:09.532  S1 joined     relay 6a1d9e27\n"), "\(r.stdout)")
-        // Once the phone's lines gave its zone (+01:00), journal times are shown in it.
-        #expect(r.stdout.contains("00:00:06.540  relay c4f6a8b0 stalled"))
-        let utc = try tail(["--utc", "--file", journal, "--from-start", "-"], stdin: try zonedStream(), seconds: 4)
+        let journal = packageRoot.appendingPathComponent("samples/relay/relay.journal")
+        // The journal file appears in the followed folder after the phone's stream was read, so
+        // that the order of the two reading threads is fixed.
+        func run(_ extra: [String]) throws -> RunResult {
+            let dir = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            return try tail(extra + ["-D", dir.path, "--from-start", "-"], stdin: try zonedStream(), seconds: 5, after: (1.5, {
+                try FileManager.default.copyItem(at: journal, to: dir.appendingPathComponent("relay.journal"))
+            }))
+        }
+        let r = try run([])
+        // The relay's accept (10:02:09.532 UTC) on the device's clock and in its zone.
+        #expect(r.stdout.contains("11:02:07.000  S1 joined     relay 6a1d9e27 (relay clock +2.532 s; relay times shown on the device's clock)\n"), "\(r.stdout)")
+        // The relay stall at 23:00:06.540 UTC: +01:00, and 2.645 s earlier (the estimate from
+        // both ends of the session).
+        #expect(r.stdout.contains("00:00:03.895  relay c4f6a8b0 stalled"), "\(r.stdout)")
+        let utc = try run(["--utc"])
         #expect(utc.stdout.contains("10:02:07.000  S1 started"))
-        #expect(utc.stdout.contains("23:00:06.540  relay c4f6a8b0 stalled"))
+        #expect(utc.stdout.contains("23:00:03.895  relay c4f6a8b0 stalled"), "\(utc.stdout)")
     }
 
     @Test("tail: a missing journal path is one line naming it, exit 4, no summary; an empty journal says it waits")

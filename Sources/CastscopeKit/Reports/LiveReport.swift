@@ -9,6 +9,10 @@ public struct LiveReport: Sendable {
 
     func relayOffset(_ t: Int64) -> Int { zone.offset(at: t) }
 
+    /// Relay clock minus device clock once sessions were joined: relay times are shown on the
+    /// device's clock, as `analyze` shows them.
+    public var relayShift: Int64 = 0
+
     public init(json: Bool, color: Bool) {
         self.json = json
         self.color = color
@@ -87,10 +91,12 @@ public struct LiveReport: Sendable {
                 w.add("type", "join")
                 w.add("session", s.id)
                 w.add("relay", r.id)
-                w.add("time", r.accepted.map { Fmt.rfc3339($0, offset: relayOffset($0)) })
+                w.add("time", r.accepted.map { Fmt.rfc3339($0 - relayShift, offset: relayOffset($0)) })
+                w.add("clockOffset", Fmt.decimal(Double(relayShift) / 1e6, 3))
                 return w.text
             }
-            return "\(clock(r.accepted, r.accepted.map(relayOffset) ?? 0))  \(paint("\(s.id) joined", "1"))     relay \(r.id.prefix(8))"
+            let shift = (relayShift >= 0 ? "+" : "-") + Fmt.decimal(Double(abs(relayShift)) / 1e6, 3)
+            return "\(clock(r.accepted.map { $0 - relayShift }, r.accepted.map(relayOffset) ?? 0))  \(paint("\(s.id) joined", "1"))     relay \(r.id.prefix(8)) (relay clock \(shift) s; relay times shown on the device's clock)"
         case .finding(let s, let f):
             if json {
                 var w = JSONLine()
@@ -116,13 +122,13 @@ public struct LiveReport: Sendable {
             w.add("id", r.id)
             w.add("peer", r.peer)
             w.add("room", r.room)
-            w.add("time", time.map { Fmt.rfc3339($0, offset: relayOffset($0)) })
+            w.add("time", time.map { Fmt.rfc3339($0 - relayShift, offset: relayOffset($0)) })
             w.add("reason", r.reason)
             w.add("frames", r.frames.map(String.init))
             return w.text
         }
         let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" ? "33" : "1"
-        return "\(clock(time, time.map(relayOffset) ?? 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)"
+        return "\(clock(time.map { $0 - relayShift }, time.map(relayOffset) ?? 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)"
     }
 
     public func gap(from: Int64?, to: Int64?, _ text: String) -> String {
