@@ -3,12 +3,12 @@ SWIFT     ?= swift
 SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # Debian packages the build links against (C system libraries) and the tests use
 # (systemd-journal-remote builds real journal files; chromium renders the HTML report).
-APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3
+APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3 tzdata
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
-.PHONY: all deps pydeps build release run test expected samples journals generate bench clean
+.PHONY: all deps pydeps build release run test expected samples journals generate bench clean man completions
 
-all: build
+all: build man completions
 
 deps: ## install the Debian packages that are missing (nothing when all are there)
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -37,13 +37,26 @@ journals: samples/relay/relay.journal
 build: deps
 	$(SWIFT) build
 
+# The man page (swift-argument-parser's generate-manual plugin, debug build: no release needed)
+# and shell completions (from the binary itself): `man -l .build/share/man/man1/castscope.1`.
+man: build
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug >/dev/null
+	mkdir -p .build/share/man/man1
+	cp .build/plugins/GenerateManual/outputs/castscope/castscope.1 .build/share/man/man1/castscope.1
+
+completions: build
+	mkdir -p .build/share/completions
+	.build/debug/castscope --generate-completion-script bash > .build/share/completions/castscope.bash
+	.build/debug/castscope --generate-completion-script zsh > .build/share/completions/_castscope
+	.build/debug/castscope --generate-completion-script fish > .build/share/completions/castscope.fish
+
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
 run: release journals ## build in release and analyze every sample bundle
 	.build/release/castscope analyze samples/
 
-test: deps journals ## every test: parser samples, units, end-to-end runs of the binary on samples and real logs
+test: deps journals man completions ## every test: parser samples, units, end-to-end runs of the binary on samples and real logs
 	$(SWIFT) build
 	$(SWIFT) test
 

@@ -20,6 +20,14 @@ public struct AnalyzeOptions: Sendable {
     /// Relay clock minus device clock (µs), instead of estimating it.
     public var clockOffset: Int64?
     public var thresholds = Thresholds()
+    /// `--since` / `--until` as typed: resolved in the logs' zone once it is known (these win
+    /// over `since` / `until`).
+    public var sinceSpec: TimeSpec?
+    public var untilSpec: TimeSpec?
+    /// Render every time in this zone (`--utc`, `--timezone`) instead of the phone's.
+    public var displayZone: DisplayZone?
+    /// Now (µs), for logs without a year or a date and for relative `--since`; the clock by default.
+    public var now: Int64?
 
     public init() {}
 }
@@ -49,6 +57,18 @@ public struct AnalysisReport: Sendable {
     public var orphanDeviceSessions: [String] = []
     /// What went wrong, with evidence (filled by `Findings.run`).
     public var findings: [Finding] = []
+    /// The zone the report is shown in (seconds east of UTC, or `Fmt.unzoned`), nil when no
+    /// line had a time.
+    public var displayOffset: Int?
+    /// What the time model assumed (a year, a date, no zone), for the report's header.
+    public var timeNotes: [String] = []
+    /// The first and last event time before `--since` / `--until`, and how many recognized
+    /// lines those filters removed.
+    public var span: ClosedRange<Int64>?
+    public var filteredOut = 0
+    /// Problems that lose nothing outright but change what the report can say (a file with
+    /// times read as plain text), one line each, naming the file.
+    public var warnings: [String] = []
 }
 
 /// The whole pipeline: input → records → events → sessions.
@@ -162,6 +182,16 @@ public final class Analyzer {
             progress?(report.inputs.count, bytesDone)
         }
 
+        /// A file that fell back to `plain` although its lines start with times: say so.
+        func plainWithTimes(_ head: [UInt8], format: LogFormat) {
+            guard format.name == "plain", self.options.forcedFormat == nil, let last = report.inputs.indices.last,
+                Self.looksTimestamped(head) else { return }
+            let note = "read as plain text: its lines start with times no known format reads, so they have none here "
+                + "(see `castscope parsers`; --input-format NAME, or --parsers DIR with your own format)"
+            report.inputs[last].notes.append(note)
+            report.warnings.append("\(report.inputs[last].path): \(note)")
+        }
+
         /// The format of a file from its first bytes, or an error already recorded.
         /// Files read as `plain` although most of their lines start with a timestamp.
         var plainNotes: [Int: String] = [:]
@@ -205,6 +235,7 @@ public final class Analyzer {
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
                 absorb([result], path: path, format: format, fileIndex: fileIndex)
+                plainWithTimes(head, format: format)
             },
             report: { error in
                 report.errors.append(error)
@@ -238,6 +269,7 @@ public final class Analyzer {
                 } catch {}
             }
             absorb(results.all, path: path, format: format, fileIndex: fileIndex)
+            plainWithTimes(head, format: format)
             return true
         }
         walker.journal = { display, diskPath, source in
@@ -248,8 +280,11 @@ public final class Analyzer {
             var firstComplete: ParsedTime?
             defer {
                 summary.events = events[first...].reduce(0) { $0 + $1.count }
+                // The progress line counts a journal file once it is read.
+                if let diskPath, let size = fileSize(diskPath) { bytesDone += size }
                 report.inputs.append(summary)
                 files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count, family: "journal"))
+                progress?(report.inputs.count, bytesDone)
             }
             // Members of archives (and stdin) go to a private temporary file for sd-journal.
             var temporary: PrivateTemporaryDirectory?
@@ -286,13 +321,27 @@ public final class Analyzer {
             }
         }
         walker.walk(paths)
-        resolveTimes(&events, files: files, inputs: &report.inputs)
+        report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
+        report.displayOffset = applyDisplayZone(&events)
         events = dedupe(events)
-        if options.since != nil || options.until != nil {
+        var lo: Int64?, hi: Int64?
+        for e in events {
+            guard let t = e.time else { continue }
+            lo = min(lo ?? t, t)
+            hi = max(hi ?? t, e.lastTime ?? t)
+        }
+        if let lo, let hi { report.span = lo...hi }
+        let zone = report.displayOffset ?? 0
+        let now = options.now ?? currentMicros()
+        let since = options.sinceSpec.map { $0.resolve(zone: zone, now: now) } ?? options.since
+        let until = options.untilSpec.map { $0.resolve(zone: zone, now: now) } ?? options.until
+        if since != nil || until != nil {
+            let before = events.reduce(0) { $0 + $1.count }
             events = events.filter { e in
                 guard let t = e.time else { return true }
-                return t >= (options.since ?? Int64.min) && t <= (options.until ?? Int64.max)
+                return t >= (since ?? Int64.min) && t <= (until ?? Int64.max)
             }
+            report.filteredOut = before - events.reduce(0) { $0 + $1.count }
         }
         events.sort { ($0.time ?? Int64.min, $0.fileIndex, $0.order) < ($1.time ?? Int64.min, $1.fileIndex, $1.order) }
         report.eventCount = events.reduce(0) { $0 + $1.count }
@@ -322,12 +371,18 @@ public final class Analyzer {
     /// Turns parsed times into instants. Files without a year or a date take them from
     /// `--date`, else from the first complete timestamp elsewhere in the bundle; times of day
     /// that run backwards by more than 12 hours have crossed midnight.
-    func resolveTimes(_ events: inout [Event], files: [FileTimes], inputs: inout [InputSummary]) {
+    @discardableResult
+    func resolveTimes(_ events: inout [Event], files: [FileTimes], inputs: inout [InputSummary]) -> [String] {
         let anyReference = files.lazy.compactMap(\.firstComplete).first
+        // Without a complete time anywhere in the bundle: today (µs → its date at UTC, as `tail`).
+        let today: (Int, Int, Int) = civilFromDays(Int((options.now ?? currentMicros()).floorDiv(86_400_000_000)))
+        var headerNotes: [String] = []
         for (fileIndex, file) in files.enumerated() {
             let reference = files.lazy.filter { $0.family == file.family }.compactMap(\.firstComplete).first ?? anyReference
             var refDate: (Int, Int, Int)?
             var refOffset = reference?.offset ?? 0
+            // A line without a zone in a bundle that gives none: the phone's local time.
+            let zoneless = reference?.offset == nil
             if let r = reference {
                 let local = r.instant(defaultYear: 0, defaultMonth: 0, defaultDay: 0, defaultOffset: 0) / 1_000_000
                     + Int64(r.offset ?? 0)
@@ -336,6 +391,8 @@ public final class Analyzer {
                 refOffset = r.offset ?? 0
             }
             if let d = options.date { refDate = (d.year, d.month, d.day) }
+            let assumedToday = refDate == nil
+            if assumedToday { refDate = today }
             var previousSecond: Int?
             var dayShift = 0
             var noted = false
@@ -347,7 +404,7 @@ public final class Analyzer {
                     previousSecond = t.secondOfDay
                     let shifted = civilFromDays(daysFromCivil(y, m, d) + dayShift)
                     (y, m, d) = shifted
-                    events[i].timeInferred = events[i].timeInferred || refDate == nil
+                    events[i].timeInferred = events[i].timeInferred || assumedToday
                 } else if !t.hasYear, let ref = refDate {
                     // A month well after the reference's belongs to the year before.
                     y = t.month > ref.1 + 1 ? ref.0 - 1 : ref.0
@@ -355,15 +412,19 @@ public final class Analyzer {
                 if !noted && (!t.hasDate || !t.hasYear) {
                     noted = true
                     let what = !t.hasDate ? "date" : "year"
-                    if let ref = refDate {
+                    if let ref = refDate, !assumedToday {
                         let source = options.date != nil ? "--date" : "the bundle"
                         inputs[fileIndex].notes.append("lines carry no \(what): taken from \(source) (\(formatDate(ref)))")
+                    } else if !t.hasDate {
+                        inputs[fileIndex].notes.append("lines carry no date and the bundle gives none: today (\(formatDate(today))) assumed (pass --date)")
+                        headerNotes.append("no date in the lines: today (\(formatDate(today))) assumed, pass --date")
                     } else {
-                        inputs[fileIndex].notes.append("lines carry no \(what) and the bundle gives none: shown on 1970-01-01 (pass --date)")
+                        inputs[fileIndex].notes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed (pass --date)")
+                        headerNotes.append("no year in the lines: \(today.0) assumed, pass --date")
                     }
                 }
                 events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
-                events[i].displayOffset = t.offset ?? refOffset
+                events[i].displayOffset = t.offset ?? (zoneless ? Fmt.unzoned : refOffset)
                 if let r = events[i].repeats, let head = events[i].time {
                     // The run's lines keep their spacing; a step back of over 12 h is midnight.
                     var times = [head]
@@ -378,6 +439,56 @@ public final class Analyzer {
                 }
             }
         }
+        var seen = Set<String>()
+        var notes = headerNotes.filter { seen.insert($0).inserted }
+        if events.contains(where: { $0.displayOffset == Fmt.unzoned }) {
+            notes.append("the phone's lines carry no zone: shown as its local time")
+        }
+        return notes
+    }
+
+    /// One zone per report: `--utc` / `--timezone`, else the phone's (the commonest offset of
+    /// its lines), in which relay (journal) times are shown too. Returns the report's zone.
+    func applyDisplayZone(_ events: inout [Event]) -> Int? {
+        if let zone = options.displayZone {
+            for i in events.indices {
+                guard let t = events[i].time else { continue }
+                events[i].displayOffset = zone.offset(at: t)
+            }
+            return events.first(where: { $0.time != nil }).map { $0.displayOffset }
+        }
+        var counts: [Int: Int] = [:]
+        for e in events where e.side != .relay && e.time != nil { counts[e.displayOffset, default: 0] += 1 }
+        guard let phone = counts.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key else {
+            return events.first(where: { $0.time != nil })?.displayOffset
+        }
+        if phone != Fmt.unzoned {
+            for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
+        }
+        return phone
+    }
+
+    /// Whether one of the first lines starts (within 40 bytes) with a date or a time of day.
+    static func looksTimestamped(_ head: [UInt8]) -> Bool {
+        var lines = 0
+        var start = 0
+        func digit(_ i: Int) -> Bool { i < head.count && head[i] >= 0x30 && head[i] <= 0x39 }
+        while start < head.count && lines < 5 {
+            let end = head[start...].firstIndex(of: 0x0A) ?? head.count
+            let limit = min(end, start + 40)
+            if end > start {
+                lines += 1
+                var i = start
+                while i + 7 < limit + 1 {
+                    // HH:MM:SS
+                    if digit(i), digit(i + 1), head[i + 2] == 0x3A, digit(i + 3), digit(i + 4), i + 7 < head.count,
+                        head[i + 5] == 0x3A, digit(i + 6), digit(i + 7) { return true }
+                    i += 1
+                }
+            }
+            start = end + 1
+        }
+        return false
     }
 
     /// The same line seen in two exports of one bundle counts once.

@@ -13,28 +13,78 @@ struct Castscope: ParsableCommand {
         commandName: "castscope",
         abstract: "Reconstructs iOS screen-sharing (Broadcast Upload Extension) sessions from log bundles.",
         discussion: """
-            Exit codes: 0 analyzed; 1 analyzed, but some input could not be read (named on \
-            stderr); 2 usage error; 3 a finding at or above --fail-on.
+            Exit codes:
+              0  analyzed
+              1  analyzed, but some input could not be read (each named on stderr)
+              2  usage error; also an output naming an input, or replacing a file
+                 castscope did not write (without --force)
+              3  a finding at or above --fail-on (named on stderr)
+              4  nothing in the inputs was recognized, or an input path does not
+                 exist (one line on stderr; --fail-on cannot pass on nothing)
+              5  an output could not be written (the other outputs were)
+            When several apply: 5, then 4, 3, 1.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, Tail.self, Parsers.self]
+        subcommands: [Analyze.self, SessionsCommand.self, Tail.self, Parsers.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.
     static func main() {
+        // `castscope -v` and `castscope version`, as users of other tools type them.
+        let args = Array(CommandLine.arguments.dropFirst())
+        if args == ["-v"] || args == ["version"] || args == ["-V"] {
+            print(configuration.version)
+            Glibc.exit(0)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                fputs(fullMessage(for: error) + "\n", stderr)
+                // One style for every error: one line, castscope's prefix, where to read more.
+                var message = message(for: error).split(separator: "\n").first.map(String.init) ?? "usage error"
+                if message.hasPrefix("Error: ") { message.removeFirst(7) }
+                // A mistyped command: name the nearest one.
+                if let first = args.first, !first.hasPrefix("-"),
+                    !configuration.subcommands.contains(where: { $0.configuration.commandName == first || $0.configuration.aliases.contains(first) })
+                {
+                    let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+                    if let near = names.min(by: { editDistance($0, first) < editDistance($1, first) }), editDistance(near, first) <= 3 {
+                        message = "unknown command '\(first)'; did you mean '\(near)'?"
+                    } else {
+                        message = "unknown command '\(first)' (commands: \(names.joined(separator: ", ")))"
+                    }
+                }
+                let sub = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }.flatMap { a in
+                    configuration.subcommands.first { $0.configuration.commandName == a } }
+                let help = sub.map { "castscope \($0.configuration.commandName ?? "") --help" } ?? "castscope --help"
+                fputs("castscope: error: \(message) (see '\(help)')\n", stderr)
                 Glibc.exit(2)
             }
             exit(withError: error)
         }
     }
 }
+
+/// Levenshtein distance, for "did you mean".
+func editDistance(_ a: String, _ b: String) -> Int {
+    let x = Array(a), y = Array(b)
+    var row = Array(0...y.count)
+    for i in 1...max(1, x.count) where !x.isEmpty {
+        var previous = row[0]
+        row[0] = i
+        for j in 1...max(1, y.count) where !y.isEmpty {
+            let old = row[j]
+            row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (x[i - 1] == y[j - 1] ? 0 : 1))
+            previous = old
+        }
+    }
+    return x.isEmpty ? y.count : row[y.count]
+}
+
+/// Names for shell completion of --format / --input-format.
+let builtinFormatNames: [String] = (try? ParserRegistry.builtin().formats.map(\.name)) ?? []
 
 /// Options every command that reads definitions shares.
 struct ParserOptions: ParsableArguments {
@@ -79,11 +129,14 @@ struct JournalOptions: ParsableArguments {
     @Option(name: .customLong("match"), help: ArgumentHelp("A journal field match FIELD=value (repeatable; same field ORed, different fields ANDed), e.g. RELAY_SESSION=….", valueName: "FIELD=value"))
     var matches: [String] = []
 
-    @Option(name: [.customShort("S"), .long], help: ArgumentHelp("Only events at or after this time: YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][±HH:MM|Z] (UTC when no zone).", valueName: "time"))
+    @Option(name: [.customShort("S"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or after this time, as journalctl takes it: 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][±HH:MM|Z]' (also with T, as the report prints times), 'HH:MM[:SS]' (today), today, yesterday, now, -1h, '1 hour ago'. Without a zone: the logs' zone, as the report shows it.", valueName: "time"))
     var since: String?
 
-    @Option(name: [.customShort("U"), .long], help: ArgumentHelp("Only events at or before this time (same forms as --since).", valueName: "time"))
+    @Option(name: [.customShort("U"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or before this time (same forms as --since).", valueName: "time"))
     var until: String?
+
+    var sinceSpec: TimeSpec? { since.flatMap(TimeSpec.parse) }
+    var untilSpec: TimeSpec? { until.flatMap(TimeSpec.parse) }
 
     var filter: JournalFilter {
         JournalFilter(matches: unit.map { "_SYSTEMD_UNIT=" + ($0.contains(".") ? $0 : $0 + ".service") }
@@ -95,16 +148,35 @@ struct JournalOptions: ParsableArguments {
             throw ValidationError("--match takes FIELD=value, got '\(m)'")
         }
         for (name, value) in [("--since", since), ("--until", until)] {
-            if let value, TimeArgument.parse(value) == nil {
-                throw ValidationError("\(name): cannot read '\(value)' as YYYY-MM-DD[ HH:MM[:SS]][zone]")
+            if let value, TimeSpec.parse(value) == nil {
+                throw ValidationError("\(name): cannot read '\(value)' (YYYY-MM-DD[ HH:MM[:SS]][zone], HH:MM, today, yesterday, -1h, '2 hours ago')")
+            }
+        }
+    }
+
+    /// `--since` after `--until` (checked in run(): ArgumentParser reads `-2h` in an error
+    /// path as a request for help).
+    func checkOrder() throws {
+        if let s = sinceSpec, let u = untilSpec {
+            // Either zone gives the same order unless exactly one of them names its zone.
+            let now = currentMicros()
+            let a = s.resolve(zone: 0, now: now), b = u.resolve(zone: 0, now: now)
+            if a > b + (s.hasZone == u.hasZone ? 0 : 18 * 3_600_000_000) {
+                throw ValidationError("--since \(s.text) is after --until \(u.text)")
             }
         }
     }
 }
 
 enum FailOn: String, ExpressibleByArgument, CaseIterable {
-    case warning, error
-    var severity: Severity { self == .warning ? .warning : .error }
+    case info, warning, error
+    var severity: Severity {
+        switch self {
+        case .info: return .info
+        case .warning: return .warning
+        case .error: return .error
+        }
+    }
 }
 
 /// The finding rules' thresholds: defaults, then a config file, then these options.
@@ -156,22 +228,41 @@ struct ThresholdOptions: ParsableArguments {
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "analyze",
-        abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).")
+        abstract: "Analyze log files, folders and archives (.gz, .tar, .tar.gz, .zip, nested; '-' for stdin).",
+        aliases: ["analyse"])
 
     @Argument(help: ArgumentHelp("Files, folders or archives; '-' reads standard input.", valueName: "path"))
     var paths: [String]
 
-    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/2, see schema/) instead of the terminal report.")
+    @Flag(name: .long, help: "Write one JSON document (schema castscope.report/2, see schema/) instead of the terminal report (same as --format json).")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"))
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write the report to this file instead of standard output ('-': standard output). Its format is --format, else the file's extension (.json .md .html .perfetto.json .txt), else text. Never an input, never a file castscope did not write (unless --force); written to a temporary file beside it, then renamed.", valueName: "file"))
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("The report's format: text, json, markdown, html or perfetto. (A parser name here, as in earlier versions, means --input-format.)", valueName: "format"),
+            completion: .list(ReportFormat.allCases.map(\.rawValue)))
     var format: String?
+
+    @Option(name: .long, help: ArgumentHelp("Read every file as this format instead of detecting it (see `castscope parsers`).", valueName: "name"),
+            completion: .list(builtinFormatNames))
+    var inputFormat: String?
+
+    @Flag(name: .long, help: "Replace an existing output file even when castscope did not write it (never an input).")
+    var force = false
 
     @Option(name: .long, help: ArgumentHelp("The date (YYYY-MM-DD) for logs whose lines carry no date or year (Console.app copy, idevicesyslog).", valueName: "date"))
     var date: String?
 
-    @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
-    var noColor = false
+    @OptionGroup(title: "Colour") var colors: ColorOptions
+
+    @OptionGroup(title: "Navigation (the header always sums up the whole bundle)") var navigation: NavigationOptions
+
+    @Flag(name: .long, help: "Show every time in UTC (…Z+00:00) instead of the phone's zone.")
+    var utc = false
+
+    @Option(name: .long, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name (Europe/Berlin). Default: the phone's zone as its logs give it; lines without a zone are shown as the phone's local time.", valueName: "zone"))
+    var timezone: String?
 
     @Option(name: .long, help: ArgumentHelp("Read big files with this many threads (default: the number of cores).", valueName: "n"))
     var threads: Int?
@@ -182,13 +273,13 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "Like --markdown, with every session in full (no size limit).")
     var markdownFull = false
 
-    @Option(name: .long, help: ArgumentHelp("Also write a self-contained HTML report (SVG timelines) to this file.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Also write a self-contained HTML report (SVG timelines) to this file ('-': standard output, instead of the terminal report). Same protections as --output.", valueName: "file"))
     var html: String?
 
-    @Option(name: .long, help: ArgumentHelp("Also write a Chrome trace-event JSON (ui.perfetto.dev) to this file.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Also write a Chrome trace-event JSON (ui.perfetto.dev) to this file ('-': standard output). Same protections as --output.", valueName: "file"))
     var perfetto: String?
 
-    @Option(name: .long, help: ArgumentHelp("Exit 3 when a finding of this severity or worse exists (warning or error).", valueName: "severity"))
+    @Option(name: .long, help: ArgumentHelp("Exit 3 when a finding of this severity or worse exists (info, warning or error), naming them on stderr; nothing recognized exits 4.", valueName: "severity"))
     var failOn: FailOn?
 
     @OptionGroup var thresholds: ThresholdOptions
@@ -200,80 +291,226 @@ struct Analyze: ParsableCommand {
 
     @OptionGroup var parsers: ParserOptions
 
+    /// The report's format when --format names one (else --format is the input format).
+    var outputFormat: ReportFormat? { format.flatMap(ReportFormat.init(rawValue:)) }
+
+    /// Where each report goes. Throws on two reports for one place or two formats for one report.
+    func targets() throws -> [OutputTarget] {
+        var chosen: [(String, ReportFormat)] = []
+        if json { chosen.append(("--json", .json)) }
+        if markdown || markdownFull { chosen.append((markdownFull ? "--markdown-full" : "--markdown", .markdown)) }
+        if let f = outputFormat { chosen.append(("--format \(f.rawValue)", f)) }
+        if chosen.count > 1 {
+            throw ValidationError("\(chosen.map(\.0).joined(separator: " and ")) each choose the report's format: give one (add --html FILE or --perfetto FILE for more reports)")
+        }
+        var main = OutputTarget(path: output ?? "-", format: chosen.first?.1 ?? .text, option: output == nil ? "standard output" : "--output")
+        if let output, chosen.isEmpty, let guessed = ReportFormat.guess(path: output) { main.format = guessed }
+        var extra: [OutputTarget] = []
+        if let html { extra.append(OutputTarget(path: html, format: .html, option: "--html")) }
+        if let perfetto { extra.append(OutputTarget(path: perfetto, format: .perfetto, option: "--perfetto")) }
+        var all = [main]
+        for t in extra {
+            if t.isStdout && main.isStdout && output == nil && chosen.isEmpty {
+                all[0] = t  // `--html -`: the HTML is the report on standard output.
+                continue
+            }
+            if let clash = all.first(where: { $0.path == t.path || (!t.isStdout && !$0.isStdout && OutputWriter.realPath($0.path) == OutputWriter.realPath(t.path)) }) {
+                throw ValidationError("\(t.option) \(t.path): \(clash.option == "standard output" ? "standard output" : clash.option) already writes \(t.isStdout ? "standard output" : "there")")
+            }
+            all.append(t)
+        }
+        return all
+    }
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
-        if let date, parseDate(date) == nil { throw ValidationError("--date must be YYYY-MM-DD, got '\(date)'") }
+        if let output, output.isEmpty { throw ValidationError("--output needs a file name ('-' for standard output)") }
+        if let inputFormat, let format, outputFormat == nil {
+            throw ValidationError("--format \(format) and --input-format \(inputFormat): give the input format once")
+        }
+        let all = try targets()
+        if navigation.shapesText, all[0].format != .text {
+            throw ValidationError("-q, --oneline and --list shape the text report, not \(all[0].format.rawValue)")
+        }
+        if let date, parseDate(date) == nil { throw ValidationError("--date must be a real day as YYYY-MM-DD, got '\(date)'") }
+        if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }
+        if let timezone, DisplayZone.parse(timezone) == nil {
+            throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
+        }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
         try journal.validate()
+    }
+
+    /// Why a report is empty, in one line.
+    static func whyNothing(_ r: AnalysisReport, paths: [String]) -> String {
+        if r.inputs.isEmpty { return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped)" }
+        let readable = r.inputs.filter { $0.format != nil }
+        if readable.isEmpty {
+            return "none of the \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s") could be read (errors above)"
+        }
+        var formats: [String: Int] = [:]
+        for i in readable { formats[i.format!, default: 0] += 1 }
+        let list = formats.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { $0.value > 1 ? "\($0.key) ×\($0.value)" : $0.key }
+        let records = readable.reduce(0) { $0 + $1.stats.records }
+        if records == 0 {
+            return readable.count == 1 ? "\(readable[0].path) is empty" : "the \(readable.count) files read are empty"
+        }
+        return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
+            + "none from a screen-sharing extension, its host app or the relay (see `castscope parsers`; --parsers DIR adds your own)"
     }
 
     func parseDate(_ s: String) -> (year: Int, month: Int, day: Int)? {
         let parts = s.split(separator: "-")
         guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-            (1...12).contains(m), (1...31).contains(d)
+            parts[0].count == 4, parts[1].count == 2, parts[2].count == 2, isRealDate(y, m, d)
         else { return nil }
         return (y, m, d)
     }
 
     func run() throws {
         let registry = parsers.registryOrExit()
+        // Every output is checked before anything is read: an input is never written over.
+        let outputs: [OutputTarget]
+        do { outputs = try targets() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(Exit.usage)
+        }
+        for t in outputs {
+            if let why = OutputWriter.refusal(t, inputs: paths, force: force) {
+                fputs("castscope: error: \(why)\n", stderr)
+                Glibc.exit(Exit.usage)
+            }
+        }
+        do { try journal.checkOrder() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(Exit.usage)
+        }
         var options = AnalyzeOptions()
-        options.forcedFormat = format
+        options.forcedFormat = inputFormat ?? (outputFormat == nil ? format : nil)
         options.date = date.flatMap(parseDate)
         options.filter = journal.filter
-        options.since = journal.since.flatMap(TimeArgument.parse)
-        options.until = journal.until.flatMap(TimeArgument.parse)
+        options.sinceSpec = journal.sinceSpec
+        options.untilSpec = journal.untilSpec
+        options.displayZone = utc ? .fixed(0) : timezone.flatMap(DisplayZone.parse)
         options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
         do { options.thresholds = try thresholds.resolve() } catch {
             fputs("castscope: error: \(error)\n", stderr)
-            Glibc.exit(2)
+            Glibc.exit(Exit.usage)
         }
         let analyzer: Analyzer
         do { analyzer = try Analyzer(registry: registry, options: options) } catch {
             fputs("castscope: error: \(error)\n", stderr)
-            Glibc.exit(2)
+            Glibc.exit(Exit.usage)
         }
         if let threads { analyzer.parallelism = max(1, threads) }
         let showProgress = isatty(2) != 0 && ProcessInfoLite.environment("CI") == nil
+            && ProcessInfoLite.environment("TERM") != "dumb"
         var started = timespec()
         clock_gettime(CLOCK_MONOTONIC, &started)
         if showProgress {
+            let total = bytesOnDisk(paths)
             analyzer.progress = { files, bytes in
                 var now = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &now)
                 let secs = max(0.001, Double(now.tv_sec - started.tv_sec) + Double(now.tv_nsec - started.tv_nsec) / 1e9)
                 let mb = Double(bytes) / 1e6
-                fputs("\r\u{1B}[Kreading: \(files) file\(files == 1 ? "" : "s"), \(Fmt.decimal(mb, 1)) MB, \(Fmt.decimal(mb / secs, 0)) MB/s", stderr)
+                // Bytes as stored (compressed for .gz and archives), against the inputs' size on disk.
+                var amount = "\(Fmt.decimal(mb, 1)) MB"
+                if let total, total > 0 {
+                    let pct = min(100, Int(Double(bytes) * 100 / Double(total)))
+                    amount = "\(Fmt.decimal(mb, 1)) of \(Fmt.decimal(Double(total) / 1e6, 1)) MB (\(pct)%)"
+                }
+                fputs("\r\u{1B}[Kreading: \(files) file\(files == 1 ? "" : "s"), \(amount), \(Fmt.decimal(mb / secs, 0)) MB/s", stderr)
             }
+        }
+        if paths.contains("-") && isatty(0) != 0 {
+            fputs("castscope: reading standard input from the terminal (paste the log, then Ctrl-D; or pipe it: idevicesyslog | castscope analyze -)\n", stderr)
         }
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }
-        for (path, text) in [(html, { HTMLReport.render(report) }), (perfetto, { PerfettoReport.render(report) })] as [(String?, () -> String)] {
-            guard let path else { continue }
-            guard let f = fopen(path, "w") else {
-                fputs("castscope: error: \(path): cannot write: \(String(cString: strerror(errno)))\n", stderr)
-                Glibc.exit(2)
+        // Every output is attempted: one that cannot be written loses nothing of the others.
+        var writeFailed = false
+        let selection = navigation.selection
+        let chosen = selection.isEmpty ? nil : selection.apply(report)
+        let shown = chosen.map { selection.filtered(report, $0) } ?? report
+        for t in outputs {
+            let text: String
+            switch t.format {
+            case .json: text = JSONReport.render(shown)
+            case .markdown: text = MarkdownReport.render(shown, limit: markdownFull ? nil : MarkdownReport.defaultLimit)
+            case .html: text = HTMLReport.render(shown)
+            case .perfetto: text = PerfettoReport.render(shown)
+            case .text:
+                var r = TextReport(color: t.isStdout && colors.enabled())
+                r.selection = chosen
+                r.headerOnly = navigation.quiet
+                if t.isStdout { r.width = navigation.columns() }
+                if navigation.oneline {
+                    text = r.oneline(report, label: paths.joined(separator: " "))
+                } else if navigation.list {
+                    text = r.sessionList(report)
+                } else {
+                    text = r.render(report)
+                }
             }
-            fputs(text(), f)
-            fclose(f)
+            if t.isStdout && t.format == .text && !navigation.oneline, let pager = Pager.command(enabled: navigation.pager),
+                Pager.write(text, through: pager)
+            {
+                continue
+            }
+            if let error = OutputWriter.write(text, to: t) {
+                fputs("castscope: error: \(error)\n", stderr)
+                writeFailed = true
+            }
         }
-        let output: String
-        if json {
-            output = JSONReport.render(report)
-        } else if markdown || markdownFull {
-            output = MarkdownReport.render(report, limit: markdownFull ? nil : MarkdownReport.defaultLimit)
-        } else {
-            let color = !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
-            output = TextReport(color: color).render(report)
-        }
-        fputs(output, stdout)
-        fflush(stdout)
         for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
-        if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(3) }
-        if !report.errors.isEmpty { Glibc.exit(1) }
+        for w in report.warnings { fputs("castscope: warning: \(w)\n", stderr) }
+        // A named path that does not exist, or nothing recognized at all: exit 4.
+        var st = stat()
+        let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }
+        let nothing = report.eventCount == 0 && report.filteredOut == 0 && report.sessions.isEmpty
+            && report.relaySessions.isEmpty
+        if nothing { fputs("castscope: error: nothing recognized: \(Self.whyNothing(report, paths: paths))\n", stderr) }
+        let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
+        if report.filteredOut > 0 && report.eventCount == 0 && !textOnStdout, let span = report.span {
+            let z = report.displayOffset ?? 0
+            fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)
+        }
+        if writeFailed { Glibc.exit(Exit.writeFailed) }
+        if nothing || !missing.isEmpty { Glibc.exit(Exit.nothingRecognized) }
+        if let failOn {
+            let tripped = report.findings.filter { $0.severity >= failOn.severity }
+            if !tripped.isEmpty {
+                var kinds: [String] = []
+                for f in tripped where !kinds.contains(f.kind) { kinds.append(f.kind) }
+                let named = kinds.prefix(5).map { k in
+                    let sessions = tripped.filter { $0.kind == k }.compactMap(\.session)
+                    return sessions.isEmpty ? k : "\(k) (\(Array(Set(sessions)).sorted().joined(separator: ", ")))"
+                }
+                fputs("castscope: --fail-on \(failOn.rawValue): \(tripped.count) finding\(tripped.count == 1 ? "" : "s") at or above \(failOn.rawValue): \(named.joined(separator: ", "))\(kinds.count > 5 ? ", …" : "")\n", stderr)
+                Glibc.exit(Exit.failOn)
+            }
+        }
+        if !report.errors.isEmpty { Glibc.exit(Exit.inputErrors) }
         // Everything is written and flushed: leave without the exit-time teardown, which
         // measured ~2.5 ms after a big file (`make bench`).
         fflush(nil)
         _exit(0)
+    }
+}
+
+/// `castscope sessions …`: `analyze --list`, one line per session.
+struct SessionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sessions",
+        abstract: "One line per session: id, start, duration, outcome, process, findings (analyze --list; same options).")
+
+    @OptionGroup var analyze: Analyze
+
+    func run() throws {
+        var a = analyze
+        a.navigation.list = true
+        try a.run()
     }
 }
 
@@ -296,10 +533,14 @@ struct Parsers: ParsableCommand {
             if !failures.isEmpty { Glibc.exit(1) }
             return
         }
+        // Built-in definitions are compiled in: their origin is a file of castscope's source,
+        // not a path on this machine.
+        let builtin = (try? ParserRegistry.builtin()).map { Set($0.formats.map(\.origin) + $0.vocabularies.map(\.origin)) } ?? []
+        func origin(_ o: String) -> String { builtin.contains(o) ? "built in, from castscope's \(o)" : o }
         print("Formats:")
-        for f in registry.formats { print("  \(f.name.padding(22))\(f.title)  [\(f.origin)]") }
+        for f in registry.formats { print("  \(f.name.padding(22))\(f.title)  [\(origin(f.origin))]") }
         print("Vocabularies:")
-        for v in registry.vocabularies { print("  \(v.name.padding(22))\(v.rules.count) rules, \(v.title)  [\(v.origin)]") }
+        for v in registry.vocabularies { print("  \(v.name.padding(22))\(v.rules.count) rules, \(v.title)  [\(origin(v.origin))]") }
     }
 }
 

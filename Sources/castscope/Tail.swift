@@ -41,11 +41,19 @@ struct Tail: ParsableCommand {
     @Flag(name: .long, help: "One JSON object per line (types: event, session, relay, gap, summary).")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("The format of standard input instead of detecting it.", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("The format of standard input instead of detecting it.", valueName: "name"),
+            completion: .list(builtinFormatNames))
     var format: String?
 
-    @Flag(name: .long, help: "No colours, even on a terminal (also NO_COLOR).")
-    var noColor = false
+    @OptionGroup(title: "Colour") var colors: ColorOptions
+
+    @Flag(name: .long, help: "Show every time in UTC instead of the phone's zone.")
+    var utc = false
+
+    @Option(name: .long, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name. Default: the phone's zone as its lines give it (journal times too); lines without a zone are its local time.", valueName: "zone"))
+    var timezone: String?
+
+    @OptionGroup var thresholds: ThresholdOptions
 
     @OptionGroup var journalOptions: JournalOptions
     @OptionGroup var parsers: ParserOptions
@@ -54,6 +62,13 @@ struct Tail: ParsableCommand {
         for i in inputs where i != "-" { throw ValidationError("tail reads journals (--directory, --file) and '-' only, got '\(i)'") }
         if noJournal && !inputs.contains("-") { throw ValidationError("--no-journal needs '-' (standard input)") }
         try journalOptions.validate()
+        if journalOptions.since != nil || journalOptions.until != nil {
+            throw ValidationError("tail follows from now (or --from-start, --cursor-file); --since/--until are for analyze")
+        }
+        if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }
+        if let timezone, DisplayZone.parse(timezone) == nil {
+            throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
+        }
     }
 
     func run() throws {
@@ -69,9 +84,30 @@ struct Tail: ParsableCommand {
         sigaddset(&unblock, SIGINT)
         sigaddset(&unblock, SIGTERM)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
-        let color = !noColor && !json && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
+        // The same error handling as analyze: a journal path that does not exist is one line, exit 4.
+        var st = stat()
+        for (option, path) in (directory.map { [("-D", $0)] } ?? []) + file.map({ ("--file", $0) }) where !noJournal {
+            if stat(path, &st) != 0 {
+                fputs("castscope: error: \(option) \(path): \(String(cString: strerror(errno)))\n", stderr)
+                Glibc.exit(Exit.nothingRecognized)
+            }
+            if option == "-D" && (st.st_mode & S_IFMT) != S_IFDIR {
+                fputs("castscope: error: -D \(path): not a directory (use --file for one journal file)\n", stderr)
+                Glibc.exit(Exit.usage)
+            }
+        }
+        let limits: Thresholds
+        do { limits = try thresholds.resolve() } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(Exit.usage)
+        }
+        let color = !json && colors.enabled()
+        let zone: DisplayZone? = utc ? .fixed(0) : timezone.flatMap(DisplayZone.parse)
         let engine = TailEngine(factory: EventFactory(registry: registry), json: json, events: events, color: color,
-                                status: color)
+                                status: color, zone: zone, thresholds: limits)
+        if inputs.contains("-") && isatty(0) != 0 {
+            fputs("castscope tail: reading standard input from the terminal (paste lines, Ctrl-D to end)\n", stderr)
+        }
         let journalDone = StopFlag()
         let stdinDone = StopFlag()
         let stop = StopFlag()
@@ -99,7 +135,16 @@ struct Tail: ParsableCommand {
         signal(SIGTERM, { tailSignal.store($0, ordering: .relaxed) })
         let readsStdin = inputs.contains("-")
         func finished() -> Bool { (noJournal || journalDone.isSet) && (!readsStdin || stdinDone.isSet) }
-        while tailSignal.load(ordering: .relaxed) == 0 && !finished() { usleep(20_000) }
+        var waited = 0
+        while tailSignal.load(ordering: .relaxed) == 0 && !finished() {
+            usleep(20_000)
+            waited += 1
+            // An empty journal is not a hang: say what is being waited for, once.
+            if waited == 150 && !noJournal && engine.handled == 0 {
+                let what = directory.map { "the journal files in \($0)" } ?? (file.isEmpty ? "the system journal" : file.joined(separator: ", "))
+                engine.note("no entries yet from \(what)\(fromStart ? "" : " since it started") (\(journalOptions.filter.isEmpty ? "no filter" : "filtered")); waiting, Ctrl-C to stop")
+            }
+        }
         stop.set()
         // The journal thread checks the flag at least every 250 ms and saves its cursor.
         for _ in 0..<150 where !noJournal && !journalDone.isSet { usleep(20_000) }
@@ -122,6 +167,11 @@ final class StopFlag: Sendable {
 final class TailEngine: @unchecked Sendable {
     private let lock = NSLockLite()
     private let live = LiveSessions()
+    /// Records handled so far (read by the main thread for the "waiting" note).
+    private let handledCount = Atomic<Int>(0)
+    var handled: Int { handledCount.load(ordering: .relaxed) }
+    /// --utc / --timezone; else the phone's offset once a line gives it.
+    private let zone: DisplayZone?
     private let factory: EventFactory
     private let json: Bool
     private let showEvents: Bool
@@ -130,15 +180,19 @@ final class TailEngine: @unchecked Sendable {
     private var order = 0
     private var statusOnScreen = false
     private(set) var failed = false
-    private let format: LiveReport
+    private var format: LiveReport
 
-    init(factory: EventFactory, json: Bool, events: Bool, color: Bool, status: Bool) {
+    init(factory: EventFactory, json: Bool, events: Bool, color: Bool, status: Bool, zone: DisplayZone? = nil,
+         thresholds: Thresholds = Thresholds()) {
+        self.zone = zone
+        live.thresholds = thresholds
         self.factory = factory
         self.json = json
         showEvents = events
         self.color = color
         showStatus = status
         format = LiveReport(json: json, color: color)
+        if let zone { format.zone = zone }
     }
 
     static func now() -> Int64 {
@@ -152,9 +206,21 @@ final class TailEngine: @unchecked Sendable {
         lock.locked {
             guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
             order += 1
-            e.resolveNow(Self.now())
+            handledCount.add(1, ordering: .relaxed)
+            e.resolveLive(now: Self.now())
+            // One zone for every line: --utc/--timezone, else the phone's (journal times too).
+            if let zone, let t = e.time {
+                e.displayOffset = zone.offset(at: t)
+            } else if e.timeFromJournal, let t = e.time {
+                e.displayOffset = format.zone.offset(at: t)
+            } else if e.time != nil, e.displayOffset != Fmt.unzoned, case .local = format.zone {
+                format.zone = .fixed(e.displayOffset)
+            }
             if showEvents { printEvent(e, cursor: cursor) }
-            for change in live.feed(e) { printChange(change) }
+            for change in live.feed(e) {
+                if let c = live.clock { format.relayShift = c.offset }
+                printChange(change)
+            }
         }
     }
 

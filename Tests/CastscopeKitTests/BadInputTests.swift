@@ -56,7 +56,7 @@ struct BadInputTests {
 
     @Test func missingPathIsAnErrorNotACrash() throws {
         let r = try castscope(["analyze", "no/such/file.log", "samples/retry-storm"])
-        #expect(r.status == 1)
+        #expect(r.status == 4)  // issue 11: a missing input has its own exit code
         #expect(r.stderr == "castscope: error: no/such/file.log: cannot open: No such file or directory\n")
         #expect(r.stdout.contains("failed-to-connect"))
     }

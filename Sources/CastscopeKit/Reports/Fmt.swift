@@ -5,7 +5,12 @@ public enum Fmt {
         return s.count >= n ? s : String(repeating: "0", count: n - s.count) + s
     }
 
-    /// `2021-12-23T02:56:59.980625+05:30`: microseconds and the offset the line was written in.
+    /// The display offset of a time whose line carried no zone and whose bundle gives none:
+    /// the phone's local wall-clock time, printed without an offset (never a fake `+00:00`).
+    public static let unzoned = -1_000_000_000
+
+    /// `2021-12-23T02:56:59.980625+05:30`: microseconds and the offset the line was written in
+    /// (`2021-12-23T02:56:59.980625` for `unzoned`).
     public static func rfc3339(_ micros: Int64, offset: Int) -> String {
         var b = OutputBuffer(capacity: 32)
         b.rfc3339(micros, offset: offset)

@@ -3,6 +3,15 @@
 public struct LiveReport: Sendable {
     public var json: Bool
     public var color: Bool
+    /// The zone of journal (relay) times: --utc/--timezone, else the phone's offset once a
+    /// line gave it, else this machine's (as journalctl shows them).
+    public var zone: DisplayZone = .local
+
+    func relayOffset(_ t: Int64) -> Int { zone.offset(at: t) }
+
+    /// Relay clock minus device clock once sessions were joined: relay times are shown on the
+    /// device's clock, as `analyze` shows them.
+    public var relayShift: Int64 = 0
 
     public init(json: Bool, color: Bool) {
         self.json = json
@@ -76,6 +85,32 @@ public struct LiveReport: Sendable {
             return relayLine("stalled", r, time: e.time, e.message)
         case .relayClosed(let r):
             return relayLine("closed", r, time: r.closed, "reason=\(r.reason ?? "?")" + (r.frames.map { ", \($0) frames" } ?? ""))
+        case .joined(let s, let r):
+            if json {
+                var w = JSONLine()
+                w.add("type", "join")
+                w.add("session", s.id)
+                w.add("relay", r.id)
+                w.add("time", r.accepted.map { Fmt.rfc3339($0 - relayShift, offset: relayOffset($0)) })
+                w.add("clockOffset", Fmt.decimal(Double(relayShift) / 1e6, 3))
+                return w.text
+            }
+            let shift = (relayShift >= 0 ? "+" : "-") + Fmt.decimal(Double(abs(relayShift)) / 1e6, 3)
+            return "\(clock(r.accepted.map { $0 - relayShift }, r.accepted.map(relayOffset) ?? 0))  \(paint("\(s.id) joined", "1"))     relay \(r.id.prefix(8)) (relay clock \(shift) s; relay times shown on the device's clock)"
+        case .finding(let s, let f):
+            if json {
+                var w = JSONLine()
+                w.add("type", "finding")
+                w.add("session", s.id)
+                w.add("kind", f.kind)
+                w.add("severity", f.severity.rawValue)
+                w.add("time", f.time.map { Fmt.rfc3339($0, offset: f.displayOffset) })
+                w.add("message", f.message)
+                w.add("evidence", f.evidence.map(\.description).joined(separator: ", "))
+                return w.text
+            }
+            let colour = f.severity == .error ? "31" : f.severity == .warning ? "33" : "36"
+            return "\(clock(f.time, f.displayOffset))  \(paint("\(s.id) \(f.severity.rawValue)", colour))\(String(repeating: " ", count: max(1, 11 - f.severity.rawValue.count - s.id.count + 2))) [\(f.kind)] \(f.message)"
         }
     }
 
@@ -87,21 +122,21 @@ public struct LiveReport: Sendable {
             w.add("id", r.id)
             w.add("peer", r.peer)
             w.add("room", r.room)
-            w.add("time", time.map { Fmt.rfc3339($0, offset: 0) })
+            w.add("time", time.map { Fmt.rfc3339($0 - relayShift, offset: relayOffset($0)) })
             w.add("reason", r.reason)
             w.add("frames", int: r.frames)
             return w.text
         }
         let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" ? "33" : "1"
-        return "\(clock(time, 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)"
+        return "\(clock(time.map { $0 - relayShift }, time.map(relayOffset) ?? 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)"
     }
 
     public func gap(from: Int64?, to: Int64?, _ text: String) -> String {
         guard json else { return paint("gap: ", "33;1") + text }
         var w = JSONLine()
         w.add("type", "gap")
-        w.add("from", from.map { Fmt.rfc3339($0, offset: 0) })
-        w.add("to", to.map { Fmt.rfc3339($0, offset: 0) })
+        w.add("from", from.map { Fmt.rfc3339($0, offset: relayOffset($0)) })
+        w.add("to", to.map { Fmt.rfc3339($0, offset: relayOffset($0)) })
         w.add("message", text)
         return w.text
     }

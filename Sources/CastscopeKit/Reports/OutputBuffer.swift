@@ -84,8 +84,11 @@ public struct OutputBuffer: Sendable {
         }
     }
 
-    /// `2021-12-23T02:56:59.980625+05:30`, as `Fmt.rfc3339` writes it.
-    public mutating func rfc3339(_ micros: Int64, offset: Int) {
+    /// `2021-12-23T02:56:59.980625+05:30`, as `Fmt.rfc3339` writes it; without the offset
+    /// for `Fmt.unzoned` (a phone's local time whose zone nothing in the bundle gives).
+    public mutating func rfc3339(_ micros: Int64, offset givenOffset: Int) {
+        let unzoned = givenOffset == Fmt.unzoned
+        let offset = unzoned ? 0 : givenOffset
         let local = micros + Int64(offset) * 1_000_000
         let secs = local.floorDiv(1_000_000)
         let us = Int(local - secs * 1_000_000)
@@ -100,6 +103,7 @@ public struct OutputBuffer: Sendable {
         byte(UInt8(ascii: ":")); padded(sod / 60 % 60, 2)
         byte(UInt8(ascii: ":")); padded(sod % 60, 2)
         byte(UInt8(ascii: ".")); padded(us, 6)
+        if unzoned { return }
         byte(offset < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
         let ao = abs(offset)
         padded(ao / 3600, 2)

@@ -3,6 +3,17 @@
 public struct TextReport {
     public var color: Bool
     public var maxMessage = 160
+    /// The sessions to show (the header still sums up the whole bundle).
+    public var selection: SessionSelection.Result?
+    /// Only the header (`-q`).
+    public var headerOnly = false
+    /// The terminal's width: timeline rows are cut to it, other lines wrapped with their
+    /// indentation. Nil: lines are only cut at `maxMessage` characters of message.
+    public var width: Int?
+    /// Timeline rows cite their file as `[n]:line` (the Inputs section is the legend).
+    public var aliases = true
+    /// Input path → its number in the Inputs section.
+    var aliasOf: [String: Int] = [:]
 
     public init(color: Bool) { self.color = color }
 
@@ -42,7 +53,114 @@ public struct TextReport {
         return "\(a) – \(b)"
     }
 
+    /// `[2]:77`, `[2]:6–205`: a timeline row's source by its file's number.
+    func shortSpan(_ a: SourceRef, _ b: SourceRef) -> String {
+        guard aliases, let n = aliasOf[a.path] else { return span(a, b) }
+        if a == b || (a.path == b.path && a.line == b.line) { return "[\(n)]:\(a.line)" }
+        if a.path == b.path { return "[\(n)]:\(a.line)–\(b.line)" }
+        return "[\(n)]:\(a.line) – " + (aliasOf[b.path].map { "[\($0)]:\(b.line)" } ?? b.description)
+    }
+
+    /// Cuts `s` to `n` visible characters (ANSI colour codes do not count), with `…`.
+    static func cut(_ s: String, _ n: Int) -> String {
+        guard visibleCount(s) > n else { return s }
+        var out = ""
+        var count = 0
+        var inEscape = false
+        for c in s {
+            if c == "\u{1B}" { inEscape = true }
+            if inEscape {
+                out.append(c)
+                if c.isLetter && c != "[" { inEscape = false }
+                continue
+            }
+            if count == max(0, n - 1) { break }
+            out.append(c)
+            count += 1
+        }
+        return out + "…" + (s.contains("\u{1B}") ? "\u{1B}[0m" : "")
+    }
+
+    static func visibleCount(_ s: String) -> Int {
+        var count = 0
+        var inEscape = false
+        for c in s {
+            if c == "\u{1B}" { inEscape = true; continue }
+            if inEscape { if c.isLetter && c != "[" { inEscape = false }; continue }
+            count += 1
+        }
+        return count
+    }
+
+    /// Wraps every line longer than `width` at spaces; continuation lines are indented under
+    /// the text after the line's label (`   why: `, `   error: [kind] `), or its indentation.
+    static func wrap(_ text: String, width: Int) -> String {
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let l = String(line)
+            guard visibleCount(l) > width else { lines.append(l); continue }
+            let lead = l.prefix { $0 == " " }.count
+            var indent = lead + 2
+            let plain = stripEscapes(l)
+            if let colon = plain.dropFirst(lead).firstIndex(of: ":"),
+                plain.distance(from: plain.startIndex, to: colon) < lead + 14,
+                plain[plain.index(after: colon)...].hasPrefix(" ")
+            {
+                indent = plain.distance(from: plain.startIndex, to: colon) + 2
+            }
+            if indent > width / 2 { indent = min(lead + 2, width / 2) }
+            var current = String(repeating: " ", count: lead)
+            var count = lead
+            var first = true
+            for word in l.dropFirst(lead).split(separator: " ", omittingEmptySubsequences: false) {
+                let w = String(word)
+                let n = visibleCount(w)
+                if w.isEmpty {
+                    // Runs of spaces (column gaps) are kept within a line, dropped at a break.
+                    if !first && count < width { current += " "; count += 1 }
+                    continue
+                }
+                if !first && count + 1 + n > width {
+                    lines.append(current)
+                    current = String(repeating: " ", count: indent)
+                    count = indent
+                    first = true
+                }
+                if !first { current += " "; count += 1 }
+                if n > width - count {
+                    current += cut(w, max(1, width - count))
+                    count = width
+                } else {
+                    current += w
+                    count += n
+                }
+                first = false
+            }
+            lines.append(current)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func stripEscapes(_ s: String) -> String {
+        var out = ""
+        var inEscape = false
+        for c in s {
+            if c == "\u{1B}" { inEscape = true; continue }
+            if inEscape { if c.isLetter && c != "[" { inEscape = false }; continue }
+            out.append(c)
+        }
+        return out
+    }
+
     public func render(_ r: AnalysisReport) -> String {
+        var me = self
+        for (i, input) in r.inputs.enumerated() where me.aliasOf[input.path] == nil { me.aliasOf[input.path] = i + 1 }
+        let out = me.renderAll(r)
+        guard let width else { return out }
+        return Self.wrap(out, width: width)
+    }
+
+    func renderAll(_ r: AnalysisReport) -> String {
         var out = ""
         var outcomes: [String] = []
         for o in Outcome.allCases {
@@ -51,6 +169,7 @@ public struct TextReport {
         }
         let nFiles = r.inputs.count
         out += bold("castscope") + ": \(nFiles) file\(nFiles == 1 ? "" : "s"), \(r.eventCount) recognized lines, "
+        if r.filteredOut > 0 { out += "\(r.filteredOut) more outside --since/--until, " }
         out += "\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
         if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
         if !r.errors.isEmpty { out += ", " + paint("\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")", "31") }
@@ -61,14 +180,23 @@ public struct TextReport {
                 let n = r.findings.filter { $0.severity == sev }.count
                 if n > 0 { bySeverity.append(paint("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")", severityColor(sev))) }
             }
-            let kinds = JSONReport.findingCounts(r.findings).map { $0.1 > 1 ? "\($0.0) ×\($0.1)" : $0.0 }
-            out += "findings: " + bySeverity.joined(separator: ", ") + " — " + kinds.joined(separator: ", ") + "\n"
+            out += "findings: " + bySeverity.joined(separator: ", ") + " — " + Self.kindsWithSessions(r.findings) + "\n"
         }
         if let c = r.clock {
             out += "clock: " + clockLine(c) + "\n"
         }
-        for s in r.sessions { out += "\n" + session(s, findings: r.findings.filter { $0.session == s.id }) }
-        let general = r.findings.filter { $0.session == nil }
+        if !r.timeNotes.isEmpty { out += "times: " + r.timeNotes.joined(separator: "; ") + "\n" }
+        if r.filteredOut > 0 && r.eventCount == 0, let span = r.span {
+            let z = r.displayOffset ?? 0
+            out += "filter: --since/--until kept nothing; the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n"
+        }
+        if let note = selection?.note { out += "shown: " + note + "\n" }
+        if headerOnly {
+            if !r.errors.isEmpty { out += paint("errors:", "31") + " " + r.errors.map(\.description).joined(separator: "; ") + "\n" }
+            return out
+        }
+        for s in selection?.sessions ?? r.sessions { out += "\n" + session(s, findings: r.findings.filter { $0.session == s.id }) }
+        let general = selection?.keepsBundleFindings == false ? [] : r.findings.filter { $0.session == nil }
         if !general.isEmpty {
             out += "\n" + bold("Bundle findings") + "\n"
             for f in general { out += findingLines(f) }
@@ -77,7 +205,7 @@ public struct TextReport {
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             out += "\n" + bold("Orphans") + "\n"
             for rs in orphanRelay {
-                let when = rs.accepted.map { Fmt.rfc3339($0, offset: 0) } ?? "?"
+                let when = rs.accepted.map { Fmt.rfc3339($0, offset: r.displayOffset ?? 0) } ?? "?"
                 out += "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
                 out += dim("  \(rs.events.first?.source.description ?? "")") + "\n"
             }
@@ -93,8 +221,8 @@ public struct TextReport {
             }
         }
         out += "\n" + bold("Inputs") + "\n"
-        for i in r.inputs {
-            var line = "  \(i.path)  \(i.format ?? "-")"
+        for (n, i) in r.inputs.enumerated() {
+            var line = aliases ? "  [\(n + 1)] \(i.path)  \(i.format ?? "-")" : "  \(i.path)  \(i.format ?? "-")"
             line += dim("  \(i.stats.records) records, \(i.events) recognized")
             if i.stats.unparsed > 0 { line += dim(", \(i.stats.unparsed) unparsed (first at line \(i.stats.firstUnparsed.first ?? 0))") }
             out += line + "\n"
@@ -108,6 +236,59 @@ public struct TextReport {
             for e in r.errors { out += "  \(e)\n" }
         }
         return out
+    }
+
+    /// `never-connected ×3 (S1, S4, S9), slow-start (S2)`: which sessions have each kind.
+    static func kindsWithSessions(_ findings: [Finding]) -> String {
+        JSONReport.findingCounts(findings).map { kind, n in
+            var ids: [String] = []
+            for f in findings where f.kind == kind {
+                if let s = f.session, !ids.contains(s) { ids.append(s) }
+            }
+            var t = n > 1 ? "\(kind) ×\(n)" : kind
+            if !ids.isEmpty { t += " (" + ids.prefix(4).joined(separator: ", ") + (ids.count > 4 ? ", …" : "") + ")" }
+            return t
+        }.joined(separator: ", ")
+    }
+
+    /// One line per session: id, start, duration, outcome, who, findings.
+    public func sessionList(_ r: AnalysisReport) -> String {
+        var out = ""
+        for s in selection?.sessions ?? r.sessions {
+            let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "(no time)"
+            let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
+            let mine = r.findings.filter { $0.session == s.id }
+            var kinds: [String] = []
+            for f in mine.sorted(by: { $0.severity > $1.severity }) where !kinds.contains(f.kind) { kinds.append(f.kind) }
+            let dur = s.duration.map { Fmt.duration($0) } ?? "-"
+            out += "\(bold(s.id.padding(4)))  \(dim(start))  \(dur.padding(9)) \(paint(s.outcome.rawValue.padding(18), outcomeColor(s.outcome)))  \(who)"
+            if !kinds.isEmpty { out += "  " + kinds.joined(separator: ", ") }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// One pasteable line for the whole bundle: what was read, the outcomes, the findings.
+    public func oneline(_ r: AnalysisReport, label: String) -> String {
+        var outcomes: [String] = []
+        for o in Outcome.allCases {
+            let ids = r.sessions.filter { $0.outcome == o }.map(\.id)
+            if !ids.isEmpty { outcomes.append("\(ids.count) \(o.rawValue)" + (o == .completed ? "" : " (" + ids.prefix(4).joined(separator: ", ") + (ids.count > 4 ? ", …" : "") + ")")) }
+        }
+        var line = "\(label): \(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
+        if !outcomes.isEmpty { line += " — " + outcomes.joined(separator: ", ") }
+        if r.findings.isEmpty {
+            line += "; no findings"
+        } else {
+            var bySeverity: [String] = []
+            for sev in Severity.allCases.reversed() {
+                let n = r.findings.filter { $0.severity == sev }.count
+                if n > 0 { bySeverity.append("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")") }
+            }
+            line += "; " + bySeverity.joined(separator: ", ") + ": " + Self.kindsWithSessions(r.findings)
+        }
+        if !r.errors.isEmpty { line += "; \(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")" }
+        return line + "\n"
     }
 
     func clockLine(_ c: ClockEstimate) -> String {
@@ -190,8 +371,15 @@ public struct TextReport {
             if let tt = t.time, let start = s.start { rel = Fmt.relative(tt - start) } else { rel = "" }
             let relCol = rel + String(repeating: " ", count: max(0, 10 - rel.count))
             let tag = Self.sideTag(t.side)
-            let text = oneLine(t.text) + (t.timeInferred ? dim(" ~") : "")
-            out += "     \(dim(relCol)) \(tag)  \(text)  \(dim(span(t.first, t.last)))\n"
+            let source = shortSpan(t.first, t.last)
+            var message = oneLine(t.text)
+            if let width {
+                // The row fits the terminal: the message is cut, the source stays whole.
+                let budget = width - (5 + relCol.count + 1 + tag.count + 2) - (2 + source.count) - (t.timeInferred ? 2 : 0)
+                message = Self.cut(t.text.replacingOccurrences("\n", " ⏎ "), max(12, budget))
+            }
+            let text = message + (t.timeInferred ? dim(" ~") : "")
+            out += "     \(dim(relCol)) \(tag)  \(text)  \(dim(source))\n"
         }
         if !s.deciding.isEmpty {
             out += "   decided by:\n"
@@ -202,6 +390,8 @@ public struct TextReport {
 }
 
 extension String {
+    func padding(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
         // Fast path on bytes: most messages hold no occurrence.
         if let first = target.utf8.first, !utf8.contains(first) { return self }

@@ -9,6 +9,10 @@ public final class LiveSessions {
         case relayAccepted(RelaySession)
         case relayStalled(RelaySession, Event)
         case relayClosed(RelaySession)
+        /// A relay session paired with a device session (the same join as `analyze`).
+        case joined(Session, RelaySession)
+        /// A finding of `analyze`'s rules on a session that just ended.
+        case finding(Session, Finding)
     }
 
     let builder = SessionBuilder()
@@ -18,9 +22,17 @@ public final class LiveSessions {
     var nextID = 1
     public private(set) var relay: [String: RelaySession] = [:]
     public private(set) var relayOrder: [String] = []
+    /// The finding rules' thresholds (as `analyze --config` / options give them).
+    public var thresholds = Thresholds() {
+        didSet { stallAfterMicros = Int64(thresholds.stallSeconds * 1e6) }
+    }
     /// Frames stop for longer than this while streaming: a stall (device side).
     public var stallAfterMicros: Int64 = 2_000_000
     var stalledSessions = Set<String>()
+    /// Relay clock minus device clock, once relay and device sessions could be paired.
+    public private(set) var clock: ClockEstimate?
+    /// Device session id → the relay session joined to it.
+    var joinedRelay: [String: String] = [:]
 
     public init() {}
 
@@ -51,13 +63,27 @@ public final class LiveSessions {
         } else if e.side == .system, streams[key(e)] != nil {
             k = key(e)
         }
-        guard let k else { return hostEvent(e) }
+        guard let k else {
+            attach(e)
+            return hostEvent(e)
+        }
         var stream = streams[k] ?? SessionBuilder.Stream()
         let before = stream.sessions.count
         let beforePhase = stream.phase
         let beforeConnected = stream.sessions.last?.connectedAt
+        let beforeFrame = stream.sessions.last?.lastFrameAt
         builder.feed(e, into: &stream)
         var changes: [Change] = []
+        // A gap between two frame lines longer than the stall threshold, as analyze's
+        // frame-stall rule sees it (the lines may be old: event times, not the clock).
+        if e.kind == "frame.sent", e.side == .extension, stream.sessions.count == before, let last = stream.sessions.indices.last,
+            let previous = beforeFrame, let t = e.time, t - previous > stallAfterMicros
+        {
+            streams[k] = stream
+            var s = named(k, last)
+            s.lastFrameAt = previous
+            changes.append(.stalled(s, "no frames for \(Fmt.duration(t - previous)) while streaming (device)"))
+        }
         if stream.sessions.count > before {
             // A new session (a second broadcastStarted may have ended the previous one).
             if before > 0 && beforePhase != .ended {
@@ -72,18 +98,76 @@ public final class LiveSessions {
         streams[k] = stream
         let last = stream.sessions.count - 1
         if last >= 0 {
-            if beforeConnected == nil, stream.sessions[last].connectedAt != nil { changes.append(.connected(named(k, last))) }
+            if beforeConnected == nil, stream.sessions[last].connectedAt != nil {
+                changes.append(.connected(named(k, last)))
+                changes += join()
+            }
             if stream.phase == .ended && (beforePhase != .ended || stream.sessions.count > before) {
                 changes.append(.ended(named(k, last)))
             }
         }
+        return changes.flatMap { c -> [Change] in
+            if case .ended(let s) = c { return [c] + findings(s) }
+            return [c]
+        }
+    }
+
+    /// Pairs relay sessions with device sessions as `analyze` does (clock estimate, overlap).
+    func join() -> [Change] {
+        var device = sessions.filter { $0.connectedAt != nil }
+        let relayIDs = relayOrder.filter { relay[$0]?.accepted != nil }
+        var rel = relayIDs.compactMap { relay[$0] }
+        guard !device.isEmpty, !rel.isEmpty else { return [] }
+        let joiner = RelayJoiner()
+        guard let estimate = joiner.estimate(device, rel) ?? clock else { return [] }
+        clock = estimate
+        for i in rel.indices { rel[i].deviceSession = nil }
+        joiner.join(&device, &rel, offset: estimate.offset)
+        var changes: [Change] = []
+        for r in rel {
+            guard let d = r.deviceSession, joinedRelay[d] == nil, relay[r.id]?.deviceSession == nil,
+                let s = device.first(where: { $0.id == d }) else { continue }
+            joinedRelay[d] = r.id
+            relay[r.id]?.deviceSession = d
+            changes.append(.joined(s, r))
+        }
         return changes
+    }
+
+    /// analyze's findings on one ended session (with its relay session when joined).
+    func findings(_ s: Session) -> [Change] {
+        var report = AnalysisReport()
+        var device = [s]
+        var rel: [RelaySession] = []
+        if let rid = joinedRelay[s.id], var r = relay[rid] {
+            r.deviceSession = nil
+            rel = [r]
+            RelayJoiner().join(&device, &rel, offset: clock?.offset ?? 0)
+        }
+        report.sessions = device
+        report.relaySessions = rel
+        report.clock = rel.isEmpty ? nil : clock
+        report.eventCount = device[0].events.count
+        return Findings.run(report, thresholds).filter { $0.session == s.id }.map { .finding(s, $0) }
     }
 
     func named(_ k: String, _ i: Int) -> Session {
         var s = streams[k]!.sessions[i]
         s.id = ids[k]?[i] ?? "?"
         return s
+    }
+
+    /// Host-app and system lines join the open sessions they fall in, as in `analyze` (so
+    /// that the finding rules see, e.g., the host app being suspended).
+    func attach(_ e: Event) {
+        guard e.side == .app || e.side == .system,
+            e.kind != "server.client_disconnected" && e.kind != "app.extension_disconnected"  // hostEvent adds those
+        else { return }
+        for (k, s) in streams where s.phase != .ended && s.phase != .idle {
+            guard let i = s.sessions.indices.last else { continue }
+            if let t = e.time, let start = s.sessions[i].start, t < start { continue }
+            streams[k]!.sessions[i].events.append(e)
+        }
     }
 
     /// Host-app lines: the extension closing its end finishes a connected open session.
@@ -112,7 +196,7 @@ public final class LiveSessions {
         r.deviceSession = relay[id]?.deviceSession
         relay[id] = r
         switch e.kind {
-        case "relay.accepted": return [.relayAccepted(r)]
+        case "relay.accepted": return [.relayAccepted(r)] + join()
         case "relay.stalled": return [.relayStalled(r, e)]
         case "relay.closed": return [.relayClosed(r)]
         default: return []

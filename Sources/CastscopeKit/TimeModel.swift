@@ -1,0 +1,265 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One time model for `analyze` and `tail`: zone-less times are the phone's local time (shown
+/// without an offset), a missing year or date is taken from the bundle, else from today; the
+/// report is rendered in one zone (`--utc`, `--timezone`, else the phone's).
+
+/// Now, in µs since the epoch.
+public func currentMicros() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
+
+/// Whether (y, m, d) is a real calendar day (`2026-02-30` is not).
+public func isRealDate(_ y: Int, _ m: Int, _ d: Int) -> Bool {
+    guard (1...12).contains(m), d >= 1, y >= 1 else { return false }
+    let (y2, m2, d2) = civilFromDays(daysFromCivil(y, m, d))
+    return (y2, m2, d2) == (y, m, d)
+}
+
+/// The zone a report is rendered in.
+public enum DisplayZone: Sendable, Equatable {
+    /// Seconds east of UTC.
+    case fixed(Int)
+    /// A tz database name (`Europe/Berlin`): the offset in force at each instant.
+    case named(String)
+    /// This machine's zone (TZ, /etc/localtime), as journalctl shows journal times.
+    case local
+
+    /// `UTC`, `Z`, `±HH:MM`, `±HHMM`, `±HH`, or a tz database name that exists on this machine.
+    public static func parse(_ text: String) -> DisplayZone? {
+        if text == "UTC" || text == "Z" || text == "utc" || text == "GMT" { return .fixed(0) }
+        let b = Array(text.utf8)
+        if let sign = b.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            let digits = b.dropFirst().filter { $0 != UInt8(ascii: ":") }
+            guard digits.count == 2 || digits.count == 4, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            let n = digits.map { Int($0 - 0x30) }
+            let h = n[0] * 10 + n[1]
+            let m = digits.count == 4 ? n[2] * 10 + n[3] : 0
+            guard h <= 18, m < 60 else { return nil }
+            let secs = h * 3600 + m * 60
+            return .fixed(sign == UInt8(ascii: "-") ? -secs : secs)
+        }
+        guard !text.isEmpty, !text.contains(".."), !text.hasPrefix("/") else { return nil }
+        let dir = ProcessEnvironment.value("TZDIR") ?? "/usr/share/zoneinfo"
+        guard access(dir + "/" + text, R_OK) == 0 else { return nil }
+        return .named(text)
+    }
+
+    /// The offset (seconds east of UTC) at an instant.
+    public func offset(at micros: Int64) -> Int {
+        switch self {
+        case .fixed(let o): return o
+        case .named(let name): return ZoneTable.shared.offset(name, at: micros)
+        case .local: return ZoneTable.shared.offset(nil, at: micros)
+        }
+    }
+}
+
+enum ProcessEnvironment {
+    static func value(_ name: String) -> String? {
+        guard let v = getenv(name) else { return nil }
+        let s = String(cString: v)
+        return s.isEmpty ? nil : s
+    }
+}
+
+/// Offsets of a named zone from the C library (TZ set once, then localtime_r).
+final class ZoneTable: @unchecked Sendable {
+    static let shared = ZoneTable()
+    private var current: String?
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(lock, nil) }
+
+    func offset(_ name: String?, at micros: Int64) -> Int {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if let name, current != name {
+            setenv("TZ", name, 1)
+            tzset()
+            current = name
+        }
+        var t = time_t(micros.floorDiv(1_000_000))
+        var tmv = tm()
+        localtime_r(&t, &tmv)
+        return Int(tmv.tm_gmtoff)
+    }
+}
+
+/// A time on the command line (`--since`, `--until`), in the forms journalctl takes:
+/// `2026-03-12 10:20[:00[.514204]][±HH:MM|Z]` (also with `T`, as the report prints it),
+/// `10:20[:00]` (today), `today`, `yesterday`, `tomorrow`, `now`, `-1h`, `+30min`,
+/// `1 hour ago`, `2d ago`. A time without a zone is in the logs' zone (the report's).
+public struct TimeSpec: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
+        case instant(Int64)
+        /// Wall-clock µs since 1970-01-01 00:00 in the logs' zone.
+        case wallClock(Int64)
+        /// Time of day (µs since midnight) today, in the logs' zone.
+        case timeOfDay(Int64)
+        /// Midnight, days from today, in the logs' zone.
+        case dayStart(Int)
+        /// µs from now.
+        case relative(Int64)
+    }
+
+    let kind: Kind
+    public let text: String
+
+    /// Whether the text named its zone (or is relative to now, which needs none).
+    public var hasZone: Bool {
+        switch kind {
+        case .instant, .relative: return true
+        default: return false
+        }
+    }
+
+    /// The instant, given the logs' zone (seconds east of UTC; `Fmt.unzoned` counts as 0) and now.
+    public func resolve(zone: Int, now: Int64) -> Int64 {
+        let z = Int64(zone == Fmt.unzoned ? 0 : zone) * 1_000_000
+        let today = (now + z).floorDiv(86_400_000_000)
+        switch kind {
+        case .instant(let t): return t
+        case .wallClock(let w): return w - z
+        case .timeOfDay(let us): return today * 86_400_000_000 + us - z
+        case .dayStart(let d): return (today + Int64(d)) * 86_400_000_000 - z
+        case .relative(let d): return now + d
+        }
+    }
+
+    public static func parse(_ raw: String) -> TimeSpec? {
+        let s = raw.trimmingSpaces()
+        guard let kind = parseKind(s) else { return nil }
+        return TimeSpec(kind: kind, text: s)
+    }
+
+    static func parseKind(_ s: String) -> Kind? {
+        switch s.lowercased() {
+        case "now": return .relative(0)
+        case "today": return .dayStart(0)
+        case "yesterday": return .dayStart(-1)
+        case "tomorrow": return .dayStart(1)
+        default: break
+        }
+        if let r = relative(s) { return .relative(r) }
+        if let t = timeOfDay(s) { return .timeOfDay(t) }
+        return absolute(s)
+    }
+
+    static let units: [(String, Int64)] = [
+        ("us", 1), ("usec", 1), ("ms", 1000), ("msec", 1000),
+        ("s", 1_000_000), ("sec", 1_000_000), ("second", 1_000_000), ("seconds", 1_000_000),
+        ("m", 60_000_000), ("min", 60_000_000), ("minute", 60_000_000), ("minutes", 60_000_000),
+        ("h", 3_600_000_000), ("hr", 3_600_000_000), ("hour", 3_600_000_000), ("hours", 3_600_000_000),
+        ("d", 86_400_000_000), ("day", 86_400_000_000), ("days", 86_400_000_000),
+        ("w", 604_800_000_000), ("week", 604_800_000_000), ("weeks", 604_800_000_000),
+    ]
+
+    /// `-1h`, `+30min`, `-1h30m`, `1 hour ago`, `2d ago`, `90 s ago`: µs from now.
+    static func relative(_ s: String) -> Int64? {
+        var text = s.lowercased()
+        var sign: Int64 = 0
+        if text.hasSuffix(" ago") {
+            text.removeLast(4)
+            sign = -1
+        } else if text.hasPrefix("-") {
+            text.removeFirst()
+            sign = -1
+        } else if text.hasPrefix("+") {
+            text.removeFirst()
+            sign = 1
+        }
+        guard sign != 0 else { return nil }
+        // Number-unit pairs, spaces allowed between and inside them.
+        let b = Array(text.utf8)
+        var i = 0
+        var total: Int64 = 0
+        var pairs = 0
+        func skipSpaces() { while i < b.count && b[i] == 0x20 { i += 1 } }
+        skipSpaces()
+        while i < b.count {
+            var n: Int64 = 0
+            var digits = 0
+            while i < b.count, b[i] >= 0x30, b[i] <= 0x39, digits < 12 {
+                n = n * 10 + Int64(b[i] - 0x30)
+                i += 1
+                digits += 1
+            }
+            guard digits > 0 else { return nil }
+            skipSpaces()
+            var u = ""
+            while i < b.count, (b[i] >= 0x61 && b[i] <= 0x7A) {
+                u.append(Character(UnicodeScalar(b[i])))
+                i += 1
+            }
+            guard let unit = units.first(where: { $0.0 == u })?.1 else { return nil }
+            total += n * unit
+            pairs += 1
+            skipSpaces()
+        }
+        return pairs > 0 ? sign * total : nil
+    }
+
+    /// `HH:MM[:SS[.f]]`: µs since midnight.
+    static func timeOfDay(_ s: String) -> Int64? {
+        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, parts[0].count == 2, parts[1].count == 2,
+            let h = Int(parts[0]), let m = Int(parts[1]), h < 24, m < 60 else { return nil }
+        var us: Int64 = 0
+        if parts.count == 3 {
+            let sec = parts[2].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            guard sec[0].count == 2, let sv = Int(sec[0]), sv < 61 else { return nil }
+            us = Int64(sv) * 1_000_000
+            if sec.count == 2 {
+                guard !sec[1].isEmpty, sec[1].count <= 6, let f = Int(sec[1]), !sec[1].contains("-") else { return nil }
+                var frac = Int64(f)
+                for _ in sec[1].count..<6 { frac *= 10 }
+                us += frac
+            }
+        }
+        return (Int64(h) * 3600 + Int64(m) * 60) * 1_000_000 + us
+    }
+
+    /// `YYYY-MM-DD[( |T)HH:MM[:SS[.f]]][zone]`.
+    static func absolute(_ text: String) -> Kind? {
+        var s = text
+        if s.count == 10 { s += " 00:00:00" }
+        // HH:MM without seconds.
+        let bytes = Array(s.utf8)
+        if bytes.count >= 16, bytes.count == 16 || !isDigit(bytes[16]) && bytes[16] != UInt8(ascii: ":") {
+            s = String(s.prefix(16)) + ":00" + String(s.dropFirst(16))
+        }
+        var t = ParsedTime()
+        let b = Array(s.utf8)
+        guard let end = b.withUnsafeBytes({ TimeScan.iso($0, 0, into: &t) }), end == b.count,
+            !t.swappedDayMonth, isRealDate(t.year, t.month, t.day)
+        else { return nil }
+        if t.offset != nil { return .instant(t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)) }
+        return .wallClock(t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0))
+    }
+}
+
+extension Event {
+    /// `tail`'s half of the time model: a missing year or date is today's (as `analyze` takes
+    /// it when the bundle gives none), and a line without a zone is the phone's local time.
+    public mutating func resolveLive(now: Int64) {
+        resolveNow(now)
+        guard let t = parsedTime, t.epochMicros == nil else { return }
+        // As analyze: a month well after the current one belongs to the year before.
+        let (y, m, _) = civilFromDays(Int(now.floorDiv(86_400_000_000)))
+        if t.hasDate, !t.hasYear, t.month > m + 1 {
+            time = t.instant(defaultYear: y - 1, defaultMonth: 1, defaultDay: 1, defaultOffset: t.offset ?? 0)
+        }
+        if t.offset == nil { displayOffset = Fmt.unzoned }
+    }
+}
+
+extension Event {
+    /// Whether the time is a journal's real instant (not a line's written time).
+    public var timeFromJournal: Bool { parsedTime?.epochMicros != nil }
+}

@@ -1,0 +1,192 @@
+import ArgumentParser
+import CastscopeKit
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The exit codes castscope promises (README "Exit codes", `castscope --help`).
+enum Exit {
+    /// Analyzed.
+    static let ok: Int32 = 0
+    /// Analyzed, but some input could not be read (named on stderr).
+    static let inputErrors: Int32 = 1
+    /// Usage error: bad option, or an output that would overwrite an input or a foreign file.
+    static let usage: Int32 = 2
+    /// A finding at or above --fail-on.
+    static let failOn: Int32 = 3
+    /// Nothing in the inputs was recognized, or an input path does not exist.
+    static let nothingRecognized: Int32 = 4
+    /// An output (file or standard output) could not be written; the other outputs were.
+    static let writeFailed: Int32 = 5
+}
+
+/// What an output holds.
+enum ReportFormat: String, CaseIterable, ExpressibleByArgument {
+    case text, json, markdown, html, perfetto
+
+    /// The format a file name suggests (`report.html` → html), nil when it suggests none.
+    static func guess(path: String) -> ReportFormat? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".html") || lower.hasSuffix(".htm") { return .html }
+        if lower.hasSuffix(".md") || lower.hasSuffix(".markdown") { return .markdown }
+        if lower.hasSuffix(".perfetto.json") || lower.hasSuffix(".trace.json") || lower.hasSuffix(".trace") { return .perfetto }
+        if lower.hasSuffix(".json") { return .json }
+        if lower.hasSuffix(".txt") || lower.hasSuffix(".log") { return .text }
+        return nil
+    }
+}
+
+/// One place a report goes: a file path or `-` (standard output).
+struct OutputTarget {
+    var path: String
+    var format: ReportFormat
+    /// The option that named it, for error messages.
+    var option: String
+    var isStdout: Bool { path == "-" }
+}
+
+/// Writes reports so that no input and no file castscope did not write is ever replaced, and
+/// a failed write (full disk, kill) never leaves half a report over a good one.
+enum OutputWriter {
+    /// The real path of `path` (symlinks resolved); for a path that does not exist yet, its
+    /// folder's real path and its name.
+    static func realPath(_ path: String) -> String? {
+        if let r = realpath(path, nil) {
+            defer { free(r) }
+            return String(cString: r)
+        }
+        let (dir, name) = split(path)
+        guard let r = realpath(dir, nil) else { return nil }
+        defer { free(r) }
+        let d = String(cString: r)
+        return (d == "/" ? "" : d) + "/" + name
+    }
+
+    static func split(_ path: String) -> (dir: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let dir = String(path[..<slash])
+        return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
+    }
+
+    /// Why `target` must not be written, or nil. Checked before anything is read.
+    static func refusal(_ target: OutputTarget, inputs: [String], force: Bool) -> String? {
+        guard !target.isStdout else { return nil }
+        let path = target.path
+        guard let out = realPath(path) else {
+            return "\(target.option) \(path): its folder does not exist"
+        }
+        for input in inputs where input != "-" {
+            guard let real = realPath(input) else { continue }
+            if real == out {
+                return "\(target.option) \(path) is one of the inputs: castscope never writes over an input (choose another file, e.g. -o report.\(target.format == .markdown ? "md" : target.format == .text ? "txt" : target.format.rawValue))"
+            }
+            var st = stat()
+            if stat(real, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, out.hasPrefix(real == "/" ? "/" : real + "/") {
+                return "\(target.option) \(path) is inside the input folder \(input): castscope never writes into what it reads"
+            }
+        }
+        var st = stat()
+        if stat(path, &st) == 0 {
+            let kind = st.st_mode & S_IFMT
+            if kind == S_IFDIR { return "\(target.option) \(path) is a folder" }
+            if kind == S_IFREG && !force && st.st_size > 0 && !writtenByCastscope(path) {
+                return "\(target.option) \(path) exists and was not written by castscope: pass --force to replace it"
+            }
+        }
+        return nil
+    }
+
+    /// Whether the file's first bytes carry castscope's mark (every report names castscope
+    /// in its first lines: text header, JSON schema, Markdown/HTML title, Perfetto generator).
+    static func writtenByCastscope(_ path: String) -> Bool {
+        guard let f = fopen(path, "rb") else { return false }
+        defer { fclose(f) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = fread(&buffer, 1, buffer.count, f)
+        let needle = Array("castscope".utf8)
+        guard n >= needle.count else { return false }
+        for i in 0...(n - needle.count) where buffer[i] == needle[0] {
+            if Array(buffer[i..<(i + needle.count)]) == needle { return true }
+        }
+        return false
+    }
+
+    /// Writes `text` to the target: standard output directly; a regular file through a
+    /// temporary file beside it renamed over it; anything else (a device, a FIFO) directly.
+    /// Returns a one-line error, or nil.
+    static func write(_ text: String, to target: OutputTarget) -> String? {
+        if target.isStdout {
+            clearerr(stdout)
+            let ok = writeAll(text, to: stdout) && fflush(stdout) == 0
+            return ok ? nil : "standard output: cannot write: \(String(cString: strerror(errno)))"
+        }
+        let path = target.path
+        var st = stat()
+        let exists = stat(path, &st) == 0
+        if exists && (st.st_mode & S_IFMT) != S_IFREG {
+            guard let f = fopen(path, "w") else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
+            let ok = writeAll(text, to: f) && fflush(f) == 0
+            let e = errno
+            let closed = fclose(f) == 0
+            return ok && closed ? nil : "\(path): cannot write: \(String(cString: strerror(ok ? errno : e)))"
+        }
+        let (dir, name) = split(path)
+        var template = Array((dir + "/." + name + ".castscope-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
+        let temporary = String(cString: template)
+        // The report keeps the permissions of the file it replaces (0644 for a new one).
+        fchmod(fd, exists ? st.st_mode & 0o7777 : 0o644)
+        guard let f = fdopen(fd, "w") else {
+            close(fd)
+            unlink(temporary)
+            return "\(path): cannot write: \(String(cString: strerror(errno)))"
+        }
+        var ok = writeAll(text, to: f) && fflush(f) == 0 && fsync(fd) == 0
+        var e = errno
+        if fclose(f) != 0 && ok { ok = false; e = errno }
+        if ok && rename(temporary, path) != 0 { ok = false; e = errno }
+        if !ok {
+            unlink(temporary)
+            return "\(path): cannot write: \(String(cString: strerror(e)))"
+        }
+        return nil
+    }
+
+    static func writeAll(_ text: String, to f: UnsafeMutablePointer<FILE>) -> Bool {
+        var text = text
+        return text.withUTF8 { buf in
+            buf.isEmpty || fwrite(buf.baseAddress, 1, buf.count, f) == buf.count
+        }
+    }
+}
+
+/// The bytes on disk under the given paths (files, and folders walked without hidden entries
+/// as the bundle walker does), for the progress line's percentage; nil for standard input.
+func bytesOnDisk(_ paths: [String]) -> UInt64? {
+    var total: UInt64 = 0
+    var budget = 100_000  // entries: a progress line is not worth a long walk
+    func add(_ path: String) {
+        var st = stat()
+        guard budget > 0, stat(path, &st) == 0 else { return }
+        budget -= 1
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: total += UInt64(st.st_size)
+        case S_IFDIR:
+            guard let d = opendir(path) else { return }
+            defer { closedir(d) }
+            while let e = readdir(d) {
+                let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name.hasPrefix(".") { continue }
+                add(path.hasSuffix("/") ? path + name : path + "/" + name)
+            }
+        default: break
+        }
+    }
+    if paths.contains("-") { return nil }
+    for p in paths { add(p) }
+    return total > 0 ? total : nil
+}

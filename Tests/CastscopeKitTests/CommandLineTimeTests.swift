@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// Issue 11 items 2 and 3: one time model for analyze and tail, and time filters in the logs' zone.
+@Suite struct CommandLineTimeTests {
+    /// idevicesyslog: no year, no zone.
+    let syslog = packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")
+    /// log stream: complete times at +01:00.
+    let zoned = "samples/retry-storm/log-stream-debug.txt"
+
+    func currentYear() -> Int { Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date()).year! }
+
+    func sessions(_ r: RunResult) -> [[String: Any]] { (r.json?["sessions"] as? [[String: Any]]) ?? [] }
+
+    @Test("the same zone-less stream gives the same dates in analyze - and tail -, in the current year, without a fake offset")
+    func analyzeAndTailAgree() throws {
+        let stream = try Data(contentsOf: syslog)
+        let analyzed = try castscope(["analyze", "--json", "-"], stdin: stream)
+        #expect(analyzed.status == 0)
+        let start = try #require(sessions(analyzed).first?["start"] as? String)
+        #expect(start == "\(currentYear())-03-12T11:02:07.000000")
+        let tailed = try castscope(["tail", "--json", "--no-journal", "-"], stdin: stream)
+        let started = tailed.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["change"] as? String == "started" }
+        #expect(started?["time"] as? String == start)
+        // The text report says what it assumed, at the top, and prints no zone.
+        let text = try castscope(["analyze", "-"], stdin: stream)
+        let header = text.stdout.split(separator: "\n").prefix(4).joined(separator: "\n")
+        #expect(header.contains("times: no year in the lines: \(currentYear()) assumed, pass --date"))
+        #expect(header.contains("carry no zone: shown as its local time"))
+        #expect(!text.stdout.contains("1970"))
+        #expect(text.stdout.contains("   \(currentYear())-03-12T11:02:07.000000  lasted"))
+    }
+
+    @Test("--date: only real days; it dates a file without a year")
+    func dateOption() throws {
+        for bad in ["2026-02-30", "2026-13-01", "2025-02-29", "26-03-12"] {
+            let r = try castscope(["analyze", "--date", bad, syslog.path])
+            #expect(r.status == 2, "\(bad)")
+            #expect(r.stderr.hasPrefix("castscope: error: --date must be a real day"))
+        }
+        let r = try castscope(["analyze", "--json", "--date", "2024-02-29", syslog.path])
+        #expect(sessions(r).first?["start"] as? String == "2024-03-12T11:02:07.000000")
+    }
+
+    @Test("--utc and --timezone render every time in one zone")
+    func renderingZones() throws {
+        let utc = try castscope(["analyze", "--json", "--utc", zoned])
+        #expect(sessions(utc).first?["start"] as? String == "2026-03-12T09:20:00.514204+00:00")
+        let india = try castscope(["analyze", "--json", "--timezone", "+05:30", zoned])
+        #expect(sessions(india).first?["start"] as? String == "2026-03-12T14:50:00.514204+05:30")
+        let berlin = try castscope(["analyze", "--timezone", "America/New_York", zoned])
+        #expect(berlin.stdout.contains("2026-03-12T05:20:00.514204-04:00"))  // EDT from 8 March
+        #expect(try castscope(["analyze", "--timezone", "Mars/Olympus", zoned]).status == 2)
+        #expect(try castscope(["analyze", "--utc", "--timezone", "+01:00", zoned]).status == 2)
+    }
+
+    @Test("-S/-U read a time without a zone in the logs' zone: a time copied from the report keeps that session")
+    func sinceInTheLogsZone() throws {
+        // The report prints 2026-03-12T10:20:00.514204+01:00; a user types what they see.
+        for since in ["2026-03-12 10:20", "2026-03-12T10:20:00.514204", "2026-03-12T10:20:00.514204+01:00", "2026-03-12"] {
+            let r = try castscope(["analyze", "--json", "-S", since, zoned])
+            #expect(sessions(r).count == 1, "\(since)")
+        }
+        let r = try castscope(["analyze", "-U", "2026-03-12 10:19", zoned])
+        #expect(r.stdout.hasPrefix("castscope: 1 file, 0 recognized lines, 74 more outside --since/--until, 0 sessions\n"))
+        #expect(r.stdout.contains("filter: --since/--until kept nothing; the logs span 2026-03-12T10:20:00.514204+01:00 to 2026-03-12T10:20:04.264514+01:00\n"))
+        // In JSON the same is a note on stderr.
+        let j = try castscope(["analyze", "--json", "-U", "2026-03-12 10:19", zoned])
+        #expect(j.stderr.hasPrefix("castscope: note: --since/--until kept none of the 74 recognized lines: the logs span 2026-03-12T10:20:00.514204+01:00"))
+    }
+
+    @Test("-S/-U take journalctl's forms and refuse since > until")
+    func journalctlForms() throws {
+        for since in ["-1h", "1 hour ago", "1h ago", "yesterday", "today", "now", "-2d", "10:20", "+1h30min"] {
+            let r = try castscope(["analyze", "-S", since, zoned])
+            #expect(r.status == 0, "\(since): \(r.stderr)")
+            #expect(r.stdout.contains("0 recognized lines, 74 more outside"), "\(since)")  // the sample is from March 2026
+        }
+        for until in ["-1h", "yesterday", "1 week ago"] {
+            #expect(sessions(try castscope(["analyze", "--json", "-S", "2026-01-01", "-U", until, zoned])).count == 1, "\(until)")
+        }
+        let reversed = try castscope(["analyze", "-S", "2026-03-13", "-U", "2026-03-12 10:00", zoned])
+        #expect(reversed.status == 2)
+        #expect(reversed.stderr.hasPrefix("castscope: error: --since 2026-03-13 is after --until 2026-03-12 10:00"))
+        #expect(try castscope(["analyze", "-S", "-1h", "-U", "-2h", zoned]).status == 2)
+        #expect(try castscope(["analyze", "-S", "last tuesday", zoned]).status == 2)
+    }
+}
