@@ -171,7 +171,10 @@ public final class Analyzer {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }
-            if let note = plainNotes[fileIndex] { summary.notes.append(note) }
+            if let note = plainNotes[fileIndex] {
+                summary.notes.append(note)
+                report.warnings.append("\(path): \(note)")
+            }
             if summary.stats.swappedDayMonth > 0 {
                 summary.notes.append("\(summary.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
             }
@@ -180,16 +183,6 @@ public final class Analyzer {
             files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
                                    family: format.name.hasPrefix("journal") ? "journal" : "apple"))
             progress?(report.inputs.count, bytesDone)
-        }
-
-        /// A file that fell back to `plain` although its lines start with times: say so.
-        func plainWithTimes(_ head: [UInt8], format: LogFormat) {
-            guard format.name == "plain", self.options.forcedFormat == nil, let last = report.inputs.indices.last,
-                Self.looksTimestamped(head) else { return }
-            let note = "read as plain text: its lines start with times no known format reads, so they have none here "
-                + "(see `castscope parsers`; --input-format NAME, or --parsers DIR with your own format)"
-            report.inputs[last].notes.append(note)
-            report.warnings.append("\(report.inputs[last].path): \(note)")
         }
 
         /// The format of a file from its first bytes, or an error already recorded.
@@ -235,7 +228,6 @@ public final class Analyzer {
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
                 absorb([result], path: path, format: format, fileIndex: fileIndex)
-                plainWithTimes(head, format: format)
             },
             report: { error in
                 report.errors.append(error)
@@ -269,7 +261,6 @@ public final class Analyzer {
                 } catch {}
             }
             absorb(results.all, path: path, format: format, fileIndex: fileIndex)
-            plainWithTimes(head, format: format)
             return true
         }
         walker.journal = { display, diskPath, source in
@@ -466,29 +457,6 @@ public final class Analyzer {
             for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
         }
         return phone
-    }
-
-    /// Whether one of the first lines starts (within 40 bytes) with a date or a time of day.
-    static func looksTimestamped(_ head: [UInt8]) -> Bool {
-        var lines = 0
-        var start = 0
-        func digit(_ i: Int) -> Bool { i < head.count && head[i] >= 0x30 && head[i] <= 0x39 }
-        while start < head.count && lines < 5 {
-            let end = head[start...].firstIndex(of: 0x0A) ?? head.count
-            let limit = min(end, start + 40)
-            if end > start {
-                lines += 1
-                var i = start
-                while i + 7 < limit + 1 {
-                    // HH:MM:SS
-                    if digit(i), digit(i + 1), head[i + 2] == 0x3A, digit(i + 3), digit(i + 4), i + 7 < head.count,
-                        head[i + 5] == 0x3A, digit(i + 6), digit(i + 7) { return true }
-                    i += 1
-                }
-            }
-            start = end + 1
-        }
-        return false
     }
 
     /// The same line seen in two exports of one bundle counts once.

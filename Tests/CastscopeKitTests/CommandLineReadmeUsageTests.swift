@@ -94,7 +94,7 @@ import Testing
         // The files the lines name were written where they say.
         if command.contains("-o report.json") {
             let json = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("report.json"))) as? [String: Any]
-            #expect(json?["schema"] as? String == "castscope.report/1")
+            #expect(json?["schema"] as? String == "castscope.report/2")
         }
         if command.contains("-o ticket.md") {
             #expect(try String(contentsOf: dir.appendingPathComponent("ticket.md"), encoding: .utf8).hasPrefix("# castscope"))

@@ -113,7 +113,7 @@ extension FormatDetector {
             if lines >= 200 { break }
         }
         guard lines >= 2, timed * 2 > lines else { return nil }
-        return "read as plain text (times lost) although \(timed) of the first \(lines) lines begin with a timestamp: a layout castscope does not know yet (try --format)"
+        return "read as plain text (times lost) although \(timed) of the first \(lines) lines begin with a timestamp: a layout castscope does not know yet (see `castscope parsers`; --input-format NAME, or --parsers DIR with your own format)"
     }
 }
 

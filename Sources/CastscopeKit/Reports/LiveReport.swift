@@ -92,7 +92,7 @@ public struct LiveReport: Sendable {
                 w.add("session", s.id)
                 w.add("relay", r.id)
                 w.add("time", r.accepted.map { Fmt.rfc3339($0 - relayShift, offset: relayOffset($0)) })
-                w.add("clockOffset", Fmt.decimal(Double(relayShift) / 1e6, 3))
+                w.add("clockOffsetSeconds", number: Double(relayShift) / 1e6, places: 3)
                 return w.text
             }
             let shift = (relayShift >= 0 ? "+" : "-") + Fmt.decimal(Double(abs(relayShift)) / 1e6, 3)
@@ -106,7 +106,7 @@ public struct LiveReport: Sendable {
                 w.add("severity", f.severity.rawValue)
                 w.add("time", f.time.map { Fmt.rfc3339($0, offset: f.displayOffset) })
                 w.add("message", f.message)
-                w.add("evidence", f.evidence.map(\.description).joined(separator: ", "))
+                w.addArray("evidence", f.evidence.map(\.description))
                 return w.text
             }
             let colour = f.severity == .error ? "31" : f.severity == .warning ? "33" : "36"
@@ -169,8 +169,16 @@ public struct JSONLine {
         parts.append(JSONWriter.quote(key) + ":" + (value.map(JSONWriter.quote) ?? "null"))
     }
     /// A number (`null` when absent), typed as `analyze --json` types it.
+    /// An array of strings.
+    public mutating func addArray(_ key: String, _ values: [String]) {
+        parts.append(JSONWriter.quote(key) + ":[" + values.map(JSONWriter.quote).joined(separator: ",") + "]")
+    }
     public mutating func add(_ key: String, int value: Int?) {
         parts.append(JSONWriter.quote(key) + ":" + (value.map(String.init) ?? "null"))
+    }
+    /// A decimal number with `places` digits after the point (`null` when absent).
+    public mutating func add(_ key: String, number value: Double?, places: Int) {
+        parts.append(JSONWriter.quote(key) + ":" + (value.map { Fmt.decimal($0, places) } ?? "null"))
     }
     public var text: String { "{" + parts.joined(separator: ",") + "}" }
 }
