@@ -17,7 +17,7 @@ struct Castscope: ParsableCommand {
             stderr); 2 usage error; 3 a finding at or above --fail-on.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, Tail.self, Parsers.self]
+        subcommands: [Analyze.self, Tail.self, Parsers.self, ClickHouseCommand.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.
@@ -197,6 +197,8 @@ struct Analyze: ParsableCommand {
 
     @OptionGroup var parsers: ParserOptions
 
+    @OptionGroup var clickhouse: ClickHouseOptions
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
         if let date, parseDate(date) == nil { throw ValidationError("--date must be YYYY-MM-DD, got '\(date)'") }
@@ -265,6 +267,7 @@ struct Analyze: ParsableCommand {
         fputs(output, stdout)
         fflush(stdout)
         for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
+        if !ClickHouseAnalyzeExport.run(clickhouse, report: report, paths: paths) { Glibc.exit(clickHouseExitCode) }
         if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(3) }
         if !report.errors.isEmpty { Glibc.exit(1) }
         // Everything is written and flushed: leave without the exit-time teardown, which
