@@ -19,6 +19,14 @@ struct ClickHouseOptions: ParsableArguments {
             Glibc.exit(2)
         }
     }
+
+    /// The tail's sink, named for this machine (its rows' BundleId is a digest of the host name).
+    func live(stop: @escaping @Sendable () -> Bool) -> ClickHouseLive? {
+        guard let target = target() else { return nil }
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, 255)
+        return ClickHouseLive(target: target, streamId: String(cString: name), shouldStop: stop)
+    }
 }
 
 /// Exit code when ClickHouse did not acknowledge every row (documented in the README).

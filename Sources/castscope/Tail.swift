@@ -49,6 +49,7 @@ struct Tail: ParsableCommand {
 
     @OptionGroup var journalOptions: JournalOptions
     @OptionGroup var parsers: ParserOptions
+    @OptionGroup var clickhouse: ClickHouseOptions
 
     func validate() throws {
         for i in inputs where i != "-" { throw ValidationError("tail reads journals (--directory, --file) and '-' only, got '\(i)'") }
@@ -75,6 +76,7 @@ struct Tail: ParsableCommand {
         let journalDone = StopFlag()
         let stdinDone = StopFlag()
         let stop = StopFlag()
+        engine.clickhouse = clickhouse.live(stop: { stop.isSet })
         if !noJournal {
             let source: JournalFollower.Source =
                 directory.map { .directory($0) } ?? (file.isEmpty ? .system : .files(file))
@@ -131,6 +133,8 @@ final class TailEngine: @unchecked Sendable {
     private var statusOnScreen = false
     private(set) var failed = false
     private let format: LiveReport
+    /// `--clickhouse`: rows sent at each flush, acknowledged before the cursor is saved.
+    var clickhouse: ClickHouseLive?
 
     init(factory: EventFactory, json: Bool, events: Bool, color: Bool, status: Bool) {
         self.factory = factory
@@ -153,6 +157,7 @@ final class TailEngine: @unchecked Sendable {
             guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
             order += 1
             e.resolveNow(Self.now())
+            clickhouse?.event(e, cursor: cursor)
             if showEvents { printEvent(e, cursor: cursor) }
             for change in live.feed(e) { printChange(change) }
         }
@@ -161,13 +166,17 @@ final class TailEngine: @unchecked Sendable {
     func tick() {
         lock.locked {
             for change in live.tick(now: Self.now()) { printChange(change) }
+            clickhouse?.tick()
             drawStatus()
             fflush(stdout)
         }
     }
 
     func flush() {
-        lock.locked { _ = fflush(stdout) }
+        lock.locked {
+            fflush(stdout)
+            clickhouse?.flush()
+        }
     }
 
     func note(_ text: String) {
@@ -231,13 +240,17 @@ final class TailEngine: @unchecked Sendable {
     }
 
     private func printEvent(_ e: Event, cursor: String?) { emit(format.event(e, cursor: cursor)) }
-    private func printChange(_ change: LiveSessions.Change) { emit(format.change(change)) }
+    private func printChange(_ change: LiveSessions.Change) {
+        clickhouse?.change(change)
+        emit(format.change(change))
+    }
 
     func summary() {
         lock.locked {
             clearStatus()
             emit(format.summary(live.sessions, relaySessions: live.relayOrder.count))
             fflush(stdout)
+            clickhouse?.finish()
         }
     }
 }

@@ -233,11 +233,28 @@ public struct ClickHouseRows {
         for s in r.sessions {
             let sid = sessionId(s)
             let host = s.relay?.host
-            for e in s.events {
+            // The session's lines in time order (a folded run's lines interleave with the
+            // others), numbered: `SessionSeq` orders lines whose times tie (second-resolution
+            // logs), which `windowFunnel` needs.
+            var lines: [(time: Int64, event: Int32, k: Int32, line: Int32)] = []
+            for (i, e) in s.events.enumerated() {
+                var k: Int32 = 0
+                e.forEachTimeAndLine { t, line in
+                    lines.append((t ?? Int64.min, Int32(i), k, Int32(line)))
+                    k += 1
+                }
+            }
+            lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
+            let shift = relayShift(r)
+            for (seq, l) in lines.enumerated() {
+                let e = s.events[Int(l.event)]
                 // Relay lines are shown on the device's clock in the session; the table keeps
                 // the relay's own times (as `relaySessions` does in the JSON report).
-                event(e, sessionId: sid, host: e.side == .relay ? host : nil, shift: e.side == .relay ? relayShift(r) : 0,
-                      into: &b, batchRows: batchRows, emit: emit)
+                let relay = e.side == .relay
+                let time: Int64? = l.time == Int64.min ? nil : l.time + (relay ? shift : 0)
+                row(e, time: time, line: Int(l.line), seq: seq + 1, sessionId: sid, host: relay ? host : e.attr("host"),
+                    recordId: nil, into: &b)
+                if b.rows >= batchRows { emit(&b) }
             }
         }
         for e in r.unattached { event(e, sessionId: "", host: nil, shift: 0, into: &b, batchRows: batchRows, emit: emit) }
@@ -254,16 +271,26 @@ public struct ClickHouseRows {
                       into b: inout ClickHouseRowBuffer,
                       batchRows: Int = .max, emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
     {
+        let hostName = host ?? e.attr("host")
+        e.forEachTimeAndLine { t, line in
+            row(e, time: t.map { $0 + shift }, line: line, seq: 0, sessionId: sessionId, host: hostName, recordId: fixedId, into: &b)
+            if b.rows >= batchRows { emit(&b) }
+        }
+    }
+
+    func row(_ e: Event, time: Int64?, line: Int, seq: Int, sessionId: String, host: String?, recordId fixedId: String?,
+             into b: inout ClickHouseRowBuffer)
+    {
         let (sevText, sevNumber) = Self.severity(e.kind)
         let path = e.source.path
-        let hostName = host ?? e.attr("host")
+        let hostName = host
         let pid = e.pid.map(Int64.init)
-        e.forEachTimeAndLine { t, line in
-            let time = t.map { $0 + shift }
+        do {
             b.begin()
             b.string("RecordId", fixedId ?? recordId(path: path, line: line))
             b.string("BundleId", bundleId)
             b.string("SessionId", sessionId)
+            b.int("SessionSeq", Int64(seq))
             b.dateTime("Timestamp", time)
             b.int("TimestampMicros", time ?? 0)
             b.int("TimeInferred", e.timeInferred ? 1 : 0)
@@ -280,7 +307,6 @@ public struct ClickHouseRows {
             b.int("SourceLine", Int64(line))
             b.uint("Version", version)
             b.end()
-            if b.rows >= batchRows { emit(&b) }
         }
     }
 

@@ -54,6 +54,7 @@ public enum ClickHouseSchema {
             ("RecordId", "String"),             // stable: bundle digest + source file + line
             ("BundleId", "String"),
             ("SessionId", "String"),            // '' when the line belongs to no session
+            ("SessionSeq", "UInt32"),           // the line's place in its session's time order (1, 2, …; 0 outside one)
             ("Timestamp", "DateTime"),
             ("TimestampMicros", "Int64"),
             ("TimeInferred", "UInt8"),
@@ -193,18 +194,18 @@ public enum ClickHouseSchema {
                 SELECT Kind, SeverityText, count() AS Findings, uniqExact(BundleId) AS Bundles
                 FROM castscope_findings FINAL
                 GROUP BY Kind, SeverityText
-                ORDER BY Findings DESC, Kind
+                ORDER BY Findings DESC, Kind, SeverityText
                 LIMIT 20
                 """),
         Query(
             name: "session-funnel",
-            question: "How far sessions get: started → connected → frames → ended (windowFunnel over each session's events, 1 h window)",
+            question: "How far sessions get: started → connected → frames → ended (windowFunnel over each session's lines in order: SessionSeq, since second-resolution logs tie)",
             sql: """
                 SELECT Level, count() AS Sessions
                 FROM
                 (
                     SELECT SessionId,
-                           windowFunnel(3600)(Timestamp,
+                           windowFunnel(1000000000)(SessionSeq,
                                EventName = 'broadcast.started',
                                EventName IN ('socket.connected', 'server.client_connected'),
                                EventName IN ('frame.sent', 'relay.stats'),
