@@ -12,6 +12,11 @@ struct ClickHouseOptions: ParsableArguments {
         valueName: "url"))
     var url: String?
 
+    @Option(name: .customLong("clickhouse-retries"), help: ArgumentHelp(
+        "analyze: attempts per insert before a table counts as not written (backoff 0.2 s, doubling to 5 s). tail retries until ClickHouse is back.",
+        valueName: "n"))
+    var retries = 6
+
     func target() -> ClickHouseTarget? {
         guard let url else { return nil }
         do { return try ClickHouseTarget.parse(url) } catch {
@@ -43,6 +48,7 @@ enum ClickHouseAnalyzeExport {
             return d.hex()
         }
         var export = ClickHouseExport(target: target)
+        export.retry = RetryPolicy(attempts: max(1, options.retries))
         export.onRetry = { fputs("castscope: clickhouse: \($0)\n", stderr) }
         let result = export.write(report, bundleId: bundleId)
         if result.failed.isEmpty { return true }
