@@ -244,6 +244,7 @@ struct Analyze: ParsableCommand {
                 fputs("\r\u{1B}[Kreading: \(files) file\(files == 1 ? "" : "s"), \(Fmt.decimal(mb, 1)) MB, \(Fmt.decimal(mb / secs, 0)) MB/s", stderr)
             }
         }
+        let digest = ClickHouseAnalyzeExport.startDigest(clickhouse, paths: paths)
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }
         for (path, text) in [(html, { HTMLReport.render(report) }), (perfetto, { PerfettoReport.render(report) })] as [(String?, () -> String)] {
@@ -267,7 +268,7 @@ struct Analyze: ParsableCommand {
         fputs(output, stdout)
         fflush(stdout)
         for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
-        if !ClickHouseAnalyzeExport.run(clickhouse, report: report, paths: paths) { Glibc.exit(clickHouseExitCode) }
+        if !ClickHouseAnalyzeExport.run(clickhouse, report: report, paths: paths, digest: digest) { Glibc.exit(clickHouseExitCode) }
         if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(3) }
         if !report.errors.isEmpty { Glibc.exit(1) }
         // Everything is written and flushed: leave without the exit-time teardown, which

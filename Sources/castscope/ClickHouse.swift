@@ -39,9 +39,16 @@ let clickHouseExitCode: Int32 = 4
 
 enum ClickHouseAnalyzeExport {
     /// Writes the report; on failure names the tables not written and returns false.
-    static func run(_ options: ClickHouseOptions, report: AnalysisReport, paths: [String]) -> Bool {
+    /// The inputs' content digest, computed on another thread while `analyze` reads them
+    /// (files only; standard input's part needs the report).
+    static func startDigest(_ options: ClickHouseOptions, paths: [String]) -> Worker<String>? {
+        guard options.url != nil, !paths.contains("-") else { return nil }
+        return Worker { BundleDigest.of(paths: paths, fallback: { "" }) }
+    }
+
+    static func run(_ options: ClickHouseOptions, report: AnalysisReport, paths: [String], digest: Worker<String>? = nil) -> Bool {
         guard let target = options.target() else { return true }
-        let bundleId = BundleDigest.of(paths: paths) {
+        let bundleId = digest?.join() ?? BundleDigest.of(paths: paths) {
             var d = Digest128()
             for s in report.sessions { for e in s.events { d.update(e.source.description); d.update(e.message) } }
             for e in report.unattached { d.update(e.source.description); d.update(e.message) }

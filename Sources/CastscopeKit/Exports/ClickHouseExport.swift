@@ -126,16 +126,26 @@ public struct ClickHouseExport {
         b.removeAll()
         var failure: String?
         var written = 0
-        rows.events(report, into: &b, batchRows: batchRows) { buffer in
+        // One batch in flight on another thread (compressed and sent) while the next is built.
+        var inflight: (Worker<String?>, Int)?
+        func settle() {
+            guard let (w, n) = inflight else { return }
+            inflight = nil
+            if let e = w.join() { failure = failure ?? e } else { written += n }
+        }
+        func launch(_ buffer: inout ClickHouseRowBuffer) {
+            settle()
             guard failure == nil else { buffer.removeAll(); return }
-            let n = buffer.rows
-            if let e = send("castscope_events", &buffer) { failure = e } else { written += n }
-            buffer.removeAll()
+            let batch = buffer
+            buffer = ClickHouseRowBuffer()
+            inflight = (Worker { [self] in
+                var own = batch
+                return send("castscope_events", &own)
+            }, batch.rows)
         }
-        if failure == nil, b.rows > 0 {
-            let n = b.rows
-            if let e = send("castscope_events", &b) { failure = e } else { written += n }
-        }
+        rows.events(report, into: &b, batchRows: batchRows) { buffer in launch(&buffer) }
+        if b.rows > 0 { launch(&b) }
+        settle()
         if let failure { result.failed.append(("castscope_events", failure)) } else { result.rows["castscope_events"] = written }
         return result
     }
