@@ -118,10 +118,17 @@ public struct ClickHouseExport {
             ("castscope_sessions", { rows.sessions(report, into: &$0) }),
             ("castscope_findings", { rows.findings(report, into: &$0) }),
         ]
+        // The small tables go out on their own threads (each insert waits on the server) while
+        // the events are built and sent.
+        var small: [(String, Int, Worker<String?>)] = []
         for (table, fill) in simple {
-            b.removeAll()
-            fill(&b)
-            if let e = send(table, &b) { result.failed.append((table, e)) } else { result.rows[table] = b.rows }
+            var own = ClickHouseRowBuffer()
+            fill(&own)
+            let batch = own
+            small.append((table, batch.rows, Worker { [self] in
+                var mine = batch
+                return send(table, &mine)
+            }))
         }
         b.removeAll()
         var failure: String?
@@ -146,7 +153,11 @@ public struct ClickHouseExport {
         rows.events(report, into: &b, batchRows: batchRows) { buffer in launch(&buffer) }
         if b.rows > 0 { launch(&b) }
         settle()
+        for (table, n, w) in small {
+            if let e = w.join() { result.failed.append((table, e)) } else { result.rows[table] = n }
+        }
         if let failure { result.failed.append(("castscope_events", failure)) } else { result.rows["castscope_events"] = written }
+        result.failed.sort { ClickHouseSchema.tables.firstIndex(of: $0.table)! < ClickHouseSchema.tables.firstIndex(of: $1.table)! }
         return result
     }
 

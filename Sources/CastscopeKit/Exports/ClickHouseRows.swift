@@ -21,23 +21,32 @@ public struct ClickHouseRowBuffer: Sendable {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// A JSON string: runs of bytes that need no escape are appended whole.
     private mutating func quoted(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { u in
-            for b in u {
+            var runStart = 0
+            var i = 0
+            let n = u.count
+            while i < n {
+                let b = u[i]
+                if b >= 0x20 && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") && b != 0x7F { i += 1; continue }
+                if i > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<i])) }
                 switch b {
-                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(b)
-                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(b)
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(b)
                 case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
                 case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
                 case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-                case 0..<0x20, 0x7F:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]])
-                default: bytes.append(b)
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    let h = hex.utf8Start
+                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, h[Int(b >> 4)], h[Int(b & 15)]])
                 }
+                i += 1
+                runStart = i
             }
+            if n > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<n])) }
         }
         bytes.append(UInt8(ascii: "\""))
     }
@@ -55,16 +64,21 @@ public struct ClickHouseRowBuffer: Sendable {
         }
     }
 
+    private mutating func null() {
+        let n: StaticString = "null"
+        n.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
     public mutating func string(_ k: StaticString, _ v: String?) { key(k); quoted(v ?? "") }
     public mutating func int(_ k: StaticString, _ v: Int64) { key(k); digits(v) }
     public mutating func uint(_ k: StaticString, _ v: UInt64) { key(k); bytes.append(contentsOf: Array(String(v).utf8)) }
     public mutating func optionalInt(_ k: StaticString, _ v: Int64?) {
         key(k)
-        if let v { digits(v) } else { bytes.append(contentsOf: Array("null".utf8)) }
+        if let v { digits(v) } else { null() }
     }
     public mutating func double(_ k: StaticString, _ v: Double?) {
         key(k)
-        guard let v, v.isFinite else { bytes.append(contentsOf: Array("null".utf8)); return }
+        guard let v, v.isFinite else { null(); return }
         bytes.append(contentsOf: Array(Fmt.decimal(v, 6).utf8))
     }
     public mutating func strings(_ k: StaticString, _ v: [String]) {
