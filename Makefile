@@ -2,11 +2,18 @@
 SWIFT     ?= swift
 SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # Debian packages the build links against (C system libraries) and the tests use
-# (systemd-journal-remote builds real journal files; chromium renders the HTML report).
+# (systemd-journal-remote builds real journal files; chromium renders the HTML report;
+# clickhouse-server/-client (18.16) are the real servers the ClickHouse tests start).
 APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3 tzdata
+APT_PACKAGES += clickhouse-server clickhouse-client python3-pip
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
-.PHONY: all deps pydeps build release run test expected samples journals generate bench clean man completions
+.PHONY: all deps pydeps build release run test expected samples journals generate bench clean man completions chdb
+
+# chdb (current ClickHouse embedded in Python, ~540 MB installed) checks the same DDL, rows and
+# queries as the 18.16 server: installed once into a cache outside the checkout, reused after.
+CHDB_DIR ?= $(HOME)/.cache/castscope/chdb
+CHDB_PY  := PYTHONPATH=$(CHDB_DIR)$${PYTHONPATH:+:$$PYTHONPATH} python3
 
 all: build man completions
 
@@ -56,9 +63,14 @@ release: deps
 run: release journals ## build in release and analyze every sample bundle
 	.build/release/castscope analyze samples/
 
-test: deps journals man completions ## every test: parser samples, units, end-to-end runs of the binary on samples and real logs
+test: deps journals man completions chdb ## every test: parser samples, units, end-to-end runs of the binary on samples and real logs
 	$(SWIFT) build
 	$(SWIFT) test
+	$(CHDB_PY) scripts/clickhouse-check.py
+
+chdb: ## install chdb (PyPI) into $(CHDB_DIR) unless python3 can already import it
+	@$(CHDB_PY) -c 'import chdb' 2>/dev/null || { echo "make: installing chdb into $(CHDB_DIR)"; \
+	  python3 -m pip install -q --break-system-packages --target $(CHDB_DIR) chdb; }
 
 generate: ## parsers/*.json -> Sources/CastscopeKit/Parsers/BuiltinParsers.generated.swift
 	python3 scripts/generate-parsers.py

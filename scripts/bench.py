@@ -187,6 +187,12 @@ def main():
     print("tail")
     print("  " + (lat.stdout.strip() or lat.stderr.strip()))
 
+    # ClickHouse export (issue 17): only when clickhouse-server is installed.
+    if shutil.which("clickhouse-server") or os.path.exists("/usr/sbin/clickhouse-server"):
+        print("\nclickhouse")
+        sys.stdout.flush()
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-clickhouse.py"), BIN, log, str(RUNS)])
+
 
 def densities(lnav_ok):
     """Issue 15: every ratio at several session densities, for the text report and --json."""

@@ -25,7 +25,7 @@ struct Castscope: ParsableCommand {
             When several apply: 5, then 4, 3, 1.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, SessionsCommand.self, Tail.self, Parsers.self]
+        subcommands: [Analyze.self, SessionsCommand.self, Tail.self, Parsers.self, ClickHouseCommand.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.
@@ -322,6 +322,8 @@ struct Analyze: ParsableCommand {
         return all
     }
 
+    @OptionGroup var clickhouse: ClickHouseOptions
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
         if let output, output.isEmpty { throw ValidationError("--output needs a file name ('-' for standard output)") }
@@ -426,6 +428,7 @@ struct Analyze: ParsableCommand {
         if paths.contains("-") && isatty(0) != 0 {
             fputs("castscope: reading standard input from the terminal (paste the log, then Ctrl-D; or pipe it: idevicesyslog | castscope analyze -)\n", stderr)
         }
+        let digest = ClickHouseAnalyzeExport.startDigest(clickhouse, paths: paths)
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }
         // Every output is attempted: one that cannot be written loses nothing of the others.
@@ -476,6 +479,8 @@ struct Analyze: ParsableCommand {
             let z = report.displayOffset ?? 0
             fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)
         }
+        // ClickHouse is an output too: rows it did not take are named on stderr, exit 5.
+        if !ClickHouseAnalyzeExport.run(clickhouse, report: report, paths: paths, digest: digest) { writeFailed = true }
         if writeFailed { Glibc.exit(Exit.writeFailed) }
         if nothing || !missing.isEmpty { Glibc.exit(Exit.nothingRecognized) }
         if let failOn {

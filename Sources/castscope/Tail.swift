@@ -57,6 +57,7 @@ struct Tail: ParsableCommand {
 
     @OptionGroup var journalOptions: JournalOptions
     @OptionGroup var parsers: ParserOptions
+    @OptionGroup var clickhouse: ClickHouseOptions
 
     func validate() throws {
         for i in inputs where i != "-" { throw ValidationError("tail reads journals (--directory, --file) and '-' only, got '\(i)'") }
@@ -111,6 +112,7 @@ struct Tail: ParsableCommand {
         let journalDone = StopFlag()
         let stdinDone = StopFlag()
         let stop = StopFlag()
+        engine.clickhouse = clickhouse.live(stop: { stop.isSet })
         if !noJournal {
             let source: JournalFollower.Source =
                 directory.map { .directory($0) } ?? (file.isEmpty ? .system : .files(file))
@@ -181,6 +183,8 @@ final class TailEngine: @unchecked Sendable {
     private var statusOnScreen = false
     private(set) var failed = false
     private var format: LiveReport
+    /// `--clickhouse`: rows sent at each flush, acknowledged before the cursor is saved.
+    var clickhouse: ClickHouseLive?
 
     init(factory: EventFactory, json: Bool, events: Bool, color: Bool, status: Bool, zone: DisplayZone? = nil,
          thresholds: Thresholds = Thresholds()) {
@@ -216,6 +220,7 @@ final class TailEngine: @unchecked Sendable {
             } else if e.time != nil, e.displayOffset != Fmt.unzoned, case .local = format.zone {
                 format.zone = .fixed(e.displayOffset)
             }
+            clickhouse?.event(e, cursor: cursor)
             if showEvents { printEvent(e, cursor: cursor) }
             for change in live.feed(e) {
                 if let c = live.clock { format.relayShift = c.offset }
@@ -227,13 +232,17 @@ final class TailEngine: @unchecked Sendable {
     func tick() {
         lock.locked {
             for change in live.tick(now: Self.now()) { printChange(change) }
+            clickhouse?.tick()
             drawStatus()
             fflush(stdout)
         }
     }
 
     func flush() {
-        lock.locked { _ = fflush(stdout) }
+        lock.locked {
+            fflush(stdout)
+            clickhouse?.flush()
+        }
     }
 
     func note(_ text: String) {
@@ -297,13 +306,17 @@ final class TailEngine: @unchecked Sendable {
     }
 
     private func printEvent(_ e: Event, cursor: String?) { emit(format.event(e, cursor: cursor)) }
-    private func printChange(_ change: LiveSessions.Change) { emit(format.change(change)) }
+    private func printChange(_ change: LiveSessions.Change) {
+        clickhouse?.change(change)
+        emit(format.change(change))
+    }
 
     func summary() {
         lock.locked {
             clearStatus()
             emit(format.summary(live.sessions, relaySessions: live.relayOrder.count))
             fflush(stdout)
+            clickhouse?.finish()
         }
     }
 }

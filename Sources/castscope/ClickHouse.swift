@@ -1,0 +1,143 @@
+import ArgumentParser
+import CastscopeKit
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `--clickhouse URL` for `analyze` and `tail`.
+struct ClickHouseOptions: ParsableArguments {
+    @Option(name: .customLong("clickhouse"), help: ArgumentHelp(
+        "Also write sessions, events, findings and inputs to ClickHouse: http://[user[:password]@]host[:port]/?database=db (user/password also from CLICKHOUSE_USER/CLICKHOUSE_PASSWORD), or file:///dir for JSONEachRow files. See `castscope clickhouse schema`.",
+        valueName: "url"))
+    var url: String?
+
+    @Option(name: .customLong("clickhouse-retries"), help: ArgumentHelp(
+        "analyze: attempts per insert before a table counts as not written (backoff 0.2 s, doubling to 5 s). tail retries until ClickHouse is back.",
+        valueName: "n"))
+    var retries = 6
+
+    func target() -> ClickHouseTarget? {
+        guard let url else { return nil }
+        do { return try ClickHouseTarget.parse(url) } catch {
+            fputs("castscope: error: \(error)\n", stderr)
+            Glibc.exit(2)
+        }
+    }
+
+    /// The tail's sink, named for this machine (its rows' BundleId is a digest of the host name).
+    func live(stop: @escaping @Sendable () -> Bool) -> ClickHouseLive? {
+        guard let target = target() else { return nil }
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, 255)
+        return ClickHouseLive(target: target, streamId: String(cString: name), shouldStop: stop)
+    }
+}
+
+/// Exit code when ClickHouse did not acknowledge every row: an output that could not be
+/// written (documented in the README).
+let clickHouseExitCode: Int32 = Exit.writeFailed
+
+enum ClickHouseAnalyzeExport {
+    /// Writes the report; on failure names the tables not written and returns false.
+    /// The inputs' content digest, computed on another thread while `analyze` reads them
+    /// (files only; standard input's part needs the report).
+    static func startDigest(_ options: ClickHouseOptions, paths: [String]) -> Worker<String>? {
+        guard options.url != nil, !paths.contains("-") else { return nil }
+        return Worker { BundleDigest.of(paths: paths, fallback: { "" }) }
+    }
+
+    static func run(_ options: ClickHouseOptions, report: AnalysisReport, paths: [String], digest: Worker<String>? = nil) -> Bool {
+        guard let target = options.target() else { return true }
+        let bundleId = digest?.join() ?? BundleDigest.of(paths: paths) {
+            var d = Digest128()
+            for s in report.sessions { for e in s.events { d.update(e.source.description); d.update(e.message) } }
+            for e in report.unattached { d.update(e.source.description); d.update(e.message) }
+            return d.hex()
+        }
+        var export = ClickHouseExport(target: target)
+        export.retry = RetryPolicy(attempts: max(1, options.retries))
+        export.onRetry = { fputs("castscope: clickhouse: \($0)\n", stderr) }
+        let result = export.write(report, bundleId: bundleId)
+        if result.failed.isEmpty { return true }
+        for (table, error) in result.failed { fputs("castscope: error: clickhouse: \(table) not written: \(error)\n", stderr) }
+        fputs("castscope: error: clickhouse: tables not (completely) written: \(result.failed.map(\.table).joined(separator: ", ")); analyzing again writes them (rows are replaced, not added)\n", stderr)
+        return false
+    }
+}
+
+struct ClickHouseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clickhouse",
+        abstract: "The ClickHouse tables castscope writes (--clickhouse) and fleet queries over them.",
+        subcommands: [Schema.self, Queries.self])
+
+    struct Schema: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "schema",
+            abstract: "Print the DDL (ReplacingMergeTree tables; with --cluster, local tables plus Distributed tables).")
+
+        @Option(name: .long, help: ArgumentHelp("A cluster from the servers' remote_servers: <table>_local ON CLUSTER and Distributed <table>, sharded by session.", valueName: "name"))
+        var cluster: String?
+
+        @Option(name: .long, help: ArgumentHelp("Qualify the tables with this database.", valueName: "db"))
+        var database: String?
+
+        @Option(name: .long, help: ArgumentHelp("Add a TTL of this many days (ClickHouse 19.6 or later).", valueName: "days"))
+        var ttlDays: Int?
+
+        @Flag(name: .long, help: "Without ON CLUSTER (a cluster without distributed DDL/Keeper): run the DDL on every server.")
+        var noOnCluster = false
+
+        @Option(name: .long, help: ArgumentHelp("Run the DDL on these servers (http://…, repeatable) instead of printing it.", valueName: "url"))
+        var apply: [String] = []
+
+        func run() throws {
+            let ddl = ClickHouseSchema.ddl(cluster: cluster, database: database, ttlDays: ttlDays, onCluster: !noOnCluster)
+            if apply.isEmpty { print(ddl, terminator: ""); return }
+            for url in apply {
+            let client: ClickHouseClient
+            do { client = ClickHouseClient(endpoint: try ClickHouseEndpoint(url: url)) } catch {
+                fputs("castscope: error: \(error)\n", stderr)
+                Glibc.exit(2)
+            }
+            for statement in ClickHouseSchema.statements(ddl) {
+                do {
+                    try RetryPolicy(attempts: 6).run { try client.execute(statement) }
+                } catch {
+                    fputs("castscope: error: clickhouse: \(error)\n", stderr)
+                    Glibc.exit(clickHouseExitCode)
+                }
+            }
+            }
+        }
+    }
+
+    struct Queries: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "queries",
+            abstract: "Print the fleet queries (failure rate by SDK and day, time to connect, top findings, session funnel, relay hosts).")
+
+        @Option(name: .customLong("run"), help: ArgumentHelp("Run them on this server (http://…) and print the results (TSV with names).", valueName: "url"))
+        var server: String?
+
+        func run() throws {
+            guard let url = server else { print(ClickHouseSchema.queriesText(), terminator: ""); return }
+            let client: ClickHouseClient
+            do { client = ClickHouseClient(endpoint: try ClickHouseEndpoint(url: url)) } catch {
+                fputs("castscope: error: \(error)\n", stderr)
+                Glibc.exit(2)
+            }
+            for q in ClickHouseSchema.queries {
+                do {
+                    let out = try client.execute(q.sql + "\nFORMAT TabSeparatedWithNames")
+                    print("-- \(q.name)")
+                    print(out, terminator: out.hasSuffix("\n") ? "" : "\n")
+                } catch {
+                    fputs("castscope: error: clickhouse: \(q.name): \(error)\n", stderr)
+                    Glibc.exit(clickHouseExitCode)
+                }
+            }
+        }
+    }
+}

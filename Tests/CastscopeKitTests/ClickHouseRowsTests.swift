@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+@Suite("ClickHouse rows, ids, URL and DDL (no server)")
+struct ClickHouseRowsTests {
+    @Test("the digest depends on the bytes only, not on how they were fed, and tells inputs apart")
+    func digestSplits() {
+        let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        var whole = Digest128()
+        bytes.withUnsafeBytes { whole.update($0) }
+        for cut in [1, 7, 31, 32, 33, 500, 999] {
+            var parts = Digest128()
+            bytes[..<cut].withUnsafeBytes { parts.update($0) }
+            bytes[cut...].withUnsafeBytes { parts.update($0) }
+            #expect(parts.hex() == whole.hex(), "cut at \(cut)")
+        }
+        var other = bytes
+        other[500] ^= 1
+        var changed = Digest128()
+        other.withUnsafeBytes { changed.update($0) }
+        #expect(changed.hex() != whole.hex())
+        #expect(whole.hex().count == 32)
+        #expect(Digest128.of("ab", "c") != Digest128.of("a", "bc"))
+        #expect(Digest128().hex() != Digest128.of(""))
+    }
+
+    @Test("URL: host, port, database, credentials from the URL or the environment; the password never shown")
+    func endpoint() throws {
+        let e = try ClickHouseEndpoint(url: "http://ops:s%40cret@ch.internal:8124/?database=fleet", environment: { _ in nil })
+        #expect(e.host == "ch.internal" && e.port == 8124 && e.database == "fleet" && e.user == "ops" && e.password == "s@cret")
+        #expect(!e.description.contains("s@cret") && !e.description.contains("cret"))
+        let env = try ClickHouseEndpoint(url: "http://127.0.0.1/", environment: { ["CLICKHOUSE_USER": "u", "CLICKHOUSE_PASSWORD": "pw"][$0] })
+        #expect(env.port == 8123 && env.user == "u" && env.password == "pw" && !env.description.contains("pw"))
+        #expect(throws: ClickHouseEndpoint.Invalid.self) { try ClickHouseEndpoint(url: "https://x/") }
+        #expect(throws: ClickHouseEndpoint.Invalid.self) { try ClickHouseEndpoint(url: "http://x:99999/") }
+        #expect(ClickHouseEndpoint.redact("http://a:secret@h:1/?password=other&x=1") == "http://a:***@h:1/?password=***&x=1")
+    }
+
+    @Test("JSONEachRow: control characters, quotes and non-ASCII escaped; one line per row; every column present")
+    func rowsAreJSON() throws {
+        var b = ClickHouseRowBuffer()
+        b.begin()
+        b.string("Body", "a \"q\" \\ tab\t nl\n bell\u{07} é")
+        b.optionalInt("Pid", nil)
+        b.double("X", .nan)
+        b.strings("E", ["x", "y\"z"])
+        b.dateTime("Timestamp", 1_700_000_000_999_999)
+        b.end()
+        let text = String(decoding: b.bytes, as: UTF8.self)
+        #expect(text.hasSuffix("}\n") && text.filter { $0 == "\n" }.count == 1)
+        let obj = try #require(try JSONSerialization.jsonObject(with: Data(b.bytes)) as? [String: Any])
+        #expect(obj["Body"] as? String == "a \"q\" \\ tab\t nl\n bell\u{07} é")
+        #expect(obj["Pid"] is NSNull && obj["X"] is NSNull)
+        #expect(obj["E"] as? [String] == ["x", "y\"z"])
+        #expect(obj["Timestamp"] as? Int == 1_700_000_000)
+    }
+
+    @Test("the samples' rows: every table's columns exactly as in the DDL, ids unique, and the same bytes twice")
+    func samplesRows() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var files: [String: Data] = [:]
+        for round in 0..<2 {
+            let out = dir.appendingPathComponent("r\(round)")
+            let r = try castscope(["analyze", "samples/", "--clickhouse", "file://" + out.path])
+            #expect(r.status == 0, "\(r.stderr)")
+            for t in ClickHouseSchema.tables {
+                let data = try Data(contentsOf: out.appendingPathComponent(t + ".jsonl"))
+                if round == 0 { files[t] = data } else { #expect(files[t] == data, "\(t) differs between two analyses") }
+            }
+        }
+        for t in ClickHouseSchema.tables {
+            let columns = ClickHouseSchema.columns[t]!.map(\.0)
+            var ids = Set<String>()
+            for line in files[t]!.split(separator: 0x0A) {
+                let obj = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+                #expect(Set(obj.keys) == Set(columns), "\(t)")
+                ids.insert(obj[ClickHouseSchema.keys[t]!] as! String)
+            }
+            #expect(ids.count == files[t]!.split(separator: 0x0A).count, "\(t): ids not unique")
+        }
+    }
+
+    @Test("DDL: four ReplacingMergeTree tables, with a cluster four more Distributed ones; statements split one by one")
+    func ddl() {
+        let single = ClickHouseSchema.statements(ClickHouseSchema.ddl())
+        #expect(single.count == 4 && single.allSatisfy { $0.contains("ReplacingMergeTree(Version)") && !$0.hasSuffix(";") })
+        let cluster = ClickHouseSchema.statements(ClickHouseSchema.ddl(cluster: "fleet", database: "db", ttlDays: 30))
+        #expect(cluster.count == 8)
+        #expect(cluster.filter { $0.contains("ENGINE = Distributed(fleet, 'db', castscope_") }.count == 4)
+        #expect(cluster.allSatisfy { $0.contains("ON CLUSTER fleet") })
+        #expect(cluster.filter { $0.contains("TTL Timestamp + INTERVAL 30 DAY") }.count == 4)
+        #expect(!ClickHouseSchema.ddl(cluster: "fleet", onCluster: false).contains("ON CLUSTER"))
+    }
+}

@@ -1,0 +1,336 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Debian's clickhouse-server (18.16), installed by `make deps`.
+let clickHouseServerBinary = ["/usr/bin/clickhouse-server", "/usr/sbin/clickhouse-server"]
+    .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// A port nothing listens on right now (bound to 0, read back, closed).
+func freeLoopbackPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = 0
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    return Int(UInt16(bigEndian: addr.sin_port))
+}
+
+/// A real clickhouse-server on 127.0.0.1 with its own config and data directory, started and
+/// stopped by the test (by its own pid).
+final class ClickHouseTestServer {
+    let dir: URL
+    let httpPort = freeLoopbackPort()
+    let tcpPort = freeLoopbackPort()
+    /// The server's pid (spawned directly: Foundation's Process hands its children the test
+    /// thread's blocked signal mask, so the server would never see SIGTERM, and its child
+    /// monitor blocks in waitpid on a long-running child).
+    private var pid: pid_t?
+
+    init(scratch: URL, name: String) throws {
+        dir = scratch.appendingPathComponent(name)
+        for sub in ["data", "tmp", "log"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(atPath: "/etc/clickhouse-server/users.xml", toPath: dir.appendingPathComponent("users.xml").path)
+    }
+
+    var url: String { "http://127.0.0.1:\(httpPort)/" }
+
+    /// Writes the config (with a cluster of `shards`' TCP ports when given) and starts it.
+    func start(cluster shards: [Int] = []) throws {
+        let d = dir.path
+        var remote = ""
+        if !shards.isEmpty {
+            remote = "<remote_servers><castscope_test>"
+                + shards.map { "<shard><replica><host>127.0.0.1</host><port>\($0)</port></replica></shard>" }.joined()
+                + "</castscope_test></remote_servers>"
+        }
+        let config = """
+            <?xml version="1.0"?>
+            <yandex>
+              <logger><level>warning</level><log>\(d)/log/s.log</log><errorlog>\(d)/log/e.log</errorlog></logger>
+              <http_port>\(httpPort)</http_port><tcp_port>\(tcpPort)</tcp_port><listen_host>127.0.0.1</listen_host>
+              <path>\(d)/data/</path><tmp_path>\(d)/tmp/</tmp_path>
+              <users_config>\(d)/users.xml</users_config>
+              <default_profile>default</default_profile><default_database>default</default_database>
+              <mark_cache_size>536870912</mark_cache_size>
+              \(remote)
+            </yandex>
+            """
+        try config.write(to: dir.appendingPathComponent("config.xml"), atomically: true, encoding: .utf8)
+        try restart()
+    }
+
+    /// Starts it again with the same config, data and ports.
+    func restart() throws {
+        let binary = try #require(clickHouseServerBinary)
+        let args = [binary, "--config-file=" + dir.appendingPathComponent("config.xml").path]
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attr, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attr, &all)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        var cargs = args.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, binary, &actions, &attr, &cargs, environ)
+        guard rc == 0 else { throw ClickHouseError(description: "posix_spawn \(binary): \(rc)", retryable: false) }
+        pid = child
+        let end = Date().addingTimeInterval(30)
+        while Date() < end {
+            if (try? query("SELECT 1")) == "1\n" { return }
+            if !isRunning { break }
+            usleep(100_000)
+        }
+        stop()
+        let log = (try? String(contentsOf: dir.appendingPathComponent("log/e.log"), encoding: .utf8)) ?? ""
+        throw ClickHouseError(description: "clickhouse-server did not come up on \(httpPort): \(log.suffix(800))", retryable: false)
+    }
+
+    private var exited = false
+
+    /// Reaps the child when it has exited.
+    var isRunning: Bool {
+        guard let pid, !exited else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { exited = true }
+        return !exited
+    }
+
+    func stop() {
+        guard let p = pid else { return }
+        if isRunning { kill(p, SIGTERM) }
+        let end = Date().addingTimeInterval(15)
+        while isRunning && Date() < end { usleep(50_000) }
+        if isRunning {
+            kill(p, SIGKILL)
+            var status: Int32 = 0
+            waitpid(p, &status, 0)
+        }
+        pid = nil
+        exited = false
+    }
+
+    @discardableResult
+    func query(_ sql: String) throws -> String {
+        try ClickHouseClient(endpoint: try ClickHouseEndpoint(url: url)).execute(sql)
+    }
+
+    func number(_ sql: String) throws -> Int { Int(try query(sql).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
+
+    deinit { stop() }
+}
+
+/// systemd-journal-remote writing relay entries into a journal file.
+final class RelayJournalWriter {
+    let process = Process()
+    let input = Pipe()
+    let session = "5b0c9e1a-7d3f-4c2e-8a61-0f2e3d4c5b6a"
+
+    init(output: URL) throws {
+        process.executableURL = URL(fileURLWithPath: journalRemote)
+        process.arguments = ["--output=" + output.path, "-"]
+        var env = ProcessInfo.processInfo.environment
+        env["SYSTEMD_JOURNAL_COMPACT"] = "0"
+        process.environment = env
+        process.standardInput = input
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Relay `stats` entries with frame counts `seqs` (each one a distinct entry).
+    func write(_ seqs: Range<Int>) {
+        var text = ""
+        for seq in seqs {
+            let us = Int64(Date().timeIntervalSince1970 * 1_000_000) + Int64(seq)
+            text += "__REALTIME_TIMESTAMP=\(us)\n_PID=811\n_HOSTNAME=relay-ch\nSYSLOG_IDENTIFIER=broadcast-relay\nRELAY_SESSION=\(session)\n"
+                + "MESSAGE=session \(session) stats frames=\(seq) bytes=1 fps=10.0 dropped=0\n\n"
+        }
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    func accept() {
+        let us = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let text = "__REALTIME_TIMESTAMP=\(us)\n_PID=811\n_HOSTNAME=relay-ch\nSYSLOG_IDENTIFIER=broadcast-relay\nRELAY_SESSION=\(session)\n"
+            + "MESSAGE=session \(session) accepted peer=iPhone14,2 room=standup\n\n"
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    func finish() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+/// `castscope tail --clickhouse` on a journal directory, stderr kept in a file.
+final class ClickHouseTail {
+    let process = Process()
+    let errURL: URL
+
+    init(directory: URL, cursor: URL, url: String, scratch: URL, extra: [String] = []) throws {
+        process.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+        process.arguments = ["tail", "--directory", directory.path, "--cursor-file", cursor.path, "--json", "--clickhouse", url] + extra
+        errURL = scratch.appendingPathComponent("tail-\(UUID().uuidString).err")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+
+    func wait(_ seconds: Double, until condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    func stop(_ signal: Int32 = SIGTERM) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        _ = wait(10) { !process.isRunning }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+@Suite("ClickHouse: real clickhouse-server processes on 127.0.0.1", .serialized,
+       .enabled(if: clickHouseServerBinary != nil, "needs clickhouse-server (make deps installs it)"))
+struct ClickHouseTests {
+    @Test("samples into a two-shard cluster: one logical row per session/event/finding/input, twice analyzed, and every fleet query's numbers")
+    func samplesIntoTwoShards() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = try ClickHouseTestServer(scratch: dir, name: "shard1")
+        let b = try ClickHouseTestServer(scratch: dir, name: "shard2")
+        defer { a.stop(); b.stop() }
+        try a.start(cluster: [a.tcpPort, b.tcpPort])
+        try b.start(cluster: [a.tcpPort, b.tcpPort])
+
+        let ddl = try castscope(["clickhouse", "schema", "--cluster", "castscope_test", "--no-on-cluster", "--apply", a.url, "--apply", b.url])
+        #expect(ddl.status == 0, "\(ddl.stderr)")
+        let report = try #require(try castscope(["analyze", "--json", "samples/"]).json)
+        let summary = try #require(report["summary"] as? [String: Any])
+        let relays = try #require(report["relaySessions"] as? [[String: Any]])
+        let expected = [
+            "castscope_sessions": (summary["sessions"] as! Int) + relays.filter { $0["deviceSession"] is NSNull }.count,
+            "castscope_events": summary["events"] as! Int,
+            "castscope_findings": (report["findings"] as! [Any]).count,
+            "castscope_inputs": (report["inputs"] as! [Any]).count,
+        ]
+        for round in 1...2 {
+            let r = try castscope(["analyze", "samples/", "--clickhouse", a.url])
+            #expect(r.status == 0, "round \(round): \(r.stderr)")
+            for (table, n) in expected {
+                #expect(try a.number("SELECT count() FROM \(table) FINAL") == n, "\(table) after analysis \(round)")
+                // Written twice, kept once: the raw rows are there `round` times.
+                #expect(try a.number("SELECT count() FROM \(table)") == n * round, "\(table) raw rows after analysis \(round)")
+            }
+        }
+        // Sharded by session: both shards hold part of the sessions and events.
+        for server in [a, b] {
+            #expect(try server.number("SELECT count() FROM castscope_sessions_local") > 0)
+            #expect(try server.number("SELECT count() FROM castscope_events_local") > 0)
+        }
+        #expect(try a.number("SELECT count() FROM castscope_sessions_local") + b.number("SELECT count() FROM castscope_sessions_local")
+                == expected["castscope_sessions"]! * 2)
+        // Every query of `castscope clickhouse queries` against numbers computed from the report.
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        check.arguments = ["python3", "scripts/clickhouse-check.py", "--no-chdb", "--server", a.url]
+        check.currentDirectoryURL = packageRoot
+        let out = Pipe()
+        check.standardOutput = out
+        check.standardError = out
+        try check.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        #expect(check.terminationStatus == 0, "\(text)")
+        #expect(text.contains("session-funnel: 4 rows  ok"), "\(text)")
+
+        // ClickHouse gone: analyze says which tables were not written, and exits 5 (an output not written).
+        a.stop()
+        b.stop()
+        let down = try castscope(["analyze", "samples/healthy-jitsi", "--clickhouse", a.url, "--clickhouse-retries", "2"])
+        #expect(down.status == 5)
+        #expect(down.stderr.contains("tables not (completely) written: castscope_sessions, castscope_events, castscope_inputs"), "\(down.stderr)")
+    }
+
+    @Test("tail --clickhouse: killed with SIGKILL mid-stream and restarted, then the server stopped and started: every relay entry exactly once",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote"))
+    func tailKilledAndServerOutage() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try ClickHouseTestServer(scratch: dir, name: "server")
+        defer { server.stop() }
+        try server.start()
+        let ddl = try castscope(["clickhouse", "schema", "--apply", server.url])
+        #expect(ddl.status == 0, "\(ddl.stderr)")
+        let journals = dir.appendingPathComponent("journal")
+        try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
+        let cursor = dir.appendingPathComponent("cursor")
+        let writer = try RelayJournalWriter(output: journals.appendingPathComponent("live.journal"))
+        defer { writer.finish() }
+        let stats = "SELECT uniqExact(RecordId) FROM castscope_events FINAL WHERE EventName = 'relay.stats'"
+
+        // A stream in bursts; SIGKILL while it flows.
+        let tail1 = try ClickHouseTail(directory: journals, cursor: cursor, url: server.url, scratch: dir, extra: ["--from-start"])
+        writer.accept()
+        for k in 0..<5 {
+            writer.write(k * 30..<(k + 1) * 30)
+            usleep(30_000)
+        }
+        #expect(tail1.wait(15) { (try? server.number(stats)) ?? 0 >= 60 }, "\(tail1.stderr)")
+        tail1.stop(SIGKILL)
+        // The stream goes on while no tail runs.
+        writer.write(150..<300)
+
+        // --from-start as well: it applies only when no cursor was saved yet (the kill may come
+        // between the first acknowledged insert and the first saved cursor).
+        let tail2 = try ClickHouseTail(directory: journals, cursor: cursor, url: server.url, scratch: dir, extra: ["--from-start"])
+        defer { tail2.stop() }
+        writer.write(300..<400)
+        #expect(tail2.wait(15) { (try? server.number(stats)) ?? 0 == 400 }, "\(tail2.stderr)")
+
+        // The server stops while tail runs: tail holds the rows, retries, says so, and catches up.
+        server.stop()
+        writer.write(400..<500)
+        #expect(tail2.wait(15) { tail2.stderr.contains("ClickHouse is not taking rows") }, "\(tail2.stderr)")
+        try server.restart()
+        #expect(tail2.wait(20) { tail2.stderr.contains("ClickHouse is taking rows again") }, "\(tail2.stderr)")
+        writer.write(500..<550)
+        #expect(tail2.wait(15) { (try? server.number(stats)) ?? 0 == 550 }, "\(tail2.stderr)")
+        tail2.stop()
+        #expect(tail2.process.terminationStatus == 0, "\(tail2.stderr)")
+
+        // Exactly once: 550 entries, each frame count once, as logical rows.
+        let bodies = try server.query("SELECT Body FROM castscope_events FINAL WHERE EventName = 'relay.stats'")
+        let seqs = bodies.split(separator: "\n").compactMap { line -> Int? in
+            guard let r = line.range(of: "frames=") else { return nil }
+            return Int(line[r.upperBound...].prefix(while: \.isNumber))
+        }
+        #expect(seqs.count == 550)
+        let missing = Set(0..<550).subtracting(seqs).sorted()
+        #expect(missing.isEmpty, "missing: \(missing.prefix(20))")
+        // The relay session's row: one logical row, replaced as it changed.
+        #expect(try server.number("SELECT count() FROM castscope_sessions FINAL WHERE ReportId = '\(writer.session)'") == 1)
+    }
+}
