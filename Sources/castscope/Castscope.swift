@@ -439,7 +439,12 @@ struct Analyze: ParsableCommand {
         for t in outputs {
             let text: String
             switch t.format {
-            case .json: text = JSONReport.render(shown)
+            case .json:
+                if let error = OutputWriter.write(JSONReport.renderBytes(shown), to: t) {
+                    fputs("castscope: error: \(error)\n", stderr)
+                    writeFailed = true
+                }
+                continue
             case .markdown: text = MarkdownReport.render(shown, limit: markdownFull ? nil : MarkdownReport.defaultLimit)
             case .html: text = HTMLReport.render(shown)
             case .perfetto: text = PerfettoReport.render(shown)

@@ -118,6 +118,16 @@ enum OutputWriter {
     /// temporary file beside it renamed over it; anything else (a device, a FIFO) directly.
     /// Returns a one-line error, or nil.
     static func write(_ text: String, to target: OutputTarget) -> String? {
+        var text = text
+        return text.withUTF8 { write(UnsafeRawBufferPointer($0), to: target) }
+    }
+
+    /// The same for a report rendered as bytes (JSON: no `String` of the whole document).
+    static func write(_ bytes: [UInt8], to target: OutputTarget) -> String? {
+        bytes.withUnsafeBytes { write($0, to: target) }
+    }
+
+    static func write(_ text: UnsafeRawBufferPointer, to target: OutputTarget) -> String? {
         if target.isStdout {
             clearerr(stdout)
             let ok = writeAll(text, to: stdout) && fflush(stdout) == 0
@@ -156,11 +166,13 @@ enum OutputWriter {
         return nil
     }
 
+    static func writeAll(_ buf: UnsafeRawBufferPointer, to f: UnsafeMutablePointer<FILE>) -> Bool {
+        buf.isEmpty || fwrite(buf.baseAddress, 1, buf.count, f) == buf.count
+    }
+
     static func writeAll(_ text: String, to f: UnsafeMutablePointer<FILE>) -> Bool {
         var text = text
-        return text.withUTF8 { buf in
-            buf.isEmpty || fwrite(buf.baseAddress, 1, buf.count, f) == buf.count
-        }
+        return text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: f) }
     }
 }
 
