@@ -3,7 +3,7 @@ SWIFT     ?= swift
 SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # Debian packages the build links against (C system libraries) and the tests use
 # (systemd-journal-remote builds real journal files; chromium renders the HTML report).
-APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3
+APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev liblz4-dev systemd-journal-remote chromium python3
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
 .PHONY: all deps build release run test expected samples journals generate bench clean
