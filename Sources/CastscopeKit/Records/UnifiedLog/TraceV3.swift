@@ -288,6 +288,15 @@ public struct TraceV3Reader {
 
     public init() {}
 
+    /// The header chunk alone (the first chunk of the file), when there is one.
+    public static func header(of bytes: UnsafeRawBufferPointer) -> TraceV3Header? {
+        guard let b = bytes.baseAddress, bytes.count >= 16, ulU32(b, 0) == 0x1000 else { return nil }
+        let size = Int(min(ulU64(b, 8), UInt64(bytes.count - 16)))
+        var r = TraceV3Reader()
+        r.readHeader(b + 16, size)
+        return r.header
+    }
+
     /// Walks `bytes` (a whole tracev3 file), calling `body` for every entry.
     public mutating func read(_ bytes: UnsafeRawBufferPointer, _ body: (inout TraceV3Entry, TraceV3Catalog) -> Void) {
         guard let base = bytes.baseAddress, bytes.count >= 16 else {

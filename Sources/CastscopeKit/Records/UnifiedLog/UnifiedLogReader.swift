@@ -1,0 +1,267 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The timesync database of an archive (`timesync/*.timesync`): per boot, the timebase, the
+/// boot's wall time and the (continuous time, wall time) sync points.
+public struct ULTimesync: Sendable {
+    public struct Boot: Sendable {
+        public var numer: UInt32
+        public var denom: UInt32
+        public var bootWallNanos: Int64
+        public var syncs: [(ct: UInt64, wall: Int64)] = []
+    }
+    public var boots: [ULUUID: Boot] = [:]
+    public var problems: [InputError] = []
+
+    public init() {}
+
+    /// Adds one timesync file's records.
+    public mutating func add(_ data: [UInt8], path: String) {
+        data.withUnsafeBytes { raw in
+            guard let b = raw.baseAddress else { return }
+            var o = 0
+            var current: ULUUID?
+            while o + 4 <= raw.count {
+                let sig = ulU16(b, o)
+                let size = Int(ulU16(b, o + 2))
+                guard size >= 4, o + size <= raw.count else {
+                    problems.append(InputError(path: path, offset: UInt64(o), "timesync record of \(size) bytes runs past the end of the file"))
+                    return
+                }
+                if sig == 0xBBB0, size >= 48 {
+                    let uuid = ULUUID(b + o + 8)
+                    boots[uuid] = Boot(numer: ulU32(b, o + 24), denom: ulU32(b, o + 28),
+                                       bootWallNanos: Int64(bitPattern: ulU64(b, o + 32)))
+                    current = uuid
+                } else if sig == 0x7354, size >= 32, let c = current {  // "Ts"
+                    boots[c]!.syncs.append((ulU64(b, o + 8), Int64(bitPattern: ulU64(b, o + 16))))
+                } else if sig != 0x7354 && sig != 0xBBB0 {
+                    problems.append(InputError(path: path, offset: UInt64(o), "unknown timesync record signature 0x\(String(sig, radix: 16))"))
+                    return
+                }
+                o += size
+            }
+        }
+        for k in boots.keys { boots[k]!.syncs.sort { $0.ct < $1.ct } }
+    }
+}
+
+/// Continuous time → wall time (ns since the epoch) for one tracev3 file.
+public struct ULClock: Sendable {
+    var numer: UInt64
+    var denom: UInt64
+    var baseCT: UInt64
+    var baseWall: Int64
+    var syncs: [(ct: UInt64, wall: Int64)] = []
+    /// Whether a timesync boot record matched the file (else the header rule).
+    public var fromTimesync = false
+
+    /// The header rule: the header's wall clock (seconds and microseconds) is the wall time at
+    /// the continuous time of its 0x6100 sub-chunk (see the reference README; the published
+    /// "header wall clock + ct × timebase" is weeks off).
+    public init(header h: TraceV3Header, timesync: ULTimesync?) {
+        numer = UInt64(max(1, h.timebaseNumer))
+        denom = UInt64(max(1, h.timebaseDenom))
+        baseCT = h.continuousTime
+        baseWall = h.wallSeconds * 1_000_000_000 + Int64(h.wallMicros) * 1000
+        if let boot = timesync?.boots[h.bootUUID] {
+            fromTimesync = true
+            numer = UInt64(max(1, boot.numer))
+            denom = UInt64(max(1, boot.denom))
+            syncs = boot.syncs
+            baseCT = 0
+            baseWall = boot.bootWallNanos
+        }
+    }
+
+    public func wallNanos(_ ct: UInt64) -> Int64 {
+        var bct = baseCT
+        var bw = baseWall
+        if !syncs.isEmpty {
+            var lo = 0
+            var hi = syncs.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if syncs[mid].ct <= ct { lo = mid + 1 } else { hi = mid }
+            }
+            if lo > 0 {
+                bct = syncs[lo - 1].ct
+                bw = syncs[lo - 1].wall
+            }
+        }
+        if ct >= bct {
+            return bw + Int64(truncatingIfNeeded: (ct - bct).multipliedFullWidth(by: numer).low / denom)
+        }
+        return bw - Int64(truncatingIfNeeded: (bct - ct).multipliedFullWidth(by: numer).low / denom)
+    }
+}
+
+/// Apple's names of entry types as `log show` prints them.
+public func ulMessageType(_ e: TraceV3Entry) -> StaticString {
+    switch e.kind {
+    case .log, .simpledump:
+        switch e.logType {
+        case 0x01: return "Info"
+        case 0x02: return "Debug"
+        case 0x10: return "Error"
+        case 0x11: return "Fault"
+        default: return "Default"
+        }
+    case .statedump: return "State"
+    case .activity: return "Activity"
+    case .signpost: return "Signpost"
+    case .trace: return "Trace"
+    case .loss: return "Loss"
+    }
+}
+
+/// One rendered entry: bytes valid during the call.
+public struct ULRecord {
+    public var entry: TraceV3Entry
+    public var wallNanos: Int64
+    public var pid: Int32
+    public var euid: UInt32
+    public var message: UnsafeRawBufferPointer
+    public var format: UnsafeRawBufferPointer?
+    public var subsystem: UnsafeRawBufferPointer
+    public var category: UnsafeRawBufferPointer
+    public var processPath: String?
+    public var senderPath: String?
+    public var formatMissing: Bool
+}
+
+/// What reading one tracev3 file gave.
+public struct ULFileSummary: Sendable {
+    public var stats = TraceV3Stats()
+    public var problems: [TraceV3Problem] = []
+    public var header = TraceV3Header()
+    /// Log entries whose format string was not in the archive (rendered as their arguments).
+    public var formatMissing = 0
+    public var rendered = 0
+    public var fromTimesync = false
+}
+
+/// Reads tracev3 files of one archive into rendered records.
+public final class UnifiedLogReader: @unchecked Sendable {
+    public let strings: ULStringStore
+    public let timesync: ULTimesync
+
+    public init(strings: ULStringStore, timesync: ULTimesync) {
+        self.strings = strings
+        self.timesync = timesync
+    }
+
+    /// A logarchive folder (or a folder holding tracev3 files): its string files and timesync.
+    public convenience init(root: String?) {
+        var ts = ULTimesync()
+        if let root, let dir = opendir(root + "/timesync") {
+            var names: [String] = []
+            while let ent = readdir(dir) {
+                let name = withUnsafeBytes(of: ent.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+                if name.hasSuffix(".timesync") { names.append(name) }
+            }
+            closedir(dir)
+            for name in names.sorted() {
+                let path = root + "/timesync/" + name
+                if let data = try? ulReadFile(path) { ts.add(data, path: path) }
+            }
+        }
+        self.init(strings: ULStringStore(root: root), timesync: ts)
+    }
+
+    /// Reads one tracev3 file's bytes. `wants` sees the message bytes first (a prefilter): only
+    /// records it accepts are handed to `body` — nothing else is made per entry.
+    public func read(_ bytes: UnsafeRawBufferPointer, wants: ((UnsafeRawBufferPointer) -> Bool)? = nil,
+                     _ body: (inout ULRecord) -> Void) -> ULFileSummary
+    {
+        var summary = ULFileSummary()
+        var reader = TraceV3Reader()
+        var message: [UInt8] = []
+        message.reserveCapacity(1024)
+        var args: [ULArgument] = []
+        let clock = ULClock(header: TraceV3Reader.header(of: bytes) ?? TraceV3Header(), timesync: timesync)
+        // Process paths per catalog process, looked up once per catalog.
+        var lastCatalog: ObjectIdentifier?
+        var paths: [String?] = []
+        let strings = self.strings
+        let timesync = self.timesync
+        reader.read(bytes) { e, catalog in
+            let cid = ObjectIdentifier(catalog)
+            if cid != lastCatalog {
+                lastCatalog = cid
+                paths = catalog.processes.map { strings.uuidtext($0.mainUUID)?.imagePath }
+            }
+            message.removeAll(keepingCapacity: true)
+            var resolved = ULStringStore.Resolved()
+            var missing = false
+            switch e.kind {
+            case .log, .signpost, .activity:
+                resolved = strings.resolve(e, catalog)
+                ulArguments(e, into: &args)
+                if e.isDynamic {
+                    ulRender(format: UnsafeRawBufferPointer(start: ulPercentS, count: 2), args: args, into: &message)
+                } else if let f = resolved.format {
+                    ulRender(format: f, args: args, into: &message)
+                } else {
+                    missing = true
+                    ulRenderArguments(args, into: &message)
+                }
+                if e.oversizeMissing { message.append(contentsOf: " <oversize data missing>".utf8) }
+            case .statedump:
+                message.append(contentsOf: "statedump: ".utf8)
+                message.append(contentsOf: e.text)
+            case .simpledump:
+                message.append(contentsOf: e.text)
+            case .loss:
+                message.appendDecimal(e.lostCount)
+                message.append(contentsOf: " messages lost here".utf8)
+            case .trace:
+                message.append(contentsOf: "<trace>".utf8)
+            }
+            if missing && e.kind == .log { summary.formatMissing += 1 }
+            let proc = e.process >= 0 ? catalog.processes[e.process] : nil
+            var sub = UnsafeRawBufferPointer(start: nil, count: 0)
+            var cat = UnsafeRawBufferPointer(start: nil, count: 0)
+            if e.subsystemID >= 0, let proc, let s = proc.subsystems.first(where: { $0.id == UInt16(e.subsystemID) }) {
+                catalog.strings.withUnsafeBytes { b in
+                    sub = ulCString(b, Int(s.subsystem))
+                    cat = ulCString(b, Int(s.category))
+                }
+            }
+            let pass = message.withUnsafeBytes { m in wants?(m) ?? true }
+            guard pass else { return }
+            summary.rendered += 1
+            let wall = clock.wallNanos(e.continuousTime)
+            message.withUnsafeBytes { m in
+                var r = ULRecord(entry: e, wallNanos: wall, pid: proc?.pid ?? 0, euid: proc?.euid ?? 0, message: m,
+                                 format: resolved.format, subsystem: sub, category: cat,
+                                 processPath: e.process >= 0 && e.process < paths.count ? paths[e.process] : nil,
+                                 senderPath: resolved.senderPath, formatMissing: missing)
+                body(&r)
+            }
+        }
+        summary.stats = reader.stats
+        summary.problems = reader.problems
+        summary.header = reader.header
+        summary.fromTimesync = clock.fromTimesync
+        return summary
+    }
+}
+
+/// The catalog strings live in an array that outlives the record (the catalog object does).
+func ulCString(_ b: UnsafeRawBufferPointer, _ offset: Int) -> UnsafeRawBufferPointer {
+    guard offset >= 0, offset < b.count, let base = b.baseAddress else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+    var end = offset
+    while end < b.count && b[end] != 0 { end += 1 }
+    return UnsafeRawBufferPointer(start: base + offset, count: end - offset)
+}
+
+nonisolated(unsafe) let ulPercentS: UnsafeRawPointer = {
+    let p = UnsafeMutableRawPointer.allocate(byteCount: 2, alignment: 1)
+    p.storeBytes(of: UInt8(ascii: "%"), as: UInt8.self)
+    p.storeBytes(of: UInt8(ascii: "s"), toByteOffset: 1, as: UInt8.self)
+    return UnsafeRawPointer(p)
+}()
