@@ -277,6 +277,38 @@ public final class Analyzer {
                 report.errors.append(e)
             }
         }
+        // Apple Unified Logging (Records/UnifiedLog): log archives and lone tracev3 files.
+        func absorbUnifiedLog(_ r: ULAnalysis) {
+            let first = events.count
+            for var e in r.events {
+                order += 1
+                e.order = order
+                e.fileIndex = report.inputs.count
+                events.append(e)
+            }
+            report.errors.append(contentsOf: r.errors)
+            report.inputs.append(r.summary)
+            files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
+            progress?(report.inputs.count, bytesDone)
+        }
+        walker.logArchive = { display, dir in
+            let found = tracev3Files(under: dir)
+            let prefix = dir.hasSuffix("/") ? dir : dir + "/"
+            let list = found.map { (display + "/" + String($0.dropFirst(prefix.count)), $0) }
+            absorbUnifiedLog(self.readUnifiedLog(display: display, root: dir, files: list))
+        }
+        walker.unifiedLog = { display, diskPath, source in
+            var temporary: PrivateTemporaryDirectory?
+            defer { temporary = nil }
+            let path: String
+            if let diskPath {
+                path = diskPath
+            } else {
+                temporary = try PrivateTemporaryDirectory()
+                path = try temporary!.write(source, name: "member.tracev3")
+            }
+            absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, path)]))
+        }
         walker.walk(paths)
         resolveTimes(&events, files: files, inputs: &report.inputs)
         events = dedupe(events)
