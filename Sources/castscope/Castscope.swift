@@ -17,7 +17,7 @@ struct Castscope: ParsableCommand {
             stderr); 2 usage error; 3 a finding at or above --fail-on.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, Tail.self, Parsers.self]
+        subcommands: [Analyze.self, Tail.self, Parsers.self, Show.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.

@@ -68,3 +68,59 @@ func runTar(_ args: [String], cwd: URL) throws {
         #expect(input["format"] as? String == "tracev3")
     }
 }
+
+@Suite struct LogShowTests {
+    @Test func showPrintsLogShowNdjsonAndFilters() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let root = dir.appendingPathComponent("device.logarchive")
+        try jetsamStory().write(to: root)
+        let r = try castscope(["show", "--style", "ndjson", root.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let objects = r.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        #expect(objects.count == 44)
+        let first = try #require(objects.first)
+        for key in ["timestamp", "machTimestamp", "processID", "threadID", "messageType", "subsystem", "category", "eventMessage",
+                    "formatString", "processImagePath", "senderImagePath"]
+        {
+            #expect(first[key] != nil, "\(key)")
+        }
+        #expect(first["eventMessage"] as? String == "broadcast started")
+        #expect(first["timestamp"] as? String == "2026-03-12 22:59:50.000000+0000")
+        #expect(first["processID"] as? Int == 2210 && first["threadID"] as? Int == 0x3A0C1)
+        #expect(first["subsystem"] as? String == "org.jitsi.meet.broadcast" && first["category"] as? String == "extension")
+        #expect((first["processImagePath"] as? String)?.hasSuffix("/BroadcastExtension") == true)
+        let stamps = objects.compactMap { $0["timestamp"] as? String }
+        #expect(stamps == stamps.sorted())
+        let open = objects.first { ($0["eventMessage"] as? String) == "client stream open completed" }
+        #expect(open?["formatString"] as? String == "client stream %{public}s completed")
+        // Filters: process, pid, subsystem, time.
+        let kernel = try castscope(["show", "--style", "ndjson", "--process", "kernel", root.path])
+        #expect(kernel.stdout.split(separator: "\n").count == 1)
+        let byPID = try castscope(["show", "--style", "ndjson", "--pid", "2210", "--subsystem", "org.jitsi", root.path])
+        #expect(byPID.stdout.split(separator: "\n").count == 43)
+        let late = try castscope(["show", "--style", "ndjson", "--start", "2026-03-12 22:59:53", root.path])
+        #expect(late.stdout.split(separator: "\n").count == 12)  // 11 frames and the kernel line
+        let json = try castscope(["show", "--style", "json", root.path])
+        #expect(((try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) as? [Any])?.count == 44)
+    }
+
+    @Test func showDefaultStyleIsReadBackAsLogShowOutput() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let root = dir.appendingPathComponent("device.logarchive")
+        try jetsamStory().write(to: root)
+        let r = try castscope(["show", root.path])
+        #expect(r.status == 0)
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines[1] == "2026-03-12 22:59:50.000000+0000 0x3a0c1    Default     0x0                  2210   0    BroadcastExtension: [org.jitsi.meet.broadcast:extension] broadcast started")
+        let file = dir.appendingPathComponent("show.txt")
+        try r.stdout.write(to: file, atomically: true, encoding: .utf8)
+        let analyzed = try castscope(["analyze", "--json", file.path])
+        let inputs = try #require(analyzed.json?["inputs"] as? [[String: Any]])
+        #expect(inputs.first?["format"] as? String == "apple-default")
+        #expect((analyzed.json?["sessions"] as? [[String: Any]])?.first?["outcome"] as? String == "killed")
+    }
+}
