@@ -309,6 +309,32 @@ public final class Analyzer {
             }
             absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, path)]))
         }
+        walker.ips = { display, source in
+            let fileIndex = report.inputs.count
+            var summary = InputSummary(path: display)
+            let first = events.count
+            do {
+                let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
+                summary.format = "ips (\(parsed.kind.rawValue)\(parsed.bugType.map { ", bug_type \($0)" } ?? ""))"
+                for (k, r) in parsed.records.enumerated() {
+                    var rec = RawRecord()
+                    rec.reset(line: k + 1)
+                    rec.time = r.time
+                    rec.set(.process, bytes: Array(r.process.utf8))
+                    if let pid = r.pid { rec.set(.pid, bytes: Array(String(pid).utf8)) }
+                    rec.set(.message, bytes: Array(r.message.utf8))
+                    summary.stats.records += 1
+                    recognize(&rec, display, fileIndex)
+                }
+                journalCompactor = EventCompactor()
+            } catch let e as InputError {
+                summary.errors.append(e.description)
+                report.errors.append(e)
+            }
+            summary.events = events[first...].reduce(0) { $0 + $1.count }
+            report.inputs.append(summary)
+            files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
+        }
         walker.walk(paths)
         resolveTimes(&events, files: files, inputs: &report.inputs)
         events = dedupe(events)

@@ -42,6 +42,8 @@ public struct BundleWalker {
     /// files met on their own (display path, the path on disk when a file, the stream).
     public var logArchive: ((String, String) -> Void)?
     public var unifiedLog: ((String, String?, ByteSource) throws -> Void)?
+    /// Apple diagnostic reports (`*.ips`): display path and the stream.
+    public var ips: ((String, ByteSource) throws -> Void)?
 
     public init(visit: @escaping (String, ByteSource) throws -> Void,
                 report: @escaping (InputError) -> Void)
@@ -139,6 +141,8 @@ public struct BundleWalker {
                 } else {
                     report(InputError(path: path, "Apple tracev3 file: not read by this build"))
                 }
+            case .text where ips != nil && path.hasSuffix(".ips"):
+                try ips!(path, replay)
             case .text:
                 if let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 try visit(path, replay)
