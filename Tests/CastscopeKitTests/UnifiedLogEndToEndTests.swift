@@ -55,9 +55,26 @@ func runTar(_ args: [String], cwd: URL) throws {
         // The private spill is gone.
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("castscope-logarchive-") }
         #expect(leftovers.isEmpty)
-        // The same as a folder and as a zip (with macOS litter).
+        // The same as a folder, and as a zip with macOS litter (__MACOSX/, ._ files).
         let folder = try castscope(["analyze", "--json", sd.appendingPathComponent("system_logs.logarchive").path])
         #expect((folder.json?["sessions"] as? [[String: Any]])?.count == 1)
+        let zip = Process()
+        zip.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        zip.arguments = ["-c", """
+            import os, sys, zipfile
+            z = zipfile.ZipFile(sys.argv[2], "w")
+            for d, _, fs in os.walk(sys.argv[1]):
+                for f in fs:
+                    p = os.path.join(d, f); rel = os.path.relpath(p, os.path.dirname(sys.argv[1]))
+                    z.write(p, rel)
+                    z.writestr("__MACOSX/" + os.path.dirname(rel) + "/._" + f, b"\\x00\\x05\\x16\\x07 junk")
+            z.close()
+            """, sd.appendingPathComponent("system_logs.logarchive").path, dir.appendingPathComponent("logs.zip").path]
+        try zip.run()
+        zip.waitUntilExit()
+        let zipped = try castscope(["analyze", "--json", dir.appendingPathComponent("logs.zip").path])
+        #expect((zipped.json?["sessions"] as? [[String: Any]])?.first?["outcome"] as? String == "killed")
+        #expect((zipped.json?["errors"] as? [Any])?.isEmpty == true, "\(zipped.stdout.prefix(2000))")
     }
 
     @Test func realTracev3IsNoLongerBinaryErrors() throws {

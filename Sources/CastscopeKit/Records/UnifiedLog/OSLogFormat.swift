@@ -80,14 +80,20 @@ extension Array where Element == UInt8 {
     }
     mutating func appendDecimal(_ v: UInt64, negative: Bool = false) {
         if negative { append(UInt8(ascii: "-")) }
-        var digits: (UInt64, Int) = (v, 0)
-        var tmp = [UInt8](repeating: 0, count: 20)
-        repeat {
-            tmp[digits.1] = UInt8(48 + digits.0 % 10)
-            digits.0 /= 10
-            digits.1 += 1
-        } while digits.0 > 0
-        for i in stride(from: digits.1 - 1, through: 0, by: -1) { append(tmp[i]) }
+        var digits = 1
+        var t = v
+        while t >= 10 { t /= 10; digits += 1 }
+        let start = count
+        append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        var x = v
+        withUnsafeMutableBufferPointer { b in
+            var i = start + digits - 1
+            repeat {
+                b[i] = UInt8(48 + x % 10)
+                x /= 10
+                i -= 1
+            } while x > 0
+        }
     }
 }
 
@@ -175,10 +181,7 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
             continue
         }
         if starPrecision || (precision != nil && pendingPrecision != nil) { precision = pendingPrecision ?? precision }
-        let annotationText = annotation.count > 0 ? String(decoding: annotation, as: UTF8.self) : ""
-        let decoder = annotationText.split(separator: ",").map { $0.trimmingCharacters(in: " ") }
-            .first { $0 != "public" && $0 != "private" && $0 != "sensitive" && !$0.hasPrefix("name=") && !$0.hasPrefix("Name:")
-                && !$0.hasPrefix("signpost") }
+        let decoder = ulDecoder(annotation)
         let start = out.count
         switch arg {
         case .privateValue:
@@ -188,7 +191,7 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
         case .precision:
             break
         case .bytes(let b):
-            if decoder == nil && (conv == UInt8(ascii: "s") || conv == UInt8(ascii: "@")) {
+            if decoder == .none && (conv == UInt8(ascii: "s") || conv == UInt8(ascii: "@")) {
                 out.append(contentsOf: b)
             } else {
                 for byte in b.prefix(precision ?? b.count) {
@@ -203,15 +206,15 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
             let signed: Int64 = size == 1 ? Int64(Int8(truncatingIfNeeded: v)) : size == 2 ? Int64(Int16(truncatingIfNeeded: v))
                 : size == 4 ? Int64(Int32(truncatingIfNeeded: v)) : Int64(bitPattern: v)
             switch decoder {
-            case "bool": if v == 0 { out.appendASCII("false") } else { out.appendASCII("true") }
-            case "BOOL": if v == 0 { out.appendASCII("NO") } else { out.appendASCII("YES") }
-            case "errno":
+            case .bool: if v == 0 { out.appendASCII("false") } else { out.appendASCII("true") }
+            case .BOOL: if v == 0 { out.appendASCII("NO") } else { out.appendASCII("YES") }
+            case .errno:
                 out.appendASCII("[")
                 out.appendDecimal(signed.magnitude, negative: signed < 0)
                 out.appendASCII(": ")
                 if let m = strerror(Int32(truncatingIfNeeded: signed)) { out.append(contentsOf: UnsafeRawBufferPointer(start: m, count: strlen(m))) }
                 out.appendASCII("]")
-            case "time_t":
+            case .time_t:
                 var t = time_t(signed)
                 var tm = tm()
                 gmtime_r(&t, &tm)
@@ -294,6 +297,31 @@ public func ulRenderArguments(_ args: [ULArgument], into out: inout [UInt8]) {
         case .precision: break
         }
     }
+}
+
+/// The value decoders castscope renders itself; others print the plain value.
+enum ULDecoder { case none, bool, BOOL, errno, time_t }
+
+/// The decoder named in a `{…}` annotation (privacy words and names ignored), from bytes.
+func ulDecoder(_ a: UnsafeRawBufferPointer) -> ULDecoder {
+    guard a.count > 0 else { return .none }
+    var i = 0
+    while i < a.count {
+        while i < a.count && (a[i] == UInt8(ascii: " ") || a[i] == UInt8(ascii: ",")) { i += 1 }
+        let s = i
+        while i < a.count && a[i] != UInt8(ascii: ",") { i += 1 }
+        var e = i
+        while e > s && a[e - 1] == UInt8(ascii: " ") { e -= 1 }
+        let token = UnsafeRawBufferPointer(rebasing: a[s..<e])
+        func eq(_ word: StaticString) -> Bool {
+            word.utf8CodeUnitCount == token.count && word.withUTF8Buffer { w in w.elementsEqual(token) }
+        }
+        if eq("bool") { return .bool }
+        if eq("BOOL") { return .BOOL }
+        if eq("errno") || eq("darwin.errno") { return .errno }
+        if eq("time_t") { return .time_t }
+    }
+    return .none
 }
 
 extension Substring {

@@ -199,43 +199,61 @@ public final class ULStringStore: @unchecked Sendable {
     /// What an entry's format string is and where it came from.
     public struct Resolved {
         public var format: UnsafeRawBufferPointer?
-        public var senderPath: String?
-        public var processPath: String?
+        /// Where the sender's path is: its uuidtext, or an image of the shared cache.
+        var senderText: UUIDText?
+        var senderCache: SharedCacheStrings?
+        var senderImage = 0
         public var senderUUID: ULUUID?
+        public var senderPath: String? {
+            if let senderText { return senderText.imagePath }
+            if let senderCache { return senderCache.images[senderImage].path }
+            return nil
+        }
     }
 
-    public func resolve(_ e: TraceV3Entry, _ catalog: TraceV3Catalog) -> Resolved {
+    /// The string files a catalog's process uses, looked up once per catalog.
+    public struct ProcessStrings {
+        public var main: UUIDText?
+        public var dsc: SharedCacheStrings?
+    }
+
+    public func processStrings(_ catalog: TraceV3Catalog) -> [ProcessStrings] {
+        catalog.processes.map { ProcessStrings(main: uuidtext($0.mainUUID), dsc: $0.dscUUID.flatMap { dsc($0) }) }
+    }
+
+    public func resolve(_ e: TraceV3Entry, _ catalog: TraceV3Catalog, _ cached: [ProcessStrings]? = nil) -> Resolved {
         var r = Resolved()
-        let proc = e.process >= 0 ? catalog.processes[e.process] : nil
-        if let proc { r.processPath = uuidtext(proc.mainUUID)?.imagePath }
+        let pi = e.process
+        guard pi >= 0 && pi < catalog.processes.count else { return r }
+        let own = cached != nil && pi < cached!.count ? cached![pi] : ProcessStrings(
+            main: uuidtext(catalog.processes[pi].mainUUID), dsc: catalog.processes[pi].dscUUID.flatMap { dsc($0) })
         let ref = e.formatReference
         switch e.stringSource {
         case .mainExecutable:
-            guard let proc else { break }
-            r.senderUUID = proc.mainUUID
-            r.senderPath = r.processPath
-            if !e.isDynamic { r.format = uuidtext(proc.mainUUID)?.format(ref) }
+            r.senderUUID = catalog.processes[pi].mainUUID
+            r.senderText = own.main
+            if !e.isDynamic { r.format = own.main?.format(ref) }
         case .uuidRelative:
             guard let u = e.uuidRelative else { break }
             r.senderUUID = u
             let t = uuidtext(u)
-            r.senderPath = t?.imagePath
+            r.senderText = t
             if !e.isDynamic { r.format = t?.format(ref) }
         case .absolute:
-            guard let proc else { break }
             let pc = e.loadAddress
-            if let img = proc.images.first(where: { pc >= $0.load && pc < $0.load + UInt64($0.size) }) {
+            if let img = catalog.processes[pi].images.first(where: { pc >= $0.load && pc < $0.load + UInt64($0.size) }) {
                 r.senderUUID = img.uuid
                 let t = uuidtext(img.uuid)
-                r.senderPath = t?.imagePath
+                r.senderText = t
                 if !e.isDynamic { r.format = t?.format(ref) }
             }
         case .sharedCache, .largeSharedCache:
-            guard let dscUUID = proc?.dscUUID, let cache = dsc(dscUUID) else { break }
+            guard let cache = own.dsc else { break }
             if !e.isDynamic, let (s, image) = cache.format(ref) {
                 r.format = s
+                r.senderCache = cache
+                r.senderImage = image
                 r.senderUUID = cache.images[image].uuid
-                r.senderPath = cache.images[image].path
             }
         case .none:
             break

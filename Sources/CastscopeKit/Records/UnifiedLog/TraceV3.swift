@@ -265,13 +265,23 @@ public struct TraceV3Stats: Sendable, Equatable {
     public var skippedChunksets = 0
     public var skippedMarker: String?
     public var entries = [Int](repeating: 0, count: TraceV3Entry.Kind.allCases.count)
-    /// Log entries by log type byte.
-    public var levels: [UInt8: Int] = [:]
+    /// Log entries by log type byte, and by string source (flags & 0x0E).
+    var levelCounts = [Int](repeating: 0, count: 256)
+    var sourceCounts = [Int](repeating: 0, count: 16)
+    public var levels: [UInt8: Int] {
+        var d: [UInt8: Int] = [:]
+        for (i, n) in levelCounts.enumerated() where n > 0 { d[UInt8(i)] = n }
+        return d
+    }
+    public var sources: [UInt8: Int] {
+        var d: [UInt8: Int] = [:]
+        for (i, n) in sourceCounts.enumerated() where n > 0 { d[UInt8(i)] = n }
+        return d
+    }
     public var oversizeReferences = 0
     public var oversizeMissing = 0
     public var lostMessages: UInt64 = 0
     public var withPrivateData = 0
-    public var sources: [UInt8: Int] = [:]
     /// Every pid the file's catalogs name (some have no entry in the file).
     public var catalogPIDs = Set<Int32>()
 
@@ -307,7 +317,7 @@ public struct TraceV3Reader {
             problems.append(TraceV3Problem(0, "not a tracev3 file (first chunk tag 0x\(String(ulU32(base, 0), radix: 16)), expected 0x1000)"))
             return
         }
-        var buffer = [UInt8]()
+        let buffer = ULBuffer()
         var oversize = OversizeStore()
         var deferred: [DeferredEntry] = []
         var offset = 0
@@ -336,8 +346,8 @@ public struct TraceV3Reader {
                 } catch {}
             case 0x600D:
                 stats.chunksets += 1
-                if let data = decompress(d, size, at: offset + 16, into: &buffer) {
-                    data.withUnsafeBytes { walkChunkset($0, chunksetOffset: offset, oversize: &oversize, deferred: &deferred, body) }
+                if let data = decompress(d, size, at: offset + 16, into: buffer) {
+                    walkChunkset(data, chunksetOffset: offset, oversize: &oversize, deferred: &deferred, body)
                 }
             default:
                 break
@@ -392,11 +402,11 @@ public struct TraceV3Reader {
         }
     }
 
-    /// The chunkset's chunks, decompressed (LZ4 "bv41" blocks, stored "bv4-" blocks).
-    private mutating func decompress(_ d: UnsafeRawPointer, _ n: Int, at fileOffset: Int, into out: inout [UInt8]) -> [UInt8]? {
+    /// The chunkset's chunks, decompressed (LZ4 "bv41" blocks, stored "bv4-" blocks) into
+    /// `out` (reused, not zero-filled); valid until the next call.
+    private mutating func decompress(_ d: UnsafeRawPointer, _ n: Int, at fileOffset: Int, into out: ULBuffer) -> UnsafeRawBufferPointer? {
         var o = 0
         var total = 0
-        out.removeAll(keepingCapacity: true)
         while o + 4 <= n {
             let marker = ulU32(d, o)
             switch marker {
@@ -408,14 +418,12 @@ public struct TraceV3Reader {
                     problems.append(TraceV3Problem(fileOffset + o, "LZ4 block of \(comp) bytes runs past its chunkset"))
                     return nil
                 }
-                out.append(contentsOf: repeatElement(0, count: raw))
-                let got = out.withUnsafeMutableBytes { dst -> Int32 in
-                    let dict = dst.baseAddress!
-                    return LZ4_decompress_safe_usingDict(
-                        (d + o + 12).assumingMemoryBound(to: CChar.self),
-                        (dict + total).assumingMemoryBound(to: CChar.self), Int32(comp), Int32(raw),
-                        dict.assumingMemoryBound(to: CChar.self), Int32(total))
-                }
+                out.reserve(total + raw)
+                let dict = out.base!
+                let got = LZ4_decompress_safe_usingDict(
+                    (d + o + 12).assumingMemoryBound(to: CChar.self),
+                    (dict + total).assumingMemoryBound(to: CChar.self), Int32(comp), Int32(raw),
+                    dict.assumingMemoryBound(to: CChar.self), Int32(total))
                 guard got == Int32(raw) else {
                     problems.append(TraceV3Problem(fileOffset + o, "LZ4 block does not decompress (\(got) of \(raw) bytes)"))
                     return nil
@@ -431,13 +439,14 @@ public struct TraceV3Reader {
                     problems.append(TraceV3Problem(fileOffset + o, "stored block of \(raw) bytes runs past its chunkset"))
                     return nil
                 }
-                out.append(contentsOf: UnsafeRawBufferPointer(start: d + o + 8, count: raw))
+                out.reserve(total + raw)
+                (out.base! + total).copyMemory(from: d + o + 8, byteCount: raw)
                 stats.storedBlocks += 1
                 total += raw
                 o += 8 + raw
             case 0x2434_7662:  // "bv4$"
                 stats.decompressedBytes += total
-                return out
+                return UnsafeRawBufferPointer(start: out.base, count: total)
             default:
                 if total == 0 {
                     stats.skippedChunksets += 1
@@ -448,11 +457,11 @@ public struct TraceV3Reader {
                     return nil
                 }
                 stats.decompressedBytes += total
-                return out
+                return UnsafeRawBufferPointer(start: out.base, count: total)
             }
         }
         stats.decompressedBytes += total
-        return total > 0 ? out : nil
+        return total > 0 ? UnsafeRawBufferPointer(start: out.base, count: total) : nil
     }
 
     private mutating func walkChunkset(_ buf: UnsafeRawBufferPointer, chunksetOffset: Int, oversize: inout OversizeStore,
@@ -502,8 +511,8 @@ public struct TraceV3Reader {
     private mutating func count(_ e: TraceV3Entry) {
         stats.entries[Int(e.kind.rawValue)] += 1
         if e.kind == .log {
-            stats.levels[e.logType, default: 0] += 1
-            stats.sources[UInt8(e.flags & 0x0E), default: 0] += 1
+            stats.levelCounts[Int(e.logType)] += 1
+            stats.sourceCounts[Int(e.flags & 0x0E)] += 1
         }
         if e.kind == .loss { stats.lostMessages += e.lostCount }
         if e.privateData.count > 0 { stats.withPrivateData += 1 }
@@ -690,6 +699,24 @@ public struct TraceV3Reader {
         count(e)
         body(&e, catalog)
     }
+}
+
+/// A growable byte buffer that keeps its contents when it grows (LZ4 blocks may refer back).
+final class ULBuffer {
+    private(set) var base: UnsafeMutableRawPointer?
+    private(set) var capacity = 0
+    func reserve(_ n: Int) {
+        guard n > capacity else { return }
+        let c = max(n, capacity * 2, 1 << 16)
+        let p = UnsafeMutableRawPointer.allocate(byteCount: c, alignment: 16)
+        if let base {
+            p.copyMemory(from: base, byteCount: capacity)
+            base.deallocate()
+        }
+        base = p
+        capacity = c
+    }
+    deinit { base?.deallocate() }
 }
 
 /// Oversize chunks of one file, copied (they are few): (process, reference) → items and values.

@@ -62,7 +62,7 @@ extension Analyzer {
                 var order = 0
                 let scanner = prefilter?.scanner
                 result.summary = reader.read(mapped.bytes, wants: scanner.map { s in { s.mayMatch($0) } }) { r in
-                    r.fill(&rec, line: 0)
+                    r.fill(&rec, line: r.index)
                     if factory.add(rec, path: file.display, order: order + 1, fileIndex: 0, interner: interner,
                                    compactor: &compactor, to: &result.events)
                     {

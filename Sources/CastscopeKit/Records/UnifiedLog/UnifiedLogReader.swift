@@ -129,8 +129,11 @@ public struct ULRecord {
     public var subsystem: UnsafeRawBufferPointer
     public var category: UnsafeRawBufferPointer
     public var processPath: String?
-    public var senderPath: String?
+    var resolved: ULStringStore.Resolved
+    public var senderPath: String? { resolved.senderPath }
     public var formatMissing: Bool
+    /// The entry's number in the file (1-based, in file order), cited as its "line".
+    public var index: Int
 }
 
 /// What reading one tracev3 file gave.
@@ -186,20 +189,42 @@ public final class UnifiedLogReader: @unchecked Sendable {
         // Process paths per catalog process, looked up once per catalog.
         var lastCatalog: ObjectIdentifier?
         var paths: [String?] = []
+        var cached: [ULStringStore.ProcessStrings] = []
+        var pids: [Int32] = []
+        var euids: [UInt32] = []
+        /// Per process: (subsystem id, subsystem and category ranges of the catalog strings).
+        var subsystems: [[(UInt16, Range<Int>, Range<Int>)]] = []
         let strings = self.strings
         let timesync = self.timesync
+        var index = 0
         reader.read(bytes) { e, catalog in
+            index += 1
             let cid = ObjectIdentifier(catalog)
             if cid != lastCatalog {
                 lastCatalog = cid
-                paths = catalog.processes.map { strings.uuidtext($0.mainUUID)?.imagePath }
+                cached = strings.processStrings(catalog)
+                paths = cached.map { $0.main?.imagePath }
+                pids = catalog.processes.map(\.pid)
+                euids = catalog.processes.map(\.euid)
+                subsystems = catalog.strings.withUnsafeBytes { b in
+                    catalog.processes.map { p in
+                        p.subsystems.map { s in
+                            let sub = ulCString(b, Int(s.subsystem))
+                            let cat = ulCString(b, Int(s.category))
+                            let base = b.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+                            let so = sub.baseAddress.map { $0 - base } ?? 0
+                            let co = cat.baseAddress.map { $0 - base } ?? 0
+                            return (s.id, so..<(so + sub.count), co..<(co + cat.count))
+                        }
+                    }
+                }
             }
             message.removeAll(keepingCapacity: true)
             var resolved = ULStringStore.Resolved()
             var missing = false
             switch e.kind {
             case .log, .signpost, .activity:
-                resolved = strings.resolve(e, catalog)
+                resolved = strings.resolve(e, catalog, cached)
                 ulArguments(e, into: &args)
                 if e.isDynamic {
                     ulRender(format: UnsafeRawBufferPointer(start: ulPercentS, count: 2), args: args, into: &message)
@@ -222,13 +247,17 @@ public final class UnifiedLogReader: @unchecked Sendable {
                 message.append(contentsOf: "<trace>".utf8)
             }
             if missing && e.kind == .log { summary.formatMissing += 1 }
-            let proc = e.process >= 0 ? catalog.processes[e.process] : nil
+            let pi = e.process >= 0 && e.process < pids.count ? e.process : -1
             var sub = UnsafeRawBufferPointer(start: nil, count: 0)
             var cat = UnsafeRawBufferPointer(start: nil, count: 0)
-            if e.subsystemID >= 0, let proc, let s = proc.subsystems.first(where: { $0.id == UInt16(e.subsystemID) }) {
-                catalog.strings.withUnsafeBytes { b in
-                    sub = ulCString(b, Int(s.subsystem))
-                    cat = ulCString(b, Int(s.category))
+            if e.subsystemID >= 0, pi >= 0 {
+                let id = UInt16(e.subsystemID)
+                for s in subsystems[pi] where s.0 == id {
+                    catalog.strings.withUnsafeBytes { b in
+                        sub = UnsafeRawBufferPointer(rebasing: b[s.1])
+                        cat = UnsafeRawBufferPointer(rebasing: b[s.2])
+                    }
+                    break
                 }
             }
             let pass = message.withUnsafeBytes { m in wants?(m) ?? true }
@@ -236,10 +265,10 @@ public final class UnifiedLogReader: @unchecked Sendable {
             summary.rendered += 1
             let wall = clock.wallNanos(e.continuousTime)
             message.withUnsafeBytes { m in
-                var r = ULRecord(entry: e, wallNanos: wall, pid: proc?.pid ?? 0, euid: proc?.euid ?? 0, message: m,
+                var r = ULRecord(entry: e, wallNanos: wall, pid: pi >= 0 ? pids[pi] : 0, euid: pi >= 0 ? euids[pi] : 0, message: m,
                                  format: resolved.format, subsystem: sub, category: cat,
-                                 processPath: e.process >= 0 && e.process < paths.count ? paths[e.process] : nil,
-                                 senderPath: resolved.senderPath, formatMissing: missing)
+                                 processPath: pi >= 0 ? paths[pi] : nil,
+                                 resolved: resolved, formatMissing: missing, index: index)
                 body(&r)
             }
         }
