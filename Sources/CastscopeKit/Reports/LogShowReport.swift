@@ -105,7 +105,7 @@ public final class LogShow {
                 do {
                     let mapped = try MappedFile(path: path)
                     let boot = TraceV3Reader.header(of: mapped.bytes)?.bootUUID.description
-                    let summary = reader.read(mapped.bytes) { u in
+                    let summary = reader.read(mapped.bytes, mapped: true) { u in
                         var r = LogShowRecord(source: fileDisplay)
                         r.wallNanos = u.wallNanos
                         r.machTimestamp = u.entry.continuousTime

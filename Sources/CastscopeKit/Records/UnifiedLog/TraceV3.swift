@@ -1,5 +1,11 @@
 import CCastscopeLZ4
 
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // Apple Unified Logging tracev3 files, read from bytes: the header, catalogs (processes,
 // subsystems), chunksets (LZ4 blocks) and the chunks inside them (firehose tracepoints,
 // oversize, statedump, simpledump). Layout as described by libyal/dtformats' "Apple Unified
@@ -296,6 +302,10 @@ public struct TraceV3Reader {
     /// The catalog in force when the last entry was handed over.
     public private(set) var catalog = TraceV3Catalog()
 
+    /// Set when the bytes are a read-only file mapping: the pages already read are released
+    /// as the walk goes on, so a big file costs its chunkset buffer, not its size, in memory.
+    public var releaseBehind = false
+
     public init() {}
 
     /// The header chunk alone (the first chunk of the file), when there is one.
@@ -321,6 +331,7 @@ public struct TraceV3Reader {
         var oversize = OversizeStore()
         var deferred: [DeferredEntry] = []
         var offset = 0
+        var released = 0
         let n = bytes.count
         while offset + 16 <= n {
             let tag = ulU32(base, offset)
@@ -353,6 +364,14 @@ public struct TraceV3Reader {
                 break
             }
             offset = ulAlign8(offset + 16 + size)
+            if releaseBehind && offset - released >= 8 << 20 {
+                let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+                let upTo = (offset / page) * page
+                if upTo > released {
+                    madvise(UnsafeMutableRawPointer(mutating: base + released), upTo - released, MADV_DONTNEED)
+                    released = upTo
+                }
+            }
         }
         if stats.skippedChunksets > 0 {
             problems.append(TraceV3Problem(0, "\(stats.skippedChunksets) chunkset\(stats.skippedChunksets == 1 ? "" : "s") in an unsupported compression ('\(stats.skippedMarker ?? "?")', e.g. LZBITMAP of iOS/macOS 27) skipped"))

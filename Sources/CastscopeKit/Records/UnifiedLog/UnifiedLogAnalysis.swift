@@ -61,7 +61,7 @@ extension Analyzer {
                 var rec = RawRecord()
                 var order = 0
                 let scanner = prefilter?.scanner
-                result.summary = reader.read(mapped.bytes, wants: scanner.map { s in { s.mayMatch($0) } }) { r in
+                result.summary = reader.read(mapped.bytes, mapped: true, wants: scanner.map { s in { s.mayMatch($0) } }) { r in
                     r.fill(&rec, line: r.index)
                     if factory.add(rec, path: file.display, order: order + 1, fileIndex: 0, interner: interner,
                                    compactor: &compactor, to: &result.events)

@@ -177,11 +177,13 @@ public final class UnifiedLogReader: @unchecked Sendable {
 
     /// Reads one tracev3 file's bytes. `wants` sees the message bytes first (a prefilter): only
     /// records it accepts are handed to `body` — nothing else is made per entry.
-    public func read(_ bytes: UnsafeRawBufferPointer, wants: ((UnsafeRawBufferPointer) -> Bool)? = nil,
+    /// `mapped`: the bytes are a read-only file mapping whose pages may be released once read.
+    public func read(_ bytes: UnsafeRawBufferPointer, mapped: Bool = false, wants: ((UnsafeRawBufferPointer) -> Bool)? = nil,
                      _ body: (inout ULRecord) -> Void) -> ULFileSummary
     {
         var summary = ULFileSummary()
         var reader = TraceV3Reader()
+        reader.releaseBehind = mapped
         var message: [UInt8] = []
         message.reserveCapacity(1024)
         var args: [ULArgument] = []
