@@ -192,10 +192,9 @@ public final class UnifiedLogReader: @unchecked Sendable {
         var lastCatalog: ObjectIdentifier?
         var paths: [String?] = []
         var cached: [ULStringStore.ProcessStrings] = []
-        var pids: [Int32] = []
-        var euids: [UInt32] = []
-        /// Per process: (subsystem id, subsystem and category ranges of the catalog strings).
-        var subsystems: [[(UInt16, Range<Int>, Range<Int>)]] = []
+        // The catalog's per-process facts as plain memory (no reference counting per entry).
+        var table: ULCatalogTable?
+        var t = ULCatalogTable.Pointers()
         let strings = self.strings
         let timesync = self.timesync
         var index = 0
@@ -206,27 +205,18 @@ public final class UnifiedLogReader: @unchecked Sendable {
                 lastCatalog = cid
                 cached = strings.processStrings(catalog)
                 paths = cached.map { $0.main?.imagePath }
-                pids = catalog.processes.map(\.pid)
-                euids = catalog.processes.map(\.euid)
-                subsystems = catalog.strings.withUnsafeBytes { b in
-                    catalog.processes.map { p in
-                        p.subsystems.map { s in
-                            let sub = ulCString(b, Int(s.subsystem))
-                            let cat = ulCString(b, Int(s.category))
-                            let base = b.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-                            let so = sub.baseAddress.map { $0 - base } ?? 0
-                            let co = cat.baseAddress.map { $0 - base } ?? 0
-                            return (s.id, so..<(so + sub.count), co..<(co + cat.count))
-                        }
-                    }
-                }
+                table = ULCatalogTable(catalog, hasStrings: cached.map { $0.main != nil || $0.dsc != nil })
+                t = table!.pointers
             }
             message.removeAll(keepingCapacity: true)
             var resolved = ULStringStore.Resolved()
             var missing = false
             switch e.kind {
             case .log, .signpost, .activity:
-                resolved = strings.resolve(e, catalog, cached)
+                let source = e.stringSource
+                let skip = e.process >= 0 && e.process < t.count && !t.hasStrings[e.process]
+                    && (source == .mainExecutable || source == .sharedCache || source == .largeSharedCache)
+                if !skip { resolved = strings.resolve(e, catalog, cached) }
                 ulArguments(e, into: &args)
                 if e.isDynamic {
                     ulRender(format: UnsafeRawBufferPointer(start: ulPercentS, count: 2), args: args, into: &message)
@@ -249,16 +239,15 @@ public final class UnifiedLogReader: @unchecked Sendable {
                 message.append(contentsOf: "<trace>".utf8)
             }
             if missing && e.kind == .log { summary.formatMissing += 1 }
-            let pi = e.process >= 0 && e.process < pids.count ? e.process : -1
+            let pi = e.process >= 0 && e.process < t.count ? e.process : -1
             var sub = UnsafeRawBufferPointer(start: nil, count: 0)
             var cat = UnsafeRawBufferPointer(start: nil, count: 0)
             if e.subsystemID >= 0, pi >= 0 {
                 let id = UInt16(e.subsystemID)
-                for s in subsystems[pi] where s.0 == id {
-                    catalog.strings.withUnsafeBytes { b in
-                        sub = UnsafeRawBufferPointer(rebasing: b[s.1])
-                        cat = UnsafeRawBufferPointer(rebasing: b[s.2])
-                    }
+                for k in Int(t.subStart[pi])..<Int(t.subStart[pi + 1]) where t.subs[k].id == id {
+                    let s = t.subs[k]
+                    sub = UnsafeRawBufferPointer(start: t.strings + Int(s.sub), count: Int(s.subLen))
+                    cat = UnsafeRawBufferPointer(start: t.strings + Int(s.cat), count: Int(s.catLen))
                     break
                 }
             }
@@ -267,7 +256,7 @@ public final class UnifiedLogReader: @unchecked Sendable {
             summary.rendered += 1
             let wall = clock.wallNanos(e.continuousTime)
             message.withUnsafeBytes { m in
-                var r = ULRecord(entry: e, wallNanos: wall, pid: pi >= 0 ? pids[pi] : 0, euid: pi >= 0 ? euids[pi] : 0, message: m,
+                var r = ULRecord(entry: e, wallNanos: wall, pid: pi >= 0 ? t.pids[pi] : 0, euid: pi >= 0 ? t.euids[pi] : 0, message: m,
                                  format: resolved.format, subsystem: sub, category: cat,
                                  processPath: pi >= 0 ? paths[pi] : nil,
                                  resolved: resolved, formatMissing: missing, index: index)
@@ -279,6 +268,67 @@ public final class UnifiedLogReader: @unchecked Sendable {
         summary.header = reader.header
         summary.fromTimesync = clock.fromTimesync
         return summary
+    }
+}
+
+/// A catalog's per-process facts in memory it owns, read through plain pointers per entry.
+final class ULCatalogTable {
+    struct Sub {
+        var id: UInt16
+        var sub: Int32
+        var subLen: Int32
+        var cat: Int32
+        var catLen: Int32
+    }
+    struct Pointers {
+        var count = 0
+        var pids = UnsafeMutablePointer<Int32>(bitPattern: 8)!
+        var euids = UnsafeMutablePointer<UInt32>(bitPattern: 8)!
+        var hasStrings = UnsafeMutablePointer<Bool>(bitPattern: 8)!
+        var subStart = UnsafeMutablePointer<Int32>(bitPattern: 8)!
+        var subs = UnsafeMutablePointer<Sub>(bitPattern: 8)!
+        var strings = UnsafeRawPointer(bitPattern: 8)!
+    }
+    let pointers: Pointers
+    private let strings: ULBytes
+
+    init(_ catalog: TraceV3Catalog, hasStrings: [Bool]) {
+        let n = catalog.processes.count
+        strings = ULBytes(catalog.strings)
+        var p = Pointers()
+        p.count = n
+        p.pids = .allocate(capacity: max(1, n))
+        p.euids = .allocate(capacity: max(1, n))
+        p.hasStrings = .allocate(capacity: max(1, n))
+        p.subStart = .allocate(capacity: n + 1)
+        let total = catalog.processes.reduce(0) { $0 + $1.subsystems.count }
+        p.subs = .allocate(capacity: max(1, total))
+        p.strings = UnsafeRawPointer(strings.base)
+        var k = 0
+        let bytes = UnsafeRawBufferPointer(start: strings.base, count: strings.count)
+        for (i, proc) in catalog.processes.enumerated() {
+            p.pids[i] = proc.pid
+            p.euids[i] = proc.euid
+            p.hasStrings[i] = i < hasStrings.count && hasStrings[i]
+            p.subStart[i] = Int32(k)
+            for s in proc.subsystems {
+                let sub = ulCString(bytes, Int(s.subsystem))
+                let cat = ulCString(bytes, Int(s.category))
+                p.subs[k] = Sub(id: s.id, sub: Int32(sub.count > 0 ? sub.baseAddress! - bytes.baseAddress! : 0), subLen: Int32(sub.count),
+                                cat: Int32(cat.count > 0 ? cat.baseAddress! - bytes.baseAddress! : 0), catLen: Int32(cat.count))
+                k += 1
+            }
+        }
+        p.subStart[n] = Int32(k)
+        pointers = p
+    }
+
+    deinit {
+        pointers.pids.deallocate()
+        pointers.euids.deallocate()
+        pointers.hasStrings.deallocate()
+        pointers.subStart.deallocate()
+        pointers.subs.deallocate()
     }
 }
 
