@@ -571,9 +571,9 @@ public struct TraceV3Reader {
             let p = d + t + 24
             var known = true
             switch recordType {
-            case 4: e.kind = .log; known = parseLog(&e, p, dataSize, signpost: false)
-            case 6: e.kind = .signpost; known = parseLog(&e, p, dataSize, signpost: true)
-            case 2: e.kind = .activity; known = parseActivity(&e, p, dataSize)
+            case 4: e.kind = .log; known = Self.parseLog(&e, p, dataSize, signpost: false)
+            case 6: e.kind = .signpost; known = Self.parseLog(&e, p, dataSize, signpost: true)
+            case 2: e.kind = .activity; known = Self.parseActivity(&e, p, dataSize)
             case 3:
                 e.kind = .trace
                 if dataSize >= 4 { e.loadLow = ulU32(p, 0) }
@@ -610,7 +610,7 @@ public struct TraceV3Reader {
     }
 
     /// Log and signpost tracepoint data; false when it does not fit its size.
-    private func parseLog(_ e: inout TraceV3Entry, _ p: UnsafeRawPointer, _ n: Int, signpost: Bool) -> Bool {
+    private static func parseLog(_ e: inout TraceV3Entry, _ p: UnsafeRawPointer, _ n: Int, signpost: Bool) -> Bool {
         var o = 0
         let f = e.flags
         func need(_ k: Int) -> Bool { o + k <= n }
@@ -659,7 +659,7 @@ public struct TraceV3Reader {
         return true
     }
 
-    private func parseActivity(_ e: inout TraceV3Entry, _ p: UnsafeRawPointer, _ n: Int) -> Bool {
+    private static func parseActivity(_ e: inout TraceV3Entry, _ p: UnsafeRawPointer, _ n: Int) -> Bool {
         var o = 0
         let f = e.flags
         if f & 0x0001 != 0 { o += 8 }

@@ -184,90 +184,107 @@ public final class UnifiedLogReader: @unchecked Sendable {
         var summary = ULFileSummary()
         var reader = TraceV3Reader()
         reader.releaseBehind = mapped
-        var message: [UInt8] = []
-        message.reserveCapacity(1024)
-        var args: [ULArgument] = []
-        let clock = ULClock(header: TraceV3Reader.header(of: bytes) ?? TraceV3Header(), timesync: timesync)
-        // Process paths per catalog process, looked up once per catalog.
+        // What the per-entry closure needs that is not plain data lives in one object reached
+        // without reference counting (captured arrays and classes cost a retain per entry).
+        let state = ULReadState(strings: strings,
+                                clock: ULClock(header: TraceV3Reader.header(of: bytes) ?? TraceV3Header(), timesync: timesync))
+        let ref = Unmanaged.passUnretained(state)
         var lastCatalog: ObjectIdentifier?
-        var paths: [String?] = []
-        var cached: [ULStringStore.ProcessStrings] = []
-        // The catalog's per-process facts as plain memory (no reference counting per entry).
-        var table: ULCatalogTable?
         var t = ULCatalogTable.Pointers()
-        let strings = self.strings
-        let timesync = self.timesync
         var index = 0
+        var formatMissing = 0
+        var rendered = 0
         reader.read(bytes) { e, catalog in
-            index += 1
-            let cid = ObjectIdentifier(catalog)
-            if cid != lastCatalog {
-                lastCatalog = cid
-                cached = strings.processStrings(catalog)
-                paths = cached.map { $0.main?.imagePath }
-                table = ULCatalogTable(catalog, hasStrings: cached.map { $0.main != nil || $0.dsc != nil })
-                t = table!.pointers
-            }
-            message.removeAll(keepingCapacity: true)
-            var resolved = ULStringStore.Resolved()
-            var missing = false
-            switch e.kind {
-            case .log, .signpost, .activity:
-                let source = e.stringSource
-                let skip = e.process >= 0 && e.process < t.count && !t.hasStrings[e.process]
-                    && (source == .mainExecutable || source == .sharedCache || source == .largeSharedCache)
-                if !skip { resolved = strings.resolve(e, catalog, cached) }
-                ulArguments(e, into: &args)
-                if e.isDynamic {
-                    ulRender(format: UnsafeRawBufferPointer(start: ulPercentS, count: 2), args: args, into: &message)
-                } else if let f = resolved.format {
-                    ulRender(format: f, args: args, into: &message)
-                } else {
-                    missing = true
-                    ulRenderArguments(args, into: &message)
+            ref._withUnsafeGuaranteedRef { st in
+                index += 1
+                let cid = ObjectIdentifier(catalog)
+                if cid != lastCatalog {
+                    lastCatalog = cid
+                    st.cached = st.strings.processStrings(catalog)
+                    st.paths = st.cached.map { $0.main?.imagePath }
+                    st.table = ULCatalogTable(catalog, hasStrings: st.cached.map { $0.main != nil || $0.dsc != nil })
+                    t = st.table!.pointers
                 }
-                if e.oversizeMissing { message.append(contentsOf: " <oversize data missing>".utf8) }
-            case .statedump:
-                message.append(contentsOf: "statedump: ".utf8)
-                message.append(contentsOf: e.text)
-            case .simpledump:
-                message.append(contentsOf: e.text)
-            case .loss:
-                message.appendDecimal(e.lostCount)
-                message.append(contentsOf: " messages lost here".utf8)
-            case .trace:
-                message.append(contentsOf: "<trace>".utf8)
-            }
-            if missing && e.kind == .log { summary.formatMissing += 1 }
-            let pi = e.process >= 0 && e.process < t.count ? e.process : -1
-            var sub = UnsafeRawBufferPointer(start: nil, count: 0)
-            var cat = UnsafeRawBufferPointer(start: nil, count: 0)
-            if e.subsystemID >= 0, pi >= 0 {
-                let id = UInt16(e.subsystemID)
-                for k in Int(t.subStart[pi])..<Int(t.subStart[pi + 1]) where t.subs[k].id == id {
-                    let s = t.subs[k]
-                    sub = UnsafeRawBufferPointer(start: t.strings + Int(s.sub), count: Int(s.subLen))
-                    cat = UnsafeRawBufferPointer(start: t.strings + Int(s.cat), count: Int(s.catLen))
-                    break
+                st.message.removeAll(keepingCapacity: true)
+                var resolved = ULStringStore.Resolved()
+                var missing = false
+                switch e.kind {
+                case .log, .signpost, .activity:
+                    let source = e.stringSource
+                    let skip = e.process >= 0 && e.process < t.count && !t.hasStrings[e.process]
+                        && (source == .mainExecutable || source == .sharedCache || source == .largeSharedCache)
+                    if !skip { resolved = st.strings.resolve(e, catalog, st.cached) }
+                    ulArguments(e, into: &st.args)
+                    if e.isDynamic {
+                        ulRender(format: UnsafeRawBufferPointer(start: ulPercentS, count: 2), args: st.args, into: &st.message)
+                    } else if let f = resolved.format {
+                        ulRender(format: f, args: st.args, into: &st.message)
+                    } else {
+                        missing = true
+                        ulRenderArguments(st.args, into: &st.message)
+                    }
+                    if e.oversizeMissing { st.message.append(contentsOf: " <oversize data missing>".utf8) }
+                case .statedump:
+                    st.message.append(contentsOf: "statedump: ".utf8)
+                    st.message.append(contentsOf: e.text)
+                case .simpledump:
+                    st.message.append(contentsOf: e.text)
+                case .loss:
+                    st.message.appendDecimal(e.lostCount)
+                    st.message.append(contentsOf: " messages lost here".utf8)
+                case .trace:
+                    st.message.append(contentsOf: "<trace>".utf8)
                 }
-            }
-            let pass = message.withUnsafeBytes { m in wants?(m) ?? true }
-            guard pass else { return }
-            summary.rendered += 1
-            let wall = clock.wallNanos(e.continuousTime)
-            message.withUnsafeBytes { m in
-                var r = ULRecord(entry: e, wallNanos: wall, pid: pi >= 0 ? t.pids[pi] : 0, euid: pi >= 0 ? t.euids[pi] : 0, message: m,
-                                 format: resolved.format, subsystem: sub, category: cat,
-                                 processPath: pi >= 0 ? paths[pi] : nil,
-                                 resolved: resolved, formatMissing: missing, index: index)
-                body(&r)
+                if missing && e.kind == .log { formatMissing += 1 }
+                let pi = e.process >= 0 && e.process < t.count ? e.process : -1
+                var sub = UnsafeRawBufferPointer(start: nil, count: 0)
+                var cat = UnsafeRawBufferPointer(start: nil, count: 0)
+                if e.subsystemID >= 0, pi >= 0 {
+                    let id = UInt16(e.subsystemID)
+                    for k in Int(t.subStart[pi])..<Int(t.subStart[pi + 1]) where t.subs[k].id == id {
+                        let s = t.subs[k]
+                        sub = UnsafeRawBufferPointer(start: t.strings + Int(s.sub), count: Int(s.subLen))
+                        cat = UnsafeRawBufferPointer(start: t.strings + Int(s.cat), count: Int(s.catLen))
+                        break
+                    }
+                }
+                let pass = st.message.withUnsafeBytes { m in wants?(m) ?? true }
+                guard pass else { return }
+                rendered += 1
+                let wall = st.clock.wallNanos(e.continuousTime)
+                st.message.withUnsafeBytes { m in
+                    var r = ULRecord(entry: e, wallNanos: wall, pid: pi >= 0 ? t.pids[pi] : 0, euid: pi >= 0 ? t.euids[pi] : 0, message: m,
+                                     format: resolved.format, subsystem: sub, category: cat,
+                                     processPath: pi >= 0 ? st.paths[pi] : nil,
+                                     resolved: resolved, formatMissing: missing, index: index)
+                    body(&r)
+                }
             }
         }
+        summary.formatMissing = formatMissing
+        summary.rendered = rendered
+        summary.fromTimesync = state.clock.fromTimesync
+        withExtendedLifetime(state) {}
         summary.stats = reader.stats
         summary.problems = reader.problems
         summary.header = reader.header
-        summary.fromTimesync = clock.fromTimesync
         return summary
+    }
+}
+
+/// The reader's state for the per-entry closure (see `read`).
+final class ULReadState {
+    let strings: ULStringStore
+    let clock: ULClock
+    var message: [UInt8] = []
+    var args: [ULArgument] = []
+    var paths: [String?] = []
+    var cached: [ULStringStore.ProcessStrings] = []
+    var table: ULCatalogTable?
+    init(strings: ULStringStore, clock: ULClock) {
+        self.strings = strings
+        self.clock = clock
+        message.reserveCapacity(1024)
     }
 }
 
