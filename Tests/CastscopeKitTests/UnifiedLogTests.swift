@@ -89,3 +89,61 @@ struct TraceV3Walk {
         #expect(w.minTime == 435_663_966_275 && w.maxTime == 435_760_861_359)
     }
 }
+
+@Suite struct UnifiedLogDamageTests {
+    @Test func truncatedFileKeepsWhatCameBeforeAndSaysWhere() throws {
+        let data = try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000f85.tracev3"))
+        let half = data.prefix(data.count / 2)
+        var r = TraceV3Reader()
+        var n = 0
+        half.withUnsafeBytes { b in r.read(b) { _, _ in n += 1 } }
+        #expect(n > 1_000 && n < 8_654)
+        #expect(r.problems.count == 1)
+        #expect(r.problems.first?.message.contains("runs past the end of the file (truncated)") == true)
+        #expect(r.problems.first.map { $0.offset > 0 && $0.offset < half.count } == true)
+    }
+
+    @Test func unknownChunksetCompressionIsCountedNotGuessed() throws {
+        // A constructed file whose chunkset uses a marker castscope does not know (as LZBITMAP would).
+        var file = jetsamStory().tracev3()
+        let marker = Data("bv4-".utf8)
+        let at = try #require(file.range(of: marker))
+        file.replaceSubrange(at, with: Data("ZBM\u{9}".utf8))
+        var r = TraceV3Reader()
+        var n = 0
+        file.withUnsafeBytes { b in r.read(b) { _, _ in n += 1 } }
+        #expect(n == 0 && r.stats.skippedChunksets == 1)
+        #expect(r.problems.map(\.message) == ["1 chunkset in an unsupported compression ('ZBM.', e.g. LZBITMAP of iOS/macOS 27) skipped"])
+    }
+
+    @Test func notATracev3AndGarbageAreOneLineErrors() throws {
+        var r = TraceV3Reader()
+        Data("hello world, not a log archive".utf8).withUnsafeBytes { b in r.read(b) { _, _ in } }
+        #expect(r.problems.count == 1 && r.problems[0].message.hasPrefix("not a tracev3 file"))
+        // The real header followed by random bytes: no crash, one problem or none, no entries.
+        let data = try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000030.tracev3"))
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            var bytes = Array(data.prefix(224))
+            bytes += (0..<Int.random(in: 0..<4096, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }
+            var r2 = TraceV3Reader()
+            bytes.withUnsafeBytes { b in r2.read(b) { _, _ in } }
+            #expect(r2.problems.count <= 2)
+        }
+        // Bytes of the real files flipped anywhere (the LZ4 data included), rendered too: no crash.
+        let reader = UnifiedLogReader(root: nil)
+        for name in ["0000000000000030.tracev3", "0000000000000f85.tracev3"] {
+            let real = Array(try Data(contentsOf: unifiedLogging.appendingPathComponent(name)))
+            for _ in 0..<(name.hasPrefix("0000000000000030") ? 300 : 20) {
+                var bytes = real
+                for _ in 0..<4 { bytes[Int.random(in: 224..<bytes.count, using: &g)] = UInt8.random(in: 0...255, using: &g) }
+                _ = bytes.withUnsafeBytes { b in reader.read(b) { _ in } }
+            }
+        }
+        // Every prefix of the real macOS file: no crash.
+        for k in stride(from: 0, through: data.count, by: 7) {
+            var r3 = TraceV3Reader()
+            data.prefix(k).withUnsafeBytes { b in r3.read(b) { _, _ in } }
+        }
+    }
+}
