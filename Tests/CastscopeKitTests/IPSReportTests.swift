@@ -89,5 +89,11 @@ Thread 0 Crashed:
         let inputs = try #require(json["inputs"] as? [[String: Any]])
         #expect(inputs.contains { ($0["format"] as? String) == "ips (JetsamEvent, bug_type 298)" })
         #expect((json["errors"] as? [Any])?.isEmpty == true)
+        // castscope show puts the report's line among the archive's, in time order.
+        let shown = try castscope(["show", "--style", "ndjson", dir.appendingPathComponent("sysdiagnose.tar.gz").path])
+        let lines = shown.stdout.split(separator: "\n")
+        #expect(lines.count == 46)  // 43 from the archive, the report's, 2 from the host app's text log
+        #expect(lines[44].contains("JetsamEvent: BroadcastExtension[2210] killed: per-process-limit"))
+        #expect(lines[45].contains("server stream end encountered"))
     }
 }

@@ -87,6 +87,19 @@ public final class LogShow {
                 errors.append(contentsOf: reader.problems)
             },
             report: { [self] e in errors.append(e) })
+        walker.ips = { [self] display, source in
+            let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
+            for rec in parsed.records {
+                var r = LogShowRecord(source: display)
+                r.wallNanos = rec.time.map { $0.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0) * 1000 }
+                r.processID = rec.pid
+                r.messageType = "Fault"
+                r.eventMessage = rec.message
+                r.processImagePath = rec.process
+                r.senderImagePath = display
+                if keep(r) { records.append(r) }
+            }
+        }
         walker.journal = { [self] display, diskPath, _ in
             guard let diskPath else {
                 errors.append(InputError(path: display, "journal files inside archives are not shown (extract it first)"))
