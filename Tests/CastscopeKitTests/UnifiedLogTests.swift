@@ -147,3 +147,37 @@ struct TraceV3Walk {
         }
     }
 }
+
+@Suite struct UnifiedLogSplitTests {
+    /// One file made of the real file's chunks three times, read whole and in parts (as a big
+    /// file is read on several cores): the same entries, counts and oversize resolution.
+    @Test func partsGiveTheSameEntriesAsTheWholeFile() throws {
+        let real = Array(try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000f85.tracev3")))
+        let header = (16 + Int(real[8]) + Int(real[9]) << 8 + 7) & ~7
+        let big = Array(real[0..<header]) + Array(real[header...]) + Array(real[header...]) + Array(real[header...])
+        let reader = UnifiedLogReader(root: nil)
+        var whole: [String] = []
+        let all = big.withUnsafeBytes { b in
+            reader.read(b) { r in whole.append("\(r.wallNanos) \(r.pid) \(String(decoding: r.message, as: UTF8.self))") }
+        }
+        var split: [String] = []
+        var summaries: [ULFileSummary] = []
+        let parts = try #require(big.withUnsafeBytes { TraceV3Reader.parts(of: $0, count: 5) })
+        #expect(parts.count == 5)
+        var stats = TraceV3Stats()
+        for part in parts {
+            let s = big.withUnsafeBytes { b in
+                reader.read(b, part: part) { r in split.append("\(r.wallNanos) \(r.pid) \(String(decoding: r.message, as: UTF8.self))") }
+            }
+            stats.add(s.stats)
+            summaries.append(s)
+        }
+        let (missing, _) = reader.readDeferred(summaries, header: all.header, wants: nil) { r in
+            split.append("\(r.wallNanos) \(r.pid) \(String(decoding: r.message, as: UTF8.self))")
+        }
+        stats.oversizeMissing += missing
+        #expect(whole.count == 3 * 8_654)
+        #expect(whole.sorted() == split.sorted())
+        #expect(stats == all.stats)
+    }
+}

@@ -292,6 +292,31 @@ public struct TraceV3Stats: Sendable, Equatable {
     public var catalogPIDs = Set<Int32>()
 
     public func count(_ k: TraceV3Entry.Kind) -> Int { entries[Int(k.rawValue)] }
+
+    /// Adds the counts of another part of the same file.
+    public mutating func add(_ o: TraceV3Stats) {
+        headerChunks += o.headerChunks
+        catalogChunks += o.catalogChunks
+        chunksets += o.chunksets
+        lz4Blocks += o.lz4Blocks
+        storedBlocks += o.storedBlocks
+        compressedBytes += o.compressedBytes
+        decompressedBytes += o.decompressedBytes
+        firehoseChunks += o.firehoseChunks
+        oversizeChunks += o.oversizeChunks
+        statedumpChunks += o.statedumpChunks
+        simpledumpChunks += o.simpledumpChunks
+        skippedChunksets += o.skippedChunksets
+        skippedMarker = skippedMarker ?? o.skippedMarker
+        for i in entries.indices { entries[i] += o.entries[i] }
+        for i in levelCounts.indices { levelCounts[i] += o.levelCounts[i] }
+        for i in sourceCounts.indices { sourceCounts[i] += o.sourceCounts[i] }
+        oversizeReferences += o.oversizeReferences
+        oversizeMissing += o.oversizeMissing
+        lostMessages += o.lostMessages
+        withPrivateData += o.withPrivateData
+        catalogPIDs.formUnion(o.catalogPIDs)
+    }
 }
 
 /// Reads one tracev3 file from memory.
@@ -318,7 +343,66 @@ public struct TraceV3Reader {
     }
 
     /// Walks `bytes` (a whole tracev3 file), calling `body` for every entry.
+    /// A stretch of a big file read on its own (by another core): chunks from `range`, with
+    /// the catalog at `catalogOffset` in force at its start.
+    public struct Part: Sendable {
+        public var range: Range<Int>
+        public var catalogOffset: Int?
+    }
+
+    /// Splits a file into about `count` parts at chunk starts (nil when it has fewer chunksets).
+    public static func parts(of bytes: UnsafeRawBufferPointer, count: Int) -> [Part]? {
+        guard count > 1, let base = bytes.baseAddress, bytes.count >= 16, ulU32(base, 0) == 0x1000 else { return nil }
+        let n = bytes.count
+        let target = n / count
+        var parts: [Part] = []
+        var start = 0
+        var startCatalog: Int?
+        var lastCatalog: Int?
+        var offset = 0
+        while offset + 16 <= n {
+            let tag = ulU32(base, offset)
+            let size64 = ulU64(base, offset + 8)
+            guard size64 <= UInt64(n - offset - 16) else { break }
+            if tag == 0x600D && offset - start >= target && parts.count < count - 1 {
+                parts.append(Part(range: start..<offset, catalogOffset: startCatalog))
+                start = offset
+                startCatalog = lastCatalog
+            }
+            if tag == 0x600B { lastCatalog = offset }
+            offset = ulAlign8(offset + 16 + Int(size64))
+        }
+        parts.append(Part(range: start..<n, catalogOffset: startCatalog))
+        return parts.count > 1 ? parts : nil
+    }
+
+    /// Entries of a part whose oversize chunk was not in it, and the part's oversize chunks:
+    /// resolved by `resolveDeferred` once every part is read.
+    var pending: [DeferredEntry] = []
+    var oversizeChunks = OversizeStore()
+
+    /// Hands over the entries the parts kept for their oversize chunks, with the chunks of all
+    /// parts; returns how many were still missing.
+    static func resolveDeferred(_ pending: [DeferredEntry], stores: [OversizeStore],
+                                _ body: (inout TraceV3Entry, TraceV3Catalog) -> Void) -> Int {
+        var all = OversizeStore()
+        for s in stores { all.chunks.merge(s.chunks) { a, _ in a } }
+        var missing = 0
+        for var e in pending {
+            e.entry.withBytes(oversize: all) { entry in
+                if entry.oversizeMissing { missing += 1 }
+                body(&entry, e.catalog)
+            }
+        }
+        return missing
+    }
+
     public mutating func read(_ bytes: UnsafeRawBufferPointer, _ body: (inout TraceV3Entry, TraceV3Catalog) -> Void) {
+        read(bytes, part: nil, body)
+    }
+
+    /// Reads the whole file, or one part of it (see `parts`).
+    public mutating func read(_ bytes: UnsafeRawBufferPointer, part: Part?, _ body: (inout TraceV3Entry, TraceV3Catalog) -> Void) {
         guard let base = bytes.baseAddress, bytes.count >= 16 else {
             problems.append(TraceV3Problem(0, "file of \(bytes.count) bytes has no tracev3 header"))
             return
@@ -332,7 +416,19 @@ public struct TraceV3Reader {
         var deferred: [DeferredEntry] = []
         var offset = 0
         var released = 0
-        let n = bytes.count
+        var n = bytes.count
+        if let part {
+            // The header (for the clock) and the catalog in force; both counted by the part holding them.
+            let hsize = Int(min(ulU64(base, 8), UInt64(n - 16)))
+            readHeader(base + 16, hsize)
+            if let c = part.catalogOffset, c + 16 <= n {
+                let size = Int(min(ulU64(base, c + 8), UInt64(n - c - 16)))
+                if let cat = try? TraceV3Catalog(base + c + 16, size) { catalog = cat }
+            }
+            offset = part.range.lowerBound
+            released = (offset / 4096) * 4096
+            n = part.range.upperBound
+        }
         while offset + 16 <= n {
             let tag = ulU32(base, offset)
             let size64 = ulU64(base, offset + 8)
@@ -375,6 +471,11 @@ public struct TraceV3Reader {
         }
         if stats.skippedChunksets > 0 {
             problems.append(TraceV3Problem(0, "\(stats.skippedChunksets) chunkset\(stats.skippedChunksets == 1 ? "" : "s") in an unsupported compression ('\(stats.skippedMarker ?? "?")', e.g. LZBITMAP of iOS/macOS 27) skipped"))
+        }
+        if part != nil {
+            pending = deferred
+            oversizeChunks = oversize
+            return
         }
         // Entries whose oversize chunk came later in the file.
         for var e in deferred {

@@ -36,6 +36,9 @@ extension ULRecord {
     }
 }
 
+/// Tracev3 files at least this big are read in parts, one per core.
+let unifiedLogSplitSize = 16 << 20
+
 extension Analyzer {
     /// Reads the tracev3 files of a log archive (or single tracev3 streams, `root` nil) on every
     /// core, each file on its own; recognized records become events, in file order.
@@ -48,20 +51,40 @@ extension Analyzer {
             var summary = ULFileSummary()
             var error: InputError?
         }
-        let slots = ULSlots<FileResult>(count: files.count)
+        // Big files are read in parts, one per core (chunksets split at chunk starts); the
+        // entries a part kept for an oversize chunk of another part are rendered at the end.
+        struct Job {
+            var file: Int
+            var part: TraceV3Reader.Part?
+        }
+        var jobs: [Job] = []
+        for (k, f) in files.enumerated() {
+            var split: [TraceV3Reader.Part]?
+            if parallelism > 1, let size = fileSize(f.path), size >= UInt64(unifiedLogSplitSize),
+                let mapped = try? MappedFile(path: f.path)
+            {
+                split = TraceV3Reader.parts(of: mapped.bytes, count: parallelism * 2)
+            }
+            if let split { jobs += split.map { Job(file: k, part: $0) } } else { jobs.append(Job(file: k, part: nil)) }
+        }
+        let work = jobs
+        let slots = ULSlots<FileResult>(count: jobs.count)
         let factory = EventFactory(matcher: matcher)
         let prefilter = self.prefilter.isUseful ? self.prefilter : nil
-        DispatchQueue.concurrentPerform(iterations: files.count) { k in
+        let scanner = prefilter?.scanner
+        var wants: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+        if let scanner { wants = { @Sendable b in scanner.mayMatch(b) } }
+        let wantsFinal = wants
+        DispatchQueue.concurrentPerform(iterations: work.count) { j in
             var result = FileResult()
-            let file = files[k]
+            let file = files[work[j].file]
             do {
                 let mapped = try MappedFile(path: file.path)
                 let interner = Interner()
                 var compactor = EventCompactor()
                 var rec = RawRecord()
                 var order = 0
-                let scanner = prefilter?.scanner
-                result.summary = reader.read(mapped.bytes, mapped: true, wants: scanner.map { s in { s.mayMatch($0) } }) { r in
+                result.summary = reader.read(mapped.bytes, mapped: true, part: work[j].part, wants: wantsFinal) { r in
                     r.fill(&rec, line: r.index)
                     if factory.add(rec, path: file.display, order: order + 1, fileIndex: 0, interner: interner,
                                    compactor: &compactor, to: &result.events)
@@ -72,14 +95,54 @@ extension Analyzer {
             } catch let e as InputError {
                 result.error = e
             } catch {}
-            slots.set(k, result)
+            slots.set(j, result)
+        }
+        // One result per file: its parts' events in order, counts added, waiting entries rendered.
+        var byFile = [FileResult](repeating: FileResult(), count: files.count)
+        var partsOf = [[ULFileSummary]](repeating: [], count: files.count)
+        for (j, r) in slots.all.enumerated() {
+            let k = jobs[j].file
+            byFile[k].events.append(contentsOf: r.events)
+            byFile[k].error = byFile[k].error ?? r.error
+            if jobs[j].part == nil {
+                byFile[k].summary = r.summary
+                continue
+            }
+            partsOf[k].append(r.summary)
+            if partsOf[k].count == 1 {
+                byFile[k].summary = r.summary
+            } else {
+                byFile[k].summary.stats.add(r.summary.stats)
+                byFile[k].summary.problems += r.summary.problems
+                byFile[k].summary.formatMissing += r.summary.formatMissing
+                byFile[k].summary.rendered += r.summary.rendered
+            }
+        }
+        for k in files.indices where !partsOf[k].isEmpty {
+            let interner = Interner()
+            var compactor = EventCompactor()
+            var rec = RawRecord()
+            var order = 0
+            var events: [Event] = []
+            let display = files[k].display
+            let (missing, noFormat) = reader.readDeferred(partsOf[k], header: byFile[k].summary.header, wants: wantsFinal) { r in
+                r.fill(&rec, line: r.index)
+                if factory.add(rec, path: display, order: order + 1, fileIndex: 0, interner: interner,
+                               compactor: &compactor, to: &events)
+                {
+                    order += 1
+                }
+            }
+            byFile[k].events += events
+            byFile[k].summary.stats.oversizeMissing += missing
+            byFile[k].summary.formatMissing += noFormat
         }
         var out = ULAnalysis(summary: summary)
         var entries = 0
         var logs = 0
         var missing = 0
         var timesynced = 0
-        for (k, r) in slots.all.enumerated() {
+        for (k, r) in byFile.enumerated() {
             out.events.append(contentsOf: r.events)
             if let e = r.error { out.errors.append(e) }
             for p in r.summary.problems {

@@ -137,7 +137,10 @@ public struct ULRecord {
 }
 
 /// What reading one tracev3 file gave.
-public struct ULFileSummary: Sendable {
+public struct ULFileSummary: @unchecked Sendable {
+    /// A part's entries waiting for an oversize chunk of another part, and its oversize chunks.
+    var pending: [DeferredEntry] = []
+    var oversize = OversizeStore()
     public var stats = TraceV3Stats()
     public var problems: [TraceV3Problem] = []
     public var header = TraceV3Header()
@@ -178,8 +181,8 @@ public final class UnifiedLogReader: @unchecked Sendable {
     /// Reads one tracev3 file's bytes. `wants` sees the message bytes first (a prefilter): only
     /// records it accepts are handed to `body` — nothing else is made per entry.
     /// `mapped`: the bytes are a read-only file mapping whose pages may be released once read.
-    public func read(_ bytes: UnsafeRawBufferPointer, mapped: Bool = false, wants: ((UnsafeRawBufferPointer) -> Bool)? = nil,
-                     _ body: (inout ULRecord) -> Void) -> ULFileSummary
+    public func read(_ bytes: UnsafeRawBufferPointer, mapped: Bool = false, part: TraceV3Reader.Part? = nil,
+                     wants: ((UnsafeRawBufferPointer) -> Bool)? = nil, _ body: (inout ULRecord) -> Void) -> ULFileSummary
     {
         var summary = ULFileSummary()
         var reader = TraceV3Reader()
@@ -189,90 +192,34 @@ public final class UnifiedLogReader: @unchecked Sendable {
         let state = ULReadState(strings: strings,
                                 clock: ULClock(header: TraceV3Reader.header(of: bytes) ?? TraceV3Header(), timesync: timesync))
         let ref = Unmanaged.passUnretained(state)
-        var lastCatalog: ObjectIdentifier?
-        var t = ULCatalogTable.Pointers()
-        var index = 0
-        var formatMissing = 0
-        var rendered = 0
-        reader.read(bytes) { e, catalog in
-            ref._withUnsafeGuaranteedRef { st in
-                index += 1
-                let cid = ObjectIdentifier(catalog)
-                if cid != lastCatalog {
-                    lastCatalog = cid
-                    st.cached = st.strings.processStrings(catalog)
-                    st.paths = st.cached.map { $0.main?.imagePath }
-                    st.table = ULCatalogTable(catalog, hasStrings: st.cached.map { $0.main != nil || $0.dsc != nil })
-                    t = st.table!.pointers
-                }
-                st.message.removeAll(keepingCapacity: true)
-                var resolved = ULStringStore.Resolved()
-                var missing = false
-                switch e.kind {
-                case .log, .signpost, .activity:
-                    let source = e.stringSource
-                    let skip = e.process >= 0 && e.process < t.count && !t.hasStrings[e.process]
-                        && (source == .mainExecutable || source == .sharedCache || source == .largeSharedCache)
-                    if !skip { resolved = st.strings.resolve(e, catalog, st.cached) }
-                    ulArguments(e, into: &st.args)
-                    if e.isDynamic {
-                        ulRender(format: UnsafeRawBufferPointer(start: ulPercentS, count: 2), args: st.args, into: &st.message)
-                    } else if let f = resolved.format {
-                        ulRender(format: f, args: st.args, into: &st.message)
-                    } else {
-                        missing = true
-                        ulRenderArguments(st.args, into: &st.message)
-                    }
-                    if e.oversizeMissing { st.message.append(contentsOf: " <oversize data missing>".utf8) }
-                case .statedump:
-                    st.message.append(contentsOf: "statedump: ".utf8)
-                    st.message.append(contentsOf: e.text)
-                case .simpledump:
-                    st.message.append(contentsOf: e.text)
-                case .loss:
-                    st.message.appendDecimal(e.lostCount)
-                    st.message.append(contentsOf: " messages lost here".utf8)
-                case .trace:
-                    st.message.append(contentsOf: "<trace>".utf8)
-                }
-                if missing && e.kind == .log { formatMissing += 1 }
-                let pi = e.process >= 0 && e.process < t.count ? e.process : -1
-                var sub = UnsafeRawBufferPointer(start: nil, count: 0)
-                var cat = UnsafeRawBufferPointer(start: nil, count: 0)
-                if e.subsystemID >= 0, pi >= 0 {
-                    let id = UInt16(e.subsystemID)
-                    for k in Int(t.subStart[pi])..<Int(t.subStart[pi + 1]) where t.subs[k].id == id {
-                        let s = t.subs[k]
-                        sub = UnsafeRawBufferPointer(start: t.strings + Int(s.sub), count: Int(s.subLen))
-                        cat = UnsafeRawBufferPointer(start: t.strings + Int(s.cat), count: Int(s.catLen))
-                        break
-                    }
-                }
-                let pass = st.message.withUnsafeBytes { m in wants?(m) ?? true }
-                guard pass else { return }
-                rendered += 1
-                let wall = st.clock.wallNanos(e.continuousTime)
-                st.message.withUnsafeBytes { m in
-                    var r = ULRecord(entry: e, wallNanos: wall, pid: pi >= 0 ? t.pids[pi] : 0, euid: pi >= 0 ? t.euids[pi] : 0, message: m,
-                                     format: resolved.format, subsystem: sub, category: cat,
-                                     processPath: pi >= 0 ? st.paths[pi] : nil,
-                                     resolved: resolved, formatMissing: missing, index: index)
-                    body(&r)
-                }
-            }
+        reader.read(bytes, part: part) { e, catalog in
+            ref._withUnsafeGuaranteedRef { st in st.handle(&e, catalog, wants, body) }
         }
-        summary.formatMissing = formatMissing
-        summary.rendered = rendered
+        summary.formatMissing = state.formatMissing
+        summary.rendered = state.rendered
         summary.fromTimesync = state.clock.fromTimesync
-        withExtendedLifetime(state) {}
         summary.stats = reader.stats
         summary.problems = reader.problems
         summary.header = reader.header
+        summary.pending = reader.pending
+        summary.oversize = reader.oversizeChunks
         return summary
+    }
+
+    /// After the parts of one file: the entries that waited for oversize chunks of other parts.
+    /// Returns (entries still missing their chunk, log messages without a format string).
+    func readDeferred(_ parts: [ULFileSummary], header: TraceV3Header, wants: ((UnsafeRawBufferPointer) -> Bool)?,
+                      _ body: (inout ULRecord) -> Void) -> (missing: Int, formatMissing: Int)
+    {
+        let state = ULReadState(strings: strings, clock: ULClock(header: header, timesync: timesync))
+        let missing = TraceV3Reader.resolveDeferred(parts.flatMap(\.pending), stores: parts.map(\.oversize)) { e, catalog in
+            state.handle(&e, catalog, wants, body)
+        }
+        return (missing, state.formatMissing)
     }
 }
 
-/// The reader's state for the per-entry closure (see `read`).
+/// The reader's state and its per-entry work (see `read`).
 final class ULReadState {
     let strings: ULStringStore
     let clock: ULClock
@@ -281,10 +228,87 @@ final class ULReadState {
     var paths: [String?] = []
     var cached: [ULStringStore.ProcessStrings] = []
     var table: ULCatalogTable?
+    var lastCatalog: ObjectIdentifier?
+    var t = ULCatalogTable.Pointers()
+    var index = 0
+    var formatMissing = 0
+    var rendered = 0
+
     init(strings: ULStringStore, clock: ULClock) {
         self.strings = strings
         self.clock = clock
         message.reserveCapacity(1024)
+    }
+
+    @inline(__always)
+    func handle(_ e: inout TraceV3Entry, _ catalog: TraceV3Catalog, _ wants: ((UnsafeRawBufferPointer) -> Bool)?,
+                _ body: (inout ULRecord) -> Void)
+    {
+        index += 1
+        let cid = ObjectIdentifier(catalog)
+        if cid != lastCatalog {
+            lastCatalog = cid
+            cached = strings.processStrings(catalog)
+            paths = cached.map { $0.main?.imagePath }
+            table = ULCatalogTable(catalog, hasStrings: cached.map { $0.main != nil || $0.dsc != nil })
+            t = table!.pointers
+        }
+        let t = self.t
+        message.removeAll(keepingCapacity: true)
+        var resolved = ULStringStore.Resolved()
+        var missing = false
+        switch e.kind {
+        case .log, .signpost, .activity:
+            let source = e.stringSource
+            let skip = e.process >= 0 && e.process < t.count && !t.hasStrings[e.process]
+                && (source == .mainExecutable || source == .sharedCache || source == .largeSharedCache)
+            if !skip { resolved = strings.resolve(e, catalog, cached) }
+            ulArguments(e, into: &args)
+            if e.isDynamic {
+                ulRender(format: UnsafeRawBufferPointer(start: ulPercentS, count: 2), args: args, into: &message)
+            } else if let f = resolved.format {
+                ulRender(format: f, args: args, into: &message)
+            } else {
+                missing = true
+                ulRenderArguments(args, into: &message)
+            }
+            if e.oversizeMissing { message.append(contentsOf: " <oversize data missing>".utf8) }
+        case .statedump:
+            message.append(contentsOf: "statedump: ".utf8)
+            message.append(contentsOf: e.text)
+        case .simpledump:
+            message.append(contentsOf: e.text)
+        case .loss:
+            message.appendDecimal(e.lostCount)
+            message.append(contentsOf: " messages lost here".utf8)
+        case .trace:
+            message.append(contentsOf: "<trace>".utf8)
+        }
+        if missing && e.kind == .log { formatMissing += 1 }
+        let pi = e.process >= 0 && e.process < t.count ? e.process : -1
+        var sub = UnsafeRawBufferPointer(start: nil, count: 0)
+        var cat = UnsafeRawBufferPointer(start: nil, count: 0)
+        if e.subsystemID >= 0, pi >= 0 {
+            let id = UInt16(e.subsystemID)
+            for k in Int(t.subStart[pi])..<Int(t.subStart[pi + 1]) where t.subs[k].id == id {
+                let s = t.subs[k]
+                sub = UnsafeRawBufferPointer(start: t.strings + Int(s.sub), count: Int(s.subLen))
+                cat = UnsafeRawBufferPointer(start: t.strings + Int(s.cat), count: Int(s.catLen))
+                break
+            }
+        }
+        let pass = message.withUnsafeBytes { m in wants?(m) ?? true }
+        guard pass else { return }
+        rendered += 1
+        let wall = clock.wallNanos(e.continuousTime)
+        let index = self.index
+        let path = pi >= 0 ? paths[pi] : nil
+        message.withUnsafeBytes { m in
+            var r = ULRecord(entry: e, wallNanos: wall, pid: pi >= 0 ? t.pids[pi] : 0, euid: pi >= 0 ? t.euids[pi] : 0, message: m,
+                             format: resolved.format, subsystem: sub, category: cat, processPath: path,
+                             resolved: resolved, formatMissing: missing, index: index)
+            body(&r)
+        }
     }
 }
 
