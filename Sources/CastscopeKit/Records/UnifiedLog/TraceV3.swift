@@ -352,8 +352,28 @@ public struct TraceV3Reader {
 
     /// Splits a file into about `count` parts at chunk starts (nil when it has fewer chunksets).
     public static func parts(of bytes: UnsafeRawBufferPointer, count: Int) -> [Part]? {
-        guard count > 1, let base = bytes.baseAddress, bytes.count >= 16, ulU32(base, 0) == 0x1000 else { return nil }
-        let n = bytes.count
+        guard let base = bytes.baseAddress else { return nil }
+        return parts(size: bytes.count, count: count) { o in (ulU32(base, o), ulU64(base, o + 8)) }
+    }
+
+    /// The same from a file on disk, reading only the chunk headers (a mapping would bring
+    /// the whole file into memory: the kernel maps pages around each one touched).
+    public static func parts(path: String, count: Int) -> [Part]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        var head = [UInt8](repeating: 0, count: 16)
+        return parts(size: Int(st.st_size), count: count) { o in
+            let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, 16, off_t(o)) }
+            guard got == 16 else { return (0, UInt64.max) }
+            return head.withUnsafeBytes { (ulU32($0.baseAddress!, 0), ulU64($0.baseAddress!, 8)) }
+        }
+    }
+
+    static func parts(size n: Int, count: Int, chunk: (Int) -> (UInt32, UInt64)) -> [Part]? {
+        guard count > 1, n >= 16, chunk(0).0 == 0x1000 else { return nil }
         let target = n / count
         var parts: [Part] = []
         var start = 0
@@ -361,8 +381,7 @@ public struct TraceV3Reader {
         var lastCatalog: Int?
         var offset = 0
         while offset + 16 <= n {
-            let tag = ulU32(base, offset)
-            let size64 = ulU64(base, offset + 8)
+            let (tag, size64) = chunk(offset)
             guard size64 <= UInt64(n - offset - 16) else { break }
             if tag == 0x600D && offset - start >= target && parts.count < count - 1 {
                 parts.append(Part(range: start..<offset, catalogOffset: startCatalog))

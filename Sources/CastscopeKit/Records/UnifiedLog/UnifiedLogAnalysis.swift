@@ -60,10 +60,8 @@ extension Analyzer {
         var jobs: [Job] = []
         for (k, f) in files.enumerated() {
             var split: [TraceV3Reader.Part]?
-            if parallelism > 1, let size = fileSize(f.path), size >= UInt64(unifiedLogSplitSize),
-                let mapped = try? MappedFile(path: f.path)
-            {
-                split = TraceV3Reader.parts(of: mapped.bytes, count: parallelism * 2)
+            if parallelism > 1, let size = fileSize(f.path), size >= UInt64(unifiedLogSplitSize) {
+                split = TraceV3Reader.parts(path: f.path, count: parallelism * 2)
             }
             if let split { jobs += split.map { Job(file: k, part: $0) } } else { jobs.append(Job(file: k, part: nil)) }
         }
