@@ -104,16 +104,21 @@ struct TraceV3Walk {
     }
 
     @Test func unknownChunksetCompressionIsCountedNotGuessed() throws {
-        // A constructed file whose chunkset uses a marker castscope does not know (as LZBITMAP would).
+        // A constructed file whose chunkset carries LZBITMAP's magic (no real iOS 27 sample is at hand).
         var file = jetsamStory().tracev3()
         let marker = Data("bv4-".utf8)
         let at = try #require(file.range(of: marker))
-        file.replaceSubrange(at, with: Data("ZBM\u{9}".utf8))
+        file.replaceSubrange(at, with: Data("ZBM\u{0C}".utf8))
         var r = TraceV3Reader()
         var n = 0
         file.withUnsafeBytes { b in r.read(b) { _, _ in n += 1 } }
         #expect(n == 0 && r.stats.skippedChunksets == 1)
-        #expect(r.problems.map(\.message) == ["1 chunkset in an unsupported compression ('ZBM.', e.g. LZBITMAP of iOS/macOS 27) skipped"])
+        #expect(r.problems.map(\.message) == ["1 chunkset in LZBITMAP compression (iOS/macOS 27, magic ZBM\\x0c) not decoded: skipped"])
+        var other = jetsamStory().tracev3()
+        other.replaceSubrange(try #require(other.range(of: marker)), with: Data("bvxn".utf8))
+        var r2 = TraceV3Reader()
+        other.withUnsafeBytes { b in r2.read(b) { _, _ in } }
+        #expect(r2.problems.map(\.message) == ["1 chunkset in an unknown compression (marker 'bvxn') not decoded: skipped"])
     }
 
     @Test func notATracev3AndGarbageAreOneLineErrors() throws {

@@ -270,6 +270,8 @@ public struct TraceV3Stats: Sendable, Equatable {
     /// Chunksets not read (an unknown compression such as LZBITMAP), and the marker seen.
     public var skippedChunksets = 0
     public var skippedMarker: String?
+    /// The skipped chunksets carry LZBITMAP's magic ("ZBM\x0c").
+    public var skippedLZBitmap = false
     public var entries = [Int](repeating: 0, count: TraceV3Entry.Kind.allCases.count)
     /// Log entries by log type byte, and by string source (flags & 0x0E).
     var levelCounts = [Int](repeating: 0, count: 256)
@@ -308,6 +310,7 @@ public struct TraceV3Stats: Sendable, Equatable {
         simpledumpChunks += o.simpledumpChunks
         skippedChunksets += o.skippedChunksets
         skippedMarker = skippedMarker ?? o.skippedMarker
+        skippedLZBitmap = skippedLZBitmap || o.skippedLZBitmap
         for i in entries.indices { entries[i] += o.entries[i] }
         for i in levelCounts.indices { levelCounts[i] += o.levelCounts[i] }
         for i in sourceCounts.indices { sourceCounts[i] += o.sourceCounts[i] }
@@ -489,7 +492,10 @@ public struct TraceV3Reader {
             }
         }
         if stats.skippedChunksets > 0 {
-            problems.append(TraceV3Problem(0, "\(stats.skippedChunksets) chunkset\(stats.skippedChunksets == 1 ? "" : "s") in an unsupported compression ('\(stats.skippedMarker ?? "?")', e.g. LZBITMAP of iOS/macOS 27) skipped"))
+            let k = stats.skippedChunksets
+            let what = stats.skippedLZBitmap ? "LZBITMAP compression (iOS/macOS 27, magic ZBM\\x0c)"
+                : "an unknown compression (marker '\(stats.skippedMarker ?? "?")')"
+            problems.append(TraceV3Problem(0, "\(k) chunkset\(k == 1 ? "" : "s") in \(what) not decoded: skipped"))
         }
         if part != nil {
             pending = deferred
@@ -589,6 +595,7 @@ public struct TraceV3Reader {
             default:
                 if total == 0 {
                     stats.skippedChunksets += 1
+                    if marker == 0x0C4D_425A { stats.skippedLZBitmap = true }
                     if stats.skippedMarker == nil {
                         let b = UnsafeRawBufferPointer(start: d + o, count: 4)
                         stats.skippedMarker = String(decoding: b.map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
