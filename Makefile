@@ -4,7 +4,7 @@ SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # Debian packages the build links against (C system libraries) and the tests use
 # (systemd-journal-remote builds real journal files; chromium renders the HTML report;
 # clickhouse-server/-client (18.16) are the real servers the ClickHouse tests start).
-APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3 tzdata
+APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev liblz4-dev systemd-journal-remote chromium python3 tzdata
 APT_PACKAGES += clickhouse-server clickhouse-client python3-pip
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 

@@ -16,10 +16,12 @@ let package = Package(
         .systemLibrary(name: "CCastscopeZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // libarchive is opened by the library when the first archive is met (Input/LibArchive.swift:
         // linking it costs every start ~1.2 ms); the tests link it to write archives.
+        // LZ4 blocks of Apple Unified Logging chunksets (Records/UnifiedLog/LZ4.swift).
+        .systemLibrary(name: "CCastscopeLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
         .systemLibrary(name: "CCastscopeArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .target(
             name: "CastscopeKit",
-            dependencies: ["CCastscopeSystemd", "CCastscopeZlib"],
+            dependencies: ["CCastscopeSystemd", "CCastscopeZlib", "CCastscopeLZ4"],
             // Release builds skip the run-time exclusivity checks (the compile-time ones stay;
             // debug builds and tests keep both): they were 2.4 % of the instructions on
             // noisy text, paid on every access to a class's stored property in the hot loops.

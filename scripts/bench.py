@@ -2,7 +2,8 @@
 """`make bench`: castscope against the tools a user would otherwise run, measured in the same
 run on this machine, alternately, several times; prints medians, ratios and peak RSS.
 
-Inputs are generated (BENCH_SIZE MB of noisy `log show`, default 256; its gzip; a relay
+BENCH_SECTION=unified-logging runs only the Apple Unified Logging rows (BENCH_UL_COPIES copies
+of the reference tracev3, default 300). Inputs are generated (BENCH_SIZE MB of noisy `log show`, default 256; its gzip; a relay
 journal of BENCH_ENTRIES entries built with systemd-journal-remote, default 1,000,000).
 No assertion fails a build: the targets are printed with PASS/MISS next to the measurements.
 """
@@ -144,6 +145,9 @@ def line(label, ours, theirs, target, better_is_lower=True):
 def main():
     if not os.path.exists(BIN):
         sys.exit("build first: make release")
+    if os.environ.get("BENCH_SECTION") == "unified-logging":  # only this section
+        unified_logging()
+        return
     log, gz, journals = gen_inputs()
     size_mb = os.path.getsize(log) / 1e6
     journal_mb = sum(os.path.getsize(j) for j in journals) / 1e6
@@ -182,6 +186,8 @@ def main():
         print(rss_line(f"on {journal_mb:.0f} MB of journal", r["castscope"][1]) + "\n")
 
     densities(lnav_ok=bool(shutil.which("lnav")))
+
+    unified_logging()
 
     lat = subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-tail.py"), BIN], capture_output=True, text=True)
     print("tail")
@@ -239,6 +245,74 @@ def count_sessions(log):
         return json.loads(out)["summary"]["sessions"]
     except Exception:
         return "?"
+
+
+UL_REAL = os.path.join(ROOT, "..", "shared", "reference", "unified-logging", "0000000000000f85.tracev3")
+UL_COPIES = int(os.environ.get("BENCH_UL_COPIES", "300"))
+
+
+def ul_inputs():
+    """A log archive of UL_COPIES copies of the real 717 KB iOS tracev3; one big tracev3 made of
+    its chunks (the header once, the catalog and chunksets repeated); a sysdiagnose-shaped
+    tar.gz holding the archive and a text log."""
+    d = os.path.join(WORK, f"ul-{UL_COPIES}")
+    arch = os.path.join(d, "sysdiagnose_bench", "system_logs.logarchive")
+    persist = os.path.join(arch, "Persist")
+    if not os.path.isdir(persist):
+        os.makedirs(persist)
+        for i in range(UL_COPIES):
+            shutil.copyfile(UL_REAL, os.path.join(persist, f"{i:016x}.tracev3"))
+        with open(os.path.join(d, "sysdiagnose_bench", "host-app.log"), "w") as f:
+            f.write("2026-03-12 23:59:50.122204+0100 0x3a0c1    Default     0x0                  640    0    JitsiDemo: server stream open completed\n")
+    big = os.path.join(d, "big.tracev3")
+    if not os.path.exists(big):
+        data = open(UL_REAL, "rb").read()
+        header = 16 + int.from_bytes(data[8:16], "little")
+        header = (header + 7) & ~7
+        with open(big, "wb") as f:
+            f.write(data[:header])
+            for _ in range(UL_COPIES):
+                f.write(data[header:])
+    tgz = os.path.join(d, "sysdiagnose_bench.tar.gz")
+    if not os.path.exists(tgz):
+        subprocess.run(["tar", "czf", tgz, "-C", d, "sysdiagnose_bench"], check=True)
+    return arch, big, tgz
+
+
+def unified_logging():
+    """Apple Unified Logging: tracev3 throughput and memory, and a sysdiagnose against tar xzf."""
+    if not os.path.exists(UL_REAL):
+        print("unified logging: the reference tracev3 is missing, skipped\n")
+        return
+    arch, big, tgz = ul_inputs()
+    arch_mb = sum(os.path.getsize(os.path.join(arch, "Persist", f)) for f in os.listdir(os.path.join(arch, "Persist"))) / 1e6
+    big_mb = os.path.getsize(big) / 1e6
+    subprocess.run(shell(f"cat {arch}/Persist/* {big} {tgz} > /dev/null"))
+    out = tempfile.mkdtemp(prefix="castscope-bench-untar-")
+    r = bench([("folder", [BIN, "analyze", "--no-color", arch]),
+               ("big", [BIN, "analyze", "--no-color", big]),
+               ("sysdiagnose", [BIN, "analyze", "--no-color", tgz]),
+               ("tar", shell(f"rm -rf {out}/* && tar xzf {tgz} -C {out}"))])
+    shutil.rmtree(out, ignore_errors=True)
+    # CPU seconds too: on a machine shared with other work the wall time says little.
+    cpu = {}
+    for name, path in (("folder", arch), ("big", big)):
+        t = tempfile.NamedTemporaryFile(delete=False)
+        t.close()
+        subprocess.run(["/usr/bin/time", "-f", "%U %S", "-o", t.name, BIN, "analyze", "--no-color", path],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        u, sy = open(t.name).read().split()[-2:]
+        os.unlink(t.name)
+        cpu[name] = float(u) + float(sy)
+    print(f"unified logging ({UL_COPIES} copies of the real iOS 15 tracev3: {arch_mb:.0f} MB; one {big_mb:.0f} MB file of its chunks)")
+    for name, label, mb in (("folder", "logarchive folder", arch_mb), ("big", "one big tracev3", big_mb)):
+        t = r[name][0]
+        speed = mb / t
+        print(f"  castscope {label:<18} {t:7.3f} s = {speed:5.0f} MB/s (target >= 300 MB/s)  {'PASS' if speed >= 300 else 'MISS'}"
+              f"  [{cpu[name]:.2f} CPU s = {mb / cpu[name]:.0f} MB per CPU second; load {os.getloadavg()[0]:.1f}]")
+        print(rss_line(f"on the {label}", r[name][1]))
+    print(line("sysdiagnose tar.gz within 1.3x of tar xzf (tar/castscope >= 0.769)", r["sysdiagnose"][0], r["tar"][0], 1 / 1.3))
+    print(rss_line("on the sysdiagnose tar.gz", r["sysdiagnose"][1]) + "\n")
 
 
 if __name__ == "__main__":

@@ -311,6 +311,64 @@ public final class Analyzer {
                 report.errors.append(e)
             }
         }
+        // Apple Unified Logging (Records/UnifiedLog): log archives and lone tracev3 files.
+        func absorbUnifiedLog(_ r: ULAnalysis) {
+            let first = events.count
+            for var e in r.events {
+                order += 1
+                e.order = order
+                e.fileIndex = report.inputs.count
+                events.append(e)
+            }
+            report.errors.append(contentsOf: r.errors)
+            report.inputs.append(r.summary)
+            files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
+            progress?(report.inputs.count, bytesDone)
+        }
+        walker.logArchive = { display, dir in
+            let found = tracev3Files(under: dir)
+            let prefix = dir.hasSuffix("/") ? dir : dir + "/"
+            let list = found.map { (display + "/" + String($0.dropFirst(prefix.count)), $0) }
+            absorbUnifiedLog(self.readUnifiedLog(display: display, root: dir, files: list))
+        }
+        walker.unifiedLog = { display, diskPath, source in
+            var temporary: PrivateTemporaryDirectory?
+            defer { temporary = nil }
+            let path: String
+            if let diskPath {
+                path = diskPath
+            } else {
+                temporary = try PrivateTemporaryDirectory()
+                path = try temporary!.write(source, name: "member.tracev3")
+            }
+            absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, path)]))
+        }
+        walker.ips = { display, source in
+            let fileIndex = report.inputs.count
+            var summary = InputSummary(path: display)
+            let first = events.count
+            do {
+                let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
+                summary.format = "ips (\(parsed.kind.rawValue)\(parsed.bugType.map { ", bug_type \($0)" } ?? ""))"
+                for (k, r) in parsed.records.enumerated() {
+                    var rec = RawRecord()
+                    rec.reset(line: k + 1)
+                    rec.time = r.time
+                    rec.set(.process, bytes: Array(r.process.utf8))
+                    if let pid = r.pid { rec.set(.pid, bytes: Array(String(pid).utf8)) }
+                    rec.set(.message, bytes: Array(r.message.utf8))
+                    summary.stats.records += 1
+                    recognize(&rec, display, fileIndex)
+                }
+                journalCompactor = EventCompactor()
+            } catch let e as InputError {
+                summary.errors.append(e.description)
+                report.errors.append(e)
+            }
+            summary.events = events[first...].reduce(0) { $0 + $1.count }
+            report.inputs.append(summary)
+            files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
+        }
         walker.walk(paths)
         report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
         report.displayOffset = applyDisplayZone(&events)

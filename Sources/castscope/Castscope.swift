@@ -25,7 +25,7 @@ struct Castscope: ParsableCommand {
             When several apply: 5, then 4, 3, 1.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, SessionsCommand.self, Tail.self, Parsers.self, ClickHouseCommand.self]
+        subcommands: [Analyze.self, SessionsCommand.self, Show.self, Tail.self, Parsers.self, ClickHouseCommand.self]
     )
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.

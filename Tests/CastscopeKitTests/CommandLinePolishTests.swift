@@ -17,7 +17,7 @@ import Testing
         #expect(typo.status == 2)
         #expect(typo.stderr == "castscope: error: unknown command 'analyz'; did you mean 'analyze'? (see 'castscope --help')\n")
         #expect(try castscope(["tial"]).stderr.contains("did you mean 'tail'?"))
-        #expect(try castscope(["frobnicate"]).stderr.contains("unknown command 'frobnicate' (commands: analyze, sessions, tail, parsers, clickhouse)"))
+        #expect(try castscope(["frobnicate"]).stderr.contains("unknown command 'frobnicate' (commands: analyze, sessions, show, tail, parsers, clickhouse)"))
     }
 
     @Test("--help lists every exit code; usage errors are one line; --threads 0 refused")

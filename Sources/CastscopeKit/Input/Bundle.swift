@@ -7,6 +7,8 @@ import Darwin
 /// What the first bytes of a stream say it is.
 public enum ContentKind: String, Sendable {
     case gzip, zip, tar, journal, text
+    /// An Apple Unified Logging tracev3 file (header chunk 0x1000, 208 bytes).
+    case tracev3
 }
 
 func sniff(_ head: [UInt8]) -> ContentKind {
@@ -18,6 +20,7 @@ func sniff(_ head: [UInt8]) -> ContentKind {
     }
     if head.count >= 262 && Array(head[257..<262]) == Array("ustar".utf8) { return .tar }
     if head.count >= 8 && Array(head[0..<8]) == Array("LPKSHHRH".utf8) { return .journal }
+    if head.count >= 16 && head[0..<4] == [0x00, 0x10, 0x00, 0x00] && head[8..<16] == [0xD0, 0, 0, 0, 0, 0, 0, 0] { return .tracev3 }
     return .text
 }
 
@@ -34,6 +37,13 @@ public struct BundleWalker {
     /// Binary journal files, handed over for sd-journal reading: the display path, the path on
     /// disk when the file is one (not an archive member or stdin), and the stream.
     public var journal: ((String, String?, ByteSource) throws -> Void)?
+    /// Apple Unified Logging (Input/LogArchive.swift): a `.logarchive` folder (display path,
+    /// folder on disk) — archive members are spilled to a private folder first — and tracev3
+    /// files met on their own (display path, the path on disk when a file, the stream).
+    public var logArchive: ((String, String) -> Void)?
+    public var unifiedLog: ((String, String?, ByteSource) throws -> Void)?
+    /// Apple diagnostic reports (`*.ips`): display path and the stream.
+    public var ips: ((String, ByteSource) throws -> Void)?
 
     public init(visit: @escaping (String, ByteSource) throws -> Void,
                 report: @escaping (InputError) -> Void)
@@ -60,6 +70,10 @@ public struct BundleWalker {
             return
         }
         if (st.st_mode & S_IFMT) == S_IFDIR {
+            if let logArchive, isLogArchiveFolder(path) {
+                logArchive(display, path)
+                return
+            }
             let key = (UInt64(st.st_dev), UInt64(st.st_ino))
             if visiting.contains(where: { $0 == key }) {
                 report(InputError(path: display, "symlink loop (directory already being read), skipped"))
@@ -121,6 +135,14 @@ public struct BundleWalker {
                 } else {
                     report(InputError(path: path, "binary journal file: not read by this build"))
                 }
+            case .tracev3:
+                if let unifiedLog {
+                    try unifiedLog(path, diskPath, replay)
+                } else {
+                    report(InputError(path: path, "Apple tracev3 file: not read by this build"))
+                }
+            case .text where ips != nil && path.hasSuffix(".ips"):
+                try ips!(path, replay)
             case .text:
                 if let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 try visit(path, replay)
@@ -134,6 +156,8 @@ public struct BundleWalker {
 
     private func readArchive(_ source: ByteSource, path: String, depth: Int) throws {
         let archive = try ArchiveReader(source: source, path: path)
+        var spill = logArchive.map { LogArchiveSpill(archivePath: path, hand: $0) }
+        defer { spill?.finish() }
         while true {
             let entry: ArchiveReader.Entry?
             do {
@@ -151,6 +175,7 @@ public struct BundleWalker {
             }
             let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
             if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }
+            if spill != nil, try spill!.take(entry.name, archive.entrySource(displayPath: display)) { continue }
             stream(archive.entrySource(displayPath: display), path: display, depth: depth + 1)
         }
     }

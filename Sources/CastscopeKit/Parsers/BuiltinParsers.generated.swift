@@ -735,6 +735,22 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/apple-reports.json", ##"""
+{
+  "name": "apple-reports",
+  "title": "Apple diagnostic reports (.ips: JetsamEvent, crash reports) as castscope words them",
+  "sdk": "ios",
+  "side": "system",
+  "rules": [
+    {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[{target_pid:int}] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
+    {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"}
+  ],
+  "samples": [
+    {"message": "JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 50 MB (3200 pages); largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit", "limit_mb": "50"}},
+    {"message": "Crash report: BroadcastExtension[2210] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc", "event": "extension.killed", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "text": "EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc"}}
+  ]
+}
+"""##),
         ("vocabulary/haishinkit.json", ##"""
 {
   "name": "haishinkit",

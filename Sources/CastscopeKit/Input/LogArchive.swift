@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whether a folder is an Apple log archive: `*.logarchive`, or a copy of
+/// `/var/db/diagnostics` (a `timesync` folder beside `Persist` or `Special`).
+func isLogArchiveFolder(_ path: String) -> Bool {
+    let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+    if trimmed.hasSuffix(".logarchive") { return true }
+    func isDir(_ p: String) -> Bool {
+        var st = stat()
+        return stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+    return isDir(trimmed + "/timesync") && (isDir(trimmed + "/Persist") || isDir(trimmed + "/Special"))
+}
+
+/// Members of a `.logarchive` inside a tar or zip (a sysdiagnose): written to a private
+/// temporary folder as they stream by (tracev3 files need their uuidtext, dsc and timesync,
+/// which may come later in the archive), read as a folder when the archive ends, then removed.
+/// Memory stays one copy buffer; the disk holds the log archive for the time of the read.
+struct LogArchiveSpill {
+    let archivePath: String
+    let hand: (String, String) -> Void
+    private var base: String?
+    /// Log archive prefixes (member path up to `.logarchive`) in the order met, and their folders.
+    private var archives: [(prefix: String, dir: String)] = []
+    private var files: [String] = []
+    private var dirs: [String] = []
+
+    init(archivePath: String, hand: @escaping (String, String) -> Void) {
+        self.archivePath = archivePath
+        self.hand = hand
+    }
+
+    /// Takes the member when it belongs to a log archive; returns whether it did.
+    mutating func take(_ name: String, _ source: ByteSource) throws -> Bool {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: true)
+        guard let k = parts.firstIndex(where: { $0.hasSuffix(".logarchive") }), k < parts.count - 1 else { return false }
+        let prefix = parts[0...k].joined(separator: "/")
+        let dir: String
+        if let a = archives.first(where: { $0.prefix == prefix }) {
+            dir = a.dir
+        } else {
+            if base == nil {
+                let tmp = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+                var template = Array((tmp + "/castscope-logarchive-XXXXXX").utf8CString)
+                guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                    throw InputError(path: tmp, "cannot create a private temporary directory: \(errnoText())")
+                }
+                base = String(cString: p)
+            }
+            dir = base! + "/" + String(archives.count)
+            try makeDir(dir)
+            archives.append((prefix, dir))
+        }
+        var path = dir
+        for part in parts[(k + 1)...].dropLast() {
+            path += "/" + part
+            if !dirs.contains(path) { try makeDir(path) }
+        }
+        path += "/" + parts.last!
+        try copy(source, to: path)
+        return true
+    }
+
+    private mutating func makeDir(_ p: String) throws {
+        if mkdir(p, 0o700) != 0 && errno != EEXIST { throw InputError(path: p, "cannot create: \(errnoText())") }
+        dirs.append(p)
+    }
+
+    private mutating func copy(_ source: ByteSource, to file: String) throws {
+        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw InputError(path: file, "cannot create: \(errnoText())") }
+        files.append(file)
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 18)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { break }
+            var written = 0
+            while written < n {
+                let w = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + written, n - written) }
+                guard w > 0 else { throw InputError(path: file, "write failed (temporary copy of a log archive): \(errnoText())") }
+                written += w
+            }
+        }
+    }
+
+    /// Reads each spilled log archive, then removes every file and folder written.
+    mutating func finish() {
+        for a in archives { hand(archivePath + "!" + a.prefix, a.dir) }
+        for f in files { unlink(f) }
+        for d in dirs.reversed() { rmdir(d) }
+        if let base { rmdir(base) }
+        archives = []
+        files = []
+        dirs = []
+        base = nil
+    }
+}
+
+/// A file mapped read-only (tracev3 files are read from the mapping, not copied).
+final class MappedFile {
+    let bytes: UnsafeRawBufferPointer
+    private let length: Int
+
+    init(path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw InputError(path: path, "cannot stat: \(errnoText())") }
+        length = Int(st.st_size)
+        if length == 0 {
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        guard let p = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), p != MAP_FAILED else {
+            throw InputError(path: path, "cannot map: \(errnoText())")
+        }
+        bytes = UnsafeRawBufferPointer(start: p, count: length)
+    }
+
+    deinit {
+        if let p = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: p), length) }
+    }
+}
+
+/// The tracev3 files under a folder, sorted by path.
+func tracev3Files(under root: String) -> [String] {
+    var out: [String] = []
+    func walk(_ dir: String, depth: Int) {
+        guard depth < 6, let d = opendir(dir) else { return }
+        var names: [(String, Bool)] = []
+        while let ent = readdir(d) {
+            let name = withUnsafeBytes(of: ent.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+            if name.hasPrefix(".") { continue }
+            names.append((name, ent.pointee.d_type == UInt8(DT_DIR)))
+        }
+        closedir(d)
+        for (name, isDir) in names.sorted(by: { $0.0 < $1.0 }) {
+            let p = dir + "/" + name
+            if isDir { walk(p, depth: depth + 1) } else if name.hasSuffix(".tracev3") { out.append(p) }
+        }
+    }
+    walk(root, depth: 0)
+    return out
+}
+
+/// The log archive folder a tracev3 file on disk sits in (up to three levels up), if any.
+func logArchiveRoot(of file: String?) -> String? {
+    guard var dir = file else { return nil }
+    for _ in 0..<3 {
+        guard let slash = dir.lastIndex(of: "/") else { return nil }
+        dir = String(dir[..<slash])
+        if dir.isEmpty { return nil }
+        if isLogArchiveFolder(dir) { return dir }
+    }
+    return nil
+}

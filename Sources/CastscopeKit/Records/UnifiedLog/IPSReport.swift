@@ -1,0 +1,180 @@
+/// Apple diagnostic reports (`.ips`, under a sysdiagnose's `crashes_and_spins/`): JetsamEvent
+/// (bug_type 298), crash reports (309, and the older text form). Each becomes records in the
+/// words the `apple-reports` vocabulary knows, so that the evidence decides a session's outcome
+/// like a kernel line would.
+public struct IPSReport: Sendable {
+    public enum Kind: String, Sendable { case jetsam = "JetsamEvent", crash = "crash report" }
+    public struct Record: Sendable, Equatable {
+        public var time: ParsedTime?
+        public var process: String
+        public var pid: Int?
+        public var message: String
+    }
+    public var kind: Kind
+    public var bugType: String?
+    public var records: [Record] = []
+
+    /// Reads a report's text; throws a one-line reason when it is none of the known kinds.
+    public static func parse(_ text: String, path: String) throws -> IPSReport {
+        let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\u{FEFF}" }
+        if trimmed.hasPrefix("{") {
+            // A one-line JSON header, then the body (a JSON document); older reports are one document.
+            var header: JSONValue?
+            var body: JSONValue
+            if let nl = trimmed.firstIndex(of: "\n"), let h = try? JSONValue.parse(String(trimmed[..<nl])),
+                let b = try? JSONValue.parse(String(trimmed[trimmed.index(after: nl)...]))
+            {
+                header = h
+                body = b
+            } else {
+                do { body = try JSONValue.parse(String(trimmed)) } catch {
+                    throw InputError(path: path, ".ips report: \(error)")
+                }
+                header = body
+            }
+            let bug = header?["bug_type"]?.stringValue ?? body["bug_type"]?.stringValue
+            let time = (header?["timestamp"]?.stringValue ?? body["captureTime"]?.stringValue).flatMap(reportTime)
+            if bug == "298" || body["processes"] != nil && body["largestProcess"] != nil {
+                return jetsam(body, bug: bug, time: time)
+            }
+            if bug == "309" || body["exception"] != nil || body["termination"] != nil {
+                return crash(json: body, header: header, bug: bug, time: time)
+            }
+            throw InputError(path: path, ".ips report of bug_type \(bug ?? "?") is not read (JetsamEvent 298 and crash reports 309 are)")
+        }
+        if trimmed.hasPrefix("Incident Identifier:") || trimmed.contains("\nException Type:") {
+            return crash(text: String(trimmed))
+        }
+        throw InputError(path: path, "not an .ips report castscope reads (neither JSON nor a crash report's text)")
+    }
+
+    /// `2026-03-12 23:59:52.00 +0100` → parsed (the zone's space dropped).
+    static func reportTime(_ s: String) -> ParsedTime? {
+        var t = s.trimmingSpaces()
+        if let sp = t.lastIndex(of: " "), let sign = t[t.index(after: sp)...].first, sign == "+" || sign == "-" {
+            t.remove(at: sp)
+        }
+        guard let micros = TimeArgument.parse(t) else { return nil }
+        return .epoch(micros: micros)
+    }
+
+    static func jetsam(_ body: JSONValue, bug: String?, time: ParsedTime?) -> IPSReport {
+        var r = IPSReport(kind: .jetsam, bugType: bug)
+        let pageSize = Int(body["pageSize"]?.stringValue ?? body["memoryStatus"]?["pageSize"]?.stringValue ?? "") ?? 16384
+        let largest = body["largestProcess"]?.stringValue
+        for p in body["processes"]?.arrayValue ?? [] {
+            guard let reason = p["reason"]?.stringValue, let name = p["name"]?.stringValue else { continue }
+            let pid = Int(p["pid"]?.stringValue ?? "")
+            let pages = Int(p["rpages"]?.stringValue ?? "") ?? 0
+            let mb = pages * pageSize / (1024 * 1024)
+            var m = "JetsamEvent: \(name)[\(pid.map(String.init) ?? "?")] killed: \(reason), footprint \(mb) MB (\(pages) pages)"
+            if let largest { m += "; largest process \(largest)" }
+            r.records.append(Record(time: time, process: "kernel", pid: 0, message: m))
+        }
+        return r
+    }
+
+    struct Crash {
+        var process = "?"
+        var pid: Int?
+        var type = ""
+        var signal = ""
+        var subtype = ""
+        var message = ""
+        var termination = ""
+        var time: ParsedTime?
+    }
+
+    static func crashRecord(_ c: Crash) -> Record {
+        let who = "\(c.process)[\(c.pid.map(String.init) ?? "?")]"
+        let all = c.subtype + " " + c.message
+        if c.type.hasPrefix("EXC_RESOURCE"), all.uppercased().contains("MEMORY"), let mb = limitMB(all) {
+            let kind = ["ActiveHard", "ActiveSoft", "InactiveHard", "InactiveSoft"].first { all.contains($0) } ?? "Limit"
+            return Record(time: c.time, process: c.process, pid: c.pid,
+                          message: "EXC_RESOURCE -> \(who) exceeded mem limit: \(kind) \(mb) MB (crash report)")
+        }
+        var m = "Crash report: \(who) terminated: \(c.type)"
+        if !c.signal.isEmpty { m += " (\(c.signal))" }
+        if !c.subtype.isEmpty { m += ", \(c.subtype)" }
+        if !c.message.isEmpty { m += ", \(c.message)" }
+        if !c.termination.isEmpty { m += "; termination \(c.termination)" }
+        return Record(time: c.time, process: c.process, pid: c.pid, message: m)
+    }
+
+    /// `… 50 MB …` in an exception's subtype or message.
+    static func limitMB(_ s: String) -> Int? {
+        let words = s.split(whereSeparator: { $0 == " " || $0 == "(" || $0 == ")" || $0 == "," || $0 == ":" })
+        for (i, w) in words.enumerated() where i + 1 < words.count && words[i + 1] == "MB" {
+            if let v = Int(w) { return v }
+        }
+        return nil
+    }
+
+    static func crash(json body: JSONValue, header: JSONValue?, bug: String?, time: ParsedTime?) -> IPSReport {
+        var c = Crash()
+        c.process = body["procName"]?.stringValue ?? header?["app_name"]?.stringValue ?? "?"
+        c.pid = Int(body["pid"]?.stringValue ?? "")
+        c.time = body["captureTime"]?.stringValue.flatMap(reportTime) ?? time
+        if let e = body["exception"] {
+            c.type = e["type"]?.stringValue ?? ""
+            c.signal = e["signal"]?.stringValue ?? ""
+            c.subtype = e["subtype"]?.stringValue ?? ""
+            c.message = e["message"]?.stringValue ?? ""
+        }
+        if let t = body["termination"] {
+            var parts: [String] = []
+            if let ns = t["namespace"]?.stringValue { parts.append(ns) }
+            if let code = t["code"]?.stringValue { parts.append("code \(code)") }
+            if let ind = t["indicator"]?.stringValue { parts.append(ind) }
+            for reason in t["reasons"]?.arrayValue ?? [] { if let s = reason.stringValue { parts.append(s) } }
+            c.termination = parts.joined(separator: " ")
+        }
+        var r = IPSReport(kind: .crash, bugType: bug)
+        r.records.append(crashRecord(c))
+        return r
+    }
+
+    static func crash(text: String) -> IPSReport {
+        var c = Crash()
+        var termination: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let key = line[..<colon].trimmingCharacters(in: " ")
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: " ")
+            switch key {
+            case "Process":
+                // `BroadcastExtension [2210]`
+                if let open = value.lastIndex(of: "["), let close = value.lastIndex(of: "]"), open < close {
+                    c.process = value[..<open].trimmingCharacters(in: " ")
+                    c.pid = Int(value[value.index(after: open)..<close])
+                } else {
+                    c.process = value
+                }
+            case "Date/Time": c.time = reportTime(value)
+            case "Exception Type":
+                // `EXC_RESOURCE (SIGKILL)`
+                if let open = value.firstIndex(of: "(") {
+                    c.type = value[..<open].trimmingCharacters(in: " ")
+                    c.signal = value[value.index(after: open)...].trimmingCharacters(in: ")")
+                } else {
+                    c.type = value
+                }
+            case "Exception Subtype": c.subtype = value
+            case "Exception Message", "Exception Note": if c.message.isEmpty { c.message = value }
+            case "Termination Reason", "Termination Description": termination.append(value)
+            default: break
+            }
+            if key == "Thread 0" || key.hasPrefix("Thread 0 ") { break }
+        }
+        c.termination = termination.joined(separator: "; ")
+        var r = IPSReport(kind: .crash, bugType: nil)
+        r.records.append(crashRecord(c))
+        return r
+    }
+}
+
+/// An .ips report's text (reports are small; more than 16 MB is not a report).
+func readIPSText(_ source: ByteSource, path: String) throws -> String {
+    let bytes = try readUpTo(16 << 20, from: source)
+    return String(decoding: bytes, as: UTF8.self)
+}
