@@ -6,7 +6,9 @@ import Testing
 /// terminal) is `cat`; the system journal (no journald) is the sample relay journal through
 /// `--file … --from-start`; `/var/log/journal/relay` and `relay-journal/` are a folder holding a
 /// copy of it; `castscope tail` lines are stopped by SIGINT after 3 s (`timeout -s INT 3`).
-/// File names map to the samples: bundle.zip is a zip of two sample folders, bundle/ is samples/.
+/// File names map to the samples: bundle.zip is a zip of two sample folders, bundle/ is samples/;
+/// system_logs.logarchive is a sample folder (`show` reads text logs as it reads archives; the
+/// archive itself is read by UnifiedLogEndToEndTests).
 @Suite struct CommandLineReadmeUsageTests {
     static func usageLines() throws -> [String] {
         let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
@@ -60,6 +62,7 @@ import Testing
             ("console.txt", "'\(root)/samples/jetsam-kill/console-copy.txt'"),
             ("paste.txt", "'\(root)/samples/stopped-10001/host-app-xcode.txt'"),
             ("huge.log", "'\(root)/samples/retry-storm/log-stream-debug.txt'"),
+            ("system_logs.logarchive", "'\(root)/samples/healthy-jitsi/'"),
         ]
         for (from, to) in replacements { command = command.replacingOccurrences(of: from, with: to) }
         var variants = [command]
