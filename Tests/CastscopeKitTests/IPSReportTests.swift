@@ -88,7 +88,7 @@ Thread 0 Crashed:
         #expect((s["reason"] as? String)?.contains("per-process-limit 51 MB") == true)
         let inputs = try #require(json["inputs"] as? [[String: Any]])
         #expect(inputs.contains { ($0["format"] as? String) == "ips (JetsamEvent, bug_type 298)" })
-        #expect((json["errors"] as? [Any])?.isEmpty == true)
+        #expect((json["inputErrors"] as? [Any])?.isEmpty == true)
         // castscope show puts the report's line among the archive's, in time order.
         let shown = try castscope(["show", "--style", "ndjson", dir.appendingPathComponent("sysdiagnose.tar.gz").path])
         let lines = shown.stdout.split(separator: "\n")

@@ -74,13 +74,13 @@ func runTar(_ args: [String], cwd: URL) throws {
         zip.waitUntilExit()
         let zipped = try castscope(["analyze", "--json", dir.appendingPathComponent("logs.zip").path])
         #expect((zipped.json?["sessions"] as? [[String: Any]])?.first?["outcome"] as? String == "killed")
-        #expect((zipped.json?["errors"] as? [Any])?.isEmpty == true, "\(zipped.stdout.prefix(2000))")
+        #expect((zipped.json?["inputErrors"] as? [Any])?.isEmpty == true, "\(zipped.stdout.prefix(2000))")
     }
 
     @Test func realTracev3IsNoLongerBinaryErrors() throws {
         let r = try castscope(["analyze", "--json", unifiedLogging.appendingPathComponent("0000000000000f85.tracev3").path])
         let json = try #require(r.json)
-        #expect((json["errors"] as? [Any])?.isEmpty == true)
+        #expect((json["inputErrors"] as? [Any])?.isEmpty == true)
         let input = try #require((json["inputs"] as? [[String: Any]])?.first)
         #expect(input["format"] as? String == "tracev3")
     }
