@@ -227,18 +227,7 @@ public struct TimeSpec: Sendable, Equatable {
 
     /// `YYYY-MM-DD[( |T)HH:MM[:SS[.f]]][zone]`.
     static func absolute(_ text: String) -> Kind? {
-        var s = text
-        if s.count == 10 { s += " 00:00:00" }
-        // HH:MM without seconds.
-        let bytes = Array(s.utf8)
-        if bytes.count >= 16, bytes.count == 16 || !isDigit(bytes[16]) && bytes[16] != UInt8(ascii: ":") {
-            s = String(s.prefix(16)) + ":00" + String(s.dropFirst(16))
-        }
-        var t = ParsedTime()
-        let b = Array(s.utf8)
-        guard let end = b.withUnsafeBytes({ TimeScan.iso($0, 0, into: &t) }), end == b.count,
-            !t.swappedDayMonth, isRealDate(t.year, t.month, t.day)
-        else { return nil }
+        guard let t = TimeArgument.parts(text), !t.swappedDayMonth, isRealDate(t.year, t.month, t.day) else { return nil }
         if t.offset != nil { return .instant(t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)) }
         return .wallClock(t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0))
     }

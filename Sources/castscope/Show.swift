@@ -35,10 +35,10 @@ struct Show: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Only messages containing this text.", valueName: "text"))
     var grep: String?
 
-    @Option(name: .long, help: ArgumentHelp("Only records at or after this time (YYYY-MM-DD[ HH:MM[:SS]][±HHMM], UTC when no zone).", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Only records at or after this time: the same forms as analyze --since (YYYY-MM-DD[ HH:MM[:SS]][zone], HH:MM, today, yesterday, -1h, '1 hour ago'); without a zone, this machine's local time (as log show and journalctl read it).", valueName: "time"))
     var start: String?
 
-    @Option(name: .long, help: ArgumentHelp("Only records at or before this time.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Only records at or before this time (same forms as --start).", valueName: "time"))
     var end: String?
 
     @OptionGroup var parsers: ParserOptions
@@ -46,8 +46,17 @@ struct Show: ParsableCommand {
     func validate() throws {
         guard LogShowOptions.Style(rawValue: style) != nil else { throw ValidationError("--style must be default, ndjson or json") }
         for (name, value) in [("--start", start), ("--end", end)] {
-            if let value, TimeArgument.parse(value) == nil { throw ValidationError("\(name): cannot read the time '\(value)'") }
+            if let value, TimeSpec.parse(value) == nil { throw ValidationError("\(name): cannot read the time '\(value)'") }
         }
+        if let s = start.flatMap(TimeSpec.parse), let e = end.flatMap(TimeSpec.parse), Self.instant(s) > Self.instant(e) {
+            throw ValidationError("--start \(s.text) is after --end \(e.text)")
+        }
+    }
+
+    /// A --start/--end time as an instant (µs): a time without a zone is this machine's local time.
+    static func instant(_ spec: TimeSpec) -> Int64 {
+        let now = currentMicros()
+        return spec.resolve(zone: DisplayZone.local.offset(at: now), now: now)
     }
 
     func run() throws {
@@ -58,8 +67,8 @@ struct Show: ParsableCommand {
         options.subsystems = subsystem
         options.categories = category
         options.messageContains = grep
-        options.start = start.flatMap(TimeArgument.parse).map { $0 * 1000 }
-        options.end = end.flatMap(TimeArgument.parse).map { $0 * 1000 }
+        options.start = start.flatMap(TimeSpec.parse).map { Self.instant($0) * 1000 }
+        options.end = end.flatMap(TimeSpec.parse).map { Self.instant($0) * 1000 }
         let show = LogShow(registry: parsers.registryOrExit(), options: options)
         show.run(paths) { text in fputs(text, stdout) }
         fflush(stdout)

@@ -190,10 +190,11 @@ enum TimeScan {
     }
 }
 
-/// Times given on the command line (`--since`, `--until`): `YYYY-MM-DD`, optionally with
-/// ` HH:MM[:SS[.f]]` and a zone; UTC when no zone is given.
+/// A time written out as text — `YYYY-MM-DD`, optionally with ` HH:MM[:SS[.f]]` (or `T`) and a
+/// zone — as command-line options (`--since`, `--start`) and `.ips` report headers give it.
 public enum TimeArgument {
-    public static func parse(_ text: String) -> Int64? {
+    /// Its parts (no zone: `offset` nil), or nil when the whole text is not such a time.
+    public static func parts(_ text: String) -> ParsedTime? {
         var s = text.trimmingSpaces()
         if s.count == 10 { s += " 00:00:00" }
         // HH:MM without seconds.
@@ -204,7 +205,12 @@ public enum TimeArgument {
         var t = ParsedTime()
         let b = Array(s.utf8)
         guard let end = b.withUnsafeBytes({ TimeScan.iso($0, 0, into: &t) }), end == b.count else { return nil }
-        return t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)
+        return t
+    }
+
+    /// The instant, UTC when the text names no zone.
+    public static func parse(_ text: String) -> Int64? {
+        parts(text)?.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)
     }
 }
 
