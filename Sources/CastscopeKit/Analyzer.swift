@@ -20,6 +20,8 @@ public struct AnalyzeOptions: Sendable {
     /// Relay clock minus device clock (µs), instead of estimating it.
     public var clockOffset: Int64?
     public var thresholds = Thresholds()
+    /// Limits on bytes, members, nesting and expansion of the bundle (hostile input).
+    public var budget = Budget()
 
     public init() {}
 }
@@ -277,6 +279,7 @@ public final class Analyzer {
                 report.errors.append(e)
             }
         }
+        walker.budget = options.budget
         walker.walk(paths)
         resolveTimes(&events, files: files, inputs: &report.inputs)
         events = dedupe(events)

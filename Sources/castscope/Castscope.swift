@@ -197,6 +197,8 @@ struct Analyze: ParsableCommand {
 
     @OptionGroup var parsers: ParserOptions
 
+    @OptionGroup(title: "Budgets (hostile input)") var budget: BudgetOptions
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
         if let date, parseDate(date) == nil { throw ValidationError("--date must be YYYY-MM-DD, got '\(date)'") }
@@ -220,6 +222,7 @@ struct Analyze: ParsableCommand {
         options.since = journal.since.flatMap(TimeArgument.parse)
         options.until = journal.until.flatMap(TimeArgument.parse)
         options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
+        options.budget = budget.resolve()
         do { options.thresholds = try thresholds.resolve() } catch {
             fputs("castscope: error: \(error)\n", stderr)
             Glibc.exit(2)
@@ -257,14 +260,14 @@ struct Analyze: ParsableCommand {
         if json {
             output = JSONReport.render(report)
         } else if markdown {
-            output = MarkdownReport.render(report)
+            output = Sanitize.terminal(MarkdownReport.render(report))
         } else {
             let color = !noColor && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
-            output = TextReport(color: color).render(report)
+            output = Sanitize.terminal(TextReport(color: color).render(report), styles: color)
         }
         fputs(output, stdout)
         fflush(stdout)
-        for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
+        for e in report.errors { fputs("castscope: error: \(Sanitize.line(e.description))\n", stderr) }
         if let failOn, report.findings.contains(where: { $0.severity >= failOn.severity }) { Glibc.exit(3) }
         if !report.errors.isEmpty { Glibc.exit(1) }
         // Everything is written and flushed: leave without the exit-time teardown, which

@@ -173,14 +173,14 @@ final class TailEngine: @unchecked Sendable {
     func note(_ text: String) {
         lock.locked {
             clearStatus()
-            fputs("castscope tail: \(text)\n", stderr)
+            fputs("castscope tail: \(Sanitize.line(text))\n", stderr)
         }
     }
 
     func error(_ text: String) {
         lock.locked {
             clearStatus()
-            fputs("castscope: error: \(text)\n", stderr)
+            fputs("castscope: error: \(Sanitize.line(text))\n", stderr)
             failed = true
         }
     }
@@ -188,7 +188,7 @@ final class TailEngine: @unchecked Sendable {
     func gap(from: Int64?, to: Int64?, _ text: String) {
         lock.locked {
             emit(format.gap(from: from, to: to, text))
-            fputs("castscope tail: \(text)\n", stderr)
+            fputs("castscope tail: \(Sanitize.line(text))\n", stderr)
         }
     }
 
@@ -198,7 +198,7 @@ final class TailEngine: @unchecked Sendable {
 
     private func emit(_ line: String) {
         clearStatus()
-        fputs(line + "\n", stdout)
+        fputs((json ? line : Sanitize.terminal(line, oneLine: true, styles: color)) + "\n", stdout)
     }
 
     private func clearStatus() {
@@ -226,7 +226,7 @@ final class TailEngine: @unchecked Sendable {
             parts.append("● relay \(id.prefix(8))\(fps)")
         }
         guard !parts.isEmpty else { return }
-        fputs(paint(parts.joined(separator: "  "), "2"), stdout)
+        fputs(Sanitize.terminal(paint(parts.joined(separator: "  "), "2"), oneLine: true, styles: color), stdout)
         statusOnScreen = true
     }
 
