@@ -6,7 +6,7 @@ SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev systemd-journal-remote chromium python3
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
-.PHONY: all deps build release run test expected samples journals generate bench clean
+.PHONY: all deps build release run test expected samples journals generate bench clean soak fuzz
 
 all: build
 
@@ -58,3 +58,7 @@ bench: release ## speed and memory against grep, zcat, journalctl, lnav (BENCH_S
 
 clean:
 	rm -rf .build
+
+SOAK_CYCLES ?= 50
+soak: build ## tail exactly once: SOAK_CYCLES runs killed (SIGKILL/SIGTERM) while journals are written and rotated
+	python3 scripts/soak-tail.py .build/debug/castscope $(SOAK_CYCLES)

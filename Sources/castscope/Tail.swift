@@ -35,6 +35,9 @@ struct Tail: ParsableCommand {
     @Flag(name: .long, help: "Start at the oldest entry instead of now (when there is no saved cursor).")
     var fromStart = false
 
+    @Flag(name: .long, help: "Ignore (and replace) a saved --cursor-file, e.g. an empty or garbled one.")
+    var cursorReset = false
+
     @Flag(name: .long, help: "Also print every recognized line, not only session changes.")
     var events = false
 
@@ -72,6 +75,10 @@ struct Tail: ParsableCommand {
         let color = !noColor && !json && isatty(1) != 0 && ProcessInfoLite.environment("NO_COLOR") == nil
         let engine = TailEngine(factory: EventFactory(registry: registry), json: json, events: events, color: color,
                                 status: color)
+        // Lines reach stdout only when a batch is flushed, in one write, so that the cursor
+        // file can commit the batch against it (exactly once across SIGKILL; see JournalFollower).
+        if isatty(1) == 0 { setvbuf(stdout, UnsafeMutablePointer<CChar>.allocate(capacity: 4 << 20), _IOFBF, 4 << 20) }
+        if cursorReset, let cursorFile { unlink(cursorFile) }
         let journalDone = StopFlag()
         let stdinDone = StopFlag()
         let stop = StopFlag()
