@@ -62,3 +62,7 @@ clean:
 SOAK_CYCLES ?= 50
 soak: build ## tail exactly once: SOAK_CYCLES runs killed (SIGKILL/SIGTERM) while journals are written and rotated
 	python3 scripts/soak-tail.py .build/debug/castscope $(SOAK_CYCLES)
+
+FUZZ_SECONDS ?= 60
+fuzz: deps ## libFuzzer over every stage, with and without ASan: FUZZ_SECONDS per target (Fuzz/run.py)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) python3 Fuzz/run.py

@@ -70,6 +70,8 @@ public final class Analyzer {
     public var rangesPerThread = 16
     public var minimumRange: UInt64 = 8 << 20
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// Inputs held in memory, by the name they are given as paths (fuzzing, tests).
+    public var memoryInputs: [String: [UInt8]] = [:]
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
         if let name = options.forcedFormat, registry.format(named: name) == nil {
@@ -280,6 +282,7 @@ public final class Analyzer {
             }
         }
         walker.budget = options.budget
+        walker.memory = memoryInputs
         walker.walk(paths)
         resolveTimes(&events, files: files, inputs: &report.inputs)
         events = dedupe(events)

@@ -42,7 +42,7 @@ final class BudgetTally {
         rootBytes += UInt64(n)
         if bytes > budget.maxBytes {
             exhausted = true
-            throw InputError(path: path, offset: offset,
+            throw InputError(path: path, offset: offset - min(offset, bytes - budget.maxBytes),
                              "bundle budget: more than \(budget.maxBytes) bytes decompressed or streamed (--max-bytes); the rest of this member and of the compressed inputs is not read")
         }
         if let size = rootSize, rootBytes > budget.ratioFloor, rootBytes / max(size, 1) > budget.maxExpansion {

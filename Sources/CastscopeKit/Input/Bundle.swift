@@ -31,6 +31,8 @@ public struct BundleWalker {
         get { budget.maxNesting }
         set { budget.maxNesting = newValue }
     }
+    /// Inputs held in memory, read instead of a file when a path is one of their names.
+    public var memory: [String: [UInt8]] = [:]
     /// Error lines shown per input given on the command line; the rest are counted in one line.
     public var maxProblemsPerInput = 50
     public var visit: (String, ByteSource) throws -> Void
@@ -69,7 +71,9 @@ public struct BundleWalker {
             tally.rootBytes = 0
             tally.rootStopped = false
             let display = Sanitize.line(path)
-            if path == "-" {
+            if let bytes = memory[path] {
+                walker.stream(MemorySource(bytes), path: display, depth: 0, tally: tally)
+            } else if path == "-" {
                 walker.stream(FileSource(fd: 0, path: "-"), path: "<stdin>", depth: 0, tally: tally)
             } else {
                 var visiting: [(UInt64, UInt64)] = []
