@@ -15,7 +15,11 @@ struct BudgetOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Stop reading a compressed file that expands more than this many times its size (default 1000).", valueName: "ratio"))
     var maxExpansion: UInt64?
 
+    @Option(name: .long, help: ArgumentHelp("Keep at most this many recognized lines per text file (default 4000000; memory ~36 bytes each).", valueName: "n"))
+    var maxEvents: Int?
+
     func validate() throws {
+        if let maxEvents, maxEvents < 1 { throw ValidationError("--max-events must be at least 1") }
         if let maxBytes, Self.bytes(maxBytes) == nil { throw ValidationError("--max-bytes must be a number of bytes (e.g. 500M, 4G), got '\(maxBytes)'") }
         if let maxMembers, maxMembers < 1 { throw ValidationError("--max-members must be at least 1") }
         if let maxNesting, maxNesting < 0 { throw ValidationError("--max-nesting must be 0 or more") }
@@ -43,6 +47,7 @@ struct BudgetOptions: ParsableArguments {
         if let maxMembers { b.maxMembers = maxMembers }
         if let maxNesting { b.maxNesting = maxNesting }
         if let maxExpansion { b.maxExpansion = maxExpansion }
+        if let maxEvents { b.maxEventsPerFile = maxEvents }
         return b
     }
 }
