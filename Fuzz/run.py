@@ -58,7 +58,9 @@ def main():
                    "-print_final_stats=1", "-timeout=10", "-rss_limit_mb=2048",
                    f"-artifact_prefix={crashes}/{t}-{san.replace(',', '-')}-", corpus, os.path.join(seeds, t)]
             started = time.time()
-            p = subprocess.run(cmd, env=dict(os.environ, CASTSCOPE_FUZZ_TARGET=t), capture_output=True, text=True)
+            # The Swift runtime's backtracer would take the crash before libFuzzer saves the input.
+            p = subprocess.run(cmd, env=dict(os.environ, CASTSCOPE_FUZZ_TARGET=t, SWIFT_BACKTRACE="enable=no"),
+                               capture_output=True, text=True)
             m = re.search(r"stat::number_of_executed_units:\s*(\d+)", p.stderr)
             runs = int(m.group(1)) if m else 0
             wall = time.time() - started

@@ -90,6 +90,27 @@ struct HostileTests {
         #expect(errorLines(r) == ["castscope: error: \(bomb): at byte 1048576: bundle budget: more than 1048576 bytes decompressed or streamed (--max-bytes); the rest of this member and of the compressed inputs is not read"])
     }
 
+    // 7. A bomb of valid recognized lines: memory followed the lines (~36 bytes each).
+    @Test("a bomb of valid frame lines stops at the per-file budget of recognized lines; the good file is read")
+    func validLineBomb() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var text = ""
+        for i in 0..<20_000 {
+            text += String(format: "Mar 12 11:%02d:%02d BroadcastExtension[915] <Notice>: video sample processed successfully\n", i / 1800 % 60, i / 30 % 60)
+        }
+        try Data(makeArchive(.gz, [("x", Array(text.utf8))])).write(to: dir.appendingPathComponent("frames.log.gz"))
+        let bomb = dir.appendingPathComponent("frames.log.gz").path
+        let r = try castscope(["analyze", "--json", "--max-events", "5000", bomb, dir.appendingPathComponent("good.txt").path])
+        #expect(r.status == 1)
+        expectGoodSession(r)
+        #expect(errorLines(r) == ["castscope: error: \(bomb):5120: memory budget: more than 5000 recognized lines in this file (--max-events); the rest of it is not analyzed"])
+        // Without the budget every line is kept.
+        let all = try castscope(["analyze", "--json", bomb])
+        #expect(all.status == 0)
+        #expect((all.json?["summary"] as? [String: Any])?["events"] as? Int == 20_000)
+    }
+
     @Test("the expansion budget stops a file that expands too much; the next input is still read (in process, small floor)")
     func expansionBudget() throws {
         let dir = try temporaryDirectory()
@@ -107,6 +128,44 @@ struct HostileTests {
         walker.budget.maxExpansion = 100
         walker.walk([bomb.path, Self.good.path])
         #expect(errors.count == 1 && errors[0].contains("expansion budget:") && errors[0].contains("more than 100×"), "\(errors)")
+    }
+
+    // 9. Journal export text: the valid entries after a malformed binary field were dropped.
+    @Test("a malformed binary field in export text skips its entry only", arguments: [5, 1 << 40])
+    func exportMalformedBinaryField(_ size: Int) throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func entry(_ i: Int) -> [UInt8] {
+            Array(("__REALTIME_TIMESTAMP=\(1_773_306_904_000_000 + i * 1_000_000)\n_PID=811\nSYSLOG_IDENTIFIER=broadcast-relay\n"
+                + "MESSAGE=session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=\(i) fps=10.0 dropped=0\n\n").utf8)
+        }
+        var data = entry(0)
+        data += Array("__REALTIME_TIMESTAMP=1773306905000000\n_PID=811\nBIN\n".utf8)
+        data += withUnsafeBytes(of: UInt64(size).littleEndian, Array.init) + Array("abcdefg\nMESSAGE=lost\n\n".utf8)
+        for i in 2..<6 { data += entry(i) }
+        let path = dir.appendingPathComponent("relay.export").path
+        try Data(data).write(to: URL(fileURLWithPath: path))
+        let r = try castscope(["analyze", "--json", path, dir.appendingPathComponent("good.txt").path])
+        #expect(r.status == 1)
+        expectGoodSession(r)
+        #expect(errorLines(r) == ["castscope: error: \(path):8: malformed binary field BIN in export entry (entry skipped)"])
+        let input = (r.json?["inputs"] as? [[String: Any]])?.first { ($0["path"] as? String) == path }
+        #expect(input?["records"] as? Int == 5)
+    }
+
+    // Found by the fuzzer (export target): a relay's mean fps of +inf trapped in Fmt.decimal.
+    @Test("numbers read from a log that are not finite or too big are written, not trapped on")
+    func nonFiniteNumbers() {
+        #expect(Fmt.decimal(.infinity, 2) == "inf")
+        #expect(Fmt.decimal(-.infinity, 0) == "-inf")
+        #expect(Fmt.decimal(.nan, 1) == "nan")
+        #expect(Fmt.decimal(1e300, 2) == "1e+300")
+        #expect(Fmt.decimal(2.345, 2) == "2.35" || Fmt.decimal(2.345, 2) == "2.34")
+        #expect(Fmt.relative(.min).hasPrefix("-"))
+        #expect(Fmt.duration(.min).hasPrefix("-"))
+        var w = JSONWriter()
+        w.number("fps", .infinity)
+        #expect(w.text.contains("null"), "\(w.text)")
     }
 
     // 4. Terminal injection through messages and file names.

@@ -21,7 +21,7 @@ public enum Fmt {
 
     /// `3.9 s`, `104 ms`, `4 m 12.3 s`, `1 h 02 m`.
     public static func duration(_ micros: Int64) -> String {
-        let us = abs(micros)
+        let us = micros == .min ? .max : abs(micros)
         let sign = micros < 0 ? "-" : ""
         if us < 1_000 { return "\(sign)\(us) µs" }
         if us < 1_000_000 { return "\(sign)\(us / 1_000) ms" }
@@ -35,6 +35,9 @@ public enum Fmt {
     public static func decimal(_ v: Double, _ places: Int) -> String {
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
+        // Values read from a log can be anything (`fps=inf`, `1e300`): Int(_:) would trap.
+        guard v.isFinite else { return v.isNaN ? "nan" : v < 0 ? "-inf" : "inf" }
+        guard abs(v) * scale < 9e15 else { return "\(v)" }
         let r = (abs(v) * scale).rounded()
         let whole = Int(r / scale)
         let frac = Int(r - Double(whole) * scale)
@@ -44,6 +47,6 @@ public enum Fmt {
 
     /// Seconds from the session start: `+3.912`.
     public static func relative(_ micros: Int64) -> String {
-        (micros < 0 ? "-" : "+") + decimal(Double(abs(micros)) / 1e6, 3)
+        (micros < 0 ? "-" : "+") + decimal(Double(micros.magnitude) / 1e6, 3)
     }
 }

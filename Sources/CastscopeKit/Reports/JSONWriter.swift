@@ -58,6 +58,6 @@ public struct JSONWriter {
     public mutating func int(_ key: String?, _ value: Int?) { raw(key, value.map(String.init) ?? "null") }
     public mutating func bool(_ key: String?, _ value: Bool) { raw(key, value ? "true" : "false") }
     public mutating func number(_ key: String?, _ value: Double?, places: Int = 6) {
-        raw(key, value.map { Fmt.decimal($0, places) } ?? "null")
+        raw(key, value.flatMap { $0.isFinite ? Fmt.decimal($0, places) : nil } ?? "null")  // JSON has no inf or NaN
     }
 }
