@@ -128,6 +128,11 @@ struct HostileTests {
         walker.budget.maxExpansion = 100
         walker.walk([bomb.path, Self.good.path])
         #expect(errors.count == 1 && errors[0].contains("expansion budget:") && errors[0].contains("more than 100×"), "\(errors)")
+        // Inside a folder each file on disk has its own ratio.
+        try FileManager.default.copyItem(at: Self.good, to: dir.appendingPathComponent("good.txt"))
+        errors = []
+        walker.walk([dir.path])
+        #expect(errors.count == 1 && errors[0].hasPrefix(bomb.path + ": at byte ") && errors[0].contains("expansion budget:"), "\(errors)")
     }
 
     // 9. Journal export text: the valid entries after a malformed binary field were dropped.

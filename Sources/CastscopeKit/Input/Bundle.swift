@@ -135,10 +135,13 @@ public struct BundleWalker {
         }
         do {
             let source = try FileSource(path: path)
+            // The expansion ratio is per file on disk (a folder of gzip files: each its own).
+            tally.rootSize = isStream ? nil : UInt64(st.st_size)
+            tally.rootBytes = 0
+            tally.rootStopped = false
             if isStream {
                 stream(source, path: display, depth: 0, tally: tally)
             } else {
-                tally.rootSize = topLevel ? UInt64(st.st_size) : tally.rootSize
                 stream(source, path: display, depth: 0, diskPath: path, tally: tally)
             }
         } catch let e as InputError {
