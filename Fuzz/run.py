@@ -6,7 +6,8 @@ target's executions and exec/s, appends them to .build/fuzz/log.txt, keeps corpo
 .build/fuzz/corpus/, and exits 1 on a crash (the input is in .build/fuzz/crashes/).
 
 env: FUZZ_SECONDS (per target, default 60), FUZZ_TARGETS (comma list), FUZZ_SANITIZERS
-(default "fuzzer,fuzzer+address"), FUZZ_JOBS (parallel processes per target, default 1)."""
+(default "fuzzer,fuzzer+address"), FUZZ_REUSE=1 (run the binaries already built even when a
+source is newer)."""
 import glob, os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +26,8 @@ def sources():
 def build(sanitizer):
     binary = os.path.join(OUT, "castscope-fuzz-" + sanitizer.replace(",", "-"))
     srcs = sources()
-    if os.path.exists(binary) and os.path.getmtime(binary) > max(os.path.getmtime(s) for s in srcs):
+    if os.path.exists(binary) and (os.environ.get("FUZZ_REUSE") == "1"
+                                   or os.path.getmtime(binary) > max(os.path.getmtime(s) for s in srcs)):
         return binary
     print(f"fuzz: building {os.path.basename(binary)} (-sanitize={sanitizer})", flush=True)
     cmd = ["nice", "-n", "10", "swiftc", "-sanitize=" + sanitizer, "-parse-as-library", "-O", "-swift-version", "6",
