@@ -8,7 +8,7 @@ APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev liblz4-dev s
 APT_PACKAGES += clickhouse-server clickhouse-client python3-pip
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
-.PHONY: all deps pydeps build release run test expected samples journals generate bench clean man completions chdb
+.PHONY: all deps pydeps build release run test expected samples journals generate bench clean man completions chdb soak fuzz
 
 # chdb (current ClickHouse embedded in Python, ~540 MB installed) checks the same DDL, rows and
 # queries as the 18.16 server: installed once into a cache outside the checkout, reused after.
@@ -90,3 +90,11 @@ bench: release ## speed and memory against grep, zcat, journalctl, lnav (BENCH_S
 
 clean:
 	rm -rf .build
+
+SOAK_CYCLES ?= 50
+soak: build ## tail exactly once: SOAK_CYCLES runs killed (SIGKILL/SIGTERM) while journals are written and rotated
+	python3 scripts/soak-tail.py .build/debug/castscope $(SOAK_CYCLES)
+
+FUZZ_SECONDS ?= 60
+fuzz: deps ## libFuzzer over every stage, with and without ASan: FUZZ_SECONDS per target (Fuzz/run.py)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) python3 Fuzz/run.py

@@ -28,6 +28,8 @@ public struct AnalyzeOptions: Sendable {
     public var displayZone: DisplayZone?
     /// Now (µs), for logs without a year or a date and for relative `--since`; the clock by default.
     public var now: Int64?
+    /// Limits on bytes, members, nesting and expansion of the bundle (hostile input).
+    public var budget = Budget()
 
     public init() {}
 }
@@ -88,6 +90,8 @@ public final class Analyzer {
     public var rangesPerThread = 16
     public var minimumRange: UInt64 = 8 << 20
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// Inputs held in memory, by the name they are given as paths (fuzzing, tests).
+    public var memoryInputs: [String: [UInt8]] = [:]
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
         if let name = options.forcedFormat, registry.format(named: name) == nil {
@@ -223,7 +227,8 @@ public final class Analyzer {
                 guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return }
                 // Files that fit in the head are too small for an adaptive prefilter to pay off.
                 let result = context.read(PrefixedSource(prefix: head, rest: source), path: path, format: format,
-                                          adapts: head.count >= 64 * 1024) {
+                                          adapts: head.count >= 64 * 1024,
+                                          budget: EventBudget(limit: self.options.budget.maxEventsPerFile)) {
                     recordCount += 1
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
@@ -250,10 +255,12 @@ public final class Analyzer {
             let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: parts)
             guard ranges.count > 1 else { return false }
             let results = ResultSlots(count: ranges.count)
+            let budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
-                    results.set(k, context.read(source, path: path, format: format, adapts: true, pool: results, onRecord: nil))
+                    results.set(k, context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget,
+                                                onRecord: nil))
                 } catch let e as InputError {
                     var r = TextResult()
                     r.problems = [e]
@@ -369,6 +376,8 @@ public final class Analyzer {
             report.inputs.append(summary)
             files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
         }
+        walker.budget = options.budget
+        walker.memory = memoryInputs
         walker.walk(paths)
         report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
         report.displayOffset = applyDisplayZone(&events)
@@ -594,7 +603,7 @@ struct ReadContext: Sendable {
     /// in its input (a few hundred KB of tables: for big inputs); the per-line scan goes through
     /// plain pointers (`PrefilterScanner`) either way.
     func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, pool: ResultSlots? = nil,
-              onRecord: (() -> Void)?) -> TextResult
+              budget: EventBudget? = nil, onRecord: (() -> Void)?) -> TextResult
     {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
@@ -618,6 +627,8 @@ struct ReadContext: Sendable {
                                to: &result.events)
                 {
                     order += 1
+                    // Memory follows recognized lines (~36 bytes each): bounded per file.
+                    if let budget, order & 1023 == 0, !budget.take(1024) { throw budget.error(path: path, line: rec.line) }
                 }
                 tick()
             }

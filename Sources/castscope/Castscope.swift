@@ -324,6 +324,8 @@ struct Analyze: ParsableCommand {
 
     @OptionGroup var clickhouse: ClickHouseOptions
 
+    @OptionGroup(title: "Budgets (hostile input)") var budget: BudgetOptions
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
         if let output, output.isEmpty { throw ValidationError("--output needs a file name ('-' for standard output)") }
@@ -395,6 +397,7 @@ struct Analyze: ParsableCommand {
         options.untilSpec = journal.untilSpec
         options.displayZone = utc ? .fixed(0) : timezone.flatMap(DisplayZone.parse)
         options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
+        options.budget = budget.resolve()
         do { options.thresholds = try thresholds.resolve() } catch {
             fputs("castscope: error: \(error)\n", stderr)
             Glibc.exit(Exit.usage)
@@ -445,7 +448,7 @@ struct Analyze: ParsableCommand {
                     writeFailed = true
                 }
                 continue
-            case .markdown: text = MarkdownReport.render(shown, limit: markdownFull ? nil : MarkdownReport.defaultLimit)
+            case .markdown: text = Sanitize.terminal(MarkdownReport.render(shown, limit: markdownFull ? nil : MarkdownReport.defaultLimit))
             case .html: text = HTMLReport.render(shown)
             case .perfetto: text = PerfettoReport.render(shown)
             case .text:
@@ -453,13 +456,17 @@ struct Analyze: ParsableCommand {
                 r.selection = chosen
                 r.headerOnly = navigation.quiet
                 if t.isStdout { r.width = navigation.columns() }
+                let plain: String
                 if navigation.oneline {
-                    text = r.oneline(report, label: paths.joined(separator: " "))
+                    plain = r.oneline(report, label: paths.joined(separator: " "))
                 } else if navigation.list {
-                    text = r.sessionList(report)
+                    plain = r.sessionList(report)
                 } else {
-                    text = r.render(report)
+                    plain = r.render(report)
                 }
+                // Control characters from the logs are shown escaped; only the report's own
+                // colours stay escape sequences.
+                text = Sanitize.terminal(plain, styles: r.color)
             }
             if t.isStdout && t.format == .text && !navigation.oneline, let pager = Pager.command(enabled: navigation.pager),
                 Pager.write(text, through: pager)
@@ -471,8 +478,8 @@ struct Analyze: ParsableCommand {
                 writeFailed = true
             }
         }
-        for e in report.errors { fputs("castscope: error: \(e)\n", stderr) }
-        for w in report.warnings { fputs("castscope: warning: \(w)\n", stderr) }
+        for e in report.errors { fputs("castscope: error: \(Sanitize.line(e.description))\n", stderr) }
+        for w in report.warnings { fputs("castscope: warning: \(Sanitize.line(w))\n", stderr) }
         // A named path that does not exist, or nothing recognized at all: exit 4.
         var st = stat()
         let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }

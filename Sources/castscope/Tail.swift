@@ -35,6 +35,9 @@ struct Tail: ParsableCommand {
     @Flag(name: .long, help: "Start at the oldest entry instead of now (when there is no saved cursor).")
     var fromStart = false
 
+    @Flag(name: .long, help: "Ignore (and replace) a saved --cursor-file, e.g. an empty or garbled one.")
+    var cursorReset = false
+
     @Flag(name: .long, help: "Also print every recognized line, not only session changes.")
     var events = false
 
@@ -106,6 +109,10 @@ struct Tail: ParsableCommand {
         let zone: DisplayZone? = utc ? .fixed(0) : timezone.flatMap(DisplayZone.parse)
         let engine = TailEngine(factory: EventFactory(registry: registry), json: json, events: events, color: color,
                                 status: color, zone: zone, thresholds: limits)
+        // Lines reach stdout only when a batch is flushed, in one write, so that the cursor
+        // file can commit the batch against it (exactly once across SIGKILL; see JournalFollower).
+        if isatty(1) == 0 { setvbuf(stdout, UnsafeMutablePointer<CChar>.allocate(capacity: 4 << 20), _IOFBF, 4 << 20) }
+        if cursorReset, let cursorFile { unlink(cursorFile) }
         if inputs.contains("-") && isatty(0) != 0 {
             fputs("castscope tail: reading standard input from the terminal (paste lines, Ctrl-D to end)\n", stderr)
         }
@@ -248,14 +255,14 @@ final class TailEngine: @unchecked Sendable {
     func note(_ text: String) {
         lock.locked {
             clearStatus()
-            fputs("castscope tail: \(text)\n", stderr)
+            fputs("castscope tail: \(Sanitize.line(text))\n", stderr)
         }
     }
 
     func error(_ text: String) {
         lock.locked {
             clearStatus()
-            fputs("castscope: error: \(text)\n", stderr)
+            fputs("castscope: error: \(Sanitize.line(text))\n", stderr)
             failed = true
         }
     }
@@ -263,7 +270,7 @@ final class TailEngine: @unchecked Sendable {
     func gap(from: Int64?, to: Int64?, _ text: String) {
         lock.locked {
             emit(format.gap(from: from, to: to, text))
-            fputs("castscope tail: \(text)\n", stderr)
+            fputs("castscope tail: \(Sanitize.line(text))\n", stderr)
         }
     }
 
@@ -273,7 +280,7 @@ final class TailEngine: @unchecked Sendable {
 
     private func emit(_ line: String) {
         clearStatus()
-        fputs(line + "\n", stdout)
+        fputs((json ? line : Sanitize.terminal(line, oneLine: true, styles: color)) + "\n", stdout)
     }
 
     private func clearStatus() {
@@ -301,7 +308,7 @@ final class TailEngine: @unchecked Sendable {
             parts.append("● relay \(id.prefix(8))\(fps)")
         }
         guard !parts.isEmpty else { return }
-        fputs(paint(parts.joined(separator: "  "), "2"), stdout)
+        fputs(Sanitize.terminal(paint(parts.joined(separator: "  "), "2"), oneLine: true, styles: color), stdout)
         statusOnScreen = true
     }
 

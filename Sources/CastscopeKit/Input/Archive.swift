@@ -40,11 +40,11 @@ final class ArchiveReader {
         box = Unmanaged.passRetained(CallbackBox(source: source))
         let rc = lib.readOpen(a, box.toOpaque(), nil, archiveReadCallback, nil)
         if rc != LibArchive.ok {
-            let err = box.takeUnretainedValue().error
+            // Every stored property is set, so throwing runs `deinit`, which frees the handle
+            // and releases the box: freeing them here too was a double free (exit 139 on a
+            // 512-byte tar with a bad checksum).
+            throw box.takeUnretainedValue().error
                 ?? InputError(path: path, "not a readable archive: \(Self.message(lib, a))")
-            _ = lib.readFree(a)
-            box.release()
-            throw err
         }
     }
 

@@ -28,7 +28,16 @@ func sniff(_ head: [UInt8]) -> ContentKind {
 /// hands each text member to `visit` as a stream with its display path
 /// (`bundle.tar.gz!logs/app.zip!ext.log`). Problems go to `report` and the walk goes on.
 public struct BundleWalker {
-    public var maxNesting = 8
+    /// Limits on bytes, members, nesting and expansion (see `Budget`).
+    public var budget = Budget()
+    public var maxNesting: Int {
+        get { budget.maxNesting }
+        set { budget.maxNesting = newValue }
+    }
+    /// Inputs held in memory, read instead of a file when a path is one of their names.
+    public var memory: [String: [UInt8]] = [:]
+    /// Error lines shown per input given on the command line; the rest are counted in one line.
+    public var maxProblemsPerInput = 50
     public var visit: (String, ByteSource) throws -> Void
     /// Text files on disk (not members, not stdin), offered first: return true when handled
     /// (the analyzer reads big files in parallel ranges).
@@ -53,17 +62,43 @@ public struct BundleWalker {
     }
 
     public func walk(_ paths: [String]) {
+        let tally = BudgetTally(budget)
         for path in paths {
-            if path == "-" {
-                stream(FileSource(fd: 0, path: "-"), path: "<stdin>", depth: 0)
-                continue
+            // Each input's problems are shown up to a limit (a bomb of broken members, a folder of
+            // 100,000 unreadable files); the rest are counted in one line.
+            var shown = 0
+            var hidden = 0
+            var walker = self
+            walker.report = { error in
+                if shown < maxProblemsPerInput || error.message.contains("budget: ") {
+                    shown += 1
+                    report(error)
+                } else {
+                    hidden += 1
+                }
             }
-            var visiting: [(UInt64, UInt64)] = []
-            walkPath(path, display: path, visiting: &visiting)
+            tally.rootSize = nil
+            tally.rootBytes = 0
+            tally.rootStopped = false
+            let display = Sanitize.line(path)
+            if let bytes = memory[path] {
+                walker.stream(MemorySource(bytes), path: display, depth: 0, tally: tally)
+            } else if path == "-" {
+                walker.stream(FileSource(fd: 0, path: "-"), path: "<stdin>", depth: 0, tally: tally)
+            } else {
+                var visiting: [(UInt64, UInt64)] = []
+                walker.walkPath(path, display: display, visiting: &visiting, tally: tally, topLevel: true)
+            }
+            if hidden > 0 {
+                report(InputError(path: path == "-" ? "<stdin>" : display,
+                                  "\(hidden) more problem\(hidden == 1 ? "" : "s") in this input not shown"))
+            }
         }
     }
 
-    private func walkPath(_ path: String, display: String, visiting: inout [(UInt64, UInt64)]) {
+    private func walkPath(_ path: String, display: String, visiting: inout [(UInt64, UInt64)], tally: BudgetTally,
+                          topLevel: Bool = false)
+    {
         var st = stat()
         guard stat(path, &st) == 0 else {
             report(InputError(path: display, "cannot open: \(errnoText())"))
@@ -96,15 +131,33 @@ public struct BundleWalker {
             closedir(dir)
             for name in names.sorted() {
                 let child = path.hasSuffix("/") ? path + name : path + "/" + name
-                let childDisplay = display.hasSuffix("/") ? display + name : display + "/" + name
-                walkPath(child, display: childDisplay, visiting: &visiting)
+                let childDisplay = (display.hasSuffix("/") ? display : display + "/") + Sanitize.line(name)
+                walkPath(child, display: childDisplay, visiting: &visiting, tally: tally)
             }
             return
         }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return }
+        let type = st.st_mode & S_IFMT
+        // A FIFO (`<(zcat x.gz)`, `/dev/stdin` on a pipe) or a character device named on the
+        // command line is read as a stream, under the byte budget; inside a folder it could block
+        // forever, so it is skipped there, and said so, as are sockets and block devices.
+        let isStream = type == S_IFIFO || type == S_IFCHR
+        guard type == S_IFREG || (isStream && topLevel) else {
+            let what = type == S_IFIFO ? "a FIFO" : type == S_IFCHR ? "a character device"
+                : type == S_IFBLK ? "a block device" : type == S_IFSOCK ? "a socket" : "not a regular file"
+            report(InputError(path: display, "\(what): not read\(isStream ? " inside a folder (name it on the command line to read it as a stream)" : ""), skipped"))
+            return
+        }
         do {
             let source = try FileSource(path: path)
-            stream(source, path: display, depth: 0, diskPath: path)
+            // The expansion ratio is per file on disk (a folder of gzip files: each its own).
+            tally.rootSize = isStream ? nil : UInt64(st.st_size)
+            tally.rootBytes = 0
+            tally.rootStopped = false
+            if isStream {
+                stream(source, path: display, depth: 0, tally: tally)
+            } else {
+                stream(source, path: display, depth: 0, diskPath: path, tally: tally)
+            }
         } catch let e as InputError {
             report(e)
         } catch {
@@ -113,11 +166,18 @@ public struct BundleWalker {
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
-    func stream(_ source: ByteSource, path: String, depth: Int, diskPath: String? = nil) {
+    func stream(_ source: ByteSource, path: String, depth: Int, diskPath: String? = nil, tally: BudgetTally = BudgetTally(Budget())) {
+        // Once a budget is spent, what is left of the compressed inputs is not read (a file on
+        // disk read as it is still is).
+        if tally.stopped && (depth > 0 || diskPath == nil) { return }
         do {
             let head = try readUpTo(512, from: source)
             let replay = PrefixedSource(prefix: head, rest: source)
             let kind = sniff(head)
+            if tally.exhausted && (kind != .text || diskPath == nil) {
+                report(InputError(path: path, "not read: the bundle budget is spent (see the error above)"))
+                return
+            }
             if kind != .text && depth >= maxNesting {
                 report(InputError(path: path, "archives nested more than \(maxNesting) deep, skipped"))
                 return
@@ -126,12 +186,12 @@ public struct BundleWalker {
             case .gzip:
                 // Inflate with our own zlib stream, on another core, ahead of the parser; the
                 // inflated bytes are sniffed again (text, a tar, a zip or a journal).
-                stream(ReadAheadSource(try GzipSource(input: replay, path: path)), path: path, depth: depth + 1)
+                stream(ReadAheadSource(try GzipSource(input: replay, path: path)), path: path, depth: depth + 1, tally: tally)
             case .zip, .tar:
-                try readArchive(replay, path: path, depth: depth)
+                try readArchive(replay, path: path, depth: depth, tally: tally)
             case .journal:
                 if let journal {
-                    try journal(path, diskPath, replay)
+                    try journal(path, diskPath, diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay)
                 } else {
                     report(InputError(path: path, "binary journal file: not read by this build"))
                 }
@@ -145,7 +205,7 @@ public struct BundleWalker {
                 try ips!(path, replay)
             case .text:
                 if let diskPath, let visitFile, try visitFile(path, diskPath) { return }
-                try visit(path, replay)
+                try visit(path, diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay)
             }
         } catch let e as InputError {
             report(e)
@@ -154,11 +214,11 @@ public struct BundleWalker {
         }
     }
 
-    private func readArchive(_ source: ByteSource, path: String, depth: Int) throws {
+    private func readArchive(_ source: ByteSource, path: String, depth: Int, tally: BudgetTally) throws {
         let archive = try ArchiveReader(source: source, path: path)
         var spill = logArchive.map { LogArchiveSpill(archivePath: path, hand: $0) }
         defer { spill?.finish() }
-        while true {
+        while !tally.stopped {
             let entry: ArchiveReader.Entry?
             do {
                 entry = try archive.nextEntry()
@@ -168,7 +228,13 @@ public struct BundleWalker {
             }
             guard let entry else { return }
             guard entry.isRegularFile else { continue }
-            let display = path + "!" + entry.name
+            let display = path + "!" + Sanitize.line(entry.name)
+            tally.members += 1
+            if tally.members > tally.budget.maxMembers {
+                tally.exhausted = true
+                report(InputError(path: display, "bundle budget: more than \(tally.budget.maxMembers) archive members (--max-members); this member and the rest of the archives are not read"))
+                return
+            }
             if isUnsafeMemberName(entry.name) {
                 report(InputError(path: display, "unsafe member name (absolute or '..'), skipped"))
                 continue
@@ -176,7 +242,7 @@ public struct BundleWalker {
             let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
             if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }
             if spill != nil, try spill!.take(entry.name, archive.entrySource(displayPath: display)) { continue }
-            stream(archive.entrySource(displayPath: display), path: display, depth: depth + 1)
+            stream(archive.entrySource(displayPath: display), path: display, depth: depth + 1, tally: tally)
         }
     }
 }

@@ -63,23 +63,26 @@ public struct JournalCursorFollower {
         return nil
     }
 
-    public func loadCursor() -> String? {
-        guard let cursorFile, let source = try? FileSource(path: cursorFile), let bytes = try? readUpTo(4096, from: source)
-        else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self).trimmingSpaces().split(separator: "\n").first.map(String.init)
-        return text?.isEmpty == false ? text : nil
+    /// The descriptor the printed lines go to (standard output): a batch is committed against
+    /// it (see `CursorState`).
+    public var outputFD: Int32 = 1
+    /// Entries handed over between two commits at most (their lines must fit in the output's
+    /// buffer, so that a batch reaches the output in one write).
+    public var maxBatch = 256
+
+    /// The saved position, or nil when there is no cursor file (or it does not exist yet).
+    /// An empty or garbled file is an error naming it (`--cursor-reset` starts over): it
+    /// never silently means "from now".
+    public func loadCursor() throws -> String? {
+        guard let cursorFile else { return nil }
+        guard let state = try CursorState.load(cursorFile) else { return nil }
+        return state.resolve(outputFD: outputFD)
     }
 
-    /// Writes the cursor atomically (temporary file + rename).
+    /// Writes the cursor atomically and durably: temporary file, fsync, rename, fsync of the folder.
     public func saveCursor(_ cursor: String) throws {
         guard let cursorFile else { return }
-        let tmp = cursorFile + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw InputError(path: tmp, "cannot write the cursor: \(errnoText())") }
-        let text = Array((cursor + "\n").utf8)
-        let ok = text.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) } == text.count
-        close(fd)
-        guard ok, rename(tmp, cursorFile) == 0 else { throw InputError(path: cursorFile, "cannot save the cursor: \(errnoText())") }
+        try CursorState(committed: cursor).save(cursorFile, durable: true)
     }
 
     public func run(_ cb: Callbacks) throws {
@@ -98,7 +101,7 @@ public struct JournalCursorFollower {
         }
         for m in filter.matches { try journal.addMatch(m) }
         var pendingFirst = false  // the current entry is new and not yet handed over
-        if let saved = loadCursor() {
+        if let saved = try loadCursor() {
             try journal.seek(cursor: saved)
             if try journal.next() {
                 if journal.test(cursor: saved) {
@@ -126,6 +129,21 @@ public struct JournalCursorFollower {
         try journal.prepareWait()
         var record = RawRecord()
         var index = 0
+        var committed = try loadCursor()
+        /// Exactly once across SIGKILL: before the batch's lines are flushed, the cursor file
+        /// records the batch's last cursor as pending with the output's size; after the flush,
+        /// the batch is committed (fsynced). A restart that finds a pending batch looks at the
+        /// output: when it is the same regular file and grew past that size, the batch was
+        /// written and is not repeated; otherwise it is read again.
+        func commit(_ cursor: String) throws {
+            if let cursorFile {
+                try CursorState(committed: committed, pending: cursor, output: OutputMark(fd: outputFD))
+                    .save(cursorFile, durable: false)
+            }
+            cb.flush()
+            try saveCursor(cursor)
+            committed = cursor
+        }
         while true {
             var lastCursor: String?
             var batch = 0
@@ -141,20 +159,137 @@ public struct JournalCursorFollower {
                 if reader.fill(&record, from: journal) { cb.entry(record, cursor, label) }
                 lastCursor = cursor
                 batch += 1
-                if batch % 1000 == 0 || cb.shouldStop() {
-                    cb.flush()
-                    try saveCursor(cursor)
+                if batch % maxBatch == 0 || cb.shouldStop() {
+                    try commit(cursor)
                     lastCursor = nil
                     if cb.shouldStop() { return }
                 }
             }
-            if let c = lastCursor {
-                cb.flush()
-                try saveCursor(c)
-            }
+            if let c = lastCursor { try commit(c) }
             if cb.shouldStop() { return }
             _ = try journal.wait(timeoutMicros: pollMicros)
             cb.idle()
+        }
+    }
+}
+
+/// Where the output stood when a batch was about to be flushed: the file (device, inode) and
+/// its size (or position, when it is not opened for appending).
+struct OutputMark: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var offset: Int64
+
+    /// The mark of `fd` when it is a regular file; nil for a pipe or a terminal, where what was
+    /// written cannot be looked at afterwards.
+    init?(fd: Int32) {
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        let flags = fcntl(fd, F_GETFL)
+        offset = flags >= 0 && (flags & O_APPEND) != 0 ? Int64(st.st_size) : Int64(lseek(fd, 0, SEEK_CUR))
+    }
+
+    init(device: UInt64, inode: UInt64, offset: Int64) {
+        self.device = device
+        self.inode = inode
+        self.offset = offset
+    }
+
+    /// True when `fd` is the same file and holds bytes past the mark.
+    func grew(on fd: Int32) -> Bool {
+        var st = stat()
+        guard fstat(fd, &st) == 0, UInt64(st.st_dev) == device, UInt64(st.st_ino) == inode else { return false }
+        return Int64(st.st_size) > offset
+    }
+}
+
+/// The cursor file: the committed cursor on its first line (what other tools read), and while a
+/// batch is being flushed a second line `pending CURSOR DEV INO OFFSET` (or `pending CURSOR -`
+/// when the output is not a regular file).
+struct CursorState {
+    var committed: String?
+    var pending: String?
+    var output: OutputMark?
+
+    init(committed: String?, pending: String? = nil, output: OutputMark? = nil) {
+        self.committed = committed
+        self.pending = pending
+        self.output = output
+    }
+
+    static func isCursor(_ s: Substring) -> Bool {
+        let fields = s.split(separator: ";")
+        guard !fields.isEmpty, !s.contains(" ") else { return false }
+        let names = Set(fields.map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" })
+        return names.contains("s") && names.contains("i") && names.contains("t")
+            && fields.allSatisfy { $0.contains("=") && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
+    }
+
+    /// Reads the file; nil when it does not exist. Throws, naming the file, when it is empty or
+    /// not a cursor file.
+    static func load(_ path: String) throws -> CursorState? {
+        let source: FileSource
+        do { source = try FileSource(path: path) } catch {
+            if errno == ENOENT { return nil }
+            throw InputError(path: path, "cannot read the cursor file: \(errnoText())")
+        }
+        let bytes = try readUpTo(8192, from: source)
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let reset = "; remove it or start over with --cursor-reset"
+        guard let first = lines.first, !bytes.allSatisfy({ $0 == 0x0A || $0 == 0x20 || $0 == 0 }) else {
+            throw InputError(path: path, "the cursor file is empty (a write that never finished?)\(reset)")
+        }
+        var state = CursorState(committed: nil)
+        if first != "-" {
+            guard isCursor(first) else {
+                throw InputError(path: path, line: 1, "not a journal cursor: '\(Sanitize.line(String(first.prefix(80))))'\(reset)")
+            }
+            state.committed = String(first)
+        }
+        if lines.count > 1, lines[1].hasPrefix("pending ") {
+            let parts = lines[1].split(separator: " ")
+            guard parts.count >= 3, isCursor(parts[1]) else {
+                throw InputError(path: path, line: 2, "garbled pending batch\(reset)")
+            }
+            state.pending = String(parts[1])
+            if parts.count == 5, let d = UInt64(parts[2]), let i = UInt64(parts[3]), let o = Int64(parts[4]) {
+                state.output = OutputMark(device: d, inode: i, offset: o)
+            }
+        }
+        return state
+    }
+
+    /// The cursor to resume after: the pending batch's when its lines reached the output.
+    func resolve(outputFD: Int32) -> String? {
+        if let pending, let output, output.grew(on: outputFD) { return pending }
+        return committed
+    }
+
+    func save(_ path: String, durable: Bool) throws {
+        var text = (committed ?? "-") + "\n"
+        if let pending {
+            text += "pending \(pending) " + (output.map { "\($0.device) \($0.inode) \($0.offset)" } ?? "-") + "\n"
+        }
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw InputError(path: tmp, "cannot write the cursor: \(errnoText())") }
+        let bytes = Array(text.utf8)
+        var ok = bytes.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) } == bytes.count
+        if ok && durable { ok = fsync(fd) == 0 }
+        let why = errnoText()
+        close(fd)
+        guard ok else { throw InputError(path: tmp, "cannot write the cursor: \(why)") }
+        guard rename(tmp, path) == 0 else { throw InputError(path: path, "cannot save the cursor: \(errnoText())") }
+        if durable {
+            let slash = path.lastIndex(of: "/")
+            let dir = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if dfd >= 0 {
+                _ = fsync(dfd)
+                close(dfd)
+            }
         }
     }
 }

@@ -624,6 +624,9 @@ public final class RecordReader {
         var filterValues: [(Int, String)] = []
         var entryLine = 0
         var inEntry = false
+        // After a malformed binary field the rest of that entry is skipped up to the blank line
+        // that ends it, and reading goes on with the next entry (it used to stop the file).
+        var skippingEntry = false
         func finish() throws {
             defer { fields.removeAll(keepingCapacity: true); filterValues.removeAll(); inEntry = false }
             guard !fields.isEmpty else { return }
@@ -653,9 +656,18 @@ public final class RecordReader {
         while let line = try lines.nextLine() {
             stats.lines += 1
             if line.isEmpty {
+                if skippingEntry {
+                    skippingEntry = false
+                    fields.removeAll(keepingCapacity: true)
+                    filterValues.removeAll()
+                    inEntry = false
+                    stats.skipped += 1
+                    continue
+                }
                 try finish()
                 continue
             }
+            if skippingEntry { continue }
             if !inEntry { entryLine = lines.lineNumber; inEntry = true }
             if let eq = line.firstIndex(of: UInt8(ascii: "=")) {
                 let key = UnsafeRawBufferPointer(rebasing: line[..<eq])
@@ -674,8 +686,9 @@ public final class RecordReader {
             var size: UInt64 = 0
             for (k, b) in sizeBytes.enumerated() { size |= UInt64(b) << (8 * UInt64(k)) }
             guard size < 1 << 30, let data = try lines.readExact(Int(size)), let nl = try lines.readExact(1), nl == [0x0A] else {
-                problems.append(InputError(path: lines.path, line: lines.lineNumber, "malformed binary field \(String(decoding: name, as: UTF8.self)) in export entry"))
-                return
+                problems.append(InputError(path: lines.path, line: lines.lineNumber, "malformed binary field \(String(decoding: name, as: UTF8.self)) in export entry (entry skipped)"))
+                skippingEntry = true
+                continue
             }
             lines.advanceLineCount(by: sizeBytes.filter { $0 == 0x0A }.count + data.filter { $0 == 0x0A }.count + 1)
             if let i = name.withUnsafeBytes({ lookup($0) }) { fields.append((i, data)) }

@@ -19,7 +19,7 @@ public enum Fmt {
 
     /// `3.9 s`, `104 ms`, `4 m 12.3 s`, `1 h 02 m`.
     public static func duration(_ micros: Int64) -> String {
-        let us = abs(micros)
+        let us = micros == .min ? .max : abs(micros)
         let sign = micros < 0 ? "-" : ""
         if us < 1_000 { return "\(sign)\(us) µs" }
         if us < 1_000_000 { return "\(sign)\(us / 1_000) ms" }
@@ -38,6 +38,6 @@ public enum Fmt {
 
     /// Seconds from the session start: `+3.912`.
     public static func relative(_ micros: Int64) -> String {
-        (micros < 0 ? "-" : "+") + decimal(Double(abs(micros)) / 1e6, 3)
+        (micros < 0 ? "-" : "+") + decimal(Double(micros.magnitude) / 1e6, 3)
     }
 }

@@ -69,11 +69,12 @@ public struct OutputBuffer: Sendable {
 
     /// A fixed-point decimal, as `Fmt.decimal` writes it.
     public mutating func decimal(_ v: Double, _ places: Int) {
+        // Values read from a log can be anything (`fps=inf`, `1e300`): Int(_:) would trap.
         guard v.isFinite else { append(v.isNaN ? "nan" : (v < 0 ? "-inf" : "inf")); return }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
         let r = (abs(v) * scale).rounded()
-        guard r < 9.0e18 else { append("\(v)"); return }
+        guard r < 9e15 else { append("\(v)"); return }
         let whole = Int(r / scale)
         let frac = Int(r - Double(whole) * scale)
         if v < 0 && r != 0 { byte(UInt8(ascii: "-")) }

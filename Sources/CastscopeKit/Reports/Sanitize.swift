@@ -1,0 +1,122 @@
+/// Control-character hygiene for everything castscope writes to a terminal (or to a file a
+/// terminal will `cat`): the text and Markdown reports, `tail`'s lines, and the error lines on
+/// stderr. A log message or a file name is input; it may hold `ESC ] 0 ; title BEL`, `ESC [ 2 J`,
+/// an OSC-8 link, a DCS query, a backspace or a carriage return that would rewrite what the
+/// reader sees. Each such character is shown escaped instead, as a C programmer would write it:
+/// `\x1b`, `\r`, `\b`; C1 controls and the bidirectional overrides (which reorder the text shown
+/// around them, "Trojan Source") as `\u{9b}`, `\u{202e}`.
+///
+/// Works on the UTF-8 bytes; a string with nothing to escape (nearly all of them) is returned
+/// as it is after one pass over its bytes.
+public enum Sanitize {
+    /// `s` with every control character escaped; newlines and tabs are kept unless `oneLine`.
+    /// With `styles`, the colour sequences the reports write themselves (SGR: `ESC [` digits and
+    /// `;` `m`, with the harmless parameters only, and `ESC [ K`) are kept, so that a coloured
+    /// report can be sanitized as a whole; anything else that starts with ESC is escaped.
+    public static func terminal(_ s: String, oneLine: Bool = false, styles: Bool = false) -> String {
+        var s = s
+        return s.withUTF8 { bytes in
+            guard needsEscaping(bytes, oneLine: oneLine) else { return nil }
+            return escape(bytes, oneLine: oneLine, styles: styles)
+        } ?? s
+    }
+
+    /// One line (for stderr, and names): `\n` is escaped too.
+    public static func line(_ s: String) -> String { terminal(s, oneLine: true) }
+
+    static func needsEscaping(_ b: UnsafeBufferPointer<UInt8>, oneLine: Bool) -> Bool {
+        for c in b {
+            if c < 0x20 {
+                if c == 0x09 || (c == 0x0A && !oneLine) { continue }
+                return true
+            }
+            if c == 0x7F || c == 0xC2 || c == 0xE2 { return true }
+        }
+        return false
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func escape(_ b: UnsafeBufferPointer<UInt8>, oneLine: Bool, styles: Bool) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count + 16)
+        func byteEscape(_ c: UInt8) {
+            switch c {
+            case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+            case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+            case 0x08: out += [0x5C, UInt8(ascii: "b")]
+            default: out += [0x5C, UInt8(ascii: "x"), hex[Int(c >> 4)], hex[Int(c & 15)]]
+            }
+        }
+        func unicodeEscape(_ scalar: UInt32) {
+            out += Array("\\u{\(String(scalar, radix: 16))}".utf8)
+        }
+        var i = 0
+        let n = b.count
+        while i < n {
+            let c = b[i]
+            if c == 0x1B, styles, let len = ownStyleLength(b, at: i) {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<(i + len)]))
+                i += len
+                continue
+            }
+            if c < 0x20 {
+                if c == 0x09 || (c == 0x0A && !oneLine) { out.append(c) } else { byteEscape(c) }
+                i += 1
+                continue
+            }
+            if c == 0x7F { byteEscape(c); i += 1; continue }
+            // C1 controls: U+0080–U+009F, UTF-8 C2 80–C2 9F.
+            if c == 0xC2, i + 1 < n, b[i + 1] >= 0x80, b[i + 1] <= 0x9F {
+                unicodeEscape(UInt32(b[i + 1]))
+                i += 2
+                continue
+            }
+            // Bidirectional embeddings, overrides and isolates: U+202A–U+202E (E2 80 AA–AE),
+            // U+2066–U+2069 (E2 81 A6–A9).
+            if c == 0xE2, i + 2 < n {
+                let c1 = b[i + 1], c2 = b[i + 2]
+                if (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE) || (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
+                    unicodeEscape(0x2000 | (UInt32(c1 & 0x0F) << 6) | UInt32(c2 & 0x3F))
+                    i += 3
+                    continue
+                }
+            }
+            out.append(c)
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The length of the sequence at `i` when it is one the reports write themselves: `ESC [ K`,
+    /// or SGR (`ESC [ p ; p m`) whose parameters are all plain styles and colours (reset, bold,
+    /// dim, italic, underline, normal intensity, foreground colours): never conceal, blink,
+    /// reverse, or anything that is not SGR.
+    static func ownStyleLength(_ b: UnsafeBufferPointer<UInt8>, at i: Int) -> Int? {
+        guard i + 2 < b.count, b[i + 1] == UInt8(ascii: "[") else { return nil }
+        if b[i + 2] == UInt8(ascii: "K") { return 3 }
+        var j = i + 2
+        var param = 0
+        var digits = 0
+        func allowed(_ p: Int) -> Bool {
+            p <= 4 || p == 22 || p == 23 || p == 24 || p == 39 || (30...37).contains(p) || (90...97).contains(p)
+        }
+        while j < b.count, j - i < 24 {
+            let c = b[j]
+            if c >= 0x30 && c <= 0x39 {
+                param = param * 10 + Int(c - 0x30)
+                digits += 1
+                if digits > 3 { return nil }
+            } else if c == UInt8(ascii: ";") || c == UInt8(ascii: "m") {
+                guard digits > 0, allowed(param) else { return nil }
+                if c == UInt8(ascii: "m") { return j - i + 1 }
+                param = 0
+                digits = 0
+            } else {
+                return nil
+            }
+            j += 1
+        }
+        return nil
+    }
+}
