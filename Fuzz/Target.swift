@@ -1,7 +1,7 @@
 // libFuzzer entry point, compiled together with the library's sources into one module by
 // Fuzz/run.py (`swiftc -sanitize=fuzzer[,address]`; SwiftPM's route does not work here).
 // CASTSCOPE_FUZZ_TARGET picks the stage: pipeline (default), export, ndjson, journal-json,
-// xcode, gzip, archive, sanitize.
+// xcode, gzip, archive, sanitize, tracev3, ulstrings.
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -24,6 +24,8 @@ public func castscopeFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "gzip": FuzzEntry.gzip(bytes)
     case "archive": FuzzEntry.archive(bytes)
     case "sanitize": FuzzEntry.sanitize(bytes)
+    case "tracev3": FuzzEntry.tracev3(bytes)
+    case "ulstrings": FuzzEntry.stringFiles(bytes)
     default:
         fputs("unknown CASTSCOPE_FUZZ_TARGET \(fuzzTarget)\n", stderr)
         exit(2)

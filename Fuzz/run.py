@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, ".build", "fuzz")
 TARGETS = {  # target: max input length
     "pipeline": 2048, "export": 2048, "ndjson": 2048, "journal-json": 2048, "xcode": 2048,
-    "gzip": 4096, "archive": 4096, "sanitize": 1024,
+    "gzip": 4096, "archive": 4096, "sanitize": 1024, "tracev3": 65536, "ulstrings": 16384,
 }
 
 

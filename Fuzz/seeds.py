@@ -47,4 +47,22 @@ with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(name, data)
 put("archive", "seed.zip", b.getvalue())
 put("pipeline", "seed.zip", b.getvalue())
+# Apple's Unified Logging files (../shared/reference/unified-logging): the small macOS tracev3
+# whole, the iOS one's first 64 KB (header, catalog, first chunksets), and the string files.
+ul = os.path.join(root, "..", "shared", "reference", "unified-logging")
+for name, target, limit in [("0000000000000030.tracev3", "tracev3", 65536), ("0000000000000f85.tracev3", "tracev3", 65536),
+                            ("uuidtext/00/7EF56328D53A78B59CCCE3E3189F57", "ulstrings", 16384),
+                            ("uuidtext/22/0D3C2953A33917B333DD8366AC25F2", "ulstrings", 16384),
+                            ("uuidtext/dsc/dsc-version1", "ulstrings", 16384), ("uuidtext/dsc/dsc-version2", "ulstrings", 16384),
+                            ("uuidtext/dsc/8E21CAB1DCF936B49F85CF860E6F34EC", "ulstrings", 16384)]:
+    path = os.path.join(ul, name)
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            data = f.read(limit)
+        d = os.path.join(out, target)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name.replace("/", "_")), "wb") as f:
+            f.write(data)
+        if target == "tracev3":
+            put("pipeline", name, data)
 print(f"seeds: {len(texts)} files in {out}")

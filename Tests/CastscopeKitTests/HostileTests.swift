@@ -333,4 +333,35 @@ struct HostileTests {
             }
         }
     }
+
+    /// The Unified Logging targets (tracev3 reader, uuidtext/dsc parsers) over the real Apple
+    /// files and mutations of them: a damaged file is a problem reported, never a crash.
+    @Test("fuzz smoke: tracev3 and string files, real Apple files and 1,200 mutations of them")
+    func fuzzSmokeUnifiedLogging() throws {
+        let ul = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/unified-logging")
+        let traces = try ["0000000000000030.tracev3", "0000000000000f85.tracev3"].map {
+            Array(try Data(contentsOf: ul.appendingPathComponent($0)).prefix(65536))
+        }
+        let strings = try ["uuidtext/00/7EF56328D53A78B59CCCE3E3189F57", "uuidtext/dsc/dsc-version1", "uuidtext/dsc/dsc-version2",
+                           "uuidtext/dsc/8E21CAB1DCF936B49F85CF860E6F34EC"].map {
+            Array(try Data(contentsOf: ul.appendingPathComponent($0)).prefix(16384))
+        }
+        for t in traces { FuzzEntry.tracev3(t) }
+        for d in strings { FuzzEntry.stringFiles(d) }
+        var rng = SplitMix(seed: 14)
+        for k in 0..<1200 {
+            let tracev3 = k % 2 == 0
+            var d = tracev3 ? traces[k / 2 % traces.count] : strings[k / 2 % strings.count]
+            for _ in 0..<(1 + Int(rng.next() % 8)) where !d.isEmpty {
+                let i = Int(rng.next() % UInt64(d.count))
+                switch rng.next() % 4 {
+                case 0: d[i] = UInt8(truncatingIfNeeded: rng.next())
+                case 1: d[i] ^= 0xFF
+                case 2: d.insert(contentsOf: d[i..<min(d.count, i + 16)], at: i)
+                default: d = Array(d[..<i])
+                }
+            }
+            if tracev3 { FuzzEntry.tracev3(d) } else { FuzzEntry.stringFiles(d) }
+        }
+    }
 }

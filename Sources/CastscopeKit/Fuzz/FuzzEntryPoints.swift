@@ -34,6 +34,26 @@ public enum FuzzEntry {
         _ = PerfettoReport.render(report)
     }
 
+    /// The Unified Logging reader on a tracev3 file's bytes: header, catalogs, chunksets (LZ4),
+    /// firehose/oversize/statedump entries, and every message rendered (no string files: each
+    /// message is its arguments), as `analyze` reads an archive.
+    public static func tracev3(_ data: [UInt8]) {
+        let reader = UnifiedLogReader(strings: ULStringStore(root: nil), timesync: ULTimesync())
+        var total = 0
+        data.withUnsafeBytes { bytes in
+            let summary = reader.read(bytes) { rec in total &+= rec.message.count &+ rec.subsystem.count }
+            _ = summary.problems.map(\.description)
+        }
+        _ = total
+    }
+
+    /// The string files of a log archive: a uuidtext file and a shared-cache (dsc) file, each
+    /// parsed (a damaged one is an error, never a crash) and asked for a string.
+    public static func stringFiles(_ data: [UInt8]) {
+        if let u = try? UUIDText(data, path: "fuzz.uuidtext") { _ = u.ranges.count; _ = u.imagePath }
+        if let d = try? SharedCacheStrings(data, path: "fuzz.dsc") { _ = d.ranges.count; _ = d.images.count }
+    }
+
     /// gzip inflation alone (multi-member, damaged streams).
     public static func gzip(_ data: [UInt8]) {
         guard let source = try? GzipSource(input: MemorySource(data), path: "fuzz.gz") else { return }
