@@ -33,7 +33,8 @@ def build(sanitizer):
     cmd = ["nice", "-n", "10", "swiftc", "-sanitize=" + sanitizer, "-parse-as-library", "-O", "-swift-version", "6",
            "-enforce-exclusivity=unchecked", "-module-name", "CastscopeKit",
            "-I", os.path.join(ROOT, "Sources/CCastscopeSystemd"), "-I", os.path.join(ROOT, "Sources/CCastscopeZlib"),
-           *srcs, "-lsystemd", "-lz", "-o", binary]
+           "-I", os.path.join(ROOT, "Sources/CCastscopeLZ4"),
+           *srcs, "-lsystemd", "-lz", "-llz4", "-o", binary]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(p.stderr[-8000:] + "\nfuzz: build failed")

@@ -121,6 +121,20 @@ struct TraceV3Walk {
         #expect(r2.problems.map(\.message) == ["1 chunkset in an unknown compression (marker 'bvxn') not decoded: skipped"])
     }
 
+    /// Found by `make fuzz` (tracev3 target): a chunkset ending in a block marker without room
+    /// for its block header made the decompressor spin on that marker forever.
+    @Test func blockMarkerCutOffAtTheEndOfAChunksetIsAProblemNotAHang() throws {
+        let header = Array(try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000030.tracev3")).prefix(224))
+        for (marker, message) in [("bv41", "LZ4 block header cut off"), ("bv4-", "stored block header cut off")] {
+            let payload = Array(marker.utf8) + [0, 0]
+            var chunk: [UInt8] = [0x0D, 0x60, 0, 0, 0, 0, 0, 0]
+            withUnsafeBytes(of: UInt64(payload.count).littleEndian) { chunk += $0 }
+            var r = TraceV3Reader()
+            (header + chunk + payload).withUnsafeBytes { b in r.read(b) { _, _ in } }
+            #expect(r.problems.map(\.message).contains { $0.hasPrefix(message) }, "\(marker): \(r.problems.map(\.message))")
+        }
+    }
+
     @Test func notATracev3AndGarbageAreOneLineErrors() throws {
         var r = TraceV3Reader()
         Data("hello world, not a log archive".utf8).withUnsafeBytes { b in r.read(b) { _, _ in } }

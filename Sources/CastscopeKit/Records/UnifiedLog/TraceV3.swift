@@ -556,7 +556,11 @@ public struct TraceV3Reader {
             let marker = ulU32(d, o)
             switch marker {
             case 0x3134_7662:  // "bv41"
-                guard o + 12 <= n else { break }
+                // (`break` here would leave only the switch: the loop would spin on this marker.)
+                guard o + 12 <= n else {
+                    problems.append(TraceV3Problem(fileOffset + o, "LZ4 block header cut off by the end of its chunkset"))
+                    return nil
+                }
                 let raw = Int(ulU32(d, o + 4))
                 let comp = Int(ulU32(d, o + 8))
                 guard o + 12 + comp <= n, raw < 1 << 28 else {
@@ -578,7 +582,10 @@ public struct TraceV3Reader {
                 total += raw
                 o += 12 + comp
             case 0x2D34_7662:  // "bv4-"
-                guard o + 8 <= n else { break }
+                guard o + 8 <= n else {
+                    problems.append(TraceV3Problem(fileOffset + o, "stored block header cut off by the end of its chunkset"))
+                    return nil
+                }
                 let raw = Int(ulU32(d, o + 4))
                 guard o + 8 + raw <= n else {
                     problems.append(TraceV3Problem(fileOffset + o, "stored block of \(raw) bytes runs past its chunkset"))
