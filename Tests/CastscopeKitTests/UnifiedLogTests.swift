@@ -135,6 +135,29 @@ struct TraceV3Walk {
         }
     }
 
+    /// Found by `make fuzz` (tracev3 target): loss records whose counts add past UInt64.max
+    /// trapped (arithmetic overflow) instead of being counted.
+    @Test func lossCountsThatOverflowSaturate() throws {
+        func le<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        let header = Array(try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000030.tracev3")).prefix(224))
+        // A firehose chunk with two loss tracepoints (type 7), each claiming UInt64.max lost messages.
+        var tracepoints: [UInt8] = []
+        for _ in 0..<2 {
+            tracepoints += [7, 0] + le(UInt16(0)) + le(UInt32(0)) + le(UInt64(1)) + le(UInt32(0)) + le(UInt16(0)) + le(UInt16(24))
+            tracepoints += le(UInt64(0)) + le(UInt64(0)) + le(UInt64.max)
+        }
+        let firehose = le(UInt64(0)) + le(UInt32(0)) + le(UInt32(0)) + le(UInt16(UInt16(16 + tracepoints.count))) + le(UInt16(0x1000))
+            + le(UInt32(0)) + le(UInt64(0)) + tracepoints
+        let inner = le(UInt32(0x6001)) + le(UInt32(0)) + le(UInt64(UInt64(firehose.count))) + firehose
+        let chunkset = Array("bv4-".utf8) + le(UInt32(UInt32(inner.count))) + inner + Array("bv4$".utf8)
+        var file = header + le(UInt32(0x600D)) + le(UInt32(0)) + le(UInt64(UInt64(chunkset.count))) + chunkset
+        while file.count % 8 != 0 { file.append(0) }
+        var r = TraceV3Reader()
+        file.withUnsafeBytes { b in r.read(b) { _, _ in } }
+        #expect(r.stats.count(.loss) == 2)
+        #expect(r.stats.lostMessages == UInt64.max)
+    }
+
     @Test func notATracev3AndGarbageAreOneLineErrors() throws {
         var r = TraceV3Reader()
         Data("hello world, not a log archive".utf8).withUnsafeBytes { b in r.read(b) { _, _ in } }

@@ -316,7 +316,7 @@ public struct TraceV3Stats: Sendable, Equatable {
         for i in sourceCounts.indices { sourceCounts[i] += o.sourceCounts[i] }
         oversizeReferences += o.oversizeReferences
         oversizeMissing += o.oversizeMissing
-        lostMessages += o.lostMessages
+        lostMessages = TraceV3Reader.saturating(lostMessages, o.lostMessages)
         withPrivateData += o.withPrivateData
         catalogPIDs.formUnion(o.catalogPIDs)
     }
@@ -661,13 +661,19 @@ public struct TraceV3Reader {
         }
     }
 
+    static func saturating(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
+    }
+
     private mutating func count(_ e: TraceV3Entry) {
         stats.entries[Int(e.kind.rawValue)] += 1
         if e.kind == .log {
             stats.levelCounts[Int(e.logType)] += 1
             stats.sourceCounts[Int(e.flags & 0x0E)] += 1
         }
-        if e.kind == .loss { stats.lostMessages += e.lostCount }
+        // A loss record's count is read from the file: saturate instead of trapping on overflow.
+        if e.kind == .loss { stats.lostMessages = Self.saturating(stats.lostMessages, e.lostCount) }
         if e.privateData.count > 0 { stats.withPrivateData += 1 }
     }
 
