@@ -158,6 +158,20 @@ struct TraceV3Walk {
         #expect(r.stats.lostMessages == UInt64.max)
     }
 
+    /// Found by `make fuzz` (tracev3 target): a damaged header's wall clock, or a continuous
+    /// time far from it, overflowed the nanosecond arithmetic and trapped.
+    @Test func wallClockArithmeticOnDamagedHeadersDoesNotTrap() {
+        for seconds in [Int64.max, Int64.min, Int64.max / 1_000_000_000] {
+            var h = TraceV3Header()
+            h.wallSeconds = seconds
+            h.wallMicros = .max
+            h.timebaseNumer = .max
+            h.continuousTime = UInt64.max / 2
+            let clock = ULClock(header: h, timesync: nil)
+            for ct: UInt64 in [0, 1, UInt64.max / 2, .max] { _ = clock.wallNanos(ct) }
+        }
+    }
+
     @Test func notATracev3AndGarbageAreOneLineErrors() throws {
         var r = TraceV3Reader()
         Data("hello world, not a log archive".utf8).withUnsafeBytes { b in r.read(b) { _, _ in } }

@@ -66,7 +66,9 @@ public struct ULClock: Sendable {
         numer = UInt64(max(1, h.timebaseNumer))
         denom = UInt64(max(1, h.timebaseDenom))
         baseCT = h.continuousTime
-        baseWall = h.wallSeconds * 1_000_000_000 + Int64(h.wallMicros) * 1000
+        // Read from the file: a damaged header must not trap (the times are then garbage, and
+        // say so by where they land, not by a crash).
+        baseWall = h.wallSeconds &* 1_000_000_000 &+ Int64(truncatingIfNeeded: h.wallMicros) &* 1000
         if let boot = timesync?.boots[h.bootUUID] {
             fromTimesync = true
             numer = UInt64(max(1, boot.numer))
@@ -93,9 +95,9 @@ public struct ULClock: Sendable {
             }
         }
         if ct >= bct {
-            return bw + Int64(truncatingIfNeeded: (ct - bct).multipliedFullWidth(by: numer).low / denom)
+            return bw &+ Int64(truncatingIfNeeded: (ct - bct).multipliedFullWidth(by: numer).low / denom)
         }
-        return bw - Int64(truncatingIfNeeded: (bct - ct).multipliedFullWidth(by: numer).low / denom)
+        return bw &- Int64(truncatingIfNeeded: (bct - ct).multipliedFullWidth(by: numer).low / denom)
     }
 }
 
