@@ -135,6 +135,21 @@ struct TraceV3Walk {
         }
     }
 
+    /// Found by `make fuzz` (tracev3 target): a chunkset whose first block holds 0 bytes left the
+    /// output buffer unallocated, and unwrapping it trapped.
+    @Test func emptyFirstBlockOfAChunksetIsNotACrash() throws {
+        func le<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        let header = Array(try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000030.tracev3")).prefix(224))
+        for block in [Array("bv41".utf8) + le(UInt32(0)) + le(UInt32(0)), Array("bv4-".utf8) + le(UInt32(0))] {
+            let chunkset = block + Array("bv4$".utf8)
+            let file = header + le(UInt32(0x600D)) + le(UInt32(0)) + le(UInt64(UInt64(chunkset.count))) + chunkset
+            var r = TraceV3Reader()
+            var n = 0
+            file.withUnsafeBytes { b in r.read(b) { _, _ in n += 1 } }
+            #expect(n == 0 && r.stats.chunksets == 1)
+        }
+    }
+
     /// Found by `make fuzz` (tracev3 target): loss records whose counts add past UInt64.max
     /// trapped (arithmetic overflow) instead of being counted.
     @Test func lossCountsThatOverflowSaturate() throws {

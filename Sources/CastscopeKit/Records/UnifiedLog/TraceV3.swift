@@ -567,7 +567,7 @@ public struct TraceV3Reader {
                     problems.append(TraceV3Problem(fileOffset + o, "LZ4 block of \(comp) bytes runs past its chunkset"))
                     return nil
                 }
-                out.reserve(total + raw)
+                out.reserve(max(1, total + raw))  // a block of 0 bytes still needs a buffer to point at
                 let dict = out.base!
                 let got = LZ4_decompress_safe_usingDict(
                     (d + o + 12).assumingMemoryBound(to: CChar.self),
@@ -591,7 +591,7 @@ public struct TraceV3Reader {
                     problems.append(TraceV3Problem(fileOffset + o, "stored block of \(raw) bytes runs past its chunkset"))
                     return nil
                 }
-                out.reserve(total + raw)
+                out.reserve(max(1, total + raw))
                 (out.base! + total).copyMemory(from: d + o + 8, byteCount: raw)
                 stats.storedBlocks += 1
                 total += raw
