@@ -23,22 +23,10 @@ import Testing
     func terminalWidth() throws {
         let piped = try castscope(["analyze", "samples/stopped-10001"], env: ["COLUMNS": "50"])
         #expect(piped.stdout.split(separator: "\n").contains { $0.count > 100 })
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         let bin = packageRoot.appendingPathComponent(".build/debug/castscope").path
-        p.arguments = ["-qec", "stty cols 70 2>/dev/null; '\(bin)' analyze --no-pager --color never samples/stopped-10001", "/dev/null"]
-        p.currentDirectoryURL = packageRoot
-        var env = ProcessInfo.processInfo.environment
-        env["CI"] = "1"
-        env["COLUMNS"] = "70"
-        p.environment = env
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let lines: [String] = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
+        let shown = try onTerminal("stty cols 70 2>/dev/null; '\(bin)' analyze --no-pager --color never samples/stopped-10001",
+                                   env: ["COLUMNS": "70"])
+        let lines: [String] = shown.replacingOccurrences(of: "\r", with: "")
             .split(separator: "\n").map(String.init)
         #expect(lines.count > 20)
         #expect(lines.allSatisfy { $0.count <= 70 }, "\(lines.first { $0.count > 70 } ?? "")")

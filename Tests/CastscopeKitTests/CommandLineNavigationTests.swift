@@ -7,26 +7,6 @@ import Testing
         r.stdout.split(separator: "\n").filter { $0.hasPrefix("━━ ") }.map { String($0.split(separator: " ")[1]) }
     }
 
-    /// Runs `command` under a pseudo-terminal (`script`), as a user at a terminal would.
-    func onTerminal(_ command: String, env: [String: String] = [:]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        p.arguments = ["-qec", command, "/dev/null"]
-        p.currentDirectoryURL = packageRoot
-        var e = ProcessInfo.processInfo.environment
-        e["CI"] = "1"  // no progress line
-        e.removeValue(forKey: "NO_COLOR")
-        e["TERM"] = "xterm"
-        for (k, v) in env { e[k] = v }
-        p.environment = e
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
 
     var bin: String { packageRoot.appendingPathComponent(".build/debug/castscope").path }
 

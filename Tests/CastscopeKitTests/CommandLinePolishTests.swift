@@ -56,35 +56,16 @@ import Testing
 
     @Test("analyze - on a terminal says it is waiting for a paste")
     func stdinOnATerminal() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         let bin = packageRoot.appendingPathComponent(".build/debug/castscope").path
         // The paste never comes: the run is ended after 2 s (KILL: test runners may block TERM).
-        p.arguments = ["-qec", "timeout -s KILL 2 '\(bin)' analyze --no-pager -", "/dev/null"]
-        p.currentDirectoryURL = packageRoot
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        #expect(String(decoding: data, as: UTF8.self).contains("castscope: reading standard input from the terminal (paste the log, then Ctrl-D"))
+        let shown = try onTerminal("timeout -s KILL 2 '\(bin)' analyze --no-pager -")
+        #expect(shown.contains("castscope: reading standard input from the terminal (paste the log, then Ctrl-D"))
     }
 
     @Test("the progress line on a terminal counts bytes against the inputs' size, with a percentage")
     func progress() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         let bin = packageRoot.appendingPathComponent(".build/debug/castscope").path
-        p.arguments = ["-qec", "env -u CI '\(bin)' analyze --no-pager samples/ > /dev/null", "/dev/null"]
-        p.currentDirectoryURL = packageRoot
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
+        let text = try onTerminal("env -u CI '\(bin)' analyze --no-pager samples/ > /dev/null")
         #expect(text.contains("reading: 1 file, 0.0 of "))
         #expect(text.contains(" MB (100%), "))
     }

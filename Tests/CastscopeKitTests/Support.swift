@@ -112,3 +112,26 @@ func records(_ text: String, format name: String) throws -> [[String: String]] {
     }
     return out
 }
+
+/// Runs `command` (a shell command line) under a pseudo-terminal (`script`), as a user at a
+/// terminal would, from the package root; its output as the terminal showed it. `CI=1` (no
+/// progress line) and `TERM=xterm`, no `NO_COLOR`, unless `env` says otherwise.
+func onTerminal(_ command: String, env: [String: String] = [:]) throws -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    p.arguments = ["-qec", command, "/dev/null"]
+    p.currentDirectoryURL = packageRoot
+    var e = ProcessInfo.processInfo.environment
+    e["CI"] = "1"
+    e.removeValue(forKey: "NO_COLOR")
+    e["TERM"] = "xterm"
+    for (k, v) in env { e[k] = v }
+    p.environment = e
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
