@@ -136,47 +136,6 @@ final class ClickHouseTestServer {
     deinit { stop() }
 }
 
-/// systemd-journal-remote writing relay entries into a journal file.
-final class RelayJournalWriter {
-    let process = Process()
-    let input = Pipe()
-    let session = "5b0c9e1a-7d3f-4c2e-8a61-0f2e3d4c5b6a"
-
-    init(output: URL) throws {
-        process.executableURL = URL(fileURLWithPath: journalRemote)
-        process.arguments = ["--output=" + output.path, "-"]
-        var env = ProcessInfo.processInfo.environment
-        env["SYSTEMD_JOURNAL_COMPACT"] = "0"
-        process.environment = env
-        process.standardInput = input
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    /// Relay `stats` entries with frame counts `seqs` (each one a distinct entry).
-    func write(_ seqs: Range<Int>) {
-        var text = ""
-        for seq in seqs {
-            let us = Int64(Date().timeIntervalSince1970 * 1_000_000) + Int64(seq)
-            text += "__REALTIME_TIMESTAMP=\(us)\n_PID=811\n_HOSTNAME=relay-ch\nSYSLOG_IDENTIFIER=broadcast-relay\nRELAY_SESSION=\(session)\n"
-                + "MESSAGE=session \(session) stats frames=\(seq) bytes=1 fps=10.0 dropped=0\n\n"
-        }
-        input.fileHandleForWriting.write(Data(text.utf8))
-    }
-
-    func accept() {
-        let us = Int64(Date().timeIntervalSince1970 * 1_000_000)
-        let text = "__REALTIME_TIMESTAMP=\(us)\n_PID=811\n_HOSTNAME=relay-ch\nSYSLOG_IDENTIFIER=broadcast-relay\nRELAY_SESSION=\(session)\n"
-            + "MESSAGE=session \(session) accepted peer=iPhone14,2 room=standup\n\n"
-        input.fileHandleForWriting.write(Data(text.utf8))
-    }
-
-    func finish() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
-}
-
 /// `castscope tail --clickhouse` on a journal directory, stderr kept in a file.
 final class ClickHouseTail {
     let process = Process()
@@ -287,8 +246,9 @@ struct ClickHouseTests {
         let journals = dir.appendingPathComponent("journal")
         try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
         let cursor = dir.appendingPathComponent("cursor")
-        let writer = try RelayJournalWriter(output: journals.appendingPathComponent("live.journal"))
-        defer { writer.finish() }
+        let writer = try JournalFeeder(output: journals.appendingPathComponent("live.journal"),
+                                       session: "5b0c9e1a-7d3f-4c2e-8a61-0f2e3d4c5b6a", hostname: "relay-ch")
+        defer { try? writer.finish() }
         let stats = "SELECT uniqExact(RecordId) FROM castscope_events FINAL WHERE EventName = 'relay.stats'"
 
         // A stream in bursts; SIGKILL while it flows.

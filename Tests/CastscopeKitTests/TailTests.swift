@@ -40,13 +40,17 @@ final class LineCollector: @unchecked Sendable {
     }
 }
 
-/// systemd-journal-remote writing what we feed it (a pipe) into a journal file.
+/// systemd-journal-remote writing what we feed it (a pipe) into a journal file: the relay's
+/// entries for one session, stamped now (with `_HOSTNAME` when `hostname` is given).
 final class JournalFeeder {
     let process = Process()
     let input = Pipe()
-    let session = "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69"
+    let session: String
+    let hostname: String?
 
-    init(output: URL) throws {
+    init(output: URL, session: String = "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69", hostname: String? = nil) throws {
+        self.session = session
+        self.hostname = hostname
         process.executableURL = URL(fileURLWithPath: journalRemote)
         process.arguments = ["--output=" + output.path, "-"]
         var env = ProcessInfo.processInfo.environment
@@ -57,13 +61,25 @@ final class JournalFeeder {
         try process.run()
     }
 
-    /// One relay `stats` entry whose frame count is `seq`, stamped now.
-    func feed(_ seq: Int) {
-        let us = Int64(Date().timeIntervalSince1970 * 1_000_000)
-        let text = "__REALTIME_TIMESTAMP=\(us)\n_PID=811\nSYSLOG_IDENTIFIER=broadcast-relay\nRELAY_SESSION=\(session)\n"
-            + "MESSAGE=session \(session) stats frames=\(seq) bytes=1 fps=10.0 dropped=0\n\n"
+    /// Entries of this session with these messages after `session <id> `, stamped now (the k-th
+    /// one k µs later, so that each is distinct).
+    func send(_ messages: [String]) {
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        var text = ""
+        for (k, m) in messages.enumerated() {
+            text += "__REALTIME_TIMESTAMP=\(now + Int64(k))\n_PID=811\n" + (hostname.map { "_HOSTNAME=\($0)\n" } ?? "")
+                + "SYSLOG_IDENTIFIER=broadcast-relay\nRELAY_SESSION=\(session)\nMESSAGE=session \(session) \(m)\n\n"
+        }
         input.fileHandleForWriting.write(Data(text.utf8))
     }
+
+    /// One relay `stats` entry whose frame count is `seq`.
+    func feed(_ seq: Int) { send(["stats frames=\(seq) bytes=1 fps=10.0 dropped=0"]) }
+
+    /// `stats` entries with frame counts `seqs` (each one a distinct entry).
+    func write(_ seqs: Range<Int>) { send(seqs.map { "stats frames=\($0) bytes=1 fps=10.0 dropped=0" }) }
+
+    func accept() { send(["accepted peer=iPhone14,2 room=standup"]) }
 
     func finish() throws {
         try input.fileHandleForWriting.close()
