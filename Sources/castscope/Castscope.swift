@@ -478,6 +478,7 @@ struct Analyze: ParsableCommand {
                 writeFailed = true
             }
         }
+        Stages.mark("outputs")
         for e in report.errors { fputs("castscope: error: \(Sanitize.line(e.description))\n", stderr) }
         for w in report.warnings { fputs("castscope: warning: \(Sanitize.line(w))\n", stderr) }
         // A named path that does not exist, or nothing recognized at all: exit 4.

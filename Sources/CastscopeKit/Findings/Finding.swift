@@ -153,3 +153,14 @@ extension String {
         return copy.withUTF8 { findBytes(UnsafeRawBufferPointer($0), Array(needle.utf8), from: 0) != nil }
     }
 }
+
+extension AnalysisReport {
+    /// Each session's findings in report order, in one pass: writers that go session by
+    /// session look them up here instead of filtering every finding per session (thousands
+    /// of each in a dense bundle).
+    public func findingsBySession() -> [String: [Finding]] {
+        var out: [String: [Finding]] = [:]
+        for f in findings { if let s = f.session { out[s, default: []].append(f) } }
+        return out
+    }
+}

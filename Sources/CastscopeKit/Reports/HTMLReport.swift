@@ -67,6 +67,7 @@ public enum HTMLReport {
     static func pill(_ o: Outcome) -> String { "<span class=\"pill o-\(o.rawValue)\">\(o.rawValue)</span>" }
 
     public static func render(_ r: AnalysisReport, provenance: Provenance = .current()) -> String {
+        let bySession = r.findingsBySession()
         var h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         h += "<meta name=\"color-scheme\" content=\"light dark\">"
@@ -109,12 +110,12 @@ public enum HTMLReport {
                 h += "<tr data-i=\"\(i)\"><td><a href=\"#s-\(i)\">\(esc(s.id))</a></td><td>\(esc(s.sdk))</td><td class=\"mono wide\">\(esc(who))</td>"
                 h += "<td class=\"mono wide\">\(esc(s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"))</td>"
                 h += "<td>\(esc(s.duration.map(Fmt.duration) ?? "-"))</td><td>\(pill(s.outcome))</td>"
-                h += "<td>\(esc(r.findings.filter { $0.session == s.id }.map(\.kind).joined(separator: ", ")))</td></tr>\n"
+                h += "<td>\(esc((bySession[s.id] ?? []).map(\.kind).joined(separator: ", ")))</td></tr>\n"
             }
             h += "</tbody></table></div>" + (fold ? "</details>" : "") + "</section>\n"
         }
         h += "<main id=\"cards\">\n"
-        for (i, s) in r.sessions.enumerated() { h += card(i, s, r.findings.filter { $0.session == s.id }) }
+        for (i, s) in r.sessions.enumerated() { h += card(i, s, bySession[s.id] ?? []) }
         h += "</main>\n"
         let general = r.findings.filter { $0.session == nil }
         if !general.isEmpty { h += "<section><h2>Bundle findings</h2>\n" + findingList(general) + "</section>\n" }
@@ -233,6 +234,7 @@ public enum HTMLReport {
 
     /// The drawing data: one object per session, times in µs since the epoch.
     static func data(_ r: AnalysisReport) -> String {
+        let bySession = r.findingsBySession()
         var out = "{\"sessions\":["
         for (i, s) in r.sessions.enumerated() {
             if i > 0 { out += ",\n" }
@@ -259,7 +261,7 @@ public enum HTMLReport {
                 }
             }
             out += "],\"fps\":[" + series.joined(separator: ",") + "],\"fpsSrc\":\(js(perSecond.isEmpty ? "relay" : "device")),\"f\":["
-            out += r.findings.filter { $0.session == s.id }.compactMap { f in
+            out += (bySession[s.id] ?? []).compactMap { f in
                 f.time.map { "[\($0),\(js(f.severity.rawValue)),\(js(f.kind)),\(js(f.message)),\(js(f.evidence.map(\.description).joined(separator: ", ")))]" }
             }.joined(separator: ",")
             out += "]}"

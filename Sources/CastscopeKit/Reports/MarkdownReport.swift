@@ -89,8 +89,9 @@ public enum MarkdownReport {
         if !errorLines.isEmpty { tail += "## Input errors\n\n" + errorLines.joined() + "\n" }
 
         let tableHead = "| Session | SDK | Process | Start | Duration | Outcome | Findings |\n|---|---|---|---|---|---|---|\n"
-        let rows = r.sessions.map { row($0, r.findings) }
-        let sections = r.sessions.map { s in (s, r.findings.filter { $0.session == s.id }) }
+        let bySession = r.findingsBySession()
+        let sections = r.sessions.map { s in (s, bySession[s.id] ?? []) }
+        let rows = sections.map { row($0.0, $0.1) }
 
         guard let limit else {
             var out = head
@@ -154,10 +155,11 @@ public enum MarkdownReport {
         return out + note
     }
 
+    /// One table row; `findings` are the session's own.
     static func row(_ s: Session, _ findings: [Finding]) -> String {
         let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
         let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"
-        let kinds = findings.filter { $0.session == s.id }.map(\.kind)
+        let kinds = findings.map(\.kind)
         return "| \(code(s.id, inTable: true)) | \(text(s.sdk, inTable: true)) | \(code(who, inTable: true)) | \(start) | "
             + "\(s.duration.map(Fmt.duration) ?? "-") | **\(s.outcome.rawValue)** | \(kinds.isEmpty ? "" : kinds.map { code($0, inTable: true) }.joined(separator: ", ")) |\n"
     }

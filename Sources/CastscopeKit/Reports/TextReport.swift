@@ -195,7 +195,8 @@ public struct TextReport {
             if !r.errors.isEmpty { out += paint("errors:", "31") + " " + r.errors.map(\.description).joined(separator: "; ") + "\n" }
             return out
         }
-        for s in selection?.sessions ?? r.sessions { out += "\n" + session(s, findings: r.findings.filter { $0.session == s.id }) }
+        let bySession = r.findingsBySession()
+        for s in selection?.sessions ?? r.sessions { out += "\n" + session(s, findings: bySession[s.id] ?? []) }
         let general = selection?.keepsBundleFindings == false ? [] : r.findings.filter { $0.session == nil }
         if !general.isEmpty {
             out += "\n" + bold("Bundle findings") + "\n"
@@ -241,9 +242,11 @@ public struct TextReport {
     /// `never-connected ×3 (S1, S4, S9), slow-start (S2)`: which sessions have each kind.
     static func kindsWithSessions(_ findings: [Finding]) -> String {
         JSONReport.findingCounts(findings).map { kind, n in
+            // At most five ids are needed (four shown, and whether there are more).
             var ids: [String] = []
             for f in findings where f.kind == kind {
                 if let s = f.session, !ids.contains(s) { ids.append(s) }
+                if ids.count > 4 { break }
             }
             var t = n > 1 ? "\(kind) ×\(n)" : kind
             if !ids.isEmpty { t += " (" + ids.prefix(4).joined(separator: ", ") + (ids.count > 4 ? ", …" : "") + ")" }
@@ -253,11 +256,12 @@ public struct TextReport {
 
     /// One line per session: id, start, duration, outcome, who, findings.
     public func sessionList(_ r: AnalysisReport) -> String {
+        let bySession = r.findingsBySession()
         var out = ""
         for s in selection?.sessions ?? r.sessions {
             let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "(no time)"
             let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
-            let mine = r.findings.filter { $0.session == s.id }
+            let mine = bySession[s.id] ?? []
             var kinds: [String] = []
             for f in mine.sorted(by: { $0.severity > $1.severity }) where !kinds.contains(f.kind) { kinds.append(f.kind) }
             let dur = s.duration.map { Fmt.duration($0) } ?? "-"

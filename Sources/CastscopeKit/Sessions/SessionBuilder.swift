@@ -110,8 +110,9 @@ public struct SessionBuilder {
         // Host-app and other lines join the session they overlap (by time, or by file when
         // the file has no times).
         var unattached: [Event] = []
+        let spans = SessionSpans(sessions, before: attachBeforeMicros, after: attachAfterMicros)
         for e in others {
-            if let b = session(for: e, in: sessions) { sessions[b].events.append(e) } else { unattached.append(e) }
+            if let b = spans.session(for: e, in: sessions) { sessions[b].events.append(e) } else { unattached.append(e) }
         }
         for i in sessions.indices {
             sessions[i].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
@@ -120,32 +121,17 @@ public struct SessionBuilder {
         return Result(sessions: sessions, unattached: unattached)
     }
 
-    /// The session a host-app or system line belongs to: the one whose span holds it, else
-    /// the next one to start within `attachBeforeMicros`; by file when there are no times.
-    func session(for e: Event, in sessions: [Session]) -> Int? {
-        guard let t = e.time else {
-            return sessions.lastIndex(where: { $0.start == nil && $0.events.first?.source.path == e.source.path })
-        }
-        var inside: Int?
-        var upcoming: Int?
-        for (i, s) in sessions.enumerated() {
-            guard let start = s.start else { continue }
-            let end = s.end ?? s.events.last?.lastTime ?? start
-            if t >= start && t <= end + attachAfterMicros { inside = i }
-            if t < start && t >= start - attachBeforeMicros && upcoming == nil { upcoming = i }
-        }
-        return inside ?? upcoming
-    }
-
     // MARK: in-app capture
 
     /// The in-app capture stream a line belongs to: `capture.*` lines, and a ReplayKit error
     /// that is RPScreenRecorder's own start failure or comes while a capture is open in the
     /// same process (or file).
     func captureKey(_ e: Event, _ streams: [String: Stream]) -> String? {
+        // The kind first: most lines are neither, and the key is a string built per line.
+        let capture = e.kind.hasPrefix("capture.")
+        guard capture || e.kind == "replaykit.error" else { return nil }
         let k = "in-app:" + Self.streamKey(e)
-        if e.kind.hasPrefix("capture.") { return k }
-        guard e.kind == "replaykit.error" else { return nil }
+        if capture { return k }
         if e.attr("method")?.hasPrefix("startCapture") == true || e.message.hasBytes("[RPScreenRecorder startCapture") { return k }
         if let s = streams[k], s.phase != .idle, s.phase != .ended { return k }
         return nil
@@ -383,5 +369,72 @@ public struct SessionBuilder {
             s.deciding = [d]
             s.end = d.time ?? s.end
         }
+    }
+}
+
+/// Which session a host-app or system line belongs to, without scanning every session per
+/// line (a dense bundle has thousands of sessions and as many host lines): the session whose
+/// span holds the line's time (the last such in start order), else the next one to start
+/// within `before`; by file when the line has no time. The same rule as
+/// a scan of every session (`SessionSpansTests` compares the two), by binary search over the sessions' starts and a running
+/// maximum of their ends.
+struct SessionSpans {
+    let before: Int64
+    let after: Int64
+    /// Sessions with a start and an end, in start order (as the sessions are sorted).
+    var starts: [Int64] = []
+    var ends: [Int64] = []
+    var index: [Int] = []
+    /// The largest end (plus `after`) among the first k spans, for stopping the backward scan.
+    var reach: [Int64] = []
+    /// Sessions with a start but no end: their span ends at their last line so far (which
+    /// grows as lines are attached), so they are checked one by one (there are few).
+    var open: [Int] = []
+    /// The last untimed session of each file.
+    var untimed: [String: Int] = [:]
+
+    init(_ sessions: [Session], before: Int64, after: Int64) {
+        self.before = before
+        self.after = after
+        for (i, s) in sessions.enumerated() {
+            guard let start = s.start else {
+                if let path = s.events.first?.source.path { untimed[path] = i }
+                continue
+            }
+            if s.end == nil { open.append(i) }
+            let end = s.end ?? s.events.last?.lastTime ?? start
+            starts.append(start)
+            ends.append(s.end == nil ? Int64.min : end + after)
+            index.append(i)
+            reach.append(max(reach.last ?? Int64.min, s.end == nil ? Int64.min : end + after))
+        }
+    }
+
+    func session(for e: Event, in sessions: [Session]) -> Int? {
+        guard let t = e.time else { return untimed[e.source.path] }
+        // Spans starting at or before t: a prefix of the start-ordered list.
+        var lo = 0, hi = starts.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if starts[mid] <= t { lo = mid + 1 } else { hi = mid }
+        }
+        var inside: Int?
+        var j = lo - 1
+        while j >= 0, reach[j] >= t {
+            if ends[j] >= t { inside = index[j]; break }
+            j -= 1
+        }
+        for i in open where i > (inside ?? -1) {
+            let s = sessions[i]
+            let start = s.start!
+            let end = s.events.last?.lastTime ?? start
+            if t >= start && t <= end + after { inside = i }
+        }
+        if let inside { return inside }
+        // The first session to start after t, if it starts soon enough.
+        if lo < starts.count, t >= starts[lo] - before {
+            return index[lo]
+        }
+        return nil
     }
 }

@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `CASTSCOPE_STAGES=1`: one line per pipeline stage on stderr with the time since start and
+/// the process's resident and peak memory (Linux), for finding where time and memory go
+/// (`make bench` measures; this only tells which stage to look at).
+public enum Stages {
+    public static let enabled = getenv("CASTSCOPE_STAGES") != nil
+    nonisolated(unsafe) static var start: Int64 = 0
+
+    public static func mark(_ name: String) {
+        guard enabled else { return }
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+        if start == 0 { start = now }
+        var rss = "", hwm = ""
+        if let f = fopen("/proc/self/status", "r") {
+            var line = [CChar](repeating: 0, count: 256)
+            while fgets(&line, 256, f) != nil {
+                let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if s.hasPrefix("VmRSS:") { rss = s.dropFirst(6).stageValue() }
+                if s.hasPrefix("VmHWM:") { hwm = s.dropFirst(6).stageValue() }
+            }
+            fclose(f)
+        }
+        fputs("stage \(name): \(Fmt.decimal(Double(now - start) / 1000, 1)) ms, rss \(rss), peak \(hwm)\n", stderr)
+    }
+}
+
+extension Substring {
+    fileprivate func stageValue() -> String {
+        String(self.drop { $0 == " " || $0 == "\t" }.prefix { $0 != "\n" })
+    }
+}
