@@ -24,6 +24,9 @@ public struct SessionBuilder {
         var peerClosed: Event?
         /// Lines before the first session of the process (e.g. `LKSampleHandler created`).
         var preamble: [Event] = []
+        /// Lines after the end of a session already handed on (`SessionStream`), to be placed
+        /// like host lines.
+        var late: [Event] = []
     }
 
     /// Lines that open a new session when none is open.
@@ -52,73 +55,17 @@ public struct SessionBuilder {
         return ["broadcast", "upload", "screenshar", "screen shar", "screencapture"].contains { lower.hasBytes($0) }
     }
 
+    /// All sessions of time-ordered events at once (tests, `tail`'s findings): a
+    /// `SessionStream` that closes sessions only at the end of the events.
     public func build(_ events: [Event]) -> Result {
-        // Which (process, pid) streams are extension processes.
-        let key = Self.streamKey
-        var extensionKeys = Set<String>()
-        var keyByPid: [Int: String] = [:]
-        var keyByProcess: [String: String] = [:]
-        for e in events where e.side == .extension {
-            let k = key(e)
-            extensionKeys.insert(k)
-            if let pid = e.pid { keyByPid[pid] = k }
-            if let p = e.process { keyByProcess[p] = k }
-        }
-        var streams: [String: Stream] = [:]
-        var streamOrder: [String] = []
-        var others: [Event] = []
-        for e in events {
-            if let ck = captureKey(e, streams) {
-                if streams[ck] == nil { streams[ck] = Stream(); streamOrder.append(ck) }
-                feedCapture(e, into: &streams[ck]!)
-                continue
-            }
-            var k: String?
-            if e.side == .extension {
-                k = key(e)
-            } else if e.side == .system {
-                // A kill names its victim; debugger lines belong to the process they print in.
-                if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] {
-                    k = tk
-                } else if let name = e.attr("target"), let tk = keyByProcess[name] {
-                    k = tk
-                } else if extensionKeys.contains(key(e)) {
-                    k = key(e)
-                } else if Self.killsBroadcastExtension(e), let name = e.attr("target") {
-                    // A broadcast extension killed with no line of its own in the logs: a
-                    // session of its own, known only by how it ended.
-                    let tk = "\(name)[\(e.attr("target_pid") ?? "?")]"
-                    extensionKeys.insert(tk)
-                    if let pid = e.attr("target_pid").flatMap({ Int($0) }) { keyByPid[pid] = tk }
-                    keyByProcess[name] = tk
-                    k = tk
-                }
-            }
-            guard let k else { others.append(e); continue }
-            if streams[k] == nil { streams[k] = Stream(); streamOrder.append(k) }
-            feed(e, into: &streams[k]!)
-        }
+        var stream = SessionStream()
+        stream.builder = self
+        stream.idleHorizon = Int64.max
+        stream.learn(events)
         var sessions: [Session] = []
-        for k in streamOrder {
-            var s = streams[k]!
-            finish(&s)
-            sessions.append(contentsOf: s.sessions)
-            others.append(contentsOf: s.preamble)
-        }
-        sessions.sort { ($0.start ?? Int64.min, $0.events.first?.order ?? 0) < ($1.start ?? Int64.min, $1.events.first?.order ?? 0) }
-        for i in sessions.indices { sessions[i].id = "S\(i + 1)" }
-        // Host-app and other lines join the session they overlap (by time, or by file when
-        // the file has no times).
-        var unattached: [Event] = []
-        let spans = SessionSpans(sessions, before: attachBeforeMicros, after: attachAfterMicros)
-        for e in others {
-            if let b = spans.session(for: e, in: sessions) { sessions[b].events.append(e) } else { unattached.append(e) }
-        }
-        for i in sessions.indices {
-            sessions[i].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
-            decideFromHost(&sessions[i])
-        }
-        return Result(sessions: sessions, unattached: unattached)
+        for e in events { stream.feed(e) { sessions.append($0) } }
+        stream.finish { sessions.append($0) }
+        return Result(sessions: sessions, unattached: stream.unattached)
     }
 
     // MARK: in-app capture
@@ -237,7 +184,7 @@ public struct SessionBuilder {
         } else if s.phase == .ended {
             guard Self.startKinds.contains(kind) else {
                 // After the end: the line stays with the session it follows.
-                s.sessions[s.sessions.count - 1].events.append(e)
+                if let i = s.sessions.indices.last { s.sessions[i].events.append(e) } else { s.late.append(e) }
                 return
             }
             newSession(e, inferred: true, into: &s)

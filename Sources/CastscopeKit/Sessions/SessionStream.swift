@@ -1,0 +1,239 @@
+/// Sessions built from time-ordered events as they arrive, each handed on as soon as nothing
+/// later in the logs can change it, so that memory holds the open sessions, not all of them.
+///
+/// The state machine and the routing are `SessionBuilder`'s. What streaming adds:
+/// - A session is *closed* by its end line, or, when its process has written nothing for
+///   `idleHorizon` of log time, as the log leaves it (`truncated`, ended at its last line:
+///   what the whole-bundle view concludes when that process never writes again).
+/// - Host-app and system lines join the session whose span holds them, else the next session
+///   to start within `attachBeforeMicros` (`SessionSpans`'s rule): a line is placed once the logs
+///   have passed it by that much and every session that could still claim it is decided.
+/// - A closed session is *handed on* once no pending line can join it and lines of its own
+///   process after its end (`afterEnd`) have had their time; ids are given in start order
+///   (S1, S2, … as the whole-bundle view numbers them) and sessions are handed on in that order.
+public struct SessionStream {
+    public var builder = SessionBuilder()
+    /// An open session whose process has been silent this long (log time) is closed.
+    public var idleHorizon: Int64 = 300_000_000
+    /// Lines of a process this long after its session ended still join that session.
+    public var afterEnd: Int64 = 30_000_000
+
+    /// Which (process, pid) streams are extension processes, from a first pass over the events
+    /// (as `SessionBuilder.build`): a kill can name a process before its own lines are seen.
+    var extensionKeys = Set<String>()
+    var keyByPid: [Int: String] = [:]
+    var keyByProcess: [String: String] = [:]
+
+    var streams: [String: SessionBuilder.Stream] = [:]
+    /// Streams in order of first appearance (lines of processes without a session are placed
+    /// in that order at the end, as `SessionBuilder.build` did).
+    var streamRank: [String: Int] = [:]
+    /// Sessions opened and not handed on, in start order: where to find each, and the lines of
+    /// other processes that joined it (kept apart until it closes: its end is its own last line).
+    struct Live {
+        var key: String
+        var seq: Int
+        var joined: [Event] = []
+        var ready = false
+        /// The time of its process's last line.
+        var lastOwn: Int64?
+    }
+    var live: [Live] = []
+    var nextSeq = 1
+    /// Host-app and system lines not placed yet, in time order.
+    var pending: [Event] = []
+    var pendingHead = 0
+    public private(set) var unattached: [Event] = []
+    var now: Int64 = Int64.min
+    var lastSweep: Int64 = Int64.min
+
+    public init() {}
+
+    /// The first pass: which streams are extension processes.
+    public mutating func learn(_ events: [Event]) {
+        for e in events where e.side == .extension {
+            let k = SessionBuilder.streamKey(e)
+            extensionKeys.insert(k)
+            if let pid = e.pid { keyByPid[pid] = k }
+            if let p = e.process { keyByProcess[p] = k }
+        }
+    }
+
+    /// Feeds the next event (in time order); `emit` receives the sessions it lets go.
+    public mutating func feed(_ e: Event, emit: (Session) -> Void) {
+        if let t = e.time, t > now {
+            now = t
+            // Closing and handing on are checked once per second of log time.
+            if lastSweep == Int64.min || now - lastSweep >= 1_000_000 {
+                lastSweep = now
+                sweep(final: false, emit: emit)
+            }
+        }
+        guard let k = route(e) else { pending.append(e); return }
+        var s = streams.removeValue(forKey: k) ?? SessionBuilder.Stream()
+        if streamRank[k] == nil { streamRank[k] = streamRank.count }
+        let before = s.sessions.count
+        if k.hasPrefix("in-app:") { builder.feedCapture(e, into: &s) } else { builder.feed(e, into: &s) }
+        if s.sessions.count > before {
+            // The new session is the stream's last; any before it in this stream have ended.
+            live.append(Live(key: k, seq: nextSeq))
+            s.sessions[s.sessions.count - 1].id = "S\(nextSeq)"
+            nextSeq += 1
+        }
+        if !s.late.isEmpty {
+            // Lines after a session already handed on: placed like host lines.
+            pending.append(contentsOf: s.late)
+            s.late.removeAll()
+        }
+        if let id = s.sessions.last?.id, let t = e.time, let i = liveIndex(id) { live[i].lastOwn = t }
+        streams[k] = s
+    }
+
+    /// The end of the logs: every session closes and is handed on, every line is placed.
+    public mutating func finish(emit: (Session) -> Void) {
+        let order = streams.keys.sorted { streamRank[$0]! < streamRank[$1]! }
+        for k in order {
+            guard var s = streams[k], s.phase != .ended, !s.sessions.isEmpty else { continue }
+            builder.finish(&s)
+            s.phase = .ended
+            streams[k] = s
+        }
+        // Lines of processes that never opened a session are placed like host lines.
+        for k in order where !(streams[k]?.preamble.isEmpty ?? true) {
+            pending.append(contentsOf: streams[k]!.preamble)
+            streams[k]!.preamble = []
+        }
+        sweep(final: true, emit: emit)
+    }
+
+    func liveIndex(_ id: String) -> Int? {
+        guard let seq = Int(id.dropFirst()) else { return nil }
+        // Live sessions are in seq order: a binary search.
+        var lo = 0, hi = live.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if live[mid].seq < seq { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < live.count && live[lo].seq == seq ? lo : nil
+    }
+
+    /// The stream a line belongs to (`SessionBuilder.build`'s routing), or nil for a host line.
+    mutating func route(_ e: Event) -> String? {
+        if let ck = builder.captureKey(e, streams) { return ck }
+        if e.side == .extension { return SessionBuilder.streamKey(e) }
+        guard e.side == .system else { return nil }
+        let key = SessionBuilder.streamKey(e)
+        if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] { return tk }
+        if let name = e.attr("target"), let tk = keyByProcess[name] { return tk }
+        if extensionKeys.contains(key) { return key }
+        if SessionBuilder.killsBroadcastExtension(e), let name = e.attr("target") {
+            let tk = "\(name)[\(e.attr("target_pid") ?? "?")]"
+            extensionKeys.insert(tk)
+            if let pid = e.attr("target_pid").flatMap({ Int($0) }) { keyByPid[pid] = tk }
+            keyByProcess[name] = tk
+            return tk
+        }
+        return nil
+    }
+
+    func session(_ l: Live) -> Session? {
+        streams[l.key]?.sessions.first { $0.id == "S\(l.seq)" }
+    }
+
+    /// Whether a session has ended (its stream moved on, or its end line came).
+    func ended(_ l: Live) -> Bool {
+        guard let s = streams[l.key] else { return true }
+        return s.sessions.last?.id != "S\(l.seq)" || s.phase == .ended
+    }
+
+    /// Where a pending line goes: `.some(index into live)`, `.some(nil)` for nowhere, or nil
+    /// when a session that could claim it is still open.
+    func place(_ e: Event, final: Bool) -> Int?? {
+        guard let t = e.time else {
+            // By file: the last untimed session of the line's file.
+            for i in live.indices.reversed() {
+                guard let s = session(live[i]), s.start == nil else { continue }
+                if s.events.first?.source.path == e.source.path { return .some(i) }
+            }
+            return .some(nil)
+        }
+        let before = builder.attachBeforeMicros, after = builder.attachAfterMicros
+        var upcoming: Int?
+        for i in live.indices.reversed() {
+            guard let s = session(live[i]), let start = s.start else { continue }
+            if t < start {
+                if t >= start - before { upcoming = i }
+                continue
+            }
+            if ended(live[i]) || final {
+                let end = s.end ?? (live[i].joined.last ?? s.events.last)?.lastTime ?? start
+                if t <= end + after { return .some(i) }
+            } else if let own = live[i].lastOwn, t <= own + after {
+                return .some(i)  // still open, and already past the line
+            } else {
+                return nil  // open and silent since before the line: undecided
+            }
+        }
+        return .some(upcoming)
+    }
+
+    mutating func sweep(final: Bool, emit: (Session) -> Void) {
+        // Open sessions of processes silent past the horizon close as the log leaves them.
+        if !final {
+            for l in live where !ended(l) {
+                guard let own = l.lastOwn, now - own > idleHorizon, var s = streams[l.key] else { continue }
+                builder.finish(&s)
+                s.phase = .ended
+                streams[l.key] = s
+            }
+        }
+        // Place the lines the logs have passed by the look-ahead (all of them at the end).
+        while pendingHead < pending.count {
+            let e = pending[pendingHead]
+            if !final, let t = e.time, t >= now - builder.attachBeforeMicros { break }
+            if !final, e.time == nil, now == Int64.min { break }
+            guard let target = place(e, final: final) else { break }
+            if let i = target { live[i].joined.append(e) } else { unattached.append(e) }
+            pendingHead += 1
+        }
+        if pendingHead > 4096 && pendingHead * 2 > pending.count {
+            pending.removeFirst(pendingHead)
+            pendingHead = 0
+        }
+        // Hand on, in start order, the sessions no pending line and no later line of their
+        // own process can still join.
+        let waiting = pendingHead < pending.count ? pending[pendingHead].time : nil
+        for i in live.indices where !live[i].ready && ended(live[i]) {
+            guard let s = session(live[i]) else { continue }
+            if !final {
+                guard let end = s.end ?? s.events.last?.lastTime, now - end > max(afterEnd, builder.attachBeforeMicros + builder.attachAfterMicros)
+                else { continue }
+                if let w = waiting, w <= end + builder.attachAfterMicros { continue }
+                if pendingHead < pending.count && waiting == nil { continue }
+            }
+            live[i].ready = true
+        }
+        var handed = 0
+        while handed < live.count, live[handed].ready {
+            let l = live[handed]
+            var stream = streams[l.key]!
+            let k = stream.sessions.firstIndex { $0.id == "S\(l.seq)" }!
+            var s = stream.sessions.remove(at: k)
+            if stream.sessions.isEmpty {
+                // Kept (small) so that later lines of the process are not a new session: they
+                // go to `late`, and are placed like host lines.
+                stream.sawError = nil
+                stream.peerClosed = nil
+            }
+            streams[l.key] = stream
+            if !l.joined.isEmpty {
+                s.events.append(contentsOf: l.joined)
+                s.events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+            }
+            builder.decideFromHost(&s)
+            emit(s)
+            handed += 1
+        }
+        if handed > 0 { live.removeFirst(handed) }
+    }
+}
