@@ -71,6 +71,34 @@ public struct AnalysisReport: Sendable {
     /// Problems that lose nothing outright but change what the report can say (a file with
     /// times read as plain text), one line each, naming the file.
     public var warnings: [String] = []
+    /// When sessions were handed to a sink as they ended (`Analyzer.onSession`) instead of
+    /// kept in `sessions`: what the report's header needs of them.
+    public var streamed: SessionTally?
+
+    /// How many sessions of each outcome, kept or handed on.
+    public var tally: SessionTally {
+        if let streamed { return streamed }
+        var t = SessionTally()
+        for s in sessions { t.add(s) }
+        return t
+    }
+}
+
+/// Per-session counters for the bundle summary: all that stays in memory of a session that
+/// was handed on.
+public struct SessionTally: Sendable {
+    public var count = 0
+    public var outcomes: [Outcome: Int] = [:]
+    /// Some session has a line whose time was taken from a neighbour (Xcode print()).
+    public var anyInferredTime = false
+
+    public init() {}
+
+    public mutating func add(_ s: Session) {
+        count += 1
+        outcomes[s.outcome, default: 0] += 1
+        if !anyInferredTime, s.events.contains(where: \.timeInferred) { anyInferredTime = true }
+    }
 }
 
 /// The whole pipeline: input → records → events → sessions.
@@ -92,6 +120,15 @@ public final class Analyzer {
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     /// Inputs held in memory, by the name they are given as paths (fuzzing, tests).
     public var memoryInputs: [String: [UInt8]] = [:]
+    /// Receives each session with its findings as soon as it is complete, in id order, when
+    /// the bundle has no relay lines (the join needs every session): the report then keeps
+    /// only `streamed` counters and the findings, not the sessions.
+    public var onSession: ((Session, [Finding]) -> Void)?
+    /// Called before the first session is handed to `onSession`, with the report so far
+    /// (inputs, errors, zone).
+    public var willStreamSessions: ((AnalysisReport) -> Void)?
+    /// Log time after which a silent, superseded open session is closed (`SessionStream.idleHorizon`).
+    public var idleHorizon: Int64 = 60_000_000
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
         if let name = options.forcedFormat, registry.format(named: name) == nil {
@@ -412,7 +449,7 @@ public final class Analyzer {
         if zip(events, events.dropFirst()).contains(where: { before($1, $0) }) { events.sort(by: before) }
         report.eventCount = events.reduce(0) { $0 + $1.count }
         let relayEvents: [Event]
-        let deviceEvents: [Event]
+        var deviceEvents: [Event]
         if events.contains(where: { $0.side == .relay }) {
             relayEvents = events.filter { $0.side == .relay }
             deviceEvents = events.filter { $0.side != .relay }
@@ -422,10 +459,42 @@ public final class Analyzer {
         }
         events = []  // the sessions keep what they need: no third copy of every event
         Stages.mark("sort")
-        let built = SessionBuilder().build(deviceEvents)
+        var stream = SessionStream()
+        stream.idleHorizon = idleHorizon
+        stream.learn(deviceEvents)
+        let sink = relayEvents.isEmpty ? onSession : nil
+        if sink != nil { willStreamSessions?(report) }
+        var sessions: [Session] = []
+        var tally = SessionTally()
+        var sessionFindings: [Finding] = []
+        let thresholds = options.thresholds
+        func emit(_ s: Session) {
+            guard let sink else { sessions.append(s); return }
+            let found = Findings.forSession(s, thresholds)
+            tally.add(s)
+            sessionFindings.append(contentsOf: found)
+            sink(s, found)
+        }
+        // Each event is moved out of the array as it is fed: its strings are freed with the
+        // session that took it, not held until the end.
+        let placeholder = Event(kind: "", sdk: "", side: .app, time: nil, process: nil, pid: nil, message: "", attrs: [],
+                                source: SourceRef(path: "", line: 0), order: 0, parsedTime: nil, fileIndex: 0)
+        var device = deviceEvents
+        deviceEvents = []
+        device.withUnsafeMutableBufferPointer { buf in
+            guard let base = buf.baseAddress else { return }
+            for i in 0..<buf.count {
+                let e = (base + i).move()
+                (base + i).initialize(to: placeholder)
+                stream.feed(e, emit: emit)
+            }
+        }
+        device = []
+        stream.finish(emit: emit)
         Stages.mark("sessions")
-        report.sessions = built.sessions
-        report.unattached = built.unattached
+        report.sessions = sessions
+        report.unattached = stream.unattached
+        if sink != nil { report.streamed = tally }
         // The relay side: its sessions, the clock offset, and the join.
         let joiner = RelayJoiner()
         var relay = joiner.group(relayEvents)
@@ -440,7 +509,12 @@ public final class Analyzer {
         }
         report.relaySessions = relay
         Stages.mark("relay")
-        report.findings = Findings.run(report, options.thresholds)
+        if sink != nil {
+            // The sessions' findings were made as they ended; the bundle's own come last.
+            report.findings = sessionFindings + Findings.run(report, options.thresholds)
+        } else {
+            report.findings = Findings.run(report, options.thresholds)
+        }
         Stages.mark("findings")
         return report
     }

@@ -432,14 +432,38 @@ struct Analyze: ParsableCommand {
             fputs("castscope: reading standard input from the terminal (paste the log, then Ctrl-D; or pipe it: idevicesyslog | castscope analyze -)\n", stderr)
         }
         let digest = ClickHouseAnalyzeExport.startDigest(clickhouse, paths: paths)
+        // Text and JSON reports of the whole bundle are written as sessions end, so that the
+        // sessions need not all be held (when the bundle has relay lines, the analyzer keeps
+        // them all for the join and these are written from the whole report as before).
+        let selection = navigation.selection
+        let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
+        let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format == .text || $0.format == .json }
+            && selection.isEmpty && !navigation.oneline && !navigation.list && !navigation.quiet && clickhouse.url == nil
+            && !(textOnStdout && Pager.command(enabled: navigation.pager) != nil)
+        var streamed: [StreamedReport] = []
+        if streamable {
+            streamed = outputs.map { t in
+                guard t.format == .text else { return StreamedReport(target: t, text: nil) }
+                var r = TextReport(color: t.isStdout && colors.enabled())
+                if t.isStdout { r.width = navigation.columns() }
+                return StreamedReport(target: t, text: r)
+            }
+            analyzer.willStreamSessions = { partial in for s in streamed { s.begin(partial) } }
+            analyzer.onSession = { session, findings in for s in streamed { s.add(session, findings) } }
+        }
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }
         // Every output is attempted: one that cannot be written loses nothing of the others.
         var writeFailed = false
-        let selection = navigation.selection
         let chosen = selection.isEmpty ? nil : selection.apply(report)
         let shown = chosen.map { selection.filtered(report, $0) } ?? report
-        for t in outputs {
+        for s in streamed where report.streamed != nil {
+            if let error = s.finish(report) {
+                fputs("castscope: error: \(error)\n", stderr)
+                writeFailed = true
+            }
+        }
+        for t in outputs where report.streamed == nil {
             let text: String
             switch t.format {
             case .json:
@@ -484,10 +508,9 @@ struct Analyze: ParsableCommand {
         // A named path that does not exist, or nothing recognized at all: exit 4.
         var st = stat()
         let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }
-        let nothing = report.eventCount == 0 && report.filteredOut == 0 && report.sessions.isEmpty
+        let nothing = report.eventCount == 0 && report.filteredOut == 0 && report.tally.count == 0
             && report.relaySessions.isEmpty
         if nothing { fputs("castscope: error: nothing recognized: \(Self.whyNothing(report, paths: paths))\n", stderr) }
-        let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
         if report.filteredOut > 0 && report.eventCount == 0 && !textOnStdout, let span = report.span {
             let z = report.displayOffset ?? 0
             fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)

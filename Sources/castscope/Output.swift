@@ -128,9 +128,15 @@ enum OutputWriter {
     }
 
     static func write(_ text: UnsafeRawBufferPointer, to target: OutputTarget) -> String? {
+        write(to: target) { writeAll(text, to: $0) }
+    }
+
+    /// Writes what `body` writes to the stream it is given (false: a write failed), in the
+    /// same way as a whole report: for reports written in parts (`StreamedReport`).
+    static func write(to target: OutputTarget, _ body: (UnsafeMutablePointer<FILE>) -> Bool) -> String? {
         if target.isStdout {
             clearerr(stdout)
-            let ok = writeAll(text, to: stdout) && fflush(stdout) == 0
+            let ok = body(stdout) && fflush(stdout) == 0
             return ok ? nil : "standard output: cannot write: \(String(cString: strerror(errno)))"
         }
         let path = target.path
@@ -138,7 +144,7 @@ enum OutputWriter {
         let exists = stat(path, &st) == 0
         if exists && (st.st_mode & S_IFMT) != S_IFREG {
             guard let f = fopen(path, "w") else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
-            let ok = writeAll(text, to: f) && fflush(f) == 0
+            let ok = body(f) && fflush(f) == 0
             let e = errno
             let closed = fclose(f) == 0
             return ok && closed ? nil : "\(path): cannot write: \(String(cString: strerror(ok ? errno : e)))"
@@ -155,7 +161,7 @@ enum OutputWriter {
             unlink(temporary)
             return "\(path): cannot write: \(String(cString: strerror(errno)))"
         }
-        var ok = writeAll(text, to: f) && fflush(f) == 0 && fsync(fd) == 0
+        var ok = body(f) && fflush(f) == 0 && fsync(fd) == 0
         var e = errno
         if fclose(f) != 0 && ok { ok = false; e = errno }
         if ok && rename(temporary, path) != 0 { ok = false; e = errno }

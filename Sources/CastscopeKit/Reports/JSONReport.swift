@@ -15,6 +15,28 @@ public enum JSONReport {
 
     /// The document as UTF-8 bytes (what the CLI writes: no `String` of the whole report).
     public static func renderBytes(_ r: AnalysisReport, provenance: Provenance = .current()) -> [UInt8] {
+        document(r, provenance: provenance, sessionsWrittenElsewhere: nil).0
+    }
+
+    /// One session as an element of the document's `sessions` array (`first`: no comma
+    /// before it), for writing sessions as they end; `renderBytes(…, sessions:)` then puts the
+    /// elements in their place.
+    public static func sessionElement(_ s: Session, first: Bool) -> [UInt8] {
+        var w = JSONWriter(nestedAt: 2, first: first)
+        session(&w, s)
+        return w.bytes
+    }
+
+    /// The document around the `sessions` array's elements, which were written elsewhere
+    /// (`sessionElement`, `count` of them): what goes before them and what goes after.
+    public static func renderParts(_ r: AnalysisReport, provenance: Provenance = .current(), sessionCount count: Int)
+        -> (head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>)
+    {
+        let (bytes, gap) = document(r, provenance: provenance, sessionsWrittenElsewhere: count)
+        return (bytes[..<gap!], bytes[gap!...])
+    }
+
+    static func document(_ r: AnalysisReport, provenance: Provenance, sessionsWrittenElsewhere: Int?) -> ([UInt8], Int?) {
         var w = JSONWriter(capacity: 1 << 16)
         w.open()
         w.string("schema", schema)
@@ -29,10 +51,11 @@ public enum JSONReport {
         w.close()
         w.int("files", r.inputs.count)
         w.int("events", r.eventCount)
-        w.int("sessions", r.sessions.count)
+        let tally = r.tally
+        w.int("sessions", tally.count)
         w.open("outcomes")
         for o in Outcome.allCases {
-            let n = r.sessions.filter { $0.outcome == o }.count
+            let n = tally.outcomes[o] ?? 0
             if n > 0 { w.int(o.rawValue, n) }
         }
         w.close()
@@ -80,7 +103,11 @@ public enum JSONReport {
         for f in r.findings { finding(&w, f) }
         w.close(array: true)
         w.open("sessions", array: true)
-        for s in r.sessions { session(&w, s) }
+        if let count = sessionsWrittenElsewhere {
+            w.gap(count: count)
+        } else {
+            for s in r.sessions { session(&w, s) }
+        }
         w.close(array: true)
         w.open("unattached", array: true)
         for e in r.unattached { event(&w, e, start: nil) }
@@ -99,7 +126,7 @@ public enum JSONReport {
         w.close()
         var out = w.bytes
         out.append(0x0A)
-        return out
+        return (out, w.gapAt)
     }
 
     /// Findings per kind, in order of first appearance.

@@ -7,6 +7,24 @@ public struct JSONWriter {
 
     public init(capacity: Int = 0) { out = OutputBuffer(capacity: capacity) }
 
+    /// A writer for elements of a container `depth` levels deep in another document (the
+    /// same indentation and commas as if written there); `first`: the container's first element.
+    public init(nestedAt depth: Int, first: Bool) {
+        indent = depth
+        needComma = [!first]
+    }
+
+    /// Where elements written elsewhere (by `init(nestedAt:first:)` writers) go: the byte
+    /// offset in `bytes`, set by `gap`.
+    public private(set) var gapAt: Int?
+
+    /// Leaves a gap in the open container for `count` elements written elsewhere: the document
+    /// is `bytes[..<gapAt]`, those elements, then `bytes[gapAt...]`.
+    public mutating func gap(count: Int) {
+        gapAt = out.count
+        if count > 0 { needComma[needComma.count - 1] = true }
+    }
+
     /// The document so far, as text.
     public var text: String { out.string }
     public var bytes: [UInt8] { out.bytes }

@@ -94,7 +94,7 @@ public struct TextReport {
 
     /// Wraps every line longer than `width` at spaces; continuation lines are indented under
     /// the text after the line's label (`   why: `, `   error: [kind] `), or its indentation.
-    static func wrap(_ text: String, width: Int) -> String {
+    public static func wrap(_ text: String, width: Int) -> String {
         var lines: [String] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let l = String(line)
@@ -161,16 +161,37 @@ public struct TextReport {
     }
 
     func renderAll(_ r: AnalysisReport) -> String {
+        var out = head(r)
+        if headerOnly { return out }
+        let bySession = r.findingsBySession()
+        for s in selection?.sessions ?? r.sessions { out += sessionBlock(s, findings: bySession[s.id] ?? []) }
+        return out + tail(r)
+    }
+
+    /// With the paths of the report's inputs (for `[n]:line` aliases): what `render` uses,
+    /// for writing the report in parts (`head`, each `sessionBlock`, `tail`).
+    public func prepared(inputs: [InputSummary]) -> TextReport {
+        var me = self
+        for (i, input) in inputs.enumerated() where me.aliasOf[input.path] == nil { me.aliasOf[input.path] = i + 1 }
+        return me
+    }
+
+    /// One session as `render` writes it (a blank line, then the session).
+    public func sessionBlock(_ s: Session, findings: [Finding]) -> String { "\n" + session(s, findings: findings) }
+
+    /// What comes before the sessions: the summary lines.
+    public func head(_ r: AnalysisReport) -> String {
         var out = ""
         var outcomes: [String] = []
+        let tally = r.tally
         for o in Outcome.allCases {
-            let n = r.sessions.filter { $0.outcome == o }.count
+            let n = tally.outcomes[o] ?? 0
             if n > 0 { outcomes.append("\(n) \(paint(o.rawValue, outcomeColor(o)))") }
         }
         let nFiles = r.inputs.count
         out += bold("castscope") + ": \(nFiles) file\(nFiles == 1 ? "" : "s"), \(r.eventCount) recognized lines, "
         if r.filteredOut > 0 { out += "\(r.filteredOut) more outside --since/--until, " }
-        out += "\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
+        out += "\(tally.count) session\(tally.count == 1 ? "" : "s")"
         if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
         if !r.errors.isEmpty { out += ", " + paint("\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")", "31") }
         out += "\n"
@@ -191,12 +212,13 @@ public struct TextReport {
             out += "filter: --since/--until kept nothing; the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n"
         }
         if let note = selection?.note { out += "shown: " + note + "\n" }
-        if headerOnly {
-            if !r.errors.isEmpty { out += paint("errors:", "31") + " " + r.errors.map(\.description).joined(separator: "; ") + "\n" }
-            return out
-        }
-        let bySession = r.findingsBySession()
-        for s in selection?.sessions ?? r.sessions { out += "\n" + session(s, findings: bySession[s.id] ?? []) }
+        if headerOnly, !r.errors.isEmpty { out += paint("errors:", "31") + " " + r.errors.map(\.description).joined(separator: "; ") + "\n" }
+        return out
+    }
+
+    /// What comes after the sessions: bundle findings, orphans, lines outside sessions, inputs.
+    public func tail(_ r: AnalysisReport) -> String {
+        var out = ""
         let general = selection?.keepsBundleFindings == false ? [] : r.findings.filter { $0.session == nil }
         if !general.isEmpty {
             out += "\n" + bold("Bundle findings") + "\n"
@@ -229,7 +251,7 @@ public struct TextReport {
             out += line + "\n"
             for n in i.notes { out += dim("      note: \(n)") + "\n" }
         }
-        if r.sessions.contains(where: { $0.events.contains(where: \.timeInferred) }) {
+        if r.tally.anyInferredTime {
             out += dim("\n~ time taken from the nearest timestamped line (Xcode print() output)") + "\n"
         }
         if !r.errors.isEmpty {

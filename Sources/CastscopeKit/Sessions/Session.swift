@@ -58,6 +58,8 @@ public struct Session: Sendable {
     /// The relay's view of this broadcast, when a relay session was joined to it (its times
     /// as the relay wrote them; `events` holds its lines on the device's time axis).
     public var relay: RelaySession?
+    /// Its place in start order (`SessionStream`), while it is being built.
+    var seq = 0
 
     public var duration: Int64? {
         guard let start, let end else { return nil }

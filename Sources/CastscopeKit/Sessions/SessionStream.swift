@@ -2,9 +2,11 @@
 /// later in the logs can change it, so that memory holds the open sessions, not all of them.
 ///
 /// The state machine and the routing are `SessionBuilder`'s. What streaming adds:
-/// - A session is *closed* by its end line, or, when its process has written nothing for
-///   `idleHorizon` of log time, as the log leaves it (`truncated`, ended at its last line:
-///   what the whole-bundle view concludes when that process never writes again).
+/// - A session is *closed* by its end line, or when its process has ended: a newer session
+///   of the same process name in the same file (a new extension pid) has started and the old process has
+///   written nothing for `idleHorizon` of log time. It closes as the log leaves it
+///   (`truncated`, ended at its last line: what the whole-bundle view concludes when that
+///   process never writes again). A session that is never superseded stays open to the end.
 /// - Host-app and system lines join the session whose span holds them, else the next session
 ///   to start within `attachBeforeMicros` (`SessionSpans`'s rule): a line is placed once the logs
 ///   have passed it by that much and every session that could still claim it is decided.
@@ -13,8 +15,9 @@
 ///   (S1, S2, … as the whole-bundle view numbers them) and sessions are handed on in that order.
 public struct SessionStream {
     public var builder = SessionBuilder()
-    /// An open session whose process has been silent this long (log time) is closed.
-    public var idleHorizon: Int64 = 300_000_000
+    /// An open session superseded by a newer one of the same process name, whose process
+    /// has been silent this long (log time), is closed.
+    public var idleHorizon: Int64 = 60_000_000
     /// Lines of a process this long after its session ended still join that session.
     public var afterEnd: Int64 = 30_000_000
 
@@ -37,7 +40,19 @@ public struct SessionStream {
         var ready = false
         /// The time of its process's last line.
         var lastOwn: Int64?
+        /// Copies of the session's start and end (looking the session up costs a copy of it).
+        var start: Int64?
+        var ended = false
+        var end: Int64?
+        /// The file of its first line, for untimed sessions.
+        var path: String?
+        var process: String?
+        /// A newer session with the same key supersedes this one: the same process name in
+        /// the same file (one device's log; another file may be another device).
+        var supersedeKey: String? { process.map { (path ?? "") + "\u{0}" + $0 } }
     }
+    /// The newest session of each process name, per file.
+    var newestByProcess: [String: Int] = [:]
     var live: [Live] = []
     var nextSeq = 1
     /// Host-app and system lines not placed yet, in time order.
@@ -75,9 +90,14 @@ public struct SessionStream {
         let before = s.sessions.count
         if k.hasPrefix("in-app:") { builder.feedCapture(e, into: &s) } else { builder.feed(e, into: &s) }
         if s.sessions.count > before {
-            // The new session is the stream's last; any before it in this stream have ended.
-            live.append(Live(key: k, seq: nextSeq))
-            s.sessions[s.sessions.count - 1].id = "S\(nextSeq)"
+            // The new session is the stream's last; the one before it (if any) has ended.
+            if s.sessions.count >= 2 { noteEnd(s.sessions[s.sessions.count - 2]) }
+            let n = s.sessions.count - 1
+            s.sessions[n].id = "S\(nextSeq)"
+            s.sessions[n].seq = nextSeq
+            live.append(Live(key: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.source.path,
+                             process: s.sessions[n].process))
+            if let p = live.last!.supersedeKey { newestByProcess[p] = nextSeq }
             nextSeq += 1
         }
         if !s.late.isEmpty {
@@ -85,8 +105,18 @@ public struct SessionStream {
             pending.append(contentsOf: s.late)
             s.late.removeAll()
         }
-        if let id = s.sessions.last?.id, let t = e.time, let i = liveIndex(id) { live[i].lastOwn = t }
+        if let last = s.sessions.last, let i = liveIndex(last.seq) {
+            if let t = e.time { live[i].lastOwn = t }
+            if s.phase == .ended && !live[i].ended { noteEnd(last) }
+        }
         streams[k] = s
+    }
+
+    /// Records that a session has ended, and when.
+    mutating func noteEnd(_ s: Session) {
+        guard let i = liveIndex(s.seq) else { return }
+        live[i].ended = true
+        live[i].end = s.end
     }
 
     /// The end of the logs: every session closes and is handed on, every line is placed.
@@ -97,6 +127,7 @@ public struct SessionStream {
             builder.finish(&s)
             s.phase = .ended
             streams[k] = s
+            if let last = s.sessions.last { noteEnd(last) }
         }
         // Lines of processes that never opened a session are placed like host lines.
         for k in order where !(streams[k]?.preamble.isEmpty ?? true) {
@@ -106,8 +137,7 @@ public struct SessionStream {
         sweep(final: true, emit: emit)
     }
 
-    func liveIndex(_ id: String) -> Int? {
-        guard let seq = Int(id.dropFirst()) else { return nil }
+    func liveIndex(_ seq: Int) -> Int? {
         // Live sessions are in seq order: a binary search.
         var lo = 0, hi = live.count
         while lo < hi {
@@ -137,13 +167,14 @@ public struct SessionStream {
     }
 
     func session(_ l: Live) -> Session? {
-        streams[l.key]?.sessions.first { $0.id == "S\(l.seq)" }
+        streams[l.key]?.sessions.first { $0.seq == l.seq }
     }
 
-    /// Whether a session has ended (its stream moved on, or its end line came).
-    func ended(_ l: Live) -> Bool {
-        guard let s = streams[l.key] else { return true }
-        return s.sessions.last?.id != "S\(l.seq)" || s.phase == .ended
+    /// The end of an ended session's span: its end, else (an untimed end line) its last line.
+    func endOf(_ l: Live) -> Int64? {
+        if let end = l.end { return end }
+        guard let s = session(l) else { return nil }
+        return s.end ?? (l.joined.last ?? s.events.last)?.lastTime ?? s.start
     }
 
     /// Where a pending line goes: `.some(index into live)`, `.some(nil)` for nowhere, or nil
@@ -151,22 +182,19 @@ public struct SessionStream {
     func place(_ e: Event, final: Bool) -> Int?? {
         guard let t = e.time else {
             // By file: the last untimed session of the line's file.
-            for i in live.indices.reversed() {
-                guard let s = session(live[i]), s.start == nil else { continue }
-                if s.events.first?.source.path == e.source.path { return .some(i) }
-            }
+            for i in live.indices.reversed() where live[i].start == nil && live[i].path == e.source.path { return .some(i) }
             return .some(nil)
         }
         let before = builder.attachBeforeMicros, after = builder.attachAfterMicros
         var upcoming: Int?
         for i in live.indices.reversed() {
-            guard let s = session(live[i]), let start = s.start else { continue }
+            guard let start = live[i].start else { continue }
             if t < start {
                 if t >= start - before { upcoming = i }
                 continue
             }
-            if ended(live[i]) || final {
-                let end = s.end ?? (live[i].joined.last ?? s.events.last)?.lastTime ?? start
+            if live[i].ended || final {
+                let end = endOf(live[i]) ?? start
                 if t <= end + after { return .some(i) }
             } else if let own = live[i].lastOwn, t <= own + after {
                 return .some(i)  // still open, and already past the line
@@ -178,13 +206,17 @@ public struct SessionStream {
     }
 
     mutating func sweep(final: Bool, emit: (Session) -> Void) {
-        // Open sessions of processes silent past the horizon close as the log leaves them.
+        // Open sessions of processes that ended (superseded, then silent) close as the log
+        // leaves them.
         if !final {
-            for l in live where !ended(l) {
-                guard let own = l.lastOwn, now - own > idleHorizon, var s = streams[l.key] else { continue }
+            for l in live where !l.ended {
+                guard let own = l.lastOwn, now - own > idleHorizon, let p = l.supersedeKey, let newest = newestByProcess[p],
+                    newest > l.seq, var s = streams[l.key]
+                else { continue }
                 builder.finish(&s)
                 s.phase = .ended
                 streams[l.key] = s
+                if let last = s.sessions.last { noteEnd(last) }
             }
         }
         // Place the lines the logs have passed by the look-ahead (all of them at the end).
@@ -203,10 +235,9 @@ public struct SessionStream {
         // Hand on, in start order, the sessions no pending line and no later line of their
         // own process can still join.
         let waiting = pendingHead < pending.count ? pending[pendingHead].time : nil
-        for i in live.indices where !live[i].ready && ended(live[i]) {
-            guard let s = session(live[i]) else { continue }
+        for i in live.indices where !live[i].ready && (live[i].ended || final) {
             if !final {
-                guard let end = s.end ?? s.events.last?.lastTime, now - end > max(afterEnd, builder.attachBeforeMicros + builder.attachAfterMicros)
+                guard let end = live[i].end ?? endOf(live[i]), now - end > max(afterEnd, builder.attachBeforeMicros + builder.attachAfterMicros)
                 else { continue }
                 if let w = waiting, w <= end + builder.attachAfterMicros { continue }
                 if pendingHead < pending.count && waiting == nil { continue }
@@ -217,7 +248,7 @@ public struct SessionStream {
         while handed < live.count, live[handed].ready {
             let l = live[handed]
             var stream = streams[l.key]!
-            let k = stream.sessions.firstIndex { $0.id == "S\(l.seq)" }!
+            let k = stream.sessions.firstIndex { $0.seq == l.seq }!
             var s = stream.sessions.remove(at: k)
             if stream.sessions.isEmpty {
                 // Kept (small) so that later lines of the process are not a new session: they

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Issue 15: sessions are handed on as they end (`Analyzer.onSession`) and the text and JSON
+/// reports are written from them in parts. The parts must make the same bytes as the
+/// whole-report writers, on the samples, the real pastes, many sessions one after another,
+/// and a dense log where sessions overlap, are cut off and are superseded by new pids.
+@Suite("reports written as sessions end")
+struct StreamedReportTests {
+    static func inputs() throws -> [(String, [String])] {
+        let fm = FileManager.default
+        var out: [(String, [String])] = []
+        let samples = packageRoot.appendingPathComponent("samples")
+        for name in try fm.contentsOfDirectory(atPath: samples.path).sorted() where !name.hasPrefix(".") {
+            out.append((name, [samples.appendingPathComponent(name).path]))
+        }
+        if let real = try? fm.contentsOfDirectory(atPath: realLogs.path) {
+            for name in real.sorted() where !name.hasPrefix(".") && !name.hasSuffix(".md") {
+                out.append((name, [realLogs.appendingPathComponent(name).path]))
+            }
+        }
+        let dir = try temporaryDirectory()
+        out.append(("300 sessions", [try manySessionsLog(300, in: dir).path]))
+        let dense = dir.appendingPathComponent("dense.log")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-bench-input.py").path, dense.path, "3", "dense"]
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        out.append(("dense 3 MB", [dense.path]))
+        return out
+    }
+
+    @Test func sameBytesAsTheWholeReport() throws {
+        let registry = try ParserRegistry.builtin()
+        let provenance = Provenance(commandLine: ["castscope", "analyze"], generatedAt: 1_773_306_000_000_000)
+        var streamedSomething = false
+        var sawSuperseded = false
+        for (name, paths) in try Self.inputs() {
+            var options = AnalyzeOptions()
+            options.now = 1_773_306_000_000_000
+            let whole = try Analyzer(registry: registry, options: options).analyze(paths)
+            let text = TextReport(color: false)
+            let json = JSONReport.renderBytes(whole, provenance: provenance)
+
+            let analyzer = try Analyzer(registry: registry, options: options)
+            var parts = ""
+            var elements: [UInt8] = []
+            var count = 0
+            var writer = text
+            analyzer.willStreamSessions = { writer = text.prepared(inputs: $0.inputs) }
+            analyzer.onSession = { s, findings in
+                parts += writer.sessionBlock(s, findings: findings)
+                elements += JSONReport.sessionElement(s, first: count == 0)
+                count += 1
+            }
+            let streamed = analyzer.analyze(paths)
+            guard streamed.streamed != nil else {
+                // Relay lines: the join needs every session, so nothing was handed on.
+                #expect(count == 0 && streamed.sessions.count == whole.sessions.count, "\(name)")
+                continue
+            }
+            streamedSomething = true
+            #expect(streamed.sessions.isEmpty, "\(name): handed-on sessions are not kept")
+            #expect(count == whole.sessions.count, "\(name)")
+            if whole.sessions.contains(where: { $0.outcome == .truncated }) && count > 50 { sawSuperseded = true }
+            let assembled = writer.head(streamed) + parts + writer.tail(streamed)
+            #expect(assembled == text.render(whole), "\(name): text differs")
+            let (head, tail) = JSONReport.renderParts(streamed, provenance: provenance, sessionCount: count)
+            #expect(Array(head) + elements + Array(tail) == json, "\(name): JSON differs")
+            #expect(streamed.findings.map(\.message) == whole.findings.map(\.message), "\(name)")
+        }
+        #expect(streamedSomething)
+        #expect(sawSuperseded, "the dense log has cut-off sessions closed when a new pid took over")
+    }
+
+    /// A process that writes again after a long silence, with no other session of its name
+    /// started meanwhile, is still the same session (nothing closed it).
+    @Test func aSilentProcessNotSupersededStaysOneSession() throws {
+        let dir = try temporaryDirectory()
+        let log = dir.appendingPathComponent("gap.log")
+        try """
+            2026-03-12 09:20:00.492204+0100  localhost BroadcastExtension[1300]: broadcast started
+            2026-03-12 09:20:00.514204+0100  localhost BroadcastExtension[1300]: open socket connection
+            2026-03-12 09:20:00.614204+0100  localhost BroadcastExtension[1300]: client stream open completed
+            2026-03-12 11:20:00.614204+0100  localhost BroadcastExtension[1300]: video sample processed successfully
+
+            """.write(to: log, atomically: true, encoding: .utf8)
+        let analyzer = try Analyzer(registry: try ParserRegistry.builtin())
+        var handed: [Session] = []
+        analyzer.onSession = { s, _ in handed.append(s) }
+        _ = analyzer.analyze([log.path])
+        #expect(handed.count == 1)
+        #expect(handed.first?.events.count == 4)
+    }
+}
