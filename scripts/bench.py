@@ -2,6 +2,7 @@
 """`make bench`: castscope against the tools a user would otherwise run, measured in the same
 run on this machine, alternately, several times; prints medians, ratios and peak RSS.
 
+BENCH_SECTION=densities runs only the session-density table (issue 15).
 BENCH_SECTION=unified-logging runs only the Apple Unified Logging rows (BENCH_UL_COPIES copies
 of the reference tracev3, default 300). Inputs are generated (BENCH_SIZE MB of noisy `log show`, default 256; its gzip; a relay
 journal of BENCH_ENTRIES entries built with systemd-journal-remote, default 1,000,000).
@@ -147,6 +148,9 @@ def main():
         sys.exit("build first: make release")
     if os.environ.get("BENCH_SECTION") == "unified-logging":  # only this section
         unified_logging()
+        return
+    if os.environ.get("BENCH_SECTION") == "densities":  # only the session-density table
+        densities(lnav_ok=bool(shutil.which("lnav")))
         return
     log, gz, journals = gen_inputs()
     size_mb = os.path.getsize(log) / 1e6
