@@ -479,9 +479,7 @@ public final class Analyzer {
         // session that took it, not held until the end.
         let placeholder = Event(kind: "", sdk: "", side: .app, time: nil, process: nil, pid: nil, message: "", attrs: [],
                                 source: SourceRef(path: "", line: 0), order: 0, parsedTime: nil, fileIndex: 0)
-        var device = deviceEvents
-        deviceEvents = []
-        device.withUnsafeMutableBufferPointer { buf in
+        deviceEvents.withUnsafeMutableBufferPointer { buf in
             guard let base = buf.baseAddress else { return }
             for i in 0..<buf.count {
                 let e = (base + i).move()
@@ -489,7 +487,7 @@ public final class Analyzer {
                 stream.feed(e, emit: emit)
             }
         }
-        device = []
+        deviceEvents = []
         stream.finish(emit: emit)
         Stages.mark("sessions")
         report.sessions = sessions

@@ -2,12 +2,13 @@ import Testing
 
 @testable import CastscopeKit
 
-/// Host-app lines join sessions through `SessionSpans` (binary search and a running maximum of
-/// ends) instead of a scan of every session per line. These tests hold it to the scan's rule
-/// on random bundles: overlapping sessions, open ones (no end), untimed ones, equal starts.
+/// Host-app lines join sessions as `SessionStream` places them (once the logs have passed them
+/// and every session that could claim them is decided) instead of by a scan of every session
+/// per line. These tests hold the stream to the scan's rule on random bundles: overlapping
+/// sessions, sessions cut off without an end line, equal starts, lines before any session.
 @Suite("attaching host lines to sessions")
 struct SessionSpansTests {
-    /// The rule as it was written first: scan every session.
+    /// The rule as it was written first: scan every (finished) session.
     static func linear(_ e: Event, _ sessions: [Session], before: Int64, after: Int64) -> Int? {
         guard let t = e.time else {
             return sessions.lastIndex(where: { $0.start == nil && $0.events.first?.source.path == e.source.path })
@@ -23,49 +24,54 @@ struct SessionSpansTests {
         return inside ?? upcoming
     }
 
-    static func event(_ t: Int64?, path: String = "a.log", line: Int = 1) -> Event {
-        Event(kind: "app.x", sdk: "jitsi", side: .app, time: t, process: "App", pid: 1, message: "m", attrs: [],
-              source: SourceRef(path: path, line: line), order: line, parsedTime: nil, fileIndex: 0)
+    static func event(_ kind: String, _ t: Int64, side: Side, pid: Int, order: Int) -> Event {
+        Event(kind: kind, sdk: "jitsi", side: side, time: t, process: side == .app ? "App" : "Ext", pid: pid, message: kind,
+              attrs: [], source: SourceRef(path: "a.log", line: order), order: order, parsedTime: nil, fileIndex: 0)
     }
 
     @Test func agreesWithTheScanOnRandomBundles() {
         var rng = SystemRandomNumberGenerator()
+        let builder = SessionBuilder()
         for round in 0..<300 {
-            var sessions: [Session] = []
-            let n = Int.random(in: 0...40, using: &rng)
-            for k in 0..<n {
-                var s = Session(id: "S\(k + 1)", sdk: "jitsi")
-                let untimed = Int.random(in: 0..<10, using: &rng) == 0
-                let path = ["a.log", "b.log"].randomElement(using: &rng)!
-                if !untimed {
-                    s.start = Int64.random(in: 0...200, using: &rng) * 1_000_000 / Int64([1, 4].randomElement(using: &rng)!)
-                    if Int.random(in: 0..<6, using: &rng) != 0 {
-                        s.end = s.start! + Int64.random(in: 0...30_000_000, using: &rng)
-                    }
+            var events: [Event] = []
+            for k in 0..<Int.random(in: 0...30, using: &rng) {
+                let start = Int64.random(in: 0...200, using: &rng) * 1_000_000 / Int64([1, 4].randomElement(using: &rng)!)
+                events.append(Self.event("broadcast.started", start, side: .extension, pid: 100 + k, order: 0))
+                let lines = Int.random(in: 0...4, using: &rng)
+                var t = start
+                for _ in 0..<lines {
+                    t += Int64.random(in: 0...8_000_000, using: &rng)
+                    events.append(Self.event("frame.sent", t, side: .extension, pid: 100 + k, order: 0))
                 }
-                s.events = [Self.event(s.start, path: path, line: k)]
-                if s.end == nil, let st = s.start, Bool.random(using: &rng) {
-                    s.events.append(Self.event(st + Int64.random(in: 0...20_000_000, using: &rng), path: path, line: k))
+                // Most end with an end line; the rest are cut off (ended at their last line).
+                if Int.random(in: 0..<5, using: &rng) != 0 {
+                    events.append(Self.event("broadcast.finished", t + Int64.random(in: 0...20_000_000, using: &rng),
+                                             side: .extension, pid: 100 + k, order: 0))
                 }
-                sessions.append(s)
             }
-            sessions.sort { ($0.start ?? Int64.min, $0.events.first?.order ?? 0) < ($1.start ?? Int64.min, $1.events.first?.order ?? 0) }
-            // The scan and the index, each attaching to its own copy, must pick the same session
-            // for every line (attaching moves the end of open sessions).
-            var expected = sessions
-            var actual = sessions
-            let spans = SessionSpans(actual, before: 10_000_000, after: 2_000_000)
-            var times: [Int64?] = (0..<60).map { _ in Int64.random(in: -20...260, using: &rng) * 500_000 }
-            times.append(contentsOf: [nil, nil])
-            times.sort { ($0 ?? Int64.min) < ($1 ?? Int64.min) }
-            for (i, t) in times.enumerated() {
-                let e = Self.event(t, path: ["a.log", "b.log", "c.log"].randomElement(using: &rng)!, line: 1000 + i)
-                let want = Self.linear(e, expected, before: 10_000_000, after: 2_000_000)
-                let got = spans.session(for: e, in: actual)
-                #expect(got == want, "round \(round), line at \(t.map(String.init) ?? "no time")")
-                if let want { expected[want].events.append(e) }
-                if let got { actual[got].events.append(e) }
+            for _ in 0..<60 {
+                events.append(Self.event("app.x", Int64.random(in: -20...260, using: &rng) * 500_000, side: .app, pid: 1, order: 0))
             }
+            events.sort { $0.time! < $1.time! }
+            for i in events.indices {
+                events[i].order = i + 1
+                events[i].source.line = i + 1
+            }
+            let built = builder.build(events)
+            // Where the stream put each host line, against the scan over the finished sessions
+            // without their host lines.
+            var placed: [Int: String] = [:]
+            for s in built.sessions { for e in s.events where e.side == .app { placed[e.order] = s.id } }
+            let own = built.sessions.map { s -> Session in
+                var s = s
+                s.events = s.events.filter { $0.side != .app }
+                return s
+            }
+            for e in events where e.side == .app {
+                let want = Self.linear(e, own, before: builder.attachBeforeMicros, after: builder.attachAfterMicros).map { own[$0].id }
+                #expect(placed[e.order] == want, "round \(round), host line at \(e.time!)")
+            }
+            #expect(built.unattached.count == events.filter { $0.side == .app }.count - placed.count)
         }
     }
 

@@ -113,7 +113,6 @@ public enum Findings {
         OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(), ReplaydKilledRule(), CaptureInterruptedRule(),
     ]
 
-    /// All findings, most severe first within each session, sessions in order.
     /// The findings of one session, as `run` makes them for it in a whole report.
     public static func forSession(_ s: Session, _ t: Thresholds) -> [Finding] {
         var one = AnalysisReport()
@@ -121,6 +120,7 @@ public enum Findings {
         return run(one, t).filter { $0.session == s.id }
     }
 
+    /// All findings, most severe first within each session, sessions in order.
     public static func run(_ report: AnalysisReport, _ t: Thresholds) -> [Finding] {
         let order = Dictionary(uniqueKeysWithValues: report.sessions.enumerated().map { ($1.id, $0) })
         return rules.flatMap { $0.findings(report, t) }.enumerated().sorted { a, b in

@@ -19,8 +19,8 @@ public enum JSONReport {
     }
 
     /// One session as an element of the document's `sessions` array (`first`: no comma
-    /// before it), for writing sessions as they end; `renderBytes(…, sessions:)` then puts the
-    /// elements in their place.
+    /// before it), for writing sessions as they end; `renderParts` then gives what goes around
+    /// the elements.
     public static func sessionElement(_ s: Session, first: Bool) -> [UInt8] {
         var w = JSONWriter(nestedAt: 2, first: first)
         session(&w, s)

@@ -153,9 +153,7 @@ public struct TextReport {
     }
 
     public func render(_ r: AnalysisReport) -> String {
-        var me = self
-        for (i, input) in r.inputs.enumerated() where me.aliasOf[input.path] == nil { me.aliasOf[input.path] = i + 1 }
-        let out = me.renderAll(r)
+        let out = prepared(inputs: r.inputs).renderAll(r)
         guard let width else { return out }
         return Self.wrap(out, width: width)
     }

@@ -8,7 +8,8 @@
 ///   (`truncated`, ended at its last line: what the whole-bundle view concludes when that
 ///   process never writes again). A session that is never superseded stays open to the end.
 /// - Host-app and system lines join the session whose span holds them, else the next session
-///   to start within `attachBeforeMicros` (`SessionSpans`'s rule): a line is placed once the logs
+///   to start within `attachBeforeMicros` (`SessionSpansTests` holds it to a scan of every
+///   session): a line is placed once the logs
 ///   have passed it by that much and every session that could still claim it is decided.
 /// - A closed session is *handed on* once no pending line can join it and lines of its own
 ///   process after its end (`afterEnd`) have had their time; ids are given in start order
