@@ -236,6 +236,35 @@ struct ClickHouseTests {
         #expect(down.stderr.contains("tables not (completely) written: castscope_sessions, castscope_events, castscope_inputs"), "\(down.stderr)")
     }
 
+    @Test("tail --clickhouse writes the findings it prints into castscope_findings, keyed by session, rule, time and message: a second tail of the same stream replaces them")
+    func tailFindings() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try ClickHouseTestServer(scratch: dir, name: "server")
+        defer { server.stop() }
+        try server.start()
+        let ddl = try castscope(["clickhouse", "schema", "--apply", server.url])
+        #expect(ddl.status == 0, "\(ddl.stderr)")
+        let stream = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"))
+        var printed: [String] = []
+        for round in 1...2 {
+            let r = try castscope(["tail", "--no-journal", "--json", "--clickhouse", server.url, "-"], stdin: stream)
+            #expect(r.status == 0, "round \(round): \(r.stderr)")
+            let kinds = r.stdout.split(separator: "\n").compactMap { line -> String? in
+                guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      o["type"] as? String == "finding" else { return nil }
+                return o["kind"] as? String
+            }
+            if round == 1 { printed = kinds.sorted() } else { #expect(kinds.sorted() == printed) }
+            #expect(try server.number("SELECT count() FROM castscope_findings") == printed.count * round)
+        }
+        #expect(!printed.isEmpty)
+        let stored = try server.query("SELECT Kind FROM castscope_findings FINAL ORDER BY Kind")
+        #expect(stored.split(separator: "\n").map(String.init) == printed)
+        // Each finding names a session tail wrote.
+        #expect(try server.number("SELECT count() FROM castscope_findings FINAL WHERE SessionId NOT IN (SELECT SessionId FROM castscope_sessions)") == 0)
+    }
+
     @Test("tail --clickhouse: killed with SIGKILL mid-stream and restarted, then the server stopped and started: every relay entry exactly once",
           .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote"))
     func tailKilledAndServerOutage() throws {

@@ -4,7 +4,7 @@
 import Darwin
 #endif
 
-/// `castscope tail --clickhouse`: recognized lines and session changes as rows, sent when the
+/// `castscope tail --clickhouse`: recognized lines, session changes and findings as rows, sent when the
 /// follower flushes — and `flush` returns only once ClickHouse acknowledged them, so the
 /// journal cursor (saved after the flush) never gets ahead of what is in ClickHouse. While
 /// ClickHouse is unreachable it retries with backoff (the follower waits; the journal keeps
@@ -18,6 +18,7 @@ public final class ClickHouseLive: @unchecked Sendable {
     let rows: ClickHouseRows
     var events = ClickHouseRowBuffer()
     var sessions = ClickHouseRowBuffer()
+    var findings = ClickHouseRowBuffer()
     /// Rows from the journal are pending: the next flush must send them (a cursor follows it).
     var journalPending = false
     var oldestPending: Int64?
@@ -79,10 +80,12 @@ public final class ClickHouseLive: @unchecked Sendable {
             r.sessions(report, into: &sessions, sessionId: { self.deviceSessionId($0) })
         case .relayAccepted(let rs), .relayStalled(let rs, _), .relayClosed(let rs):
             r.relayOnly(rs, clock: nil, findings: [], into: &sessions)
-        case .finding:
-            // tail writes sessions and events; its findings are in its output, not (yet) in
-            // castscope_findings (README, "At fleet scale").
-            return
+        case .finding(let s, let f):
+            // Keyed by the session, the rule, the time and the message: the evidence's line
+            // numbers count from the tail's start, so they would differ after a restart.
+            let sid = deviceSessionId(s)
+            let id = Digest128.of(rows.bundleId, "finding", sid, f.kind, f.time.map(String.init) ?? "", f.message)
+            r.finding(f, sessionId: sid, sdk: s.sdk, host: s.relay?.host, id: id, into: &findings)
         }
         if oldestPending == nil { oldestPending = Self.now() }
     }
@@ -99,18 +102,21 @@ public final class ClickHouseLive: @unchecked Sendable {
     @discardableResult
     public func finish() -> Bool {
         send()
-        return events.rows == 0 && sessions.rows == 0
+        return pendingRows == 0
     }
+
+    var pendingRows: Int { events.rows + sessions.rows + findings.rows }
 
     func due() -> Bool {
         guard let t = oldestPending else { return false }
-        return events.rows + sessions.rows >= batchRows || Self.now() - t >= batchMicros
+        return pendingRows >= batchRows || Self.now() - t >= batchMicros
     }
 
     func send() {
-        guard events.rows + sessions.rows > 0 else { oldestPending = nil; return }
-        let pending = events.rows + sessions.rows
-        for (table, buffer) in [("castscope_events", events), ("castscope_sessions", sessions)] where buffer.rows > 0 {
+        guard pendingRows > 0 else { oldestPending = nil; return }
+        let pending = pendingRows
+        for (table, buffer) in [("castscope_events", events), ("castscope_sessions", sessions), ("castscope_findings", findings)]
+        where buffer.rows > 0 {
             do {
                 try retry.run({ try target.write(table: table, rows: buffer.bytes) },
                               onRetry: { e, attempt, delay in
@@ -127,7 +133,11 @@ public final class ClickHouseLive: @unchecked Sendable {
                 fflush(stdout)
                 _exit(5)  // an output not written (the CLI's Exit.writeFailed)
             }
-            if table == "castscope_events" { events.removeAll() } else { sessions.removeAll() }
+            switch table {
+            case "castscope_events": events.removeAll()
+            case "castscope_sessions": sessions.removeAll()
+            default: findings.removeAll()
+            }
         }
         written += pending
         if let since = outageSince {

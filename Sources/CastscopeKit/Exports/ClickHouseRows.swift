@@ -336,28 +336,39 @@ public struct ClickHouseRows {
                 sid = relaySessionId(rs)
                 host = rs.host
             }
-            let (sevText, sevNumber) = Self.severity(f.severity)
-            b.begin()
-            // Evidence makes two findings of one kind in one session distinct; `n` only when
-            // a rule gave two findings with the very same evidence.
-            let evidence = f.evidence.map(\.description)
-            b.string("FindingId", Digest128.of(bundleId, f.kind, f.session ?? "", sid, evidence.joined(separator: " "),
-                                               evidence.isEmpty ? f.message : "", n > 0 && r.findings[n - 1].kind == f.kind
-                                                   && r.findings[n - 1].evidence == f.evidence && r.findings[n - 1].message == f.message ? String(n) : ""))
-            b.string("BundleId", bundleId)
-            b.string("SessionId", sid)
-            b.dateTime("Timestamp", f.time)
-            b.int("TimestampMicros", f.time ?? 0)
-            b.string("Kind", f.kind)
-            b.string("SeverityText", sevText)
-            b.int("SeverityNumber", sevNumber)
-            b.string("Body", f.message)
-            b.strings("Evidence", evidence)
-            b.string("Sdk", s?.sdk)
-            b.string("RelayHost", host)
-            b.uint("Version", version)
-            b.end()
+            let repeated = n > 0 && r.findings[n - 1].kind == f.kind && r.findings[n - 1].evidence == f.evidence
+                && r.findings[n - 1].message == f.message
+            finding(f, sessionId: sid, sdk: s?.sdk, host: host, repeated: repeated ? String(n) : "", into: &b)
         }
+    }
+
+    /// One finding's row. Its id is made of what the finding is about, so that the same finding
+    /// found again (a re-analysis, a restarted tail) replaces its row: evidence makes two
+    /// findings of one kind in one session distinct; the finding's index only when a rule gave two findings
+    /// with the very same evidence (`repeated`).
+    /// `id` replaces that when the evidence's places are not stable (tail's line numbers
+    /// count from its start).
+    public func finding(_ f: Finding, sessionId sid: String, sdk: String?, host: String?, repeated: String = "",
+                        id: String? = nil, into b: inout ClickHouseRowBuffer)
+    {
+        let (sevText, sevNumber) = Self.severity(f.severity)
+        let evidence = f.evidence.map(\.description)
+        b.begin()
+        b.string("FindingId", id ?? Digest128.of(bundleId, f.kind, f.session ?? "", sid, evidence.joined(separator: " "),
+                                                 evidence.isEmpty ? f.message : "", repeated))
+        b.string("BundleId", bundleId)
+        b.string("SessionId", sid)
+        b.dateTime("Timestamp", f.time)
+        b.int("TimestampMicros", f.time ?? 0)
+        b.string("Kind", f.kind)
+        b.string("SeverityText", sevText)
+        b.int("SeverityNumber", sevNumber)
+        b.string("Body", f.message)
+        b.strings("Evidence", evidence)
+        b.string("Sdk", sdk)
+        b.string("RelayHost", host)
+        b.uint("Version", version)
+        b.end()
     }
 
     /// The earliest time in the bundle: the inputs' rows are partitioned by it (not by the time
