@@ -52,24 +52,41 @@ def main():
                 time.sleep(0.1)
         subprocess.run([binary, "clickhouse", "schema", "--apply", url], check=True)
         tables = ["castscope_sessions", "castscope_events", "castscope_findings", "castscope_inputs"]
-        plain, export = [], []
+        plain, export, files, server_cpu = [], [], [], []
         rows = 0
+        rows_dir = os.path.join(work, "rows")
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def cpu_of(pid):
+            # utime + stime of the server, in seconds.
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick
+
         for _ in range(runs):
             for t in tables:
                 q(f"TRUNCATE TABLE {t}")
-            for name, extra, into in (("plain", [], plain), ("export", ["--clickhouse", url], export)):
+            for name, extra, into in (("plain", [], plain), ("export", ["--clickhouse", url], export),
+                                      ("file", ["--clickhouse", "file://" + rows_dir], files)):
+                before = cpu_of(server.pid)
                 start = time.perf_counter()
                 r = subprocess.run([binary, "analyze", "--no-color", *extra, log], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True)
                 into.append(time.perf_counter() - start)
+                if name == "export":
+                    server_cpu.append(cpu_of(server.pid) - before)
                 if r.returncode != 0:
                     print(f"  analyze {name} exited {r.returncode}: {r.stderr.strip()[:300]}")
             rows = sum(int(q(f"SELECT count() FROM {t}").strip()) for t in tables)
-        p, e = statistics.median(plain), statistics.median(export)
+        p, e, fl = statistics.median(plain), statistics.median(export), statistics.median(files)
         extra = max(e - p, 1e-6)
         print(f"  rows written per analysis: {rows} (events {q('SELECT count() FROM castscope_events').strip()})")
         print(f"  analyze without --clickhouse: {p:.3f} s; with: {e:.3f} s ({e / p:.2f}x)")
+        print(f"  castscope's own share, rows to file:// instead: {fl:.3f} s ({fl / p:.2f}x); "
+              f"the server's CPU per analysis: {statistics.median(server_cpu):.2f} s (same {os.cpu_count()} cores)")
         print(f"  export: {rows / extra:,.0f} rows/s into the local server (rows / extra wall time; {q('SELECT version()').strip()})")
+        verdict = "PASS" if e <= 1.5 * p else "MISS"
+        print(f"  target: analyze with --clickhouse within 1.5x of analyze alone (ClickHouse not the bottleneck): {verdict}")
     finally:
         server.terminate()
         try:

@@ -55,6 +55,7 @@ enum ClickHouseAnalyzeExport {
             for e in report.unattached { d.update(e.source.description); d.update(e.message) }
             return d.hex()
         }
+        Stages.mark("clickhouse: bundle digest")
         var export = ClickHouseExport(target: target)
         export.retry = RetryPolicy(attempts: max(1, options.retries))
         export.onRetry = { fputs("castscope: clickhouse: \($0)\n", stderr) }

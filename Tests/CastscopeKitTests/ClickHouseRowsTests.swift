@@ -26,6 +26,29 @@ struct ClickHouseRowsTests {
         #expect(Digest128().hex() != Digest128.of(""))
     }
 
+    @Test("ids made without Strings are the ids made from Strings: a number fed as digits, the hex written into a buffer, a record id continued from its file's prefix")
+    func digestWithoutStrings() {
+        // A known value: a change of the digest changes every id in a fleet's tables (so that
+        // rows of a newer castscope would no longer replace the old ones).
+        #expect(Digest128.of("castscope", "42") == "61dee6f989fe4a3b675c5105b725aabb")
+        for v in [0, 7, 10, 99, 12345, -1, -42, Int.max, Int.min] {
+            var a = Digest128(), b = Digest128()
+            a.update("x"); b.update("x")
+            a.update(String(v))
+            b.update(decimal: v)
+            #expect(a.hex() == b.hex(), "\(v)")
+            var out = OutputBuffer()
+            b.hex(into: &out)
+            #expect(out.string == a.hex())
+            // The hex digits as String(radix:) gives them, zero-padded to 16 per half.
+            #expect(a.hex().allSatisfy { "0123456789abcdef".contains($0) } && a.hex().count == 32)
+        }
+        let rows = ClickHouseRows(bundleId: "b")
+        for line in [1, 42, 1_000_000] {
+            #expect(rows.recordId(path: "/x/y.log", line: line) == Digest128.of("b", "/x/y.log", String(line)))
+        }
+    }
+
     @Test("URL: host, port, database, credentials from the URL or the environment; the password never shown")
     func endpoint() throws {
         let e = try ClickHouseEndpoint(url: "http://ops:s%40cret@ch.internal:8124/?database=fleet", environment: { _ in nil })

@@ -315,19 +315,21 @@ public enum Gzip {
         guard ccastscope_deflateInit2(stream, level, 16 + MAX_WBITS) == Z_OK else {
             throw ClickHouseError(description: "gzip: deflateInit2 failed", retryable: false)
         }
-        var out = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(input.count))) + 64)
-        let produced: Int = input.withUnsafeBytes { inp in
-            out.withUnsafeMutableBytes { o in
+        // Not zero-filled first: only the pages deflate writes are touched (JSON shrinks to a
+        // fraction of the bound).
+        var produced = -1
+        let out = [UInt8](unsafeUninitializedCapacity: Int(deflateBound(stream, uLong(input.count))) + 64) { o, count in
+            input.withUnsafeBytes { inp in
                 stream.pointee.next_in = UnsafeMutablePointer(mutating: inp.bindMemory(to: Bytef.self).baseAddress)
                 stream.pointee.avail_in = uInt(inp.count)
-                stream.pointee.next_out = o.bindMemory(to: Bytef.self).baseAddress
+                stream.pointee.next_out = o.baseAddress
                 stream.pointee.avail_out = uInt(o.count)
                 let rc = deflate(stream, Z_FINISH)
-                return rc == Z_STREAM_END ? Int(stream.pointee.total_out) : -1
+                produced = rc == Z_STREAM_END ? Int(stream.pointee.total_out) : -1
             }
+            count = max(0, produced)
         }
         guard produced >= 0 else { throw ClickHouseError(description: "gzip: deflate failed", retryable: false) }
-        out.removeSubrange(produced...)
         return out
     }
 }

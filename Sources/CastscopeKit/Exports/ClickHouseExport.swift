@@ -95,7 +95,11 @@ public enum ClickHouseTarget: Sendable {
 /// with backoff on 429/5xx/refused connections.
 public struct ClickHouseExport {
     public var target: ClickHouseTarget
-    public var batchRows = 20_000
+    /// Rows per insert (the events' batches; about 5 MB of JSON, 10 k being the least the
+    /// issue's 10 k–100 k allows: `inFlight` + 1 buffers of this size are all the export holds).
+    public var batchRows = 10_000
+    /// Event batches being compressed and sent at once (on their own threads).
+    public var inFlight = 2
     public var retry = RetryPolicy(attempts: 6)
     /// Hears retries ("table: error; retrying in 0.4 s").
     public var onRetry: (String) -> Void = { _ in }
@@ -130,29 +134,39 @@ public struct ClickHouseExport {
                 return send(table, &mine)
             }))
         }
-        b.removeAll()
         var failure: String?
         var written = 0
-        // One batch in flight on another thread (compressed and sent) while the next is built.
-        var inflight: (Worker<String?>, Int)?
-        func settle() {
-            guard let (w, n) = inflight else { return }
-            inflight = nil
+        // Up to `inFlight` batches on other threads (each compressed, then sent and waited for)
+        // while the next is built: one compresses while the server parses another. Their
+        // buffers come back emptied and are written into again (memory already paged in).
+        var spare: [ClickHouseRowBuffer] = []
+        var inflight: [(Worker<String?>, BatchBox, Int)] = []
+        func settleOldest() {
+            let (w, box, n) = inflight.removeFirst()
             if let e = w.join() { failure = failure ?? e } else { written += n }
+            box.batch.removeAll()
+            var back = ClickHouseRowBuffer(capacity: 0)
+            swap(&back, &box.batch)
+            spare.append(back)
         }
         func launch(_ buffer: inout ClickHouseRowBuffer) {
-            settle()
+            while inflight.count >= max(1, inFlight) { settleOldest() }
             guard failure == nil else { buffer.removeAll(); return }
-            let batch = buffer
-            buffer = ClickHouseRowBuffer()
-            inflight = (Worker { [self] in
-                var own = batch
-                return send("castscope_events", &own)
-            }, batch.rows)
+            // Moved into the box (not copied), so that the buffer stays uniquely owned and
+            // keeps its memory when it comes back emptied.
+            let box = BatchBox()
+            swap(&box.batch, &buffer)
+            buffer = spare.popLast() ?? ClickHouseRowBuffer(capacity: box.batch.bytes.count)
+            inflight.append((Worker { [self] in send("castscope_events", &box.batch) }, box, box.batch.rows))
         }
-        rows.events(report, into: &b, batchRows: batchRows) { buffer in launch(&buffer) }
+        Stages.mark("clickhouse: small tables built")
+        rows.events(report, into: &b, batchRows: batchRows) { buffer in
+            Stages.mark("clickhouse: events batch built")
+            launch(&buffer)
+        }
         if b.rows > 0 { launch(&b) }
-        settle()
+        while !inflight.isEmpty { settleOldest() }
+        Stages.mark("clickhouse: events written")
         for (table, n, w) in small {
             if let e = w.join() { result.failed.append((table, e)) } else { result.rows[table] = n }
         }
@@ -160,6 +174,8 @@ public struct ClickHouseExport {
         result.failed.sort { ClickHouseSchema.tables.firstIndex(of: $0.table)! < ClickHouseSchema.tables.firstIndex(of: $1.table)! }
         return result
     }
+
+    final class BatchBox: @unchecked Sendable { var batch = ClickHouseRowBuffer(capacity: 0) }
 
     /// One insert with retries; nil when acknowledged, else the error.
     private func send(_ table: String, _ b: inout ClickHouseRowBuffer) -> String? {

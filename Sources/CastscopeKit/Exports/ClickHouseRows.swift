@@ -2,100 +2,79 @@
 /// `ClickHouseSchema.columns`. Every id is stable (derived from the bundle's content digest and
 /// where the line is), so writing the same analysis twice gives the same rows in the same order.
 public struct ClickHouseRowBuffer: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    /// Written through the reports' byte buffer (JSON escaping by table, numbers without `String`).
+    private var out: OutputBuffer
     public private(set) var rows = 0
     private var first = true
 
-    public init() { bytes.reserveCapacity(1 << 16) }
+    public init(capacity: Int = 1 << 16) { out = OutputBuffer(capacity: capacity) }
 
-    public mutating func begin() { bytes.append(UInt8(ascii: "{")); first = true }
-    public mutating func end() { bytes.append(UInt8(ascii: "}")); bytes.append(0x0A); rows += 1 }
-    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true); rows = 0 }
+    /// The columns `body` writes, as bytes to put into rows with `part(_:)` (each column with
+    /// its leading comma): the columns a run of rows shares are written once.
+    public static func part(_ body: (inout ClickHouseRowBuffer) -> Void) -> [UInt8] {
+        var b = ClickHouseRowBuffer(capacity: 256)
+        b.first = false
+        body(&b)
+        return b.bytes
+    }
+
+    /// Columns made by `part(_:)`, after at least one column of this row.
+    public mutating func part(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { out.append($0) }
+        first = false
+    }
+
+    public var bytes: [UInt8] { out.bytes }
+    public mutating func begin() { out.byte(UInt8(ascii: "{")); first = true }
+    public mutating func end() { out.byte(UInt8(ascii: "}")); out.byte(0x0A); rows += 1 }
+    /// Empties the buffer and keeps its memory (the next batch is written into the same pages).
+    public mutating func removeAll() { out.removeAll(keepingCapacity: true); rows = 0 }
 
     private mutating func key(_ k: StaticString) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+        if !first { out.byte(UInt8(ascii: ",")) }
         first = false
-        bytes.append(UInt8(ascii: "\""))
-        k.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        out.byte(UInt8(ascii: "\""))
+        k.withUTF8Buffer { out.append(UnsafeRawBufferPointer($0)) }
+        out.byte(UInt8(ascii: "\""))
+        out.byte(UInt8(ascii: ":"))
     }
 
-    /// A JSON string: runs of bytes that need no escape are appended whole.
-    private mutating func quoted(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var s = s
-        s.withUTF8 { u in
-            var runStart = 0
-            var i = 0
-            let n = u.count
-            while i < n {
-                let b = u[i]
-                if b >= 0x20 && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") && b != 0x7F { i += 1; continue }
-                if i > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<i])) }
-                switch b {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(b)
-                case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-                default:
-                    let hex: StaticString = "0123456789abcdef"
-                    let h = hex.utf8Start
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, h[Int(b >> 4)], h[Int(b & 15)]])
-                }
-                i += 1
-                runStart = i
-            }
-            if n > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<n])) }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    private mutating func null() { out.append("null") }
 
-    private mutating func digits(_ v: Int64) {
-        if v == 0 { bytes.append(0x30); return }
-        var x = v.magnitude
-        if v < 0 { bytes.append(UInt8(ascii: "-")) }
-        var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &tmp) { t in
-            while x > 0 { t[n] = UInt8(x % 10) + 0x30; x /= 10; n += 1 }
-            for k in stride(from: n - 1, through: 0, by: -1) { bytes.append(t[k]) }
-        }
+    public mutating func string(_ k: StaticString, _ v: String?) { key(k); out.jsonString(v ?? "") }
+    /// An id: the digest's 32 hex digits, written without a `String`.
+    public mutating func digest(_ k: StaticString, _ d: Digest128) {
+        key(k)
+        out.byte(UInt8(ascii: "\""))
+        d.hex(into: &out)
+        out.byte(UInt8(ascii: "\""))
     }
-
-    private mutating func null() {
-        let n: StaticString = "null"
-        n.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    }
-
-    public mutating func string(_ k: StaticString, _ v: String?) { key(k); quoted(v ?? "") }
-    public mutating func int(_ k: StaticString, _ v: Int64) { key(k); digits(v) }
-    public mutating func uint(_ k: StaticString, _ v: UInt64) { key(k); bytes.append(contentsOf: Array(String(v).utf8)) }
+    public mutating func int(_ k: StaticString, _ v: Int64) { key(k); out.int(Int(v)) }
+    public mutating func uint(_ k: StaticString, _ v: UInt64) { key(k); out.unsigned(UInt(v)) }
     public mutating func optionalInt(_ k: StaticString, _ v: Int64?) {
         key(k)
-        if let v { digits(v) } else { null() }
+        if let v { out.int(Int(v)) } else { null() }
     }
     public mutating func double(_ k: StaticString, _ v: Double?) {
         key(k)
         guard let v, v.isFinite else { null(); return }
-        bytes.append(contentsOf: Array(Fmt.decimal(v, 6).utf8))
+        out.decimal(v, 6)
     }
     public mutating func strings(_ k: StaticString, _ v: [String]) {
         key(k)
-        bytes.append(UInt8(ascii: "["))
+        out.byte(UInt8(ascii: "["))
         for (i, s) in v.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            quoted(s)
+            if i > 0 { out.byte(UInt8(ascii: ",")) }
+            out.jsonString(s)
         }
-        bytes.append(UInt8(ascii: "]"))
+        out.byte(UInt8(ascii: "]"))
     }
     /// A `DateTime` from µs since the epoch: whole seconds as a number (read as UTC by every
     /// ClickHouse version, whatever the server's time zone).
     public mutating func dateTime(_ k: StaticString, _ micros: Int64?) {
         key(k)
         let s = max(0, (micros ?? 0) >= 0 ? (micros ?? 0) / 1_000_000 : ((micros ?? 0) - 999_999) / 1_000_000)
-        digits(s)
+        out.int(Int(s))
     }
 }
 
@@ -144,7 +123,22 @@ public struct ClickHouseRows {
     public func relaySessionId(_ r: RelaySession) -> String { Digest128.of(bundleId, "relay", r.host ?? "", r.id) }
 
     /// The stable id of one log line: bundle digest + source file + line.
-    public func recordId(path: String, line: Int) -> String { Digest128.of(bundleId, path, String(line)) }
+    public func recordId(path: String, line: Int) -> String { recordId(prefix: recordPrefix(path), line: line).hex() }
+
+    /// The digest state after the bundle and the file: a line's id continues from it (the same
+    /// digest as `recordId(path:line:)`, without hashing the path again for every line).
+    func recordPrefix(_ path: String) -> Digest128 {
+        var d = Digest128()
+        d.update(bundleId)
+        d.update(path)
+        return d
+    }
+
+    func recordId(prefix: Digest128, line: Int) -> Digest128 {
+        var d = prefix
+        d.update(decimal: line)
+        return d
+    }
 
     public func sessions(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer, sessionId: ((Session) -> String)? = nil) {
         let sessionId = sessionId ?? self.sessionId
@@ -244,6 +238,7 @@ public struct ClickHouseRows {
     public func events(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer, batchRows: Int = .max,
                        emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
     {
+        var ids = RecordIds()
         for s in r.sessions {
             let sid = sessionId(s)
             let host = s.relay?.host
@@ -260,53 +255,94 @@ public struct ClickHouseRows {
             }
             lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
             let shift = relayShift(r)
+            let sessionPart = self.sessionPart(sid)
+            var eventParts = [[UInt8]?](repeating: nil, count: s.events.count)
             for (seq, l) in lines.enumerated() {
-                let e = s.events[Int(l.event)]
+                let i = Int(l.event)
+                let e = s.events[i]
                 // Relay lines are shown on the device's clock in the session; the table keeps
                 // the relay's own times (as `relaySessions` does in the JSON report).
                 let relay = e.side == .relay
                 let time: Int64? = l.time == Int64.min ? nil : l.time + (relay ? shift : 0)
-                row(e, time: time, line: Int(l.line), seq: seq + 1, sessionId: sid, host: relay ? host : e.attr("host"),
-                    recordId: nil, into: &b)
+                if eventParts[i] == nil { eventParts[i] = eventPart(e, host: relay ? host : e.attr("host")) }
+                row(recordId: ids.id(self, e.source.path, Int(l.line)), session: sessionPart, seq: seq + 1, time: time,
+                    event: eventParts[i]!, line: Int(l.line), into: &b)
                 if b.rows >= batchRows { emit(&b) }
             }
         }
-        for e in r.unattached { event(e, sessionId: "", host: nil, shift: 0, into: &b, batchRows: batchRows, emit: emit) }
+        for e in r.unattached { event(e, sessionId: "", host: nil, shift: 0, ids: &ids, into: &b, batchRows: batchRows, emit: emit) }
         for rs in r.relaySessions where rs.deviceSession == nil {
             let sid = relaySessionId(rs)
-            for e in rs.events { event(e, sessionId: sid, host: rs.host, shift: 0, into: &b, batchRows: batchRows, emit: emit) }
+            for e in rs.events { event(e, sessionId: sid, host: rs.host, shift: 0, ids: &ids, into: &b, batchRows: batchRows, emit: emit) }
+        }
+    }
+
+    /// Record ids of lines in a run of the same file: the digest of the bundle and the path is
+    /// computed once per file, each line's id continues from it.
+    struct RecordIds {
+        var path: String?
+        var prefix = Digest128()
+        mutating func id(_ rows: ClickHouseRows, _ p: String, _ line: Int) -> Digest128 {
+            if path != p {
+                path = p
+                prefix = rows.recordPrefix(p)
+            }
+            return rows.recordId(prefix: prefix, line: line)
         }
     }
 
     /// Relay events inside a device session were moved by −offset onto the device's clock.
     func relayShift(_ r: AnalysisReport) -> Int64 { r.clock?.offset ?? 0 }
 
-    public func event(_ e: Event, sessionId: String, host: String?, shift: Int64, recordId fixedId: String? = nil,
-                      into b: inout ClickHouseRowBuffer,
-                      batchRows: Int = .max, emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
+    /// One recognized line outside the analysis' loop (tail): `recordId` when it has a stable id
+    /// of its own (a journal cursor's digest).
+    public func event(_ e: Event, sessionId: String, host: String?, shift: Int64, recordId fixedId: Digest128? = nil,
+                      into b: inout ClickHouseRowBuffer)
     {
-        let hostName = host ?? e.attr("host")
+        var ids = RecordIds()
+        event(e, sessionId: sessionId, host: host, shift: shift, fixedId: fixedId, ids: &ids, into: &b)
+    }
+
+    func event(_ e: Event, sessionId: String, host: String?, shift: Int64, fixedId: Digest128? = nil, ids: inout RecordIds,
+               into b: inout ClickHouseRowBuffer, batchRows: Int = .max, emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
+    {
+        let sessionPart = self.sessionPart(sessionId)
+        let eventPart = self.eventPart(e, host: host ?? e.attr("host"))
         e.forEachTimeAndLine { t, line in
-            row(e, time: t.map { $0 + shift }, line: line, seq: 0, sessionId: sessionId, host: hostName, recordId: fixedId, into: &b)
+            row(recordId: fixedId ?? ids.id(self, e.source.path, line), session: sessionPart, seq: 0, time: t.map { $0 + shift },
+                event: eventPart, line: line, into: &b)
             if b.rows >= batchRows { emit(&b) }
         }
     }
 
-    func row(_ e: Event, time: Int64?, line: Int, seq: Int, sessionId: String, host: String?, recordId fixedId: String?,
+    /// An event row's columns in order: the ones that differ per line are written here, the
+    /// ones a session's rows share (`sessionPart`) and an event's lines share (`eventPart`)
+    /// are copied in.
+    func row(recordId: Digest128, session: [UInt8], seq: Int, time: Int64?, event: [UInt8], line: Int,
              into b: inout ClickHouseRowBuffer)
     {
+        b.begin()
+        b.digest("RecordId", recordId)
+        b.part(session)
+        b.int("SessionSeq", Int64(seq))
+        b.dateTime("Timestamp", time)
+        b.int("TimestampMicros", time ?? 0)
+        b.part(event)
+        b.int("SourceLine", Int64(line))
+        b.uint("Version", version)
+        b.end()
+    }
+
+    func sessionPart(_ sessionId: String) -> [UInt8] {
+        ClickHouseRowBuffer.part {
+            $0.string("BundleId", bundleId)
+            $0.string("SessionId", sessionId)
+        }
+    }
+
+    func eventPart(_ e: Event, host: String?) -> [UInt8] {
         let (sevText, sevNumber) = Self.severity(e.kind)
-        let path = e.source.path
-        let hostName = host
-        let pid = e.pid.map(Int64.init)
-        do {
-            b.begin()
-            b.string("RecordId", fixedId ?? recordId(path: path, line: line))
-            b.string("BundleId", bundleId)
-            b.string("SessionId", sessionId)
-            b.int("SessionSeq", Int64(seq))
-            b.dateTime("Timestamp", time)
-            b.int("TimestampMicros", time ?? 0)
+        return ClickHouseRowBuffer.part { b in
             b.int("TimeInferred", e.timeInferred ? 1 : 0)
             b.string("SeverityText", sevText)
             b.int("SeverityNumber", sevNumber)
@@ -315,12 +351,9 @@ public struct ClickHouseRows {
             b.string("Sdk", e.sdk)
             b.string("EventName", e.kind)
             b.string("Body", e.message)
-            b.optionalInt("Pid", pid)
-            b.string("HostName", hostName)
-            b.string("SourceFile", path)
-            b.int("SourceLine", Int64(line))
-            b.uint("Version", version)
-            b.end()
+            b.optionalInt("Pid", e.pid.map(Int64.init))
+            b.string("HostName", host)
+            b.string("SourceFile", e.source.path)
         }
     }
 

@@ -81,6 +81,23 @@ public struct Digest128: Sendable {
         withUnsafeBytes(of: byte) { update($0) }
     }
 
+    /// The same as `update(String(v))`, without making the `String`.
+    public mutating func update(decimal v: Int) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: a sign and 20 digits
+        var n = v.magnitude
+        var k = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat {
+                d[23 - k] = 0x30 + UInt8(n % 10)
+                n /= 10
+                k += 1
+            } while n > 0
+            if v < 0 { d[23 - k] = UInt8(ascii: "-"); k += 1 }
+            update(UnsafeRawBufferPointer(rebasing: d[(24 - k)...]))
+        }
+        update(field: 0x1F)
+    }
+
     @inline(__always) static func mix(_ x: UInt64) -> UInt64 {
         var z = x
         z = (z ^ (z >> 33)) &* 0xFF51_AFD7_ED55_8CCD
@@ -90,6 +107,27 @@ public struct Digest128: Sendable {
 
     /// 32 lowercase hex digits.
     public func hex() -> String {
+        var b = OutputBuffer(capacity: 32)
+        hex(into: &b)
+        return b.string
+    }
+
+    /// The 32 hex digits appended to `out`.
+    public func hex(into out: inout OutputBuffer) {
+        let (x, y) = final()
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { d in
+            for k in 0..<16 {
+                d[k] = Self.hexDigits[Int((x >> (60 - 4 * UInt64(k))) & 0xF)]
+                d[16 + k] = Self.hexDigits[Int((y >> (60 - 4 * UInt64(k))) & 0xF)]
+            }
+            out.append(UnsafeRawBufferPointer(d))
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    func final() -> (UInt64, UInt64) {
         var d = self
         if d.pendingCount > 0 {
             // The partial block, zero-padded (its length is in `length`).
@@ -100,19 +138,18 @@ public struct Digest128: Sendable {
         }
         let x = Self.mix(d.l0 ^ Self.mix(d.l2 ^ d.length))
         let y = Self.mix(d.l1 ^ Self.mix(d.l3 ^ (d.length << 1)) ^ x)
-        return Self.hex64(x) + Self.hex64(y)
-    }
-
-    static func hex64(_ v: UInt64) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
+        return (x, y)
     }
 
     /// The digest of a few strings (ids built from parts).
-    public static func of(_ parts: String...) -> String {
+    public static func of(_ parts: String...) -> String { digest(parts).hex() }
+
+    public static func digest(_ parts: String...) -> Digest128 { digest(parts) }
+
+    static func digest(_ parts: [String]) -> Digest128 {
         var d = Digest128()
         for p in parts { d.update(p) }
-        return d.hex()
+        return d
     }
 }
 
