@@ -422,11 +422,13 @@ public final class Analyzer {
         report.displayOffset = applyDisplayZone(&events)
         events = dedupe(events)
         Stages.mark("times, zone, dedupe")
+        // Loops over the events go by index: `for e in events` copies each one (a retain and a
+        // release of each of its strings), which on a dense bundle costs more than the work.
         var lo: Int64?, hi: Int64?
-        for e in events {
-            guard let t = e.time else { continue }
+        for i in events.indices {
+            guard let t = events[i].time else { continue }
             lo = min(lo ?? t, t)
-            hi = max(hi ?? t, e.lastTime ?? t)
+            hi = max(hi ?? t, events[i].lastTime ?? t)
         }
         if let lo, let hi { report.span = lo...hi }
         let zone = report.displayOffset ?? 0
@@ -434,23 +436,23 @@ public final class Analyzer {
         let since = options.sinceSpec.map { $0.resolve(zone: zone, now: now) } ?? options.since
         let until = options.untilSpec.map { $0.resolve(zone: zone, now: now) } ?? options.until
         if since != nil || until != nil {
-            let before = events.reduce(0) { $0 + $1.count }
+            let before = Self.lineCount(events)
             events = events.filter { e in
                 guard let t = e.time else { return true }
                 return t >= (since ?? Int64.min) && t <= (until ?? Int64.max)
             }
-            report.filteredOut = before - events.reduce(0) { $0 + $1.count }
+            report.filteredOut = before - Self.lineCount(events)
         }
         // One file read in order is mostly sorted already: checked first (a sort moves every
         // event, and its buffer doubles the memory for a moment).
         let before: (Event, Event) -> Bool = {
             ($0.time ?? Int64.min, $0.fileIndex, $0.order) < ($1.time ?? Int64.min, $1.fileIndex, $1.order)
         }
-        if zip(events, events.dropFirst()).contains(where: { before($1, $0) }) { events.sort(by: before) }
-        report.eventCount = events.reduce(0) { $0 + $1.count }
+        if events.indices.dropFirst().contains(where: { before(events[$0], events[$0 - 1]) }) { events.sort(by: before) }
+        report.eventCount = Self.lineCount(events)
         let relayEvents: [Event]
         var deviceEvents: [Event]
-        if events.contains(where: { $0.side == .relay }) {
+        if events.indices.contains(where: { events[$0].side == .relay }) {
             relayEvents = events.filter { $0.side == .relay }
             deviceEvents = events.filter { $0.side != .relay }
         } else {
@@ -607,7 +609,7 @@ public final class Analyzer {
             return events.first(where: { $0.time != nil }).map { $0.displayOffset }
         }
         var counts: [Int: Int] = [:]
-        for e in events where e.side != .relay && e.time != nil { counts[e.displayOffset, default: 0] += 1 }
+        for i in events.indices where events[i].side != .relay && events[i].time != nil { counts[events[i].displayOffset, default: 0] += 1 }
         guard let phone = counts.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key else {
             return events.first(where: { $0.time != nil })?.displayOffset
         }
@@ -617,10 +619,19 @@ public final class Analyzer {
         return phone
     }
 
+    /// The lines the events stand for (a folded run counts each of its lines).
+    static func lineCount(_ events: [Event]) -> Int {
+        var n = 0
+        for i in events.indices { n += events[i].count }
+        return n
+    }
+
     /// The same line seen in two exports of one bundle counts once.
     func dedupe(_ events: [Event]) -> [Event] {
         // Only lines of different files can be duplicates: one file (a big export) has none.
-        guard let firstFile = events.first?.fileIndex, events.contains(where: { $0.fileIndex != firstFile }) else { return events }
+        guard let firstFile = events.first?.fileIndex, events.indices.contains(where: { events[$0].fileIndex != firstFile }) else {
+            return events
+        }
         struct Key: Hashable { var time: Int64; var pid: Int?; var message: String }
         var seen: [Key: Int] = [:]
         return events.filter { e in

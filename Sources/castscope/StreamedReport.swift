@@ -26,6 +26,12 @@ final class Spill {
         spillIfFull()
     }
 
+    /// A report's bytes with control characters from the logs escaped on their way in.
+    func appendSanitized(_ b: [UInt8], styles: Bool) {
+        b.withUnsafeBufferPointer { Sanitize.terminal($0, styles: styles, into: &buffer) }
+        spillIfFull()
+    }
+
     private func spillIfFull() {
         guard buffer.count >= 1 << 20, !failed else { return }
         if file == nil { file = tmpfile() }
@@ -62,6 +68,8 @@ final class StreamedReport {
     var text: TextReport?
     let spill = Spill()
     var count = 0
+    /// One session's text, before it is sanitized into the spill.
+    var block = OutputBuffer(capacity: 1 << 16)
 
     init(target: OutputTarget, text: TextReport?) {
         self.target = target
@@ -75,7 +83,13 @@ final class StreamedReport {
 
     func add(_ s: Session, _ findings: [Finding]) {
         if let r = text {
-            spill.append(terminal(r, r.sessionBlock(s, findings: findings)))
+            block.removeAll()
+            r.sessionBlock(s, findings: findings, into: &block)
+            if r.width != nil {
+                spill.append(terminal(r, block.string))
+            } else {
+                spill.appendSanitized(block.bytes, styles: r.color)
+            }
         } else {
             spill.append(JSONReport.sessionElement(s, first: count == 0))
         }

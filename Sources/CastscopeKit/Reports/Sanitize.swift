@@ -17,8 +17,20 @@ public enum Sanitize {
         var s = s
         return s.withUTF8 { bytes in
             guard needsEscaping(bytes, oneLine: oneLine) else { return nil }
-            return escape(bytes, oneLine: oneLine, styles: styles)
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 16)
+            escape(bytes, oneLine: oneLine, styles: styles, into: &out)
+            return String(decoding: out, as: UTF8.self)
         } ?? s
+    }
+
+    /// The same on bytes, appended to `out` (a report written as bytes is sanitized on its way
+    /// into the output, without a `String`).
+    public static func terminal(_ bytes: UnsafeBufferPointer<UInt8>, oneLine: Bool = false, styles: Bool = false,
+                                into out: inout [UInt8])
+    {
+        guard needsEscaping(bytes, oneLine: oneLine) else { out.append(contentsOf: bytes); return }
+        escape(bytes, oneLine: oneLine, styles: styles, into: &out)
     }
 
     /// One line (for stderr, and names): `\n` is escaped too.
@@ -37,9 +49,7 @@ public enum Sanitize {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    static func escape(_ b: UnsafeBufferPointer<UInt8>, oneLine: Bool, styles: Bool) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(b.count + 16)
+    static func escape(_ b: UnsafeBufferPointer<UInt8>, oneLine: Bool, styles: Bool, into out: inout [UInt8]) {
         func byteEscape(_ c: UInt8) {
             switch c {
             case 0x0D: out += [0x5C, UInt8(ascii: "r")]
@@ -82,10 +92,16 @@ public enum Sanitize {
                     continue
                 }
             }
-            out.append(c)
-            i += 1
+            // Plain bytes: copied in runs up to the next byte that may need escaping.
+            var j = i + 1
+            while j < n {
+                let d = b[j]
+                if d < 0x20 || d == 0x7F || d == 0xC2 || d == 0xE2 { break }
+                j += 1
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<j]))
+            i = j
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The length of the sequence at `i` when it is one the reports write themselves: `ESC [ K`,

@@ -18,6 +18,16 @@ public struct TextReport {
     public init(color: Bool) { self.color = color }
 
     func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+
+    /// `body`'s bytes in the colour `code` (as `paint`, without building a `String`).
+    func painted(_ out: inout OutputBuffer, _ code: StaticString, _ body: (inout OutputBuffer) -> Void) {
+        guard color else { body(&out); return }
+        out.append("\u{1B}[")
+        code.withUTF8Buffer { out.append(UnsafeRawBufferPointer($0)) }
+        out.byte(UInt8(ascii: "m"))
+        body(&out)
+        out.append("\u{1B}[0m")
+    }
     func dim(_ s: String) -> String { paint(s, "2") }
     func bold(_ s: String) -> String { paint(s, "1") }
 
@@ -47,18 +57,63 @@ public struct TextReport {
         return t
     }
 
+    /// `oneLine(s)` appended: a message of at most `maxMessage` bytes without a newline (nearly
+    /// all) is copied as it is, no characters counted.
+    func oneLine(_ s: String, into out: inout OutputBuffer) {
+        var s = s
+        let plain = s.withUTF8 { u in
+            guard u.count <= maxMessage, !u.contains(0x0A) else { return false }
+            out.append(UnsafeRawBufferPointer(u))
+            return true
+        }
+        if !plain { out.append(oneLine(s)) }
+    }
+
     func span(_ a: SourceRef, _ b: SourceRef) -> String {
-        if a == b { return a.description }
-        if a.path == b.path { return "\(a.path):\(a.line)–\(b.line)" }
-        return "\(a) – \(b)"
+        var out = OutputBuffer(capacity: 64)
+        span(a, b, into: &out)
+        return out.string
+    }
+
+    func span(_ a: SourceRef, _ b: SourceRef, into out: inout OutputBuffer) {
+        out.append(a.path)
+        out.byte(UInt8(ascii: ":"))
+        out.int(a.line)
+        if a == b { return }
+        if a.path == b.path {
+            out.append("–")
+        } else {
+            out.append(" – ")
+            out.append(b.path)
+            out.byte(UInt8(ascii: ":"))
+        }
+        out.int(b.line)
     }
 
     /// `[2]:77`, `[2]:6–205`: a timeline row's source by its file's number.
     func shortSpan(_ a: SourceRef, _ b: SourceRef) -> String {
-        guard aliases, let n = aliasOf[a.path] else { return span(a, b) }
-        if a == b || (a.path == b.path && a.line == b.line) { return "[\(n)]:\(a.line)" }
-        if a.path == b.path { return "[\(n)]:\(a.line)–\(b.line)" }
-        return "[\(n)]:\(a.line) – " + (aliasOf[b.path].map { "[\($0)]:\(b.line)" } ?? b.description)
+        var out = OutputBuffer(capacity: 32)
+        shortSpan(a, b, into: &out)
+        return out.string
+    }
+
+    func shortSpan(_ a: SourceRef, _ b: SourceRef, into out: inout OutputBuffer) {
+        guard aliases, let n = aliasOf[a.path] else { span(a, b, into: &out); return }
+        func alias(_ n: Int, _ line: Int) {
+            out.byte(UInt8(ascii: "["))
+            out.int(n)
+            out.append("]:")
+            out.int(line)
+        }
+        alias(n, a.line)
+        if a.line == b.line && a.path == b.path { return }
+        if a.path == b.path {
+            out.append("–")
+            out.int(b.line)
+            return
+        }
+        out.append(" – ")
+        if let m = aliasOf[b.path] { alias(m, b.line) } else { span(b, b, into: &out) }
     }
 
     /// Cuts `s` to `n` visible characters (ANSI colour codes do not count), with `…`.
@@ -176,6 +231,12 @@ public struct TextReport {
 
     /// One session as `render` writes it (a blank line, then the session).
     public func sessionBlock(_ s: Session, findings: [Finding]) -> String { "\n" + session(s, findings: findings) }
+
+    /// The same, appended to `out`.
+    public func sessionBlock(_ s: Session, findings: [Finding], into out: inout OutputBuffer) {
+        out.byte(0x0A)
+        session(s, findings: findings, into: &out)
+    }
 
     /// What comes before the sessions: the summary lines.
     public func head(_ r: AnalysisReport) -> String {
@@ -339,20 +400,32 @@ public struct TextReport {
     }
 
     func session(_ s: Session, findings: [Finding] = []) -> String {
-        var out = ""
+        var out = OutputBuffer(capacity: 4096)
+        session(s, findings: findings, into: &out)
+        return out.string
+    }
+
+    /// One session written as bytes: the summary lines, the findings, the timeline rows and
+    /// the lines that decided the outcome.
+    public func session(_ s: Session, findings: [Finding] = [], into out: inout OutputBuffer) {
         let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? s.pid.map { "pid \($0)" }]
             .compactMap { $0 }.joined(separator: " · ")
-        out += bold("━━ \(s.id)") + "  \(who)  " + paint(s.outcome.rawValue, outcomeColor(s.outcome) + ";1") + "\n"
-        var when = "   "
+        painted(&out, "1") { $0.append("━━ "); $0.append(s.id) }
+        out.append("  ")
+        out.append(who)
+        out.append("  ")
+        out.append(paint(s.outcome.rawValue, outcomeColor(s.outcome) + ";1"))
+        out.append("\n   ")
         if let start = s.start {
-            when += Fmt.rfc3339(start, offset: s.displayOffset)
-            if let d = s.duration { when += "  lasted \(Fmt.duration(d))" }
+            out.rfc3339(start, offset: s.displayOffset)
+            if let d = s.duration { out.append("  lasted "); out.append(Fmt.duration(d)) }
         } else {
-            when += "(no times in these lines)"
+            out.append("(no times in these lines)")
         }
-        if s.startInferred { when += dim("  (no broadcastStarted line: starts at its first line)") }
-        out += when + "\n"
-        out += "   why: \(s.reason)\n"
+        if s.startInferred { painted(&out, "2") { $0.append("  (no broadcastStarted line: starts at its first line)") } }
+        out.append("\n   why: ")
+        out.append(s.reason)
+        out.byte(0x0A)
         if !s.attempts.isEmpty {
             let failed = s.attempts.filter { $0.failure != nil }
             var c = "   connect: \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
@@ -369,7 +442,8 @@ public struct TextReport {
             } else if s.connectedAt == nil {
                 c += "; " + paint("never connected", "31")
             }
-            out += c + "\n"
+            out.append(c)
+            out.byte(0x0A)
         }
         if let r = s.relay {
             var line = "   relay: session \(r.id)"
@@ -379,37 +453,68 @@ public struct TextReport {
             if !fps.isEmpty { line += ", \(Fmt.decimal(fps.reduce(0, +) / Double(fps.count), 1)) fps" }
             if !r.stalls.isEmpty { line += ", " + paint("\(r.stalls.count) stall\(r.stalls.count == 1 ? "" : "s")", "33") }
             line += r.reason.map { ", closed: \($0)" } ?? ", not closed in these logs"
-            out += line + "\n"
+            out.append(line)
+            out.byte(0x0A)
         }
         if s.frames > 0 {
-            var f = "   frames: \(s.frames)"
+            out.append("   frames: ")
+            out.int(s.frames)
             if let a = s.firstFrameAt, let b = s.lastFrameAt, b > a, s.frames > 1 {
-                f += " (\(Fmt.decimal(Double(s.frames - 1) / (Double(b - a) / 1e6), 1))/s)"
+                out.append(" (")
+                out.decimal(Double(s.frames - 1) / (Double(b - a) / 1e6), 1)
+                out.append("/s)")
             }
-            out += f + "\n"
+            out.byte(0x0A)
         }
-        for f in findings { out += findingLines(f) }
-        out += "\n"
-        for t in Timeline.entries(s.events) {
-            let rel: String
-            if let tt = t.time, let start = s.start { rel = Fmt.relative(tt - start) } else { rel = "" }
-            let relCol = rel + String(repeating: " ", count: max(0, 10 - rel.count))
-            let tag = Self.sideTag(t.side)
-            let source = shortSpan(t.first, t.last)
-            var message = oneLine(t.text)
-            if let width {
-                // The row fits the terminal: the message is cut, the source stays whole.
-                let budget = width - (5 + relCol.count + 1 + tag.count + 2) - (2 + source.count) - (t.timeInferred ? 2 : 0)
-                message = Self.cut(t.text.replacingOccurrences("\n", " ⏎ "), max(12, budget))
-            }
-            let text = message + (t.timeInferred ? dim(" ~") : "")
-            out += "     \(dim(relCol)) \(tag)  \(text)  \(dim(source))\n"
-        }
+        for f in findings { out.append(findingLines(f)) }
+        out.byte(0x0A)
+        for t in Timeline.entries(s.events) { timelineRow(t, start: s.start, into: &out) }
         if !s.deciding.isEmpty {
-            out += "   decided by:\n"
-            for e in s.deciding { out += "     \(e.source)  \(oneLine(e.message))\n" }
+            out.append("   decided by:\n")
+            for e in s.deciding {
+                out.append("     ")
+                span(e.source, e.source, into: &out)
+                out.append("  ")
+                oneLine(e.message, into: &out)
+                out.byte(0x0A)
+            }
         }
-        return out
+    }
+
+    /// `     +3.912     ext  message  [2]:77`: the time from the session's start (padded to
+    /// 10), the side, the message (cut to the terminal when there is a width), the source.
+    func timelineRow(_ t: TimelineEntry, start: Int64?, into out: inout OutputBuffer) {
+        out.append("     ")
+        var relCount = 0
+        painted(&out, "2") { o in
+            let before = o.count
+            if let tt = t.time, let start {
+                let d = tt - start
+                o.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+                o.decimal(Double(d.magnitude) / 1e6, 3)
+            }
+            relCount = o.count - before  // ASCII: bytes are characters
+            if relCount < 10 { o.repeating(0x20, count: 10 - relCount) }
+        }
+        let tag = Self.sideTag(t.side)
+        out.byte(0x20)
+        out.append(tag)
+        out.append("  ")
+        if let width {
+            // The row fits the terminal: the message is cut, the source stays whole.
+            let source = shortSpan(t.first, t.last)
+            let budget = width - (5 + max(10, relCount) + 1 + tag.count + 2) - (2 + source.count) - (t.timeInferred ? 2 : 0)
+            out.append(Self.cut(t.text.replacingOccurrences("\n", " ⏎ "), max(12, budget)))
+            if t.timeInferred { painted(&out, "2") { $0.append(" ~") } }
+            out.append("  ")
+            painted(&out, "2") { $0.append(source) }
+        } else {
+            oneLine(t.text, into: &out)
+            if t.timeInferred { painted(&out, "2") { $0.append(" ~") } }
+            out.append("  ")
+            painted(&out, "2") { shortSpan(t.first, t.last, into: &$0) }
+        }
+        out.byte(0x0A)
     }
 }
 

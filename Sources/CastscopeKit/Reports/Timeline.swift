@@ -40,9 +40,11 @@ public enum Timeline {
     public static func entries(_ events: [Event]) -> [TimelineEntry] {
         var runs: [[Int]] = []
         var open: [(side: Side, key: FoldKey, run: Int)] = []
-        for (index, e) in events.enumerated() {
-            let key = foldKey(e)
-            if let o = open.firstIndex(where: { $0.side == e.side }) {
+        // By index: `for e in events` would copy every event (a retain and release per string).
+        for index in events.indices {
+            let key = foldKey(events[index])
+            let side = events[index].side
+            if let o = open.firstIndex(where: { $0.side == side }) {
                 if open[o].key == key {
                     runs[open[o].run].append(index)
                     continue
@@ -54,20 +56,28 @@ public enum Timeline {
                 runs[open[o].run].append(index)
                 continue
             }
-            open.append((e.side, key, runs.count))
+            open.append((side, key, runs.count))
             runs.append([index])
         }
         var out: [(Int, TimelineEntry)] = []
         for run in runs {
-            let first = events[run[0]]
             let lines = run.reduce(0) { $0 + events[$1].count }
             // Fold only a run that repeats itself; three different lines stay three rows.
-            let repeats = first.kind == "relay.stats" || lines > run.count || Set(run.map { events[$0].message }).count < lines
             // (A compacted relay stats run is always folded: its lines' own texts are not kept.)
-            if (lines >= minimumRun && repeats) || (first.kind == "relay.stats" && first.repeats != nil) {
+            if (lines >= minimumRun && repeatsItself(run, lines: lines, events))
+                || (events[run[0]].kind == "relay.stats" && events[run[0]].repeats != nil)
+            {
                 out.append((run[0], fold(run.lazy.map { events[$0] })))
             } else {
                 for i in run {
+                    guard events[i].repeats != nil else {
+                        // One line (nearly all): one row, without a closure per line.
+                        let source = events[i].source
+                        out.append((i, TimelineEntry(time: events[i].time, side: events[i].side, kind: events[i].kind,
+                                                     text: events[i].message, count: 1, first: source, last: source,
+                                                     timeInferred: events[i].timeInferred)))
+                        continue
+                    }
                     let e = events[i]
                     e.forEachLine { t, source in
                         out.append((i, TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
@@ -76,8 +86,22 @@ public enum Timeline {
                 }
             }
         }
-        // Back in time order (stable: reading order breaks ties).
+        // Back in time order (stable: reading order breaks ties); most sessions' rows already are.
+        if zip(out, out.dropFirst()).allSatisfy({ $0.0 <= $1.0 }) { return out.map(\.1) }
         return out.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
+    }
+
+    /// Whether a run has a line twice (a relay stats run, or a compacted run, always does).
+    static func repeatsItself(_ run: [Int], lines: Int, _ events: [Event]) -> Bool {
+        if events[run[0]].kind == "relay.stats" || lines > run.count { return true }
+        // Short runs (nearly all) compare messages pairwise instead of hashing each one.
+        if run.count <= 8 {
+            for a in 0..<run.count {
+                for b in (a + 1)..<run.count where events[run[a]].message == events[run[b]].message { return true }
+            }
+            return false
+        }
+        return Set(run.map { events[$0].message }).count < lines
     }
 
     static func fold<Run: BidirectionalCollection>(_ run: Run) -> TimelineEntry where Run.Element == Event {

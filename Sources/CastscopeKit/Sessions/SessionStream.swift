@@ -67,11 +67,12 @@ public struct SessionStream {
 
     /// The first pass: which streams are extension processes.
     public mutating func learn(_ events: [Event]) {
-        for e in events where e.side == .extension {
-            let k = SessionBuilder.streamKey(e)
+        // By index: `for e in events` would copy every event.
+        for i in events.indices where events[i].side == .extension {
+            let k = SessionBuilder.streamKey(events[i])
             extensionKeys.insert(k)
-            if let pid = e.pid { keyByPid[pid] = k }
-            if let p = e.process { keyByProcess[p] = k }
+            if let pid = events[i].pid { keyByPid[pid] = k }
+            if let p = events[i].process { keyByProcess[p] = k }
         }
     }
 
