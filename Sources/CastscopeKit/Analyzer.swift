@@ -171,40 +171,56 @@ public final class Analyzer {
             }
         }
         /// Adds what the readers of one file found (one reader, or one per range in order).
-        func absorb(_ parts: [TextResult], path: String, format: LogFormat, fileIndex: Int) {
-            var summary = InputSummary(path: path)
-            summary.format = format.name
-            let first = events.count
+        /// One text file's results, taken part by part in file order (a big file's ranges are
+        /// taken as they finish, so that only the ranges still being read are held apart).
+        struct FileAbsorb {
+            var summary: InputSummary
+            var first: Int
             var lineOffset = 0
             var firstComplete: ParsedTime?
-            for part in parts {
-                firstComplete = firstComplete ?? part.firstComplete
-                for var e in part.events {
-                    order += 1
-                    e.order = order
-                    e.source.line += lineOffset
-                    e.fileIndex = fileIndex
-                    if let r = e.repeats, lineOffset != 0 { r.lines = r.lines.map { $0 + Int32(lineOffset) } }
-                    events.append(e)
-                }
-                let st = part.stats
-                summary.stats.lines += st.lines
-                summary.stats.records += st.records
-                summary.stats.unparsed += st.unparsed
-                summary.stats.skipped += st.skipped
-                summary.stats.inferredTimes += st.inferredTimes
-                summary.stats.swappedDayMonth += st.swappedDayMonth
-                summary.stats.invalidUTF8Lines += st.invalidUTF8Lines
-                for l in st.firstUnparsed where summary.stats.firstUnparsed.count < 5 { summary.stats.firstUnparsed.append(l + lineOffset) }
-                if summary.stats.firstInvalidUTF8 == nil, let l = st.firstInvalidUTF8 { summary.stats.firstInvalidUTF8 = l + lineOffset }
-                for var p in part.problems {
-                    p.line = p.line.map { $0 + lineOffset }
-                    summary.errors.append(p.description)
-                    report.errors.append(p)
-                }
-                lineOffset += part.lineCount
-                bytesDone += part.consumed
+        }
+        func beginFile(path: String, format: LogFormat) -> FileAbsorb {
+            var summary = InputSummary(path: path)
+            summary.format = format.name
+            return FileAbsorb(summary: summary, first: events.count)
+        }
+        func absorbPart(_ part: consuming TextResult, fileIndex: Int, into f: inout FileAbsorb) {
+            f.firstComplete = f.firstComplete ?? part.firstComplete
+            let lineOffset = f.lineOffset
+            var mine = part.events
+            part.events = []
+            // Updated in place and moved over (`for e in` would copy each event).
+            for i in mine.indices {
+                order += 1
+                mine[i].order = order
+                mine[i].source.line += lineOffset
+                mine[i].fileIndex = fileIndex
+                if let r = mine[i].repeats, lineOffset != 0 { r.lines = r.lines.map { $0 + Int32(lineOffset) } }
             }
+            if events.isEmpty { events = mine } else { events.append(contentsOf: mine) }
+            mine = []
+            let st = part.stats
+            f.summary.stats.lines += st.lines
+            f.summary.stats.records += st.records
+            f.summary.stats.unparsed += st.unparsed
+            f.summary.stats.skipped += st.skipped
+            f.summary.stats.inferredTimes += st.inferredTimes
+            f.summary.stats.swappedDayMonth += st.swappedDayMonth
+            f.summary.stats.invalidUTF8Lines += st.invalidUTF8Lines
+            for l in st.firstUnparsed where f.summary.stats.firstUnparsed.count < 5 { f.summary.stats.firstUnparsed.append(l + lineOffset) }
+            if f.summary.stats.firstInvalidUTF8 == nil, let l = st.firstInvalidUTF8 { f.summary.stats.firstInvalidUTF8 = l + lineOffset }
+            for var p in part.problems {
+                p.line = p.line.map { $0 + lineOffset }
+                f.summary.errors.append(p.description)
+                report.errors.append(p)
+            }
+            f.lineOffset += part.lineCount
+            bytesDone += part.consumed
+        }
+        func finishFile(_ f: FileAbsorb, path: String, format: LogFormat, fileIndex: Int) {
+            var summary = f.summary
+            let first = f.first
+            let firstComplete = f.firstComplete
             if let line = summary.stats.firstInvalidUTF8 {
                 let n = summary.stats.invalidUTF8Lines
                 let e = InputError(path: path, line: line,
@@ -224,6 +240,12 @@ public final class Analyzer {
             files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
                                    family: format.name.hasPrefix("journal") ? "journal" : "apple"))
             progress?(report.inputs.count, bytesDone)
+        }
+
+        func absorb(_ part: TextResult, path: String, format: LogFormat, fileIndex: Int) {
+            var f = beginFile(path: path, format: format)
+            absorbPart(part, fileIndex: fileIndex, into: &f)
+            finishFile(f, path: path, format: format, fileIndex: fileIndex)
         }
 
         /// The format of a file from its first bytes, or an error already recorded.
@@ -269,7 +291,7 @@ public final class Analyzer {
                     recordCount += 1
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
-                absorb([result], path: path, format: format, fileIndex: fileIndex)
+                absorb(result, path: path, format: format, fileIndex: fileIndex)
             },
             report: { error in
                 report.errors.append(error)
@@ -293,18 +315,22 @@ public final class Analyzer {
             guard ranges.count > 1 else { return false }
             let results = ResultSlots(count: ranges.count)
             let budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
+            var file = beginFile(path: path, format: format)
+            // Each range's result is taken in file order as soon as the ranges before it are
+            // (by whichever thread finished it, under the slots' lock): the events are moved
+            // into the bundle's list while later ranges are still read.
+            let taker = ResultTaker { absorbPart($0, fileIndex: fileIndex, into: &file) }
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
+                var r = TextResult()
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
-                    results.set(k, context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget,
-                                                onRecord: nil))
+                    r = context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget, onRecord: nil)
                 } catch let e as InputError {
-                    var r = TextResult()
                     r.problems = [e]
-                    results.set(k, r)
                 } catch {}
+                results.set(k, r, take: taker.take)
             }
-            absorb(results.all, path: path, format: format, fileIndex: fileIndex)
+            finishFile(file, path: path, format: format, fileIndex: fileIndex)
             return true
         }
         walker.journal = { display, diskPath, source in
@@ -670,15 +696,34 @@ struct TextResult: Sendable {
 /// finished ranges, for the next ranges of the same input (one per thread gets made: they
 /// start from what was learned, without new tables).
 final class ResultSlots: @unchecked Sendable {
-    private var slots: [TextResult]
+    private var slots: [TextResult?]
+    /// The next range to hand on: every one before it was.
+    private var next = 0
     private var idle: [Prefilter] = []
     private let lock = NSLockLite()
-    init(count: Int) { slots = Array(repeating: TextResult(), count: count) }
-    func set(_ k: Int, _ r: TextResult) { lock.locked { slots[k] = r } }
-    var all: [TextResult] { lock.locked { slots } }
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    /// Stores range `k`'s result, then hands on (in range order, under the lock) every result
+    /// whose ranges before it were handed on; each is let go once handed on.
+    func set(_ k: Int, _ r: TextResult, take: (consuming TextResult) -> Void) {
+        lock.locked {
+            slots[k] = r
+            while next < slots.count, let ready = slots[next] {
+                slots[next] = nil
+                next += 1
+                take(ready)
+            }
+        }
+    }
     /// An idle adaptive prefilter, or a new one from `shared`.
     func take(from shared: Prefilter) -> Prefilter { lock.locked { idle.popLast() } ?? shared.adaptive() }
     func giveBack(_ p: Prefilter) { lock.locked { idle.append(p) } }
+}
+
+/// What takes a big file's range results in order (`ResultSlots.set`): called by the reading
+/// threads one at a time, under the slots' lock, which is what makes it safe to share.
+final class ResultTaker: @unchecked Sendable {
+    let take: (consuming TextResult) -> Void
+    init(_ take: @escaping (consuming TextResult) -> Void) { self.take = take }
 }
 
 /// A pthread mutex (the library does not use Foundation; nor does the CLI on Linux).

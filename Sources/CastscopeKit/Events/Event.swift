@@ -8,19 +8,22 @@ public struct SourceRef: Sendable, Hashable, Comparable, CustomStringConvertible
 
 /// A normalized event: one log line that the vocabulary recognized.
 public struct Event: Sendable {
+    // The fields are in an order that leaves little padding (the small ones fill the gaps
+    // after optionals): a dense bundle holds every recognized line while it is read.
+
     /// Normalized name, e.g. `socket.connect_attempt` (see parsers/vocabulary).
     public var kind: String
     public var sdk: String
-    public var side: Side
     /// Microseconds since the epoch, once resolved; nil when the file carries no times.
     public var time: Int64?
+    public var side: Side
     /// The UTC offset to show the time in (the line's own, or the bundle's).
     public var displayOffset: Int = 0
+    public var process: String?
+    public var pid: Int?
     /// True when the time was taken from a neighbouring line (Xcode `print()` output) or the
     /// date came from elsewhere in the bundle.
     public var timeInferred = false
-    public var process: String?
-    public var pid: Int?
     public var message: String
     public var attrs: [(String, String)]
     public var source: SourceRef
@@ -31,6 +34,27 @@ public struct Event: Sendable {
     /// A run of the same line repeated (frames): one event stands for all of them, with each
     /// one's time and line kept compactly, so that memory does not grow by an event per frame.
     public var repeats: Repeats? = nil
+
+    init(kind: String, sdk: String, side: Side, time: Int64?, displayOffset: Int = 0, timeInferred: Bool = false,
+         process: String?, pid: Int?, message: String, attrs: [(String, String)], source: SourceRef, order: Int,
+         parsedTime: ParsedTime?, fileIndex: Int, repeats: Repeats? = nil)
+    {
+        self.kind = kind
+        self.sdk = sdk
+        self.time = time
+        self.side = side
+        self.displayOffset = displayOffset
+        self.process = process
+        self.pid = pid
+        self.timeInferred = timeInferred
+        self.message = message
+        self.attrs = attrs
+        self.source = source
+        self.order = order
+        self.parsedTime = parsedTime
+        self.fileIndex = fileIndex
+        self.repeats = repeats
+    }
 
     public func attr(_ name: String) -> String? { attrs.first(where: { $0.0 == name })?.1 }
 

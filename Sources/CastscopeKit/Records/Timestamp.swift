@@ -2,20 +2,49 @@
 /// Parsed by hand from bytes; turned into an instant by `TimeResolver` once the bundle says
 /// which date and zone to assume.
 public struct ParsedTime: Sendable, Hashable {
-    public var year = 0
-    public var month = 0
-    public var day = 0
-    public var hasYear = false
-    public var hasDate = false
+    // Stored compactly (32 bytes instead of 80: every recognized line carries one until its
+    // time is resolved); the parts read and write as `Int`, clamped to what the fields hold.
+    private var y: Int32 = 0
+    private var mo: UInt8 = 0
+    private var d: UInt8 = 0
+    private var flags: UInt8 = 0
+    private var sod: Int32 = 0
+    private var us: Int32 = 0
+    private var off: Int32 = 0
+    private var epoch: Int64 = 0
+
+    private static let yearFlag: UInt8 = 1, dateFlag: UInt8 = 2, offsetFlag: UInt8 = 4, swappedFlag: UInt8 = 8,
+        epochFlag: UInt8 = 16
+
+    private func flag(_ f: UInt8) -> Bool { flags & f != 0 }
+    private mutating func set(_ f: UInt8, _ on: Bool) { flags = on ? flags | f : flags & ~f }
+
+    public var year: Int { get { Int(y) } set { y = Int32(clamping: newValue) } }
+    public var month: Int { get { Int(mo) } set { mo = UInt8(clamping: newValue) } }
+    public var day: Int { get { Int(d) } set { d = UInt8(clamping: newValue) } }
+    public var hasYear: Bool { get { flag(Self.yearFlag) } set { set(Self.yearFlag, newValue) } }
+    public var hasDate: Bool { get { flag(Self.dateFlag) } set { set(Self.dateFlag, newValue) } }
     /// Seconds since midnight and the sub-second part in microseconds.
-    public var secondOfDay = 0
-    public var micro = 0
+    public var secondOfDay: Int { get { Int(sod) } set { sod = Int32(clamping: newValue) } }
+    public var micro: Int { get { Int(us) } set { us = Int32(clamping: newValue) } }
     /// Seconds east of UTC, when the line says.
-    public var offset: Int?
+    public var offset: Int? {
+        get { flag(Self.offsetFlag) ? Int(off) : nil }
+        set {
+            off = Int32(clamping: newValue ?? 0)
+            set(Self.offsetFlag, newValue != nil)
+        }
+    }
     /// Set when the line had day and month swapped (`yyyy-dd-MM`, seen in HaishinKit's logger).
-    public var swappedDayMonth = false
+    public var swappedDayMonth: Bool { get { flag(Self.swappedFlag) } set { set(Self.swappedFlag, newValue) } }
     /// A complete instant (µs since the epoch) given directly (journald timestamps).
-    public var epochMicros: Int64?
+    public var epochMicros: Int64? {
+        get { flag(Self.epochFlag) ? epoch : nil }
+        set {
+            epoch = newValue ?? 0
+            set(Self.epochFlag, newValue != nil)
+        }
+    }
 
     public init() {}
 
@@ -23,7 +52,7 @@ public struct ParsedTime: Sendable, Hashable {
     /// the scan already did (the middle field was above 12) or the result would be no date.
     mutating func swapDayMonth() {
         guard hasDate, !swappedDayMonth, day <= 12 else { return }
-        swap(&month, &day)
+        (mo, d) = (d, mo)
         swappedDayMonth = true
     }
 
