@@ -434,7 +434,7 @@ struct Analyze: ParsableCommand {
         let digest = ClickHouseAnalyzeExport.startDigest(clickhouse, paths: paths)
         // Text and JSON reports of the whole bundle are written as sessions end, so that the
         // sessions need not all be held (when the bundle has relay lines, the analyzer keeps
-        // them all for the join and these are written from the whole report as before).
+        // them all for the join; the report is then written a session at a time at the end).
         let selection = navigation.selection
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
         let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format == .text || $0.format == .json }
@@ -457,13 +457,15 @@ struct Analyze: ParsableCommand {
         var writeFailed = false
         let chosen = selection.isEmpty ? nil : selection.apply(report)
         let shown = chosen.map { selection.filtered(report, $0) } ?? report
-        for s in streamed where report.streamed != nil {
-            if let error = s.finish(report) {
+        for s in streamed {
+            // Sessions handed on as they ended, or (relay lines: kept for the join) the whole
+            // report, written a session at a time.
+            if let error = report.streamed != nil ? s.finish(report) : s.writeWhole(report) {
                 fputs("castscope: error: \(error)\n", stderr)
                 writeFailed = true
             }
         }
-        for t in outputs where report.streamed == nil {
+        for t in outputs where report.streamed == nil && streamed.isEmpty {
             let text: String
             switch t.format {
             case .json:

@@ -26,12 +26,6 @@ final class Spill {
         spillIfFull()
     }
 
-    /// A report's bytes with control characters from the logs escaped on their way in.
-    func appendSanitized(_ b: [UInt8], styles: Bool) {
-        b.withUnsafeBufferPointer { Sanitize.terminal($0, styles: styles, into: &buffer) }
-        spillIfFull()
-    }
-
     private func spillIfFull() {
         guard buffer.count >= 1 << 20, !failed else { return }
         if file == nil { file = tmpfile() }
@@ -68,8 +62,9 @@ final class StreamedReport {
     var text: TextReport?
     let spill = Spill()
     var count = 0
-    /// One session's text, before it is sanitized into the spill.
+    /// One session's text, before it is sanitized.
     var block = OutputBuffer(capacity: 1 << 16)
+    var sanitized: [UInt8] = []
 
     init(target: OutputTarget, text: TextReport?) {
         self.target = target
@@ -82,18 +77,49 @@ final class StreamedReport {
     }
 
     func add(_ s: Session, _ findings: [Finding]) {
-        if let r = text {
-            block.removeAll()
-            r.sessionBlock(s, findings: findings, into: &block)
-            if r.width != nil {
-                spill.append(terminal(r, block.string))
-            } else {
-                spill.appendSanitized(block.bytes, styles: r.color)
-            }
-        } else {
-            spill.append(JSONReport.sessionElement(s, first: count == 0))
-        }
+        sessionBytes(s, findings, first: count == 0) { spill.append($0) }
         count += 1
+    }
+
+    /// One session as the report writes it (text: sanitized; JSON: an element of `sessions`).
+    private func sessionBytes(_ s: Session, _ findings: [Finding], first: Bool, _ take: ([UInt8]) -> Void) {
+        guard let r = text else { take(JSONReport.sessionElement(s, first: first)); return }
+        block.removeAll()
+        r.sessionBlock(s, findings: findings, into: &block)
+        sanitized.removeAll(keepingCapacity: true)
+        if r.width != nil {
+            sanitized.append(contentsOf: terminal(r, block.string).utf8)
+        } else {
+            block.bytes.withUnsafeBufferPointer { Sanitize.terminal($0, styles: r.color, into: &sanitized) }
+        }
+        take(sanitized)
+    }
+
+    /// A report that came back whole (the bundle had relay lines, so the analyzer kept its
+    /// sessions for the join): written the same way, but straight into the output, as the head
+    /// can go first; one session's bytes are held at a time, not the whole report's.
+    func writeWhole(_ report: AnalysisReport) -> String? {
+        text = text?.prepared(inputs: report.inputs)
+        let bySession = report.findingsBySession()
+        let head: [UInt8], tail: [UInt8]
+        if let r = text {
+            head = Array(terminal(r, r.head(report)).utf8)
+            tail = Array(terminal(r, r.tail(report)).utf8)
+        } else {
+            let parts = JSONReport.renderParts(report, sessionCount: report.sessions.count)
+            head = Array(parts.head)
+            tail = Array(parts.tail)
+        }
+        return OutputWriter.write(to: target) { f in
+            guard head.withUnsafeBytes({ OutputWriter.writeAll($0, to: f) }) else { return false }
+            var ok = true
+            for (i, s) in report.sessions.enumerated() where ok {
+                sessionBytes(s, bySession[s.id] ?? [], first: i == 0) { bytes in
+                    ok = bytes.withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
+                }
+            }
+            return ok && tail.withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
+        }
     }
 
     /// The report's own text as the whole-report path leaves it: wrapped to the width, control

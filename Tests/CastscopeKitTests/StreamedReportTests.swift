@@ -39,6 +39,7 @@ struct StreamedReportTests {
         let provenance = Provenance(commandLine: ["castscope", "analyze"], generatedAt: 1_773_306_000_000_000)
         var streamedSomething = false
         var sawSuperseded = false
+        var sawWhole = false
         for (name, paths) in try Self.inputs() {
             var options = AnalyzeOptions()
             options.now = 1_773_306_000_000_000
@@ -59,8 +60,21 @@ struct StreamedReportTests {
             }
             let streamed = analyzer.analyze(paths)
             guard streamed.streamed != nil else {
-                // Relay lines: the join needs every session, so nothing was handed on.
+                // Relay lines: the join needs every session, so nothing was handed on. The CLI
+                // writes that whole report in the same parts, a session at a time.
                 #expect(count == 0 && streamed.sessions.count == whole.sessions.count, "\(name)")
+                let w = text.prepared(inputs: whole.inputs)
+                let bySession = whole.findingsBySession()
+                var blocks = OutputBuffer()
+                var items: [UInt8] = []
+                for (i, s) in whole.sessions.enumerated() {
+                    w.sessionBlock(s, findings: bySession[s.id] ?? [], into: &blocks)
+                    items += JSONReport.sessionElement(s, first: i == 0)
+                }
+                #expect(w.head(whole) + blocks.string + w.tail(whole) == text.render(whole), "\(name): text in parts differs")
+                let (head, tail) = JSONReport.renderParts(whole, provenance: provenance, sessionCount: whole.sessions.count)
+                #expect(Array(head) + items + Array(tail) == json, "\(name): JSON in parts differs")
+                sawWhole = sawWhole || !whole.sessions.isEmpty
                 continue
             }
             streamedSomething = true
@@ -74,6 +88,7 @@ struct StreamedReportTests {
             #expect(streamed.findings.map(\.message) == whole.findings.map(\.message), "\(name)")
         }
         #expect(streamedSomething)
+        #expect(sawWhole, "a bundle with relay lines and sessions was written in parts")
         #expect(sawSuperseded, "the dense log has cut-off sessions closed when a new pid took over")
     }
 
