@@ -446,7 +446,7 @@ public final class Analyzer {
         Stages.mark("read")
         report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
         report.displayOffset = applyDisplayZone(&events)
-        events = dedupe(events)
+        dedupe(&events)
         Stages.mark("times, zone, dedupe")
         // Loops over the events go by index: `for e in events` copies each one (a retain and a
         // release of each of its strings), which on a dense bundle costs more than the work.
@@ -476,14 +476,23 @@ public final class Analyzer {
         }
         if events.indices.dropFirst().contains(where: { before(events[$0], events[$0 - 1]) }) { events.sort(by: before) }
         report.eventCount = Self.lineCount(events)
-        let relayEvents: [Event]
-        var deviceEvents: [Event]
-        if events.indices.contains(where: { events[$0].side == .relay }) {
-            relayEvents = events.filter { $0.side == .relay }
-            deviceEvents = events.filter { $0.side != .relay }
+        // Split without a second copy of every event: the device lines are copied out (the
+        // relay's own journal has none) and the relay lines compacted in place and moved.
+        var relayEvents: [Event] = []
+        var deviceEvents: [Event] = []
+        let relayCount = events.indices.reduce(0) { $0 + (events[$1].side == .relay ? 1 : 0) }
+        if relayCount == 0 {
+            swap(&deviceEvents, &events)
         } else {
-            relayEvents = []
-            deviceEvents = events
+            deviceEvents.reserveCapacity(events.count - relayCount)
+            var kept = 0
+            for i in events.indices {
+                if events[i].side != .relay { deviceEvents.append(events[i]); continue }
+                if kept != i { events.swapAt(kept, i) }
+                kept += 1
+            }
+            events.removeLast(events.count - kept)
+            swap(&relayEvents, &events)
         }
         events = []  // the sessions keep what they need: no third copy of every event
         Stages.mark("sort")
@@ -505,8 +514,7 @@ public final class Analyzer {
         }
         // Each event is moved out of the array as it is fed: its strings are freed with the
         // session that took it, not held until the end.
-        let placeholder = Event(kind: "", sdk: "", side: .app, time: nil, process: nil, pid: nil, message: "", attrs: [],
-                                source: SourceRef(path: "", line: 0), order: 0, parsedTime: nil, fileIndex: 0)
+        let placeholder = Event.placeholder
         deviceEvents.withUnsafeMutableBufferPointer { buf in
             guard let base = buf.baseAddress else { return }
             for i in 0..<buf.count {
@@ -523,7 +531,7 @@ public final class Analyzer {
         if sink != nil { report.streamed = tally }
         // The relay side: its sessions, the clock offset, and the join.
         let joiner = RelayJoiner()
-        var relay = joiner.group(relayEvents)
+        var relay = joiner.group(taking: &relayEvents)
         if !relay.isEmpty {
             if let forced = options.clockOffset {
                 report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
@@ -652,21 +660,71 @@ public final class Analyzer {
         return n
     }
 
-    /// The same line seen in two exports of one bundle counts once.
-    func dedupe(_ events: [Event]) -> [Event] {
+    /// The same line seen in two exports of one bundle counts once (a folded run of frame
+    /// lines line by line; a relay `stats` run by its first line only, as its lines' texts are
+    /// not kept).
+    func dedupe(_ events: inout [Event]) {
         // Only lines of different files can be duplicates: one file (a big export) has none.
         guard let firstFile = events.first?.fileIndex, events.indices.contains(where: { events[$0].fileIndex != firstFile }) else {
-            return events
+            return
+        }
+        // And only at a time two files both cover: a line outside every other file's span is
+        // kept without a look-up (rotated journal files, a device log and a relay log of
+        // different hours: no line needs remembering).
+        var spans: [Int: ClosedRange<Int64>] = [:]
+        for i in events.indices {
+            guard let t = events[i].time, !events[i].timeInferred else { continue }
+            let f = events[i].fileIndex
+            spans[f] = spans[f].map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
+        }
+        let fileSpans = spans.sorted { $0.key < $1.key }
+        func contested(_ t: Int64, _ file: Int) -> Bool {
+            fileSpans.contains { $0.key != file && $0.value.contains(t) }
         }
         struct Key: Hashable { var time: Int64; var pid: Int?; var message: String }
         var seen: [Key: Int] = [:]
-        return events.filter { e in
-            guard let t = e.time, !e.timeInferred else { return true }
-            let key = Key(time: t, pid: e.pid, message: e.message)
-            if let file = seen[key] { return file == e.fileIndex }
-            seen[key] = e.fileIndex
+        // Compacted in place (kept lines keep their order): no second array of every event.
+        var kept = 0
+        /// Whether a line of `file` at `t` is new (and remembers it when it is contested).
+        func firstSeen(_ t: Int64, _ file: Int, pid: Int?, message: String) -> Bool {
+            guard contested(t, file) else { return true }
+            let key = Key(time: t, pid: pid, message: message)
+            if let seenIn = seen[key] { return seenIn == file }
+            seen[key] = file
             return true
         }
+        for i in events.indices {
+            var keep = true
+            if let r = events[i].repeats, r.frames.isEmpty, !events[i].timeInferred {
+                // A folded run of frame lines (one message): line by line, as the other file
+                // may hold only some of them, or hold them unfolded.
+                let file = events[i].fileIndex, pid = events[i].pid, message = events[i].message
+                var keptLines: [Int] = []
+                for k in r.lines.indices {
+                    guard let t = k < r.times.count ? r.times[k] : events[i].time else { keptLines.append(k); continue }
+                    if firstSeen(t, file, pid: pid, message: message) { keptLines.append(k) }
+                }
+                if keptLines.isEmpty {
+                    keep = false
+                } else if keptLines.count < r.lines.count {
+                    let fewer = Repeats()
+                    fewer.naive = keptLines.map { r.naive[$0] }
+                    fewer.lines = keptLines.map { r.lines[$0] }
+                    fewer.times = keptLines.compactMap { $0 < r.times.count ? r.times[$0] : nil }
+                    fewer.lastSecondOfDay = r.lastSecondOfDay
+                    let first = keptLines[0]
+                    if first < r.times.count { events[i].time = r.times[first] }
+                    events[i].source.line = Int(r.lines[first])
+                    events[i].repeats = keptLines.count > 1 ? fewer : nil
+                }
+            } else if let t = events[i].time, !events[i].timeInferred {
+                keep = firstSeen(t, events[i].fileIndex, pid: events[i].pid, message: events[i].message)
+            }
+            guard keep else { continue }
+            if kept != i { events.swapAt(kept, i) }
+            kept += 1
+        }
+        events.removeLast(events.count - kept)
     }
 }
 

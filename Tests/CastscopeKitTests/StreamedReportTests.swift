@@ -112,3 +112,36 @@ struct StreamedReportTests {
         #expect(handed.first?.events.count == 4)
     }
 }
+
+/// The same line in two exports of one bundle counts once (`Analyzer.dedupe`): only lines at a
+/// time another file also covers are looked up, and the list is compacted in place.
+@Suite("lines seen in two files")
+struct DedupeTests {
+    @Test("a whole copy, a half copy and a file of another hour: each line once, the other hour's all kept")
+    func overlappingExports() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let registry = try ParserRegistry.builtin()
+        let original = packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt")
+        let other = packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt")
+        let text = try String(contentsOf: original, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // The header lines and the second half of the records: a second export of the same hour.
+        let half = (lines.prefix(2) + lines.dropFirst(lines.count / 2)).joined(separator: "\n")
+        func count(_ files: [(String, String)]) throws -> (events: Int, sessions: Int) {
+            let sub = dir.appendingPathComponent(UUID().uuidString)
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+            for (name, body) in files { try body.write(to: sub.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+            let r = try Analyzer(registry: registry).analyze([sub.path])
+            return (r.eventCount, r.tally.count)
+        }
+        let one = try count([("a.txt", text)])
+        let otherAlone = try count([("z.txt", try String(contentsOf: other, encoding: .utf8))])
+        #expect(one.events > 10 && otherAlone.events > 10)
+        #expect(try count([("a.txt", text), ("b.txt", text)]) == one)
+        #expect(try count([("a.txt", text), ("b.txt", half)]) == one)
+        let all = try count([("a.txt", text), ("b.txt", half), ("z.txt", try String(contentsOf: other, encoding: .utf8))])
+        #expect(all.events == one.events + otherAlone.events)
+        #expect(all.sessions == one.sessions + otherAlone.sessions)
+    }
+}

@@ -56,6 +56,11 @@ public struct Event: Sendable {
         self.repeats = repeats
     }
 
+    /// An event holding nothing: what is left in a list whose events were moved out one by
+    /// one (the list still deinitializes its elements).
+    static let placeholder = Event(kind: "", sdk: "", side: .app, time: nil, process: nil, pid: nil, message: "", attrs: [],
+                                   source: SourceRef(path: "", line: 0), order: 0, parsedTime: nil, fileIndex: 0)
+
     public func attr(_ name: String) -> String? { attrs.first(where: { $0.0 == name })?.1 }
 
     /// How many log lines the event stands for.

@@ -54,8 +54,31 @@ public struct RelayJoiner {
     public func group(_ events: [Event]) -> [RelaySession] {
         var sessions: [RelaySession] = []
         var index: [String: Int] = [:]
-        for e in events {
-            guard let id = e.attr("session") else { continue }
+        for e in events { add(e, to: &sessions, index: &index) }
+        return finish(sessions)
+    }
+
+    /// The same, taking the events: each is moved into its session (not copied), and the
+    /// list is left empty, so that the relay's lines are held once, not twice.
+    public func group(taking events: inout [Event]) -> [RelaySession] {
+        var sessions: [RelaySession] = []
+        var index: [String: Int] = [:]
+        let placeholder = Event.placeholder
+        events.withUnsafeMutableBufferPointer { buf in
+            guard let base = buf.baseAddress else { return }
+            for i in 0..<buf.count {
+                let e = (base + i).move()
+                (base + i).initialize(to: placeholder)
+                add(e, to: &sessions, index: &index)
+            }
+        }
+        events = []
+        return finish(sessions)
+    }
+
+    private func add(_ e: Event, to sessions: inout [RelaySession], index: inout [String: Int]) {
+        do {
+            guard let id = e.attr("session") else { return }
             let i: Int
             if let k = index[id] { i = k } else {
                 i = sessions.count
@@ -82,6 +105,10 @@ public struct RelayJoiner {
             default: break
             }
         }
+    }
+
+    private func finish(_ grouped: [RelaySession]) -> [RelaySession] {
+        var sessions = grouped
         for i in sessions.indices where sessions[i].frames == nil && !sessions[i].stats.isEmpty {
             sessions[i].frames = sessions[i].stats.reduce(0) { $0 + $1.frames }
         }
