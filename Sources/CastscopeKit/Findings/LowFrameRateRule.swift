@@ -11,9 +11,9 @@ struct LowFrameRateRule: FindingRule {
             if s.frames >= 10, let a = s.firstFrameAt, let b = s.lastFrameAt, b > a {
                 fps = Double(s.frames - 1) / (Double(b - a) / 1e6)
                 evidence = [frames.first!.source, frames.last!.lastSource]
-            } else if let relay = s.relay, !relay.stats.isEmpty {
-                fps = relay.stats.map(\.fps).reduce(0, +) / Double(relay.stats.count)
-                evidence = [relay.stats.first!.source, relay.stats.last!.source]
+            } else if let stats = s.relay?.stats, !stats.isEmpty {
+                fps = stats.map(\.fps).reduce(0, +) / Double(stats.count)
+                evidence = [stats.first!.source, stats.last!.source]
             }
             guard let fps, fps < t.minFps else { return nil }
             return s.finding(kind, .warning, at: s.firstFrameAt ?? s.connectedAt,

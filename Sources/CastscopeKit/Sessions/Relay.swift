@@ -17,7 +17,17 @@ public struct RelaySession: Sendable {
     public var reason: String?
     /// Frames received in all, from the `closed` line (else the sum of the stats).
     public var frames: Int?
-    public var stats: [Stat] = []
+    /// Its `stats` lines, read from its events when asked (a folded run keeps them compactly;
+    /// a list of them per session would double the memory of a relay journal).
+    public var stats: [Stat] {
+        var out: [Stat] = []
+        for i in events.indices where events[i].kind == "relay.stats" {
+            events[i].forEachStat { t, source, frames, fps, dropped in
+                out.append(Stat(time: t, frames: frames, fps: fps, dropped: dropped, source: source))
+            }
+        }
+        return out
+    }
     public var stalls: [Event] = []
     public var errors: [Event] = []
     public var events: [Event] = []
@@ -93,9 +103,7 @@ public struct RelayJoiner {
                 sessions[i].peer = e.attr("peer") ?? sessions[i].peer
                 sessions[i].room = e.attr("room") ?? sessions[i].room
             case "relay.stats":
-                e.forEachStat { t, source, frames, fps, dropped in
-                    sessions[i].stats.append(RelaySession.Stat(time: t, frames: frames, fps: fps, dropped: dropped, source: source))
-                }
+                break  // kept in `events`; `stats` reads them
             case "relay.stalled": sessions[i].stalls.append(e)
             case "relay.error": sessions[i].errors.append(e)
             case "relay.closed":
@@ -109,8 +117,9 @@ public struct RelayJoiner {
 
     private func finish(_ grouped: [RelaySession]) -> [RelaySession] {
         var sessions = grouped
-        for i in sessions.indices where sessions[i].frames == nil && !sessions[i].stats.isEmpty {
-            sessions[i].frames = sessions[i].stats.reduce(0) { $0 + $1.frames }
+        for i in sessions.indices where sessions[i].frames == nil {
+            let stats = sessions[i].stats
+            if !stats.isEmpty { sessions[i].frames = stats.reduce(0) { $0 + $1.frames } }
         }
         return sessions
     }
