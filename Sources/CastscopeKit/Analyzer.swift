@@ -514,16 +514,7 @@ public final class Analyzer {
         }
         // Each event is moved out of the array as it is fed: its strings are freed with the
         // session that took it, not held until the end.
-        let placeholder = Event.placeholder
-        deviceEvents.withUnsafeMutableBufferPointer { buf in
-            guard let base = buf.baseAddress else { return }
-            for i in 0..<buf.count {
-                let e = (base + i).move()
-                (base + i).initialize(to: placeholder)
-                stream.feed(e, emit: emit)
-            }
-        }
-        deviceEvents = []
+        deviceEvents.drain { stream.feed($0, emit: emit) }
         stream.finish(emit: emit)
         Stages.mark("sessions")
         report.sessions = sessions

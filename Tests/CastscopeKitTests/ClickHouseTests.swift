@@ -171,6 +171,20 @@ final class ClickHouseTail {
     }
 }
 
+extension ClickHouseTestServer {
+    /// One server, started, with castscope's tables (the DDL applied by the CLI).
+    static func withSchema(scratch: URL) throws -> ClickHouseTestServer {
+        let server = try ClickHouseTestServer(scratch: scratch, name: "server")
+        do { try server.start() } catch {
+            server.stop()
+            throw error
+        }
+        let ddl = try castscope(["clickhouse", "schema", "--apply", server.url])
+        #expect(ddl.status == 0, "\(ddl.stderr)")
+        return server
+    }
+}
+
 @Suite("ClickHouse: real clickhouse-server processes on 127.0.0.1", .serialized,
        .enabled(if: clickHouseServerBinary != nil, "needs clickhouse-server (make deps installs it)"))
 struct ClickHouseTests {
@@ -240,11 +254,8 @@ struct ClickHouseTests {
     func tailFindings() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let server = try ClickHouseTestServer(scratch: dir, name: "server")
+        let server = try ClickHouseTestServer.withSchema(scratch: dir)
         defer { server.stop() }
-        try server.start()
-        let ddl = try castscope(["clickhouse", "schema", "--apply", server.url])
-        #expect(ddl.status == 0, "\(ddl.stderr)")
         let stream = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"))
         var printed: [String] = []
         for round in 1...2 {
@@ -270,11 +281,8 @@ struct ClickHouseTests {
     func tailKilledAndServerOutage() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let server = try ClickHouseTestServer(scratch: dir, name: "server")
+        let server = try ClickHouseTestServer.withSchema(scratch: dir)
         defer { server.stop() }
-        try server.start()
-        let ddl = try castscope(["clickhouse", "schema", "--apply", server.url])
-        #expect(ddl.status == 0, "\(ddl.stderr)")
         let journals = dir.appendingPathComponent("journal")
         try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
         let cursor = dir.appendingPathComponent("cursor")

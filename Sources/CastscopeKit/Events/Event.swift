@@ -107,6 +107,23 @@ public struct Event: Sendable {
     }
 }
 
+extension Array where Element == Event {
+    /// Hands each event to `body` moved out of the list (not copied: its strings are then
+    /// held once, by whoever keeps it), and leaves the list empty.
+    mutating func drain(_ body: (Event) -> Void) {
+        let placeholder = Event.placeholder
+        withUnsafeMutableBufferPointer { buf in
+            guard let base = buf.baseAddress else { return }
+            for i in 0..<buf.count {
+                let e = (base + i).move()
+                (base + i).initialize(to: placeholder)
+                body(e)
+            }
+        }
+        self = []
+    }
+}
+
 /// The lines a repeated event stands for: times as parsed (for resolution), resolved times,
 /// and line numbers. Shared by copies of the event; written only while reading and resolving.
 public final class Repeats: @unchecked Sendable {

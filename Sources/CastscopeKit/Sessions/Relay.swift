@@ -73,16 +73,7 @@ public struct RelayJoiner {
     public func group(taking events: inout [Event]) -> [RelaySession] {
         var sessions: [RelaySession] = []
         var index: [String: Int] = [:]
-        let placeholder = Event.placeholder
-        events.withUnsafeMutableBufferPointer { buf in
-            guard let base = buf.baseAddress else { return }
-            for i in 0..<buf.count {
-                let e = (base + i).move()
-                (base + i).initialize(to: placeholder)
-                add(e, to: &sessions, index: &index)
-            }
-        }
-        events = []
+        events.drain { add($0, to: &sessions, index: &index) }
         return finish(sessions)
     }
 
