@@ -129,6 +129,8 @@ public final class Analyzer {
     public var willStreamSessions: ((AnalysisReport) -> Void)?
     /// Log time after which a silent, superseded open session is closed (`SessionStream.idleHorizon`).
     public var idleHorizon: Int64 = 60_000_000
+    /// Sessions waiting for the thread that finishes them (findings, report bytes).
+    public var sessionPipeCapacity = 64
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
         if let name = options.forcedFormat, registry.format(named: name) == nil {
@@ -505,17 +507,26 @@ public final class Analyzer {
         var tally = SessionTally()
         var sessionFindings: [Finding] = []
         let thresholds = options.thresholds
+        // Sessions handed on are finished (findings, the sink's report bytes) on a second
+        // thread while the next are built; `tally` and `sessionFindings` are read only after
+        // `pipe.finish()` has joined it.
+        let pipe = sink.map { sink in
+            SessionPipe(capacity: sessionPipeCapacity) { s in
+                let found = Findings.forSession(s, thresholds)
+                tally.add(s)
+                sessionFindings.append(contentsOf: found)
+                sink(s, found)
+            }
+        }
         func emit(_ s: Session) {
-            guard let sink else { sessions.append(s); return }
-            let found = Findings.forSession(s, thresholds)
-            tally.add(s)
-            sessionFindings.append(contentsOf: found)
-            sink(s, found)
+            guard let pipe else { sessions.append(s); return }
+            pipe.put(s)
         }
         // Each event is moved out of the array as it is fed: its strings are freed with the
         // session that took it, not held until the end.
         deviceEvents.drain { stream.feed($0, emit: emit) }
         stream.finish(emit: emit)
+        pipe?.finish()
         Stages.mark("sessions")
         report.sessions = sessions
         report.unattached = stream.unattached

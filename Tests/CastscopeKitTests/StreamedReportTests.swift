@@ -145,3 +145,35 @@ struct DedupeTests {
         #expect(all.sessions == one.sessions + otherAlone.sessions)
     }
 }
+
+/// The sessions handed on are finished on a second thread (`SessionPipe`): in the order
+/// they were handed on, every one, and a session bigger than the pipe's line bound still
+/// passes (an empty pipe takes anything).
+@Suite("session pipe")
+struct SessionPipeTests {
+    @Test("order kept, nothing lost, a session over the line bound passes, small capacities do not deadlock")
+    func orderAndBounds() {
+        for (capacity, maxLines) in [(1, 1), (4, 10), (64, 1 << 16)] {
+            final class Seen: @unchecked Sendable { var ids: [String] = [] }
+            let seen = Seen()
+            let pipe = SessionPipe(capacity: capacity, maxLines: maxLines) { s in
+                if s.id.hasSuffix("0") { usleep(200) }  // a slow writer now and then
+                seen.ids.append(s.id)
+            }
+            var expected: [String] = []
+            for k in 0..<500 {
+                var s = Session(id: "S\(k)", sdk: "jitsi")
+                // Every 50th session stands for more lines than the bound.
+                let n = k % 50 == 0 ? maxLines + 5 : 1
+                s.events = (0..<n).map { i in
+                    Event(kind: "frame.sent", sdk: "jitsi", side: .extension, time: Int64(i), process: "X", pid: 1, message: "f",
+                          attrs: [], source: SourceRef(path: "p", line: i + 1), order: i, parsedTime: nil, fileIndex: 0)
+                }
+                expected.append(s.id)
+                pipe.put(s)
+            }
+            pipe.finish()
+            #expect(seen.ids == expected, "capacity \(capacity), \(maxLines) lines")
+        }
+    }
+}
