@@ -123,7 +123,8 @@ public struct SessionStream {
 
     /// The end of the logs: every session closes and is handed on, every line is placed.
     public mutating func finish(emit: (Session) -> Void) {
-        let order = streams.keys.sorted { streamRank[$0]! < streamRank[$1]! }
+        // In order of first appearance (ranks sorted directly: no look-up per comparison).
+        let order = streamRank.sorted { $0.value < $1.value }.map(\.key).filter { streams[$0] != nil }
         for k in order {
             guard var s = streams[k], s.phase != .ended, !s.sessions.isEmpty else { continue }
             builder.finish(&s)
