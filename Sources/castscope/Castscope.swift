@@ -438,18 +438,29 @@ struct Analyze: ParsableCommand {
         let selection = navigation.selection
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
         let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format == .text || $0.format == .json }
-            && selection.isEmpty && !navigation.oneline && !navigation.list && !navigation.quiet && clickhouse.url == nil
+            && selection.isEmpty && !navigation.oneline && !navigation.list && !navigation.quiet
             && !(textOnStdout && Pager.command(enabled: navigation.pager) != nil)
+        // ClickHouse rows are made as sessions end too (the bundle's id is its files' digest,
+        // ready by then); from standard input the id needs the whole report.
+        let clickhouseStream = ClickHouseAnalyzeExport.stream(clickhouse, digest: digest)
+        let streamsAll = streamable && (clickhouse.url == nil || clickhouseStream != nil)
         var streamed: [StreamedReport] = []
-        if streamable {
+        var rowStream: ClickHouseStreamExport?
+        if streamsAll {
             streamed = outputs.map { t in
                 guard t.format == .text else { return StreamedReport(target: t, text: nil) }
                 var r = TextReport(color: t.isStdout && colors.enabled())
                 if t.isStdout { r.width = navigation.columns() }
                 return StreamedReport(target: t, text: r)
             }
-            analyzer.willStreamSessions = { partial in for s in streamed { s.begin(partial) } }
-            analyzer.onSession = { session, findings in for s in streamed { s.add(session, findings) } }
+            analyzer.willStreamSessions = { partial in
+                for s in streamed { s.begin(partial) }
+                rowStream = clickhouseStream?()
+            }
+            analyzer.onSession = { session, findings in
+                for s in streamed { s.add(session, findings) }
+                rowStream?.add(session, findings)
+            }
         }
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }
@@ -518,7 +529,11 @@ struct Analyze: ParsableCommand {
             fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)
         }
         // ClickHouse is an output too: rows it did not take are named on stderr, exit 5.
-        if !ClickHouseAnalyzeExport.run(clickhouse, report: report, paths: paths, digest: digest) { writeFailed = true }
+        if !ClickHouseAnalyzeExport.run(clickhouse, report: report, paths: paths, digest: digest,
+                                        streamed: report.streamed != nil ? rowStream : nil)
+        {
+            writeFailed = true
+        }
         if writeFailed { Glibc.exit(Exit.writeFailed) }
         if nothing || !missing.isEmpty { Glibc.exit(Exit.nothingRecognized) }
         if let failOn {

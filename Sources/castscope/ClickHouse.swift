@@ -47,19 +47,37 @@ enum ClickHouseAnalyzeExport {
         return Worker { BundleDigest.of(paths: paths, fallback: { "" }) }
     }
 
-    static func run(_ options: ClickHouseOptions, report: AnalysisReport, paths: [String], digest: Worker<String>? = nil) -> Bool {
-        guard let target = options.target() else { return true }
-        let bundleId = digest?.join() ?? BundleDigest.of(paths: paths) {
-            var d = Digest128()
-            for s in report.sessions { for e in s.events { d.update(e.source.description); d.update(e.message) } }
-            for e in report.unattached { d.update(e.source.description); d.update(e.message) }
-            return d.hex()
-        }
-        Stages.mark("clickhouse: bundle digest")
+    static func export(_ options: ClickHouseOptions, _ target: ClickHouseTarget) -> ClickHouseExport {
         var export = ClickHouseExport(target: target)
         export.retry = RetryPolicy(attempts: max(1, options.retries))
         export.onRetry = { fputs("castscope: clickhouse: \($0)\n", stderr) }
-        let result = export.write(report, bundleId: bundleId)
+        return export
+    }
+
+    /// For sessions handed on as they end: rows made and sent as each session comes (nil
+    /// without `--clickhouse`, or when the bundle id needs the report: standard input).
+    static func stream(_ options: ClickHouseOptions, digest: Worker<String>?) -> (() -> ClickHouseStreamExport)? {
+        guard let target = options.target(), let digest else { return nil }
+        return { ClickHouseStreamExport(export(options, target), bundleId: digest.join()) }
+    }
+
+    static func run(_ options: ClickHouseOptions, report: AnalysisReport, paths: [String], digest: Worker<String>? = nil,
+                    streamed: ClickHouseStreamExport? = nil) -> Bool
+    {
+        guard let target = options.target() else { return true }
+        let result: ClickHouseExport.Result
+        if let streamed {
+            result = streamed.finish(report)
+        } else {
+            let bundleId = digest?.join() ?? BundleDigest.of(paths: paths) {
+                var d = Digest128()
+                for s in report.sessions { for e in s.events { d.update(e.source.description); d.update(e.message) } }
+                for e in report.unattached { d.update(e.source.description); d.update(e.message) }
+                return d.hex()
+            }
+            Stages.mark("clickhouse: bundle digest")
+            result = export(options, target).write(report, bundleId: bundleId)
+        }
         if result.failed.isEmpty { return true }
         for (table, error) in result.failed { fputs("castscope: error: clickhouse: \(table) not written: \(error)\n", stderr) }
         fputs("castscope: error: clickhouse: tables not (completely) written: \(result.failed.map(\.table).joined(separator: ", ")); analyzing again writes them (rows are replaced, not added)\n", stderr)

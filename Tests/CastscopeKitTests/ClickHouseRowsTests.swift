@@ -118,3 +118,39 @@ struct ClickHouseRowsTests {
         #expect(!ClickHouseSchema.ddl(cluster: "fleet", onCluster: false).contains("ON CLUSTER"))
     }
 }
+
+/// `analyze --clickhouse` when sessions are handed on as they end: each session's rows are made
+/// then (`ClickHouseStreamExport`). The files must be those of the whole-report export, which
+/// the CLI takes when another output needs the whole report (`--html`).
+@Suite("ClickHouse rows as sessions end")
+struct ClickHouseStreamTests {
+    @Test("the same four JSONEachRow files, streamed or from the whole report: samples, 300 sessions, a dense log")
+    func sameFilesAsTheWholeReport() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var inputs = ["healthy-jitsi", "stopped-10001", "retry-storm", "jetsam-kill", "sendbird-call-ended", "mixed-bundle"]
+            .map { packageRoot.appendingPathComponent("samples/\($0)").path }
+        inputs.append(try manySessionsLog(300, in: dir).path)
+        let dense = dir.appendingPathComponent("dense.log")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-bench-input.py").path, dense.path, "3", "dense"]
+        try p.run()
+        p.waitUntilExit()
+        inputs.append(dense.path)
+        for (k, input) in inputs.enumerated() {
+            let streamed = dir.appendingPathComponent("streamed-\(k)"), whole = dir.appendingPathComponent("whole-\(k)")
+            let a = try castscope(["analyze", input, "--clickhouse", "file://" + streamed.path])
+            let b = try castscope(["analyze", input, "--clickhouse", "file://" + whole.path,
+                                   "--html", dir.appendingPathComponent("r-\(k).html").path])
+            #expect(a.status == b.status && a.stdout == b.stdout, "\(input)")
+            for table in ClickHouseSchema.tables {
+                let x = try? Data(contentsOf: streamed.appendingPathComponent(table + ".jsonl"))
+                let y = try? Data(contentsOf: whole.appendingPathComponent(table + ".jsonl"))
+                #expect(x == y, "\(input): \(table)")
+            }
+            let events = try String(contentsOf: streamed.appendingPathComponent("castscope_events.jsonl"), encoding: .utf8)
+            #expect(events.split(separator: "\n").count > 10, "\(input): rows were written")
+        }
+    }
+}

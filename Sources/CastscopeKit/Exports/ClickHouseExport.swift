@@ -114,63 +114,41 @@ public struct ClickHouseExport {
 
     public func write(_ report: AnalysisReport, bundleId: String) -> Result {
         target.prepare()
-        var result = Result()
         let rows = ClickHouseRows(bundleId: bundleId)
-        var b = ClickHouseRowBuffer()
+        // The small tables go out on their own threads (each insert waits on the server) while
+        // the events are built and sent.
+        var small: [BatchSender] = []
         let simple: [(String, (inout ClickHouseRowBuffer) -> Void)] = [
             ("castscope_inputs", { rows.inputs(report, into: &$0) }),
             ("castscope_sessions", { rows.sessions(report, into: &$0) }),
             ("castscope_findings", { rows.findings(report, into: &$0) }),
         ]
-        // The small tables go out on their own threads (each insert waits on the server) while
-        // the events are built and sent.
-        var small: [(String, Int, Worker<String?>)] = []
         for (table, fill) in simple {
             var own = ClickHouseRowBuffer()
             fill(&own)
-            let batch = own
-            small.append((table, batch.rows, Worker { [self] in
-                var mine = batch
-                return send(table, &mine)
-            }))
-        }
-        var failure: String?
-        var written = 0
-        // Up to `inFlight` batches on other threads (each compressed, then sent and waited for)
-        // while the next is built: one compresses while the server parses another. Their
-        // buffers come back emptied and are written into again (memory already paged in).
-        var spare: [ClickHouseRowBuffer] = []
-        var inflight: [(Worker<String?>, BatchBox, Int)] = []
-        func settleOldest() {
-            let (w, box, n) = inflight.removeFirst()
-            if let e = w.join() { failure = failure ?? e } else { written += n }
-            box.batch.removeAll()
-            var back = ClickHouseRowBuffer(capacity: 0)
-            swap(&back, &box.batch)
-            spare.append(back)
-        }
-        func launch(_ buffer: inout ClickHouseRowBuffer) {
-            while inflight.count >= max(1, inFlight) { settleOldest() }
-            guard failure == nil else { buffer.removeAll(); return }
-            // Moved into the box (not copied), so that the buffer stays uniquely owned and
-            // keeps its memory when it comes back emptied.
-            let box = BatchBox()
-            swap(&box.batch, &buffer)
-            buffer = spare.popLast() ?? ClickHouseRowBuffer(capacity: box.batch.bytes.count)
-            inflight.append((Worker { [self] in send("castscope_events", &box.batch) }, box, box.batch.rows))
+            let sender = BatchSender(self, table: table)
+            sender.launch(&own)
+            small.append(sender)
         }
         Stages.mark("clickhouse: small tables built")
+        let events = BatchSender(self, table: "castscope_events")
+        var b = ClickHouseRowBuffer()
         rows.events(report, into: &b, batchRows: batchRows) { buffer in
             Stages.mark("clickhouse: events batch built")
-            launch(&buffer)
+            events.launch(&buffer)
         }
-        if b.rows > 0 { launch(&b) }
-        while !inflight.isEmpty { settleOldest() }
-        Stages.mark("clickhouse: events written")
-        for (table, n, w) in small {
-            if let e = w.join() { result.failed.append((table, e)) } else { result.rows[table] = n }
+        events.launch(&b)
+        Stages.mark("clickhouse: events built")
+        return Self.result(small + [events])
+    }
+
+    /// What the senders wrote, once each has finished.
+    static func result(_ senders: [BatchSender]) -> Result {
+        var result = Result()
+        for sender in senders {
+            sender.finish()
+            if let e = sender.failure { result.failed.append((sender.table, e)) } else { result.rows[sender.table] = sender.written }
         }
-        if let failure { result.failed.append(("castscope_events", failure)) } else { result.rows["castscope_events"] = written }
         result.failed.sort { ClickHouseSchema.tables.firstIndex(of: $0.table)! < ClickHouseSchema.tables.firstIndex(of: $1.table)! }
         return result
     }
@@ -178,7 +156,7 @@ public struct ClickHouseExport {
     final class BatchBox: @unchecked Sendable { var batch = ClickHouseRowBuffer(capacity: 0) }
 
     /// One insert with retries; nil when acknowledged, else the error.
-    private func send(_ table: String, _ b: inout ClickHouseRowBuffer) -> String? {
+    func send(_ table: String, _ b: inout ClickHouseRowBuffer) -> String? {
         guard b.rows > 0 else { return nil }
         let bytes = b.bytes
         do {
@@ -188,5 +166,122 @@ public struct ClickHouseExport {
         } catch {
             return "\(error)"
         }
+    }
+}
+
+/// One table's inserts: up to `inFlight` batches on their own threads (each compressed, then
+/// sent and waited for) while the next is built, so that one compresses while the server parses
+/// another. Buffers come back emptied and are written into again (memory already paged in). A
+/// directory target takes one batch at a time, so that its file holds them in order.
+final class BatchSender {
+    let export: ClickHouseExport
+    let table: String
+    let slots: Int
+    private var spare: [ClickHouseRowBuffer] = []
+    private var inflight: [(Worker<String?>, ClickHouseExport.BatchBox, Int)] = []
+    private(set) var failure: String?
+    private(set) var written = 0
+
+    init(_ export: ClickHouseExport, table: String) {
+        self.export = export
+        self.table = table
+        if case .directory = export.target { slots = 1 } else { slots = max(1, export.inFlight) }
+    }
+
+    /// Sends `buffer`'s rows (when it has any) and leaves it empty, ready for the next batch.
+    func launch(_ buffer: inout ClickHouseRowBuffer) {
+        guard buffer.rows > 0 else { return }
+        while inflight.count >= slots { settleOldest() }
+        guard failure == nil else { buffer.removeAll(); return }
+        // Moved into the box (not copied), so that the buffer stays uniquely owned and keeps
+        // its memory when it comes back emptied.
+        let box = ClickHouseExport.BatchBox()
+        swap(&box.batch, &buffer)
+        buffer = spare.popLast() ?? ClickHouseRowBuffer(capacity: box.batch.bytes.count)
+        let export = self.export, table = self.table
+        inflight.append((Worker { export.send(table, &box.batch) }, box, box.batch.rows))
+    }
+
+    private func settleOldest() {
+        let (w, box, n) = inflight.removeFirst()
+        if let e = w.join() { failure = failure ?? e } else { written += n }
+        box.batch.removeAll()
+        var back = ClickHouseRowBuffer(capacity: 0)
+        swap(&back, &box.batch)
+        spare.append(back)
+    }
+
+    /// Waits for every batch sent.
+    func finish() {
+        while !inflight.isEmpty { settleOldest() }
+    }
+}
+
+/// `analyze --clickhouse` when the sessions are handed on as they end (`Analyzer.onSession`):
+/// each session's rows are made then and sent in batches, so that the export holds batches, not
+/// the report. The rows, and the events' batches, are those of `ClickHouseExport.write` on the
+/// whole report (`ClickHouseStreamTests` compares the files).
+public final class ClickHouseStreamExport: @unchecked Sendable {
+    let export: ClickHouseExport
+    let rows: ClickHouseRows
+    let sessionsOut: BatchSender, eventsOut: BatchSender, findingsOut: BatchSender, inputsOut: BatchSender
+    var sessions = ClickHouseRowBuffer()
+    var events = ClickHouseRowBuffer()
+    var findings = ClickHouseRowBuffer()
+    var ids = ClickHouseRows.RecordIds()
+    /// The findings written so far (a finding's id depends on its place in the report's list).
+    var findingCount = 0
+    var previous: Finding?
+    /// The earliest time seen (the inputs' partition).
+    var earliest: Int64?
+
+    public init(_ export: ClickHouseExport, bundleId: String) {
+        self.export = export
+        export.target.prepare()
+        rows = ClickHouseRows(bundleId: bundleId)
+        sessionsOut = BatchSender(export, table: "castscope_sessions")
+        eventsOut = BatchSender(export, table: "castscope_events")
+        findingsOut = BatchSender(export, table: "castscope_findings")
+        inputsOut = BatchSender(export, table: "castscope_inputs")
+    }
+
+    func note(_ t: Int64?) {
+        if let t { earliest = min(earliest ?? t, t) }
+    }
+
+    /// One session handed on, with its findings.
+    public func add(_ s: Session, _ found: [Finding]) {
+        let id = rows.sessionId(s)
+        note(s.start ?? s.events.first?.time)
+        rows.session(s, id: id, clock: nil, findingKinds: found.map(\.kind), into: &sessions)
+        if sessions.rows >= export.batchRows { sessionsOut.launch(&sessions) }
+        let batch = export.batchRows
+        rows.events(of: s, shift: 0, ids: &ids, into: &events, batchRows: batch) { eventsOut.launch(&$0) }
+        for f in found { addFinding(f, sessionId: id, sdk: s.sdk, host: s.relay?.host) }
+    }
+
+    func addFinding(_ f: Finding, sessionId: String, sdk: String?, host: String?) {
+        rows.finding(f, index: findingCount, previous: previous, sessionId: sessionId, sdk: sdk, host: host, into: &findings)
+        previous = f
+        findingCount += 1
+        if findings.rows >= export.batchRows { findingsOut.launch(&findings) }
+    }
+
+    /// The rest (lines outside sessions, the bundle's findings, the inputs), then waits for
+    /// every insert.
+    public func finish(_ report: AnalysisReport) -> ClickHouseExport.Result {
+        let batch = export.batchRows
+        for e in report.unattached {
+            note(e.time)
+            rows.event(e, sessionId: "", host: nil, shift: 0, ids: &ids, into: &events, batchRows: batch) { eventsOut.launch(&$0) }
+        }
+        for f in report.findings.dropFirst(findingCount) { addFinding(f, sessionId: "", sdk: nil, host: nil) }
+        var inputs = ClickHouseRowBuffer()
+        rows.inputs(report, bundleTime: .some(earliest), into: &inputs)
+        inputsOut.launch(&inputs)
+        sessionsOut.launch(&sessions)
+        eventsOut.launch(&events)
+        findingsOut.launch(&findings)
+        return ClickHouseExport.result([inputsOut, sessionsOut, findingsOut, eventsOut])
     }
 }

@@ -144,8 +144,18 @@ public struct ClickHouseRows {
         let sessionId = sessionId ?? self.sessionId
         let kinds = Dictionary(grouping: r.findings.filter { $0.session != nil }, by: { $0.session! })
         for s in r.sessions {
+            session(s, id: sessionId(s), clock: r.clock, findingKinds: (kinds[s.id] ?? []).map(\.kind), into: &b)
+        }
+        for rs in r.relaySessions where rs.deviceSession == nil {
+            relayOnly(rs, clock: r.clock, findings: [], into: &b)
+        }
+    }
+
+    /// One device session's row.
+    public func session(_ s: Session, id: String, clock: ClockEstimate?, findingKinds: [String], into b: inout ClickHouseRowBuffer) {
+        do {
             b.begin()
-            b.string("SessionId", sessionId(s))
+            b.string("SessionId", id)
             b.string("BundleId", bundleId)
             b.string("SessionKind", "device")
             b.string("ReportId", s.id)
@@ -170,16 +180,13 @@ public struct ClickHouseRows {
             if let a = s.firstFrameAt, let z = s.lastFrameAt, z > a, s.frames > 1 { fps = Double(s.frames - 1) / (Double(z - a) / 1e6) }
             b.double("FramesPerSecond", fps)
             relayColumns(s.relay, into: &b)
-            clockColumns(r.clock, joined: s.relay != nil, into: &b)
-            b.strings("FindingKinds", (kinds[s.id] ?? []).map(\.kind))
+            clockColumns(clock, joined: s.relay != nil, into: &b)
+            b.strings("FindingKinds", findingKinds)
             b.string("SourceFile", s.events.first?.source.path)
             b.int("SourceLine", Int64(s.events.first?.source.line ?? 0))
             b.string("CastscopeVersion", Self.castscopeVersion)
             b.uint("Version", version)
             b.end()
-        }
-        for rs in r.relaySessions where rs.deviceSession == nil {
-            relayOnly(rs, clock: r.clock, findings: [], into: &b)
         }
     }
 
@@ -239,7 +246,19 @@ public struct ClickHouseRows {
                        emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
     {
         var ids = RecordIds()
-        for s in r.sessions {
+        for s in r.sessions { events(of: s, shift: relayShift(r), ids: &ids, into: &b, batchRows: batchRows, emit: emit) }
+        for e in r.unattached { event(e, sessionId: "", host: nil, shift: 0, ids: &ids, into: &b, batchRows: batchRows, emit: emit) }
+        for rs in r.relaySessions where rs.deviceSession == nil {
+            let sid = relaySessionId(rs)
+            for e in rs.events { event(e, sessionId: sid, host: rs.host, shift: 0, ids: &ids, into: &b, batchRows: batchRows, emit: emit) }
+        }
+    }
+
+    /// One device session's lines (`shift`: the relay clock's offset, for its relay lines).
+    func events(of s: Session, shift: Int64, ids: inout RecordIds, into b: inout ClickHouseRowBuffer, batchRows: Int,
+                emit: (inout ClickHouseRowBuffer) -> Void)
+    {
+        do {
             let sid = sessionId(s)
             let host = s.relay?.host
             // The session's lines in time order (a folded run's lines interleave with the
@@ -254,7 +273,6 @@ public struct ClickHouseRows {
                 }
             }
             lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
-            let shift = relayShift(r)
             let sessionPart = self.sessionPart(sid)
             var eventParts = [[UInt8]?](repeating: nil, count: s.events.count)
             for (seq, l) in lines.enumerated() {
@@ -269,11 +287,6 @@ public struct ClickHouseRows {
                     event: eventParts[i]!, line: Int(l.line), into: &b)
                 if b.rows >= batchRows { emit(&b) }
             }
-        }
-        for e in r.unattached { event(e, sessionId: "", host: nil, shift: 0, ids: &ids, into: &b, batchRows: batchRows, emit: emit) }
-        for rs in r.relaySessions where rs.deviceSession == nil {
-            let sid = relaySessionId(rs)
-            for e in rs.events { event(e, sessionId: sid, host: rs.host, shift: 0, ids: &ids, into: &b, batchRows: batchRows, emit: emit) }
         }
     }
 
@@ -369,10 +382,16 @@ public struct ClickHouseRows {
                 sid = relaySessionId(rs)
                 host = rs.host
             }
-            let repeated = n > 0 && r.findings[n - 1].kind == f.kind && r.findings[n - 1].evidence == f.evidence
-                && r.findings[n - 1].message == f.message
-            finding(f, sessionId: sid, sdk: s?.sdk, host: host, repeated: repeated ? String(n) : "", into: &b)
+            finding(f, index: n, previous: n > 0 ? r.findings[n - 1] : nil, sessionId: sid, sdk: s?.sdk, host: host, into: &b)
         }
+    }
+
+    /// A finding at `index` in the report's findings, after `previous`.
+    public func finding(_ f: Finding, index n: Int, previous: Finding?, sessionId: String, sdk: String?, host: String?,
+                        into b: inout ClickHouseRowBuffer)
+    {
+        let repeated = previous.map { $0.kind == f.kind && $0.evidence == f.evidence && $0.message == f.message } ?? false
+        finding(f, sessionId: sessionId, sdk: sdk, host: host, repeated: repeated ? String(n) : "", into: &b)
     }
 
     /// One finding's row. Its id is made of what the finding is about, so that the same finding
@@ -412,8 +431,10 @@ public struct ClickHouseRows {
         return times.min()
     }
 
-    public func inputs(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer) {
-        let analyzedAt = Self.bundleTime(r)
+    /// `bundleTime`: the earliest time when the report no longer holds its sessions (they were
+    /// handed on as they ended).
+    public func inputs(_ r: AnalysisReport, bundleTime: Int64?? = nil, into b: inout ClickHouseRowBuffer) {
+        let analyzedAt = bundleTime ?? Self.bundleTime(r)
         for i in r.inputs {
             b.begin()
             b.string("InputId", Digest128.of(bundleId, i.path))
