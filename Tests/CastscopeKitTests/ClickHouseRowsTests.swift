@@ -131,13 +131,7 @@ struct ClickHouseStreamTests {
         var inputs = ["healthy-jitsi", "stopped-10001", "retry-storm", "jetsam-kill", "sendbird-call-ended", "mixed-bundle"]
             .map { packageRoot.appendingPathComponent("samples/\($0)").path }
         inputs.append(try manySessionsLog(300, in: dir).path)
-        let dense = dir.appendingPathComponent("dense.log")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-bench-input.py").path, dense.path, "3", "dense"]
-        try p.run()
-        p.waitUntilExit()
-        inputs.append(dense.path)
+        inputs.append(try denseBenchLog(megabytes: 3, in: dir).path)
         for (k, input) in inputs.enumerated() {
             let streamed = dir.appendingPathComponent("streamed-\(k)"), whole = dir.appendingPathComponent("whole-\(k)")
             let a = try castscope(["analyze", input, "--clickhouse", "file://" + streamed.path])

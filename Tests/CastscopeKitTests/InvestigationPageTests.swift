@@ -3,6 +3,19 @@ import Testing
 
 @testable import CastscopeKit
 
+/// Writes the bench's dense `log show` export (scripts/make-bench-input.py, about 15 sessions
+/// per MB, overlapping and cut off) of `megabytes` into `dir`.
+func denseBenchLog(megabytes: Int, in dir: URL) throws -> URL {
+    let out = dir.appendingPathComponent("dense-\(megabytes).log")
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-bench-input.py").path, out.path, String(megabytes), "dense"]
+    try p.run()
+    p.waitUntilExit()
+    #expect(p.terminationStatus == 0)
+    return out
+}
+
 /// Writes a log with `n` sessions (scripts/generate-many-sessions.py) into `dir`.
 func manySessionsLog(_ n: Int, in dir: URL) throws -> URL {
     let out = dir.appendingPathComponent("many-\(n).log")

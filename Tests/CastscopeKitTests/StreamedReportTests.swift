@@ -23,14 +23,7 @@ struct StreamedReportTests {
         }
         let dir = try temporaryDirectory()
         out.append(("300 sessions", [try manySessionsLog(300, in: dir).path]))
-        let dense = dir.appendingPathComponent("dense.log")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-bench-input.py").path, dense.path, "3", "dense"]
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
-        out.append(("dense 3 MB", [dense.path]))
+        out.append(("dense 3 MB", [try denseBenchLog(megabytes: 3, in: dir).path]))
         return out
     }
 
