@@ -237,7 +237,7 @@ public final class Analyzer {
             if summary.stats.swappedDayMonth > 0 {
                 summary.notes.append("\(summary.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
             }
-            summary.events = events[first...].reduce(0) { $0 + $1.count }
+            summary.events = Self.lineCount(events, from: first)
             report.inputs.append(summary)
             files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
                                    family: format.name.hasPrefix("journal") ? "journal" : "apple"))
@@ -342,7 +342,7 @@ public final class Analyzer {
             let first = events.count
             var firstComplete: ParsedTime?
             defer {
-                summary.events = events[first...].reduce(0) { $0 + $1.count }
+                summary.events = Self.lineCount(events, from: first)
                 // The progress line counts a journal file once it is read.
                 if let diskPath, let size = fileSize(diskPath) { bytesDone += size }
                 report.inputs.append(summary)
@@ -437,7 +437,7 @@ public final class Analyzer {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }
-            summary.events = events[first...].reduce(0) { $0 + $1.count }
+            summary.events = Self.lineCount(events, from: first)
             report.inputs.append(summary)
             files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
         }
@@ -656,9 +656,9 @@ public final class Analyzer {
     }
 
     /// The lines the events stand for (a folded run counts each of its lines).
-    static func lineCount(_ events: [Event]) -> Int {
+    static func lineCount(_ events: [Event], from first: Int = 0) -> Int {
         var n = 0
-        for i in events.indices { n += events[i].count }
+        for i in first..<events.count { n += events[i].count }
         return n
     }
 

@@ -15,12 +15,6 @@ final class Spill {
     init() { buffer.reserveCapacity(1 << 20) }
     deinit { if let file { fclose(file) } }
 
-    func append(_ s: String) {
-        var s = s
-        s.withUTF8 { buffer.append(contentsOf: $0) }
-        spillIfFull()
-    }
-
     func append(_ b: [UInt8]) {
         buffer.append(contentsOf: b)
         spillIfFull()

@@ -153,8 +153,6 @@ public struct ClickHouseExport {
         return result
     }
 
-    final class BatchBox: @unchecked Sendable { var batch = ClickHouseRowBuffer(capacity: 0) }
-
     /// One insert with retries; nil when acknowledged, else the error.
     func send(_ table: String, _ b: inout ClickHouseRowBuffer) -> String? {
         guard b.rows > 0 else { return nil }
@@ -178,7 +176,9 @@ final class BatchSender {
     let table: String
     let slots: Int
     private var spare: [ClickHouseRowBuffer] = []
-    private var inflight: [(Worker<String?>, ClickHouseExport.BatchBox, Int)] = []
+    /// A batch being sent: moved in (not copied), so that its buffer stays uniquely owned.
+    final class Box: @unchecked Sendable { var batch = ClickHouseRowBuffer(capacity: 0) }
+    private var inflight: [(Worker<String?>, Box, Int)] = []
     private(set) var failure: String?
     private(set) var written = 0
 
@@ -195,7 +195,7 @@ final class BatchSender {
         guard failure == nil else { buffer.removeAll(); return }
         // Moved into the box (not copied), so that the buffer stays uniquely owned and keeps
         // its memory when it comes back emptied.
-        let box = ClickHouseExport.BatchBox()
+        let box = Box()
         swap(&box.batch, &buffer)
         buffer = spare.popLast() ?? ClickHouseRowBuffer(capacity: box.batch.bytes.count)
         let export = self.export, table = self.table

@@ -153,41 +153,34 @@ public struct ClickHouseRows {
 
     /// One device session's row.
     public func session(_ s: Session, id: String, clock: ClockEstimate?, findingKinds: [String], into b: inout ClickHouseRowBuffer) {
-        do {
-            b.begin()
-            b.string("SessionId", id)
-            b.string("BundleId", bundleId)
-            b.string("SessionKind", "device")
-            b.string("ReportId", s.id)
-            b.dateTime("Timestamp", s.start ?? s.events.first?.time)
-            b.int("TimestampMicros", s.start ?? s.events.first?.time ?? 0)
-            b.optionalInt("EndMicros", s.end)
-            b.double("DurationSeconds", s.duration.map { Double($0) / 1e6 })
-            b.string("ServiceName", s.process)
-            b.string("Sdk", s.sdk)
-            b.optionalInt("Pid", s.pid.map(Int64.init))
-            b.string("DeviceId", s.relay?.peer)
-            b.string("AppId", s.events.lazy.compactMap { $0.attr("bundle") }.first)
-            b.string("ExtensionId", "\(s.process ?? "?")[\(s.pid.map(String.init) ?? "?")]")
-            b.string("Outcome", s.outcome.rawValue)
-            b.string("Reason", s.reason)
-            b.int("StartInferred", s.startInferred ? 1 : 0)
-            b.int("Attempts", Int64(s.attempts.count))
-            b.int("FailedAttempts", Int64(s.attempts.filter { $0.failure != nil }.count))
-            b.double("SecondsToConnect", s.connectedAt.flatMap { c in s.start.map { Double(c - $0) / 1e6 } })
-            b.int("Frames", Int64(s.frames))
-            var fps: Double?
-            if let a = s.firstFrameAt, let z = s.lastFrameAt, z > a, s.frames > 1 { fps = Double(s.frames - 1) / (Double(z - a) / 1e6) }
-            b.double("FramesPerSecond", fps)
-            relayColumns(s.relay, into: &b)
-            clockColumns(clock, joined: s.relay != nil, into: &b)
-            b.strings("FindingKinds", findingKinds)
-            b.string("SourceFile", s.events.first?.source.path)
-            b.int("SourceLine", Int64(s.events.first?.source.line ?? 0))
-            b.string("CastscopeVersion", Self.castscopeVersion)
-            b.uint("Version", version)
-            b.end()
-        }
+        b.begin()
+        b.string("SessionId", id)
+        b.string("BundleId", bundleId)
+        b.string("SessionKind", "device")
+        b.string("ReportId", s.id)
+        b.dateTime("Timestamp", s.start ?? s.events.first?.time)
+        b.int("TimestampMicros", s.start ?? s.events.first?.time ?? 0)
+        b.optionalInt("EndMicros", s.end)
+        b.double("DurationSeconds", s.duration.map { Double($0) / 1e6 })
+        b.string("ServiceName", s.process)
+        b.string("Sdk", s.sdk)
+        b.optionalInt("Pid", s.pid.map(Int64.init))
+        b.string("DeviceId", s.relay?.peer)
+        b.string("AppId", s.events.lazy.compactMap { $0.attr("bundle") }.first)
+        b.string("ExtensionId", "\(s.process ?? "?")[\(s.pid.map(String.init) ?? "?")]")
+        b.string("Outcome", s.outcome.rawValue)
+        b.string("Reason", s.reason)
+        b.int("StartInferred", s.startInferred ? 1 : 0)
+        b.int("Attempts", Int64(s.attempts.count))
+        b.int("FailedAttempts", Int64(s.attempts.filter { $0.failure != nil }.count))
+        b.double("SecondsToConnect", s.connectedAt.flatMap { c in s.start.map { Double(c - $0) / 1e6 } })
+        b.int("Frames", Int64(s.frames))
+        var fps: Double?
+        if let a = s.firstFrameAt, let z = s.lastFrameAt, z > a, s.frames > 1 { fps = Double(s.frames - 1) / (Double(z - a) / 1e6) }
+        b.double("FramesPerSecond", fps)
+        relayColumns(s.relay, into: &b)
+        clockColumns(clock, joined: s.relay != nil, into: &b)
+        closeSessionRow(findingKinds: findingKinds, first: s.events.first?.source, into: &b)
     }
 
     public func relayOnly(_ rs: RelaySession, clock: ClockEstimate?, findings: [String], into b: inout ClickHouseRowBuffer) {
@@ -216,9 +209,15 @@ public struct ClickHouseRows {
         b.double("FramesPerSecond", nil)
         relayColumns(rs, into: &b)
         clockColumns(clock, joined: false, into: &b)
-        b.strings("FindingKinds", findings)
-        b.string("SourceFile", rs.events.first?.source.path)
-        b.int("SourceLine", Int64(rs.events.first?.source.line ?? 0))
+        closeSessionRow(findingKinds: findings, first: rs.events.first?.source, into: &b)
+    }
+
+    /// The columns a session row ends with, device or relay: its findings, its first line, the
+    /// version that wrote it.
+    func closeSessionRow(findingKinds: [String], first: SourceRef?, into b: inout ClickHouseRowBuffer) {
+        b.strings("FindingKinds", findingKinds)
+        b.string("SourceFile", first?.path)
+        b.int("SourceLine", Int64(first?.line ?? 0))
         b.string("CastscopeVersion", Self.castscopeVersion)
         b.uint("Version", version)
         b.end()
@@ -258,35 +257,33 @@ public struct ClickHouseRows {
     func events(of s: Session, shift: Int64, ids: inout RecordIds, into b: inout ClickHouseRowBuffer, batchRows: Int,
                 emit: (inout ClickHouseRowBuffer) -> Void)
     {
-        do {
-            let sid = sessionId(s)
-            let host = s.relay?.host
-            // The session's lines in time order (a folded run's lines interleave with the
-            // others), numbered: `SessionSeq` orders lines whose times tie (second-resolution
-            // logs), which `windowFunnel` needs.
-            var lines: [(time: Int64, event: Int32, k: Int32, line: Int32)] = []
-            for (i, e) in s.events.enumerated() {
-                var k: Int32 = 0
-                e.forEachTimeAndLine { t, line in
-                    lines.append((t ?? Int64.min, Int32(i), k, Int32(line)))
-                    k += 1
-                }
+        let sid = sessionId(s)
+        let host = s.relay?.host
+        // The session's lines in time order (a folded run's lines interleave with the
+        // others), numbered: `SessionSeq` orders lines whose times tie (second-resolution
+        // logs), which `windowFunnel` needs.
+        var lines: [(time: Int64, event: Int32, k: Int32, line: Int32)] = []
+        for (i, e) in s.events.enumerated() {
+            var k: Int32 = 0
+            e.forEachTimeAndLine { t, line in
+                lines.append((t ?? Int64.min, Int32(i), k, Int32(line)))
+                k += 1
             }
-            lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
-            let sessionPart = self.sessionPart(sid)
-            var eventParts = [[UInt8]?](repeating: nil, count: s.events.count)
-            for (seq, l) in lines.enumerated() {
-                let i = Int(l.event)
-                let e = s.events[i]
-                // Relay lines are shown on the device's clock in the session; the table keeps
-                // the relay's own times (as `relaySessions` does in the JSON report).
-                let relay = e.side == .relay
-                let time: Int64? = l.time == Int64.min ? nil : l.time + (relay ? shift : 0)
-                if eventParts[i] == nil { eventParts[i] = eventPart(e, host: relay ? host : e.attr("host")) }
-                row(recordId: ids.id(self, e.source.path, Int(l.line)), session: sessionPart, seq: seq + 1, time: time,
-                    event: eventParts[i]!, line: Int(l.line), into: &b)
-                if b.rows >= batchRows { emit(&b) }
-            }
+        }
+        lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
+        let sessionPart = self.sessionPart(sid)
+        var eventParts = [[UInt8]?](repeating: nil, count: s.events.count)
+        for (seq, l) in lines.enumerated() {
+            let i = Int(l.event)
+            let e = s.events[i]
+            // Relay lines are shown on the device's clock in the session; the table keeps
+            // the relay's own times (as `relaySessions` does in the JSON report).
+            let relay = e.side == .relay
+            let time: Int64? = l.time == Int64.min ? nil : l.time + (relay ? shift : 0)
+            if eventParts[i] == nil { eventParts[i] = eventPart(e, host: relay ? host : e.attr("host")) }
+            row(recordId: ids.id(self, e.source.path, Int(l.line)), session: sessionPart, seq: seq + 1, time: time,
+                event: eventParts[i]!, line: Int(l.line), into: &b)
+            if b.rows >= batchRows { emit(&b) }
         }
     }
 
