@@ -117,6 +117,8 @@ public final class Analyzer {
     /// and the last range to finish is short.
     public var rangesPerThread = 16
     public var minimumRange: UInt64 = 8 << 20
+    /// A file streamed while it is read (`StreamedRead`) is cut in ranges at most this big.
+    public var maximumStreamedRange: UInt64 = 16 << 20
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     /// Inputs held in memory, by the name they are given as paths (fuzzing, tests).
     public var memoryInputs: [String: [UInt8]] = [:]
@@ -153,7 +155,55 @@ public final class Analyzer {
         var family = "apple"
     }
 
+    /// How the last `analyze` read its bundle.
+    public enum ReadMode: Equatable, Sendable {
+        /// Every line read first, then sessions built.
+        case whole
+        /// Sessions built while the one big file was read (`StreamedRead`).
+        case streamed
+        /// Tried, given up for this reason, and read again the whole way.
+        case readAgain(String)
+    }
+    public private(set) var lastReadMode = ReadMode.whole
+    /// Whether a bundle that is one big text file may be streamed while it is read (when
+    /// sessions are handed on); it is read a second time when that fails, so a sink must
+    /// accept `willStreamSessions` again, as a new start.
+    public var streamsWhileReading = true
+
     public func analyze(_ paths: [String]) -> AnalysisReport {
+        lastReadMode = .whole
+        if readsAsItGoes(paths) {
+            let streamed = StreamedRead(
+                stage: SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
+                                    sink: onSession),
+                date: options.date, today: today, zone: options.displayZone
+            ) { [willStreamSessions] path in
+                var partial = AnalysisReport()
+                partial.inputs = [InputSummary(path: path)]
+                willStreamSessions?(partial)
+            }
+            if let report = run(paths, streamed: streamed) {
+                lastReadMode = .streamed
+                return report
+            }
+            lastReadMode = .readAgain(streamed.abandoned ?? "")
+            Stages.mark("given up: \(streamed.abandoned ?? "")")
+        }
+        return run(paths, streamed: nil)!
+    }
+
+    /// A bundle that is one big text file on disk, with a sink for its sessions and no time
+    /// window (the window needs the report's zone).
+    func readsAsItGoes(_ paths: [String]) -> Bool {
+        guard streamsWhileReading, onSession != nil, paths.count == 1, paths[0] != "-", memoryInputs.isEmpty,
+            parallelism > 1, options.since == nil, options.until == nil, options.sinceSpec == nil, options.untilSpec == nil,
+            let size = fileSize(paths[0]), size >= parallelThreshold
+        else { return false }
+        return true
+    }
+
+    /// One read of the bundle; nil when `streamed` gave up.
+    private func run(_ paths: [String], streamed: StreamedRead?) -> AnalysisReport? {
         var report = AnalysisReport()
         var events: [Event] = []
         var files: [FileTimes] = []
@@ -180,6 +230,8 @@ public final class Analyzer {
             var first: Int
             var lineOffset = 0
             var firstComplete: ParsedTime?
+            /// Lines its events stand for.
+            var lines = 0
         }
         func beginFile(path: String, format: LogFormat) -> FileAbsorb {
             var summary = InputSummary(path: path)
@@ -199,7 +251,15 @@ public final class Analyzer {
                 mine[i].fileIndex = fileIndex
                 if let r = mine[i].repeats, lineOffset != 0 { r.lines = r.lines.map { $0 + Int32(lineOffset) } }
             }
-            if events.isEmpty { events = mine } else { events.append(contentsOf: mine) }
+            f.lines += Self.lineCount(mine)
+            if let streamed {
+                streamed.put(StreamedRead.Batch(events: mine, firstComplete: part.firstComplete, fileIndex: fileIndex,
+                                                path: f.summary.path))
+            } else if events.isEmpty {
+                events = mine
+            } else {
+                events.append(contentsOf: mine)
+            }
             mine = []
             let st = part.stats
             f.summary.stats.lines += st.lines
@@ -237,7 +297,7 @@ public final class Analyzer {
             if summary.stats.swappedDayMonth > 0 {
                 summary.notes.append("\(summary.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
             }
-            summary.events = Self.lineCount(events, from: first)
+            summary.events = f.lines
             report.inputs.append(summary)
             files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
                                    family: format.name.hasPrefix("journal") ? "journal" : "apple"))
@@ -312,7 +372,9 @@ public final class Analyzer {
             let head = try readUpTo(64 * 1024, from: RangeFileSource(path: diskPath, from: 0, to: min(size, 64 * 1024)))
             let fileIndex = report.inputs.count
             guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
-            let parts = max(self.parallelism, min(self.parallelism * self.rangesPerThread, Int(size / self.minimumRange)))
+            var parts = max(self.parallelism, min(self.parallelism * self.rangesPerThread, Int(size / self.minimumRange)))
+            // Streamed, a range's lines are what is held: ranges stay small however big the file.
+            if streamed != nil { parts = max(parts, Int(size / self.maximumStreamedRange)) }
             let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: parts)
             guard ranges.count > 1 else { return false }
             let results = ResultSlots(count: ranges.count)
@@ -324,6 +386,8 @@ public final class Analyzer {
             let taker = ResultTaker { absorbPart($0, fileIndex: fileIndex, into: &file) }
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
                 var r = TextResult()
+                // Streaming gave up: the bundle is read again, the rest of this read is waste.
+                if let streamed, streamed.abandoned != nil { return results.set(k, r, take: taker.take) }
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
                     r = context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget, onRecord: nil)
@@ -446,6 +510,22 @@ public final class Analyzer {
         Stages.mark("start")
         walker.walk(paths)
         Stages.mark("read")
+        if let streamed {
+            // Anything but one text file's ranges (a journal, an archive) is read the whole way.
+            if !events.isEmpty || report.inputs.count != 1 { streamed.giveUp("not one text file") }
+            guard streamed.finish(into: &report) else { return nil }
+            if !streamed.started { willStreamSessions?(report) }
+            let resolver = streamed.resolver!
+            report.inputs[0].notes.append(contentsOf: resolver.notes)
+            report.timeNotes = FileTimeResolver.reportNotes(resolver.headerNotes, sawUnzoned: streamed.sawUnzoned)
+            report.displayOffset = streamed.zone.zone
+            report.span = streamed.span
+            report.eventCount = streamed.lines
+            Stages.mark("sessions")
+            report.findings = streamed.stage.findings + Findings.run(report, options.thresholds)
+            Stages.mark("findings")
+            return report
+        }
         report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
         report.displayOffset = applyDisplayZone(&events)
         dedupe(&events)
@@ -498,39 +578,16 @@ public final class Analyzer {
         }
         events = []  // the sessions keep what they need: no third copy of every event
         Stages.mark("sort")
-        var stream = SessionStream()
-        stream.idleHorizon = idleHorizon
-        stream.learn(deviceEvents)
+        // The join needs every session: with relay lines they are kept, not handed on.
         let sink = relayEvents.isEmpty ? onSession : nil
+        let stage = SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
+                                 sink: sink)
+        stage.learn(deviceEvents)
         if sink != nil { willStreamSessions?(report) }
-        var sessions: [Session] = []
-        var tally = SessionTally()
-        var sessionFindings: [Finding] = []
-        let thresholds = options.thresholds
-        // Sessions handed on are finished (findings, the sink's report bytes) on a second
-        // thread while the next are built; `tally` and `sessionFindings` are read only after
-        // `pipe.finish()` has joined it.
-        let pipe = sink.map { sink in
-            SessionPipe(capacity: sessionPipeCapacity) { s in
-                let found = Findings.forSession(s, thresholds)
-                tally.add(s)
-                sessionFindings.append(contentsOf: found)
-                sink(s, found)
-            }
-        }
-        func emit(_ s: Session) {
-            guard let pipe else { sessions.append(s); return }
-            pipe.put(s)
-        }
-        // Each event is moved out of the array as it is fed: its strings are freed with the
-        // session that took it, not held until the end.
-        deviceEvents.drain { stream.feed($0, emit: emit) }
-        stream.finish(emit: emit)
-        pipe?.finish()
+        stage.feed(&deviceEvents, deviceEvents.indices)
+        deviceEvents = []
+        stage.finish(into: &report)
         Stages.mark("sessions")
-        report.sessions = sessions
-        report.unattached = stream.unattached
-        if sink != nil { report.streamed = tally }
         // The relay side: its sessions, the clock offset, and the join.
         let joiner = RelayJoiner()
         var relay = joiner.group(taking: &relayEvents)
@@ -545,114 +602,41 @@ public final class Analyzer {
         }
         report.relaySessions = relay
         Stages.mark("relay")
-        if sink != nil {
-            // The sessions' findings were made as they ended; the bundle's own come last.
-            report.findings = sessionFindings + Findings.run(report, options.thresholds)
-        } else {
-            report.findings = Findings.run(report, options.thresholds)
-        }
+        // Sessions handed on had their findings made as they ended; the bundle's own come last.
+        report.findings = stage.findings + Findings.run(report, options.thresholds)
         Stages.mark("findings")
         return report
     }
 
-    /// Turns parsed times into instants. Files without a year or a date take them from
-    /// `--date`, else from the first complete timestamp elsewhere in the bundle; times of day
-    /// that run backwards by more than 12 hours have crossed midnight.
+    /// Turns parsed times into instants, file by file (`FileTimeResolver`): a file without a
+    /// zone or year takes them from its own family first, then from any file of the bundle.
     @discardableResult
     func resolveTimes(_ events: inout [Event], files: [FileTimes], inputs: inout [InputSummary]) -> [String] {
         let anyReference = files.lazy.compactMap(\.firstComplete).first
-        // Without a complete time anywhere in the bundle: today (µs → its date at UTC, as `tail`).
-        let today: (Int, Int, Int) = civilFromDays(Int((options.now ?? currentMicros()).floorDiv(86_400_000_000)))
         var headerNotes: [String] = []
         for (fileIndex, file) in files.enumerated() {
             let reference = files.lazy.filter { $0.family == file.family }.compactMap(\.firstComplete).first ?? anyReference
-            var refDate: (Int, Int, Int)?
-            var refOffset = reference?.offset ?? 0
-            // A line without a zone in a bundle that gives none: the phone's local time.
-            let zoneless = reference?.offset == nil
-            if let r = reference {
-                let local = r.instant(defaultYear: 0, defaultMonth: 0, defaultDay: 0, defaultOffset: 0) / 1_000_000
-                    + Int64(r.offset ?? 0)
-                let (y, m, d) = civilFromDays(Int(local.floorDiv(86_400)))
-                refDate = (y, m, d)
-                refOffset = r.offset ?? 0
-            }
-            if let d = options.date { refDate = (d.year, d.month, d.day) }
-            let assumedToday = refDate == nil
-            if assumedToday { refDate = today }
-            var previousSecond: Int?
-            var dayShift = 0
-            var noted = false
-            for i in file.eventRange {
-                guard let t = events[i].parsedTime else { continue }
-                var (y, m, d) = refDate ?? (1970, 1, 1)
-                if !t.hasDate {
-                    if let p = previousSecond, t.secondOfDay < p - 43_200 { dayShift += 1 }
-                    previousSecond = t.secondOfDay
-                    let shifted = civilFromDays(daysFromCivil(y, m, d) + dayShift)
-                    (y, m, d) = shifted
-                    events[i].timeInferred = events[i].timeInferred || assumedToday
-                } else if !t.hasYear, let ref = refDate {
-                    // A month well after the reference's belongs to the year before.
-                    y = t.month > ref.1 + 1 ? ref.0 - 1 : ref.0
-                }
-                if !noted && (!t.hasDate || !t.hasYear) {
-                    noted = true
-                    let what = !t.hasDate ? "date" : "year"
-                    if let ref = refDate, !assumedToday {
-                        let source = options.date != nil ? "--date" : "the bundle"
-                        inputs[fileIndex].notes.append("lines carry no \(what): taken from \(source) (\(formatDate(ref)))")
-                    } else if !t.hasDate {
-                        inputs[fileIndex].notes.append("lines carry no date and the bundle gives none: today (\(formatDate(today))) assumed (pass --date)")
-                        headerNotes.append("no date in the lines: today (\(formatDate(today))) assumed, pass --date")
-                    } else {
-                        inputs[fileIndex].notes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed (pass --date)")
-                        headerNotes.append("no year in the lines: \(today.0) assumed, pass --date")
-                    }
-                }
-                events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
-                events[i].displayOffset = t.offset ?? (zoneless ? Fmt.unzoned : refOffset)
-                if let r = events[i].repeats, let head = events[i].time {
-                    // The run's lines keep their spacing; a step back of over 12 h is midnight.
-                    var times = [head]
-                    times.reserveCapacity(r.naive.count)
-                    for k in 1..<max(1, r.naive.count) {
-                        var step = r.naive[k] - r.naive[k - 1]
-                        if step < -43_200_000_000 { step += 86_400_000_000; dayShift += t.hasDate ? 0 : 1 }
-                        times.append(times[k - 1] + step)
-                    }
-                    r.times = times
-                    if !t.hasDate, let last = r.lastSecondOfDay { previousSecond = last }
-                }
-            }
+            var resolver = FileTimeResolver(reference: reference, date: options.date, today: today)
+            resolver.resolve(&events, file.eventRange)
+            inputs[fileIndex].notes.append(contentsOf: resolver.notes)
+            headerNotes.append(contentsOf: resolver.headerNotes)
         }
-        var seen = Set<String>()
-        var notes = headerNotes.filter { seen.insert($0).inserted }
-        if events.contains(where: { $0.displayOffset == Fmt.unzoned }) {
-            notes.append("the phone's lines carry no zone: shown as its local time")
-        }
-        return notes
+        return FileTimeResolver.reportNotes(headerNotes, sawUnzoned: events.contains { $0.displayOffset == Fmt.unzoned })
     }
 
-    /// One zone per report: `--utc` / `--timezone`, else the phone's (the commonest offset of
-    /// its lines), in which relay (journal) times are shown too. Returns the report's zone.
+    /// Without a complete time anywhere in the bundle: today (µs → its date at UTC, as `tail`).
+    var today: (Int, Int, Int) { civilFromDays(Int((options.now ?? currentMicros()).floorDiv(86_400_000_000))) }
+
+    /// One zone per report (`DisplayZoneChoice`); relay (journal) lines are shown in the
+    /// phone's. Returns the report's zone.
     func applyDisplayZone(_ events: inout [Event]) -> Int? {
-        if let zone = options.displayZone {
-            for i in events.indices {
-                guard let t = events[i].time else { continue }
-                events[i].displayOffset = zone.offset(at: t)
-            }
-            return events.first(where: { $0.time != nil }).map { $0.displayOffset }
-        }
-        var counts: [Int: Int] = [:]
-        for i in events.indices where events[i].side != .relay && events[i].time != nil { counts[events[i].displayOffset, default: 0] += 1 }
-        guard let phone = counts.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key else {
-            return events.first(where: { $0.time != nil })?.displayOffset
-        }
-        if phone != Fmt.unzoned {
+        var choice = DisplayZoneChoice(option: options.displayZone)
+        choice.see(&events, events.indices)
+        let zone = choice.zone
+        if options.displayZone == nil, let phone = zone, phone != Fmt.unzoned, !choice.counts.isEmpty {
             for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
         }
-        return phone
+        return zone
     }
 
     /// The lines the events stand for (a folded run counts each of its lines).

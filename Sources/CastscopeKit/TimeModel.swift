@@ -252,3 +252,123 @@ extension Event {
     /// Whether the time is a journal's real instant (not a line's written time).
     public var timeFromJournal: Bool { parsedTime?.epochMicros != nil }
 }
+
+/// Turns one file's parsed times into instants, in file order, a stretch at a time (the whole
+/// file at once, or a big file's ranges as they are read): a file without a year or a date
+/// takes them from `--date`, else from `reference` (the first complete time of its family in
+/// the bundle), else today; times of day that run backwards by more than 12 hours have
+/// crossed midnight.
+struct FileTimeResolver {
+    let today: (Int, Int, Int)
+    let refDate: (Int, Int, Int)
+    let refOffset: Int
+    /// A line without a zone in a bundle that gives none: the phone's local time.
+    let zoneless: Bool
+    let assumedToday: Bool
+    let dateGiven: Bool
+    var previousSecond: Int?
+    var dayShift = 0
+    var noted = false
+    /// Notes for the file's summary, and for the report's header.
+    var notes: [String] = []
+    var headerNotes: [String] = []
+
+    init(reference: ParsedTime?, date: (year: Int, month: Int, day: Int)?, today: (Int, Int, Int)) {
+        self.today = today
+        var refDate: (Int, Int, Int)?
+        var refOffset = reference?.offset ?? 0
+        zoneless = reference?.offset == nil
+        if let r = reference {
+            let local = r.instant(defaultYear: 0, defaultMonth: 0, defaultDay: 0, defaultOffset: 0) / 1_000_000
+                + Int64(r.offset ?? 0)
+            refDate = civilFromDays(Int(local.floorDiv(86_400)))
+            refOffset = r.offset ?? 0
+        }
+        if let d = date { refDate = (d.year, d.month, d.day) }
+        assumedToday = refDate == nil
+        dateGiven = date != nil
+        self.refDate = refDate ?? today
+        self.refOffset = refOffset
+    }
+
+    mutating func resolve(_ events: inout [Event], _ range: Range<Int>) {
+        for i in range {
+            guard let t = events[i].parsedTime else { continue }
+            var (y, m, d) = refDate
+            if !t.hasDate {
+                if let p = previousSecond, t.secondOfDay < p - 43_200 { dayShift += 1 }
+                previousSecond = t.secondOfDay
+                (y, m, d) = civilFromDays(daysFromCivil(y, m, d) + dayShift)
+                events[i].timeInferred = events[i].timeInferred || assumedToday
+            } else if !t.hasYear {
+                // A month well after the reference's belongs to the year before.
+                y = t.month > refDate.1 + 1 ? refDate.0 - 1 : refDate.0
+            }
+            if !noted && (!t.hasDate || !t.hasYear) { note(hasDate: t.hasDate) }
+            events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
+            events[i].displayOffset = t.offset ?? (zoneless ? Fmt.unzoned : refOffset)
+            if let r = events[i].repeats, let head = events[i].time {
+                // The run's lines keep their spacing; a step back of over 12 h is midnight.
+                var times = [head]
+                times.reserveCapacity(r.naive.count)
+                for k in 1..<max(1, r.naive.count) {
+                    var step = r.naive[k] - r.naive[k - 1]
+                    if step < -43_200_000_000 { step += 86_400_000_000; dayShift += t.hasDate ? 0 : 1 }
+                    times.append(times[k - 1] + step)
+                }
+                r.times = times
+                if !t.hasDate, let last = r.lastSecondOfDay { previousSecond = last }
+            }
+        }
+    }
+
+    private mutating func note(hasDate: Bool) {
+        noted = true
+        let what = !hasDate ? "date" : "year"
+        if !assumedToday {
+            let source = dateGiven ? "--date" : "the bundle"
+            notes.append("lines carry no \(what): taken from \(source) (\(formatDate(refDate)))")
+        } else if !hasDate {
+            notes.append("lines carry no date and the bundle gives none: today (\(formatDate(today))) assumed (pass --date)")
+            headerNotes.append("no date in the lines: today (\(formatDate(today))) assumed, pass --date")
+        } else {
+            notes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed (pass --date)")
+            headerNotes.append("no year in the lines: \(today.0) assumed, pass --date")
+        }
+    }
+
+    /// The report's header notes from every file's resolver.
+    static func reportNotes(_ headerNotes: [String], sawUnzoned: Bool) -> [String] {
+        var seen = Set<String>()
+        var notes = headerNotes.filter { seen.insert($0).inserted }
+        if sawUnzoned { notes.append("the phone's lines carry no zone: shown as its local time") }
+        return notes
+    }
+}
+
+/// The zone a report is shown in, from its lines as they come: `--utc` / `--timezone` sets
+/// every line's offset; else the phone's (the commonest offset of its lines), in which relay
+/// (journal) times are shown too.
+struct DisplayZoneChoice {
+    let option: DisplayZone?
+    var counts: [Int: Int] = [:]
+    /// The offset of the first timed line (after `option`), for a bundle without phone lines.
+    var firstTimed: Int?
+
+    init(option: DisplayZone?) { self.option = option }
+
+    mutating func see(_ events: inout [Event], _ range: Range<Int>) {
+        for i in range {
+            guard let t = events[i].time else { continue }
+            if let option { events[i].displayOffset = option.offset(at: t) }
+            if firstTimed == nil { firstTimed = events[i].displayOffset }
+            if option == nil && events[i].side != .relay { counts[events[i].displayOffset, default: 0] += 1 }
+        }
+    }
+
+    /// The report's zone.
+    var zone: Int? {
+        if option != nil { return firstTimed }
+        return counts.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key ?? firstTimed
+    }
+}

@@ -453,6 +453,8 @@ struct Analyze: ParsableCommand {
                 if t.isStdout { r.width = navigation.columns() }
                 return StreamedReport(target: t, text: r)
             }
+            // Rows sent to ClickHouse cannot be taken back if the analyzer starts over.
+            analyzer.streamsWhileReading = clickhouse.url == nil
             analyzer.willStreamSessions = { partial in
                 for s in streamed { s.begin(partial) }
                 rowStream = clickhouseStream?()

@@ -30,6 +30,14 @@ final class Spill {
         buffer.removeAll(keepingCapacity: true)
     }
 
+    /// Forgets everything appended.
+    func reset() {
+        buffer.removeAll(keepingCapacity: true)
+        if let file { fclose(file) }
+        file = nil
+        failed = false
+    }
+
     /// Copies everything appended to `out`.
     func copy(to out: UnsafeMutablePointer<FILE>) -> Bool {
         if let file {
@@ -54,6 +62,8 @@ final class Spill {
 final class StreamedReport {
     let target: OutputTarget
     var text: TextReport?
+    /// The report as set up, before the inputs' aliases.
+    let initial: TextReport?
     let spill = Spill()
     var count = 0
     /// One session's text, before it is sanitized.
@@ -63,11 +73,16 @@ final class StreamedReport {
     init(target: OutputTarget, text: TextReport?) {
         self.target = target
         self.text = text
+        initial = text
     }
 
-    /// Before the first session: the inputs are known (for `[n]:line` aliases).
+    /// Before the first session: the inputs are known (for `[n]:line` aliases). Called again
+    /// when the analyzer starts over (it gave up building sessions while reading): what was
+    /// written so far is dropped.
     func begin(_ partial: AnalysisReport) {
-        text = text?.prepared(inputs: partial.inputs)
+        text = initial?.prepared(inputs: partial.inputs)
+        spill.reset()
+        count = 0
     }
 
     func add(_ s: Session, _ findings: [Finding]) {
@@ -93,7 +108,7 @@ final class StreamedReport {
     /// sessions for the join): written the same way, but straight into the output, as the head
     /// can go first; one session's bytes are held at a time, not the whole report's.
     func writeWhole(_ report: AnalysisReport) -> String? {
-        text = text?.prepared(inputs: report.inputs)
+        text = initial?.prepared(inputs: report.inputs)
         let bySession = report.findingsBySession()
         let head: [UInt8], tail: [UInt8]
         if let r = text {

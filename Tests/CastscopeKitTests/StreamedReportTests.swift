@@ -27,62 +27,129 @@ struct StreamedReportTests {
         return out
     }
 
-    @Test func sameBytesAsTheWholeReport() throws {
+    struct Outcome {
+        var handedOn = false
+        var superseded = false
+        var whole = false
+        var mode = Analyzer.ReadMode.whole
+    }
+
+    /// Analyzes `paths` with sessions handed on (`tune` sets the analyzer up) and holds the
+    /// parts, put together, to the whole report's bytes (text and JSON) and findings.
+    static func streamedMatchesWhole(_ name: String, _ paths: [String], tune: (Analyzer) -> Void = { _ in }) throws -> Outcome {
         let registry = try ParserRegistry.builtin()
         let provenance = Provenance(commandLine: ["castscope", "analyze"], generatedAt: 1_773_306_000_000_000)
+        var outcome = Outcome()
+        var options = AnalyzeOptions()
+        options.now = 1_773_306_000_000_000
+        let whole = try Analyzer(registry: registry, options: options).analyze(paths)
+        let text = TextReport(color: false)
+        let json = JSONReport.renderBytes(whole, provenance: provenance)
+
+        let analyzer = try Analyzer(registry: registry, options: options)
+        tune(analyzer)
+        var parts = ""
+        var elements: [UInt8] = []
+        var count = 0
+        var writer = text
+        analyzer.willStreamSessions = {
+            // A second call starts over (the analyzer gave up streaming while reading).
+            writer = text.prepared(inputs: $0.inputs)
+            parts = ""
+            elements = []
+            count = 0
+        }
+        analyzer.onSession = { s, findings in
+            parts += writer.sessionBlock(s, findings: findings)
+            elements += JSONReport.sessionElement(s, first: count == 0)
+            count += 1
+        }
+        let streamed = analyzer.analyze(paths)
+        outcome.mode = analyzer.lastReadMode
+        guard streamed.streamed != nil else {
+            // Relay lines: the join needs every session, so nothing was handed on. The CLI
+            // writes that whole report in the same parts, a session at a time.
+            #expect(streamed.sessions.count == whole.sessions.count, "\(name)")
+            let w = text.prepared(inputs: whole.inputs)
+            let bySession = whole.findingsBySession()
+            var blocks = OutputBuffer()
+            var items: [UInt8] = []
+            for (i, s) in whole.sessions.enumerated() {
+                w.sessionBlock(s, findings: bySession[s.id] ?? [], into: &blocks)
+                items += JSONReport.sessionElement(s, first: i == 0)
+            }
+            #expect(w.head(whole) + blocks.string + w.tail(whole) == text.render(whole), "\(name): text in parts differs")
+            let (head, tail) = JSONReport.renderParts(whole, provenance: provenance, sessionCount: whole.sessions.count)
+            #expect(Array(head) + items + Array(tail) == json, "\(name): JSON in parts differs")
+            #expect(text.render(streamed) == text.render(whole), "\(name): the report kept whole differs")
+            outcome.whole = !whole.sessions.isEmpty
+            return outcome
+        }
+        outcome.handedOn = true
+        #expect(streamed.sessions.isEmpty, "\(name): handed-on sessions are not kept")
+        #expect(count == whole.sessions.count, "\(name)")
+        outcome.superseded = whole.sessions.contains(where: { $0.outcome == .truncated }) && count > 50
+        let assembled = writer.head(streamed) + parts + writer.tail(streamed)
+        #expect(assembled == text.render(whole), "\(name): text differs")
+        let (head, tail) = JSONReport.renderParts(streamed, provenance: provenance, sessionCount: count)
+        #expect(Array(head) + elements + Array(tail) == json, "\(name): JSON differs")
+        #expect(streamed.findings.map(\.message) == whole.findings.map(\.message), "\(name)")
+        return outcome
+    }
+
+    @Test func sameBytesAsTheWholeReport() throws {
         var streamedSomething = false
         var sawSuperseded = false
         var sawWhole = false
         for (name, paths) in try Self.inputs() {
-            var options = AnalyzeOptions()
-            options.now = 1_773_306_000_000_000
-            let whole = try Analyzer(registry: registry, options: options).analyze(paths)
-            let text = TextReport(color: false)
-            let json = JSONReport.renderBytes(whole, provenance: provenance)
-
-            let analyzer = try Analyzer(registry: registry, options: options)
-            var parts = ""
-            var elements: [UInt8] = []
-            var count = 0
-            var writer = text
-            analyzer.willStreamSessions = { writer = text.prepared(inputs: $0.inputs) }
-            analyzer.onSession = { s, findings in
-                parts += writer.sessionBlock(s, findings: findings)
-                elements += JSONReport.sessionElement(s, first: count == 0)
-                count += 1
-            }
-            let streamed = analyzer.analyze(paths)
-            guard streamed.streamed != nil else {
-                // Relay lines: the join needs every session, so nothing was handed on. The CLI
-                // writes that whole report in the same parts, a session at a time.
-                #expect(count == 0 && streamed.sessions.count == whole.sessions.count, "\(name)")
-                let w = text.prepared(inputs: whole.inputs)
-                let bySession = whole.findingsBySession()
-                var blocks = OutputBuffer()
-                var items: [UInt8] = []
-                for (i, s) in whole.sessions.enumerated() {
-                    w.sessionBlock(s, findings: bySession[s.id] ?? [], into: &blocks)
-                    items += JSONReport.sessionElement(s, first: i == 0)
-                }
-                #expect(w.head(whole) + blocks.string + w.tail(whole) == text.render(whole), "\(name): text in parts differs")
-                let (head, tail) = JSONReport.renderParts(whole, provenance: provenance, sessionCount: whole.sessions.count)
-                #expect(Array(head) + items + Array(tail) == json, "\(name): JSON in parts differs")
-                sawWhole = sawWhole || !whole.sessions.isEmpty
-                continue
-            }
-            streamedSomething = true
-            #expect(streamed.sessions.isEmpty, "\(name): handed-on sessions are not kept")
-            #expect(count == whole.sessions.count, "\(name)")
-            if whole.sessions.contains(where: { $0.outcome == .truncated }) && count > 50 { sawSuperseded = true }
-            let assembled = writer.head(streamed) + parts + writer.tail(streamed)
-            #expect(assembled == text.render(whole), "\(name): text differs")
-            let (head, tail) = JSONReport.renderParts(streamed, provenance: provenance, sessionCount: count)
-            #expect(Array(head) + elements + Array(tail) == json, "\(name): JSON differs")
-            #expect(streamed.findings.map(\.message) == whole.findings.map(\.message), "\(name)")
+            let o = try Self.streamedMatchesWhole(name, paths) { $0.streamsWhileReading = false }
+            streamedSomething = streamedSomething || o.handedOn
+            sawSuperseded = sawSuperseded || o.superseded
+            sawWhole = sawWhole || o.whole
+            #expect(o.mode == .whole)
         }
         #expect(streamedSomething)
         #expect(sawWhole, "a bundle with relay lines and sessions was written in parts")
         #expect(sawSuperseded, "the dense log has cut-off sessions closed when a new pid took over")
+    }
+
+    /// Sessions built while one file is read (`StreamedRead`): every file of the inputs cut
+    /// in small ranges (so that sessions, frame runs and host lines straddle them) gives the
+    /// whole report's bytes; relay lines, and a line out of time order by more than a range,
+    /// make it give up and read the file again, with the same bytes.
+    @Test func sameBytesWhenSessionsAreBuiltWhileReading() throws {
+        let small: (Analyzer) -> Void = {
+            $0.parallelThreshold = 0
+            $0.parallelism = 2
+            $0.minimumRange = 4096
+            $0.maximumStreamedRange = 16 * 1024
+        }
+        var modes: [String: Analyzer.ReadMode] = [:]
+        // Single files too: a relay export, and an archive (not one text file's ranges).
+        let single = ["relay/relay.export", "relay/relay.journal", "mixed-bundle/support-bundle.tar.gz"].map {
+            ($0, [packageRoot.appendingPathComponent("samples/" + $0).path])
+        }
+        for (name, paths) in try Self.inputs() + single {
+            modes[name] = try Self.streamedMatchesWhole(name, paths, tune: small).mode
+        }
+        #expect(modes["mixed-bundle/support-bundle.tar.gz"] == .readAgain("more than one file"), "\(modes)")
+        #expect(modes["relay/relay.journal"] == .readAgain("not one text file"), "\(modes)")
+        #expect(modes["dense 3 MB"] == .streamed)
+        #expect(modes["300 sessions"] == .streamed)
+        #expect(modes.values.filter { $0 == .streamed }.count >= 10, "\(modes)")
+        #expect(modes.values.contains { if case .readAgain(let why) = $0 { why.hasPrefix("relay lines") } else { false } }, "\(modes)")
+        // A line from the file's start copied to its end: earlier than lines already fed.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dense = try denseBenchLog(megabytes: 1, in: dir)
+        var lines = try String(contentsOf: dense, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let early = lines.first { $0.contains("JitsiMeetSDK") || $0.contains("[SBCBroadcast]") }!
+        lines.insert(early, at: lines.count - 1)
+        let shuffled = dir.appendingPathComponent("late-line.log")
+        try lines.joined(separator: "\n").write(to: shuffled, atomically: true, encoding: .utf8)
+        let o = try Self.streamedMatchesWhole("late line", [shuffled.path], tune: small)
+        #expect(o.mode == .readAgain("a line earlier than lines of a range before it"))
+        #expect(o.handedOn)
     }
 
     /// A process that writes again after a long silence, with no other session of its name

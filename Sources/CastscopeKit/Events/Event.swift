@@ -111,16 +111,21 @@ extension Array where Element == Event {
     /// Hands each event to `body` moved out of the list (not copied: its strings are then
     /// held once, by whoever keeps it), and leaves the list empty.
     mutating func drain(_ body: (Event) -> Void) {
+        drain(indices, body)
+        self = []
+    }
+
+    /// The same for `range`, whose places keep a placeholder.
+    mutating func drain(_ range: Range<Int>, _ body: (Event) -> Void) {
         let placeholder = Event.placeholder
         withUnsafeMutableBufferPointer { buf in
             guard let base = buf.baseAddress else { return }
-            for i in 0..<buf.count {
+            for i in range {
                 let e = (base + i).move()
                 (base + i).initialize(to: placeholder)
                 body(e)
             }
         }
-        self = []
     }
 }
 

@@ -20,8 +20,26 @@ public struct SessionBuilder {
     struct Stream {
         var sessions: [Session] = []
         var phase: Phase = .idle
-        var sawError: Event?
-        var peerClosed: Event?
+        /// The open session's error line and the host app's close line, held out of line: a
+        /// stream is kept for every extension process seen (most have neither), and two
+        /// events inline would make each 400 bytes.
+        private var marks: [Event?] = []
+        var sawError: Event? {
+            get { marks.isEmpty ? nil : marks[0] }
+            set { mark(0, newValue) }
+        }
+        var peerClosed: Event? {
+            get { marks.isEmpty ? nil : marks[1] }
+            set { mark(1, newValue) }
+        }
+        private mutating func mark(_ i: Int, _ e: Event?) {
+            if marks.isEmpty {
+                guard e != nil else { return }
+                marks = [nil, nil]
+            }
+            marks[i] = e
+            if case .none = marks[0], case .none = marks[1] { marks = [] }
+        }
         /// Lines before the first session of the process (e.g. `LKSampleHandler created`).
         var preamble: [Event] = []
         /// Lines after the end of a session already handed on (`SessionStream`), to be placed

@@ -4,26 +4,30 @@
 import Darwin
 #endif
 
-/// Sessions handed from the thread that builds them to one thread that finishes them (their
-/// findings, and the report's bytes for them), in the order they were handed: building the
-/// next sessions and writing the last ones go on at once, on two cores. At most `capacity`
-/// sessions, standing for at most `maxLines` log lines (a session's folded frame runs can be
-/// tens of thousands), wait: memory stays with the open sessions when the writer is slower.
-final class SessionPipe: @unchecked Sendable {
-    private var waiting: [(session: Session, lines: Int)] = []
+/// Items handed from one thread to one thread that works on them, in the order they were
+/// handed: sessions from the thread that builds them to the one that finishes them (their
+/// findings, and the report's bytes for them), so that building the next sessions and writing
+/// the last ones go on at once, on two cores; a big file's events from its readers to the
+/// thread that builds sessions. At most `capacity` items, weighing at most `maxWeight` in all
+/// (a session's folded frame runs can stand for tens of thousands of lines), wait: memory
+/// stays with the open sessions when the receiving side is slower.
+final class OrderedPipe<Item>: @unchecked Sendable {
+    private var waiting: [(item: Item, weight: Int)] = []
     private var head = 0
-    private var lines = 0
+    private var weight = 0
     private var closed = false
     private let capacity: Int
-    private let maxLines: Int
+    private let maxWeight: Int
+    private let weigh: (Item) -> Int
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var worker: Worker<Void>?
 
-    /// `work` runs on the pipe's own thread, once per session, in order.
-    init(capacity: Int = 64, maxLines: Int = 1 << 16, work: @escaping (Session) -> Void) {
+    /// `work` runs on the pipe's own thread, once per item, in order.
+    init(capacity: Int, maxWeight: Int, weigh: @escaping (Item) -> Int, work: @escaping (Item) -> Void) {
         self.capacity = max(1, capacity)
-        self.maxLines = maxLines
+        self.maxWeight = maxWeight
+        self.weigh = weigh
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(changed, nil)
         worker = Worker { [self] in
@@ -38,30 +42,29 @@ final class SessionPipe: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Hands a session on (waits while the pipe is full; an empty pipe takes any session).
-    func put(_ s: Session) {
-        var n = 0
-        for i in s.events.indices { n += s.events[i].count }
+    /// Hands an item on (waits while the pipe is full; an empty pipe takes any item).
+    func put(_ s: Item) {
+        let n = weigh(s)
         pthread_mutex_lock(mutex)
-        while waiting.count > head && (waiting.count - head >= capacity || lines + n > maxLines) {
+        while waiting.count > head && (waiting.count - head >= capacity || weight + n > maxWeight) {
             pthread_cond_wait(changed, mutex)
         }
         waiting.append((s, n))
-        lines += n
+        weight += n
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
     }
 
-    /// The next session, or nil once the pipe is closed and empty.
-    private func next() -> Session? {
+    /// The next item, or nil once the pipe is closed and empty.
+    private func next() -> Item? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while head == waiting.count && !closed { pthread_cond_wait(changed, mutex) }
         guard head < waiting.count else { return nil }
         let (s, n) = waiting[head]
         head += 1
-        lines -= n
-        // Taken sessions leave the list (it would otherwise hold every one while the builder
+        weight -= n
+        // Taken items leave the list (it would otherwise hold every one while the sender
         // stays ahead).
         if head == waiting.count {
             waiting.removeAll(keepingCapacity: true)
@@ -74,7 +77,7 @@ final class SessionPipe: @unchecked Sendable {
         return s
     }
 
-    /// No more sessions: waits until every one handed on was finished.
+    /// No more items: waits until every one handed on was worked on.
     func finish() {
         pthread_mutex_lock(mutex)
         closed = true
@@ -82,5 +85,18 @@ final class SessionPipe: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
         worker?.join()
         worker = nil
+    }
+}
+
+/// Sessions to the thread that finishes them, weighed by the log lines they stand for.
+typealias SessionPipe = OrderedPipe<Session>
+
+extension OrderedPipe where Item == Session {
+    convenience init(capacity: Int = 64, maxLines: Int = 1 << 16, work: @escaping (Session) -> Void) {
+        self.init(capacity: capacity, maxWeight: maxLines, weigh: { s in
+            var n = 0
+            for i in s.events.indices { n += s.events[i].count }
+            return n
+        }, work: work)
     }
 }

@@ -69,8 +69,8 @@ public struct SessionStream {
     public mutating func learn(_ events: [Event]) {
         // By index: `for e in events` would copy every event.
         for i in events.indices where events[i].side == .extension {
-            let k = SessionBuilder.streamKey(events[i])
-            extensionKeys.insert(k)
+            // One string per stream, shared by every table that names it.
+            let k = extensionKeys.insert(SessionBuilder.streamKey(events[i])).memberAfterInsert
             if let pid = events[i].pid { keyByPid[pid] = k }
             if let p = events[i].process { keyByProcess[p] = k }
         }
@@ -153,7 +153,10 @@ public struct SessionStream {
     /// The stream a line belongs to (`SessionBuilder.build`'s routing), or nil for a host line.
     mutating func route(_ e: Event) -> String? {
         if let ck = builder.captureKey(e, streams) { return ck }
-        if e.side == .extension { return SessionBuilder.streamKey(e) }
+        if e.side == .extension {
+            let k = SessionBuilder.streamKey(e)
+            return extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
+        }
         guard e.side == .system else { return nil }
         let key = SessionBuilder.streamKey(e)
         if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] { return tk }
@@ -250,12 +253,14 @@ public struct SessionStream {
         var handed = 0
         while handed < live.count, live[handed].ready {
             let l = live[handed]
-            var stream = streams[l.key]!
+            // Taken out (not copied) so that removing the session does not copy the others.
+            var stream = streams.removeValue(forKey: l.key)!
             let k = stream.sessions.firstIndex { $0.seq == l.seq }!
             var s = stream.sessions.remove(at: k)
             if stream.sessions.isEmpty {
-                // Kept (small) so that later lines of the process are not a new session: they
-                // go to `late`, and are placed like host lines.
+                // Kept (small: no buffer left) so that later lines of the process are not a new
+                // session: they go to `late`, and are placed like host lines.
+                stream.sessions = []
                 stream.sawError = nil
                 stream.peerClosed = nil
             }

@@ -1,0 +1,64 @@
+/// The sessions stage of `analyze`: time-ordered device lines go through a `SessionStream`;
+/// each session it lets go is either kept for the report, or (with a sink) finished on a
+/// second thread — its findings, the sink's report bytes — while the next ones are built, and
+/// then let go. Fed a whole bundle at once, or a big file's lines as they are read.
+final class SessionStage {
+    /// What the finishing thread adds up; read only after `finish` joined it.
+    final class Finished: @unchecked Sendable {
+        var tally = SessionTally()
+        var findings: [Finding] = []
+    }
+
+    var stream = SessionStream()
+    private(set) var sessions: [Session] = []
+    private let finished = Finished()
+    private var pipe: SessionPipe?
+
+    init(idleHorizon: Int64, thresholds: Thresholds, capacity: Int, sink: ((Session, [Finding]) -> Void)?) {
+        stream.idleHorizon = idleHorizon
+        let finished = self.finished
+        pipe = sink.map { sink in
+            SessionPipe(capacity: capacity) { s in
+                let found = Findings.forSession(s, thresholds)
+                finished.tally.add(s)
+                finished.findings.append(contentsOf: found)
+                sink(s, found)
+            }
+        }
+    }
+
+    var handsOn: Bool { pipe != nil }
+
+    /// Which streams are extension processes (before their lines are fed).
+    func learn(_ events: [Event]) { stream.learn(events) }
+
+    /// Feeds `events[range]` (in time order), each moved out of the array as it is fed: its
+    /// strings are freed with the session that took it.
+    func feed(_ events: inout [Event], _ range: Range<Int>) {
+        events.drain(range) { stream.feed($0, emit: emit) }
+    }
+
+    private func emit(_ s: Session) {
+        guard let pipe else { sessions.append(s); return }
+        pipe.put(s)
+    }
+
+    /// The end of the lines: every session is closed and handed on (and finished).
+    func finish(into report: inout AnalysisReport) {
+        stream.finish(emit: emit)
+        pipe?.finish()
+        report.sessions = sessions
+        sessions = []
+        report.unattached = stream.unattached
+        if pipe != nil { report.streamed = finished.tally }
+    }
+
+    /// The sessions' findings, made as they ended (with a sink).
+    var findings: [Finding] { finished.findings }
+
+    /// Gives up: waits for the sessions already handed on, keeps nothing.
+    func abandon() {
+        pipe?.finish()
+        sessions = []
+    }
+}

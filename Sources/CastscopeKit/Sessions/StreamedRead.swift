@@ -1,0 +1,149 @@
+/// Sessions built while a one-file bundle is still being read, so that memory holds the open
+/// sessions and about one range of lines, not every line of the file (issue 15).
+///
+/// A big text file's ranges are taken in file order as they are read (`ResultSlots`); their
+/// events come here, to a thread of their own, and go through what the whole-bundle path
+/// does to every line at once: times resolved (`FileTimeResolver`, from the file's first
+/// complete time, which the first ranges give), the zone counted (`DisplayZoneChoice`),
+/// extension streams learned, the lines put in time order, then fed to the `SessionStage`.
+/// Lines are fed once a later range has begun past them: a range's lines may run back in time
+/// (a log's few out-of-order lines) as far as the start of the range before it.
+///
+/// It gives up — and `analyze` reads the bundle again the whole-bundle way, with the same
+/// result as if it had not tried — when that would not give the whole-bundle result: relay
+/// lines (the join needs every session), a line earlier than one already fed, or anything
+/// that is not one text file's ranges.
+final class StreamedRead: @unchecked Sendable {
+    struct Batch {
+        var events: [Event]
+        var firstComplete: ParsedTime?
+        var fileIndex: Int
+        var path: String
+    }
+
+    let stage: SessionStage
+    private let date: (year: Int, month: Int, day: Int)?
+    private let today: (Int, Int, Int)
+    /// Called with the file's path before its first line is fed.
+    private let willStart: (String) -> Void
+    private var pipe: OrderedPipe<Batch>?
+    private var fileIndex: Int?
+    private(set) var started = false
+
+    private(set) var resolver: FileTimeResolver?
+    /// Lines waiting for the file's first complete time.
+    private var unresolved: [Event] = []
+    /// Lines in time order, not fed yet.
+    private var held: [Event] = []
+    private var lastFed: (Int64, Int)?
+
+    private(set) var zone: DisplayZoneChoice
+    private(set) var lines = 0
+    private(set) var span: ClosedRange<Int64>?
+    private(set) var sawUnzoned = false
+
+    private let lock = NSLockLite()
+    private var why: String?
+
+    init(stage: SessionStage, date: (year: Int, month: Int, day: Int)?, today: (Int, Int, Int), zone: DisplayZone?,
+         willStart: @escaping (String) -> Void)
+    {
+        self.stage = stage
+        self.date = date
+        self.today = today
+        self.zone = DisplayZoneChoice(option: zone)
+        self.willStart = willStart
+        // Two ranges wait at most: the readers stop when sessions are built more slowly.
+        pipe = OrderedPipe(capacity: 2, maxWeight: Int.max, weigh: { _ in 1 }) { [unowned self] b in self.take(b) }
+    }
+
+    /// Why it gave up, or nil.
+    var abandoned: String? { lock.locked { why } }
+
+    func giveUp(_ reason: String) {
+        lock.locked { if why == nil { why = reason } }
+    }
+
+    /// One range's events, in file order (called by the readers, one at a time).
+    func put(_ b: Batch) {
+        guard abandoned == nil else { return }
+        pipe?.put(b)
+    }
+
+    private func take(_ b: Batch) {
+        guard abandoned == nil else { return }
+        if let f = fileIndex, f != b.fileIndex { return giveUp("more than one file") }
+        if fileIndex == nil {
+            fileIndex = b.fileIndex
+            willStart(b.path)
+            started = true
+        }
+        var events = b.events
+        if resolver == nil {
+            guard let reference = b.firstComplete else {
+                unresolved.append(contentsOf: events)
+                return
+            }
+            resolver = FileTimeResolver(reference: reference, date: date, today: today)
+            if !unresolved.isEmpty {
+                events = unresolved + events
+                unresolved = []
+            }
+        }
+        add(&events, last: false)
+    }
+
+    /// Resolves, learns and orders `events` (the next in the file), and feeds the lines no
+    /// later one can precede (all of them when `last`).
+    private func add(_ events: inout [Event], last: Bool) {
+        resolver!.resolve(&events, events.indices)
+        var bound = Int64.max
+        for i in events.indices {
+            if events[i].side == .relay { return giveUp("relay lines (the join needs every session)") }
+            if events[i].displayOffset == Fmt.unzoned { sawUnzoned = true }
+            let t = events[i].time ?? Int64.min
+            if let (ft, fo) = lastFed, (t, events[i].order) < (ft, fo) {
+                return giveUp("a line earlier than lines of a range before it")
+            }
+            bound = min(bound, t)
+            lines += events[i].count
+            if let t = events[i].time {
+                let end = events[i].lastTime ?? t
+                span = span.map { min($0.lowerBound, t)...max($0.upperBound, end) } ?? t...end
+            }
+        }
+        zone.see(&events, events.indices)
+        stage.learn(events)
+        let before: (Event, Event) -> Bool = { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+        if held.isEmpty { swap(&held, &events) } else { held.append(contentsOf: events) }
+        events = []
+        if held.indices.dropFirst().contains(where: { before(held[$0], held[$0 - 1]) }) { held.sort(by: before) }
+        if last { bound = Int64.max }
+        var n = 0
+        while n < held.count, (held[n].time ?? Int64.min) < bound || last { n += 1 }
+        guard n > 0 else { return }
+        lastFed = (held[n - 1].time ?? Int64.min, held[n - 1].order)
+        stage.feed(&held, 0..<n)
+        held.removeFirst(n)
+    }
+
+    /// After the last range: feeds what is left and finishes the sessions. False when it gave
+    /// up (the sessions handed on so far are finished, and nothing is kept).
+    func finish(into report: inout AnalysisReport) -> Bool {
+        pipe?.finish()
+        pipe = nil
+        if abandoned == nil {
+            if resolver == nil { resolver = FileTimeResolver(reference: nil, date: date, today: today) }
+            var rest = unresolved
+            unresolved = []
+            add(&rest, last: true)
+        }
+        guard abandoned == nil else {
+            held = []
+            stage.abandon()
+            return false
+        }
+        stage.finish(into: &report)
+        return true
+    }
+}
