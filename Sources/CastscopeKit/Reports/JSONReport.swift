@@ -124,9 +124,8 @@ public enum JSONReport {
         w.close(array: true)
         w.close()
         w.close()
-        var out = w.bytes
-        out.append(0x0A)
-        return (out, w.gapAt)
+        let gap = w.gapAt
+        return (w.takeLine(), gap)
     }
 
     /// Findings per kind, in order of first appearance.

@@ -29,6 +29,15 @@ public struct JSONWriter {
     public var text: String { out.string }
     public var bytes: [UInt8] { out.bytes }
 
+    /// The document with a final newline, taken out of the writer (not copied: a report's
+    /// document can be tens of megabytes).
+    public mutating func takeLine() -> [UInt8] {
+        out.byte(0x0A)
+        let b = out.bytes
+        out = OutputBuffer()
+        return b
+    }
+
     public static func quote(_ s: String) -> String {
         var b = OutputBuffer()
         b.jsonString(s)

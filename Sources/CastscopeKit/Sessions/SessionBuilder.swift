@@ -54,9 +54,11 @@ public struct SessionBuilder {
 
     /// The extension process a line belongs to: process and pid, or the file when the lines
     /// carry no pid.
-    static func streamKey(_ e: Event) -> String {
-        if let pid = e.pid { return "\(e.process ?? "?")[\(pid)]" }
-        return "file:\(e.source.path)"
+    static func streamKey(_ e: Event) -> String { streamKey(process: e.process, pid: e.pid, path: e.source.path) }
+
+    static func streamKey(process: String?, pid: Int?, path: String) -> String {
+        if let pid { return "\(process ?? "?")[\(pid)]" }
+        return "file:\(path)"
     }
 
     /// Kill lines that open a session when none is open (the extension's own lines may be

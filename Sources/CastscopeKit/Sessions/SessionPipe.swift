@@ -12,7 +12,8 @@ import Darwin
 /// (a session's folded frame runs can stand for tens of thousands of lines), wait: memory
 /// stays with the open sessions when the receiving side is slower.
 final class OrderedPipe<Item>: @unchecked Sendable {
-    private var waiting: [(item: Item, weight: Int)] = []
+    /// Taken items leave their slot (nil), so that the receiver holds the only reference.
+    private var waiting: [(item: Item?, weight: Int)] = []
     private var head = 0
     private var weight = 0
     private var closed = false
@@ -24,14 +25,14 @@ final class OrderedPipe<Item>: @unchecked Sendable {
     private var worker: Worker<Void>?
 
     /// `work` runs on the pipe's own thread, once per item, in order.
-    init(capacity: Int, maxWeight: Int, weigh: @escaping (Item) -> Int, work: @escaping (Item) -> Void) {
+    init(capacity: Int, maxWeight: Int, weigh: @escaping (Item) -> Int, work: @escaping (consuming Item) -> Void) {
         self.capacity = max(1, capacity)
         self.maxWeight = maxWeight
         self.weigh = weigh
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(changed, nil)
         worker = Worker { [self] in
-            while let s = self.next() { work(s) }
+            while let s = self.next() { work(consume s) }
         }
     }
 
@@ -61,7 +62,8 @@ final class OrderedPipe<Item>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         while head == waiting.count && !closed { pthread_cond_wait(changed, mutex) }
         guard head < waiting.count else { return nil }
-        let (s, n) = waiting[head]
+        let n = waiting[head].weight
+        let s = waiting[head].item.take()!
         head += 1
         weight -= n
         // Taken items leave the list (it would otherwise hold every one while the sender

@@ -67,12 +67,15 @@ public struct SessionStream {
 
     /// The first pass: which streams are extension processes.
     public mutating func learn(_ events: [Event]) {
-        // By index: `for e in events` would copy every event.
+        // By index and field by field: `for e in events`, or handing `events[i]` to a
+        // function, would copy the event.
         for i in events.indices where events[i].side == .extension {
+            let pid = events[i].pid, process = events[i].process
             // One string per stream, shared by every table that names it.
-            let k = extensionKeys.insert(SessionBuilder.streamKey(events[i])).memberAfterInsert
-            if let pid = events[i].pid { keyByPid[pid] = k }
-            if let p = events[i].process { keyByProcess[p] = k }
+            let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
+                .memberAfterInsert
+            if let pid { keyByPid[pid] = k }
+            if let process { keyByProcess[process] = k }
         }
     }
 
@@ -215,7 +218,10 @@ public struct SessionStream {
         // Open sessions of processes that ended (superseded, then silent) close as the log
         // leaves them.
         if !final {
-            for l in live where !l.ended {
+            // By index: iterating `live` itself would hold it while `noteEnd` changes it (a
+            // copy of the whole list each time).
+            for i in live.indices where !live[i].ended {
+                let l = live[i]
                 guard let own = l.lastOwn, now - own > idleHorizon, let p = l.supersedeKey, let newest = newestByProcess[p],
                     newest > l.seq, var s = streams[l.key]
                 else { continue }

@@ -70,15 +70,18 @@ final class StreamedRead: @unchecked Sendable {
         pipe?.put(b)
     }
 
-    private func take(_ b: Batch) {
+    private func take(_ batch: consuming Batch) {
         guard abandoned == nil else { return }
+        // Moved out of the batch: the list is then not shared, and is changed in place.
+        var b = batch
+        var events = b.events
+        b.events = []
         if let f = fileIndex, f != b.fileIndex { return giveUp("more than one file") }
         if fileIndex == nil {
             fileIndex = b.fileIndex
             willStart(b.path)
             started = true
         }
-        var events = b.events
         if resolver == nil {
             guard let reference = b.firstComplete else {
                 unresolved.append(contentsOf: events)
