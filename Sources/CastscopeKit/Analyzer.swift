@@ -59,6 +59,9 @@ public struct AnalysisReport: Sendable {
     public var orphanDeviceSessions: [String] = []
     /// What went wrong, with evidence (filled by `Findings.run`).
     public var findings: [Finding] = []
+    /// When the findings of sessions handed on went out with them and were not kept
+    /// (`Analyzer.keepsSessionFindings` off): their counts; `findings` then holds the bundle's own.
+    public var handedOnFindings: FindingTally?
     /// The zone the report is shown in (seconds east of UTC, or `Fmt.unzoned`), nil when no
     /// line had a time.
     public var displayOffset: Int?
@@ -133,6 +136,9 @@ public final class Analyzer {
     public var idleHorizon: Int64 = 60_000_000
     /// Sessions waiting for the thread that finishes them (findings, report bytes).
     public var sessionPipeCapacity = 64
+    /// Whether the findings of sessions handed to `onSession` are kept in the report too; off,
+    /// only their counts are (`AnalysisReport.handedOnFindings`), and the sink must write them.
+    public var keepsSessionFindings = true
 
     public init(registry: ParserRegistry, options: AnalyzeOptions = AnalyzeOptions()) throws {
         if let name = options.forcedFormat, registry.format(named: name) == nil {
@@ -175,7 +181,7 @@ public final class Analyzer {
         if readsAsItGoes(paths) {
             let streamed = StreamedRead(
                 stage: SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
-                                    sink: onSession),
+                                    sink: onSession, keepsFindings: keepsSessionFindings),
                 date: options.date, today: today, zone: options.displayZone
             ) { [willStreamSessions] path in
                 var partial = AnalysisReport()
@@ -581,7 +587,7 @@ public final class Analyzer {
         // The join needs every session: with relay lines they are kept, not handed on.
         let sink = relayEvents.isEmpty ? onSession : nil
         let stage = SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
-                                 sink: sink)
+                                 sink: sink, keepsFindings: keepsSessionFindings)
         stage.learn(deviceEvents)
         if sink != nil { willStreamSessions?(report) }
         stage.feed(&deviceEvents, deviceEvents.indices)

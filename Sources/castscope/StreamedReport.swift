@@ -66,14 +66,20 @@ final class StreamedReport {
     let initial: TextReport?
     let spill = Spill()
     var count = 0
+    /// JSON, when the report does not keep the findings of the sessions handed on
+    /// (`Analyzer.keepsSessionFindings` off): their elements, for the `findings` array.
+    let spillsFindings: Bool
+    let findingSpill = Spill()
+    var findingCount = 0
     /// One session's text, before it is sanitized.
     var block = OutputBuffer(capacity: 1 << 16)
     var sanitized: [UInt8] = []
 
-    init(target: OutputTarget, text: TextReport?) {
+    init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false) {
         self.target = target
         self.text = text
         initial = text
+        self.spillsFindings = spillsFindings && text == nil
     }
 
     /// Before the first session: the inputs are known (for `[n]:line` aliases). Called again
@@ -83,11 +89,18 @@ final class StreamedReport {
         text = initial?.prepared(inputs: partial.inputs)
         spill.reset()
         count = 0
+        findingSpill.reset()
+        findingCount = 0
     }
 
     func add(_ s: Session, _ findings: [Finding]) {
         sessionBytes(s, findings, first: count == 0) { spill.append($0) }
         count += 1
+        guard spillsFindings else { return }
+        for f in findings {
+            findingSpill.append(JSONReport.findingElement(f, first: findingCount == 0))
+            findingCount += 1
+        }
     }
 
     /// One session as the report writes it (text: sanitized; JSON: an element of `sessions`).
@@ -146,10 +159,16 @@ final class StreamedReport {
                 OutputWriter.writeAll(head, to: f) && spill.copy(to: f) && OutputWriter.writeAll(tail, to: f)
             }
         }
-        let (head, tail) = JSONReport.renderParts(report, sessionCount: count)
+        // The document's pieces, with the parts written as sessions ended between them: the
+        // findings handed on (when not kept), then the sessions.
+        let pieces = JSONReport.renderPieces(report, sessionCount: count)
+        let parts = pieces.count == 3 ? [findingSpill, spill] : [spill]
         return OutputWriter.write(to: target) { f in
-            head.withUnsafeBytes { OutputWriter.writeAll($0, to: f) } && spill.copy(to: f)
-                && tail.withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
+            for (k, piece) in pieces.enumerated() {
+                guard piece.withUnsafeBytes({ OutputWriter.writeAll($0, to: f) }) else { return false }
+                if k < parts.count, !parts[k].copy(to: f) { return false }
+            }
+            return true
         }
     }
 }

@@ -32,11 +32,14 @@ struct StreamedReportTests {
         var superseded = false
         var whole = false
         var mode = Analyzer.ReadMode.whole
+        var findingsApart = false
     }
 
     /// Analyzes `paths` with sessions handed on (`tune` sets the analyzer up) and holds the
     /// parts, put together, to the whole report's bytes (text and JSON) and findings.
     static func streamedMatchesWhole(_ name: String, _ paths: [String], tune: (Analyzer) -> Void = { _ in }) throws -> Outcome {
+        // The findings of handed-on sessions are written by the sink when the analyzer does not
+        // keep them: the JSON document then has a part for them too.
         let registry = try ParserRegistry.builtin()
         let provenance = Provenance(commandLine: ["castscope", "analyze"], generatedAt: 1_773_306_000_000_000)
         var outcome = Outcome()
@@ -51,6 +54,8 @@ struct StreamedReportTests {
         var parts = ""
         var elements: [UInt8] = []
         var count = 0
+        var findingElements: [UInt8] = []
+        var handedOn: [Finding] = []
         var writer = text
         analyzer.willStreamSessions = {
             // A second call starts over (the analyzer gave up streaming while reading).
@@ -58,11 +63,14 @@ struct StreamedReportTests {
             parts = ""
             elements = []
             count = 0
+            findingElements = []
+            handedOn = []
         }
         analyzer.onSession = { s, findings in
             parts += writer.sessionBlock(s, findings: findings)
             elements += JSONReport.sessionElement(s, first: count == 0)
             count += 1
+            for f in findings { findingElements += JSONReport.findingElement(f, first: handedOn.isEmpty); handedOn.append(f) }
         }
         let streamed = analyzer.analyze(paths)
         outcome.mode = analyzer.lastReadMode
@@ -91,9 +99,22 @@ struct StreamedReportTests {
         outcome.superseded = whole.sessions.contains(where: { $0.outcome == .truncated }) && count > 50
         let assembled = writer.head(streamed) + parts + writer.tail(streamed)
         #expect(assembled == text.render(whole), "\(name): text differs")
-        let (head, tail) = JSONReport.renderParts(streamed, provenance: provenance, sessionCount: count)
-        #expect(Array(head) + elements + Array(tail) == json, "\(name): JSON differs")
-        #expect(streamed.findings.map(\.message) == whole.findings.map(\.message), "\(name)")
+        let pieces = JSONReport.renderPieces(streamed, provenance: provenance, sessionCount: count)
+        if streamed.handedOnFindings != nil {
+            #expect(!analyzer.keepsSessionFindings)
+            #expect(pieces.count == 3)
+            let document = Array(pieces[0]) + findingElements + Array(pieces[1]) + elements + Array(pieces[2])
+            let same = document == json
+            #expect(same, "\(name): JSON with the findings written apart differs")
+            #expect(streamed.findings.allSatisfy { $0.session == nil }, "\(name): only the bundle's findings are kept")
+            outcome.findingsApart = !handedOn.isEmpty
+        } else {
+            #expect(pieces.count == 2)
+            let same = Array(pieces[0]) + elements + Array(pieces[1]) == json
+            #expect(same, "\(name): JSON differs")
+            handedOn = []
+        }
+        #expect((handedOn + streamed.findings).map(\.message) == whole.findings.map(\.message), "\(name)")
         return outcome
     }
 
@@ -119,19 +140,24 @@ struct StreamedReportTests {
     /// make it give up and read the file again, with the same bytes.
     @Test func sameBytesWhenSessionsAreBuiltWhileReading() throws {
         let small: (Analyzer) -> Void = {
+            $0.keepsSessionFindings = false
             $0.parallelThreshold = 0
             $0.parallelism = 2
             $0.minimumRange = 4096
             $0.maximumStreamedRange = 16 * 1024
         }
         var modes: [String: Analyzer.ReadMode] = [:]
+        var findingsApart = 0
         // Single files too: a relay export, and an archive (not one text file's ranges).
         let single = ["relay/relay.export", "relay/relay.journal", "mixed-bundle/support-bundle.tar.gz"].map {
             ($0, [packageRoot.appendingPathComponent("samples/" + $0).path])
         }
         for (name, paths) in try Self.inputs() + single {
-            modes[name] = try Self.streamedMatchesWhole(name, paths, tune: small).mode
+            let o = try Self.streamedMatchesWhole(name, paths, tune: small)
+            modes[name] = o.mode
+            if o.findingsApart { findingsApart += 1 }
         }
+        #expect(findingsApart >= 5, "findings were written with their sessions, and not kept")
         #expect(modes["mixed-bundle/support-bundle.tar.gz"] == .readAgain("more than one file"), "\(modes)")
         #expect(modes["relay/relay.journal"] == .readAgain("not one text file"), "\(modes)")
         #expect(modes["dense 3 MB"] == .streamed)

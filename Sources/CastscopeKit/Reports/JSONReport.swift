@@ -32,11 +32,37 @@ public enum JSONReport {
     public static func renderParts(_ r: AnalysisReport, provenance: Provenance = .current(), sessionCount count: Int)
         -> (head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>)
     {
-        let (bytes, gap) = document(r, provenance: provenance, sessionsWrittenElsewhere: count)
-        return (bytes[..<gap!], bytes[gap!...])
+        let pieces = renderPieces(r, provenance: provenance, sessionCount: count)
+        precondition(pieces.count == 2, "the findings of handed-on sessions need renderPieces")
+        return (pieces[0], pieces[1])
     }
 
-    static func document(_ r: AnalysisReport, provenance: Provenance, sessionsWrittenElsewhere: Int?) -> ([UInt8], Int?) {
+    /// The document around every part written elsewhere: before and after the `sessions`
+    /// array's elements and, when the report did not keep the findings of the sessions handed
+    /// on (`handedOnFindings`), around those findings' elements (`findingElement`) first, at
+    /// the start of the `findings` array.
+    public static func renderPieces(_ r: AnalysisReport, provenance: Provenance = .current(), sessionCount count: Int)
+        -> [ArraySlice<UInt8>]
+    {
+        let (bytes, gaps) = document(r, provenance: provenance, sessionsWrittenElsewhere: count)
+        var pieces: [ArraySlice<UInt8>] = []
+        var from = 0
+        for g in gaps {
+            pieces.append(bytes[from..<g])
+            from = g
+        }
+        pieces.append(bytes[from...])
+        return pieces
+    }
+
+    /// One finding as an element of the document's `findings` array.
+    public static func findingElement(_ f: Finding, first: Bool) -> [UInt8] {
+        var w = JSONWriter(nestedAt: 2, first: first)
+        finding(&w, f)
+        return w.bytes
+    }
+
+    static func document(_ r: AnalysisReport, provenance: Provenance, sessionsWrittenElsewhere: Int?) -> ([UInt8], [Int]) {
         var w = JSONWriter(capacity: 1 << 16)
         w.open()
         w.string("schema", schema)
@@ -61,12 +87,13 @@ public enum JSONReport {
         w.close()
         w.int("inputErrors", r.errors.count)
         w.int("relaySessions", r.relaySessions.count)
-        w.int("findingCount", r.findings.count)
+        let findings = r.findingTally
+        w.int("findingCount", findings.count)
         w.open("severities")
-        for (sev, n) in SessionFacts.severityCounts(r.findings) { w.int(sev.rawValue, n) }
+        for (sev, n) in findings.severityCounts { w.int(sev.rawValue, n) }
         w.close()
         w.open("findings")
-        for (kind, n) in findingCounts(r.findings) { w.int(kind, n) }
+        for k in findings.kinds { w.int(k.kind, k.count) }
         w.close()
         w.close()
         clock(&w, r.clock)
@@ -100,6 +127,7 @@ public enum JSONReport {
         for e in r.errors { w.string(nil, e.description) }
         w.close(array: true)
         w.open("findings", array: true)
+        if let handedOn = r.handedOnFindings { w.gap(count: handedOn.count) }
         for f in r.findings { finding(&w, f) }
         w.close(array: true)
         w.open("sessions", array: true)
@@ -124,8 +152,8 @@ public enum JSONReport {
         w.close(array: true)
         w.close()
         w.close()
-        let gap = w.gapAt
-        return (w.takeLine(), gap)
+        let gaps = w.gaps
+        return (w.takeLine(), gaps)
     }
 
     /// Findings per kind, in order of first appearance.

@@ -14,14 +14,14 @@ public struct JSONWriter {
         needComma = [!first]
     }
 
-    /// Where elements written elsewhere (by `init(nestedAt:first:)` writers) go: the byte
-    /// offset in `bytes`, set by `gap`.
-    public private(set) var gapAt: Int?
+    /// Where elements written elsewhere (by `init(nestedAt:first:)` writers) go: byte offsets
+    /// in `bytes`, one per `gap`, in order.
+    public private(set) var gaps: [Int] = []
 
     /// Leaves a gap in the open container for `count` elements written elsewhere: the document
-    /// is `bytes[..<gapAt]`, those elements, then `bytes[gapAt...]`.
+    /// is `bytes[..<gaps[0]]`, those elements, then `bytes[gaps[0]...]` (up to the next gap).
     public mutating func gap(count: Int) {
-        gapAt = out.count
+        gaps.append(out.count)
         if count > 0 { needComma[needComma.count - 1] = true }
     }
 

@@ -254,13 +254,13 @@ public struct TextReport {
         if !outcomes.isEmpty { out += " (" + outcomes.joined(separator: ", ") + ")" }
         if !r.errors.isEmpty { out += ", " + paint("\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")", "31") }
         out += "\n"
-        if !r.findings.isEmpty {
+        let findings = r.findingTally
+        if findings.count > 0 {
             var bySeverity: [String] = []
-            for sev in Severity.allCases.reversed() {
-                let n = r.findings.filter { $0.severity == sev }.count
-                if n > 0 { bySeverity.append(paint("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")", severityColor(sev))) }
+            for (sev, n) in findings.severityCounts where n > 0 {
+                bySeverity.append(paint("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")", severityColor(sev)))
             }
-            out += "findings: " + bySeverity.joined(separator: ", ") + " — " + Self.kindsWithSessions(r.findings) + "\n"
+            out += "findings: " + bySeverity.joined(separator: ", ") + " — " + Self.kindsWithSessions(findings) + "\n"
         }
         if let c = r.clock {
             out += "clock: " + clockLine(c) + "\n"
@@ -321,16 +321,10 @@ public struct TextReport {
     }
 
     /// `never-connected ×3 (S1, S4, S9), slow-start (S2)`: which sessions have each kind.
-    static func kindsWithSessions(_ findings: [Finding]) -> String {
-        JSONReport.findingCounts(findings).map { kind, n in
-            // At most five ids are needed (four shown, and whether there are more).
-            var ids: [String] = []
-            for f in findings where f.kind == kind {
-                if let s = f.session, !ids.contains(s) { ids.append(s) }
-                if ids.count > 4 { break }
-            }
-            var t = n > 1 ? "\(kind) ×\(n)" : kind
-            if !ids.isEmpty { t += " (" + ids.prefix(4).joined(separator: ", ") + (ids.count > 4 ? ", …" : "") + ")" }
+    static func kindsWithSessions(_ findings: FindingTally) -> String {
+        findings.kinds.map { k in
+            var t = k.count > 1 ? "\(k.kind) ×\(k.count)" : k.kind
+            if !k.sessions.isEmpty { t += " (" + k.sessions.prefix(4).joined(separator: ", ") + (k.sessions.count > 4 ? ", …" : "") + ")" }
             return t
         }.joined(separator: ", ")
     }
@@ -362,15 +356,13 @@ public struct TextReport {
         }
         var line = "\(label): \(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
         if !outcomes.isEmpty { line += " — " + outcomes.joined(separator: ", ") }
-        if r.findings.isEmpty {
+        let findings = r.findingTally
+        if findings.count == 0 {
             line += "; no findings"
         } else {
             var bySeverity: [String] = []
-            for sev in Severity.allCases.reversed() {
-                let n = r.findings.filter { $0.severity == sev }.count
-                if n > 0 { bySeverity.append("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")") }
-            }
-            line += "; " + bySeverity.joined(separator: ", ") + ": " + Self.kindsWithSessions(r.findings)
+            for (sev, n) in findings.severityCounts where n > 0 { bySeverity.append("\(n) \(sev.rawValue)\(n == 1 ? "" : "s")") }
+            line += "; " + bySeverity.joined(separator: ", ") + ": " + Self.kindsWithSessions(findings)
         }
         if !r.errors.isEmpty { line += "; \(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")" }
         return line + "\n"

@@ -7,6 +7,8 @@ final class SessionStage {
     final class Finished: @unchecked Sendable {
         var tally = SessionTally()
         var findings: [Finding] = []
+        /// Without `keepsFindings`: the findings' counts only.
+        var findingTally: FindingTally?
     }
 
     var stream = SessionStream()
@@ -14,14 +16,23 @@ final class SessionStage {
     private let finished = Finished()
     private var pipe: SessionPipe?
 
-    init(idleHorizon: Int64, thresholds: Thresholds, capacity: Int, sink: ((Session, [Finding]) -> Void)?) {
+    /// With a sink and without `keepsFindings`, a session's findings go out with it and only
+    /// their counts stay.
+    init(idleHorizon: Int64, thresholds: Thresholds, capacity: Int, sink: ((Session, [Finding]) -> Void)?,
+         keepsFindings: Bool = true)
+    {
         stream.idleHorizon = idleHorizon
         let finished = self.finished
+        if !keepsFindings { finished.findingTally = FindingTally() }
         pipe = sink.map { sink in
             SessionPipe(capacity: capacity) { s in
                 let found = Findings.forSession(s, thresholds)
                 finished.tally.add(s)
-                finished.findings.append(contentsOf: found)
+                if finished.findingTally != nil {
+                    for f in found { finished.findingTally!.add(f) }
+                } else {
+                    finished.findings.append(contentsOf: found)
+                }
                 sink(s, found)
             }
         }
@@ -50,7 +61,10 @@ final class SessionStage {
         report.sessions = sessions
         sessions = []
         report.unattached = stream.unattached
-        if pipe != nil { report.streamed = finished.tally }
+        if pipe != nil {
+            report.streamed = finished.tally
+            report.handedOnFindings = finished.findingTally
+        }
     }
 
     /// The sessions' findings, made as they ended (with a sink).

@@ -1,0 +1,48 @@
+/// What a report's header says of its findings — how many, of each severity, of each kind in
+/// order of first appearance, and the first sessions of each kind — added up a finding at a
+/// time: all that is kept of the findings of sessions handed on as they ended
+/// (`AnalysisReport.handedOnFindings`), whose findings went out with them.
+public struct FindingTally: Sendable {
+    public private(set) var count = 0
+    public private(set) var severities: [Severity: Int] = [:]
+    /// Kinds in order of first appearance: how many, and the first five distinct sessions.
+    public private(set) var kinds: [(kind: String, count: Int, sessions: [String])] = []
+    private var kindIndex: [String: Int] = [:]
+
+    public init() {}
+
+    public init(_ findings: [Finding]) {
+        for f in findings { add(f) }
+    }
+
+    public mutating func add(_ f: Finding) {
+        count += 1
+        severities[f.severity, default: 0] += 1
+        let k: Int
+        if let i = kindIndex[f.kind] {
+            k = i
+        } else {
+            k = kinds.count
+            kindIndex[f.kind] = k
+            kinds.append((f.kind, 0, []))
+        }
+        kinds[k].count += 1
+        // At most five ids are needed (four shown, and whether there are more).
+        if let s = f.session, kinds[k].sessions.count < 5, !kinds[k].sessions.contains(s) { kinds[k].sessions.append(s) }
+    }
+
+    /// These findings, then `more` (a report's own, after those handed on).
+    public func adding(_ more: [Finding]) -> FindingTally {
+        var t = self
+        for f in more { t.add(f) }
+        return t
+    }
+
+    /// Every severity, most severe first, zeros included.
+    public var severityCounts: [(Severity, Int)] { Severity.allCases.reversed().map { ($0, severities[$0] ?? 0) } }
+}
+
+extension AnalysisReport {
+    /// Every finding of the report, counted: those handed on with their sessions and the kept ones.
+    public var findingTally: FindingTally { (handedOnFindings ?? FindingTally()).adding(findings) }
+}
