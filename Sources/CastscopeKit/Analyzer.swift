@@ -198,14 +198,19 @@ public final class Analyzer {
         return run(paths, streamed: nil)!
     }
 
-    /// A bundle that is one big text file on disk, with a sink for its sessions and no time
-    /// window (the window needs the report's zone).
+    /// A bundle that is one big text file on disk (by its first bytes), with a sink for its
+    /// sessions and no time window (the window needs the report's zone).
     func readsAsItGoes(_ paths: [String]) -> Bool {
         guard streamsWhileReading, onSession != nil, paths.count == 1, paths[0] != "-", memoryInputs.isEmpty,
             parallelism > 1, options.since == nil, options.until == nil, options.sinceSpec == nil, options.untilSpec == nil,
-            let size = fileSize(paths[0]), size >= parallelThreshold
+            let size = fileSize(paths[0]), size >= parallelThreshold, !paths[0].hasSuffix(".ips")
         else { return false }
-        return true
+        // Text, not an archive or a journal (those are read another way: trying would only
+        // cost a second read).
+        guard let source = try? RangeFileSource(path: paths[0], from: 0, to: min(size, 512)),
+            let head = try? readUpTo(512, from: source)
+        else { return false }
+        return sniff(head) == .text
     }
 
     /// One read of the bundle; nil when `streamed` gave up.

@@ -148,7 +148,7 @@ struct StreamedReportTests {
         }
         var modes: [String: Analyzer.ReadMode] = [:]
         var findingsApart = 0
-        // Single files too: a relay export, and an archive (not one text file's ranges).
+        // Single files too: a relay export, a journal file and an archive.
         let single = ["relay/relay.export", "relay/relay.journal", "mixed-bundle/support-bundle.tar.gz"].map {
             ($0, [packageRoot.appendingPathComponent("samples/" + $0).path])
         }
@@ -158,8 +158,9 @@ struct StreamedReportTests {
             if o.findingsApart { findingsApart += 1 }
         }
         #expect(findingsApart >= 5, "findings were written with their sessions, and not kept")
-        #expect(modes["mixed-bundle/support-bundle.tar.gz"] == .readAgain("more than one file"), "\(modes)")
-        #expect(modes["relay/relay.journal"] == .readAgain("not one text file"), "\(modes)")
+        // Not text by their first bytes: not tried (giving up would cost a second read).
+        #expect(modes["mixed-bundle/support-bundle.tar.gz"] == .whole, "\(modes)")
+        #expect(modes["relay/relay.journal"] == .whole, "\(modes)")
         #expect(modes["dense 3 MB"] == .streamed)
         #expect(modes["300 sessions"] == .streamed)
         #expect(modes.values.filter { $0 == .streamed }.count >= 10, "\(modes)")
