@@ -67,7 +67,7 @@ public enum Timeline {
             if (lines >= minimumRun && repeatsItself(run, lines: lines, events))
                 || (events[run[0]].kind == "relay.stats" && events[run[0]].repeats != nil)
             {
-                out.append((run[0], fold(run.lazy.map { events[$0] })))
+                out.append((run[0], fold(events, run)))
             } else {
                 for i in run {
                     guard events[i].repeats != nil else {
@@ -104,21 +104,23 @@ public enum Timeline {
         return Set(run.map { events[$0].message }).count < lines
     }
 
-    static func fold<Run: BidirectionalCollection>(_ run: Run) -> TimelineEntry where Run.Element == Event {
-        if run.first!.kind == "relay.stats" { return foldStats(run) }
+    /// One row for the run `events[run]` (indices: iterating copies of the events would
+    /// retain and release every string of each).
+    static func fold(_ events: [Event], _ run: [Int]) -> TimelineEntry {
+        if events[run[0]].kind == "relay.stats" { return foldStats(run.lazy.map { events[$0] }) }
         // Count each distinct message, in order of first appearance.
         var texts: [(String, Int, [Int64])] = []
-        for e in run {
-            var k = texts.firstIndex(where: { $0.0 == e.message }) ?? -1
+        for i in run {
+            var k = texts.firstIndex(where: { $0.0 == events[i].message }) ?? -1
             if k < 0 {
-                texts.append((e.message, 0, []))
+                texts.append((events[i].message, 0, []))
                 k = texts.count - 1
             }
             // Gathered in locals: appending through `texts[k]` inside the closure checked
             // uniqueness at every one of tens of thousands of frame lines.
             var count = 0
             var times: [Int64] = []
-            e.forEachTime { t in
+            events[i].forEachTime { t in
                 count += 1
                 if let t { times.append(t) }
             }
@@ -138,10 +140,11 @@ public enum Timeline {
             }
             return s
         }
-        let first = run.first!
-        return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: parts.joined(separator: "; "),
-                             count: run.reduce(0) { $0 + $1.count }, first: first.source, last: run.last!.lastSource,
-                             timeInferred: run.contains(where: \.timeInferred))
+        let first = run[0]
+        return TimelineEntry(time: events[first].time, side: events[first].side, kind: events[first].kind,
+                             text: parts.joined(separator: "; "), count: run.reduce(0) { $0 + events[$1].count },
+                             first: events[first].source, last: events[run[run.count - 1]].lastSource,
+                             timeInferred: run.contains { events[$0].timeInferred })
     }
 }
 

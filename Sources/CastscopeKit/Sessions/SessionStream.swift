@@ -27,6 +27,19 @@ public struct SessionStream {
     var extensionKeys = Set<String>()
     var keyByPid: [Int: String] = [:]
     var keyByProcess: [String: String] = [:]
+    /// The stream of the last extension line learned, and routed: consecutive lines of one
+    /// process (most lines) reuse its key instead of building and looking it up again.
+    struct StreamOf {
+        var pid: Int?
+        var process: String?
+        var path: String
+        var key: String
+        func same(_ pid: Int?, _ process: String?, _ path: String) -> Bool {
+            pid == self.pid && process == self.process && (pid != nil || path == self.path)
+        }
+    }
+    var lastLearned: StreamOf?
+    var lastRouted: StreamOf?
 
     var streams: [String: SessionBuilder.Stream] = [:]
     /// Streams in order of first appearance (lines of processes without a session are placed
@@ -71,9 +84,12 @@ public struct SessionStream {
         // function, would copy the event.
         for i in events.indices where events[i].side == .extension {
             let pid = events[i].pid, process = events[i].process
+            // The same stream as the line before (most lines): nothing new to learn.
+            if let last = lastLearned, last.same(pid, process, events[i].source.path) { continue }
             // One string per stream, shared by every table that names it.
             let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
                 .memberAfterInsert
+            lastLearned = StreamOf(pid: pid, process: process, path: events[i].source.path, key: k)
             if let pid { keyByPid[pid] = k }
             if let process { keyByProcess[process] = k }
         }
@@ -157,8 +173,11 @@ public struct SessionStream {
     mutating func route(_ e: Event) -> String? {
         if let ck = builder.captureKey(e, streams) { return ck }
         if e.side == .extension {
-            let k = SessionBuilder.streamKey(e)
-            return extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
+            if let last = lastRouted, last.same(e.pid, e.process, e.source.path) { return last.key }
+            var k = SessionBuilder.streamKey(e)
+            k = extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
+            lastRouted = StreamOf(pid: e.pid, process: e.process, path: e.source.path, key: k)
+            return k
         }
         guard e.side == .system else { return nil }
         let key = SessionBuilder.streamKey(e)
