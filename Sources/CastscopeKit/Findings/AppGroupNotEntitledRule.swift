@@ -8,8 +8,8 @@ struct AppGroupNotEntitledRule: FindingRule {
         var out: [Finding] = []
         let message = "a process is not entitled to the app group: the shared container (and the socket file in it) cannot be used; check that the host app and the extension list the same app group"
         for s in r.sessions {
-            for e in s.events where e.kind == "app_group.not_entitled" {
-                out.append(s.finding(kind, .error, at: e.time, message, [e.source]))
+            for i in s.events.indices where s.events[i].kind == "app_group.not_entitled" {
+                out.append(s.finding(kind, .error, at: s.events[i].time, message, [s.events[i].source]))
             }
         }
         for e in r.unattached where e.kind == "app_group.not_entitled" {

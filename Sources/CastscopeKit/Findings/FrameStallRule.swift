@@ -11,9 +11,10 @@ struct FrameStallRule: FindingRule {
             // The previous frame line: its time, path and line number (references are built
             // only for a stall, not for each of tens of thousands of lines).
             var previous: (time: Int64, path: String, line: Int)?
-            for e in s.events where e.kind == "frame.sent" && e.side == .extension {
-                let path = e.source.path
-                e.forEachTimeAndLine { t, line in
+            // By index: `for e in s.events` copies every event (a retain and release per string).
+            for i in s.events.indices where s.events[i].kind == "frame.sent" && s.events[i].side == .extension {
+                let path = s.events[i].source.path
+                s.events[i].forEachTimeAndLine { t, line in
                     guard let t else { return }
                     if let p = previous, t - p.time > limit {
                         out.append(s.finding(kind, .warning, at: p.time, "no frames for \(Fmt.duration(t - p.time)) while streaming (device)",
@@ -22,7 +23,8 @@ struct FrameStallRule: FindingRule {
                     previous = (t, path, line)
                 }
             }
-            for e in s.events where e.kind == "relay.stalled" {
+            for i in s.events.indices where s.events[i].kind == "relay.stalled" {
+                let e = s.events[i]
                 guard let te = e.time, span.contains(te) else { continue }
                 out.append(s.finding(kind, .warning, at: te, "the relay received no frames: \(e.message)", [e.source]))
             }

@@ -12,7 +12,8 @@ struct ReplayKitErrorRule: FindingRule {
         var out: [Finding] = []
         func group(_ events: [Event]) -> [[Event]] {
             var groups: [[Event]] = []
-            for e in events where e.kind == "replaykit.error" {
+            for i in events.indices where events[i].kind == "replaykit.error" {
+                let e = events[i]
                 let code = Self.code(of: e)
                 if var last = groups.last, let first = last.first,
                     Self.near(first, e), code == nil || Self.code(of: first) == nil || Self.code(of: first) == code

@@ -15,7 +15,7 @@ struct ReplaydKilledRule: FindingRule {
             return Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil, message: m,
                            evidence: [e.source])
         }
-        for s in r.sessions { for e in s.events where e.kind == "replayd.killed" { out.append(make(e, s)) } }
+        for s in r.sessions { for i in s.events.indices where s.events[i].kind == "replayd.killed" { out.append(make(s.events[i], s)) } }
         for e in r.unattached where e.kind == "replayd.killed" { out.append(make(e, nil)) }
         return out
     }
