@@ -120,8 +120,10 @@ public final class Analyzer {
     /// and the last range to finish is short.
     public var rangesPerThread = 16
     public var minimumRange: UInt64 = 8 << 20
-    /// A file streamed while it is read (`StreamedRead`) is cut in ranges at most this big.
+    /// A file streamed while it is read (`StreamedRead`) is cut in ranges at most this big;
+    /// one read by a single reader (gzip) hands its events on this many at a time.
     public var maximumStreamedRange: UInt64 = 16 << 20
+    public var streamedBatchEvents = 16_384
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     /// Inputs held in memory, by the name they are given as paths (fuzzing, tests).
     public var memoryInputs: [String: [UInt8]] = [:]
@@ -203,14 +205,22 @@ public final class Analyzer {
     func readsAsItGoes(_ paths: [String]) -> Bool {
         guard streamsWhileReading, onSession != nil, paths.count == 1, paths[0] != "-", memoryInputs.isEmpty,
             parallelism > 1, options.since == nil, options.until == nil, options.sinceSpec == nil, options.untilSpec == nil,
-            let size = fileSize(paths[0]), size >= parallelThreshold, !paths[0].hasSuffix(".ips")
+            let size = fileSize(paths[0]), size >= min(parallelThreshold, 4 << 20), !paths[0].hasSuffix(".ips")
         else { return false }
-        // Text, not an archive or a journal (those are read another way: trying would only
-        // cost a second read).
-        guard let source = try? RangeFileSource(path: paths[0], from: 0, to: min(size, 512)),
+        // Text, or gzip of text; not an archive or a journal (those are read another way:
+        // trying would only cost a second read).
+        guard let source = try? RangeFileSource(path: paths[0], from: 0, to: size),
             let head = try? readUpTo(512, from: source)
         else { return false }
-        return sniff(head) == .text
+        switch sniff(head) {
+        case .text: return true
+        case .gzip:
+            guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: paths[0]),
+                let inner = try? readUpTo(512, from: inflated)
+            else { return false }
+            return sniff(inner) == .text
+        default: return false
+        }
     }
 
     /// One read of the bundle; nil when `streamed` gave up.
@@ -315,12 +325,6 @@ public final class Analyzer {
             progress?(report.inputs.count, bytesDone)
         }
 
-        func absorb(_ part: TextResult, path: String, format: LogFormat, fileIndex: Int) {
-            var f = beginFile(path: path, format: format)
-            absorbPart(part, fileIndex: fileIndex, into: &f)
-            finishFile(f, path: path, format: format, fileIndex: fileIndex)
-        }
-
         /// The format of a file from its first bytes, or an error already recorded.
         /// Files read as `plain` although most of their lines start with a timestamp.
         var plainNotes: [Int: String] = [:]
@@ -358,13 +362,18 @@ public final class Analyzer {
                 let head = try readUpTo(64 * 1024, from: source)
                 guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return }
                 // Files that fit in the head are too small for an adaptive prefilter to pay off.
+                // Streamed, the events are taken a batch at a time as they are read.
+                var file = beginFile(path: path, format: format)
                 let result = context.read(PrefixedSource(prefix: head, rest: source), path: path, format: format,
                                           adapts: head.count >= 64 * 1024,
-                                          budget: EventBudget(limit: self.options.budget.maxEventsPerFile)) {
+                                          budget: EventBudget(limit: self.options.budget.maxEventsPerFile),
+                                          cutEvery: streamed == nil ? 0 : self.streamedBatchEvents,
+                                          onPart: { absorbPart($0, fileIndex: fileIndex, into: &file) }) {
                     recordCount += 1
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
-                absorb(result, path: path, format: format, fileIndex: fileIndex)
+                absorbPart(result, fileIndex: fileIndex, into: &file)
+                finishFile(file, path: path, format: format, fileIndex: fileIndex)
             },
             report: { error in
                 report.errors.append(error)
@@ -804,8 +813,12 @@ struct ReadContext: Sendable {
     /// `adapts`, the reader has its own copy of the prefilter, which adapts to the words common
     /// in its input (a few hundred KB of tables: for big inputs); the per-line scan goes through
     /// plain pointers (`PrefilterScanner`) either way.
+    /// With `cutEvery`, the events are handed to `onPart` that many at a time as they are read
+    /// (a file read by one reader, streamed while read); the result then holds the rest, and
+    /// the whole file's counts.
     func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, pool: ResultSlots? = nil,
-              budget: EventBudget? = nil, onRecord: (() -> Void)?) -> TextResult
+              budget: EventBudget? = nil, cutEvery: Int = 0, onPart: (consuming TextResult) -> Void = { _ in },
+              onRecord: (() -> Void)?) -> TextResult
     {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
@@ -831,6 +844,16 @@ struct ReadContext: Sendable {
                     order += 1
                     // Memory follows recognized lines (~36 bytes each): bounded per file.
                     if let budget, order & 1023 == 0, !budget.take(1024) { throw budget.error(path: path, line: rec.line) }
+                    if cutEvery > 0, result.events.count > cutEvery {
+                        // The last event stays: a frame run may go on in it.
+                        var part = TextResult()
+                        part.firstComplete = result.firstComplete
+                        let last = result.events.removeLast()
+                        swap(&part.events, &result.events)
+                        result.events = [last]
+                        compactor.forgetOpenRuns()
+                        onPart(part)
+                    }
                 }
                 tick()
             }

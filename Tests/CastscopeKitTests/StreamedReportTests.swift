@@ -145,6 +145,7 @@ struct StreamedReportTests {
             $0.parallelism = 2
             $0.minimumRange = 4096
             $0.maximumStreamedRange = 16 * 1024
+            $0.streamedBatchEvents = 64
         }
         var modes: [String: Analyzer.ReadMode] = [:]
         var findingsApart = 0
@@ -152,7 +153,20 @@ struct StreamedReportTests {
         let single = ["relay/relay.export", "relay/relay.journal", "mixed-bundle/support-bundle.tar.gz"].map {
             ($0, [packageRoot.appendingPathComponent("samples/" + $0).path])
         }
-        for (name, paths) in try Self.inputs() + single {
+        // And gzip: one reader, its events handed on 64 at a time.
+        let gzDir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: gzDir) }
+        var gzipped: [(String, [String])] = []
+        for (name, paths) in try Self.inputs() where name == "dense 3 MB" || name == "300 sessions" {
+            let gz = gzDir.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-") + ".log.gz")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", "gzip -c '\(paths[0])' > '\(gz.path)'"]
+            try p.run()
+            p.waitUntilExit()
+            gzipped.append((name + " .gz", [gz.path]))
+        }
+        for (name, paths) in try Self.inputs() + single + gzipped {
             let o = try Self.streamedMatchesWhole(name, paths, tune: small)
             modes[name] = o.mode
             if o.findingsApart { findingsApart += 1 }
@@ -163,6 +177,8 @@ struct StreamedReportTests {
         #expect(modes["relay/relay.journal"] == .whole, "\(modes)")
         #expect(modes["dense 3 MB"] == .streamed)
         #expect(modes["300 sessions"] == .streamed)
+        #expect(modes["dense 3 MB .gz"] == .streamed, "\(modes)")
+        #expect(modes["300 sessions .gz"] == .streamed, "\(modes)")
         #expect(modes.values.filter { $0 == .streamed }.count >= 10, "\(modes)")
         #expect(modes.values.contains { if case .readAgain(let why) = $0 { why.hasPrefix("relay lines") } else { false } }, "\(modes)")
         // A line from the file's start copied to its end: earlier than lines already fed.

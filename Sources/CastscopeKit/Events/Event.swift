@@ -190,6 +190,9 @@ extension Event {
 struct EventCompactor {
     private var openStats: [String: Int] = [:]
 
+    /// The events before the last were handed on: relay stats runs start again.
+    mutating func forgetOpenRuns() { openStats = [:] }
+
     mutating func add(_ e: Event, to events: inout [Event]) {
         if continuesRun(kind: e.kind, message: e.message, pid: e.pid, process: e.process, fileIndex: e.fileIndex,
                         time: e.parsedTime, line: e.source.line, in: &events)
