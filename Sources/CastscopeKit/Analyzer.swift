@@ -204,23 +204,45 @@ public final class Analyzer {
     /// sessions and no time window (the window needs the report's zone).
     func readsAsItGoes(_ paths: [String]) -> Bool {
         guard streamsWhileReading, onSession != nil, paths.count == 1, paths[0] != "-", memoryInputs.isEmpty,
-            parallelism > 1, options.since == nil, options.until == nil, options.sinceSpec == nil, options.untilSpec == nil,
-            let size = fileSize(paths[0]), size >= min(parallelThreshold, 4 << 20), !paths[0].hasSuffix(".ips")
+            parallelism > 1, options.since == nil, options.until == nil, options.sinceSpec == nil, options.untilSpec == nil
         else { return false }
+        // A folder holding just that file (a ticket's folder with its one log) is the same.
+        let path = Self.onlyFile(in: paths[0]) ?? paths[0]
+        guard let size = fileSize(path), size >= min(parallelThreshold, 4 << 20), !path.hasSuffix(".ips") else { return false }
         // Text, or gzip of text; not an archive or a journal (those are read another way:
         // trying would only cost a second read).
-        guard let source = try? RangeFileSource(path: paths[0], from: 0, to: size),
+        guard let source = try? RangeFileSource(path: path, from: 0, to: size),
             let head = try? readUpTo(512, from: source)
         else { return false }
         switch sniff(head) {
         case .text: return true
         case .gzip:
-            guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: paths[0]),
+            guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: path),
                 let inner = try? readUpTo(512, from: inflated)
             else { return false }
             return sniff(inner) == .text
         default: return false
         }
+    }
+
+    /// The one file a folder holds (names starting with a dot are not read), or nil: a folder
+    /// with anything else in it, or an Apple log archive.
+    static func onlyFile(in folder: String) -> String? {
+        var st = stat()
+        guard stat(folder, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, !isLogArchiveFolder(folder),
+            let dir = opendir(folder)
+        else { return nil }
+        defer { closedir(dir) }
+        var found: String?
+        while let ent = readdir(dir) {
+            let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name.hasPrefix(".") { continue }
+            guard found == nil else { return nil }
+            found = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+        }
+        return found
     }
 
     /// One read of the bundle; nil when `streamed` gave up.

@@ -165,6 +165,12 @@ struct StreamedReportTests {
             try p.run()
             p.waitUntilExit()
             gzipped.append((name + " .gz", [gz.path]))
+            // A folder holding just the file (and a hidden one, which is not read).
+            let folder = gzDir.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: paths[0], toPath: folder.appendingPathComponent("device.log").path)
+            try "notes".write(to: folder.appendingPathComponent(".DS_Store"), atomically: true, encoding: .utf8)
+            gzipped.append((name + " folder", [folder.path]))
         }
         for (name, paths) in try Self.inputs() + single + gzipped {
             let o = try Self.streamedMatchesWhole(name, paths, tune: small)
@@ -179,6 +185,9 @@ struct StreamedReportTests {
         #expect(modes["300 sessions"] == .streamed)
         #expect(modes["dense 3 MB .gz"] == .streamed, "\(modes)")
         #expect(modes["300 sessions .gz"] == .streamed, "\(modes)")
+        #expect(modes["dense 3 MB folder"] == .streamed, "\(modes)")
+        #expect(modes["jetsam-kill"] == .whole, "a folder of two files: \(modes)")
+        #expect(modes["healthy-jitsi"] == .streamed, "a folder of one file: \(modes)")
         #expect(modes.values.filter { $0 == .streamed }.count >= 10, "\(modes)")
         #expect(modes.values.contains { if case .readAgain(let why) = $0 { why.hasPrefix("relay lines") } else { false } }, "\(modes)")
         // A line from the file's start copied to its end: earlier than lines already fed.
