@@ -123,24 +123,24 @@ final class StreamedReport {
     func writeWhole(_ report: AnalysisReport) -> String? {
         text = initial?.prepared(inputs: report.inputs)
         let bySession = report.findingsBySession()
-        let head: [UInt8], tail: [UInt8]
-        if let r = text {
-            head = Array(terminal(r, r.head(report)).utf8)
-            tail = Array(terminal(r, r.tail(report)).utf8)
-        } else {
-            let parts = JSONReport.renderParts(report, sessionCount: report.sessions.count)
-            head = Array(parts.head)
-            tail = Array(parts.tail)
-        }
         return OutputWriter.write(to: target) { f in
-            guard head.withUnsafeBytes({ OutputWriter.writeAll($0, to: f) }) else { return false }
-            var ok = true
-            for (i, s) in report.sessions.enumerated() where ok {
-                sessionBytes(s, bySession[s.id] ?? [], first: i == 0) { bytes in
-                    ok = bytes.withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
+            func sessions() -> Bool {
+                var ok = true
+                for (i, s) in report.sessions.enumerated() where ok {
+                    sessionBytes(s, bySession[s.id] ?? [], first: i == 0) { bytes in
+                        ok = bytes.withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
+                    }
                 }
+                return ok
             }
-            return ok && tail.withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
+            if let r = text {
+                return OutputWriter.writeAll(terminal(r, r.head(report)), to: f) && sessions()
+                    && r.tail(report) { OutputWriter.writeAll(terminal(r, $0), to: f) }
+            }
+            // The document is written as it is made; its one gap is the sessions.
+            return JSONReport.write(report, sessionCount: report.sessions.count,
+                                    to: { bytes in bytes.withUnsafeBytes { OutputWriter.writeAll($0, to: f) } },
+                                    fill: { _ in sessions() })
         }
     }
 
@@ -150,25 +150,23 @@ final class StreamedReport {
         Sanitize.terminal(r.width.map { TextReport.wrap(part, width: $0) } ?? part, styles: r.color)
     }
 
-    /// Writes head, sessions and tail; a one-line error, or nil.
+    /// Writes head, sessions and tail; a one-line error, or nil. The tail (a relay fleet's can
+    /// list tens of thousands of sessions) is written as it is made, not held whole.
     func finish(_ report: AnalysisReport) -> String? {
         if let r = text {
             let head = terminal(r, r.head(report))
-            let tail = terminal(r, r.tail(report))
             return OutputWriter.write(to: target) { f in
-                OutputWriter.writeAll(head, to: f) && spill.copy(to: f) && OutputWriter.writeAll(tail, to: f)
+                OutputWriter.writeAll(head, to: f) && spill.copy(to: f)
+                    && r.tail(report) { OutputWriter.writeAll(terminal(r, $0), to: f) }
             }
         }
-        // The document's pieces, with the parts written as sessions ended between them: the
-        // findings handed on (when not kept), then the sessions.
-        let pieces = JSONReport.renderPieces(report, sessionCount: count)
-        let parts = pieces.count == 3 ? [findingSpill, spill] : [spill]
+        // The parts written as sessions ended go in the document's gaps: the findings handed
+        // on (when not kept), then the sessions.
+        let parts = report.handedOnFindings != nil ? [findingSpill, spill] : [spill]
         return OutputWriter.write(to: target) { f in
-            for (k, piece) in pieces.enumerated() {
-                guard piece.withUnsafeBytes({ OutputWriter.writeAll($0, to: f) }) else { return false }
-                if k < parts.count, !parts[k].copy(to: f) { return false }
-            }
-            return true
+            JSONReport.write(report, sessionCount: count,
+                             to: { bytes in bytes.withUnsafeBytes { OutputWriter.writeAll($0, to: f) } },
+                             fill: { k in k < parts.count && parts[k].copy(to: f) })
         }
     }
 }

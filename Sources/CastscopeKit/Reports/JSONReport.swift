@@ -55,6 +55,18 @@ public enum JSONReport {
         return pieces
     }
 
+    /// The same document written out as it is made (`JSONWriter.sink`): `fill(k)` writes
+    /// what goes in gap `k` (as `renderPieces` cuts it). False when a write failed.
+    public static func write(_ r: AnalysisReport, provenance: Provenance = .current(), sessionCount count: Int,
+                             to sink: @escaping (ArraySlice<UInt8>) -> Bool, fill: @escaping (Int) -> Bool) -> Bool
+    {
+        var w = JSONWriter(capacity: 1 << 16)
+        w.sink = sink
+        w.fill = fill
+        documentBody(&w, r, provenance: provenance, sessionsWrittenElsewhere: count)
+        return w.finishLine()
+    }
+
     /// One finding as an element of the document's `findings` array.
     public static func findingElement(_ f: Finding, first: Bool) -> [UInt8] {
         var w = JSONWriter(nestedAt: 2, first: first)
@@ -64,6 +76,12 @@ public enum JSONReport {
 
     static func document(_ r: AnalysisReport, provenance: Provenance, sessionsWrittenElsewhere: Int?) -> ([UInt8], [Int]) {
         var w = JSONWriter(capacity: 1 << 16)
+        documentBody(&w, r, provenance: provenance, sessionsWrittenElsewhere: sessionsWrittenElsewhere)
+        let gaps = w.gaps
+        return (w.takeLine(), gaps)
+    }
+
+    static func documentBody(_ w: inout JSONWriter, _ r: AnalysisReport, provenance: Provenance, sessionsWrittenElsewhere: Int?) {
         w.open()
         w.string("schema", schema)
         w.open("summary")
@@ -128,20 +146,32 @@ public enum JSONReport {
         w.close(array: true)
         w.open("findings", array: true)
         if let handedOn = r.handedOnFindings { w.gap(count: handedOn.count) }
-        for f in r.findings { finding(&w, f) }
+        for f in r.findings {
+            finding(&w, f)
+            w.flushIfFull()
+        }
         w.close(array: true)
         w.open("sessions", array: true)
         if let count = sessionsWrittenElsewhere {
             w.gap(count: count)
         } else {
-            for s in r.sessions { session(&w, s) }
+            for s in r.sessions {
+                session(&w, s)
+                w.flushIfFull()
+            }
         }
         w.close(array: true)
         w.open("unattached", array: true)
-        for e in r.unattached { event(&w, e, start: nil) }
+        for e in r.unattached {
+            event(&w, e, start: nil)
+            w.flushIfFull()
+        }
         w.close(array: true)
         w.open("relaySessions", array: true)
-        for rs in r.relaySessions { relay(&w, rs, offset: 0) }
+        for rs in r.relaySessions {
+            relay(&w, rs, offset: 0)
+            w.flushIfFull()
+        }
         w.close(array: true)
         w.open("orphans")
         w.open("relaySessions", array: true)
@@ -152,8 +182,6 @@ public enum JSONReport {
         w.close(array: true)
         w.close()
         w.close()
-        let gaps = w.gaps
-        return (w.takeLine(), gaps)
     }
 
     /// Findings per kind, in order of first appearance.

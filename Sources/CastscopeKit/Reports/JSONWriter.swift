@@ -23,6 +23,39 @@ public struct JSONWriter {
     public mutating func gap(count: Int) {
         gaps.append(out.count)
         if count > 0 { needComma[needComma.count - 1] = true }
+        guard sink != nil else { return }
+        // Streamed: what is before the gap goes out, then what fills it.
+        drain()
+        if !failed, let fill, !fill(gaps.count - 1) { failed = true }
+    }
+
+    /// A document written out as it is made (a report's can be tens of megabytes): the bytes
+    /// go to `sink` once a megabyte is buffered (`flushIfFull`, called between elements) and
+    /// at each gap, whose elements `fill` writes (called with the gap's number). A false from
+    /// either stops the writing: `failed`.
+    public var sink: ((ArraySlice<UInt8>) -> Bool)?
+    public var fill: ((Int) -> Bool)?
+    public private(set) var failed = false
+    /// Bytes handed to `sink` so far.
+    private var drained = 0
+
+    private mutating func drain() {
+        guard let sink, !out.isEmpty else { return }
+        if !failed && !sink(out.bytes[...]) { failed = true }
+        drained += out.count
+        out.removeAll()
+    }
+
+    /// Hands the buffered bytes to `sink` once there is a megabyte of them.
+    public mutating func flushIfFull() {
+        if sink != nil && out.count >= 1 << 20 { drain() }
+    }
+
+    /// The end of a streamed document: its final newline and what is still buffered.
+    public mutating func finishLine() -> Bool {
+        out.byte(0x0A)
+        drain()
+        return !failed
     }
 
     /// The document so far, as text.
@@ -47,7 +80,7 @@ public struct JSONWriter {
     private mutating func prefix(_ key: String?) {
         if needComma[needComma.count - 1] { out.byte(UInt8(ascii: ",")) }
         needComma[needComma.count - 1] = true
-        if indent > 0 || !out.isEmpty { out.byte(0x0A) }
+        if indent > 0 || !out.isEmpty || drained > 0 { out.byte(0x0A) }
         out.repeating(0x20, count: 2 * indent)
         if let key {
             out.jsonString(key)

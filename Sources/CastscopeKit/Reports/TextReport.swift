@@ -278,23 +278,32 @@ public struct TextReport {
     /// What comes after the sessions: bundle findings, orphans, lines outside sessions, inputs.
     public func tail(_ r: AnalysisReport) -> String {
         var out = ""
+        _ = tail(r) { out += $0; return true }
+        return out
+    }
+
+    /// The same, handed to `write` a few lines at a time (a relay fleet's tail lists tens of
+    /// thousands of sessions and findings); stops at the first false.
+    public func tail(_ r: AnalysisReport, _ write: (String) -> Bool) -> Bool {
         let general = selection?.keepsBundleFindings == false ? [] : r.findings.filter { $0.session == nil }
         if !general.isEmpty {
-            out += "\n" + bold("Bundle findings") + "\n"
-            for f in general { out += findingLines(f) }
+            guard write("\n" + bold("Bundle findings") + "\n") else { return false }
+            for f in general { guard write(findingLines(f)) else { return false } }
         }
         let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
-            out += "\n" + bold("Orphans") + "\n"
+            guard write("\n" + bold("Orphans") + "\n") else { return false }
             for rs in orphanRelay {
                 let when = rs.accepted.map { Fmt.rfc3339($0, offset: r.displayOffset ?? 0) } ?? "?"
-                out += "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
-                out += dim("  \(rs.events.first?.source.description ?? "")") + "\n"
+                var line = "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
+                line += dim("  \(rs.events.first?.source.description ?? "")") + "\n"
+                guard write(line) else { return false }
             }
             for id in r.orphanDeviceSessions {
-                out += "  device session \(id) connected but the relay logs have no session for it\n"
+                guard write("  device session \(id) connected but the relay logs have no session for it\n") else { return false }
             }
         }
+        var out = ""
         if !r.unattached.isEmpty {
             out += "\n" + bold("Outside any session") + "\n"
             for t in Timeline.entries(r.unattached) {
@@ -317,7 +326,7 @@ public struct TextReport {
             out += "\n" + paint("Errors", "31;1") + "\n"
             for e in r.errors { out += "  \(e)\n" }
         }
-        return out
+        return write(out)
     }
 
     /// `never-connected ×3 (S1, S4, S9), slow-start (S2)`: which sessions have each kind.
