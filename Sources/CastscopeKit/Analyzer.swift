@@ -174,8 +174,8 @@ public final class Analyzer {
     }
     public private(set) var lastReadMode = ReadMode.whole
     /// Whether a bundle that is one big text file may be streamed while it is read (when
-    /// sessions are handed on); it is read a second time when that fails, so a sink must
-    /// accept `willStreamSessions` again, as a new start.
+    /// sessions are handed on; `readsAsItGoes`); it is read a second time when that fails, so
+    /// a sink must accept `willStreamSessions` again, as a new start.
     public var streamsWhileReading = true
 
     public func analyze(_ paths: [String]) -> AnalysisReport {
@@ -200,8 +200,9 @@ public final class Analyzer {
         return run(paths, streamed: nil)!
     }
 
-    /// A bundle that is one big text file on disk (by its first bytes), with a sink for its
-    /// sessions and no time window (the window needs the report's zone).
+    /// A bundle that is one file on disk of 4 MB or more (or a folder holding only it) whose
+    /// first bytes say text or gzip of text, with a sink for its sessions, two threads or more,
+    /// and no time window (the window needs the report's zone).
     func readsAsItGoes(_ paths: [String]) -> Bool {
         guard streamsWhileReading, onSession != nil, paths.count == 1, paths[0] != "-", memoryInputs.isEmpty,
             parallelism > 1, options.since == nil, options.until == nil, options.sinceSpec == nil, options.untilSpec == nil
