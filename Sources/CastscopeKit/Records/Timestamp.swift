@@ -1,5 +1,5 @@
 /// A timestamp as written in a log line: parts may be missing (no year, no date, no zone).
-/// Parsed by hand from bytes; turned into an instant by `TimeResolver` once the bundle says
+/// Parsed by hand from bytes; turned into an instant by `FileTimeResolver` once the bundle says
 /// which date and zone to assume.
 public struct ParsedTime: Sendable, Hashable {
     // Stored compactly (32 bytes instead of 80: every recognized line carries one until its

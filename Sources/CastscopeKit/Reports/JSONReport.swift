@@ -15,11 +15,13 @@ public enum JSONReport {
 
     /// The document as UTF-8 bytes (what the CLI writes: no `String` of the whole report).
     public static func renderBytes(_ r: AnalysisReport, provenance: Provenance = .current()) -> [UInt8] {
-        document(r, provenance: provenance, sessionsWrittenElsewhere: nil).0
+        var w = JSONWriter(capacity: 1 << 16)
+        documentBody(&w, r, provenance: provenance, sessionsWrittenElsewhere: nil)
+        return w.takeLine()
     }
 
     /// One session as an element of the document's `sessions` array (`first`: no comma
-    /// before it), for writing sessions as they end; `renderParts` then gives what goes around
+    /// before it), for writing sessions as they end; `write` then writes what goes around
     /// the elements.
     public static func sessionElement(_ s: Session, first: Bool) -> [UInt8] {
         var w = JSONWriter(nestedAt: 2, first: first)
@@ -27,36 +29,11 @@ public enum JSONReport {
         return w.bytes
     }
 
-    /// The document around the `sessions` array's elements, which were written elsewhere
-    /// (`sessionElement`, `count` of them): what goes before them and what goes after.
-    public static func renderParts(_ r: AnalysisReport, provenance: Provenance = .current(), sessionCount count: Int)
-        -> (head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>)
-    {
-        let pieces = renderPieces(r, provenance: provenance, sessionCount: count)
-        precondition(pieces.count == 2, "the findings of handed-on sessions need renderPieces")
-        return (pieces[0], pieces[1])
-    }
-
-    /// The document around every part written elsewhere: before and after the `sessions`
-    /// array's elements and, when the report did not keep the findings of the sessions handed
-    /// on (`handedOnFindings`), around those findings' elements (`findingElement`) first, at
-    /// the start of the `findings` array.
-    public static func renderPieces(_ r: AnalysisReport, provenance: Provenance = .current(), sessionCount count: Int)
-        -> [ArraySlice<UInt8>]
-    {
-        let (bytes, gaps) = document(r, provenance: provenance, sessionsWrittenElsewhere: count)
-        var pieces: [ArraySlice<UInt8>] = []
-        var from = 0
-        for g in gaps {
-            pieces.append(bytes[from..<g])
-            from = g
-        }
-        pieces.append(bytes[from...])
-        return pieces
-    }
-
-    /// The same document written out as it is made (`JSONWriter.sink`): `fill(k)` writes
-    /// what goes in gap `k` (as `renderPieces` cuts it). False when a write failed.
+    /// The document written out as it is made (`JSONWriter.sink`), with elements written
+    /// elsewhere: `fill(k)` writes what goes in gap `k` — when the report did not keep the
+    /// findings of the sessions handed on (`handedOnFindings`), first their elements
+    /// (`findingElement`) at the start of the `findings` array; then the `sessions` array's
+    /// elements (`sessionElement`, `count` of them). False when a write failed.
     public static func write(_ r: AnalysisReport, provenance: Provenance = .current(), sessionCount count: Int,
                              to sink: @escaping (ArraySlice<UInt8>) -> Bool, fill: @escaping (Int) -> Bool) -> Bool
     {
@@ -72,13 +49,6 @@ public enum JSONReport {
         var w = JSONWriter(nestedAt: 2, first: first)
         finding(&w, f)
         return w.bytes
-    }
-
-    static func document(_ r: AnalysisReport, provenance: Provenance, sessionsWrittenElsewhere: Int?) -> ([UInt8], [Int]) {
-        var w = JSONWriter(capacity: 1 << 16)
-        documentBody(&w, r, provenance: provenance, sessionsWrittenElsewhere: sessionsWrittenElsewhere)
-        let gaps = w.gaps
-        return (w.takeLine(), gaps)
     }
 
     static func documentBody(_ w: inout JSONWriter, _ r: AnalysisReport, provenance: Provenance, sessionsWrittenElsewhere: Int?) {

@@ -14,19 +14,17 @@ public struct JSONWriter {
         needComma = [!first]
     }
 
-    /// Where elements written elsewhere (by `init(nestedAt:first:)` writers) go: byte offsets
-    /// in `bytes`, one per `gap`, in order.
-    public private(set) var gaps: [Int] = []
+    /// Gaps left so far.
+    private var gaps = 0
 
-    /// Leaves a gap in the open container for `count` elements written elsewhere: the document
-    /// is `bytes[..<gaps[0]]`, those elements, then `bytes[gaps[0]...]` (up to the next gap).
+    /// Leaves a gap in the open container for `count` elements written elsewhere (by
+    /// `init(nestedAt:first:)` writers): what is before it goes to `sink`, then `fill` writes
+    /// them (called with the gap's number, from 0).
     public mutating func gap(count: Int) {
-        gaps.append(out.count)
         if count > 0 { needComma[needComma.count - 1] = true }
-        guard sink != nil else { return }
-        // Streamed: what is before the gap goes out, then what fills it.
         drain()
-        if !failed, let fill, !fill(gaps.count - 1) { failed = true }
+        if !failed, let fill, !fill(gaps) { failed = true }
+        gaps += 1
     }
 
     /// A document written out as it is made (a report's can be tens of megabytes): the bytes
