@@ -562,7 +562,7 @@ public final class Analyzer {
             report.inputs[0].notes.append(contentsOf: resolver.notes)
             report.timeNotes = FileTimeResolver.reportNotes(resolver.headerNotes, sawUnzoned: streamed.sawUnzoned)
             report.displayOffset = streamed.zone.zone
-            report.span = streamed.span
+            report.span = streamed.span.range
             report.eventCount = streamed.lines
             Stages.mark("sessions")
             report.findings = streamed.stage.findings + Findings.run(report, options.thresholds)
@@ -575,13 +575,9 @@ public final class Analyzer {
         Stages.mark("times, zone, dedupe")
         // Loops over the events go by index: `for e in events` copies each one (a retain and a
         // release of each of its strings), which on a dense bundle costs more than the work.
-        var lo: Int64?, hi: Int64?
-        for i in events.indices {
-            guard let t = events[i].time else { continue }
-            lo = min(lo ?? t, t)
-            hi = max(hi ?? t, events[i].lastTime ?? t)
-        }
-        if let lo, let hi { report.span = lo...hi }
+        var span = TimeSpan()
+        span.cover(events, events.indices)
+        report.span = span.range
         let zone = report.displayOffset ?? 0
         let now = options.now ?? currentMicros()
         let since = options.sinceSpec.map { $0.resolve(zone: zone, now: now) } ?? options.since
@@ -680,6 +676,24 @@ public final class Analyzer {
             for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
         }
         return zone
+    }
+
+    /// The first time of the lines and the last one (a folded run's last line's), gathered a
+    /// stretch of lines at a time.
+    struct TimeSpan {
+        var lo: Int64?
+        var hi: Int64?
+
+        mutating func cover(_ events: [Event], _ range: Range<Int>) {
+            for i in range {
+                guard let t = events[i].time else { continue }
+                lo = min(lo ?? t, t)
+                hi = max(hi ?? t, events[i].lastTime ?? t)
+            }
+        }
+
+        /// A run whose lines went back in time can leave its last line before every first.
+        var range: ClosedRange<Int64>? { lo.map { lo in lo...max(lo, hi ?? lo) } }
     }
 
     /// The lines the events stand for (a folded run counts each of its lines).

@@ -220,6 +220,27 @@ struct StreamedReportTests {
         #expect(o.handedOn)
     }
 
+    /// A folded run of frame lines whose second line is earlier than its first, as the first
+    /// lines of the file: the span of times still starts at the run's first line (the streamed
+    /// read once made a range from a line to an earlier one here, and crashed).
+    @Test func aRunGoingBackInTimeFirst() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("back.log")
+        try """
+            2026-03-12 10:01:05.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: video sample processed successfully
+            2026-03-12 10:01:01.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: video sample processed successfully
+
+            """.write(to: log, atomically: true, encoding: .utf8)
+        let o = try Self.streamedMatchesWhole("back in time", [log.path]) {
+            $0.parallelThreshold = 0
+            $0.parallelism = 2
+        }
+        #expect(o.mode == .streamed)
+        let r = try Analyzer(registry: try ParserRegistry.builtin()).analyze([log.path])
+        #expect(r.span.map { $0.upperBound - $0.lowerBound } == 0, "the run's first line bounds the span")
+    }
+
     /// The command line on a file big enough to be streamed while read (over 32 MB, two
     /// threads): the same report as the whole-bundle read (`--threads 1`); and when the
     /// analyzer gives up half-way (a line out of order at the end) and starts over, the

@@ -39,7 +39,7 @@ final class StreamedRead: @unchecked Sendable {
 
     private(set) var zone: DisplayZoneChoice
     private(set) var lines = 0
-    private(set) var span: ClosedRange<Int64>?
+    private(set) var span = Analyzer.TimeSpan()
     private(set) var sawUnzoned = false
 
     private let lock = NSLockLite()
@@ -110,11 +110,8 @@ final class StreamedRead: @unchecked Sendable {
             }
             bound = min(bound, t)
             lines += events[i].count
-            if let t = events[i].time {
-                let end = events[i].lastTime ?? t
-                span = span.map { min($0.lowerBound, t)...max($0.upperBound, end) } ?? t...end
-            }
         }
+        span.cover(events, events.indices)
         zone.see(&events, events.indices)
         stage.learn(events)
         let before: (Event, Event) -> Bool = { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
