@@ -173,6 +173,9 @@ public final class Analyzer {
         case readAgain(String)
     }
     public private(set) var lastReadMode = ReadMode.whole
+    /// Journal files of the last analysis read as stretches on parallel threads, and those
+    /// read again by one reader after a stretch met damage.
+    public private(set) var journalsInStretches = (read: 0, readAgain: 0)
     /// Whether a bundle that is one big text file may be streamed while it is read (when
     /// sessions are handed on; `readsAsItGoes`); it is read a second time when that fails, so
     /// a sink must accept `willStreamSessions` again, as a new start.
@@ -180,6 +183,7 @@ public final class Analyzer {
 
     public func analyze(_ paths: [String]) -> AnalysisReport {
         lastReadMode = .whole
+        journalsInStretches = (0, 0)
         if readsAsItGoes(paths) {
             let streamed = StreamedRead(
                 stage: SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
@@ -442,7 +446,64 @@ public final class Analyzer {
             finishFile(file, path: path, format: format, fileIndex: fileIndex)
             return true
         }
+        /// A big journal file on disk, read as stretches on parallel threads (`JournalCut`),
+        /// taken in file order as they finish. False, with nothing kept, when it was not cut or a
+        /// stretch met anything but a clean read: the file is then read by one reader, which
+        /// words the damage as it always has.
+        func readJournalInParts(display: String, path: String) -> Bool {
+            guard streamed == nil, self.parallelism > 1, self.options.filter.isEmpty, let size = fileSize(path),
+                size >= self.parallelThreshold,
+                let promised = JournalHeader.read(path: path)?.entries,
+                let cuts = JournalCut.cuts(path: path, parts: max(self.parallelism, min(self.parallelism * self.rangesPerThread,
+                                                                                        Int(size / self.minimumRange)))),
+                !cuts.isEmpty
+            else { return false }
+            let fileIndex = report.inputs.count
+            let format = self.registry.format(named: "journal-export")!
+            let (firstEvent, firstOrder, firstErrors) = (events.count, order, report.errors.count)
+            var file = beginFile(path: display, format: format)
+            file.summary.format = "journal"
+            let bounds: [String?] = [nil] + cuts
+            let results = ResultSlots(count: bounds.count)
+            let taker = ResultTaker { absorbPart($0, fileIndex: fileIndex, into: &file) }
+            let outcome = JournalPartsOutcome()
+            let (factory, prefilter, filter) = (factory, self.prefilter, self.options.filter)
+            DispatchQueue.concurrentPerform(iterations: bounds.count) { k in
+                var part = TextResult()
+                if !outcome.failed {
+                    let reader = JournalReader(format: format, filter: filter, prefilter: prefilter)
+                    let interner = Interner()
+                    var compactor = EventCompactor()
+                    var order = 0
+                    let r = reader.read(path: path, from: bounds[k], until: k + 1 < bounds.count ? bounds[k + 1] : nil) { rec in
+                        if part.firstComplete == nil { part.firstComplete = rec.time }
+                        if factory.add(rec, path: display, order: order + 1, fileIndex: 0, interner: interner,
+                                       compactor: &compactor, to: &part.events)
+                        {
+                            order += 1
+                        }
+                    }
+                    part.stats = r.stats
+                    part.lineCount = r.read
+                    outcome.add(read: r.read, clean: r.error == nil && r.damaged == 0)
+                }
+                results.set(k, part, take: taker.take)
+            }
+            guard !outcome.failed, UInt64(outcome.read) == promised else {
+                events.removeSubrange(firstEvent...)
+                order = firstOrder
+                report.errors.removeSubrange(firstErrors...)
+                self.journalsInStretches.readAgain += 1
+                Stages.mark("journal \(display) read again by one reader")
+                return false
+            }
+            self.journalsInStretches.read += 1
+            bytesDone += size
+            finishFile(file, path: display, format: format, fileIndex: fileIndex)
+            return true
+        }
         walker.journal = { display, diskPath, source in
+            if let diskPath, readJournalInParts(display: display, path: diskPath) { return }
             let fileIndex = report.inputs.count
             var summary = InputSummary(path: display)
             summary.format = "journal"
@@ -818,6 +879,21 @@ final class ResultSlots: @unchecked Sendable {
     /// An idle adaptive prefilter, or a new one from `shared`.
     func take(from shared: Prefilter) -> Prefilter { lock.locked { idle.popLast() } ?? shared.adaptive() }
     func giveBack(_ p: Prefilter) { lock.locked { idle.append(p) } }
+}
+
+/// How the stretches of a journal file read in parallel went.
+final class JournalPartsOutcome: @unchecked Sendable {
+    private let lock = NSLockLite()
+    private var _read = 0
+    private var _failed = false
+    var read: Int { lock.locked { _read } }
+    var failed: Bool { lock.locked { _failed } }
+    func add(read n: Int, clean: Bool) {
+        lock.locked {
+            _read += n
+            if !clean { _failed = true }
+        }
+    }
 }
 
 /// What takes a big file's range results in order (`ResultSlots.set`): called by the reading

@@ -208,3 +208,90 @@ struct JoinTests {
         #expect(relay.map(\.deviceSession) == ["S1", "S2", "S3"])
     }
 }
+
+/// A big journal file is read as stretches on parallel threads (`JournalCut`): the report must
+/// be the one a single reader gives, and a stretch that meets damage sends the file back to one
+/// reader, which words the damage as before.
+@Suite("journald: a big journal read in stretches",
+       .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote (make test installs it)"))
+struct JournalStretchTests {
+    /// relay.export twenty times over, each copy an hour later with its own session ids.
+    static func longJournal(in dir: URL) throws -> URL {
+        let export = try String(contentsOf: relayExport, encoding: .utf8)
+        let ids = Set(export.split(separator: "\n").compactMap { line -> String? in
+            line.hasPrefix("RELAY_SESSION=") ? String(line.dropFirst("RELAY_SESSION=".count)) : nil
+        })
+        #expect(ids.count == 5)
+        var out = ""
+        for copy in 0..<20 {
+            var text = export
+            for id in ids { text = text.replacingOccurrences(of: id, with: String(format: "%02x", copy) + id.dropFirst(2)) }
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+                guard line.hasPrefix("__REALTIME_TIMESTAMP="), let t = Int64(line.dropFirst("__REALTIME_TIMESTAMP=".count)) else {
+                    return String(line)
+                }
+                return "__REALTIME_TIMESTAMP=\(t + Int64(copy) * 3_600_000_000)"
+            }
+            out += lines.joined(separator: "\n")
+            if !out.hasSuffix("\n\n") { out += out.hasSuffix("\n") ? "\n" : "\n\n" }
+        }
+        let path = dir.appendingPathComponent("long.journal")
+        try makeJournal(Data(out.utf8), at: path)
+        return path
+    }
+
+    static func reports(_ path: String, stretched: Bool) throws -> (text: String, json: [UInt8], analyzer: Analyzer) {
+        var options = AnalyzeOptions()
+        options.now = 1_773_306_000_000_000
+        let analyzer = try Analyzer(registry: try ParserRegistry.builtin(), options: options)
+        if stretched {
+            analyzer.parallelism = 2
+            analyzer.parallelThreshold = 0
+            analyzer.minimumRange = 4096
+            analyzer.rangesPerThread = 4
+        } else {
+            analyzer.parallelism = 1
+        }
+        let r = analyzer.analyze([path])
+        let provenance = Provenance(commandLine: ["castscope", "analyze"], generatedAt: 1_773_306_000_000_000)
+        return (TextReport(color: false).render(r), JSONReport.renderBytes(r, provenance: provenance), analyzer)
+    }
+
+    @Test("the same text and JSON report as one reader; damage sends the file back to one reader")
+    func stretchesReadTheSame() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let long = try Self.longJournal(in: dir)
+        for path in [relayJournal.path, long.path] {
+            let one = try Self.reports(path, stretched: false)
+            let parts = try Self.reports(path, stretched: true)
+            #expect(one.analyzer.journalsInStretches.read == 0)
+            #expect(parts.analyzer.journalsInStretches.read == 1, "\(path) was cut")
+            let sameText = parts.text == one.text
+            let sameJSON = parts.json == one.json
+            #expect(sameText && sameJSON, "\(path)")
+        }
+        let whole = try Self.reports(long.path, stretched: false)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(whole.json)) as? [String: Any])
+        #expect((doc["relaySessions"] as? [Any])?.count == 100)
+
+        // Damage near the tail, then near the head: whatever one reader says, the cut read says.
+        var bytes = [UInt8](try Data(contentsOf: long))
+        let tail = (0..<8).reduce(0) { $0 | Int(bytes[136 + $1]) << (8 * $1) }
+        var readAgain = 0
+        for offset in [tail - 9_000, tail - 30_000, 300_000, tail / 2] where offset > 4096 {
+            var damaged = bytes
+            for i in offset..<(offset + 256) { damaged[i] = 0xAA }
+            let path = dir.appendingPathComponent("damaged-\(offset).journal")
+            try Data(damaged).write(to: path)
+            let one = try Self.reports(path.path, stretched: false)
+            let parts = try Self.reports(path.path, stretched: true)
+            readAgain += parts.analyzer.journalsInStretches.readAgain
+            let sameText = parts.text == one.text
+            let sameJSON = parts.json == one.json
+            #expect(sameText && sameJSON, "damaged at \(offset)")
+        }
+        bytes = []
+        #expect(readAgain > 0, "some damage was met by a stretch")
+    }
+}

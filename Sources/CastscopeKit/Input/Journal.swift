@@ -123,6 +123,19 @@ public final class Journal {
         return try body(UnsafeRawBufferPointer(start: data + prefix, count: max(0, length - prefix)))
     }
 
+    /// Calls `body` with each readable `FIELD=value` of the current entry, in the entry's order,
+    /// until it returns false (one pass over the entry's data objects; `withField` is a pass per
+    /// field). Damaged or undecodable objects are passed over, as `sd_journal_get_data` does.
+    public func forEachField(_ body: (UnsafeRawBufferPointer) throws -> Bool) rethrows {
+        checkThread()
+        sd_journal_restart_data(handle)
+        var data: UnsafeRawPointer?
+        var length = 0
+        while sd_journal_enumerate_available_data(handle, &data, &length) > 0, let data {
+            if try !body(UnsafeRawBufferPointer(start: data, count: length)) { return }
+        }
+    }
+
     /// 0 when FIELD is readable, else sd-journal's `-errno` (`-ENOENT`: the entry has none;
     /// `-EBADMSG` and others: the object is damaged).
     public func fieldStatus(_ name: String) -> Int32 {

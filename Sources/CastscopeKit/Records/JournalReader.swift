@@ -39,10 +39,14 @@ public struct JournalReader {
     /// Entries whose MESSAGE holds no vocabulary anchor are counted, not read field by field.
     public var prefilter: Prefilter?
 
+    /// The format's keys, read in one pass over each entry.
+    private let fields: JournalEntryFields
+
     public init(format: LogFormat, filter: JournalFilter, prefilter: Prefilter? = nil) {
         self.format = format
         self.filter = filter
         self.prefilter = prefilter?.isUseful == true ? prefilter : nil
+        fields = JournalEntryFields(format: format)
     }
 
     public struct Result {
@@ -61,7 +65,11 @@ public struct JournalReader {
     public var reopenEvery = 32768
 
     /// Reads one journal file on disk. The record's `line` is the entry's number in the file.
-    public func read(path: String, _ sink: (inout RawRecord) throws -> Void) -> Result {
+    /// With `from`, reading starts at the entry that cursor names; with `until`, it stops before
+    /// the entry that one names (a stretch of the file, from `cuts`; lines then count from the
+    /// stretch's first entry).
+    public func read(path: String, from: String? = nil, until: String? = nil,
+                     _ sink: (inout RawRecord) throws -> Void) -> Result {
         var result = Result()
         result.promised = JournalHeader.read(path: path)?.entries
         func open() throws -> Journal {
@@ -72,15 +80,18 @@ public struct JournalReader {
         var journal: Journal
         do {
             journal = try open()
-            try journal.seekHead()
+            if let from { try journal.seek(cursor: from) } else { try journal.seekHead() }
         } catch {
             result.error = "sd-journal refused the file: \(error)"
             return result
         }
+        // The stop entry is tested by its cursor only when its time comes up.
+        let stopTime = until.flatMap { JournalCut.field("t", of: $0) }
         var record = RawRecord()
         var index = 0
         do {
             while try journal.next() {
+                if let until, let stopTime, try journal.realtime() == stopTime, journal.test(cursor: until) { break }
                 if index > 0 && index % reopenEvery == 0 {
                     let cursor = try journal.cursor()
                     journal = try open()
@@ -93,19 +104,16 @@ public struct JournalReader {
                 result.read += 1
                 result.stats.lines += 1
                 record.reset(line: index)
-                if let prefilter, result.stats.records > 0,
-                    journal.withField("MESSAGE", { $0.map { !prefilter.mayMatch($0) } ?? false })
-                {
+                switch fill(&record, from: journal, irrelevantUnless: result.stats.records > 0 ? prefilter : nil) {
+                case .irrelevant:
                     result.stats.records += 1
-                    continue
-                }
-                guard fill(&record, from: journal) else {
+                case .noMessage:
                     result.stats.skipped += 1
                     if journal.fieldStatus("MESSAGE") != -ENOENT { result.damaged += 1 }
-                    continue
+                case .record:
+                    result.stats.records += 1
+                    try sink(&record)
                 }
-                result.stats.records += 1
-                try sink(&record)
             }
         } catch {
             result.error = "reading stopped after \(index) entries: \(error)"
@@ -115,28 +123,140 @@ public struct JournalReader {
 
     /// Fills a record from the journal's current entry; false when it has no message.
     public func fill(_ record: inout RawRecord, from journal: Journal) -> Bool {
-        for key in format.jsonTimeKeys {
-            if let v = journal.field(key), let us = Int64(v) {
+        fill(&record, from: journal, irrelevantUnless: nil) == .record
+    }
+
+    enum Filled { case record, noMessage, irrelevant }
+
+    /// Fills a record from the entry's fields, read in one pass: for each field the format's
+    /// first key the entry has, for the time the first key whose value is a number (else the
+    /// entry's realtime). With a prefilter, an entry whose MESSAGE holds no anchor is
+    /// `.irrelevant` as soon as its MESSAGE is read.
+    func fill(_ record: inout RawRecord, from journal: Journal, irrelevantUnless prefilter: Prefilter?) -> Filled {
+        guard fields.collect(from: journal, prefilter: prefilter) else { return .irrelevant }
+        for i in fields.timeKeys {
+            if let value = fields.withValue(i, { Int64(String(decoding: $0, as: UTF8.self)) }), let us = value {
                 record.time = .epoch(micros: us)
                 break
             }
         }
         if record.time == nil, let us = try? journal.realtime() { record.time = .epoch(micros: Int64(us)) }
         var hasMessage = false
-        for (field, keys) in format.jsonFields {
-            for key in keys {
-                let found = journal.withField(key) { bytes -> Bool in
-                    guard let bytes else { return false }
-                    record.set(field, bytes)
-                    return true
-                }
-                if found {
-                    if field == .message { hasMessage = true }
-                    break
+        for (field, keys) in fields.fieldKeys {
+            guard let i = keys.first(where: fields.has) else { continue }
+            fields.withValue(i) { record.set(field, $0) }
+            if field == .message { hasMessage = true }
+        }
+        return hasMessage ? .record : .noMessage
+    }
+}
+
+/// Where a journal file may be cut into stretches that readers take in parallel: the cursors of
+/// entries at even steps of its sequence numbers (entries are appended in sequence-number order,
+/// and sd-journal seeks to a sequence number by bisection).
+public enum JournalCut {
+    /// A field of a cursor (`s=…;i=…;b=…;m=…;t=…;x=…`), for `i` and `t` as a number (hex).
+    static func field(_ name: Character, of cursor: String) -> UInt64? {
+        for part in cursor.split(separator: ";") where part.count > 2 && part.first == name && part.dropFirst().first == "=" {
+            return UInt64(part.dropFirst(2), radix: 16)
+        }
+        return nil
+    }
+
+    /// Cursors of the first entries of stretches 2…`parts` (fewer when entries are few); nil
+    /// when the file cannot be opened or read at its ends.
+    public static func cuts(path: String, parts: Int) -> [String]? {
+        guard parts > 1, let journal = try? Journal(files: [path]) else { return nil }
+        do {
+            try journal.seekHead()
+            guard try journal.next() else { return nil }
+            let head = try journal.cursor()
+            try journal.seekTail()
+            guard try journal.previous() else { return nil }
+            let tail = try journal.cursor()
+            guard let first = field("i", of: head), let last = field("i", of: tail), last > first,
+                let id = head.split(separator: ";").first, id.hasPrefix("s=")
+            else { return nil }
+            var cuts: [String] = []
+            for k in 1..<parts {
+                let seqnum = first + (last - first) * UInt64(k) / UInt64(parts)
+                try journal.seek(cursor: "\(id);i=\(String(seqnum, radix: 16))")
+                guard try journal.next() else { break }
+                let c = try journal.cursor()
+                if c != head, c != cuts.last { cuts.append(c) }
+            }
+            return cuts
+        } catch {
+            return nil
+        }
+    }
+}
+
+/// The keys a journal format reads (`fields` in its parsers/ file), gathered from an entry in
+/// one pass over its data objects: the first value of each, copied out (sd-journal's pointers
+/// last until its next call).
+final class JournalEntryFields {
+    private let keys: [[UInt8]]
+    /// Indices into `keys`: the time keys in order of preference, and per field its keys.
+    let timeKeys: [Int]
+    let fieldKeys: [(RecordField, [Int])]
+    private let longestKey: Int
+    private var arena: [UInt8] = []
+    private var starts: [Int]
+    private var ends: [Int]
+
+    init(format: LogFormat) {
+        var keys: [[UInt8]] = []
+        func index(_ key: String) -> Int {
+            let bytes = Array(key.utf8)
+            if let i = keys.firstIndex(of: bytes) { return i }
+            keys.append(bytes)
+            return keys.count - 1
+        }
+        timeKeys = format.jsonTimeKeys.map(index)
+        fieldKeys = format.jsonFields.map { field, names in (field, names.map(index)) }
+        self.keys = keys
+        longestKey = keys.map(\.count).max() ?? 0
+        starts = [Int](repeating: -1, count: keys.count)
+        ends = starts
+        arena.reserveCapacity(1024)
+    }
+
+    func has(_ i: Int) -> Bool { starts[i] >= 0 }
+
+    func withValue<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        guard starts[i] >= 0 else { return nil }
+        return arena.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[i]..<ends[i]])) }
+    }
+
+    /// Reads the entry; false when the prefilter found its MESSAGE irrelevant (reading stopped).
+    func collect(from journal: Journal, prefilter: Prefilter?) -> Bool {
+        arena.removeAll(keepingCapacity: true)
+        for i in starts.indices { starts[i] = -1 }
+        var checkMessage = prefilter != nil
+        var relevant = true
+        journal.forEachField { item in
+            let limit = min(item.count, max(longestKey, 7) + 1)
+            var eq = 0
+            while eq < limit, item[eq] != UInt8(ascii: "=") { eq += 1 }
+            guard eq < limit else { return true }
+            if checkMessage, eq == 7, memcmp(item.baseAddress!, "MESSAGE", 7) == 0 {
+                checkMessage = false
+                if !prefilter.unsafelyUnwrapped.mayMatch(UnsafeRawBufferPointer(rebasing: item[(eq + 1)...])) {
+                    relevant = false
+                    return false
                 }
             }
+            for i in keys.indices where starts[i] < 0 && keys[i].count == eq {
+                let same = keys[i].withUnsafeBytes { memcmp($0.baseAddress!, item.baseAddress!, eq) == 0 }
+                guard same else { continue }
+                starts[i] = arena.count
+                arena.append(contentsOf: UnsafeRawBufferPointer(rebasing: item[(eq + 1)...]))
+                ends[i] = arena.count
+            }
+            return true
         }
-        return hasMessage
+        return relevant
     }
 }
 
