@@ -280,6 +280,8 @@ public final class Analyzer {
             var firstComplete: ParsedTime?
             /// Lines its events stand for.
             var lines = 0
+            /// Relay `stats` runs open at the end of the parts taken so far.
+            var runs = EventCompactor()
         }
         func beginFile(path: String, format: LogFormat) -> FileAbsorb {
             var summary = InputSummary(path: path)
@@ -303,10 +305,11 @@ public final class Analyzer {
             if let streamed {
                 streamed.put(StreamedRead.Batch(events: mine, firstComplete: part.firstComplete, fileIndex: fileIndex,
                                                 path: f.summary.path))
-            } else if events.isEmpty {
-                events = mine
+            } else if f.runs.isEmpty && !mine.contains(where: { $0.side == .relay }) {
+                if events.isEmpty { events = mine } else { events.append(contentsOf: mine) }
             } else {
-                events.append(contentsOf: mine)
+                // A relay stats run cut by the parts' bounds is joined again.
+                mine.drain { f.runs.absorb($0, into: &events) }
             }
             mine = []
             let st = part.stats

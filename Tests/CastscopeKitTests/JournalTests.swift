@@ -240,7 +240,7 @@ struct JournalStretchTests {
         return path
     }
 
-    static func reports(_ path: String, stretched: Bool) throws -> (text: String, json: [UInt8], analyzer: Analyzer) {
+    static func reports(_ paths: [String], stretched: Bool) throws -> (text: String, json: [UInt8], analyzer: Analyzer) {
         var options = AnalyzeOptions()
         options.now = 1_773_306_000_000_000
         let analyzer = try Analyzer(registry: try ParserRegistry.builtin(), options: options)
@@ -252,7 +252,7 @@ struct JournalStretchTests {
         } else {
             analyzer.parallelism = 1
         }
-        let r = analyzer.analyze([path])
+        let r = analyzer.analyze(paths)
         let provenance = Provenance(commandLine: ["castscope", "analyze"], generatedAt: 1_773_306_000_000_000)
         return (TextReport(color: false).render(r), JSONReport.renderBytes(r, provenance: provenance), analyzer)
     }
@@ -262,7 +262,9 @@ struct JournalStretchTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let long = try Self.longJournal(in: dir)
-        for path in [relayJournal.path, long.path] {
+        // With the export read first, a stats run cut by a stretch's bound shows: unless it is
+        // joined again, its second half is not found in the export and is counted twice.
+        for path in [[relayJournal.path], [long.path], [relayExport.path, relayJournal.path]] {
             let one = try Self.reports(path, stretched: false)
             let parts = try Self.reports(path, stretched: true)
             #expect(one.analyzer.journalsInStretches.read == 0)
@@ -271,7 +273,7 @@ struct JournalStretchTests {
             let sameJSON = parts.json == one.json
             #expect(sameText && sameJSON, "\(path)")
         }
-        let whole = try Self.reports(long.path, stretched: false)
+        let whole = try Self.reports([long.path], stretched: false)
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(whole.json)) as? [String: Any])
         #expect((doc["relaySessions"] as? [Any])?.count == 100)
 
@@ -284,8 +286,8 @@ struct JournalStretchTests {
             for i in offset..<(offset + 256) { damaged[i] = 0xAA }
             let path = dir.appendingPathComponent("damaged-\(offset).journal")
             try Data(damaged).write(to: path)
-            let one = try Self.reports(path.path, stretched: false)
-            let parts = try Self.reports(path.path, stretched: true)
+            let one = try Self.reports([path.path], stretched: false)
+            let parts = try Self.reports([path.path], stretched: true)
             readAgain += parts.analyzer.journalsInStretches.readAgain
             let sameText = parts.text == one.text
             let sameJSON = parts.json == one.json

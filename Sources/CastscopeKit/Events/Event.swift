@@ -156,6 +156,17 @@ public final class Repeats: @unchecked Sendable {
         dropped.append(Int32(e.attr("dropped") ?? "") ?? 0)
     }
 
+    /// Takes the lines of `other`, a run that continues this one (read apart).
+    func append(_ other: Repeats) {
+        naive += other.naive
+        lines += other.lines
+        times += other.times
+        lastSecondOfDay = other.lastSecondOfDay
+        frames += other.frames
+        fps += other.fps
+        dropped += other.dropped
+    }
+
     /// A copy with every time moved by `delta` (relay lines put on the device's clock).
     func shifted(by delta: Int64) -> Repeats {
         let r = Repeats()
@@ -189,6 +200,9 @@ extension Event {
 /// process, and the `stats` lines of one relay session until another line of that session.
 struct EventCompactor {
     private var openStats: [String: Int] = [:]
+
+    /// No relay stats run is open.
+    var isEmpty: Bool { openStats.isEmpty }
 
     /// The events before the last were handed on: relay stats runs start again.
     mutating func forgetOpenRuns() { openStats = [:] }
@@ -226,8 +240,30 @@ struct EventCompactor {
         return true
     }
 
+    /// Takes an event of a file read in parts (ranges or stretches, each compacted on its own),
+    /// in file order: a relay `stats` run that continues one open in `events` (no other line of
+    /// that session between) joins it with all its lines, as one reader would have folded them.
+    mutating func absorb(_ e: Event, into events: inout [Event]) {
+        if e.side == .relay, let id = e.attr("session") {
+            if e.kind == "relay.stats" {
+                if let i = openStats[id], events[i].fileIndex == e.fileIndex {
+                    append(e, to: &events[i], stats: true)
+                    return
+                }
+                openStats[id] = events.count
+            } else {
+                openStats[id] = nil
+            }
+        }
+        events.append(e)
+    }
+
     private func append(_ e: Event, to head: inout Event, stats: Bool) {
         let r = repeats(of: &head, stats: stats)
+        if let more = e.repeats {
+            r.append(more)
+            return
+        }
         r.add(time: e.parsedTime, line: e.source.line)
         if stats { r.addStats(e) }
     }
