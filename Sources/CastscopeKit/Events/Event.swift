@@ -213,18 +213,7 @@ struct EventCompactor {
         {
             return
         }
-        if e.side == .relay, let id = e.attr("session") {
-            if e.kind == "relay.stats" {
-                if let i = openStats[id], events[i].fileIndex == e.fileIndex {
-                    append(e, to: &events[i], stats: true)
-                    return
-                }
-                openStats[id] = events.count
-            } else {
-                openStats[id] = nil
-            }
-        }
-        events.append(e)
+        absorb(e, into: &events)
     }
 
     /// A frame line that continues the frame run `events` ends with (same message, process,
@@ -240,9 +229,10 @@ struct EventCompactor {
         return true
     }
 
-    /// Takes an event of a file read in parts (ranges or stretches, each compacted on its own),
-    /// in file order: a relay `stats` run that continues one open in `events` (no other line of
-    /// that session between) joins it with all its lines, as one reader would have folded them.
+    /// A relay `stats` line, or run, that continues the run of its session open in `events` (no
+    /// other line of that session between) joins it; anything else is appended. `add` uses it for
+    /// each line; the parts of a file read apart (ranges, stretches, each compacted on its own)
+    /// go through it in file order, so that a run they cut is folded as one reader folds it.
     mutating func absorb(_ e: Event, into events: inout [Event]) {
         if e.side == .relay, let id = e.attr("session") {
             if e.kind == "relay.stats" {
