@@ -179,7 +179,8 @@ public enum JournalCut {
             else { return nil }
             var cuts: [String] = []
             for k in 1..<parts {
-                let seqnum = first + (last - first) * UInt64(k) / UInt64(parts)
+                // Divided first: a damaged header's sequence numbers may be anything.
+                let seqnum = first + (last - first) / UInt64(parts) * UInt64(k)
                 try journal.seek(cursor: "\(id);i=\(String(seqnum, radix: 16))")
                 guard try journal.next() else { break }
                 let c = try journal.cursor()
