@@ -250,6 +250,12 @@ public final class Analyzer {
         return found
     }
 
+    /// How many parts a big file on disk is read in (text ranges, journal stretches): at least
+    /// one per thread, up to `rangesPerThread` per thread, each at least `minimumRange` bytes.
+    func parts(ofFileSized size: UInt64) -> Int {
+        max(parallelism, min(parallelism * rangesPerThread, Int(size / minimumRange)))
+    }
+
     /// One read of the bundle; nil when `streamed` gave up.
     private func run(_ paths: [String], streamed: StreamedRead?) -> AnalysisReport? {
         var report = AnalysisReport()
@@ -422,7 +428,7 @@ public final class Analyzer {
             let head = try readUpTo(64 * 1024, from: RangeFileSource(path: diskPath, from: 0, to: min(size, 64 * 1024)))
             let fileIndex = report.inputs.count
             guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
-            var parts = max(self.parallelism, min(self.parallelism * self.rangesPerThread, Int(size / self.minimumRange)))
+            var parts = self.parts(ofFileSized: size)
             // Streamed, a range's lines are what is held: ranges stay small however big the file.
             if streamed != nil { parts = max(parts, Int(size / self.maximumStreamedRange)) }
             let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: parts)
@@ -457,8 +463,7 @@ public final class Analyzer {
             guard streamed == nil, self.parallelism > 1, self.options.filter.isEmpty, let size = fileSize(path),
                 size >= self.parallelThreshold,
                 let promised = JournalHeader.read(path: path)?.entries,
-                let cuts = JournalCut.cuts(path: path, parts: max(self.parallelism, min(self.parallelism * self.rangesPerThread,
-                                                                                        Int(size / self.minimumRange)))),
+                let cuts = JournalCut.cuts(path: path, parts: self.parts(ofFileSized: size)),
                 !cuts.isEmpty
             else { return false }
             let fileIndex = report.inputs.count
