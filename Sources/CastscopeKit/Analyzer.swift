@@ -180,6 +180,12 @@ public final class Analyzer {
     /// sessions are handed on; `readsAsItGoes`); it is read a second time when that fails, so
     /// a sink must accept `willStreamSessions` again, as a new start.
     public var streamsWhileReading = true
+    /// Whether relay lines go to their sessions as they are read and leave memory when those
+    /// close (`RelayStage`); off, they are held to the end as the phone's are (tests compare).
+    public var spillsRelayLines = true
+    /// Journal files read again by one reader after a stretch met damage (`run` is then done
+    /// again when the relay stage had taken their lines).
+    private var readByOneReader = Set<String>()
 
     public func analyze(_ paths: [String]) -> AnalysisReport {
         lastReadMode = .whole
@@ -201,7 +207,12 @@ public final class Analyzer {
             lastReadMode = .readAgain(streamed.abandoned ?? "")
             Stages.mark("given up: \(streamed.abandoned ?? "")")
         }
-        return run(paths, streamed: nil)!
+        readByOneReader = []
+        while true {
+            if let report = run(paths, streamed: nil) { return report }
+            Stages.mark("read again: a journal read in stretches was damaged")
+            journalsInStretches.read = 0
+        }
     }
 
     /// A bundle that is one file on disk of 4 MB or more (or a folder holding only it) whose
@@ -269,11 +280,25 @@ public final class Analyzer {
         /// A record the vocabulary recognizes becomes an event.
         var journalCompactor = EventCompactor()
         let journalInterner = Interner()
+        // Relay lines whose times need nothing from the bundle go to their sessions as they are
+        // read, and leave memory as those close (not when streaming: that gives up on them).
+        let relayStage = streamed == nil && spillsRelayLines
+            ? RelayStage(windowed: options.since != nil || options.until != nil || options.sinceSpec != nil || options.untilSpec != nil)
+            : nil
+        /// A journal read in stretches met damage after the relay stage took its lines: this
+        /// read is dropped and the bundle read again, that file by one reader.
+        var readAgainWhole = false
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
+            let before = events.count
             if factory.add(rec, path: path, order: order + 1, fileIndex: fileIndex, interner: journalInterner,
                            compactor: &journalCompactor, to: &events)
             {
                 order += 1
+                if let relayStage, events.count > before, RelayStage.takes(events[before]) {
+                    let e = events.removeLast()
+                    journalCompactor.taken(session: e.attr("session")!)
+                    relayStage.add(e)
+                }
             }
         }
         /// Adds what the readers of one file found (one reader, or one per range in order).
@@ -315,7 +340,9 @@ public final class Analyzer {
                 if events.isEmpty { events = mine } else { events.append(contentsOf: mine) }
             } else {
                 // A relay stats run cut by the parts' bounds is joined again.
-                mine.drain { f.runs.absorb($0, into: &events) }
+                mine.drain { e in
+                    if let relayStage, RelayStage.takes(e) { relayStage.add(e) } else { f.runs.absorb(e, into: &events) }
+                }
             }
             mine = []
             let st = part.stats
@@ -460,7 +487,8 @@ public final class Analyzer {
         /// stretch met anything but a clean read: the file is then read by one reader, which
         /// words the damage as it always has.
         func readJournalInParts(display: String, path: String) -> Bool {
-            guard streamed == nil, self.parallelism > 1, self.options.filter.isEmpty, let size = fileSize(path),
+            guard streamed == nil, self.parallelism > 1, self.options.filter.isEmpty, !self.readByOneReader.contains(path),
+                let size = fileSize(path),
                 size >= self.parallelThreshold,
                 let promised = JournalHeader.read(path: path)?.entries,
                 let cuts = JournalCut.cuts(path: path, parts: self.parts(ofFileSized: size)),
@@ -469,6 +497,7 @@ public final class Analyzer {
             let fileIndex = report.inputs.count
             let format = self.registry.format(named: "journal-export")!
             let (firstEvent, firstOrder, firstErrors) = (events.count, order, report.errors.count)
+            let firstTaken = relayStage?.taken ?? 0
             var file = beginFile(path: display, format: format)
             file.summary.format = "journal"
             let bounds: [String?] = [nil] + cuts
@@ -498,6 +527,11 @@ public final class Analyzer {
                 results.set(k, part, take: taker.take)
             }
             guard !outcome.failed, UInt64(outcome.read) == promised else {
+                if let relayStage, relayStage.taken != firstTaken {
+                    // Its relay lines are in their sessions already: read the bundle again.
+                    self.readByOneReader.insert(path)
+                    readAgainWhole = true
+                }
                 events.removeSubrange(firstEvent...)
                 order = firstOrder
                 report.errors.removeSubrange(firstErrors...)
@@ -516,9 +550,10 @@ public final class Analyzer {
             var summary = InputSummary(path: display)
             summary.format = "journal"
             let first = events.count
+            let firstTaken = relayStage?.taken ?? 0
             var firstComplete: ParsedTime?
             defer {
-                summary.events = Self.lineCount(events, from: first)
+                summary.events = Self.lineCount(events, from: first) + (relayStage?.taken ?? 0) - firstTaken
                 // The progress line counts a journal file once it is read.
                 if let diskPath, let size = fileSize(diskPath) { bytesDone += size }
                 report.inputs.append(summary)
@@ -595,6 +630,7 @@ public final class Analyzer {
             let fileIndex = report.inputs.count
             var summary = InputSummary(path: display)
             let first = events.count
+            let firstTaken = relayStage?.taken ?? 0
             do {
                 let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
                 summary.format = "ips (\(parsed.kind.rawValue)\(parsed.bugType.map { ", bug_type \($0)" } ?? ""))"
@@ -613,7 +649,7 @@ public final class Analyzer {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }
-            summary.events = Self.lineCount(events, from: first)
+            summary.events = Self.lineCount(events, from: first) + (relayStage?.taken ?? 0) - firstTaken
             report.inputs.append(summary)
             files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
         }
@@ -634,12 +670,33 @@ public final class Analyzer {
             report.span = streamed.span.range
             report.eventCount = streamed.lines
             Stages.mark("sessions")
-            report.findings = streamed.stage.findings + Findings.run(report, options.thresholds)
+            report.findings = Findings.run(report, options.thresholds)
+            if !streamed.stage.findings.isEmpty { report.findings = streamed.stage.findings + report.findings }
             Stages.mark("findings")
             return report
         }
+        if readAgainWhole { return nil }
+        // The lines read and spilled were freed by the threads that read them: their pages go
+        // back now, so that what stays counts what is held (malloc keeps them otherwise).
+        if relayStage.map({ $0.taken > 0 }) ?? false { releaseFreedMemory() }
         report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
-        report.displayOffset = applyDisplayZone(&events)
+        let (zone, relayDisplay) = applyDisplayZone(&events, relayFirst: relayStage?.firstTimed)
+        report.displayOffset = zone
+        // Relay lines of a session the stage did not take (their times needed the bundle) join
+        // its sessions now; they are deduped and windowed there, session by session.
+        var heldRelay: [Event] = []
+        if let relayStage, events.contains(where: { $0.side == .relay }) {
+            var kept = 0
+            for i in events.indices {
+                if events[i].side == .relay, events[i].attr("session") != nil {
+                    heldRelay.append(events[i])
+                    continue
+                }
+                if kept != i { events.swapAt(kept, i) }
+                kept += 1
+            }
+            events.removeLast(events.count - kept)
+        }
         dedupe(&events)
         Stages.mark("times, zone, dedupe")
         // Loops over the events go by index: `for e in events` copies each one (a retain and a
@@ -647,10 +704,9 @@ public final class Analyzer {
         var span = TimeSpan()
         span.cover(events, events.indices)
         report.span = span.range
-        let zone = report.displayOffset ?? 0
         let now = options.now ?? currentMicros()
-        let since = options.sinceSpec.map { $0.resolve(zone: zone, now: now) } ?? options.since
-        let until = options.untilSpec.map { $0.resolve(zone: zone, now: now) } ?? options.until
+        let since = options.sinceSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.since
+        let until = options.untilSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.until
         if since != nil || until != nil {
             let before = Self.lineCount(events)
             events = events.filter { e in
@@ -687,7 +743,8 @@ public final class Analyzer {
         events = []  // the sessions keep what they need: no third copy of every event
         Stages.mark("sort")
         // The join needs every session: with relay lines they are kept, not handed on.
-        let sink = relayEvents.isEmpty ? onSession : nil
+        let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
+        let sink = relayEvents.isEmpty && !relayTaken ? onSession : nil
         let stage = SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
                                  sink: sink, keepsFindings: keepsSessionFindings)
         stage.learn(deviceEvents)
@@ -699,6 +756,16 @@ public final class Analyzer {
         // The relay side: its sessions, the clock offset, and the join.
         let joiner = RelayJoiner()
         var relay = joiner.group(taking: &relayEvents)
+        if let relayStage, relayTaken {
+            // (`relayEvents` held only relay lines that name no session: no session of their own.)
+            let made = relayStage.finish(held: &heldRelay, window: (since, until), display: relayDisplay)
+            relay = made.sessions
+            span.merge(made.span)
+            report.span = span.range
+            report.eventCount += made.lines
+            report.filteredOut += made.filteredOut
+            releaseFreedMemory()
+        }
         if !relay.isEmpty {
             if let forced = options.clockOffset {
                 report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
@@ -711,7 +778,8 @@ public final class Analyzer {
         report.relaySessions = relay
         Stages.mark("relay")
         // Sessions handed on had their findings made as they ended; the bundle's own come last.
-        report.findings = stage.findings + Findings.run(report, options.thresholds)
+        report.findings = Findings.run(report, options.thresholds)
+        if !stage.findings.isEmpty { report.findings = stage.findings + report.findings }
         Stages.mark("findings")
         return report
     }
@@ -737,14 +805,23 @@ public final class Analyzer {
 
     /// One zone per report (`DisplayZoneChoice`); relay (journal) lines are shown in the
     /// phone's. Returns the report's zone.
-    func applyDisplayZone(_ events: inout [Event]) -> Int? {
+    /// `relayFirst`: the first timed line the `RelayStage` took, which counts as a line of the
+    /// bundle read at its place; the second result is the zone of the lines it took.
+    func applyDisplayZone(_ events: inout [Event], relayFirst: (order: Int, time: Int64, offset: Int)? = nil)
+        -> (Int?, RelayDisplay)
+    {
         var choice = DisplayZoneChoice(option: options.displayZone)
         choice.see(&events, events.indices)
-        let zone = choice.zone
-        if options.displayZone == nil, let phone = zone, phone != Fmt.unzoned, !choice.counts.isEmpty {
-            for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
+        if let r = relayFirst, events.first(where: { $0.time != nil }).map({ r.order < $0.order }) ?? true {
+            choice.firstTimed = options.displayZone?.offset(at: r.time) ?? r.offset
         }
-        return zone
+        let zone = choice.zone
+        if let option = options.displayZone { return (zone, .option(option)) }
+        if let phone = zone, phone != Fmt.unzoned, !choice.counts.isEmpty {
+            for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
+            return (zone, .phone(phone))
+        }
+        return (zone, .own)
     }
 
     /// The first time of the lines and the last one (a folded run's last line's), gathered a
@@ -759,6 +836,11 @@ public final class Analyzer {
                 lo = min(lo ?? t, t)
                 hi = max(hi ?? t, events[i].lastTime ?? t)
             }
+        }
+
+        mutating func merge(_ other: TimeSpan) {
+            if let l = other.lo { lo = min(lo ?? l, l) }
+            if let h = other.hi { hi = max(hi ?? h, h) }
         }
 
         /// A run whose lines went back in time can leave its last line before every first.
@@ -1032,3 +1114,15 @@ struct ReadContext: Sendable {
         return zip(bounds, bounds.dropFirst()).map { $0..<$1 }
     }
 }
+
+/// Hands the pages of freed memory back to the system (glibc keeps them in its arenas).
+func releaseFreedMemory() {
+    #if canImport(Glibc)
+    _ = glibcMallocTrim(0)
+    #endif
+}
+
+#if canImport(Glibc)
+/// `malloc_trim(3)` (declared in <malloc.h>, which the Glibc module does not bring in).
+@_silgen_name("malloc_trim") private func glibcMallocTrim(_ pad: Int) -> Int32
+#endif

@@ -17,17 +17,18 @@ public enum Stages {
         clock_gettime(CLOCK_MONOTONIC, &ts)
         let now = Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
         if start == 0 { start = now }
-        var rss = "", hwm = ""
+        var rss = "", hwm = "", anon = ""
         if let f = fopen("/proc/self/status", "r") {
             var line = [CChar](repeating: 0, count: 256)
             while fgets(&line, 256, f) != nil {
                 let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 if s.hasPrefix("VmRSS:") { rss = s.dropFirst(6).stageValue() }
                 if s.hasPrefix("VmHWM:") { hwm = s.dropFirst(6).stageValue() }
+                if s.hasPrefix("RssAnon:") { anon = s.dropFirst(8).stageValue() }
             }
             fclose(f)
         }
-        fputs("stage \(name): \(Fmt.decimal(Double(now - start) / 1000, 1)) ms, rss \(rss), peak \(hwm)\n", stderr)
+        fputs("stage \(name): \(Fmt.decimal(Double(now - start) / 1000, 1)) ms, rss \(rss) (anon \(anon)), peak \(hwm)\n", stderr)
     }
 }
 

@@ -203,6 +203,15 @@ struct EventCompactor {
 
     /// No relay stats run is open.
     var isEmpty: Bool { openStats.isEmpty }
+    /// A line taken out of the list after the last one in it (a relay line the `RelayStage`
+    /// took): the next frame line does not continue the run before it.
+    var barrier = false
+
+    /// The relay line of session `id` just appended was taken out of the list again.
+    mutating func taken(session id: String) {
+        openStats[id] = nil
+        barrier = true
+    }
 
     /// The events before the last were handed on: relay stats runs start again.
     mutating func forgetOpenRuns() { openStats = [:] }
@@ -221,7 +230,7 @@ struct EventCompactor {
     func continuesRun(kind: String, message: String, pid: Int?, process: String?, fileIndex: Int, time: ParsedTime?, line: Int,
                       in events: inout [Event]) -> Bool
     {
-        guard kind == "frame.sent", let i = events.indices.last, events[i].kind == kind, events[i].message == message,
+        guard kind == "frame.sent", !barrier, let i = events.indices.last, events[i].kind == kind, events[i].message == message,
             events[i].pid == pid, events[i].process == process, events[i].fileIndex == fileIndex,
             (events[i].parsedTime == nil) == (time == nil)
         else { return false }
@@ -246,7 +255,11 @@ struct EventCompactor {
             }
         }
         events.append(e)
+        barrier = false
     }
+
+    /// Folds the relay `stats` line or run `e` into the run `head` (the `RelayStage`'s rule).
+    static func fold(_ e: Event, into head: inout Event) { EventCompactor().append(e, to: &head, stats: true) }
 
     private func append(_ e: Event, to head: inout Event, stats: Bool) {
         let r = repeats(of: &head, stats: stats)

@@ -193,9 +193,9 @@ public struct ClickHouseRows {
         b.int("TimestampMicros", rs.start ?? 0)
         b.optionalInt("EndMicros", rs.end)
         b.double("DurationSeconds", rs.start.flatMap { s in rs.end.map { Double($0 - s) / 1e6 } })
-        b.string("ServiceName", rs.events.first?.process)
+        b.string("ServiceName", rs.firstProcess)
         b.string("Sdk", "")
-        b.optionalInt("Pid", rs.events.first?.pid.map(Int64.init))
+        b.optionalInt("Pid", rs.firstPid.map(Int64.init))
         b.string("DeviceId", rs.peer)
         b.string("AppId", "")
         b.string("ExtensionId", "")
@@ -209,7 +209,7 @@ public struct ClickHouseRows {
         b.double("FramesPerSecond", nil)
         relayColumns(rs, into: &b)
         clockColumns(clock, joined: false, into: &b)
-        closeSessionRow(findingKinds: findings, first: rs.events.first?.source, into: &b)
+        closeSessionRow(findingKinds: findings, first: rs.firstSource, into: &b)
     }
 
     /// The columns a session row ends with, device or relay: its findings, its first line, the
@@ -229,8 +229,7 @@ public struct ClickHouseRows {
         b.string("RelayRoom", r?.room)
         b.string("RelayReason", r?.reason)
         b.optionalInt("RelayFrames", r?.frames.map(Int64.init))
-        let fps = r?.stats.map(\.fps) ?? []
-        b.double("RelayMeanFps", fps.isEmpty ? nil : fps.reduce(0, +) / Double(fps.count))
+        b.double("RelayMeanFps", r?.meanFps)
         b.int("RelayStalls", Int64(r?.stalls.count ?? 0))
     }
 

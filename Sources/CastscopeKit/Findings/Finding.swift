@@ -123,13 +123,16 @@ public enum Findings {
     /// All findings, most severe first within each session, sessions in order.
     public static func run(_ report: AnalysisReport, _ t: Thresholds) -> [Finding] {
         let order = Dictionary(uniqueKeysWithValues: report.sessions.enumerated().map { ($1.id, $0) })
-        return rules.flatMap { $0.findings(report, t) }.enumerated().sorted { a, b in
-            let sa = a.element.session.flatMap { order[$0] } ?? Int.max
-            let sb = b.element.session.flatMap { order[$0] } ?? Int.max
-            if sa != sb { return sa < sb }
-            if a.element.severity != b.element.severity { return a.element.severity > b.element.severity }
-            return a.offset < b.offset
-        }.map(\.element)
+        var found: [Finding] = []
+        for rule in rules { found += rule.findings(report, t) }
+        // Sorted by keys (a relay fleet's bundle has tens of thousands of findings: they are
+        // moved once, and not at all when they are in order already).
+        let keys = found.map { (session: $0.session.flatMap { order[$0] } ?? Int.max, rank: -$0.severity.rank) }
+        let before: (Int, Int) -> Bool = { a, b in
+            (keys[a].session, keys[a].rank, a) < (keys[b].session, keys[b].rank, b)
+        }
+        if !found.indices.dropFirst().contains(where: { before($0, $0 - 1) }) { return found }
+        return found.indices.sorted(by: before).map { found[$0] }
     }
 }
 

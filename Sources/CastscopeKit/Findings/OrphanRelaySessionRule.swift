@@ -4,10 +4,10 @@ struct OrphanRelaySessionRule: FindingRule {
     let kind = "orphan-relay-session"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.relaySessions.filter { $0.deviceSession == nil }.map { rs in
+        Array(r.relaySessions.lazy.filter { $0.deviceSession == nil }.map { rs in
             Finding(kind: kind, severity: .warning, time: rs.start, session: nil,
                     message: "relay session \(rs.id) (\(rs.peer ?? "unknown peer")) has no device session in these logs",
-                    evidence: rs.events.first.map { [$0.source] } ?? [])
-        }
+                    evidence: rs.firstSource.map { [$0] } ?? [])
+        })
     }
 }

@@ -252,3 +252,33 @@ extension String {
         return String(s)
     }
 }
+
+extension ParsedTime {
+    /// Its stored parts, for `EventSpill`.
+    func spill(into w: inout SpillWriter) {
+        w.i32(y)
+        w.u8(mo)
+        w.u8(d)
+        w.u8(flags)
+        w.i32(sod)
+        w.i32(us)
+        w.i32(off)
+        w.i64(epoch)
+    }
+
+    init(spilled r: inout SpillReader) {
+        self.init()
+        y = r.i32()
+        mo = r.u8()
+        d = r.u8()
+        flags = r.u8()
+        sod = r.i32()
+        us = r.i32()
+        off = r.i32()
+        epoch = r.i64()
+    }
+
+    /// Its instant needs nothing from the file or the bundle (no year, date or zone to assume),
+    /// so that it can be resolved apart from the lines around it.
+    var isSelfContained: Bool { epochMicros != nil || (hasYear && hasDate && offset != nil) }
+}

@@ -119,13 +119,13 @@ public enum HTMLReport {
         h += "</main>\n"
         let general = r.findings.filter { $0.session == nil }
         if !general.isEmpty { h += "<section><h2>Bundle findings</h2>\n" + findingList(general) + "</section>\n" }
-        let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
+        let orphanRelay = r.relaySessions.lazy.filter { $0.deviceSession == nil }
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             h += "<section><h2>Orphans</h2><ul>\n"
             for rs in orphanRelay {
                 let when = rs.accepted.map { Fmt.rfc3339($0, offset: 0) } ?? "?"
                 h += "<li>relay session <code>\(esc(rs.id))</code> (\(esc(rs.peer ?? "?")), room \(esc(rs.room ?? "?"))) at \(esc(when)) has no device session in these logs"
-                h += " <span class=\"src\">\(esc(rs.events.first?.source.description ?? ""))</span></li>\n"
+                h += " <span class=\"src\">\(esc(rs.firstSource?.description ?? ""))</span></li>\n"
             }
             for id in r.orphanDeviceSessions {
                 h += "<li>device session <code>\(esc(id))</code> connected but the relay logs have no session for it</li>\n"

@@ -201,12 +201,11 @@ public enum JSONReport {
         w.string("closed", time(r.closed, 0))
         w.string("reason", r.reason)
         w.int("frames", r.frames)
-        let fps = r.stats.map(\.fps)
-        w.number("meanFps", fps.isEmpty ? nil : fps.reduce(0, +) / Double(fps.count), places: 2)
+        w.number("meanFps", r.meanFps, places: 2)
         w.int("stalls", r.stalls.count)
         w.int("errors", r.errors.count)
         w.string("deviceSession", r.deviceSession)
-        w.string("source", r.events.first?.source.description)
+        w.string("source", r.firstSource?.description)
         w.close()
     }
 

@@ -70,12 +70,12 @@ public enum MarkdownReport {
             for f in general { tail += finding(f) }
             tail += "\n"
         }
-        let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
+        let orphanRelay = r.relaySessions.lazy.filter { $0.deviceSession == nil }
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             tail += "## Orphans\n\n"
             for rs in orphanRelay {
                 tail += "- relay session \(code(rs.id)) (\(code(rs.peer ?? "?")), room \(code(rs.room ?? "?"))) has no device session in these logs"
-                tail += (rs.events.first.map { " (\(code($0.source.description)))" } ?? "") + "\n"
+                tail += (rs.firstSource.map { " (\(code($0.description)))" } ?? "") + "\n"
             }
             for id in r.orphanDeviceSessions { tail += "- device session \(code(id)) connected but the relay logs have no session for it\n" }
             tail += "\n"

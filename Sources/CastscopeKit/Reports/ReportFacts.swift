@@ -84,8 +84,7 @@ public enum SessionFacts {
         var line = "session \(r.id)"
         if let peer = r.peer { line += " (\(peer)" + (r.room.map { ", room \($0)" } ?? "") + ")" }
         if let f = r.frames { line += ", \(f) frames" }
-        let fps = r.stats.map(\.fps)
-        if !fps.isEmpty { line += ", \(Fmt.decimal(fps.reduce(0, +) / Double(fps.count), 1)) fps" }
+        if let fps = r.meanFps { line += ", \(Fmt.decimal(fps, 1)) fps" }
         if !r.stalls.isEmpty { line += ", \(r.stalls.count) stall\(r.stalls.count == 1 ? "" : "s")" }
         line += r.reason.map { ", closed: \($0)" } ?? ", not closed in these logs"
         return line

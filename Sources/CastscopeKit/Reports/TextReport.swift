@@ -285,18 +285,18 @@ public struct TextReport {
     /// The same, handed to `write` a few lines at a time (a relay fleet's tail lists tens of
     /// thousands of sessions and findings); stops at the first false.
     public func tail(_ r: AnalysisReport, _ write: (String) -> Bool) -> Bool {
-        let general = selection?.keepsBundleFindings == false ? [] : r.findings.filter { $0.session == nil }
-        if !general.isEmpty {
+        let general = r.findings.lazy.filter { $0.session == nil }
+        if selection?.keepsBundleFindings != false, !general.isEmpty {
             guard write("\n" + bold("Bundle findings") + "\n") else { return false }
             for f in general { guard write(findingLines(f)) else { return false } }
         }
-        let orphanRelay = r.relaySessions.filter { $0.deviceSession == nil }
+        let orphanRelay = r.relaySessions.lazy.filter { $0.deviceSession == nil }
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             guard write("\n" + bold("Orphans") + "\n") else { return false }
             for rs in orphanRelay {
                 let when = rs.accepted.map { Fmt.rfc3339($0, offset: r.displayOffset ?? 0) } ?? "?"
                 var line = "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
-                line += dim("  \(rs.events.first?.source.description ?? "")") + "\n"
+                line += dim("  \(rs.firstSource?.description ?? "")") + "\n"
                 guard write(line) else { return false }
             }
             for id in r.orphanDeviceSessions {
@@ -450,8 +450,7 @@ public struct TextReport {
             var line = "   relay: session \(r.id)"
             if let peer = r.peer { line += " (\(peer)" + (r.room.map { ", room \($0)" } ?? "") + ")" }
             if let f = r.frames { line += ", \(f) frames" }
-            let fps = r.stats.map(\.fps)
-            if !fps.isEmpty { line += ", \(Fmt.decimal(fps.reduce(0, +) / Double(fps.count), 1)) fps" }
+            if let fps = r.meanFps { line += ", \(Fmt.decimal(fps, 1)) fps" }
             if !r.stalls.isEmpty { line += ", " + paint("\(r.stalls.count) stall\(r.stalls.count == 1 ? "" : "s")", "33") }
             line += r.reason.map { ", closed: \($0)" } ?? ", not closed in these logs"
             out.append(line)

@@ -30,12 +30,186 @@ public struct RelaySession: Sendable {
     }
     public var stalls: [Event] = []
     public var errors: [Event] = []
-    public var events: [Event] = []
+    /// Its lines in time order. A session the relay stage built has them in an `EventSpill`
+    /// (read back on each use: the join, an export of every line); others hold them.
+    public var events: [Event] {
+        get {
+            if let s = spilled { return read(s) }
+            return held
+        }
+        set {
+            held = newValue
+            spilled = nil
+            facts = nil
+        }
+        _modify {
+            if let s = spilled {
+                held = read(s)
+                spilled = nil
+                facts = nil
+            }
+            yield &held
+        }
+    }
+    private var held: [Event] = []
+    /// Whether its lines are in memory (false: in the relay stage's spill).
+    var holdsLines: Bool { spilled == nil }
+    /// The zone its spilled lines are shown in (set once the report's zone is known).
+    var display = RelayDisplay.own
+
+    private func read(_ s: (store: EventSpill, chunk: EventSpill.Chunk)) -> [Event] {
+        var lines = s.store.read(s.chunk)
+        if case .own = display { return lines }
+        for i in lines.indices { display.apply(&lines[i]) }
+        return lines
+    }
+
+    /// Shows its lines kept in memory in `display`'s zone.
+    mutating func applyDisplay() {
+        if case .own = display { return }
+        for i in stalls.indices { display.apply(&stalls[i]) }
+        for i in errors.indices { display.apply(&errors[i]) }
+        for i in held.indices { display.apply(&held[i]) }
+    }
+
+    /// With its lines held (taken in order): the frames its `stats` lines add up to when no
+    /// `closed` line said.
+    mutating func finishHeld() {
+        guard frames == nil else { return }
+        let stats = self.stats
+        if !stats.isEmpty { frames = stats.reduce(0) { $0 + $1.frames } }
+    }
+    private var spilled: (store: EventSpill, chunk: EventSpill.Chunk)?
+    /// What the reports need of its lines, read off them before they were spilled.
+    private var facts: Facts?
+    struct Facts {
+        var firstTime: Int64?
+        var lastTime: Int64?
+        var firstSource: SourceRef?
+        var firstProcess: String?
+        var firstPid: Int?
+        var acceptedSource: SourceRef?
+        var closedSource: SourceRef?
+        var fpsSum: Double
+        var fpsCount: Int
+    }
     /// The device session it was joined to.
     public var deviceSession: String?
 
-    public var start: Int64? { accepted ?? events.first?.time }
-    public var end: Int64? { closed ?? events.last?.lastTime }
+    public init(id: String) { self.id = id }
+
+    public var start: Int64? { accepted ?? (facts.map(\.firstTime) ?? events.first?.time) }
+    public var end: Int64? { closed ?? (facts.map(\.lastTime) ?? events.last?.lastTime) }
+    /// Where its first line is.
+    public var firstSource: SourceRef? { facts.map(\.firstSource) ?? events.first?.source }
+    public var firstProcess: String? { facts.map(\.firstProcess) ?? events.first?.process }
+    public var firstPid: Int? { facts.map(\.firstPid) ?? events.first?.pid }
+    /// Its first `accepted` line and its last `closed` line (the clock estimate's evidence).
+    var acceptedSource: SourceRef? { facts.map(\.acceptedSource) ?? events.first(where: { $0.kind == "relay.accepted" })?.source }
+    var closedSource: SourceRef? { facts.map(\.closedSource) ?? events.last(where: { $0.kind == "relay.closed" })?.source }
+    /// The mean of its `stats` lines' frames per second (summed in line order), nil without any.
+    public var meanFps: Double? {
+        if let f = facts { return f.fpsCount == 0 ? nil : f.fpsSum / Double(f.fpsCount) }
+        let fps = stats.map(\.fps)
+        return fps.isEmpty ? nil : fps.reduce(0, +) / Double(fps.count)
+    }
+
+    /// Takes what `e`, its next line in time order, says of the session (not the line itself).
+    mutating func take(_ e: Event) {
+        if host == nil { host = e.attr("host") }
+        switch e.kind {
+        case "relay.accepted":
+            accepted = accepted ?? e.time
+            peer = e.attr("peer") ?? peer
+            room = e.attr("room") ?? room
+        case "relay.stalled": stalls.append(e)
+        case "relay.error": errors.append(e)
+        case "relay.closed":
+            closed = e.time
+            reason = e.attr("reason")
+            frames = Int(e.attr("frames") ?? "")
+        default: break
+        }
+    }
+
+    /// A session whose lines (in time order, each already taken) are written to `store`, and
+    /// only what the reports need of them kept.
+    mutating func spill(_ lines: [Event], to store: EventSpill) {
+        var f = Facts(firstTime: lines.first?.time, lastTime: lines.last?.lastTime, firstSource: lines.first?.source,
+                      firstProcess: lines.first?.process, firstPid: lines.first?.pid,
+                      acceptedSource: lines.first(where: { $0.kind == "relay.accepted" })?.source,
+                      closedSource: lines.last(where: { $0.kind == "relay.closed" })?.source, fpsSum: 0, fpsCount: 0)
+        var statFrames: Int?
+        for i in lines.indices where lines[i].kind == "relay.stats" {
+            lines[i].forEachStat { _, _, frames, fps, _ in
+                f.fpsSum += fps
+                f.fpsCount += 1
+                statFrames = (statFrames ?? 0) + frames
+            }
+        }
+        if frames == nil { frames = statFrames }
+        held = []
+        spilled = (store, store.write(lines))
+        facts = f
+    }
+}
+
+extension RelaySession {
+    /// A session whose lines are spilled, written to `store` itself (its facts, its stalls and
+    /// errors): the relay stage holds where it is until the end, not the session.
+    func writeRecord(to store: EventSpill) -> EventSpill.Chunk {
+        store.writeBytes { w, codec in
+            w.string(id)
+            w.optionalString(peer)
+            w.optionalString(room)
+            w.optionalString(host)
+            w.optionalI64(accepted)
+            w.optionalI64(closed)
+            w.optionalString(reason)
+            w.optionalI64(frames.map(Int64.init))
+            w.i64(Int64(stalls.count))
+            for e in stalls { codec.event(e, &w) }
+            w.i64(Int64(errors.count))
+            for e in errors { codec.event(e, &w) }
+            let (lines, f) = (spilled!.chunk, facts!)
+            w.i64(lines.offset)
+            w.i64(Int64(lines.length))
+            w.i64(Int64(lines.count))
+            w.optionalI64(f.firstTime)
+            w.optionalI64(f.lastTime)
+            codec.source(f.firstSource, &w)
+            w.optionalString(f.firstProcess)
+            w.optionalI64(f.firstPid.map(Int64.init))
+            codec.source(f.acceptedSource, &w)
+            codec.source(f.closedSource, &w)
+            w.i64(Int64(bitPattern: f.fpsSum.bitPattern))
+            w.i64(Int64(f.fpsCount))
+        }
+    }
+
+    /// The session `writeRecord` wrote.
+    init(record: EventSpill.Chunk, in store: EventSpill) {
+        self = store.readBytes(record) { r, codec in
+            var s = RelaySession(id: r.string())
+            s.peer = r.optionalString()
+            s.room = r.optionalString()
+            s.host = r.optionalString()
+            s.accepted = r.optionalI64()
+            s.closed = r.optionalI64()
+            s.reason = r.optionalString()
+            s.frames = r.optionalI64().map(Int.init)
+            s.stalls = (0..<Int(r.i64())).map { _ in codec.event(&r) }
+            s.errors = (0..<Int(r.i64())).map { _ in codec.event(&r) }
+            let lines = EventSpill.Chunk(offset: r.i64(), length: Int(r.i64()), count: Int(r.i64()))
+            let f = Facts(firstTime: r.optionalI64(), lastTime: r.optionalI64(), firstSource: codec.source(&r),
+                          firstProcess: r.optionalString(), firstPid: r.optionalI64().map(Int.init),
+                          acceptedSource: codec.source(&r), closedSource: codec.source(&r),
+                          fpsSum: Double(bitPattern: UInt64(bitPattern: r.i64())), fpsCount: Int(r.i64()))
+            s.spilled = (store, lines)
+            s.facts = f
+            return s
+        }
+    }
 }
 
 /// The clock difference between the relay server and the phone: relay time − device time.
@@ -87,31 +261,13 @@ public struct RelayJoiner {
                 sessions.append(RelaySession(id: id))
             }
             sessions[i].events.append(e)
-            if sessions[i].host == nil { sessions[i].host = e.attr("host") }
-            switch e.kind {
-            case "relay.accepted":
-                sessions[i].accepted = sessions[i].accepted ?? e.time
-                sessions[i].peer = e.attr("peer") ?? sessions[i].peer
-                sessions[i].room = e.attr("room") ?? sessions[i].room
-            case "relay.stats":
-                break  // kept in `events`; `stats` reads them
-            case "relay.stalled": sessions[i].stalls.append(e)
-            case "relay.error": sessions[i].errors.append(e)
-            case "relay.closed":
-                sessions[i].closed = e.time
-                sessions[i].reason = e.attr("reason")
-                sessions[i].frames = Int(e.attr("frames") ?? "")
-            default: break
-            }
+            sessions[i].take(e)
         }
     }
 
     private func finish(_ grouped: [RelaySession]) -> [RelaySession] {
         var sessions = grouped
-        for i in sessions.indices where sessions[i].frames == nil {
-            let stats = sessions[i].stats
-            if !stats.isEmpty { sessions[i].frames = stats.reduce(0) { $0 + $1.frames } }
-        }
+        for i in sessions.indices { sessions[i].finishHeld() }
         return sessions
     }
 
@@ -128,13 +284,10 @@ public struct RelayJoiner {
             guard let dc = d.connectedAt else { continue }
             let dcSource = d.events.first(where: { $0.kind == "socket.connected" })?.source ?? d.events.first!.source
             for (ri, r) in relay.enumerated() {
-                guard let ra = r.accepted else { continue }
-                let raSource = r.events.first(where: { $0.kind == "relay.accepted" })!.source
+                guard let ra = r.accepted, let raSource = r.acceptedSource else { continue }
                 var diffs = [(ra - dc, dcSource, raSource)]
-                if let de = d.end, let rc = r.closed, let last = d.deciding.last ?? d.events.last,
-                    let closedEvent = r.events.last(where: { $0.kind == "relay.closed" })
-                {
-                    diffs.append((rc - de, last.source, closedEvent.source))
+                if let de = d.end, let rc = r.closed, let last = d.deciding.last ?? d.events.last, let closedSource = r.closedSource {
+                    diffs.append((rc - de, last.source, closedSource))
                 }
                 if abs(diffs[0].0) <= maxOffset { out.append(Pair(device: di, relay: ri, diffs: diffs)) }
             }

@@ -1,0 +1,297 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Events written out of memory to an unlinked temporary file and read back when asked: the
+/// lines of relay sessions that ended, which only a join with a device session or an export
+/// of every line reads again (issue 15: memory follows open sessions).
+///
+/// The file is created in `TMPDIR` (else /tmp) with mode 0600 and unlinked at once, so that it
+/// is gone with the process however that ends. Written through a buffer; read with `pread`, so
+/// that readers on several threads need no lock but the buffer's.
+public final class EventSpill: @unchecked Sendable {
+    /// Where one list of events lies in the file.
+    public struct Chunk: Sendable {
+        var offset: Int64
+        var length: Int
+        var count: Int
+    }
+
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var written: Int64 = 0
+    /// A write to the file failed (a full disk): what follows stays in `buffer`, in memory.
+    private var failed = false
+    private var paths: [String] = []
+    private var pathIndex: [String: Int] = [:]
+    private let lock = NSLockLite()
+
+    /// Nil when no temporary file can be made (the caller then keeps the events in memory).
+    public init?() {
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((base + "/castscope-events-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { return nil }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        self.fd = fd
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    deinit { close(fd) }
+
+    /// Writes `events` and says where they are.
+    public func write(_ events: [Event]) -> Chunk {
+        var chunk = writeBytes { w, codec in
+            for i in events.indices { codec.event(events[i], &w) }
+        }
+        chunk.count = events.count
+        return chunk
+    }
+
+    /// The events of `chunk`, as they were written.
+    public func read(_ chunk: Chunk) -> [Event] {
+        readBytes(chunk) { r, codec in
+            var out: [Event] = []
+            out.reserveCapacity(chunk.count)
+            for _ in 0..<chunk.count { out.append(codec.event(&r)) }
+            return out
+        }
+    }
+
+    /// How events and line references are written (paths by number: one copy of each).
+    struct Encoder {
+        let event: (Event, inout SpillWriter) -> Void
+        let source: (SourceRef?, inout SpillWriter) -> Void
+    }
+    struct Decoder {
+        let event: (inout SpillReader) -> Event
+        let source: (inout SpillReader) -> SourceRef?
+    }
+
+    /// Writes what `fill` writes and says where it is.
+    func writeBytes(_ fill: (inout SpillWriter, Encoder) -> Void) -> Chunk {
+        lock.locked {
+            let start = written + Int64(buffer.count)
+            var w = SpillWriter(bytes: buffer)
+            buffer = []
+            fill(&w, Encoder(event: { e, w in self.encode(e, into: &w) }, source: { s, w in
+                w.i64(s.map { Int64(self.pathNumber($0.path)) } ?? -1)
+                if let s { w.i64(Int64(s.line)) }
+            }))
+            buffer = w.bytes
+            let chunk = Chunk(offset: start, length: Int(written) + buffer.count - Int(start), count: 0)
+            if buffer.count >= 1 << 16 && !failed { flush() }
+            return chunk
+        }
+    }
+
+    /// Reads back what `writeBytes` wrote.
+    func readBytes<T>(_ chunk: Chunk, _ body: (inout SpillReader, Decoder) -> T) -> T {
+        var bytes = [UInt8](repeating: 0, count: chunk.length)
+        let end = chunk.offset + Int64(chunk.length)
+        // What is past `written` is still in the buffer (not flushed yet, or the file failed).
+        let (table, inFile): ([String], Int) = lock.locked {
+            if end > written && !failed { flush() }
+            let inFile = Int(max(0, min(end, written) - chunk.offset))
+            if inFile < chunk.length {
+                let from = Int(chunk.offset + Int64(inFile) - written)
+                bytes.replaceSubrange(inFile..., with: buffer[from..<from + chunk.length - inFile])
+            }
+            return (paths, inFile)
+        }
+        var done = 0
+        bytes.withUnsafeMutableBytes { b in
+            while done < inFile {
+                let n = pread(fd, b.baseAddress! + done, inFile - done, off_t(chunk.offset) + off_t(done))
+                if n <= 0 { break }
+                done += n
+            }
+        }
+        // A temporary file that cannot be read back is a broken machine, not a broken input.
+        precondition(done == inFile, "castscope: the temporary file of relay lines could not be read back")
+        return bytes.withUnsafeBytes { raw in
+            var r = SpillReader(base: raw)
+            return body(&r, Decoder(event: { self.decode(&$0, paths: table) }, source: { r in
+                let n = r.i64()
+                return n < 0 ? nil : SourceRef(path: table[Int(n)], line: Int(r.i64()))
+            }))
+        }
+    }
+
+    /// Called under the lock. When the file takes no more (a full disk), the lines stay in
+    /// memory from there on, as they would without a spill.
+    private func flush() {
+        var done = 0
+        buffer.withUnsafeBytes { b in
+            while done < b.count {
+                let n = Glibc.write(fd, b.baseAddress! + done, b.count - done)
+                if n <= 0 {
+                    failed = true
+                    return
+                }
+                done += n
+            }
+        }
+        if failed {
+            // The part written stays in the file; the rest of the buffer is kept.
+            written += Int64(done)
+            buffer.removeFirst(done)
+            return
+        }
+        written += Int64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Called under the lock.
+    private func pathNumber(_ path: String) -> Int {
+        if let k = pathIndex[path] { return k }
+        paths.append(path)
+        pathIndex[path] = paths.count - 1
+        return paths.count - 1
+    }
+
+    private func encode(_ e: Event, into w: inout SpillWriter) {
+        var flags: UInt8 = 0
+        if e.time != nil { flags |= 1 }
+        if e.process != nil { flags |= 2 }
+        if e.pid != nil { flags |= 4 }
+        if e.timeInferred { flags |= 8 }
+        if e.parsedTime != nil { flags |= 16 }
+        if e.repeats != nil { flags |= 32 }
+        w.u8(flags)
+        w.string(e.kind)
+        w.string(e.sdk)
+        w.string(e.side.rawValue)
+        if let t = e.time { w.i64(t) }
+        w.i64(Int64(e.displayOffset))
+        if let p = e.process { w.string(p) }
+        if let p = e.pid { w.i64(Int64(p)) }
+        w.string(e.message)
+        w.i64(Int64(e.attrs.count))
+        for (k, v) in e.attrs {
+            w.string(k)
+            w.string(v)
+        }
+        w.i64(Int64(pathNumber(e.source.path)))
+        w.i64(Int64(e.source.line))
+        w.i64(Int64(e.order))
+        w.i64(Int64(e.fileIndex))
+        if let t = e.parsedTime { t.spill(into: &w) }
+        if let r = e.repeats {
+            w.i64s(r.naive)
+            w.i32s(r.lines)
+            w.i64s(r.times)
+            w.i64(r.lastSecondOfDay.map(Int64.init) ?? Int64.min)
+            w.i32s(r.frames)
+            w.i32s(r.fps.map { Int32(bitPattern: $0.bitPattern) })
+            w.i32s(r.dropped)
+        }
+    }
+
+    private func decode(_ r: inout SpillReader, paths: [String]) -> Event {
+        let flags = r.u8()
+        let kind = r.string(), sdk = r.string()
+        let side = Side(rawValue: r.string()) ?? .relay
+        let time = flags & 1 != 0 ? r.i64() : nil
+        let displayOffset = Int(r.i64())
+        let process = flags & 2 != 0 ? r.string() : nil
+        let pid = flags & 4 != 0 ? Int(r.i64()) : nil
+        let message = r.string()
+        var attrs: [(String, String)] = []
+        let n = Int(r.i64())
+        attrs.reserveCapacity(n)
+        for _ in 0..<n {
+            let k = r.string()
+            attrs.append((k, r.string()))
+        }
+        let path = paths[Int(r.i64())]
+        let line = Int(r.i64()), order = Int(r.i64()), fileIndex = Int(r.i64())
+        let parsed = flags & 16 != 0 ? ParsedTime(spilled: &r) : nil
+        var repeats: Repeats?
+        if flags & 32 != 0 {
+            let rep = Repeats()
+            rep.naive = r.i64s()
+            rep.lines = r.i32s()
+            rep.times = r.i64s()
+            let last = r.i64()
+            rep.lastSecondOfDay = last == Int64.min ? nil : Int(last)
+            rep.frames = r.i32s()
+            rep.fps = r.i32s().map { Float(bitPattern: UInt32(bitPattern: $0)) }
+            rep.dropped = r.i32s()
+            repeats = rep
+        }
+        return Event(kind: kind, sdk: sdk, side: side, time: time, displayOffset: displayOffset,
+                     timeInferred: flags & 8 != 0, process: process, pid: pid, message: message, attrs: attrs,
+                     source: SourceRef(path: path, line: line), order: order, parsedTime: parsed, fileIndex: fileIndex,
+                     repeats: repeats)
+    }
+}
+
+/// Little-endian fields appended to bytes (the spill's own layout, read back by `SpillReader`).
+struct SpillWriter {
+    var bytes: [UInt8]
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func i64(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func i32(_ v: Int32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            i64(Int64(u.count))
+            bytes.append(contentsOf: u)
+        }
+    }
+    mutating func optionalString(_ s: String?) {
+        u8(s == nil ? 0 : 1)
+        if let s { string(s) }
+    }
+    mutating func optionalI64(_ v: Int64?) {
+        u8(v == nil ? 0 : 1)
+        if let v { i64(v) }
+    }
+    mutating func i64s(_ a: [Int64]) {
+        i64(Int64(a.count))
+        for v in a { i64(v) }
+    }
+    mutating func i32s(_ a: [Int32]) {
+        i64(Int64(a.count))
+        for v in a { i32(v) }
+    }
+}
+
+struct SpillReader {
+    let base: UnsafeRawBufferPointer
+    var at = 0
+
+    init(base: UnsafeRawBufferPointer) { self.base = base }
+
+    mutating func u8() -> UInt8 {
+        defer { at += 1 }
+        return base[at]
+    }
+    mutating func i64() -> Int64 {
+        defer { at += 8 }
+        return Int64(littleEndian: base.loadUnaligned(fromByteOffset: at, as: Int64.self))
+    }
+    mutating func i32() -> Int32 {
+        defer { at += 4 }
+        return Int32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: Int32.self))
+    }
+    mutating func string() -> String {
+        let n = Int(i64())
+        defer { at += n }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: base[at..<at + n]), as: UTF8.self)
+    }
+    mutating func optionalString() -> String? { u8() == 0 ? nil : string() }
+    mutating func optionalI64() -> Int64? { u8() == 0 ? nil : i64() }
+    mutating func i64s() -> [Int64] {
+        let n = Int(i64())
+        return (0..<n).map { _ in i64() }
+    }
+    mutating func i32s() -> [Int32] {
+        let n = Int(i64())
+        return (0..<n).map { _ in i32() }
+    }
+}
