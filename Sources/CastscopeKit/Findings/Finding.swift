@@ -124,7 +124,10 @@ public enum Findings {
     public static func run(_ report: AnalysisReport, _ t: Thresholds) -> [Finding] {
         let order = Dictionary(uniqueKeysWithValues: report.sessions.enumerated().map { ($1.id, $0) })
         var found: [Finding] = []
-        for rule in rules { found += rule.findings(report, t) }
+        for rule in rules {
+            let more = rule.findings(report, t)
+            if found.isEmpty { found = more } else { found += more }
+        }
         // Sorted by keys (a relay fleet's bundle has tens of thousands of findings: they are
         // moved once, and not at all when they are in order already).
         let keys = found.map { (session: $0.session.flatMap { order[$0] } ?? Int.max, rank: -$0.severity.rank) }

@@ -4,10 +4,15 @@ struct OrphanRelaySessionRule: FindingRule {
     let kind = "orphan-relay-session"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        Array(r.relaySessions.lazy.filter { $0.deviceSession == nil }.map { rs in
-            Finding(kind: kind, severity: .warning, time: rs.start, session: nil,
-                    message: "relay session \(rs.id) (\(rs.peer ?? "unknown peer")) has no device session in these logs",
-                    evidence: rs.firstSource.map { [$0] } ?? [])
-        })
+        // Counted first: a relay fleet's bundle has tens of thousands, and a list grown by
+        // doubling holds up to twice their room for a moment.
+        var out: [Finding] = []
+        out.reserveCapacity(r.relaySessions.reduce(0) { $0 + ($1.deviceSession == nil ? 1 : 0) })
+        for rs in r.relaySessions where rs.deviceSession == nil {
+            out.append(Finding(kind: kind, severity: .warning, time: rs.start, session: nil,
+                               message: "relay session \(rs.id) (\(rs.peer ?? "unknown peer")) has no device session in these logs",
+                               evidence: rs.firstSource.map { [$0] } ?? []))
+        }
+        return out
     }
 }

@@ -145,7 +145,10 @@ public enum JSONReport {
         w.close(array: true)
         w.open("orphans")
         w.open("relaySessions", array: true)
-        for rs in r.relaySessions where rs.deviceSession == nil { w.string(nil, rs.id) }
+        for rs in r.relaySessions where rs.deviceSession == nil {
+            w.string(nil, rs.id)
+            w.flushIfFull()
+        }
         w.close(array: true)
         w.open("deviceSessions", array: true)
         for id in r.orphanDeviceSessions { w.string(nil, id) }

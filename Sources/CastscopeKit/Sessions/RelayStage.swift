@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Relay sessions built while the bundle is read, so that a relay's lines leave memory as
 /// their session closes (issue 15): a relay fleet's journal has tens of thousands of sessions,
 /// and the join with the phone's sessions needs only a few facts of each until the end.
@@ -15,7 +21,6 @@
 /// handed to `finish`.
 final class RelayStage {
     private struct Slot {
-        var id: String
         /// Lines read since it was last closed (reading order; times not resolved yet).
         var open: [Event] = []
         /// Lines spilled as read, to be made at the end.
@@ -45,10 +50,13 @@ final class RelayStage {
     private lazy var spill: EventSpill? = EventSpill()
     /// A time window is set: no session is made before the end (the window needs the zone).
     private let windowed: Bool
-    private var index: [String: Int] = [:]
+    /// Session ids, one after another in one buffer, found by hash: a `String` per session
+    /// would be allocated by the reading thread among its lines, and keep their pages.
+    private var ids = IdTable()
     private var slots: [Slot] = []
     /// Lines taken in all (a journal read in stretches that met damage is read again when any was).
     private(set) var taken = 0
+    private var closedEarly = 0
     /// The first line with a time, in reading order: the report's zone when no phone line has one.
     private(set) var firstTimed: (order: Int, time: Int64, offset: Int)?
 
@@ -61,19 +69,11 @@ final class RelayStage {
 
     /// The next relay line in reading order (`takes` said yes).
     func add(_ e: Event) {
-        let id = e.attr("session")!
         taken += e.count
         if firstTimed == nil, let t = e.parsedTime {
             firstTimed = (e.order, t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0), t.offset ?? 0)
         }
-        let k: Int
-        if let i = index[id] {
-            k = i
-        } else {
-            k = slots.count
-            index[id] = k
-            slots.append(Slot(id: id))
-        }
+        let k = slot(of: e)
         if slots[k].done != nil { slots[k].dirty = true }
         // A `stats` line right after another of its session in the same file continues its
         // run (as `EventCompactor` folds it for the lines held with the bundle's).
@@ -96,18 +96,33 @@ final class RelayStage {
             let file = lines[0].fileIndex
             let inOrder = !lines.indices.dropFirst().contains { Key(lines[$0]) < Key(lines[$0 - 1]) }
             if inOrder, !lines.contains(where: { $0.fileIndex != file }) {
-                var r = RelaySession(id: slots[k].id)
+                var r = RelaySession(id: ids.id(k))
                 for i in lines.indices { r.take(lines[i]) }
                 slots[k].span.cover(lines, lines.indices)
                 slots[k].lines = Analyzer.lineCount(lines)
                 slots[k].firstKey = Key(lines[0])
                 r.spill(lines, to: spill)
                 slots[k].done = r.writeRecord(to: spill)
+                closedEarly += 1
+                // The lines just spilled were freed among the reading threads' live ones: their
+                // pages go back now and then, or memory would follow the lines read after all.
+                if closedEarly % 4096 == 0 { releaseFreedMemory() }
                 return
             }
         }
         slots[k].raw.append(spill.write(lines))
         slots[k].dirty = true
+    }
+
+    /// The slot of `e`'s session, made on its first line.
+    private func slot(of e: Event) -> Int {
+        var id = e.attr("session")!
+        return id.withUTF8 { bytes in
+            if let k = ids.find(bytes) { return k }
+            ids.insert(bytes)
+            slots.append(Slot())
+            return slots.count - 1
+        }
     }
 
     /// Journald times and full timestamps with a zone: their instants, line by line (the
@@ -131,26 +146,17 @@ final class RelayStage {
     /// `display`: the zone relay lines are shown in.
     func finish(held: inout [Event], window: (Int64?, Int64?), display: RelayDisplay) -> Result {
         held.drain { e in
-            let id = e.attr("session")!
-            let k: Int
-            if let i = index[id] {
-                k = i
-            } else {
-                k = slots.count
-                index[id] = k
-                slots.append(Slot(id: id))
-            }
+            let k = slot(of: e)
             slots[k].open.append(e)
             slots[k].dirty = true
         }
-        index = [:]
         var out = Result()
         var made: [RelaySession] = []
         var keys: [Key] = []
         made.reserveCapacity(slots.count)
         keys.reserveCapacity(slots.count)
         for k in slots.indices {
-            var slot = Slot(id: "")
+            var slot = Slot()
             swap(&slot, &slots[k])
             if !slot.dirty, slot.open.isEmpty, let record = slot.done, let spill, let key = slot.firstKey {
                 out.span.merge(slot.span)
@@ -183,7 +189,7 @@ final class RelayStage {
             }
             guard !lines.isEmpty else { continue }
             out.lines += Analyzer.lineCount(lines)
-            var r = RelaySession(id: slot.id)
+            var r = RelaySession(id: ids.id(k))
             for i in lines.indices { r.take(lines[i]) }
             let key = Key(lines[0])
             if let spill {
@@ -198,6 +204,7 @@ final class RelayStage {
             keys.append(key)
         }
         slots = []
+        ids = IdTable()
         if keys.indices.dropFirst().contains(where: { keys[$0] < keys[$0 - 1] }) {
             // Put in order in place (a rotated journal's older file is often read second): a
             // sorted copy would hold every session twice.
@@ -247,5 +254,67 @@ enum RelayDisplay: Sendable {
         case .phone(let offset): e.displayOffset = offset
         case .option(let zone): if let t = e.time { e.displayOffset = zone.offset(at: t) }
         }
+    }
+}
+
+/// Byte strings numbered in the order they were added, kept in one buffer and found by an
+/// open-addressing table of their hashes.
+struct IdTable {
+    private var bytes: [UInt8] = []
+    private var starts: [Int32] = [0]
+    private var table = [Int32](repeating: -1, count: 64)
+    private var hashes = [UInt64](repeating: 0, count: 64)
+
+    var count: Int { starts.count - 1 }
+
+    /// The string numbered `k`.
+    func id(_ k: Int) -> String {
+        bytes.withUnsafeBufferPointer { String(decoding: $0[Int(starts[k])..<Int(starts[k + 1])], as: UTF8.self) }
+    }
+
+    func find(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
+        let h = Self.hash(key)
+        let mask = table.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        while table[i] >= 0 {
+            let k = Int(table[i])
+            if hashes[i] == h, Int(starts[k + 1] - starts[k]) == key.count,
+                bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress! + Int(starts[k]), key.baseAddress!, key.count) == 0 }) || key.isEmpty
+            {
+                return k
+            }
+            i = (i &+ 1) & mask
+        }
+        return nil
+    }
+
+    /// Adds `key` (not in the table) as number `count`.
+    mutating func insert(_ key: UnsafeBufferPointer<UInt8>) {
+        if (count + 1) * 2 > table.count { grow() }
+        place(Self.hash(key), Int32(count))
+        bytes.append(contentsOf: key)
+        starts.append(Int32(bytes.count))
+    }
+
+    private mutating func place(_ h: UInt64, _ k: Int32) {
+        let mask = table.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        while table[i] >= 0 { i = (i &+ 1) & mask }
+        table[i] = k
+        hashes[i] = h
+    }
+
+    private mutating func grow() {
+        let old = zip(table, hashes).filter { $0.0 >= 0 }
+        table = [Int32](repeating: -1, count: table.count * 2)
+        hashes = [UInt64](repeating: 0, count: hashes.count * 2)
+        for (k, h) in old { place(h, k) }
+    }
+
+    /// FNV-1a.
+    static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
     }
 }
