@@ -72,17 +72,26 @@ enum ProcessEnvironment {
 /// Offsets of a named zone from the C library (TZ set once, then localtime_r).
 final class ZoneTable: @unchecked Sendable {
     static let shared = ZoneTable()
+    /// TZ as the process started (nil: unset, the machine's /etc/localtime): this machine's zone.
+    let originalTZ: String?
+    /// What TZ is set to now.
     private var current: String?
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(lock, nil) }
+    init() {
+        pthread_mutex_init(lock, nil)
+        originalTZ = ProcessEnvironment.value("TZ")
+        current = originalTZ
+    }
 
+    /// `name` nil: this machine's zone (TZ put back as it was, after a named zone was asked).
     func offset(_ name: String?, at micros: Int64) -> Int {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        if let name, current != name {
-            setenv("TZ", name, 1)
+        let wanted = name ?? originalTZ
+        if current != wanted {
+            if let wanted { setenv("TZ", wanted, 1) } else { unsetenv("TZ") }
             tzset()
-            current = name
+            current = wanted
         }
         var t = time_t(micros.floorDiv(1_000_000))
         var tmv = tm()

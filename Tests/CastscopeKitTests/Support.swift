@@ -28,6 +28,9 @@ func castscope(_ args: [String], stdin: Data? = nil, cwd: URL = packageRoot, env
     p.arguments = args
     p.currentDirectoryURL = cwd
     var environment = ProcessInfo.processInfo.environment
+    // A test that asked for a named zone in this process left TZ set to it (`ZoneTable`):
+    // the command gets the machine's zone, as it would from a shell.
+    environment["TZ"] = ZoneTable.shared.originalTZ
     for (k, v) in env { environment[k] = v }
     p.environment = environment
     // Output goes to files, so that a large report never blocks on a full pipe.
