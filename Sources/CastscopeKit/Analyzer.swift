@@ -781,7 +781,6 @@ public final class Analyzer {
         report.findings = Findings.run(report, options.thresholds)
         if !stage.findings.isEmpty { report.findings = stage.findings + report.findings }
         Stages.mark("findings")
-        if Stages.enabled { releaseFreedMemory(); Stages.mark("trimmed") }
         return report
     }
 

@@ -368,13 +368,24 @@ public struct ClickHouseRows {
 
     public func findings(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer) {
         let byId = Dictionary(r.sessions.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        // Relay sessions joined to none, by id (first of an id wins): a relay fleet's bundle has
+        // tens of thousands, each with its finding, so a finding is not matched against each.
+        var orphanRelay: [String: Int] = [:]
+        for (i, rs) in r.relaySessions.enumerated() where rs.deviceSession == nil && orphanRelay[rs.id] == nil {
+            orphanRelay[rs.id] = i
+        }
         for (n, f) in r.findings.enumerated() {
             let s = f.session.flatMap { byId[$0] }
             var sid = s.map(sessionId) ?? ""
             var host = s?.relay?.host
             // Bundle-level findings about a relay session (orphan-relay-session) name it in
-            // their evidence' lines; key them by the relay session when the message names one.
-            if s == nil, let rs = r.relaySessions.first(where: { $0.deviceSession == nil && f.message.contains($0.id) }) {
+            // their message (a word of its own); key them by the relay session it names (the
+            // first in the report's order when it names several).
+            if s == nil, !orphanRelay.isEmpty,
+                let i = f.message.split(separator: " ")
+                    .compactMap({ orphanRelay[String($0)] }).min()
+            {
+                let rs = r.relaySessions[i]
                 sid = relaySessionId(rs)
                 host = rs.host
             }
