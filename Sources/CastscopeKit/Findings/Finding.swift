@@ -16,18 +16,46 @@ public struct Finding: Sendable {
     /// The device session it is about (nil for bundle-level findings).
     public var session: String?
     /// One sentence.
-    public var message: String
+    public var message: String {
+        get { text.string }
+        set { text = .literal(newValue) }
+    }
     public var evidence: [SourceRef]
+    /// The sentence, or the parts it is written from when read: a relay fleet's bundle has tens
+    /// of thousands of `orphan-relay-session` findings, whose sentences differ only by an id
+    /// the report holds anyway.
+    private var text: Text
+
+    enum Text: Sendable {
+        case literal(String)
+        /// A relay session (id, peer) that no device session accounts for.
+        case relayWithoutDevice(String, String?)
+
+        var string: String {
+            switch self {
+            case .literal(let s): return s
+            case .relayWithoutDevice(let id, let peer):
+                return "relay session \(id) (\(peer ?? "unknown peer")) has no device session in these logs"
+            }
+        }
+    }
 
     public init(kind: String, severity: Severity, time: Int64?, displayOffset: Int = 0, session: String?, message: String,
                 evidence: [SourceRef])
+    {
+        self.init(kind: kind, severity: severity, time: time, displayOffset: displayOffset, session: session,
+                  text: .literal(message), evidence: evidence)
+    }
+
+    init(kind: String, severity: Severity, time: Int64?, displayOffset: Int = 0, session: String?, text: Text,
+         evidence: [SourceRef])
     {
         self.kind = kind
         self.severity = severity
         self.time = time
         self.displayOffset = displayOffset
         self.session = session
-        self.message = message
+        self.text = text
         self.evidence = evidence
     }
 }

@@ -10,7 +10,7 @@ struct OrphanRelaySessionRule: FindingRule {
         out.reserveCapacity(r.relaySessions.reduce(0) { $0 + ($1.deviceSession == nil ? 1 : 0) })
         for rs in r.relaySessions where rs.deviceSession == nil {
             out.append(Finding(kind: kind, severity: .warning, time: rs.start, session: nil,
-                               message: "relay session \(rs.id) (\(rs.peer ?? "unknown peer")) has no device session in these logs",
+                               text: .relayWithoutDevice(rs.id, rs.peer),
                                evidence: rs.firstSource.map { [$0] } ?? []))
         }
         return out

@@ -106,7 +106,7 @@ final class RelayStage {
                 closedEarly += 1
                 // The lines just spilled were freed among the reading threads' live ones: their
                 // pages go back now and then, or memory would follow the lines read after all.
-                if closedEarly % 4096 == 0 { releaseFreedMemory() }
+                if closedEarly % 1024 == 0 { releaseFreedMemory() }
                 return
             }
         }
