@@ -5,6 +5,35 @@ import Testing
 
 @Suite("ClickHouse rows, ids, URL and DDL (no server)")
 struct ClickHouseRowsTests {
+    @Test("session and finding rows go out in batches of at most batchRows, the same bytes as one buffer")
+    func sessionAndFindingBatches() throws {
+        let analyzer = try Analyzer(registry: try ParserRegistry.builtin(), options: AnalyzeOptions())
+        let r = analyzer.analyze([packageRoot.appendingPathComponent("samples/relay").path,
+                                  packageRoot.appendingPathComponent("samples/mixed-bundle/support-bundle.tar.gz").path])
+        let rows = ClickHouseRows(bundleId: "b", version: 1)
+        typealias Fill = (inout ClickHouseRowBuffer, Int, (inout ClickHouseRowBuffer) -> Void) -> Void
+        let tables: [(String, Fill)] = [
+            ("sessions", { b, n, emit in rows.sessions(r, into: &b, batchRows: n, emit: emit) }),
+            ("findings", { b, n, emit in rows.findings(r, into: &b, batchRows: n, emit: emit) }),
+        ]
+        for (name, fill) in tables {
+            var whole = ClickHouseRowBuffer()
+            fill(&whole, .max) { _ in Issue.record("\(name): a batch without a limit") }
+            #expect(whole.rows >= 5, "\(name)")
+            var batched: [UInt8] = []
+            var batches: [Int] = []
+            var b = ClickHouseRowBuffer()
+            fill(&b, 2) { full in
+                batches.append(full.rows)
+                batched += full.bytes
+                full = ClickHouseRowBuffer()
+            }
+            batched += b.bytes
+            #expect(batched == whole.bytes, "\(name)")
+            #expect(batches.count == whole.rows / 2 && batches.allSatisfy { $0 == 2 }, "\(name): \(batches)")
+        }
+    }
+
     @Test("the digest depends on the bytes only, not on how they were fed, and tells inputs apart")
     func digestSplits() {
         let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }

@@ -115,18 +115,20 @@ public struct ClickHouseExport {
     public func write(_ report: AnalysisReport, bundleId: String) -> Result {
         target.prepare()
         let rows = ClickHouseRows(bundleId: bundleId)
-        // The small tables go out on their own threads (each insert waits on the server) while
-        // the events are built and sent.
+        // The other tables go out on their own threads (each insert waits on the server) while
+        // the events are built and sent, in batches too (a relay fleet's bundle has tens of
+        // thousands of sessions and findings).
         var small: [BatchSender] = []
-        let simple: [(String, (inout ClickHouseRowBuffer) -> Void)] = [
-            ("castscope_inputs", { rows.inputs(report, into: &$0) }),
-            ("castscope_sessions", { rows.sessions(report, into: &$0) }),
-            ("castscope_findings", { rows.findings(report, into: &$0) }),
+        let batch = batchRows
+        let simple: [(String, (inout ClickHouseRowBuffer, (inout ClickHouseRowBuffer) -> Void) -> Void)] = [
+            ("castscope_inputs", { b, _ in rows.inputs(report, into: &b) }),
+            ("castscope_sessions", { b, emit in rows.sessions(report, into: &b, batchRows: batch, emit: emit) }),
+            ("castscope_findings", { b, emit in rows.findings(report, into: &b, batchRows: batch, emit: emit) }),
         ]
         for (table, fill) in simple {
             var own = ClickHouseRowBuffer()
-            fill(&own)
             let sender = BatchSender(self, table: table)
+            fill(&own) { sender.launch(&$0) }
             sender.launch(&own)
             small.append(sender)
         }

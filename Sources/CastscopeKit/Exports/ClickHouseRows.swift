@@ -140,14 +140,20 @@ public struct ClickHouseRows {
         return d
     }
 
-    public func sessions(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer, sessionId: ((Session) -> String)? = nil) {
+    /// `emit` is called whenever `b` holds at least `batchRows` rows (a relay fleet's bundle has
+    /// tens of thousands of relay sessions), as for the events.
+    public func sessions(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer, sessionId: ((Session) -> String)? = nil,
+                         batchRows: Int = .max, emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
+    {
         let sessionId = sessionId ?? self.sessionId
         let kinds = Dictionary(grouping: r.findings.filter { $0.session != nil }, by: { $0.session! })
         for s in r.sessions {
             session(s, id: sessionId(s), clock: r.clock, findingKinds: (kinds[s.id] ?? []).map(\.kind), into: &b)
+            if b.rows >= batchRows { emit(&b) }
         }
         for rs in r.relaySessions where rs.deviceSession == nil {
             relayOnly(rs, clock: r.clock, findings: [], into: &b)
+            if b.rows >= batchRows { emit(&b) }
         }
     }
 
@@ -366,7 +372,9 @@ public struct ClickHouseRows {
         }
     }
 
-    public func findings(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer) {
+    public func findings(_ r: AnalysisReport, into b: inout ClickHouseRowBuffer, batchRows: Int = .max,
+                         emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
+    {
         let byId = Dictionary(r.sessions.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         // Relay sessions joined to none, by id (first of an id wins): a relay fleet's bundle has
         // tens of thousands, each with its finding, so a finding is not matched against each.
@@ -390,6 +398,7 @@ public struct ClickHouseRows {
                 host = rs.host
             }
             finding(f, index: n, previous: n > 0 ? r.findings[n - 1] : nil, sessionId: sid, sdk: s?.sdk, host: host, into: &b)
+            if b.rows >= batchRows { emit(&b) }
         }
     }
 
