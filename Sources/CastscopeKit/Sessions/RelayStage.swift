@@ -261,7 +261,7 @@ enum RelayDisplay: Sendable {
 /// open-addressing table of their hashes.
 struct IdTable {
     private var bytes: [UInt8] = []
-    private var starts: [Int32] = [0]
+    private var starts: [Int] = [0]
     private var table = [Int32](repeating: -1, count: 64)
     private var hashes = [UInt64](repeating: 0, count: 64)
 
@@ -269,7 +269,7 @@ struct IdTable {
 
     /// The string numbered `k`.
     func id(_ k: Int) -> String {
-        bytes.withUnsafeBufferPointer { String(decoding: $0[Int(starts[k])..<Int(starts[k + 1])], as: UTF8.self) }
+        bytes.withUnsafeBufferPointer { String(decoding: $0[starts[k]..<starts[k + 1]], as: UTF8.self) }
     }
 
     func find(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -278,8 +278,8 @@ struct IdTable {
         var i = Int(truncatingIfNeeded: h) & mask
         while table[i] >= 0 {
             let k = Int(table[i])
-            if hashes[i] == h, Int(starts[k + 1] - starts[k]) == key.count,
-                bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress! + Int(starts[k]), key.baseAddress!, key.count) == 0 }) || key.isEmpty
+            if hashes[i] == h, starts[k + 1] - starts[k] == key.count,
+                key.isEmpty || bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress! + starts[k], key.baseAddress!, key.count) == 0 })
             {
                 return k
             }
@@ -293,7 +293,7 @@ struct IdTable {
         if (count + 1) * 2 > table.count { grow() }
         place(Self.hash(key), Int32(count))
         bytes.append(contentsOf: key)
-        starts.append(Int32(bytes.count))
+        starts.append(bytes.count)
     }
 
     private mutating func place(_ h: UInt64, _ k: Int32) {
