@@ -685,19 +685,10 @@ public final class Analyzer {
         // Relay lines of a session the stage did not take (their times needed the bundle) join
         // its sessions now; they are deduped and windowed there, session by session.
         var heldRelay: [Event] = []
-        if let relayStage, events.contains(where: { $0.side == .relay }) {
-            var kept = 0
-            for i in events.indices {
-                if events[i].side == .relay, events[i].attr("session") != nil {
-                    heldRelay.append(events[i])
-                    continue
-                }
-                if kept != i { events.swapAt(kept, i) }
-                kept += 1
-            }
-            events.removeLast(events.count - kept)
+        if relayStage != nil, events.contains(where: { $0.side == .relay }) {
+            heldRelay = events.moveOut { $0.side == .relay && $0.attr("session") != nil }
         }
-        dedupe(&events)
+        Self.dedupe(&events)
         Stages.mark("times, zone, dedupe")
         // Loops over the events go by index: `for e in events` copies each one (a retain and a
         // release of each of its strings), which on a dense bundle costs more than the work.
@@ -722,24 +713,11 @@ public final class Analyzer {
         }
         if events.indices.dropFirst().contains(where: { before(events[$0], events[$0 - 1]) }) { events.sort(by: before) }
         report.eventCount = Self.lineCount(events)
-        // Split without a second copy of every event: the device lines are copied out (the
-        // relay's own journal has none) and the relay lines compacted in place and moved.
-        var relayEvents: [Event] = []
+        // Split without a second copy of every event: the relay lines left here (the stage took
+        // the relay's journal) are moved out, the device lines stay in place.
+        var relayEvents = events.moveOut { $0.side == .relay }
         var deviceEvents: [Event] = []
-        let relayCount = events.indices.reduce(0) { $0 + (events[$1].side == .relay ? 1 : 0) }
-        if relayCount == 0 {
-            swap(&deviceEvents, &events)
-        } else {
-            deviceEvents.reserveCapacity(events.count - relayCount)
-            var kept = 0
-            for i in events.indices {
-                if events[i].side != .relay { deviceEvents.append(events[i]); continue }
-                if kept != i { events.swapAt(kept, i) }
-                kept += 1
-            }
-            events.removeLast(events.count - kept)
-            swap(&relayEvents, &events)
-        }
+        swap(&deviceEvents, &events)
         events = []  // the sessions keep what they need: no third copy of every event
         Stages.mark("sort")
         // The join needs every session: with relay lines they are kept, not handed on.
@@ -856,8 +834,9 @@ public final class Analyzer {
 
     /// The same line seen in two exports of one bundle counts once (a folded run of frame
     /// lines line by line; a relay `stats` run by its first line only, as its lines' texts are
-    /// not kept).
-    func dedupe(_ events: inout [Event]) {
+    /// not kept). The bundle's lines, in reading order, and one relay session's lines, in time
+    /// order (`RelayStage`): either way the copy of the file read first is kept.
+    static func dedupe(_ events: inout [Event]) {
         // Only lines of different files can be duplicates: one file (a big export) has none.
         guard let firstFile = events.first?.fileIndex, events.indices.contains(where: { events[$0].fileIndex != firstFile }) else {
             return

@@ -115,6 +115,23 @@ extension Array where Element == Event {
         self = []
     }
 
+    /// Moves the events `isOut` picks into a list of their own and closes the gaps they leave:
+    /// both keep their order, and the events that stay are not copied.
+    mutating func moveOut(where isOut: (Event) -> Bool) -> [Event] {
+        var out: [Event] = []
+        var kept = 0
+        for i in indices {
+            if isOut(self[i]) {
+                out.append(self[i])
+                continue
+            }
+            if kept != i { swapAt(kept, i) }
+            kept += 1
+        }
+        removeLast(count - kept)
+        return out
+    }
+
     /// The same for `range`, whose places keep a placeholder.
     mutating func drain(_ range: Range<Int>, _ body: (Event) -> Void) {
         let placeholder = Event.placeholder

@@ -177,7 +177,9 @@ final class RelayStage {
             if lines.indices.dropFirst().contains(where: { Key(lines[$0]) < Key(lines[$0 - 1]) }) {
                 lines.sort { Key($0) < Key($1) }
             }
-            Self.dedupe(&lines)
+            // A relay line names its session, so both copies of a line two files hold are
+            // lines of one session: deduped here as the bundle's lines are.
+            Analyzer.dedupe(&lines)
             out.span.cover(lines, lines.indices)
             if window.0 != nil || window.1 != nil {
                 let before = Analyzer.lineCount(lines)
@@ -222,22 +224,6 @@ final class RelayStage {
         }
         out.sessions = made
         return out
-    }
-
-    /// The same line held by two files of the bundle counts once, as `Analyzer.dedupe` does
-    /// (the copy of the file read first is kept; a `stats` run by its first line): a relay
-    /// line names its session, so both copies are lines of one session.
-    private static func dedupe(_ lines: inout [Event]) {
-        guard let file = lines.first?.fileIndex, lines.contains(where: { $0.fileIndex != file }) else { return }
-        struct LineKey: Hashable { var time: Int64; var pid: Int?; var message: String }
-        var seen: [LineKey: Int] = [:]
-        lines = lines.filter { e in
-            guard let t = e.time, !e.timeInferred else { return true }
-            let key = LineKey(time: t, pid: e.pid, message: e.message)
-            if let seenIn = seen[key] { return seenIn == e.fileIndex }
-            seen[key] = e.fileIndex
-            return true
-        }
     }
 }
 
