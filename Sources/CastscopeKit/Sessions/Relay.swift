@@ -277,47 +277,118 @@ public struct RelayJoiner {
         var diffs: [(Int64, SourceRef, SourceRef)]
     }
 
-    /// Candidate pairs of (device, relay) with their start and end differences.
+    /// Candidate pairs of (device, relay) with their start and end differences, by device then
+    /// relay index. The relay sessions are looked up by their `accepted` time (a relay's day
+    /// has tens of thousands: a pair per device and relay session would be quadratic).
     func pairs(_ device: [Session], _ relay: [RelaySession]) -> [Pair] {
+        let byAccepted = relay.indices.filter { relay[$0].accepted != nil && relay[$0].acceptedSource != nil }
+            .sorted { (relay[$0].accepted!, $0) < (relay[$1].accepted!, $1) }
+        let times = byAccepted.map { relay[$0].accepted! }
         var out: [Pair] = []
         for (di, d) in device.enumerated() {
             guard let dc = d.connectedAt else { continue }
             let dcSource = d.events.first(where: { $0.kind == "socket.connected" })?.source ?? d.events.first!.source
-            for (ri, r) in relay.enumerated() {
+            let lo = times.partitionPoint { $0 < dc - maxOffset }
+            let hi = times.partitionPoint { $0 <= dc + maxOffset }
+            guard lo < hi else { continue }
+            for ri in byAccepted[lo..<hi].sorted() {
+                let r = relay[ri]
                 guard let ra = r.accepted, let raSource = r.acceptedSource else { continue }
                 var diffs = [(ra - dc, dcSource, raSource)]
                 if let de = d.end, let rc = r.closed, let last = d.deciding.last ?? d.events.last, let closedSource = r.closedSource {
                     diffs.append((rc - de, last.source, closedSource))
                 }
-                if abs(diffs[0].0) <= maxOffset { out.append(Pair(device: di, relay: ri, diffs: diffs)) }
+                out.append(Pair(device: di, relay: ri, diffs: diffs))
             }
         }
         return out
     }
 
+    /// How many pairs' greedy matchings `estimate` may look at in all (the sum of their
+    /// windows) before it keeps the best found: only a bundle of hundreds of device sessions
+    /// within minutes of each other against a busy relay comes near it.
+    var estimateBudget = 10_000_000
+
     /// The offset most pairs agree on (a one-to-one matching within `tolerance`).
+    ///
+    /// Each pair's start difference is a center tried: the pairs within `tolerance` of it,
+    /// closest first, are matched one to one; the center with most pairs wins, then most
+    /// agreeing differences (start and end), then the least spread, then the first pair. The
+    /// pairs within `tolerance` of a center are a window of the pairs in difference order, and
+    /// a center cannot match more pairs than its window has distinct devices or distinct relay
+    /// sessions, nor agree on more differences than those pairs' starts and the ends in its
+    /// window: centers are tried in the order of the first bound, those the bounds rule out are
+    /// skipped, and the rest once it falls below the best found. The result is the one trying
+    /// every center gives, unless `estimateBudget` ran out first.
     public func estimate(_ device: [Session], _ relay: [RelaySession]) -> ClockEstimate? {
         let candidates = pairs(device, relay)
-        // Most pairs, then most agreeing differences (start and end), then the least spread.
-        var best: (score: Int, agreeing: Int, spread: Int64, used: [Pair])?
-        for c in candidates {
-            let center = c.diffs[0].0
-            var usedDevice = Set<Int>()
-            var usedRelay = Set<Int>()
+        guard !candidates.isEmpty else { return nil }
+        let diff = candidates.map { $0.diffs[0].0 }
+        let byDiff = candidates.indices.sorted { (diff[$0], $0) < (diff[$1], $1) }
+        // Each center's window [lo, hi) in `byDiff`, and its bound.
+        var lo = [Int](repeating: 0, count: byDiff.count)
+        var hi = lo
+        var bound = lo
+        do {
+            var (l, h) = (0, 0)
+            // Pairs in the window per device and per relay session, and how many have any.
+            var perDevice = [Int32](repeating: 0, count: device.count)
+            var perRelay = [Int32](repeating: 0, count: relay.count)
+            var (devices, relays) = (0, 0)
+            for (k, c) in byDiff.enumerated() {
+                let center = diff[c]
+                while h < byDiff.count, diff[byDiff[h]] - center <= tolerance {
+                    let p = candidates[byDiff[h]]
+                    perDevice[p.device] += 1
+                    perRelay[p.relay] += 1
+                    if perDevice[p.device] == 1 { devices += 1 }
+                    if perRelay[p.relay] == 1 { relays += 1 }
+                    h += 1
+                }
+                while center - diff[byDiff[l]] > tolerance {
+                    let p = candidates[byDiff[l]]
+                    perDevice[p.device] -= 1
+                    perRelay[p.relay] -= 1
+                    if perDevice[p.device] == 0 { devices -= 1 }
+                    if perRelay[p.relay] == 0 { relays -= 1 }
+                    l += 1
+                }
+                (lo[k], hi[k], bound[k]) = (l, h, min(devices, relays))
+            }
+        }
+        let tries = byDiff.indices.sorted { (bound[$1], byDiff[$0]) < (bound[$0], byDiff[$1]) }
+        // Most pairs, then most agreeing differences, then the least spread, then the first.
+        var best: (score: Int, agreeing: Int, spread: Int64, first: Int, used: [Pair])?
+        var work = 0
+        // Which center last used a device or relay session (no set per center).
+        var deviceUsedBy = [Int](repeating: -1, count: device.count)
+        var relayUsedBy = [Int](repeating: -1, count: relay.count)
+        for k in tries {
+            if let b = best, bound[k] < b.score || work > estimateBudget { break }
+            let c = byDiff[k]
+            let center = diff[c]
+            if let b = best, bound[k] == b.score {
+                // As many pairs at most as the best: it wins only with as many agreeing
+                // differences, at most one start and one end per pair.
+                var ends = 0
+                for i in byDiff[lo[k]..<hi[k]] where candidates[i].diffs.count > 1 && abs(candidates[i].diffs[1].0 - center) <= tolerance {
+                    ends += 1
+                }
+                work += hi[k] - lo[k]
+                if bound[k] + min(bound[k], ends) < b.agreeing { continue }
+            }
+            let window = byDiff[lo[k]..<hi[k]].sorted { (abs(diff[$0] - center), $0) < (abs(diff[$1] - center), $1) }
+            work += window.count
             var used: [Pair] = []
-            for p in candidates.sorted(by: { abs($0.diffs[0].0 - center) < abs($1.diffs[0].0 - center) })
-            where abs(p.diffs[0].0 - center) <= tolerance && !usedDevice.contains(p.device) && !usedRelay.contains(p.relay) {
-                usedDevice.insert(p.device)
-                usedRelay.insert(p.relay)
-                used.append(p)
+            for i in window where deviceUsedBy[candidates[i].device] != k && relayUsedBy[candidates[i].relay] != k {
+                deviceUsedBy[candidates[i].device] = k
+                relayUsedBy[candidates[i].relay] = k
+                used.append(candidates[i])
             }
             let all = used.flatMap { $0.diffs.map(\.0) }.filter { abs($0 - center) <= tolerance }
             let spread = (all.max() ?? 0) - (all.min() ?? 0)
-            if let b = best {
-                if (used.count, all.count) < (b.score, b.agreeing) { continue }
-                if (used.count, all.count) == (b.score, b.agreeing) && spread >= b.spread { continue }
-            }
-            best = (used.count, all.count, spread, used)
+            if let b = best, (used.count, all.count, -spread, -c) <= (b.score, b.agreeing, -b.spread, -b.first) { continue }
+            best = (used.count, all.count, spread, c, used)
         }
         guard let best, best.score > 0 else { return nil }
         let center = best.used[0].diffs[0].0
@@ -333,21 +404,34 @@ public struct RelayJoiner {
     /// Joins relay sessions to device sessions by overlap once `offset` is applied, and puts
     /// the relay's lines on the device's time axis.
     public func join(_ device: inout [Session], _ relay: inout [RelaySession], offset: Int64) {
+        // Relay sessions by start: a device session's candidates start at most the longest
+        // relay session (plus `tolerance`) before it and at most `tolerance` after it ends.
+        var spans: [(start: Int64, end: Int64, index: Int)] = []
+        for (ri, r) in relay.enumerated() {
+            guard let rs = r.start.map({ $0 - offset }) else { continue }
+            spans.append((rs, max(r.end.map { $0 - offset } ?? rs, rs), ri))
+        }
+        spans.sort { ($0.start, $0.index) < ($1.start, $1.index) }
+        let longest = spans.map { $0.end - $0.start }.max() ?? 0
         var options: [(overlap: Int64, d: Int, r: Int)] = []
         for (di, d) in device.enumerated() {
             guard let ds = d.connectedAt ?? d.start else { continue }
             let de = max(d.end ?? ds, ds)
-            for (ri, r) in relay.enumerated() {
-                guard let rs = r.start.map({ $0 - offset }) else { continue }
-                let re = max(r.end.map { $0 - offset } ?? rs, rs)
+            let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
+            let last = spans.partitionPoint { $0.start <= de + tolerance }
+            var mine: [(overlap: Int64, d: Int, r: Int)] = []
+            for s in spans[first..<max(first, last)] {
                 // Touching spans count: a one-second session against second-precision logs.
-                let overlap = min(de, re) - max(ds, rs)
-                if overlap >= -tolerance { options.append((overlap, di, ri)) }
+                let overlap = min(de, s.end) - max(ds, s.start)
+                if overlap >= -tolerance { mine.append((overlap, di, s.index)) }
             }
+            options += mine.sorted { $0.r < $1.r }
         }
+        // Largest overlap first; equal ones in (device, relay) order.
+        options = options.enumerated().sorted { ($1.element.overlap, $0.offset) < ($0.element.overlap, $1.offset) }.map(\.element)
         var usedD = Set<Int>()
         var usedR = Set<Int>()
-        for o in options.sorted(by: { $0.overlap > $1.overlap }) where !usedD.contains(o.d) && !usedR.contains(o.r) {
+        for o in options where !usedD.contains(o.d) && !usedR.contains(o.r) {
             usedD.insert(o.d)
             usedR.insert(o.r)
             relay[o.r].deviceSession = device[o.d].id
@@ -360,5 +444,23 @@ public struct RelayJoiner {
             }
             device[o.d].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
         }
+    }
+}
+
+extension RandomAccessCollection {
+    /// The first index whose element is not `isBefore` (which holds for a prefix): a binary search.
+    func partitionPoint(_ isBefore: (Element) -> Bool) -> Index {
+        var (lo, n) = (startIndex, count)
+        while n > 0 {
+            let half = n / 2
+            let mid = index(lo, offsetBy: half)
+            if isBefore(self[mid]) {
+                lo = index(after: mid)
+                n -= half + 1
+            } else {
+                n = half
+            }
+        }
+        return lo
     }
 }
