@@ -379,7 +379,9 @@ public final class Analyzer {
                 report.warnings.append("\(path): \(note)")
             }
             if summary.stats.swappedDayMonth > 0 {
-                summary.notes.append("\(summary.stats.swappedDayMonth) timestamps written yyyy-dd-MM were read with day and month swapped")
+                let n = summary.stats.swappedDayMonth
+                summary.notes.append(n == 1 ? "1 timestamp written yyyy-dd-MM was read with day and month swapped"
+                                     : "\(n) timestamps written yyyy-dd-MM were read with day and month swapped")
             }
             summary.events = f.lines
             report.inputs.append(summary)
@@ -404,8 +406,9 @@ public final class Analyzer {
                 guard let detected = head.withUnsafeBytes({ self.detector.detect(head: $0) }) else { return nil }
                 format = detected.format
             }
-            // NUL bytes mean a binary file, except in the export format's binary-safe fields.
-            if format.kind != .journalExport, let nul = head.prefix(4096).firstIndex(of: 0) {
+            // NUL bytes mean a binary file, except in the export format's binary-safe fields; a
+            // stray one in lines of a log format (a crash's zero-filled block) does not.
+            if format.kind != .journalExport, let nul = FormatDetector.binaryAt(head, format: format) {
                 let e = InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped")
                 var summary = InputSummary(path: path)
                 summary.errors.append(e.message)
@@ -422,12 +425,12 @@ public final class Analyzer {
         var walker = BundleWalker(
             visit: { path, source in
                 let fileIndex = report.inputs.count
-                let head = try readUpTo(64 * 1024, from: source)
+                let (head, whole) = try readHead(64 * 1024, from: source)
                 guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return }
                 // Files that fit in the head are too small for an adaptive prefilter to pay off.
                 // Streamed, the events are taken a batch at a time as they are read.
                 var file = beginFile(path: path, format: format)
-                let result = context.read(PrefixedSource(prefix: head, rest: source), path: path, format: format,
+                let result = context.read(whole, path: path, format: format,
                                           adapts: head.count >= 64 * 1024,
                                           budget: EventBudget(limit: self.options.budget.maxEventsPerFile),
                                           cutEvery: streamed == nil ? 0 : self.streamedBatchEvents,

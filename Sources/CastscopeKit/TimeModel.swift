@@ -207,7 +207,11 @@ public struct TimeSpec: Sendable, Equatable {
                 i += 1
             }
             guard let unit = units.first(where: { $0.0 == u })?.1 else { return nil }
-            total += n * unit
+            // (a number no log's span comes near: refused, not overflowed)
+            let (part, o1) = n.multipliedReportingOverflow(by: unit)
+            let (sum, o2) = total.addingReportingOverflow(part)
+            guard !o1, !o2, sum <= 1_000 * 366 * 86_400_000_000 else { return nil }
+            total = sum
             pairs += 1
             skipSpaces()
         }
@@ -248,10 +252,11 @@ extension Event {
     public mutating func resolveLive(now: Int64) {
         resolveNow(now)
         guard let t = parsedTime, t.epochMicros == nil else { return }
-        // As analyze: a month well after the current one belongs to the year before.
-        let (y, m, _) = civilFromDays(Int(now.floorDiv(86_400_000_000)))
-        if t.hasDate, !t.hasYear, t.month > m + 1 {
-            time = t.instant(defaultYear: y - 1, defaultMonth: 1, defaultDay: 1, defaultOffset: t.offset ?? 0)
+        // As analyze: a date ahead of today belongs to the year before.
+        let today = civilFromDays(Int(now.floorDiv(86_400_000_000)))
+        if t.hasDate, !t.hasYear {
+            let y = FileTimeResolver.year(month: t.month, day: t.day, reference: today, isToday: true)
+            if y != today.0 { time = t.instant(defaultYear: y, defaultMonth: 1, defaultDay: 1, defaultOffset: t.offset ?? 0) }
         }
         if t.offset == nil { displayOffset = Fmt.unzoned }
     }
@@ -310,8 +315,7 @@ struct FileTimeResolver {
                 (y, m, d) = civilFromDays(daysFromCivil(y, m, d) + dayShift)
                 events[i].timeInferred = events[i].timeInferred || assumedToday
             } else if !t.hasYear {
-                // A month well after the reference's belongs to the year before.
-                y = t.month > refDate.1 + 1 ? refDate.0 - 1 : refDate.0
+                y = Self.year(month: t.month, day: t.day, reference: refDate, isToday: assumedToday)
             }
             if !noted && (!t.hasDate || !t.hasYear) { note(hasDate: t.hasDate) }
             events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
@@ -331,6 +335,25 @@ struct FileTimeResolver {
         }
     }
 
+    /// The year of a date written without one (syslog, idevicesyslog, journalctl's short
+    /// format). Against today (the bundle gives no year): the latest year that does not put it
+    /// more than two days ahead (a log is not from the future; two days cover the zones). Against a date of the bundle or `--date`: the year that puts it
+    /// nearest, at most half a year either way (a phone's log from late December beside a
+    /// relay journal of early January).
+    static func year(month: Int, day: Int, reference: (Int, Int, Int), isToday: Bool) -> Int {
+        let (y, m, d) = reference
+        let ref = daysFromCivil(y, m, d)
+        let same = daysFromCivil(y, month, day)
+        if isToday {
+            // The latest year that is not over two days ahead (1 January seen on 31 December).
+            if daysFromCivil(y + 1, month, day) <= ref + 2 { return y + 1 }
+            return same > ref + 2 ? y - 1 : y
+        }
+        if same - ref > 183 { return y - 1 }
+        if ref - same > 183 { return y + 1 }
+        return y
+    }
+
     private mutating func note(hasDate: Bool) {
         noted = true
         let what = !hasDate ? "date" : "year"
@@ -341,8 +364,8 @@ struct FileTimeResolver {
             notes.append("lines carry no date and the bundle gives none: today (\(formatDate(today))) assumed (pass --date)")
             headerNotes.append("no date in the lines: today (\(formatDate(today))) assumed, pass --date")
         } else {
-            notes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed (pass --date)")
-            headerNotes.append("no year in the lines: \(today.0) assumed, pass --date")
+            notes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed, \(today.0 - 1) for a date after today (pass --date)")
+            headerNotes.append("no year in the lines: \(today.0) assumed (\(today.0 - 1) for a date after today), pass --date")
         }
     }
 

@@ -214,13 +214,15 @@ struct ThresholdOptions: ParsableArguments {
                 throw ValidationError("\(config): \(error)")
             }
         }
-        if let v = retryStormAttempts { t.retryStormAttempts = v }
-        if let v = retryStormSeconds { t.retryStormSeconds = v }
-        if let v = socketMissingSeconds { t.socketMissingSeconds = v }
-        if let v = slowStartSeconds { t.slowStartSeconds = v }
-        if let v = stallSeconds { t.stallSeconds = v }
-        if let v = minFps { t.minFps = v }
-        if let v = clockSkewSeconds { t.clockSkewSeconds = v }
+        // Through `set`, as the config file's values: the same checks (finite, in range).
+        let given: [(String, Double?)] = [
+            ("retry-storm-attempts", retryStormAttempts.map(Double.init)), ("retry-storm-seconds", retryStormSeconds),
+            ("socket-missing-seconds", socketMissingSeconds), ("slow-start-seconds", slowStartSeconds),
+            ("stall-seconds", stallSeconds), ("min-fps", minFps), ("clock-skew-seconds", clockSkewSeconds),
+        ]
+        for case let (name, v?) in given {
+            do { try t.set(name, "\(v)") } catch { throw ValidationError("--\(name): \(error)") }
+        }
         return t
     }
 }
@@ -342,6 +344,9 @@ struct Analyze: ParsableCommand {
             throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
         }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
+        if let c = clockOffset, !(c.isFinite && abs(c) <= 366 * 86_400) {
+            throw ValidationError("--clock-offset needs seconds within a year (relay time - phone time), got \(c)")
+        }
         try journal.validate()
     }
 
@@ -357,6 +362,16 @@ struct Analyze: ParsableCommand {
         let list = formats.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { $0.value > 1 ? "\($0.key) ×\($0.value)" : $0.key }
         let records = readable.reduce(0) { $0 + $1.stats.records }
         if records == 0 {
+            let unparsed = readable.reduce(0) { $0 + $1.stats.unparsed }
+            if unparsed > 0 {
+                // Lines, none in the format: not an empty file.
+                let which = readable.count == 1 ? "\(readable[0].path) (\(list[0]))" : "the \(readable.count) files read (\(list.joined(separator: ", ")))"
+                return "\(which): no records, \(unparsed) line\(unparsed == 1 ? "" : "s") not in that format"
+            }
+            if readable.contains(where: { !$0.errors.isEmpty }) {
+                let which = readable.count == 1 ? readable[0].path : "the \(readable.count) files read"
+                return "\(which): no records before the damage named above"
+            }
             return readable.count == 1 ? "\(readable[0].path) is empty" : "the \(readable.count) files read are empty"
         }
         return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
@@ -384,6 +399,10 @@ struct Analyze: ParsableCommand {
                 fputs("castscope: error: \(why)\n", stderr)
                 Glibc.exit(Exit.usage)
             }
+        }
+        if let why = clickhouse.refusal(inputs: paths) {
+            fputs("castscope: error: \(why)\n", stderr)
+            Glibc.exit(Exit.usage)
         }
         do { try journal.checkOrder() } catch {
             fputs("castscope: error: \(error)\n", stderr)

@@ -25,6 +25,18 @@ struct ClickHouseOptions: ParsableArguments {
         }
     }
 
+    /// Why `file:///dir` must not be written with these inputs (its table files are appended
+    /// to: one of them an input, or the folder inside an input folder), or nil.
+    func refusal(inputs: [String]) -> String? {
+        guard case .directory(let dir)? = target() else { return nil }
+        for path in [dir] + ClickHouseSchema.tables.map({ dir + "/" + $0 + ".jsonl" }) {
+            if let why = OutputWriter.inputConflict(path, option: "--clickhouse", inputs: inputs, example: "choose another folder") {
+                return why
+            }
+        }
+        return nil
+    }
+
     /// The tail's sink, named for this machine (its rows' BundleId is a digest of the host name).
     func live(stop: @escaping @Sendable () -> Bool) -> ClickHouseLive? {
         guard let target = target() else { return nil }

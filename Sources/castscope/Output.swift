@@ -75,25 +75,34 @@ enum OutputWriter {
     static func refusal(_ target: OutputTarget, inputs: [String], force: Bool) -> String? {
         guard !target.isStdout else { return nil }
         let path = target.path
-        guard let out = realPath(path) else {
+        guard realPath(path) != nil else {
             return "\(target.option) \(path): its folder does not exist"
         }
-        for input in inputs where input != "-" {
-            guard let real = realPath(input) else { continue }
-            if real == out {
-                return "\(target.option) \(path) is one of the inputs: castscope never writes over an input (choose another file, e.g. -o report.\(target.format == .markdown ? "md" : target.format == .text ? "txt" : target.format.rawValue))"
-            }
-            var st = stat()
-            if stat(real, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, out.hasPrefix(real == "/" ? "/" : real + "/") {
-                return "\(target.option) \(path) is inside the input folder \(input): castscope never writes into what it reads"
-            }
-        }
+        let example = "e.g. -o report.\(target.format == .markdown ? "md" : target.format == .text ? "txt" : target.format.rawValue)"
+        if let why = inputConflict(path, option: target.option, inputs: inputs, example: example) { return why }
         var st = stat()
         if stat(path, &st) == 0 {
             let kind = st.st_mode & S_IFMT
             if kind == S_IFDIR { return "\(target.option) \(path) is a folder" }
             if kind == S_IFREG && !force && st.st_size > 0 && !writtenByCastscope(path) {
                 return "\(target.option) \(path) exists and was not written by castscope: pass --force to replace it"
+            }
+        }
+        return nil
+    }
+
+    /// Why writing (or removing) `path` would touch an input: it is one, or it is inside an
+    /// input folder. Nil when it is neither (or its folder does not exist yet).
+    static func inputConflict(_ path: String, option: String, inputs: [String], example: String = "choose another path") -> String? {
+        guard let out = realPath(path) else { return nil }
+        for input in inputs where input != "-" {
+            guard let real = realPath(input) else { continue }
+            if real == out {
+                return "\(option) \(path) is one of the inputs: castscope never writes over an input (\(example))"
+            }
+            var st = stat()
+            if stat(real, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, out.hasPrefix(real == "/" ? "/" : real + "/") {
+                return "\(option) \(path) is inside the input folder \(input): castscope never writes into what it reads"
             }
         }
         return nil

@@ -67,8 +67,8 @@ struct Show: ParsableCommand {
         options.subsystems = subsystem
         options.categories = category
         options.messageContains = grep
-        options.start = start.flatMap(TimeSpec.parse).map { Self.instant($0) * 1000 }
-        options.end = end.flatMap(TimeSpec.parse).map { Self.instant($0) * 1000 }
+        options.start = start.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
+        options.end = end.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
         let show = LogShow(registry: parsers.registryOrExit(), options: options)
         show.run(paths) { text in fputs(text, stdout) }
         fflush(stdout)

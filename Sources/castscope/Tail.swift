@@ -112,6 +112,17 @@ struct Tail: ParsableCommand {
         // Lines reach stdout only when a batch is flushed, in one write, so that the cursor
         // file can commit the batch against it (exactly once across SIGKILL; see JournalFollower).
         if isatty(1) == 0 { setvbuf(stdout, UnsafeMutablePointer<CChar>.allocate(capacity: 4 << 20), _IOFBF, 4 << 20) }
+        // The cursor file is written and removed: never a followed journal, nor inside their folder.
+        let given = (directory.map { [$0] } ?? []) + file
+        let followed = noJournal ? [] : given.isEmpty ? ["/var/log/journal", "/run/log/journal"] : given
+        if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: followed) {
+            fputs("castscope: error: \(why)\n", stderr)
+            Glibc.exit(Exit.usage)
+        }
+        if let why = clickhouse.refusal(inputs: followed) {
+            fputs("castscope: error: \(why)\n", stderr)
+            Glibc.exit(Exit.usage)
+        }
         if cursorReset, let cursorFile { unlink(cursorFile) }
         if inputs.contains("-") && isatty(0) != 0 {
             fputs("castscope tail: reading standard input from the terminal (paste lines, Ctrl-D to end)\n", stderr)

@@ -9,6 +9,13 @@ import Testing
     let zoned = "samples/retry-storm/log-stream-debug.txt"
 
     func currentYear() -> Int { Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date()).year! }
+    /// The year a date without one is given: this year, unless that is over two days ahead of today.
+    func assumedYear(month: Int, day: Int) -> Int {
+        let cal = Calendar(identifier: .gregorian)
+        let utc = TimeZone(identifier: "UTC")!
+        let date = cal.date(from: DateComponents(timeZone: utc, year: currentYear(), month: month, day: day))!
+        return date.timeIntervalSinceNow > 2 * 86_400 ? currentYear() - 1 : currentYear()
+    }
 
     func sessions(_ r: RunResult) -> [[String: Any]] { (r.json?["sessions"] as? [[String: Any]]) ?? [] }
 
@@ -18,7 +25,7 @@ import Testing
         let analyzed = try castscope(["analyze", "--json", "-"], stdin: stream)
         #expect(analyzed.status == 0)
         let start = try #require(sessions(analyzed).first?["start"] as? String)
-        #expect(start == "\(currentYear())-03-12T11:02:07.000000")
+        #expect(start == "\(assumedYear(month: 3, day: 12))-03-12T11:02:07.000000")
         let tailed = try castscope(["tail", "--json", "--no-journal", "-"], stdin: stream)
         let started = tailed.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -27,10 +34,29 @@ import Testing
         // The text report says what it assumed, at the top, and prints no zone.
         let text = try castscope(["analyze", "-"], stdin: stream)
         let header = text.stdout.split(separator: "\n").prefix(4).joined(separator: "\n")
-        #expect(header.contains("times: no year in the lines: \(currentYear()) assumed, pass --date"))
+        #expect(header.contains("times: no year in the lines: \(currentYear()) assumed (\(currentYear() - 1) for a date after today), pass --date"))
         #expect(header.contains("carry no zone: shown as its local time"))
         #expect(!text.stdout.contains("1970"))
-        #expect(text.stdout.contains("   \(currentYear())-03-12T11:02:07.000000  lasted"))
+        #expect(text.stdout.contains("   \(assumedYear(month: 3, day: 12))-03-12T11:02:07.000000  lasted"))
+    }
+
+    @Test("a date without a year is never ahead of today: a syslog line from next month is last year's", arguments: [40, -40, 1])
+    func yearIsNotInTheFuture(daysFromNow: Int) throws {
+        let utc = TimeZone(identifier: "UTC")!
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = utc
+        let when = Date().addingTimeInterval(Double(daysFromNow) * 86_400)
+        let c = cal.dateComponents([.year, .month, .day], from: when)
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let stamp = "\(months[c.month! - 1]) \(c.day! < 10 ? " " : "")\(c.day!) 16:14:25"
+        let log = "\(stamp) kernel[0] <Notice>: EXC_RESOURCE -> Connect[9546] exceeded mem limit: ActiveHard 50 MB (fatal)\n"
+        let r = try castscope(["analyze", "--json", "-"], stdin: Data(log.utf8))
+        let start = try #require(sessions(r).first?["start"] as? String)
+        // Ahead by more than two days: the year before; else the year it is (a day ahead: zones).
+        let year = daysFromNow > 2 ? c.year! - 1 : c.year!
+        #expect(start.hasPrefix(String(format: "%04d-%02d-%02d", year, c.month!, c.day!)), "\(start)")
+        let shown = try castscope(["show", "-"], stdin: Data(log.utf8))
+        #expect(shown.stdout.contains(String(format: "%04d-%02d-%02d 16:14:25.000000 ", year, c.month!, c.day!)), "\(shown.stdout)")
     }
 
     @Test("--date: only real days; it dates a file without a year")

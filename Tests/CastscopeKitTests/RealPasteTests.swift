@@ -422,6 +422,9 @@ struct RealPasteTests {
             "Mar 12 10:00:01 iPhone kernel[0] <Notice>: EXC_RESOURCE -> MyBroadcastExt[912] exceeded mem limit: ActiveHard 50 MB (fatal)",
             "Mar 12 10:00:01 iPhone ReportCrash[3] <Notice>: EXC_RESOURCE -> Ext[13] exceeded mem limit: ActiveHard 50 MB (fatal)",
             "Mar 12 10:00:01 iPhone osanalyticshelper[55] <Notice>: Process ScreenShareUpload [4412] killed by jetsam reason per-process-limit",
+            // iOS 18 and later: the kernel's own wording, without `EXC_RESOURCE ->`.
+            "Mar 12 10:00:01 iPhone kernel[0] <Notice>: memorystatus: Upload [33371] exceeded mem limit: ActiveHard 50 MB (fatal)",
+            "Mar 12 10:00:01 iPhone kernel[0] <Notice>: 234295.021 memorystatus: killing_specific_process pid 4412 [BroadcastUpload] (per-process-limit 100 0s rf:- type:daemon) 51200KB - memorystatus_available_pages: 137406",
         ] {
             let a = try analyze(line + "\n")
             #expect(a.outcomes == ["killed"], "\(line)")
@@ -433,6 +436,9 @@ struct RealPasteTests {
             Mar 12 10:00:00 iPhone BroadcastExtension[912] <Notice>: client stream open completed
             Mar 12 10:00:01 iPhone kernel[0] <Notice>: EXC_RESOURCE -> NotificationService[812] exceeded mem limit: ActiveHard 24 MB (fatal)
             Mar 12 10:00:02 iPhone kernel[0] <Notice>: EXC_RESOURCE -> MyApp[100] exceeded mem limit: ActiveHard 650 MB (fatal)
+            Mar 12 10:00:02 iPhone kernel[0] <Notice>: memorystatus: tunnel [33371] exceeded mem limit: ActiveHard 15 MB (fatal)
+            Mar 12 10:00:02 iPhone kernel[0] <Notice>: memorystatus: killing_specific_process pid 33371 [tunnel] (per-process-limit 100 0s rf:- type:daemon) 15360KB
+            Mar 12 10:00:02 iPhone pkd[70] <Notice>: Extension com.example.app.BroadcastUpload died unexpectedly
             Mar 12 10:00:03 iPhone BroadcastExtension[912] <Notice>: client connection did close: (null)
 
             """

@@ -203,7 +203,9 @@ extension Event {
     /// event stands for.
     public func forEachStat(_ body: (Int64?, SourceRef, Int, Double, Int) -> Void) {
         guard let r = repeats, r.frames.count == r.lines.count else {
-            body(time, source, Int(attr("frames") ?? "") ?? 0, Double(attr("fps") ?? "") ?? 0, Int(attr("dropped") ?? "") ?? 0)
+            // As a folded run keeps them (32 bits; a damaged count is 0): sums cannot overflow.
+            body(time, source, Int(Int32(attr("frames") ?? "") ?? 0), Double(attr("fps") ?? "") ?? 0,
+                 Int(Int32(attr("dropped") ?? "") ?? 0))
             return
         }
         for k in r.lines.indices {

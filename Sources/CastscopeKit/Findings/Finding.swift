@@ -91,13 +91,16 @@ public struct Thresholds: Sendable, Equatable {
         public var description: String {
             switch self {
             case .unknown(let k): return "unknown threshold '\(k)' (known: \(Thresholds.names.joined(separator: ", ")))"
-            case .invalid(let k, let v): return "threshold '\(k)' needs a non-negative number, got '\(v)'"
+            case .invalid(let k, let v): return "threshold '\(k)' needs a number from 0 to \(Int(Thresholds.maximum)), got '\(v)'"
             }
         }
     }
 
+    /// The largest value a threshold takes (seconds become µs, counts an `Int`: no overflow).
+    public static let maximum = 1_000_000_000.0
+
     public mutating func set(_ key: String, _ text: String) throws {
-        guard let v = Double(text), v >= 0 else { throw Error.invalid(key, text) }
+        guard let v = Double(text), v.isFinite, v >= 0, v <= Self.maximum else { throw Error.invalid(key, text) }
         switch key {
         case "retry-storm-attempts": retryStormAttempts = Int(v)
         case "retry-storm-seconds": retryStormSeconds = v

@@ -118,6 +118,39 @@ func readUpTo(_ count: Int, from source: ByteSource) throws -> [UInt8] {
     return out
 }
 
+/// A file's first `count` bytes, to detect its format and then read again, as a source that
+/// gives them and then the rest. Damage within them (a gzip stream cut or with a bad CRC) is
+/// met again after the bytes before it, where the reader reports it with its offset like
+/// damage further in: what was readable is not lost with it.
+func readHead(_ count: Int, from source: ByteSource) throws -> (head: [UInt8], source: ByteSource) {
+    var out = [UInt8](repeating: 0, count: count)
+    var filled = 0
+    while filled < count {
+        let n: Int
+        do {
+            n = try out.withUnsafeMutableBytes { buf in
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buf[filled...]))
+            }
+        } catch {
+            guard filled > 0 else { throw error }
+            out.removeSubrange(filled...)
+            return (out, PrefixedSource(prefix: out, rest: FailedSource(error: error, consumedOffset: source.consumedOffset)))
+        }
+        if n == 0 { break }
+        filled += n
+    }
+    out.removeSubrange(filled...)
+    return (out, PrefixedSource(prefix: out, rest: source))
+}
+
+/// A source whose next read fails with `error` (the damage `readHead` met).
+final class FailedSource: ByteSource {
+    let error: Error
+    let consumedOffset: UInt64
+    init(error: Error, consumedOffset: UInt64) { (self.error, self.consumedOffset) = (error, consumedOffset) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { throw error }
+}
+
 func errnoText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }

@@ -1361,6 +1361,14 @@ enum BuiltinParsers {
     },
     {
       "event": "replayd.killed",
+      "match": "memorystatus: replayd [{pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "replayd.killed",
+      "match": "memorystatus: killing_specific_process pid {pid:int} [replayd] ({reason:word} "
+    },
+    {
+      "event": "replayd.killed",
       "match": "Process replayd [{pid:int}] killed by jetsam reason {reason:word}"
     },
     {
@@ -1369,11 +1377,23 @@ enum BuiltinParsers {
     },
     {
       "event": "extension.killed_memory",
+      "match": "memorystatus: {target} [{target_pid:int}] exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "extension.killed_memory",
       "match": "Message from debugger: Terminated due to memory issue"
     },
     {
       "event": "extension.killed",
       "match": "Process {target} [{target_pid:int}] killed by jetsam reason {reason:word}"
+    },
+    {
+      "event": "extension.killed",
+      "match": "memorystatus: killing_specific_process pid {target_pid:int} [{target}] ({reason:word} "
+    },
+    {
+      "event": "extension.died_unexpectedly",
+      "match": "Extension {extension} died unexpectedly"
     },
     {
       "event": "replayd.writeback_overflow",
@@ -1519,6 +1539,49 @@ enum BuiltinParsers {
     },
     {
       "message": "Received state update for 7642 (app<io.app.demo.RemoteAccess(7E2299AE)>, running-active-Visible"
+    },
+    {
+      "message": "memorystatus: tunnel [33371] exceeded mem limit: ActiveHard 50 MB (fatal)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "target": "tunnel",
+        "target_pid": "33371",
+        "limit_kind": "ActiveHard",
+        "limit_mb": "50"
+      }
+    },
+    {
+      "message": "memorystatus: replayd [88] exceeded mem limit: ActiveHard 120 MB (fatal)",
+      "event": "replayd.killed",
+      "attrs": {
+        "pid": "88"
+      }
+    },
+    {
+      "message": "234295.021 memorystatus: killing_specific_process pid 33371 [BroadcastUpload] (per-process-limit 100 0s rf:- type:daemon) 51200KB - memorystatus_available_pages: 137406",
+      "event": "extension.killed",
+      "attrs": {
+        "target": "BroadcastUpload",
+        "target_pid": "33371",
+        "reason": "per-process-limit"
+      }
+    },
+    {
+      "message": "memorystatus: killing_specific_process pid 901 [replayd] (per-process-limit 100 0s rf:- type:daemon) 120000KB",
+      "event": "replayd.killed",
+      "attrs": {
+        "pid": "901"
+      }
+    },
+    {
+      "message": "Extension com.example.app.BroadcastUpload died unexpectedly",
+      "event": "extension.died_unexpectedly",
+      "attrs": {
+        "extension": "com.example.app.BroadcastUpload"
+      }
+    },
+    {
+      "message": "memorystatus: killing process 33371 [tunnel] in high band FOREGROUND (100) - memorystatus_available_pages: 137400"
     }
   ]
 }

@@ -93,6 +93,17 @@ extension FormatDetector {
     /// A note when a file falls back to `plain` although most of its first lines begin with
     /// a timestamp (a layout no format knows yet: its times are lost, which the reader must
     /// be told). nil otherwise.
+    /// Where a file's first 4 KB show it is binary, not a log: a NUL byte in a file no log
+    /// format recognized, or NULs in more than one byte of 64 (a stray NUL among lines a format
+    /// recognized is damage in a log, not a binary file). Nil for a log.
+    static func binaryAt(_ head: [UInt8], format: LogFormat) -> Int? {
+        let window = head.prefix(4096)
+        guard let first = window.firstIndex(of: 0) else { return nil }
+        if format.kind == .plain { return first }
+        let nuls = window.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }
+        return nuls * 64 > window.count ? first : nil
+    }
+
     static func plainFallbackNote(head: UnsafeRawBufferPointer, detector: FormatDetector) -> String? {
         guard detector.detect(head: head)?.format.kind == .plain else { return nil }
         var lines = 0

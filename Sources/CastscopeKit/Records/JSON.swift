@@ -57,11 +57,15 @@ public indirect enum JSONValue: Sendable, Equatable {
         public var description: String { "invalid JSON at byte \(offset): \(message)" }
     }
 
+    /// Arrays and objects nested deeper than this are refused (each level is a frame of the
+    /// recursive parser: a hostile file must not exhaust the stack).
+    static let maxDepth = 512
+
     public static func parse(_ text: String) throws -> JSONValue {
         let bytes = Array(text.utf8)
         return try bytes.withUnsafeBytes { p in
             var i = 0
-            let v = try parseValue(p, &i)
+            let v = try parseValue(p, &i, depth: 0)
             skipSpace(p, &i)
             if i != p.count { throw ParseError(offset: i, message: "trailing characters") }
             return v
@@ -72,9 +76,12 @@ public indirect enum JSONValue: Sendable, Equatable {
         while i < p.count, p[i] == 0x20 || p[i] == 0x0A || p[i] == 0x0D || p[i] == 0x09 { i += 1 }
     }
 
-    static func parseValue(_ p: UnsafeRawBufferPointer, _ i: inout Int) throws -> JSONValue {
+    static func parseValue(_ p: UnsafeRawBufferPointer, _ i: inout Int, depth: Int) throws -> JSONValue {
         skipSpace(p, &i)
         guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
+        if depth >= maxDepth, p[i] == UInt8(ascii: "{") || p[i] == UInt8(ascii: "[") {
+            throw ParseError(offset: i, message: "nested deeper than \(maxDepth) levels")
+        }
         switch p[i] {
         case UInt8(ascii: "{"):
             i += 1
@@ -91,7 +98,7 @@ public indirect enum JSONValue: Sendable, Equatable {
                 skipSpace(p, &i)
                 guard i < p.count, p[i] == UInt8(ascii: ":") else { throw ParseError(offset: i, message: "expected ':'") }
                 i += 1
-                members.append((key, try parseValue(p, &i)))
+                members.append((key, try parseValue(p, &i, depth: depth + 1)))
                 skipSpace(p, &i)
                 guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
                 if p[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -104,7 +111,7 @@ public indirect enum JSONValue: Sendable, Equatable {
             skipSpace(p, &i)
             if i < p.count, p[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
             while true {
-                items.append(try parseValue(p, &i))
+                items.append(try parseValue(p, &i, depth: depth + 1))
                 skipSpace(p, &i)
                 guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
                 if p[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -297,26 +304,34 @@ public enum JSONScan {
         let b = p[r.lowerBound]
         if b == UInt8(ascii: "\"") { appendString(p, r, into: &out); return }
         if b == UInt8(ascii: "[") {
+            // An array's first element, through any arrays nested in it (a loop: a hostile
+            // line of 100,000 `[` must not recurse or skip its rest once per level).
             var i = r.lowerBound + 1
-            JSONValue.skipSpace(p, &i)
-            guard i < r.upperBound - 1 else { return }
+            while true {
+                JSONValue.skipSpace(p, &i)
+                guard i < r.upperBound - 1 else { return }
+                guard p[i] == UInt8(ascii: "[") else { break }
+                i += 1
+            }
             if isDigit(p[i]) {
                 // byte array
                 var v = 0
                 var any = false
                 while i < r.upperBound {
                     let c = p[i]
-                    if isDigit(c) { v = v * 10 + Int(c - 48); any = true } else if c == UInt8(ascii: ",") || c == UInt8(ascii: "]") {
+                    // (a byte: anything past 255 is damage, kept from overflowing)
+                    if isDigit(c) { v = min(v, 1 << 20) * 10 + Int(c - 48); any = true } else if c == UInt8(ascii: ",") || c == UInt8(ascii: "]") {
                         if any { out.append(UInt8(truncatingIfNeeded: v)) }
                         v = 0
                         any = false
+                        if c == UInt8(ascii: "]") { return }
                     }
                     i += 1
                 }
                 return
             }
             let e = skipValue(p, i)
-            if e > i { appendValue(p, i..<e, into: &out) }
+            if e > i, e <= r.upperBound { appendValue(p, i..<e, into: &out) }
             return
         }
         if b == UInt8(ascii: "n") { return }  // null

@@ -140,7 +140,7 @@ public struct JournalReader {
                 break
             }
         }
-        if record.time == nil, let us = try? journal.realtime() { record.time = .epoch(micros: Int64(us)) }
+        if record.time == nil, let us = try? journal.realtime() { record.time = .epoch(micros: Int64(clamping: us)) }
         var hasMessage = false
         for (field, keys) in fields.fieldKeys {
             guard let i = keys.first(where: fields.has) else { continue }

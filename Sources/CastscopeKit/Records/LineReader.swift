@@ -156,6 +156,25 @@ public final class LineReader {
         return out
     }
 
+    /// Reads `count` bytes, keeping the first `keep` of them (the rest is passed over, never
+    /// buffered): nil when the input ends first. Also says how many newlines were in them.
+    public func readExact(_ count: Int, keeping keep: Int) throws -> (kept: [UInt8], newlines: Int)? {
+        var out: [UInt8] = []
+        out.reserveCapacity(min(count, keep, 1 << 20))
+        var done = 0
+        var newlines = 0
+        while done < count {
+            if start == end { guard try fill() else { return nil } }
+            let n = min(count - done, end - start)
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + n)])
+            if out.count < keep { out.append(contentsOf: chunk.prefix(keep - out.count)) }
+            for b in chunk where b == 0x0A { newlines += 1 }
+            done += n
+            start += n
+        }
+        return (out, newlines)
+    }
+
     /// Counts newlines in raw data consumed by `readExact`, so line numbers stay right.
     public func advanceLineCount(by n: Int) { lineNumber += n }
 }

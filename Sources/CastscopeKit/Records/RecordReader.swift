@@ -268,7 +268,9 @@ public final class RecordReader {
         switch format.continuation {
         case .print:
             // Continues a multi-line NSLog record.
-            if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && Self.isLoneOpener(line))) { return false }
+            if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && (Self.isLoneOpener(line) || opensIndentedDump(line)))) {
+                return false
+            }
             stats.records += 1  // a print() line with nothing recognizable
             pendingJoined = Self.maxJoinedLines  // the pending record is no longer the line before
             return true
@@ -314,7 +316,7 @@ public final class RecordReader {
             .indented where hasPending && (line.first == 0x09 || line.first == 0x20):
             pending.appendToMessage(line)
         case .print where hasPending && pendingJoined < Self.maxJoinedLines
-            && (pendingDepth > 0 || (pendingJoined == 0 && Self.isLoneOpener(line))):
+            && (pendingDepth > 0 || (pendingJoined == 0 && (Self.isLoneOpener(line) || opensIndentedDump(line)))):
             pending.appendToMessage(line)
             pendingJoined += 1
             pendingDepth = Self.bracketDepth(line, from: pendingDepth)
@@ -343,6 +345,17 @@ public final class RecordReader {
         guard e > 0 else { return false }
         let b = text[e - 1]
         return b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "(")
+    }
+
+    /// `line` is indented and the pending message left a bracket open before its end (a JS
+    /// object dump: `Available devices:  [ { groupId: '',`): the dump continues it. Sets the
+    /// depth the message left.
+    private func opensIndentedDump(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard let first = line.first, first == 0x20 || first == 0x09 else { return false }
+        let depth = pending.withBytes(.message) { Self.bracketDepth($0, from: 0) } ?? 0
+        guard depth > 0 else { return false }
+        pendingDepth = depth
+        return true
     }
 
     /// A line that is only an opening bracket (the `(` a call stack starts with).
@@ -685,12 +698,16 @@ public final class RecordReader {
             }
             var size: UInt64 = 0
             for (k, b) in sizeBytes.enumerated() { size |= UInt64(b) << (8 * UInt64(k)) }
-            guard size < 1 << 30, let data = try lines.readExact(Int(size)), let nl = try lines.readExact(1), nl == [0x0A] else {
+            // A field's value is kept up to the line limit (a MESSAGE longer than a line is of
+            // no use whole, and a hostile 1 GB field must not be held): the rest is passed over.
+            guard size < 1 << 30, let (data, newlines) = try lines.readExact(Int(size), keeping: lines.maxLineLength),
+                let nl = try lines.readExact(1), nl == [0x0A]
+            else {
                 problems.append(InputError(path: lines.path, line: lines.lineNumber, "malformed binary field \(String(decoding: name, as: UTF8.self)) in export entry (entry skipped)"))
                 skippingEntry = true
                 continue
             }
-            lines.advanceLineCount(by: sizeBytes.filter { $0 == 0x0A }.count + data.filter { $0 == 0x0A }.count + 1)
+            lines.advanceLineCount(by: sizeBytes.filter { $0 == 0x0A }.count + newlines + 1)
             if let i = name.withUnsafeBytes({ lookup($0) }) { fields.append((i, data)) }
             if let f = filterKeys.firstIndex(of: name) { filterValues.append((f, String(decoding: data, as: UTF8.self))) }
         }

@@ -56,9 +56,14 @@ public struct ParsedTime: Sendable, Hashable {
         swappedDayMonth = true
     }
 
+    /// The instants a timestamp can name: years 0000 to 9999, as a written date can. A damaged
+    /// journal's or JSON line's number is held to them, so that zones, clock offsets and
+    /// differences added to it cannot overflow.
+    static let epochRange: ClosedRange<Int64> = -62_167_219_200_000_000...253_402_300_799_999_999
+
     public static func epoch(micros: Int64) -> ParsedTime {
         var t = ParsedTime()
-        t.epochMicros = micros
+        t.epochMicros = min(max(micros, epochRange.lowerBound), epochRange.upperBound)
         t.hasYear = true
         t.hasDate = true
         t.offset = 0

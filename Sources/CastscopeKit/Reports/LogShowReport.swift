@@ -26,7 +26,9 @@ public struct LogShowOptions: Sendable {
 /// One record as `log show` describes it.
 public struct LogShowRecord: Sendable {
     public var wallNanos: Int64?
-    public var localTime: String?
+    /// The line carried no zone: `wallNanos` is its time as written (shown without an offset,
+    /// merged as if UTC), not an instant.
+    public var zoneless = false
     public var machTimestamp: UInt64?
     public var processID: Int?
     public var threadID: UInt64?
@@ -72,13 +74,13 @@ public final class LogShow {
         let detector = FormatDetector(formats: registry.formats)
         var walker = BundleWalker(
             visit: { [self] path, source in
-                let head = try readUpTo(64 * 1024, from: source)
+                let (head, whole) = try readHead(64 * 1024, from: source)
                 guard let detected = head.withUnsafeBytes({ detector.detect(head: $0) }) else { return }
-                if detected.format.kind != .journalExport, let nul = head.prefix(4096).firstIndex(of: 0) {
+                if detected.format.kind != .journalExport, let nul = FormatDetector.binaryAt(head, format: detected.format) {
                     errors.append(InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped"))
                     return
                 }
-                let lines = LineReader(source: PrefixedSource(prefix: head, rest: source), path: path)
+                let lines = LineReader(source: whole, path: path)
                 let reader = RecordReader(format: detected.format, lines: lines)
                 try reader.run { rec in
                     let r = textRecord(rec, path: path)
@@ -91,7 +93,7 @@ public final class LogShow {
             let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
             for rec in parsed.records {
                 var r = LogShowRecord(source: display)
-                r.wallNanos = rec.time.map { $0.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0) * 1000 }
+                r.wallNanos = rec.time.map { Self.nanos($0.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)) }
                 r.processID = rec.pid
                 r.messageType = "Fault"
                 r.eventMessage = rec.message
@@ -180,7 +182,8 @@ public final class LogShow {
         switch options.style {
         case .default:
             write("Timestamp                       Thread     Type        Activity             PID    TTL  \n")
-            for i in order { write(defaultLine(records[i]) + "\n") }
+            // A log's bytes never reach the terminal as control sequences (as in every report).
+            for i in order { write(Sanitize.terminal(defaultLine(records[i])) + "\n") }
         case .ndjson:
             for i in order { write(jsonObject(records[i]) + "\n") }
         case .json:
@@ -198,7 +201,14 @@ public final class LogShow {
         var r = LogShowRecord(source: path)
         if let t = rec.time {
             if t.epochMicros != nil || (t.hasYear && t.hasDate && t.offset != nil) {
-                r.wallNanos = t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0) * 1000
+                r.wallNanos = Self.nanos(t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0))
+            } else {
+                // syslog, idevicesyslog, journalctl's short format, Xcode without a zone: the
+                // time as written, in the year (or on the day) `analyze` would assume.
+                let today = civilFromDays(Int(currentMicros().floorDiv(86_400_000_000)))
+                let year = t.hasYear ? t.year : FileTimeResolver.year(month: t.month, day: t.day, reference: today, isToday: true)
+                r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: today.1, defaultDay: today.2, defaultOffset: 0))
+                r.zoneless = t.offset == nil
             }
         }
         r.processID = rec.pid
@@ -222,25 +232,36 @@ public final class LogShow {
         }
     }
 
-    /// `2022-04-13 13:14:30.123456+0000` (UTC: this machine is not the device).
-    static func timestamp(_ ns: Int64?) -> String {
+    /// µs as ns, held to what 64 bits of ns hold (1677 to 2262): a line dated outside is shown
+    /// at the nearest end, not a crash.
+    public static func nanos(_ micros: Int64) -> Int64 {
+        let (ns, overflow) = micros.multipliedReportingOverflow(by: 1000)
+        return overflow ? (micros < 0 ? Int64.min : Int64.max) : ns
+    }
+
+    /// `2022-04-13 13:14:30.123456+0000` (UTC: this machine is not the device); without the
+    /// offset for a line that carried no zone.
+    static func timestamp(_ ns: Int64?, zoneless: Bool = false) -> String {
         guard let ns else { return "" }
-        var secs = time_t(ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000)
-        let micros = Int((ns - Int64(secs) * 1_000_000_000) / 1000)
+        // Floor division by remainder (no step that can overflow at the ends of the range).
+        var rem = ns % 1_000_000_000
+        var secs = time_t(ns / 1_000_000_000)
+        if rem < 0 { rem += 1_000_000_000; secs -= 1 }
+        let micros = Int(rem / 1000)
         var tm = tm()
         gmtime_r(&secs, &tm)
         var buf = [CChar](repeating: 0, count: 32)
         let n = strftime(&buf, 32, "%Y-%m-%d %H:%M:%S", &tm)
         let us = String(micros)
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) + "."
-            + String(repeating: "0", count: 6 - us.count) + us + "+0000"
+            + String(repeating: "0", count: 6 - us.count) + us + (zoneless ? "" : "+0000")
     }
 
     /// The field left-aligned in `n` columns, then the separating space.
     private func pad(_ s: String, _ n: Int) -> String { (s.count >= n ? s : s + String(repeating: " ", count: n - s.count)) + " " }
 
     func defaultLine(_ r: LogShowRecord) -> String {
-        var line = pad(Self.timestamp(r.wallNanos), 31)
+        var line = pad(Self.timestamp(r.wallNanos, zoneless: r.zoneless), 31)
         line += pad(r.threadID.map { "0x" + String($0, radix: 16) } ?? "", 10)
         line += pad(r.messageType.isEmpty ? r.eventType : r.messageType, 11)
         line += pad("0x0", 20)
@@ -257,7 +278,7 @@ public final class LogShow {
     func jsonObject(_ r: LogShowRecord) -> String {
         func q(_ s: String) -> String { JSONWriter.quote(s) }
         var parts: [String] = []
-        parts.append("\"timestamp\":" + q(Self.timestamp(r.wallNanos)))
+        parts.append("\"timestamp\":" + q(Self.timestamp(r.wallNanos, zoneless: r.zoneless)))
         if let m = r.machTimestamp { parts.append("\"machTimestamp\":\(m)") }
         parts.append("\"processID\":" + (r.processID.map(String.init) ?? "0"))
         parts.append("\"threadID\":" + (r.threadID.map(String.init) ?? "0"))

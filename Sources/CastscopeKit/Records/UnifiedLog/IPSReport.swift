@@ -66,7 +66,9 @@ public struct IPSReport: Sendable {
             guard let reason = p["reason"]?.stringValue, let name = p["name"]?.stringValue else { continue }
             let pid = Int(p["pid"]?.stringValue ?? "")
             let pages = Int(p["rpages"]?.stringValue ?? "") ?? 0
-            let mb = pages * pageSize / (1024 * 1024)
+            // A damaged report's numbers can be anything: the product saturates.
+            let (product, overflow) = pages.multipliedReportingOverflow(by: pageSize)
+            let mb = (overflow ? Int.max : product) / (1024 * 1024)
             var m = "JetsamEvent: \(name)[\(pid.map(String.init) ?? "?")] killed: \(reason), footprint \(mb) MB (\(pages) pages)"
             if let largest { m += "; largest process \(largest)" }
             r.records.append(Record(time: time, process: "kernel", pid: 0, message: m))

@@ -547,6 +547,16 @@ public struct TraceV3Reader {
         }
     }
 
+    /// What one chunkset may decompress to. logd writes chunksets of tens of KB; a file whose
+    /// blocks add up past this is damaged or a bomb (a few MB of LZ4 would otherwise fill
+    /// gigabytes).
+    static let maxChunksetBytes = 16 << 20
+
+    private mutating func oversized(_ offset: Int) -> UnsafeRawBufferPointer? {
+        problems.append(TraceV3Problem(offset, "chunkset decompresses to over \(Self.maxChunksetBytes >> 20) MB: damaged, skipped"))
+        return nil
+    }
+
     /// The chunkset's chunks, decompressed (LZ4 "bv41" blocks, stored "bv4-" blocks) into
     /// `out` (reused, not zero-filled); valid until the next call.
     private mutating func decompress(_ d: UnsafeRawPointer, _ n: Int, at fileOffset: Int, into out: ULBuffer) -> UnsafeRawBufferPointer? {
@@ -567,6 +577,7 @@ public struct TraceV3Reader {
                     problems.append(TraceV3Problem(fileOffset + o, "LZ4 block of \(comp) bytes runs past its chunkset"))
                     return nil
                 }
+                guard total + raw <= Self.maxChunksetBytes else { return oversized(fileOffset + o) }
                 out.reserve(max(1, total + raw))  // a block of 0 bytes still needs a buffer to point at
                 let dict = out.base!
                 let got = LZ4_decompress_safe_usingDict(
@@ -591,6 +602,7 @@ public struct TraceV3Reader {
                     problems.append(TraceV3Problem(fileOffset + o, "stored block of \(raw) bytes runs past its chunkset"))
                     return nil
                 }
+                guard total + raw <= Self.maxChunksetBytes else { return oversized(fileOffset + o) }
                 out.reserve(max(1, total + raw))
                 (out.base! + total).copyMemory(from: d + o + 8, byteCount: raw)
                 stats.storedBlocks += 1
