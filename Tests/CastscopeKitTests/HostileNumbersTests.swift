@@ -191,4 +191,74 @@ struct HostileNumbersTests {
         #expect(b.status == 4)
         #expect(b.stderr.contains("binary file (NUL byte), not a log"))
     }
+
+    /// One LZ4 block of `1 + match + 5` zero bytes: a literal zero, one match of the byte before,
+    /// and the five literals a block ends with (encoded by hand: about 1 byte per 255 out).
+    static func zerosBlock(match: Int) -> [UInt8] {
+        var b: [UInt8] = [0x1F, 0x00, 0x01, 0x00]
+        var rest = match - 4 - 15
+        while rest >= 255 { b.append(255); rest -= 255 }
+        b.append(UInt8(rest))
+        b += [0x50, 0, 0, 0, 0, 0]
+        return b
+    }
+
+    @Test("a tracev3 chunkset that decompresses past 16 MB (a few KB of LZ4) is one error; the rest of the archive is read")
+    func lz4Bomb() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let root = dir.appendingPathComponent("bomb.logarchive")
+        try jetsamStory().write(to: root)
+        let file = root.appendingPathComponent("Persist/0000000000000001.tracev3")
+        var data = try Data(contentsOf: file)
+        func le32(_ v: Int, _ d: inout Data) { withUnsafeBytes(of: UInt32(v).littleEndian) { d.append(contentsOf: $0) } }
+        var set = Data()
+        for _ in 0..<2 {
+            let match = 9 << 20
+            let block = Self.zerosBlock(match: match)
+            set.append(Data("bv41".utf8))
+            le32(1 + match + 5, &set)
+            le32(block.count, &set)
+            set.append(contentsOf: block)
+        }
+        set.append(Data("bv4$".utf8))
+        var chunk = Data()
+        le32(0x600D, &chunk); le32(0, &chunk)
+        withUnsafeBytes(of: UInt64(set.count).littleEndian) { chunk.append(contentsOf: $0) }
+        chunk.append(set)
+        while chunk.count % 8 != 0 { chunk.append(0) }
+        data.append(chunk)
+        #expect(data.count < 200_000)
+        try data.write(to: file)
+        let r = try castscope(["analyze", "--json", root.path])
+        #expect(r.status == 1, "\(r.status) \(r.stderr)")
+        #expect(r.stderr.contains("chunkset decompresses to over 16 MB"), "\(r.stderr)")
+        #expect(sessions(r).contains { $0["outcome"] as? String == "killed" })
+    }
+
+    @Test("a journal export's binary field of 8 MB is kept to the line limit; the entries after it are read")
+    func bigBinaryField() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var export = Data()
+        func entry(_ t: Int, _ message: String) -> Data {
+            Data("__REALTIME_TIMESTAMP=\(t)\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\nMESSAGE=\(message)\n\n".utf8)
+        }
+        export.append(entry(1_773_306_904_000_000, "session s1 accepted peer=x"))
+        var big = Data("__REALTIME_TIMESTAMP=1773306905000000\nSYSLOG_IDENTIFIER=broadcast-relay\nMESSAGE\n".utf8)
+        let size = 8 << 20
+        withUnsafeBytes(of: UInt64(size).littleEndian) { big.append(contentsOf: $0) }
+        big.append(Data("session s1 stats frames=10 ".utf8))
+        big.append(Data(repeating: 0x78, count: size - 27))
+        big.append(Data("\n\n".utf8))
+        export.append(big)
+        export.append(entry(1_773_306_906_000_000, "session s1 closed reason=peer-eof frames=10 duration=2.0s"))
+        let path = dir.appendingPathComponent("relay.export")
+        try export.write(to: path)
+        let r = try castscope(["analyze", "--json", path.path])
+        #expect(r.status == 0, "\(r.status) \(r.stderr)")
+        let relay = r.json?["relaySessions"] as? [[String: Any]] ?? []
+        #expect(relay.count == 1)
+        #expect(relay.first?["reason"] as? String == "peer-eof", "\(relay)")
+    }
 }
