@@ -791,6 +791,17 @@ enum BuiltinParsers {
     {
       "event": "socket.error",
       "match": "connectClosed"
+    },
+    {
+      "event": "socket.connect_failed",
+      "match": "didTimeout() > connection timedout",
+      "set": {
+        "cause_text": "RTMP connection timed out"
+      }
+    },
+    {
+      "event": "socket.error",
+      "match": "Event{{type: Name(rawValue: \"ioError\")"
     }
   ],
   "samples": [
@@ -815,6 +826,17 @@ enum BuiltinParsers {
     },
     {
       "message": "readyState > uninitialized=>uninitialized"
+    },
+    {
+      "message": "[Warn] [com.haishinkit.HaishinKit] [RTMPSocketCompatible.swift:43] didTimeout() > connection timedout",
+      "event": "socket.connect_failed",
+      "attrs": {
+        "cause_text": "RTMP connection timed out"
+      }
+    },
+    {
+      "message": "Optional([AnyHashable(\"event\"): Event{type: Name(rawValue: \"ioError\"),bubbles: false,data: nil,target: Optional(HaishinKit.RTMPConnection)}])",
+      "event": "socket.error"
     }
   ]
 }
@@ -1658,6 +1680,10 @@ enum BuiltinParsers {
     {
       "event": "twilio.error",
       "match": "twilio.{gap}video Code={code:int}"
+    },
+    {
+      "event": "socket.error",
+      "match": "TwilioVideo:[Core]:onTerminated: code: {code:int} msg: {error}"
     }
   ],
   "samples": [
@@ -1682,6 +1708,16 @@ enum BuiltinParsers {
     },
     {
       "message": "participant: Bob didConnect"
+    },
+    {
+      "message": "DEBUG:TwilioVideo:[Core]:onTerminated: code: 53002 msg: Signaling connection timed out explanation:",
+      "event": "socket.error",
+      "attrs": {
+        "code": "53002"
+      }
+    },
+    {
+      "message": "DEBUG:TwilioVideo:[Core]:RoomSignalingImpl: State transition successful: kConnected -> kDisconnecting"
     }
   ]
 }
