@@ -109,14 +109,7 @@ struct RelayJoinScaleTests {
             best = (used.count, all.count, spread, used)
         }
         guard let best, best.score > 0 else { return nil }
-        let center = best.used[0].diffs[0].0
-        let evidence = best.used.flatMap { $0.diffs }.filter { abs($0.0 - center) <= j.tolerance }
-        let values = evidence.map(\.0).sorted()
-        let mid = values.count / 2
-        let median = values.count % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2
-        let uncertainty = values.count >= 2 ? max(1_000, (values.last! - values.first!) / 2) : nil
-        return ClockEstimate(offset: median, uncertainty: uncertainty, pairs: values.count, forced: false,
-                             evidence: evidence.map { ($0.1, $0.2, $0.0) })
+        return j.estimate(from: best.used)  // (unchanged: the search is what is compared)
     }
 
     /// The join as it was: every device session against every relay session.

@@ -391,8 +391,14 @@ public struct RelayJoiner {
             best = (used.count, all.count, spread, c, used)
         }
         guard let best, best.score > 0 else { return nil }
-        let center = best.used[0].diffs[0].0
-        let evidence = best.used.flatMap { $0.diffs }.filter { abs($0.0 - center) <= tolerance }
+        return estimate(from: best.used)
+    }
+
+    /// The estimate the pairs a center matched give: the median of their differences within
+    /// `tolerance` of the first pair's, half their spread as the bound.
+    func estimate(from used: [Pair]) -> ClockEstimate {
+        let center = used[0].diffs[0].0
+        let evidence = used.flatMap { $0.diffs }.filter { abs($0.0 - center) <= tolerance }
         let values = evidence.map(\.0).sorted()
         let mid = values.count / 2
         let median = values.count % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2
