@@ -760,6 +760,14 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "socket.connect_attempt",
+      "match": "didSetReadyState(_:) > versionSent"
+    },
+    {
+      "event": "socket.connected",
+      "match": "didSetReadyState(_:) > handshakeDone"
+    },
+    {
+      "event": "socket.connect_attempt",
       "match": "readyState >{gap} {from:word}=>versionSent"
     },
     {
@@ -802,6 +810,10 @@ enum BuiltinParsers {
     {
       "event": "socket.error",
       "match": "Event{{type: Name(rawValue: \"ioError\")"
+    },
+    {
+      "event": "socket.closed_by_peer",
+      "match": "close(isDisconnected:) > isDisconnected: true"
     }
   ],
   "samples": [
@@ -837,6 +849,21 @@ enum BuiltinParsers {
     {
       "message": "Optional([AnyHashable(\"event\"): Event{type: Name(rawValue: \"ioError\"),bubbles: false,data: nil,target: Optional(HaishinKit.RTMPConnection)}])",
       "event": "socket.error"
+    },
+    {
+      "message": "[Debug] [com.haishinkit.HaishinKit] [RTMPConnection.swift:462] didSetReadyState(_:) > versionSent",
+      "event": "socket.connect_attempt"
+    },
+    {
+      "message": "[Debug] [com.haishinkit.HaishinKit] [RTMPConnection.swift:462] didSetReadyState(_:) > handshakeDone",
+      "event": "socket.connected"
+    },
+    {
+      "message": "[Trace] [com.haishinkit.HaishinKit] [NetSocket.swift:91] close(isDisconnected:) > isDisconnected: true",
+      "event": "socket.closed_by_peer"
+    },
+    {
+      "message": "[Trace] [com.haishinkit.HaishinKit] [NetSocket.swift:91] close(isDisconnected:) > isDisconnected: false"
     }
   ]
 }
@@ -1084,6 +1111,10 @@ enum BuiltinParsers {
   "side": "system",
   "rules": [
     {
+      "event": "capture.stop_not_recording",
+      "match": "[RPScreenRecorder stopCapture{gap}failed to stop {gap}not recording"
+    },
+    {
       "event": "replaykit.error",
       "match": "RPRecordingErrorDomain{gap}Code={code:int} \"{text}\""
     },
@@ -1195,6 +1226,10 @@ enum BuiltinParsers {
     },
     {
       "message": "ReplayKit broadcast picker shown"
+    },
+    {
+      "message": "[ERROR] -[RPScreenRecorder stopCaptureWithHandler:]:526 failed to stop in app recording becasue we're not recording",
+      "event": "capture.stop_not_recording"
     }
   ]
 }
@@ -1403,6 +1438,10 @@ enum BuiltinParsers {
     },
     {
       "event": "extension.killed_memory",
+      "match": "memorystatus: exceeded mem limit: {limit_kind:word} {limit_mb:int} MB"
+    },
+    {
+      "event": "extension.killed_memory",
       "match": "Message from debugger: Terminated due to memory issue"
     },
     {
@@ -1420,6 +1459,10 @@ enum BuiltinParsers {
     {
       "event": "replayd.writeback_overflow",
       "match": "writeback pool capacity exceeded"
+    },
+    {
+      "event": "app.crashed",
+      "match": "*** Terminating app due to uncaught exception '{exception}', reason: {reason}"
     },
     {
       "event": "app.crashed",
@@ -1444,6 +1487,10 @@ enum BuiltinParsers {
     {
       "event": "broadcast.stopped_alert",
       "match": "Live broadcast has stopped due to{text}"
+    },
+    {
+      "event": "broadcast.stopped_alert",
+      "match": "Live Broadcast to {app} has stopped due{text}"
     },
     {
       "event": "app_group.not_entitled",
@@ -1604,6 +1651,28 @@ enum BuiltinParsers {
     },
     {
       "message": "memorystatus: killing process 33371 [tunnel] in high band FOREGROUND (100) - memorystatus_available_pages: 137400"
+    },
+    {
+      "message": "memorystatus: exceeded mem limit: ActiveHard 50 MB (fatal)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "limit_kind": "ActiveHard",
+        "limit_mb": "50"
+      }
+    },
+    {
+      "message": "*** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: '*** -[AVAssetWriter finishWritingWithCompletionHandler:] Cannot call method when status is 2'",
+      "event": "app.crashed",
+      "attrs": {
+        "exception": "NSInternalInconsistencyException"
+      }
+    },
+    {
+      "message": "\"Live Broadcast to MyDemoApp has stopped due  to : (null)\"",
+      "event": "broadcast.stopped_alert",
+      "attrs": {
+        "app": "MyDemoApp"
+      }
     }
   ]
 }
