@@ -530,6 +530,37 @@ struct RealPasteTests {
         let lldb = try analyze("* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)\n")
         #expect(lldb.events == ["app.crashed"])
     }
+
+    @Test("HaishinKit 1.x, Twilio's core, an uncaught exception: the wordings public issues show")
+    func moreWordings() throws {
+        // HaishinKit 1.x (HaishinKit.swift#817, #742): handshake, then the server closes.
+        let old = """
+            2021-29-01 13:42:09.679 [Debug] [com.haishinkit.HaishinKit] [RTMPConnection.swift:462] didSetReadyState(_:) > versionSent
+            2021-29-01 13:42:09.687 [Debug] [com.haishinkit.HaishinKit] [RTMPConnection.swift:462] didSetReadyState(_:) > handshakeDone
+            2021-29-01 13:43:09.687 [Info] [com.haishinkit.Exsample.iOS] [LiveViewController.swift:154] rtmpStatusHandler(_:) > NetConnection.Connect.Closed
+
+            """
+        let h = try analyze(old)
+        #expect(h.outcomes == ["truncated"])
+        #expect(((h.sessions.first?["connect"] as? [String: Any])?["connectedAt"] as? String) != nil, "\(h.sessions)")
+        #expect((h.sessions.first?["reason"] as? String)?.hasPrefix("the other end closed the connection") == true, "\(h.sessions)")
+        // Twilio's core (twilio/video-quickstart-ios#302): the Room terminated with 53002.
+        let twilio = """
+            2018-09-07 15:00:15.607415+0530 ScreenShareTwilio[525:23910] INFO:TwilioVideo:[Signaling]:RESIP::SIP: got content
+             DEBUG:TwilioVideo:[Core]:onTerminated: code: 53002 msg: Signaling connection timed out explanation:
+
+            """
+        let t = try analyze(twilio)
+        #expect(t.outcomes == ["socket-error"])
+        // An uncaught exception is a crash on the timeline; a stop with nothing recording no error.
+        let crash = try analyze("""
+            2021-05-29 23:03:09.275187+0800 Runner[11546:1257656] [ERROR] -[RPScreenRecorder stopCaptureWithHandler:]:526 failed to stop in app recording becasue we're not recording
+            2021-05-29 23:03:09.275187+0800 Runner[11546:1257656] *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: 'Cannot call method when status is 2'
+
+            """)
+        #expect(crash.kinds.isEmpty, "\(crash.kinds)")
+        #expect(crash.events.contains("app.crashed") && crash.events.contains("capture.stop_not_recording"), "\(crash.events)")
+    }
 }
 
 /// Bytes in memory as a `ByteSource`.

@@ -315,6 +315,11 @@ public struct SessionBuilder {
             s.sessions[i].deciding = [session.attempts.last?.failureSource, session.attempts.last?.source].compactMap { src in
                 session.events.last(where: { $0.source == src })
             }.prefix(1).map { $0 }
+        } else if let peer = s.peerClosed {
+            // (an RTMP server's `NetConnection.Connect.Closed`, the host app closing its end)
+            s.sessions[i].outcome = .truncated
+            s.sessions[i].reason = "the other end closed the connection (\(peer.message)) and the log ends there, with no end line"
+            s.sessions[i].deciding = [peer]
         } else {
             s.sessions[i].outcome = .truncated
             s.sessions[i].reason = "the log ends mid-session with no end line"
