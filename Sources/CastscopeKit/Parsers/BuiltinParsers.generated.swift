@@ -208,9 +208,10 @@ enum BuiltinParsers {
         ("formats/console-copy.json", ##"""
 {
   "name": "console-copy",
-  "title": "Console.app copy (TAB-separated type, time without date, process, message)",
+  "title": "Console.app copy (TAB-separated type, time without date, process, message; or with a PID column and the type column empty)",
   "kind": "lines",
   "patterns": [
+    "{?{level:word}}\t{time:clock}\t{pid:int}\t{process}\t{message}",
     "{level:word}\t{time:clock}\t{process}\t{message}"
   ],
   "continuation": "tab",
@@ -218,11 +219,32 @@ enum BuiltinParsers {
   "samples": [
     {
       "line": "default\t11:35:41.397185+0100\trunningboardd\tCalculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))",
-      "expect": {"time": "2000-01-01T11:35:41.397185+01:00", "level": "default", "process": "runningboardd", "message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))"}
+      "expect": {
+        "time": "2000-01-01T11:35:41.397185+01:00",
+        "level": "default",
+        "process": "runningboardd",
+        "message": "Calculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))"
+      }
     },
     {
-      "lines": ["default\t11:35:41.420958+0100\trunningboardd\tAcquiring assertion attributes:[", "\t<RBSDomainAttribute| domain:\"com.apple.common\">", "\t]>"],
-      "expect": {"process": "runningboardd", "message": "Acquiring assertion attributes:[\n\t<RBSDomainAttribute| domain:\"com.apple.common\">\n\t]>"}
+      "lines": [
+        "default\t11:35:41.420958+0100\trunningboardd\tAcquiring assertion attributes:[",
+        "\t<RBSDomainAttribute| domain:\"com.apple.common\">",
+        "\t]>"
+      ],
+      "expect": {
+        "process": "runningboardd",
+        "message": "Acquiring assertion attributes:[\n\t<RBSDomainAttribute| domain:\"com.apple.common\">\n\t]>"
+      }
+    },
+    {
+      "line": "\t18:16:46.520\t30973\tJitsiMeetSDK\t[modules/RTC/JitsiRemoteTrack.js] New remote track added: RemoteTrack[userID: 94dbf03c, type: audio]",
+      "expect": {
+        "time": "2000-01-01T18:16:46.520000+00:00",
+        "pid": "30973",
+        "process": "JitsiMeetSDK",
+        "message": "[modules/RTC/JitsiRemoteTrack.js] New remote track added: RemoteTrack[userID: 94dbf03c, type: audio]"
+      }
     }
   ]
 }
