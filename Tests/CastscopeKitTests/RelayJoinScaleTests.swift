@@ -75,32 +75,29 @@ struct RelayJoinScaleTests {
         var candidates: [RelayJoiner.Pair] = []
         for (di, d) in device.enumerated() {
             guard let dc = d.connectedAt else { continue }
-            let dcSource = d.events.first(where: { $0.kind == "socket.connected" })?.source ?? d.events.first!.source
             for (ri, r) in relay.enumerated() {
-                guard let ra = r.accepted, let raSource = r.acceptedSource else { continue }
-                var diffs = [(ra - dc, dcSource, raSource)]
-                if let de = d.end, let rc = r.closed, let last = d.deciding.last ?? d.events.last, let closedSource = r.closedSource {
-                    diffs.append((rc - de, last.source, closedSource))
-                }
-                if abs(diffs[0].0) <= j.maxOffset { candidates.append(RelayJoiner.Pair(device: di, relay: ri, diffs: diffs)) }
+                guard let ra = r.accepted, r.acceptedSource != nil else { continue }
+                var p = RelayJoiner.Pair(device: Int32(di), relay: Int32(ri), start: ra - dc, end: nil)
+                if let de = d.end, let rc = r.closed, (d.deciding.last ?? d.events.last) != nil, r.closedSource != nil { p.end = rc - de }
+                if abs(p.start) <= j.maxOffset { candidates.append(p) }
             }
         }
         var best: (score: Int, agreeing: Int, spread: Int64, used: [RelayJoiner.Pair])?
         for c in candidates {
-            let center = c.diffs[0].0
-            var usedDevice = Set<Int>()
-            var usedRelay = Set<Int>()
+            let center = c.start
+            var usedDevice = Set<Int32>()
+            var usedRelay = Set<Int32>()
             var used: [RelayJoiner.Pair] = []
             let closest = candidates.enumerated().sorted {
-                (abs($0.element.diffs[0].0 - center), $0.offset) < (abs($1.element.diffs[0].0 - center), $1.offset)
+                (abs($0.element.start - center), $0.offset) < (abs($1.element.start - center), $1.offset)
             }.map(\.element)
             for p in closest
-            where abs(p.diffs[0].0 - center) <= j.tolerance && !usedDevice.contains(p.device) && !usedRelay.contains(p.relay) {
+            where abs(p.start - center) <= j.tolerance && !usedDevice.contains(p.device) && !usedRelay.contains(p.relay) {
                 usedDevice.insert(p.device)
                 usedRelay.insert(p.relay)
                 used.append(p)
             }
-            let all = used.flatMap { $0.diffs.map(\.0) }.filter { abs($0 - center) <= j.tolerance }
+            let all = used.flatMap(\.diffs).filter { abs($0 - center) <= j.tolerance }
             let spread = (all.max() ?? 0) - (all.min() ?? 0)
             if let b = best {
                 if (used.count, all.count) < (b.score, b.agreeing) { continue }
@@ -109,7 +106,7 @@ struct RelayJoinScaleTests {
             best = (used.count, all.count, spread, used)
         }
         guard let best, best.score > 0 else { return nil }
-        return j.estimate(from: best.used)  // (unchanged: the search is what is compared)
+        return j.estimate(from: best.used, device, relay)  // (unchanged: the search is what is compared)
     }
 
     /// The join as it was: every device session against every relay session.
@@ -181,5 +178,23 @@ struct RelayJoinScaleTests {
         #expect(c.map { abs($0.offset - 3_100_000) <= 1_000 } == true, "\(String(describing: c?.offset))")
         j.join(&device, &relay, offset: c!.offset)
         #expect(Set(relay.filter { $0.id.hasPrefix("m") }.compactMap(\.deviceSession)).count == 8)
+    }
+
+    @Test("hundreds of phone sessions among a busy relay's: the pairs are capped by narrowing the offsets looked at")
+    func pairsAreCapped() {
+        // 300 phone sessions and 20,000 relay sessions over an hour (5 a second): within a
+        // quarter of an hour of each phone session lie some 9,000 relay sessions.
+        let (device, relay) = Self.bundle(seed: 5, devices: 300, relays: 20_000, matched: 200, spread: 3_600_000_000,
+                                          offset: 2_500_000, grain: 1_000, ends: true)
+        var j = RelayJoiner()
+        let all = j.pairs(device, relay)
+        #expect(all.count <= j.maxPairs, "\(all.count)")
+        #expect((all.map { abs($0.start) }.max() ?? 0) <= j.maxOffset / 2, "not narrowed")
+        // The matched pairs (2.5 s) are within the narrowed window: the offset is still found.
+        let c = j.estimate(device, relay)
+        #expect(c.map { abs($0.offset - 2_500_000) <= 1_000 } == true, "\(String(describing: c?.offset))")
+        // With room for every pair, nothing is narrowed.
+        j.maxPairs = Int.max
+        #expect(j.pairs(device, relay).count > 1_000_000)
     }
 }

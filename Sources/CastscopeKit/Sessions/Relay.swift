@@ -271,36 +271,67 @@ public struct RelayJoiner {
         return sessions
     }
 
+    /// A device and a relay session that may be one broadcast: relay accepted − device
+    /// connected, and relay closed − device end when both ends are known. 32 bytes, no
+    /// allocation: a busy relay beside a phone's bundle makes hundreds of thousands.
     struct Pair {
-        var device: Int
-        var relay: Int
-        var diffs: [(Int64, SourceRef, SourceRef)]
+        var device: Int32
+        var relay: Int32
+        var start: Int64
+        var end: Int64?
+        /// Its differences: the start's, then the end's.
+        var diffs: [Int64] { end.map { [start, $0] } ?? [start] }
     }
 
-    /// Candidate pairs of (device, relay) with their start and end differences, by device then
-    /// relay index. The relay sessions are looked up by their `accepted` time (a relay's day
-    /// has tens of thousands: a pair per device and relay session would be quadratic).
+    /// At most this many candidate pairs are made: beyond it the offsets looked at are
+    /// narrowed (`maxOffset` halved, down to a minute), so that memory stays bounded when
+    /// hundreds of phone sessions lie among a busy relay's (each within a quarter of an hour of
+    /// thousands).
+    var maxPairs = 250_000
+
+    /// Candidate pairs of (device, relay), by device then relay index. The relay sessions are
+    /// looked up by their `accepted` time (a relay's day has tens of thousands: a pair per
+    /// device and relay session would be quadratic).
     func pairs(_ device: [Session], _ relay: [RelaySession]) -> [Pair] {
         let byAccepted = relay.indices.filter { relay[$0].accepted != nil && relay[$0].acceptedSource != nil }
             .sorted { (relay[$0].accepted!, $0) < (relay[$1].accepted!, $1) }
         let times = byAccepted.map { relay[$0].accepted! }
-        var out: [Pair] = []
-        for (di, d) in device.enumerated() {
-            guard let dc = d.connectedAt else { continue }
-            let dcSource = d.events.first(where: { $0.kind == "socket.connected" })?.source ?? d.events.first!.source
-            let lo = times.partitionPoint { $0 < dc - maxOffset }
-            let hi = times.partitionPoint { $0 <= dc + maxOffset }
-            guard lo < hi else { continue }
-            for ri in byAccepted[lo..<hi].sorted() {
-                let r = relay[ri]
-                guard let ra = r.accepted, let raSource = r.acceptedSource else { continue }
-                var diffs = [(ra - dc, dcSource, raSource)]
-                if let de = d.end, let rc = r.closed, let last = d.deciding.last ?? d.events.last, let closedSource = r.closedSource {
-                    diffs.append((rc - de, last.source, closedSource))
-                }
-                out.append(Pair(device: di, relay: ri, diffs: diffs))
+        let connected = device.indices.filter { device[$0].connectedAt != nil }
+        func ranges(within window: Int64) -> [(Int, Range<Int>)] {
+            connected.map { di in
+                let dc = device[di].connectedAt!
+                return (di, times.partitionPoint { $0 < dc - window }..<times.partitionPoint { $0 <= dc + window })
             }
         }
+        var window = maxOffset
+        var found = ranges(within: window)
+        while window > 60_000_000, found.reduce(0, { $0 + $1.1.count }) > maxPairs {
+            window = max(60_000_000, window / 2)
+            found = ranges(within: window)
+        }
+        var out: [Pair] = []
+        out.reserveCapacity(min(maxPairs, found.reduce(0) { $0 + $1.1.count }))
+        for (di, range) in found where !range.isEmpty {
+            let d = device[di]
+            let dc = d.connectedAt!
+            let hasLast = (d.deciding.last ?? d.events.last) != nil
+            for ri in byAccepted[range].sorted() {
+                let r = relay[ri]
+                var p = Pair(device: Int32(di), relay: Int32(ri), start: r.accepted! - dc, end: nil)
+                if let de = d.end, let rc = r.closed, hasLast, r.closedSource != nil { p.end = rc - de }
+                out.append(p)
+            }
+        }
+        return out
+    }
+
+    /// The lines behind a pair's differences: (difference, device line, relay line).
+    func evidence(_ p: Pair, _ device: [Session], _ relay: [RelaySession]) -> [(Int64, SourceRef, SourceRef)] {
+        let d = device[Int(p.device)]
+        let r = relay[Int(p.relay)]
+        let dcSource = d.events.first(where: { $0.kind == "socket.connected" })?.source ?? d.events.first!.source
+        var out = [(p.start, dcSource, r.acceptedSource!)]
+        if let end = p.end, let last = d.deciding.last ?? d.events.last { out.append((end, last.source, r.closedSource!)) }
         return out
     }
 
@@ -323,7 +354,7 @@ public struct RelayJoiner {
     public func estimate(_ device: [Session], _ relay: [RelaySession]) -> ClockEstimate? {
         let candidates = pairs(device, relay)
         guard !candidates.isEmpty else { return nil }
-        let diff = candidates.map { $0.diffs[0].0 }
+        let diff = candidates.map(\.start)
         let byDiff = candidates.indices.sorted { (diff[$0], $0) < (diff[$1], $1) }
         // Each center's window [lo, hi) in `byDiff`, and its bound.
         var lo = [Int](repeating: 0, count: byDiff.count)
@@ -339,18 +370,18 @@ public struct RelayJoiner {
                 let center = diff[c]
                 while h < byDiff.count, diff[byDiff[h]] - center <= tolerance {
                     let p = candidates[byDiff[h]]
-                    perDevice[p.device] += 1
-                    perRelay[p.relay] += 1
-                    if perDevice[p.device] == 1 { devices += 1 }
-                    if perRelay[p.relay] == 1 { relays += 1 }
+                    perDevice[Int(p.device)] += 1
+                    perRelay[Int(p.relay)] += 1
+                    if perDevice[Int(p.device)] == 1 { devices += 1 }
+                    if perRelay[Int(p.relay)] == 1 { relays += 1 }
                     h += 1
                 }
                 while center - diff[byDiff[l]] > tolerance {
                     let p = candidates[byDiff[l]]
-                    perDevice[p.device] -= 1
-                    perRelay[p.relay] -= 1
-                    if perDevice[p.device] == 0 { devices -= 1 }
-                    if perRelay[p.relay] == 0 { relays -= 1 }
+                    perDevice[Int(p.device)] -= 1
+                    perRelay[Int(p.relay)] -= 1
+                    if perDevice[Int(p.device)] == 0 { devices -= 1 }
+                    if perRelay[Int(p.relay)] == 0 { relays -= 1 }
                     l += 1
                 }
                 (lo[k], hi[k], bound[k]) = (l, h, min(devices, relays))
@@ -371,7 +402,7 @@ public struct RelayJoiner {
                 // As many pairs at most as the best: it wins only with as many agreeing
                 // differences, at most one start and one end per pair.
                 var ends = 0
-                for i in byDiff[lo[k]..<hi[k]] where candidates[i].diffs.count > 1 && abs(candidates[i].diffs[1].0 - center) <= tolerance {
+                for i in byDiff[lo[k]..<hi[k]] where candidates[i].end.map({ abs($0 - center) <= tolerance }) ?? false {
                     ends += 1
                 }
                 work += hi[k] - lo[k]
@@ -380,25 +411,25 @@ public struct RelayJoiner {
             let window = byDiff[lo[k]..<hi[k]].sorted { (abs(diff[$0] - center), $0) < (abs(diff[$1] - center), $1) }
             work += window.count
             var used: [Pair] = []
-            for i in window where deviceUsedBy[candidates[i].device] != k && relayUsedBy[candidates[i].relay] != k {
-                deviceUsedBy[candidates[i].device] = k
-                relayUsedBy[candidates[i].relay] = k
+            for i in window where deviceUsedBy[Int(candidates[i].device)] != k && relayUsedBy[Int(candidates[i].relay)] != k {
+                deviceUsedBy[Int(candidates[i].device)] = k
+                relayUsedBy[Int(candidates[i].relay)] = k
                 used.append(candidates[i])
             }
-            let all = used.flatMap { $0.diffs.map(\.0) }.filter { abs($0 - center) <= tolerance }
+            let all = used.flatMap(\.diffs).filter { abs($0 - center) <= tolerance }
             let spread = (all.max() ?? 0) - (all.min() ?? 0)
             if let b = best, (used.count, all.count, -spread, -c) <= (b.score, b.agreeing, -b.spread, -b.first) { continue }
             best = (used.count, all.count, spread, c, used)
         }
         guard let best, best.score > 0 else { return nil }
-        return estimate(from: best.used)
+        return estimate(from: best.used, device, relay)
     }
 
     /// The estimate the pairs a center matched give: the median of their differences within
     /// `tolerance` of the first pair's, half their spread as the bound.
-    func estimate(from used: [Pair]) -> ClockEstimate {
-        let center = used[0].diffs[0].0
-        let evidence = used.flatMap { $0.diffs }.filter { abs($0.0 - center) <= tolerance }
+    func estimate(from used: [Pair], _ device: [Session], _ relay: [RelaySession]) -> ClockEstimate {
+        let center = used[0].start
+        let evidence = used.flatMap { self.evidence($0, device, relay) }.filter { abs($0.0 - center) <= tolerance }
         let values = evidence.map(\.0).sorted()
         let mid = values.count / 2
         let median = values.count % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2
