@@ -104,7 +104,7 @@ struct ParserOptions: ParsableArguments {
     /// The registry, or a one-line error and exit 2 (a broken definition is a usage error).
     func registryOrExit() -> ParserRegistry {
         do { return try registry() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
+            printError("\(error)")
             Glibc.exit(2)
         }
     }
@@ -312,8 +312,8 @@ struct Analyze: ParsableCommand {
         if let perfetto { extra.append(OutputTarget(path: perfetto, format: .perfetto, option: "--perfetto")) }
         var all = [main]
         for t in extra {
-            if t.isStdout && main.isStdout && output == nil && chosen.isEmpty {
-                all[0] = t  // `--html -`: the HTML is the report on standard output.
+            if t.isStdout && main.isStdout && output == nil && chosen.isEmpty && all[0].format == .text {
+                all[0] = t  // `--html -`: the HTML is the report on standard output (one of them).
                 continue
             }
             if let clash = all.first(where: { $0.path == t.path || (!t.isStdout && !$0.isStdout && OutputWriter.realPath($0.path) == OutputWriter.realPath(t.path)) }) {
@@ -372,6 +372,13 @@ struct Analyze: ParsableCommand {
                 let which = readable.count == 1 ? readable[0].path : "the \(readable.count) files read"
                 return "\(which): no records before the damage named above"
             }
+            let lines = readable.reduce(0) { $0 + $1.stats.lines }
+            if lines > 0 {
+                // Lines, none of them a record: header lines only, one line with CR endings, or
+                // what journalctl-style filters left out.
+                let which = readable.count == 1 ? readable[0].path : "the \(readable.count) files read"
+                return "\(which): \(lines) line\(lines == 1 ? "" : "s"), none a record (headers, skipped lines, or entries the filters left out)"
+            }
             return readable.count == 1 ? "\(readable[0].path) is empty" : "the \(readable.count) files read are empty"
         }
         return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
@@ -391,21 +398,21 @@ struct Analyze: ParsableCommand {
         // Every output is checked before anything is read: an input is never written over.
         let outputs: [OutputTarget]
         do { outputs = try targets() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
+            printError("\(error)")
             Glibc.exit(Exit.usage)
         }
         for t in outputs {
             if let why = OutputWriter.refusal(t, inputs: paths, force: force) {
-                fputs("castscope: error: \(why)\n", stderr)
+                printError("\(why)")
                 Glibc.exit(Exit.usage)
             }
         }
         if let why = clickhouse.refusal(inputs: paths) {
-            fputs("castscope: error: \(why)\n", stderr)
+            printError("\(why)")
             Glibc.exit(Exit.usage)
         }
         do { try journal.checkOrder() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
+            printError("\(error)")
             Glibc.exit(Exit.usage)
         }
         var options = AnalyzeOptions()
@@ -418,12 +425,12 @@ struct Analyze: ParsableCommand {
         options.clockOffset = clockOffset.map { Int64(($0 * 1e6).rounded()) }
         options.budget = budget.resolve()
         do { options.thresholds = try thresholds.resolve() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
+            printError("\(error)")
             Glibc.exit(Exit.usage)
         }
         let analyzer: Analyzer
         do { analyzer = try Analyzer(registry: registry, options: options) } catch {
-            fputs("castscope: error: \(error)\n", stderr)
+            printError("\(error)")
             Glibc.exit(Exit.usage)
         }
         if let threads { analyzer.parallelism = max(1, threads) }
@@ -498,7 +505,7 @@ struct Analyze: ParsableCommand {
             // Sessions handed on as they ended, or (relay lines: kept for the join) the whole
             // report, written a session at a time.
             if let error = report.streamed != nil ? s.finish(report) : s.writeWhole(report) {
-                fputs("castscope: error: \(error)\n", stderr)
+                printError("\(error)")
                 writeFailed = true
             }
         }
@@ -507,7 +514,7 @@ struct Analyze: ParsableCommand {
             switch t.format {
             case .json:
                 if let error = OutputWriter.write(JSONReport.renderBytes(shown), to: t) {
-                    fputs("castscope: error: \(error)\n", stderr)
+                    printError("\(error)")
                     writeFailed = true
                 }
                 continue
@@ -537,7 +544,7 @@ struct Analyze: ParsableCommand {
                 continue
             }
             if let error = OutputWriter.write(text, to: t) {
-                fputs("castscope: error: \(error)\n", stderr)
+                printError("\(error)")
                 writeFailed = true
             }
         }

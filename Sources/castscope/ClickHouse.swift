@@ -20,7 +20,7 @@ struct ClickHouseOptions: ParsableArguments {
     func target() -> ClickHouseTarget? {
         guard let url else { return nil }
         do { return try ClickHouseTarget.parse(url) } catch {
-            fputs("castscope: error: \(error)\n", stderr)
+            printError("\(error)")
             Glibc.exit(2)
         }
     }
@@ -91,7 +91,7 @@ enum ClickHouseAnalyzeExport {
             result = export(options, target).write(report, bundleId: bundleId)
         }
         if result.failed.isEmpty { return true }
-        for (table, error) in result.failed { fputs("castscope: error: clickhouse: \(table) not written: \(error)\n", stderr) }
+        for (table, error) in result.failed { printError("clickhouse: \(table) not written: \(error)") }
         fputs("castscope: error: clickhouse: tables not (completely) written: \(result.failed.map(\.table).joined(separator: ", ")); analyzing again writes them (rows are replaced, not added)\n", stderr)
         return false
     }
@@ -129,14 +129,14 @@ struct ClickHouseCommand: ParsableCommand {
             for url in apply {
             let client: ClickHouseClient
             do { client = ClickHouseClient(endpoint: try ClickHouseEndpoint(url: url)) } catch {
-                fputs("castscope: error: \(error)\n", stderr)
+                printError("\(error)")
                 Glibc.exit(2)
             }
             for statement in ClickHouseSchema.statements(ddl) {
                 do {
                     try RetryPolicy(attempts: 6).run { try client.execute(statement) }
                 } catch {
-                    fputs("castscope: error: clickhouse: \(error)\n", stderr)
+                    printError("clickhouse: \(error)")
                     Glibc.exit(clickHouseExitCode)
                 }
             }
@@ -156,7 +156,7 @@ struct ClickHouseCommand: ParsableCommand {
             guard let url = server else { print(ClickHouseSchema.queriesText(), terminator: ""); return }
             let client: ClickHouseClient
             do { client = ClickHouseClient(endpoint: try ClickHouseEndpoint(url: url)) } catch {
-                fputs("castscope: error: \(error)\n", stderr)
+                printError("\(error)")
                 Glibc.exit(2)
             }
             for q in ClickHouseSchema.queries {
@@ -165,7 +165,7 @@ struct ClickHouseCommand: ParsableCommand {
                     print("-- \(q.name)")
                     print(out, terminator: out.hasSuffix("\n") ? "" : "\n")
                 } catch {
-                    fputs("castscope: error: clickhouse: \(q.name): \(error)\n", stderr)
+                    printError("clickhouse: \(q.name): \(error)")
                     Glibc.exit(clickHouseExitCode)
                 }
             }

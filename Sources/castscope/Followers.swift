@@ -66,6 +66,16 @@ struct StdinFollower: @unchecked Sendable {
             engine.note("reading standard input as \(format.name)")
             let lines = LineReader(source: PrefixedSource(prefix: head, rest: input), path: "<stdin>")
             let reader = RecordReader(format: format, lines: lines)
+            defer {
+                // What analyze would name for the same stream (lines too long, damaged fields,
+                // bytes that are not UTF-8), said once the stream ends.
+                for p in reader.problems { engine.error(p.description) }
+                if let line = reader.stats.firstInvalidUTF8 {
+                    let n = reader.stats.invalidUTF8Lines
+                    engine.error(InputError(path: "<stdin>", line: line,
+                                            "invalid UTF-8 (\(n) line\(n == 1 ? "" : "s"); bytes replaced with U+FFFD)").description)
+                }
+            }
             try reader.run { rec in
                 engine.handle(rec, path: "<stdin>", fileIndex: 1, cursor: nil)
                 engine.flush()

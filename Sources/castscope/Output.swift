@@ -217,3 +217,10 @@ func bytesOnDisk(_ paths: [String]) -> UInt64? {
     for p in paths { add(p) }
     return total > 0 ? total : nil
 }
+
+/// One error line on stderr, `castscope: error: …`, with whatever came from an input (a
+/// file name, a config key, a server's answer) escaped: never a control sequence, never cut
+/// short by a NUL, always one line.
+func printError(_ text: String) {
+    fputs("castscope: error: " + Sanitize.line(text) + "\n", stderr)
+}

@@ -72,7 +72,7 @@ struct Show: ParsableCommand {
         let show = LogShow(registry: parsers.registryOrExit(), options: options)
         show.run(paths) { text in fputs(text, stdout) }
         fflush(stdout)
-        for e in show.errors { fputs("castscope: \(e.description)\n", stderr) }
+        for e in show.errors { fputs("castscope: " + Sanitize.line(e.description) + "\n", stderr) }
         if !show.errors.isEmpty { throw ExitCode(1) }
     }
 }

@@ -102,7 +102,7 @@ struct Tail: ParsableCommand {
         }
         let limits: Thresholds
         do { limits = try thresholds.resolve() } catch {
-            fputs("castscope: error: \(error)\n", stderr)
+            printError("\(error)")
             Glibc.exit(Exit.usage)
         }
         let color = !json && colors.enabled()
@@ -116,11 +116,11 @@ struct Tail: ParsableCommand {
         let given = (directory.map { [$0] } ?? []) + file
         let followed = noJournal ? [] : given.isEmpty ? ["/var/log/journal", "/run/log/journal"] : given
         if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: followed) {
-            fputs("castscope: error: \(why)\n", stderr)
+            printError("\(why)")
             Glibc.exit(Exit.usage)
         }
         if let why = clickhouse.refusal(inputs: followed) {
-            fputs("castscope: error: \(why)\n", stderr)
+            printError("\(why)")
             Glibc.exit(Exit.usage)
         }
         if cursorReset, let cursorFile { unlink(cursorFile) }

@@ -168,9 +168,18 @@ public final class Repeats: @unchecked Sendable {
     }
 
     func addStats(_ e: Event) {
-        frames.append(Int32(e.attr("frames") ?? "") ?? 0)
-        fps.append(Float(e.attr("fps") ?? "") ?? 0)
-        dropped.append(Int32(e.attr("dropped") ?? "") ?? 0)
+        frames.append(Int32(Repeats.count(e.attr("frames"))))
+        fps.append(Float(Repeats.rate(e.attr("fps"))))
+        dropped.append(Int32(Repeats.count(e.attr("dropped"))))
+    }
+
+    /// A stats line's count as kept: 0 to 2^31 − 1 (a negative or unreadable one is damage: 0).
+    static func count(_ text: String?) -> Int { max(0, Int(Int32(text ?? "") ?? 0)) }
+    /// A stats line's rate as kept: finite, not negative, within a `Float` (else 0): JSON and
+    /// Perfetto have no `inf` or `nan`.
+    static func rate(_ text: String?) -> Double {
+        guard let v = Double(text ?? ""), v.isFinite, v >= 0, v <= Double(Float.greatestFiniteMagnitude) else { return 0 }
+        return v
     }
 
     /// Takes the lines of `other`, a run that continues this one (read apart).
@@ -204,8 +213,7 @@ extension Event {
     public func forEachStat(_ body: (Int64?, SourceRef, Int, Double, Int) -> Void) {
         guard let r = repeats, r.frames.count == r.lines.count else {
             // As a folded run keeps them (32 bits; a damaged count is 0): sums cannot overflow.
-            body(time, source, Int(Int32(attr("frames") ?? "") ?? 0), Double(attr("fps") ?? "") ?? 0,
-                 Int(Int32(attr("dropped") ?? "") ?? 0))
+            body(time, source, Repeats.count(attr("frames")), Repeats.rate(attr("fps")), Repeats.count(attr("dropped")))
             return
         }
         for k in r.lines.indices {

@@ -70,10 +70,11 @@ public struct ClickHouseRowBuffer: Sendable {
         out.byte(UInt8(ascii: "]"))
     }
     /// A `DateTime` from µs since the epoch: whole seconds as a number (read as UTC by every
-    /// ClickHouse version, whatever the server's time zone).
+    /// ClickHouse version, whatever the server's time zone), held to the type's range (1970 to
+    /// 2106: a damaged line's year 9999 must not be a value the server refuses or wraps).
     public mutating func dateTime(_ k: StaticString, _ micros: Int64?) {
         key(k)
-        let s = max(0, (micros ?? 0) >= 0 ? (micros ?? 0) / 1_000_000 : ((micros ?? 0) - 999_999) / 1_000_000)
+        let s = min(Int64(UInt32.max), max(0, (micros ?? 0).floorDiv(1_000_000)))
         out.int(Int(s))
     }
 }

@@ -115,13 +115,17 @@ public struct Thresholds: Sendable, Equatable {
 
     /// Reads a config file from disk (see `load(json:origin:)`).
     public mutating func load(file path: String) throws {
-        let bytes = try readUpTo(1 << 20, from: FileSource(path: path))
+        let bytes = try readUpTo((1 << 20) + 1, from: FileSource(path: path))
+        guard bytes.count <= 1 << 20 else { throw InputError(path: path, "a config file of over 1 MB is not one") }
         try load(json: String(decoding: bytes, as: UTF8.self), origin: path)
     }
 
     /// A config file: `{"thresholds": {"min-fps": 8, …}}`.
     public mutating func load(json text: String, origin: String) throws {
         let json = try JSONValue.parse(text)
+        guard json.objectValue != nil, json["thresholds"].map({ $0.objectValue != nil }) ?? true else {
+            throw InputError(path: origin, "a config file is {\"thresholds\": {\"min-fps\": 8, …}}")
+        }
         for (k, v) in json["thresholds"]?.objectValue ?? [] {
             guard let s = v.stringValue else { throw Error.invalid(k, "\(v)") }
             try set(k, s)

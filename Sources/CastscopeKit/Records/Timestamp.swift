@@ -158,6 +158,8 @@ enum TimeScan {
             mm = m
             j += 2
         }
+        // No zone is further than 14 hours from UTC (ISO 8601 allows 18): `+9999` is not one.
+        guard hh <= 18, mm <= 59 else { return i }
         t.offset = sign * (hh * 3600 + mm * 60)
         return j
     }

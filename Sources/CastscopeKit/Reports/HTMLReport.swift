@@ -20,6 +20,11 @@ public enum HTMLReport {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
+            // Control characters and bidi overrides from a log are shown escaped, as in the
+            // text report (a NUL or C0 character is also an HTML parse error).
+            case "\t", "\n": out.unicodeScalars.append(c)
+            case "\u{0}"..."\u{1f}", "\u{7f}"..."\u{9f}", "\u{202a}"..."\u{202e}", "\u{2066}"..."\u{2069}":
+                out += Sanitize.line(String(c))
             default: out.unicodeScalars.append(c)
             }
         }

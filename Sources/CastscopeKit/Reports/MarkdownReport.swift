@@ -64,24 +64,35 @@ public enum MarkdownReport {
         if let c = r.clock { head += "Clock: \(text(TextReport(color: false).clockLine(c))).\n\n" }
 
         var tail = ""
-        let general = r.findings.filter { $0.session == nil }
+        var leftOut: [String] = []
+        // Bundle-wide lists are kept to their first 20 within the limit (a relay fleet's bundle
+        // has tens of thousands of orphans); the JSON report has them all.
+        let listMax = limit == nil ? Int.max : 20
+        func capped(_ n: Int, _ what: String) {
+            if n > listMax { leftOut.append(plural(n - listMax, what)) }
+        }
+        let general = r.findings.lazy.filter { $0.session == nil }
         if !general.isEmpty {
             tail += "## Bundle findings\n\n"
-            for f in general { tail += finding(f) }
+            for f in general.prefix(listMax) { tail += finding(f) }
+            capped(general.count, "bundle finding")
             tail += "\n"
         }
         let orphanRelay = r.relaySessions.lazy.filter { $0.deviceSession == nil }
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             tail += "## Orphans\n\n"
-            for rs in orphanRelay {
+            for rs in orphanRelay.prefix(listMax) {
                 tail += "- relay session \(code(rs.id)) (\(code(rs.peer ?? "?")), room \(code(rs.room ?? "?"))) has no device session in these logs"
                 tail += (rs.firstSource.map { " (\(code($0.description)))" } ?? "") + "\n"
             }
-            for id in r.orphanDeviceSessions { tail += "- device session \(code(id)) connected but the relay logs have no session for it\n" }
+            capped(orphanRelay.count, "orphan relay session")
+            for id in r.orphanDeviceSessions.prefix(listMax) {
+                tail += "- device session \(code(id)) connected but the relay logs have no session for it\n"
+            }
+            capped(r.orphanDeviceSessions.count, "orphan device session")
             tail += "\n"
         }
         var errorLines = r.errors.map { "- \(code($0.description))\n" }
-        var leftOut: [String] = []
         if limit != nil, errorLines.count > 20 {
             leftOut.append(plural(errorLines.count - 20, "input error"))
             errorLines = Array(errorLines.prefix(20))

@@ -82,7 +82,7 @@ public enum PerfettoReport {
             }
             for e in s.events where e.kind == "relay.stats" {
                 e.forEachStat { t, _, _, fps, _ in
-                    guard let t else { return }
+                    guard let t, fps.isFinite else { return }
                     events.append(obj([("ph", q("C")), ("name", q("\(s.id) fps (relay)")), ("pid", "\(relay)"), ("ts", "\(t)"),
                                        ("args", obj([("fps", Fmt.decimal(fps, 2))]))]))
                 }

@@ -33,6 +33,14 @@ public final class LiveSessions {
     public private(set) var clock: ClockEstimate?
     /// Device session id → the relay session joined to it.
     var joinedRelay: [String: String] = [:]
+    /// Relay sessions by `accepted` time (in the order seen among equal times), their place in
+    /// `relayOrder`, and the frames their `stats` and `closed` lines give: a session is taken
+    /// line by line, and the join looks only at those near the phone's sessions (a relay's
+    /// journal followed for a day has tens of thousands).
+    var acceptedTimes: [(time: Int64, id: String)] = []
+    var relayIndex: [String: Int] = [:]
+    var relayStatFrames: [String: Int] = [:]
+    var relayClosedFrames: [String: Int] = [:]
 
     public init() {}
 
@@ -113,12 +121,19 @@ public final class LiveSessions {
     }
 
     /// Pairs relay sessions with device sessions as `analyze` does (clock estimate, overlap).
+    /// (Run again as relay sessions arrive: the clock is refined by later pairs, such as the end
+    /// of a session already joined.)
     func join() -> [Change] {
         var device = sessions.filter { $0.connectedAt != nil }
-        let relayIDs = relayOrder.filter { relay[$0]?.accepted != nil }
-        var rel = relayIDs.compactMap { relay[$0] }
-        guard !device.isEmpty, !rel.isEmpty else { return [] }
+        guard !device.isEmpty else { return [] }
         let joiner = RelayJoiner()
+        // The relay sessions accepted within the offsets the estimate looks at, in the order seen.
+        let connects = device.map { $0.connectedAt! }
+        let lo = connects.min()! - joiner.maxOffset - joiner.tolerance
+        let hi = connects.max()! + joiner.maxOffset + joiner.tolerance
+        let near = acceptedTimes[acceptedTimes.partitionPoint { $0.time < lo }..<acceptedTimes.partitionPoint { $0.time <= hi }]
+        var rel = near.map(\.id).sorted { relayIndex[$0]! < relayIndex[$1]! }.compactMap { relay[$0] }
+        guard !rel.isEmpty else { return [] }
         guard let estimate = joiner.estimate(device, rel) ?? clock else { return [] }
         clock = estimate
         for i in rel.indices { rel[i].deviceSession = nil }
@@ -190,10 +205,22 @@ public final class LiveSessions {
 
     func feedRelay(_ e: Event) -> [Change] {
         guard let id = e.attr("session") else { return [] }
-        if relay[id] == nil { relayOrder.append(id) }
-        var group = RelayJoiner().group((relay[id]?.events ?? []) + [e])
-        guard var r = group.popLast() else { return [] }
-        r.deviceSession = relay[id]?.deviceSession
+        if relay[id] == nil {
+            relayIndex[id] = relayOrder.count
+            relayOrder.append(id)
+        }
+        // Taken line by line, as `RelayJoiner.group` takes a session's lines (its frames: the
+        // last `closed` line's, else the sum of its stats lines).
+        var r = relay.removeValue(forKey: id) ?? RelaySession(id: id)  // (held once: appended in place)
+        let wasAccepted = r.accepted
+        r.events.append(e)
+        r.take(e)
+        if e.kind == "relay.stats" { e.forEachStat { _, _, frames, _, _ in relayStatFrames[id, default: 0] += frames } }
+        if e.kind == "relay.closed" { relayClosedFrames[id] = r.frames }
+        r.frames = relayClosedFrames[id] ?? relayStatFrames[id]
+        if wasAccepted == nil, let t = r.accepted {
+            acceptedTimes.insert((t, id), at: acceptedTimes.partitionPoint { $0.time <= t })
+        }
         relay[id] = r
         switch e.kind {
         case "relay.accepted": return [.relayAccepted(r)] + join()

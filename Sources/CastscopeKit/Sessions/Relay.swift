@@ -127,7 +127,7 @@ public struct RelaySession: Sendable {
         case "relay.closed":
             closed = e.time
             reason = e.attr("reason")
-            frames = Int(e.attr("frames") ?? "")
+            frames = Int(e.attr("frames") ?? "").flatMap { $0 >= 0 ? $0 : nil }
         default: break
         }
     }

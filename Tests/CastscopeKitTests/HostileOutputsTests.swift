@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Found by a second fuzz of the release binary, aimed at the writers: documents that did not
+/// parse or broke their schema, values out of a column's range, raw control characters in
+/// HTML and on stderr, a Markdown ticket past its limit, two reports on standard output, and
+/// `tail` regrouping every relay session at every line.
+@Suite("Hostile values in every output")
+struct HostileOutputsTests {
+    func write(_ files: [String: String]) throws -> URL {
+        let dir = try temporaryDirectory()
+        for (name, text) in files { try Data(text.utf8).write(to: dir.appendingPathComponent(name)) }
+        return dir
+    }
+
+    static let device = """
+        Timestamp                       (process)[PID]
+        2026-03-12 10:20:04.360000+0100 localhost BroadcastExtension[1204]: didConnectToRoom: <TVIRoom: 0x1>
+        2026-03-12 10:20:04.370000+0100 localhost BroadcastExtension[1204]: room: ABC didFailToConnectWithError: Error Domain=com.twilio.video Code=53002 "Signaling connection timed out"
+        2026-03-12 10:20:04.380000+0100 localhost BroadcastExtension[1204]: Error Domain=com.twilio.video Code=53002 "Signaling connection timed out"
+        2026-03-12 10:20:04.390000+0100 localhost BroadcastExtension[1204]: DEBUG:TwilioVideo:[Core]:onTerminated: code: 53002 msg: Signaling connection timed out explanation:
+
+        """
+
+    static func relay(fps: String, frames: String) -> String {
+        """
+        2026-03-12T09:20:03.000000+00:00 relay1 broadcast-relay[811]: session 7c1e0d52 accepted peer=iPhone14,2 room=standup
+        2026-03-12T09:20:03.010000+00:00 relay1 broadcast-relay[811]: session 7c1e0d52 stats frames=\(frames) bytes=100 fps=\(fps) dropped=-3
+        2026-03-12T09:20:04.010000+00:00 relay1 broadcast-relay[811]: session 7c1e0d52 stats frames=10 bytes=100 fps=nan dropped=0
+        2026-03-12T09:20:05.000000+00:00 relay1 broadcast-relay[811]: session 7c1e0d52 closed reason=peer-eof frames=-7 duration=2.0s
+
+        """
+    }
+
+    @Test("a relay's fps of inf, nan or past a Float and negative counts: Perfetto parses, the JSON report validates",
+          arguments: [("inf", "10"), ("-inf", "-5"), ("1.7976931348623157e308", "99999999999"), ("nan", "-1")])
+    func nonFiniteStats(_ fps: String, _ frames: String) throws {
+        let dir = try write(["device.txt": Self.device, "relay.txt": Self.relay(fps: fps, frames: frames)])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let perfetto = out.appendingPathComponent("trace.json")
+        let r = try castscope(["analyze", "--json", "--perfetto", perfetto.path, dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect((try? JSONSerialization.jsonObject(with: Data(contentsOf: perfetto))) != nil, "Perfetto JSON does not parse")
+        let joined = (r.json?["sessions"] as? [[String: Any]])?.first?["relay"] as? [String: Any]
+        #expect(joined != nil, "the relay session is joined (the fps series is written)")
+        let relays = r.json?["relaySessions"] as? [[String: Any]] ?? []
+        #expect(relays.allSatisfy { (($0["frames"] as? Int) ?? 0) >= 0 }, "\(relays)")
+        let report = out.appendingPathComponent("report.json")
+        try Data(r.stdout.utf8).write(to: report)
+        let v = Process()
+        v.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        v.arguments = ["python3", packageRoot.appendingPathComponent("scripts/validate-json.py").path, "report", report.path]
+        let pipe = Pipe()
+        v.standardOutput = pipe
+        try v.run()
+        let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        v.waitUntilExit()
+        // (the script names each violation on a line of its own, then `report=N`)
+        #expect(said.trimmingCharacters(in: .whitespacesAndNewlines) == "report=1", "\(said)")
+    }
+
+    @Test("a zone offset of +9999 or -2400 is no zone: the line is not read as a time no RFC 3339 can write")
+    func impossibleOffsets() throws {
+        let dir = try write(["log.txt": """
+            2026-03-12 10:20:00.492204+9999 0x1 Default 0x0 915 0 BroadcastExtension: broadcast started
+            2026-03-12 10:20:00.592204-2400 0x1 Default 0x0 915 0 BroadcastExtension: open socket connection
+            2026-03-12 10:20:00.692204+0100 0x1 Default 0x0 915 0 BroadcastExtension: client stream open completed
+
+            """])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try castscope(["analyze", "--json", dir.path])
+        #expect(!r.stdout.contains("+100:") && !r.stdout.contains("-100:"), "\(r.stdout)")
+        #expect((r.json?["inputs"] as? [[String: Any]])?.first?["unparsed"] as? Int == 2)
+    }
+
+    @Test("ClickHouse DateTime values are held to 1970–2106")
+    func dateTimeRange() throws {
+        let dir = try write(["log.txt": """
+            Timestamp                       (process)[PID]
+            9999-12-31 23:59:59.000000+0000  localhost BroadcastExtension[1204]: broadcast started
+            9999-12-31 23:59:59.500000+0000  localhost BroadcastExtension[1204]: open socket connection
+
+            """])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let r = try castscope(["analyze", "--oneline", "--clickhouse", "file://" + out.path, dir.appendingPathComponent("log.txt").path])
+        #expect(r.status == 0, "\(r.stderr)")
+        for table in ClickHouseSchema.tables {
+            let text = try String(contentsOf: out.appendingPathComponent(table + ".jsonl"), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let row = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                for (k, v) in row where ["Timestamp", "Start", "End", "ConnectedAt"].contains(k) {
+                    if let n = v as? Int { #expect((0...4_294_967_295).contains(n), "\(table).\(k) = \(n)") }
+                }
+            }
+        }
+    }
+
+    @Test("HTML and stderr carry no raw control characters from the input; a config key with a NUL is one whole line")
+    func controls() throws {
+        let dir = try write([
+            "relay.txt": "2026-03-12T09:20:00.000000+00:00 relay1 broadcast-relay[811]: session s\u{1b}[2J\u{7}\u{7f}\u{202e}x accepted peer=p\u{1b}]0;t\u{7} room=r\n",
+            "escape.json": "{\"thresholds\":{\"min-fps\\u001b[2J\":1}}",
+            "nul.json": "{\"thresholds\":{\"x\\u0000y\":1}}",
+        ])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let html = dir.appendingPathComponent("r.html")
+        let r = try castscope(["analyze", "--oneline", "--html", html.path, dir.appendingPathComponent("relay.txt").path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let bytes = try Data(contentsOf: html)
+        #expect(!bytes.contains { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D) || $0 == 0x7F }, "raw control in the HTML")
+        #expect(!String(decoding: bytes, as: UTF8.self).contains("\u{202e}"))
+        for name in ["escape.json", "nul.json"] {
+            let c = try castscope(["analyze", "--oneline", "--config", dir.appendingPathComponent(name).path, packageRoot.appendingPathComponent("samples/relay").path])
+            #expect(c.status == 2)
+            #expect(!c.stderr.contains("\u{1b}") && c.stderr.hasSuffix("\n") && c.stderr.contains("' (known:"), "\(c.stderr)")
+        }
+    }
+
+    @Test("the Markdown ticket keeps to 65,536 characters with 400 orphan relay sessions, and says what it left out")
+    func markdownLimit() throws {
+        var text = ""
+        for k in 0..<400 { text += "2026-03-12T09:\(20 + k / 60):\(String(format: "%02d", k % 60)).000000+00:00 relay1 broadcast-relay[811]: session s\(k) accepted peer=iPhone14,2 room=standup\n" }
+        let dir = try write(["relay.txt": text])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try castscope(["analyze", "--no-pager", "--markdown", dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.count <= 65_536, "\(r.stdout.count)")
+        #expect(r.stdout.contains("380 orphan relay sessions"))
+        let full = try castscope(["analyze", "--no-pager", "--markdown-full", dir.path])
+        #expect(full.stdout.components(separatedBy: "- relay session `").count - 1 == 400)
+    }
+
+    @Test("two reports asked for on standard output are refused, whichever extra comes first")
+    func twoOnStdout() throws {
+        for args in [["--html", "-", "--perfetto", "-"], ["--json", "--perfetto", "-"]] {
+            let r = try castscope(["analyze"] + args + [packageRoot.appendingPathComponent("samples/retry-storm").path])
+            #expect(r.status == 2, "\(args): \(r.status)")
+            #expect(r.stdout.isEmpty)
+        }
+    }
+
+    @Test("tail takes a relay session line by line (as analyze groups it) and names lines it could not read")
+    func tailRelay() throws {
+        var text = ""
+        for k in 0..<3_000 {
+            text += "2026-03-12T09:20:00.\(String(format: "%06d", k))+00:00 relay1 broadcast-relay[811]: session one stats frames=10 bytes=1 fps=10.0 dropped=0\n"
+        }
+        text += "2026-03-12T09:20:01.000000+00:00 relay1 broadcast-relay[811]: session one closed reason=peer-eof duration=1.0s\n"
+        text += String(repeating: "x", count: 1_100_000) + "\n"
+        let r = try castscope(["tail", "--no-journal", "--json", "-"], stdin: Data(text.utf8))
+        let lines = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let closed = lines.first { ($0["type"] as? String) == "relay" && ($0["change"] as? String) == "closed" }
+        #expect(closed?["frames"] as? Int == 30_000, "\(String(describing: closed))")
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("<stdin>:3002: line of 1100000 bytes is longer than"), "\(r.stderr)")
+    }
+}
