@@ -367,10 +367,7 @@ public final class Analyzer {
             var summary = f.summary
             let first = f.first
             let firstComplete = f.firstComplete
-            if let line = summary.stats.firstInvalidUTF8 {
-                let n = summary.stats.invalidUTF8Lines
-                let e = InputError(path: path, line: line,
-                                   "invalid UTF-8 (\(n) line\(n == 1 ? "" : "s") in this file; bytes replaced with U+FFFD)")
+            if let e = summary.stats.invalidUTF8Error(path: path) {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }

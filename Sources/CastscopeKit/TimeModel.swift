@@ -337,9 +337,10 @@ struct FileTimeResolver {
 
     /// The year of a date written without one (syslog, idevicesyslog, journalctl's short
     /// format). Against today (the bundle gives no year): the latest year that does not put it
-    /// more than two days ahead (a log is not from the future; two days cover the zones). Against a date of the bundle or `--date`: the year that puts it
-    /// nearest, at most half a year either way (a phone's log from late December beside a
-    /// relay journal of early January).
+    /// more than two days ahead (a log is not from the future; two days cover the zones).
+    /// Against a date of the bundle or `--date`: the year that puts it nearest, at most half a
+    /// year either way (a phone's log from late December beside a relay journal of early
+    /// January).
     static func year(month: Int, day: Int, reference: (Int, Int, Int), isToday: Bool) -> Int {
         let (y, m, d) = reference
         let ref = daysFromCivil(y, m, d)

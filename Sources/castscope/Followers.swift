@@ -70,11 +70,7 @@ struct StdinFollower: @unchecked Sendable {
                 // What analyze would name for the same stream (lines too long, damaged fields,
                 // bytes that are not UTF-8), said once the stream ends.
                 for p in reader.problems { engine.error(p.description) }
-                if let line = reader.stats.firstInvalidUTF8 {
-                    let n = reader.stats.invalidUTF8Lines
-                    engine.error(InputError(path: "<stdin>", line: line,
-                                            "invalid UTF-8 (\(n) line\(n == 1 ? "" : "s"); bytes replaced with U+FFFD)").description)
-                }
+                if let e = reader.stats.invalidUTF8Error(path: "<stdin>", scope: "stream") { engine.error(e.description) }
             }
             try reader.run { rec in
                 engine.handle(rec, path: "<stdin>", fileIndex: 1, cursor: nil)

@@ -105,17 +105,30 @@ public final class PrefixedSource: ByteSource {
 
 /// Reads up to `count` bytes from `source` (fewer only at end of stream).
 func readUpTo(_ count: Int, from source: ByteSource) throws -> [UInt8] {
+    let (bytes, damage) = fill(count, from: source)
+    if let damage { throw damage }
+    return bytes
+}
+
+/// Up to `count` bytes of `source`, and the error that stopped it short, if one did.
+private func fill(_ count: Int, from source: ByteSource) -> (bytes: [UInt8], damage: Error?) {
     var out = [UInt8](repeating: 0, count: count)
     var filled = 0
+    var damage: Error?
     while filled < count {
-        let n = try out.withUnsafeMutableBytes { buf in
-            try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buf[filled...]))
+        do {
+            let n = try out.withUnsafeMutableBytes { buf in
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buf[filled...]))
+            }
+            if n == 0 { break }
+            filled += n
+        } catch {
+            damage = error
+            break
         }
-        if n == 0 { break }
-        filled += n
     }
     out.removeSubrange(filled...)
-    return out
+    return (out, damage)
 }
 
 /// A file's first `count` bytes, to detect its format and then read again, as a source that
@@ -123,24 +136,10 @@ func readUpTo(_ count: Int, from source: ByteSource) throws -> [UInt8] {
 /// met again after the bytes before it, where the reader reports it with its offset like
 /// damage further in: what was readable is not lost with it.
 func readHead(_ count: Int, from source: ByteSource) throws -> (head: [UInt8], source: ByteSource) {
-    var out = [UInt8](repeating: 0, count: count)
-    var filled = 0
-    while filled < count {
-        let n: Int
-        do {
-            n = try out.withUnsafeMutableBytes { buf in
-                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buf[filled...]))
-            }
-        } catch {
-            guard filled > 0 else { throw error }
-            out.removeSubrange(filled...)
-            return (out, PrefixedSource(prefix: out, rest: FailedSource(error: error, consumedOffset: source.consumedOffset)))
-        }
-        if n == 0 { break }
-        filled += n
-    }
-    out.removeSubrange(filled...)
-    return (out, PrefixedSource(prefix: out, rest: source))
+    let (head, damage) = fill(count, from: source)
+    guard let damage else { return (head, PrefixedSource(prefix: head, rest: source)) }
+    guard !head.isEmpty else { throw damage }
+    return (head, PrefixedSource(prefix: head, rest: FailedSource(error: damage, consumedOffset: source.consumedOffset)))
 }
 
 /// A source whose next read fails with `error` (the damage `readHead` met).

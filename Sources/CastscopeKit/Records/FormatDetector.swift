@@ -90,9 +90,6 @@ public struct FormatDetector {
 }
 
 extension FormatDetector {
-    /// A note when a file falls back to `plain` although most of its first lines begin with
-    /// a timestamp (a layout no format knows yet: its times are lost, which the reader must
-    /// be told). nil otherwise.
     /// Where a file's first 4 KB show it is binary, not a log: a NUL byte in a file no log
     /// format recognized, or NULs in more than one byte of 64 (a stray NUL among lines a format
     /// recognized is damage in a log, not a binary file). Nil for a log.
@@ -104,6 +101,9 @@ extension FormatDetector {
         return nuls * 64 > window.count ? first : nil
     }
 
+    /// A note when a file falls back to `plain` although most of its first lines begin with
+    /// a timestamp (a layout no format knows yet: its times are lost, which the reader must
+    /// be told). nil otherwise.
     static func plainFallbackNote(head: UnsafeRawBufferPointer, detector: FormatDetector) -> String? {
         guard detector.detect(head: head)?.format.kind == .plain else { return nil }
         var lines = 0

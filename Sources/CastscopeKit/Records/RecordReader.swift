@@ -18,6 +18,16 @@ public struct ReadStats: Sendable {
     public var swappedDayMonth = 0
 }
 
+extension ReadStats {
+    /// The error naming the first line that was not UTF-8, and how many were not (`scope`:
+    /// what the lines were read from, as the line says it).
+    public func invalidUTF8Error(path: String, scope: String = "file") -> InputError? {
+        guard let line = firstInvalidUTF8 else { return nil }
+        let n = invalidUTF8Lines
+        return InputError(path: path, line: line, "invalid UTF-8 (\(n) line\(n == 1 ? "" : "s") in this \(scope); bytes replaced with U+FFFD)")
+    }
+}
+
 /// Turns the lines (or bytes) of one file into records of one format.
 public final class RecordReader {
     public let format: LogFormat

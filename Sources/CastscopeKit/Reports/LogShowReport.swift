@@ -48,6 +48,8 @@ public final class LogShow {
     public let registry: ParserRegistry
     public let options: LogShowOptions
     public private(set) var errors: [InputError] = []
+    /// Today (UTC) as the run started: the year or day a line without them is given.
+    private let today = civilFromDays(Int(currentMicros().floorDiv(86_400_000_000)))
 
     public init(registry: ParserRegistry, options: LogShowOptions) {
         self.registry = registry
@@ -205,7 +207,6 @@ public final class LogShow {
             } else {
                 // syslog, idevicesyslog, journalctl's short format, Xcode without a zone: the
                 // time as written, in the year (or on the day) `analyze` would assume.
-                let today = civilFromDays(Int(currentMicros().floorDiv(86_400_000_000)))
                 let year = t.hasYear ? t.year : FileTimeResolver.year(month: t.month, day: t.day, reference: today, isToday: true)
                 r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: today.1, defaultDay: today.2, defaultOffset: 0))
                 r.zoneless = t.offset == nil

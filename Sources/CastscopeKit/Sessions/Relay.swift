@@ -293,24 +293,30 @@ public struct RelayJoiner {
     /// looked up by their `accepted` time (a relay's day has tens of thousands: a pair per
     /// device and relay session would be quadratic).
     func pairs(_ device: [Session], _ relay: [RelaySession]) -> [Pair] {
-        let byAccepted = relay.indices.filter { relay[$0].accepted != nil && relay[$0].acceptedSource != nil }
-            .sorted { (relay[$0].accepted!, $0) < (relay[$1].accepted!, $1) }
-        let times = byAccepted.map { relay[$0].accepted! }
+        // (each session read once: its times, not the session, are what is sorted)
+        var accepted: [(time: Int64, index: Int)] = []
+        for (ri, r) in relay.enumerated() {
+            if let t = r.accepted, r.acceptedSource != nil { accepted.append((t, ri)) }
+        }
+        accepted.sort { ($0.time, $0.index) < ($1.time, $1.index) }
+        let byAccepted = accepted.map(\.index)
+        let times = accepted.map(\.time)
         let connected = device.indices.filter { device[$0].connectedAt != nil }
-        func ranges(within window: Int64) -> [(Int, Range<Int>)] {
-            connected.map { di in
+        func ranges(within window: Int64) -> (found: [(Int, Range<Int>)], total: Int) {
+            let found = connected.map { di in
                 let dc = device[di].connectedAt!
                 return (di, times.partitionPoint { $0 < dc - window }..<times.partitionPoint { $0 <= dc + window })
             }
+            return (found, found.reduce(0) { $0 + $1.1.count })
         }
         var window = maxOffset
-        var found = ranges(within: window)
-        while window > 60_000_000, found.reduce(0, { $0 + $1.1.count }) > maxPairs {
+        var (found, total) = ranges(within: window)
+        while window > 60_000_000, total > maxPairs {
             window = max(60_000_000, window / 2)
-            found = ranges(within: window)
+            (found, total) = ranges(within: window)
         }
         var out: [Pair] = []
-        out.reserveCapacity(min(maxPairs, found.reduce(0) { $0 + $1.1.count }))
+        out.reserveCapacity(total)
         for (di, range) in found where !range.isEmpty {
             let d = device[di]
             let dc = d.connectedAt!
