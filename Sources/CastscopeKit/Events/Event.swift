@@ -8,25 +8,70 @@ public struct SourceRef: Sendable, Hashable, Comparable, CustomStringConvertible
 
 /// A normalized event: one log line that the vocabulary recognized.
 public struct Event: Sendable {
-    // The fields are in an order that leaves little padding (the small ones fill the gaps
-    // after optionals): a dense bundle holds every recognized line while it is read.
+    /// The event's strings, held once and shared by its copies: an event changes hands several
+    /// times on its way into a session and a report, and a copy then costs one retain instead
+    /// of one per string (issue 15: retains and releases were a third of a dense bundle's time).
+    final class Text: Sendable {
+        let kind: String
+        let sdk: String
+        let process: String?
+        let message: String
+        let attrs: [(String, String)]
+        let source: SourceRef
+        init(kind: String, sdk: String, process: String?, message: String, attrs: [(String, String)], source: SourceRef) {
+            self.kind = kind
+            self.sdk = sdk
+            self.process = process
+            self.message = message
+            self.attrs = attrs
+            self.source = source
+        }
+        func with(kind: String? = nil, sdk: String? = nil, process: String?? = nil, message: String? = nil,
+                  attrs: [(String, String)]? = nil, source: SourceRef? = nil) -> Text
+        {
+            Text(kind: kind ?? self.kind, sdk: sdk ?? self.sdk, process: process ?? self.process, message: message ?? self.message,
+                 attrs: attrs ?? self.attrs, source: source ?? self.source)
+        }
+    }
+    private var text: Text
+
+    // The other fields are in an order that leaves little padding (the small ones fill the
+    // gaps after optionals): a dense bundle holds every recognized line while it is read.
 
     /// Normalized name, e.g. `socket.connect_attempt` (see parsers/vocabulary).
-    public var kind: String
-    public var sdk: String
+    public var kind: String {
+        _read { yield text.kind }
+        set { text = text.with(kind: newValue) }
+    }
+    public var sdk: String {
+        _read { yield text.sdk }
+        set { text = text.with(sdk: newValue) }
+    }
     /// Microseconds since the epoch, once resolved; nil when the file carries no times.
     public var time: Int64?
     public var side: Side
     /// The UTC offset to show the time in (the line's own, or the bundle's).
     public var displayOffset: Int = 0
-    public var process: String?
+    public var process: String? {
+        _read { yield text.process }
+        set { text = text.with(process: .some(newValue)) }
+    }
     public var pid: Int?
     /// True when the time was taken from a neighbouring line (Xcode `print()` output) or the
     /// date came from elsewhere in the bundle.
     public var timeInferred = false
-    public var message: String
-    public var attrs: [(String, String)]
-    public var source: SourceRef
+    public var message: String {
+        _read { yield text.message }
+        set { text = text.with(message: newValue) }
+    }
+    public var attrs: [(String, String)] {
+        _read { yield text.attrs }
+        set { text = text.with(attrs: newValue) }
+    }
+    public var source: SourceRef {
+        _read { yield text.source }
+        set { text = text.with(source: newValue) }
+    }
     /// Position in reading order, for a stable sort.
     public var order: Int
     var parsedTime: ParsedTime?
@@ -39,17 +84,12 @@ public struct Event: Sendable {
          process: String?, pid: Int?, message: String, attrs: [(String, String)], source: SourceRef, order: Int,
          parsedTime: ParsedTime?, fileIndex: Int, repeats: Repeats? = nil)
     {
-        self.kind = kind
-        self.sdk = sdk
+        self.text = Text(kind: kind, sdk: sdk, process: process, message: message, attrs: attrs, source: source)
         self.time = time
         self.side = side
         self.displayOffset = displayOffset
-        self.process = process
         self.pid = pid
         self.timeInferred = timeInferred
-        self.message = message
-        self.attrs = attrs
-        self.source = source
         self.order = order
         self.parsedTime = parsedTime
         self.fileIndex = fileIndex

@@ -213,10 +213,12 @@ public struct SessionBuilder {
         s.sessions[i].events.append(e)
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
         // the first line that names one.
-        if ["replaykit", "unknown"].contains(s.sessions[i].sdk), !["replaykit", "ios", "unknown"].contains(e.sdk), e.side == .extension {
+        // (Compared one by one: an array literal here is a list made per line.)
+        if e.side == .extension, s.sessions[i].sdk == "replaykit" || s.sessions[i].sdk == "unknown",
+            e.sdk != "replaykit", e.sdk != "ios", e.sdk != "unknown"
+        {
             s.sessions[i].sdk = e.sdk
         }
-        var session: Session { s.sessions[i] }
         switch kind {
         case "socket.connect_attempt":
             s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source))
@@ -230,12 +232,12 @@ public struct SessionBuilder {
                 s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source, failure: cause, failureSource: e.source))
             }
         case "socket.connected":
-            if session.connectedAt == nil { s.sessions[i].connectedAt = e.time }
+            if s.sessions[i].connectedAt == nil { s.sessions[i].connectedAt = e.time }
             s.sessions[i].connected = true
             if s.phase == .connecting { s.phase = .connected }
         case "frame.sent":
             s.sessions[i].frames += e.count
-            if session.firstFrameAt == nil { s.sessions[i].firstFrameAt = e.time }
+            if s.sessions[i].firstFrameAt == nil { s.sessions[i].firstFrameAt = e.time }
             s.sessions[i].lastFrameAt = e.lastTime
             s.phase = .streaming
         case "socket.closed_by_peer":
@@ -264,18 +266,18 @@ public struct SessionBuilder {
                 end(&s, e, .stoppedByHost, "the host app shut the broadcast down: \"\(reason)\"", deciding: [e])
             }
         case "broadcast.failed":
-            if !session.connected && !session.attempts.isEmpty {
+            if !s.sessions[i].connected && !s.sessions[i].attempts.isEmpty {
                 end(&s, e, .failedToConnect, "the broadcast failed before the extension ever connected", deciding: [e])
             } else {
                 end(&s, e, .socketError, "the broadcast failed: \(e.message)", deciding: [s.sawError, e].compactMap { $0 })
             }
         case "socket.connect_gave_up":
             end(&s, e, .failedToConnect,
-                "the extension gave up after \(session.attempts.count) connect attempt\(session.attempts.count == 1 ? "" : "s")",
-                deciding: [session.attempts.last.map { _ in e }].compactMap { $0 })
+                "the extension gave up after \(s.sessions[i].attempts.count) connect attempt\(s.sessions[i].attempts.count == 1 ? "" : "s")",
+                deciding: [s.sessions[i].attempts.last.map { _ in e }].compactMap { $0 })
         case "broadcast.finished":
-            if !session.connected && session.attempts.contains(where: { $0.failure != nil }) {
-                end(&s, e, .failedToConnect, "the broadcast was stopped before the extension ever connected (\(session.attempts.count) failed attempts)", deciding: [e])
+            if !s.sessions[i].connected && s.sessions[i].attempts.contains(where: { $0.failure != nil }) {
+                end(&s, e, .failedToConnect, "the broadcast was stopped before the extension ever connected (\(s.sessions[i].attempts.count) failed attempts)", deciding: [e])
             } else {
                 end(&s, e, .completed, "the broadcast was finished by the user or the system (broadcastFinished)", deciding: [e])
             }
@@ -287,8 +289,8 @@ public struct SessionBuilder {
         case "process.exited":
             if e.attr("code") == "9" {
                 end(&s, e, .killed, "the extension was killed with signal 9 (\(e.message))", deciding: [e])
-            } else if !session.connected && !session.attempts.isEmpty {
-                end(&s, e, .failedToConnect, "the extension exited (\(e.message)) without ever connecting after \(session.attempts.count) attempts", deciding: [e])
+            } else if !s.sessions[i].connected && !s.sessions[i].attempts.isEmpty {
+                end(&s, e, .failedToConnect, "the extension exited (\(e.message)) without ever connecting after \(s.sessions[i].attempts.count) attempts", deciding: [e])
             } else {
                 end(&s, e, .completed, "the extension exited normally (\(e.message))", deciding: [e])
             }

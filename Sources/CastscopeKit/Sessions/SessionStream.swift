@@ -38,8 +38,25 @@ public struct SessionStream {
             pid == self.pid && process == self.process && (pid != nil || path == self.path)
         }
     }
-    var lastLearned: StreamOf?
-    var lastRouted: StreamOf?
+    /// The streams of the last few extension lines learned, and routed: lines of one process
+    /// mostly follow each other, or alternate among the few extensions running at once.
+    struct Recent {
+        private var slots: [StreamOf] = []
+        private var next = 0
+        static let size = 8
+        func key(_ pid: Int?, _ process: String?, _ path: String) -> String? {
+            for k in slots.indices where slots[k].same(pid, process, path) { return slots[k].key }
+            return nil
+        }
+        mutating func note(_ s: StreamOf) {
+            if slots.count < Self.size { slots.append(s); return }
+            slots[next] = s
+            next = (next + 1) % Self.size
+        }
+    }
+    var learned = Recent()
+    var lastLearnedKey: String?
+    var routed = Recent()
 
     var streams: [String: SessionBuilder.Stream] = [:]
     /// Streams in order of first appearance (lines of processes without a session are placed
@@ -84,12 +101,19 @@ public struct SessionStream {
         // function, would copy the event.
         for i in events.indices where events[i].side == .extension {
             let pid = events[i].pid, process = events[i].process
-            // The same stream as the line before (most lines): nothing new to learn.
-            if let last = lastLearned, last.same(pid, process, events[i].source.path) { continue }
-            // One string per stream, shared by every table that names it.
-            let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
-                .memberAfterInsert
-            lastLearned = StreamOf(pid: pid, process: process, path: events[i].source.path, key: k)
+            let k: String
+            if let known = learned.key(pid, process, events[i].source.path) {
+                // The same stream as the line before (most lines): nothing new to learn.
+                if known == lastLearnedKey { continue }
+                k = known
+            } else {
+                // One string per stream, shared by every table that names it.
+                k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
+                    .memberAfterInsert
+                learned.note(StreamOf(pid: pid, process: process, path: events[i].source.path, key: k))
+            }
+            // The stream of the latest line of a pid or process name is the one a kill names.
+            lastLearnedKey = k
             if let pid { keyByPid[pid] = k }
             if let process { keyByProcess[process] = k }
         }
@@ -106,13 +130,22 @@ public struct SessionStream {
             }
         }
         guard let k = route(e) else { pending.append(e); return }
-        var s = streams.removeValue(forKey: k) ?? SessionBuilder.Stream()
-        if streamRank[k] == nil { streamRank[k] = streamRank.count }
+        // Changed in place in the table, taken out of `self` meanwhile (one look-up; neither
+        // the stream nor its sessions copied).
+        var table: [String: SessionBuilder.Stream] = [:]
+        swap(&table, &streams)
+        var isNew = false
+        feed(e, key: k, into: &table[k, default: { isNew = true; return SessionBuilder.Stream() }()])
+        swap(&table, &streams)
+        if isNew, streamRank[k] == nil { streamRank[k] = streamRank.count }
+    }
+
+    private mutating func feed(_ e: Event, key k: String, into s: inout SessionBuilder.Stream) {
         let before = s.sessions.count
         if k.hasPrefix("in-app:") { builder.feedCapture(e, into: &s) } else { builder.feed(e, into: &s) }
         if s.sessions.count > before {
             // The new session is the stream's last; the one before it (if any) has ended.
-            if s.sessions.count >= 2 { noteEnd(s.sessions[s.sessions.count - 2]) }
+            if s.sessions.count >= 2 { noteEnd(seq: s.sessions[s.sessions.count - 2].seq, end: s.sessions[s.sessions.count - 2].end) }
             let n = s.sessions.count - 1
             s.sessions[n].id = "S\(nextSeq)"
             s.sessions[n].seq = nextSeq
@@ -126,18 +159,20 @@ public struct SessionStream {
             pending.append(contentsOf: s.late)
             s.late.removeAll()
         }
-        if let last = s.sessions.last, let i = liveIndex(last.seq) {
+        // By index: `s.sessions.last` would copy the session, every field of it, per line.
+        if let n = s.sessions.indices.last, let i = liveIndex(s.sessions[n].seq) {
             if let t = e.time { live[i].lastOwn = t }
-            if s.phase == .ended && !live[i].ended { noteEnd(last) }
+            if s.phase == .ended && !live[i].ended { noteEnd(seq: s.sessions[n].seq, end: s.sessions[n].end) }
         }
-        streams[k] = s
     }
 
     /// Records that a session has ended, and when.
-    mutating func noteEnd(_ s: Session) {
-        guard let i = liveIndex(s.seq) else { return }
+    mutating func noteEnd(_ s: Session) { noteEnd(seq: s.seq, end: s.end) }
+
+    mutating func noteEnd(seq: Int, end: Int64?) {
+        guard let i = liveIndex(seq) else { return }
         live[i].ended = true
-        live[i].end = s.end
+        live[i].end = end
     }
 
     /// The end of the logs: every session closes and is handed on, every line is placed.
@@ -173,10 +208,10 @@ public struct SessionStream {
     mutating func route(_ e: Event) -> String? {
         if let ck = builder.captureKey(e, streams) { return ck }
         if e.side == .extension {
-            if let last = lastRouted, last.same(e.pid, e.process, e.source.path) { return last.key }
+            if let k = routed.key(e.pid, e.process, e.source.path) { return k }
             var k = SessionBuilder.streamKey(e)
             k = extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
-            lastRouted = StreamOf(pid: e.pid, process: e.process, path: e.source.path, key: k)
+            routed.note(StreamOf(pid: e.pid, process: e.process, path: e.source.path, key: k))
             return k
         }
         guard e.side == .system else { return nil }
