@@ -59,7 +59,10 @@ public enum Timeline {
             open.append((side, key, runs.count))
             runs.append([index])
         }
-        var out: [(Int, TimelineEntry)] = []
+        // Rows, and the index of the event each comes from (kept apart: rows already in order,
+        // nearly all, are returned as they are, not copied out of pairs).
+        var out: [TimelineEntry] = []
+        var at: [Int] = []
         for run in runs {
             let lines = run.reduce(0) { $0 + events[$1].count }
             // Fold only a run that repeats itself; three different lines stay three rows.
@@ -67,28 +70,31 @@ public enum Timeline {
             if (lines >= minimumRun && repeatsItself(run, lines: lines, events))
                 || (events[run[0]].kind == "relay.stats" && events[run[0]].repeats != nil)
             {
-                out.append((run[0], fold(events, run)))
+                out.append(fold(events, run))
+                at.append(run[0])
             } else {
                 for i in run {
                     guard events[i].repeats != nil else {
                         // One line (nearly all): one row, without a closure per line.
                         let source = events[i].source
-                        out.append((i, TimelineEntry(time: events[i].time, side: events[i].side, kind: events[i].kind,
-                                                     text: events[i].message, count: 1, first: source, last: source,
-                                                     timeInferred: events[i].timeInferred)))
+                        out.append(TimelineEntry(time: events[i].time, side: events[i].side, kind: events[i].kind,
+                                                 text: events[i].message, count: 1, first: source, last: source,
+                                                 timeInferred: events[i].timeInferred))
+                        at.append(i)
                         continue
                     }
                     let e = events[i]
                     e.forEachLine { t, source in
-                        out.append((i, TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
-                                                     first: source, last: source, timeInferred: e.timeInferred)))
+                        out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
+                                                 first: source, last: source, timeInferred: e.timeInferred))
+                        at.append(i)
                     }
                 }
             }
         }
         // Back in time order (stable: reading order breaks ties); most sessions' rows already are.
-        if zip(out, out.dropFirst()).allSatisfy({ $0.0 <= $1.0 }) { return out.map(\.1) }
-        return out.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
+        if !at.indices.dropFirst().contains(where: { at[$0] < at[$0 - 1] }) { return out }
+        return at.indices.sorted { (at[$0], $0) < (at[$1], $1) }.map { out[$0] }
     }
 
     /// Whether a run has a line twice (a relay stats run, or a compacted run, always does).
