@@ -422,7 +422,7 @@ public final class Analyzer {
         var walker = BundleWalker(
             visit: { path, source in
                 let fileIndex = report.inputs.count
-                let (head, whole) = try readHead(64 * 1024, from: source)
+                let (head, whole) = try CROnlyLines.readHead(64 * 1024, from: source)
                 guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return }
                 // Files that fit in the head are too small for an adaptive prefilter to pay off.
                 // Streamed, the events are taken a batch at a time as they are read.
@@ -453,6 +453,8 @@ public final class Analyzer {
         walker.visitFile = { path, diskPath in
             guard let size = fileSize(diskPath), size >= self.parallelThreshold, self.parallelism > 1 else { return false }
             let head = try readUpTo(64 * 1024, from: RangeFileSource(path: diskPath, from: 0, to: min(size, 64 * 1024)))
+            // Lines ended by CR alone are read by one reader that sees them as lines.
+            if CROnlyLines.endLines(head) { return false }
             let fileIndex = report.inputs.count
             guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
             var parts = self.parts(ofFileSized: size)

@@ -49,6 +49,29 @@ struct InputTests {
         #expect(r.lineNumber == 4)
     }
 
+    @Test("lines ended by CR alone are lines (plain, gzip, and `show`), numbered as an editor numbers them")
+    func crOnlyLineEndings() throws {
+        let dir = try temporaryDirectory()
+        let sample = packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt")
+        let lf = try Data(contentsOf: sample)
+        try lf.write(to: dir.appendingPathComponent("lf.txt"))
+        try Data(lf.map { $0 == 0x0A ? 0x0D : $0 }).write(to: dir.appendingPathComponent("cr.txt"))
+        try Data(makeArchive(.gz, [("cr.txt", lf.map { $0 == 0x0A ? 0x0D : $0 })])).write(to: dir.appendingPathComponent("cr.txt.gz"))
+        let want = try castscope(["analyze", "--no-color", "lf.txt"], cwd: dir)
+        #expect(want.status == 0 && want.stdout.contains("43 recognized"))
+        for name in ["cr.txt", "cr.txt.gz"] {
+            let got = try castscope(["analyze", "--no-color", name], cwd: dir)
+            #expect(got.stdout == want.stdout.replacingOccurrences(of: "lf.txt", with: name), "\(name)")
+        }
+        let shown = try castscope(["show", "cr.txt"], cwd: dir)
+        #expect(shown.stdout == (try castscope(["show", "lf.txt"], cwd: dir)).stdout)
+        // CR LF files keep their lines as they were (no empty line between two).
+        try Data(String(decoding: lf, as: UTF8.self).replacingOccurrences(of: "\n", with: "\r\n").utf8)
+            .write(to: dir.appendingPathComponent("crlf.txt"))
+        let crlf = try castscope(["analyze", "--no-color", "crlf.txt"], cwd: dir)
+        #expect(crlf.stdout == want.stdout.replacingOccurrences(of: "lf.txt", with: "crlf.txt"))
+    }
+
     @Test("a 100 MB line is skipped and reported; the next line is read; memory stays bounded")
     func overlongLine() throws {
         let source = RepeatingSource(byte: UInt8(ascii: "x"), count: 100 << 20, then: "\nopen socket connection\n")

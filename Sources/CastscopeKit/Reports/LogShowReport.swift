@@ -76,7 +76,7 @@ public final class LogShow {
         let detector = FormatDetector(formats: registry.formats)
         var walker = BundleWalker(
             visit: { [self] path, source in
-                let (head, whole) = try readHead(64 * 1024, from: source)
+                let (head, whole) = try CROnlyLines.readHead(64 * 1024, from: source)
                 guard let detected = head.withUnsafeBytes({ detector.detect(head: $0) }) else { return }
                 if detected.format.kind != .journalExport, let nul = FormatDetector.binaryAt(head, format: detected.format) {
                     errors.append(InputError(path: path, offset: UInt64(nul), "binary file (NUL byte), not a log: skipped"))
