@@ -94,6 +94,17 @@ struct FindingsTests {
         #expect(findingKinds(slow, thresholds: t) == [])
     }
 
+    @Test("an in-app capture's frames are frames: a slow one gets low-frame-rate (it trapped: the rule looked only for an extension's frame lines)")
+    func lowFrameRateOfAnInAppCapture() {
+        let capture: [Row] = [(0, .app, "capture.started", "RPScreenRecorder.shared().startCapture called", [])]
+            + (0..<12).map { (100 + Int64($0) * 500, .app, "capture.frame", "RPDaemonProxy: captureHandlerWithSample:", []) }
+            + [(6200, .app, "capture.stopped", "RPScreenRecorder.shared().stopCapture completed", [])]
+        #expect(findingKinds(capture) == ["low-frame-rate"])
+        var t = Thresholds()
+        t.minFps = 1
+        #expect(findingKinds(capture, thresholds: t) == [])
+    }
+
     @Test func endingsAndHostSuspension() {
         let base = [started, attempt(5), connected(10), frame(100), frame(200)]
         #expect(findingKinds(base + [(300, .extension, "socket.closed", "client connection did close Optional(x)", [("error", "Optional(x)")])]) == ["socket-error"])

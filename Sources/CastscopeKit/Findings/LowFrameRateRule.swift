@@ -7,10 +7,14 @@ struct LowFrameRateRule: FindingRule {
         r.sessions.compactMap { s in
             var fps: Double?
             var evidence: [SourceRef] = []
-            let frames = s.events.filter { $0.kind == "frame.sent" }
-            if s.frames >= 10, let a = s.firstFrameAt, let b = s.lastFrameAt, b > a {
+            // The first and last frame lines (an extension's, or an in-app capture's: both are
+            // counted in `frames`), found in place: a filtered list would copy them all.
+            let isFrame: (Event) -> Bool = { $0.kind == "frame.sent" || $0.kind == "capture.frame" }
+            if s.frames >= 10, let a = s.firstFrameAt, let b = s.lastFrameAt, b > a,
+                let first = s.events.firstIndex(where: isFrame), let last = s.events.lastIndex(where: isFrame)
+            {
                 fps = Double(s.frames - 1) / (Double(b - a) / 1e6)
-                evidence = [frames.first!.source, frames.last!.lastSource]
+                evidence = [s.events[first].source, s.events[last].lastSource]
             } else if let stats = s.relay?.stats, !stats.isEmpty {
                 fps = stats.map(\.fps).reduce(0, +) / Double(stats.count)
                 evidence = [stats.first!.source, stats.last!.source]

@@ -107,7 +107,10 @@ public enum Timeline {
             }
             return false
         }
-        return Set(run.map { events[$0].message }).count < lines
+        // Stops at the first message seen twice (a repeating run shows one early).
+        var seen = Set<String>(minimumCapacity: run.count)
+        for i in run where !seen.insert(events[i].message).inserted { return true }
+        return false
     }
 
     /// One row for the run `events[run]` (indices: iterating copies of the events would
