@@ -529,6 +529,22 @@ struct RealPasteTests {
         #expect(t.outcomes == ["socket-error"])
         let lldb = try analyze("* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)\n")
         #expect(lldb.events == ["app.crashed"])
+        // The debugger stopping an extension at its memory limit (image_background_remover#8,
+        // Harbeth#33 show the wordings) is a kill of the process whose lines it follows.
+        for stop in [
+            "* thread #53, queue = 'com.apple.root.user-initiated-qos', stop reason = EXC_RESOURCE (RESOURCE_TYPE_MEMORY: high watermark memory limit exceeded) (limit=50 MB)",
+            "Thread 1: EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=50 MB, unused=0x0)",
+        ] {
+            let debugged = try analyze("""
+                2026-03-12 10:15:02.104211+0100 BroadcastExtension[812:1234] broadcast started
+                2026-03-12 10:15:02.204211+0100 BroadcastExtension[812:1234] open socket connection
+                2026-03-12 10:15:02.214211+0100 BroadcastExtension[812:1234] client stream open completed
+                \(stop)
+
+                """)
+            #expect(debugged.outcomes == ["killed"], "\(stop)")
+            #expect(debugged.kinds == ["extension-killed"], "\(stop)")
+        }
     }
 
     @Test("HaishinKit 1.x, Twilio's core, an uncaught exception: the wordings public issues show")

@@ -1467,6 +1467,13 @@ enum BuiltinParsers {
       "match": "Message from debugger: Terminated due to memory issue"
     },
     {
+      "event": "extension.killed_memory",
+      "match": "EXC_RESOURCE {gap}RESOURCE_TYPE_MEMORY{gap}(limit={limit_mb:int} MB",
+      "set": {
+        "limit_kind": "high watermark"
+      }
+    },
+    {
       "event": "extension.killed",
       "match": "Process {target} [{target_pid:int}] killed by jetsam reason {reason:word}"
     },
@@ -1537,6 +1544,21 @@ enum BuiltinParsers {
     {
       "message": "Message from debugger: Terminated due to memory issue",
       "event": "extension.killed_memory"
+    },
+    {
+      "message": "* thread #53, queue = 'com.apple.root.user-initiated-qos', stop reason = EXC_RESOURCE (RESOURCE_TYPE_MEMORY: high watermark memory limit exceeded) (limit=1450 MB)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "limit_mb": "1450",
+        "limit_kind": "high watermark"
+      }
+    },
+    {
+      "message": "Thread 1: EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=50 MB, unused=0x0)",
+      "event": "extension.killed_memory",
+      "attrs": {
+        "limit_mb": "50"
+      }
     },
     {
       "message": "Program ended with exit code: 9",
