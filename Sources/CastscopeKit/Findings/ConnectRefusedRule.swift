@@ -15,10 +15,25 @@ struct ConnectRefusedRule: FindingRule {
                                      refused.prefix(3).map { $0.failureSource ?? $0.source }))
             }
         }
+        // Network.framework's own refused connections, outside any session: whatever the
+        // process dialed (a server, a debug packager) was not listening. It is said with the
+        // process and connection, and only as a note once the broadcast socket is seen to
+        // work (a session connected, or the host app's server took a connection): the
+        // extension's refused connects are its own connect lines, above.
         let so = r.unattached.filter { $0.kind == "socket.so_error" && $0.attr("errno") == "61" }
         if let first = so.first {
-            out.append(Finding(kind: kind, severity: .warning, time: first.time, displayOffset: first.displayOffset, session: nil,
-                               message: "connections were refused (ECONNREFUSED, \(so.count)×): the other end was not listening",
+            let socketWorks = r.sessions.contains { $0.connected } || r.unattached.contains { $0.kind == "server.client_connected" }
+            var whose: [String] = []
+            for e in so {
+                let name = (e.process ?? "?") + (e.attr("conn").map { " C\($0)" } ?? "")
+                if !whose.contains(name) { whose.append(name) }
+            }
+            let named = whose.prefix(3).joined(separator: ", ") + (whose.count > 3 ? ", …" : "")
+            let tail = socketWorks ? "; the broadcast socket itself connected, so these are other connections"
+                : "; if that was the broadcast socket, the host app was not listening"
+            out.append(Finding(kind: kind, severity: socketWorks ? .info : .warning, time: first.time, displayOffset: first.displayOffset,
+                               session: nil,
+                               message: "connections were refused (ECONNREFUSED, \(so.count)×; \(named)): the other end was not listening\(tail)",
                                evidence: so.prefix(3).map(\.source)))
         }
         return out

@@ -439,6 +439,60 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/swift-log.json", ##"""
+{
+  "name": "swift-log",
+  "title": "swift-log's StreamLogHandler in the Xcode console (`2023-04-30T21:51:40-0400 info LiveKitSDK : [] message`: LiveKit and other Swift SDKs); NSLog lines in the same paste keep their own times",
+  "kind": "lines",
+  "patterns": [
+    "{time:isotz} {level:word} {subsystem} : [{library}] {message}",
+    "{time:isotz} {level:word} {subsystem} : [] {message}",
+    "{time:isotz} {level:word} {subsystem} : {message}",
+    "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
+    "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}"
+  ],
+  "continuation": "print",
+  "priority": 19,
+  "samples": [
+    {
+      "line": "2023-04-30T21:51:40-0400 info LiveKitSDK : [] LocalParticipant.publish(track:publishOptions:) [publish] success LocalTrackPublication(sid: TR_VSXd3GvwCmb58g, kind: Kind(rawValue: 1), source: Source(rawValue: 3))",
+      "expect": {
+        "time": "2023-04-30T21:51:40.000000-04:00",
+        "level": "info",
+        "subsystem": "LiveKitSDK",
+        "message": "LocalParticipant.publish(track:publishOptions:) [publish] success LocalTrackPublication(sid: TR_VSXd3GvwCmb58g, kind: Kind(rawValue: 1), source: Source(rawValue: 3))"
+      }
+    },
+    {
+      "line": "2024-01-31T17:58:23+0800 warning LiveKitSDK : VideoView.performLayout() rendering cycle",
+      "expect": {
+        "time": "2024-01-31T17:58:23.000000+08:00",
+        "level": "warning",
+        "subsystem": "LiveKitSDK",
+        "message": "VideoView.performLayout() rendering cycle"
+      }
+    },
+    {
+      "line": "2024-01-31T17:58:23+0800 debug io.example.app : [MyModule] Uploader connected",
+      "expect": {
+        "level": "debug",
+        "subsystem": "io.example.app",
+        "library": "MyModule",
+        "message": "Uploader connected"
+      }
+    },
+    {
+      "lines": [
+        "2024-01-31T17:58:23+0800 info LiveKitSDK : [] Room.connect() connected",
+        "2024-01-31 17:58:24.100000+0800 App[12:34] NSLog line"
+      ],
+      "expect": {
+        "time": "2024-01-31T17:58:23.000000+08:00"
+      }
+    }
+  ]
+}
+"""##),
         ("formats/trtc-xlog.json", ##"""
 {
   "name": "trtc-xlog",
@@ -1527,6 +1581,10 @@ enum BuiltinParsers {
     },
     {
       "event": "socket.so_error",
+      "match": "[C{conn:int}{gap}Socket SO_ERROR [{errno:int}: {strerror}]"
+    },
+    {
+      "event": "socket.so_error",
       "match": "Socket SO_ERROR [{errno:int}: {strerror}]"
     }
   ],
@@ -1587,6 +1645,15 @@ enum BuiltinParsers {
     },
     {
       "message": "[connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]",
+      "event": "socket.so_error",
+      "attrs": {
+        "conn": "13",
+        "errno": "61",
+        "strerror": "Connection refused"
+      }
+    },
+    {
+      "message": "Socket SO_ERROR [61: Connection refused]",
       "event": "socket.so_error",
       "attrs": {
         "errno": "61",
