@@ -379,6 +379,11 @@ struct RealPasteTests {
         let c = try analyze(failed)
         #expect(c.outcomes == ["failed"])
         #expect(c.kinds == ["replaykit-error"])
+        // flutter-webrtc#399: the plugin's only line when RPScreenRecorder is not available.
+        let unavailable = try analyze("2020-10-31 23:58:17.489548+0300 assessment[525:35302] **Screen recorder is not available!**\n")
+        #expect(unavailable.outcomes == ["failed"])
+        #expect(unavailable.kinds == ["replaykit-error"])
+        #expect(unavailable.messages("replaykit-error").first?.contains("RPScreenRecorder.isAvailable is NO") == true)
         // Side by side with an extension session in the same bundle.
         let both = stopped + "2026-03-12 10:01:00.000001+0100 BroadcastExtension[9:1] broadcast started\n2026-03-12 10:01:00.100001+0100 BroadcastExtension[9:1] open socket connection\n"
         let d = try analyze(both)

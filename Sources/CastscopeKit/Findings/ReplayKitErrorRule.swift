@@ -29,7 +29,8 @@ struct ReplayKitErrorRule: FindingRule {
         func make(_ g: [Event], _ session: Session?) -> Finding {
             let code = g.lazy.compactMap { Self.code(of: $0) }.first
             let text = g.lazy.compactMap { $0.attr("text") }.first
-            let m = Self.describe(code: code, text: text, message: g[0].message)
+            var m = Self.describe(code: code, text: text, message: g[0].message)
+            if code == nil, let cause = g.lazy.compactMap({ $0.attr("cause") }).first { m += ": \(cause)" }
             let evidence = g.map(\.source)
             let e = g[0]
             if let session { return session.finding(kind, .error, at: e.time, m, evidence) }

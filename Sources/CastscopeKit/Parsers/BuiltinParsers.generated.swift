@@ -974,6 +974,15 @@ enum BuiltinParsers {
       "match": "RPDaemonProxy: {gap}captureHandler"
     },
     {
+      "event": "replaykit.error",
+      "match": "Screen recorder is not available",
+      "sdk": "flutter-webrtc",
+      "set": {
+        "method": "startCapture",
+        "cause": "RPScreenRecorder.isAvailable is NO: Screen Time or MDM restricts recording, or the screen is already recorded or mirrored"
+      }
+    },
+    {
       "event": "capture.interrupted",
       "match": "RPDaemonProxy: {gap}pauseRecording",
       "set": {
@@ -1012,6 +1021,13 @@ enum BuiltinParsers {
     {
       "message": "RPDaemonProxy: captureHandlerWithSample:",
       "event": "capture.frame"
+    },
+    {
+      "message": "**Screen recorder is not available!**",
+      "event": "replaykit.error",
+      "attrs": {
+        "method": "startCapture"
+      }
     },
     {
       "message": "**RPDaemonProxy: pauseRecording**",

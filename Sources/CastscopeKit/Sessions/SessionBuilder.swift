@@ -148,7 +148,8 @@ public struct SessionBuilder {
             end(&s, e, .completed, "in-app capture: the app stopped the capture (\(e.message))", deciding: [e])
         case "replaykit.error":
             let code = e.attr("code").map { " \($0)" } ?? ""
-            end(&s, e, .failed, "in-app capture failed with ReplayKit error\(code): \(e.message)", deciding: [e])
+            let cause = e.attr("cause").map { " (\($0))" } ?? ""
+            end(&s, e, .failed, "in-app capture failed with ReplayKit error\(code): \(e.message)\(cause)", deciding: [e])
         default:
             break
         }
