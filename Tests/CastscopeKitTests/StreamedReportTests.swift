@@ -296,6 +296,63 @@ struct StreamedReportTests {
     }
 }
 
+/// A session open to the end (a pasted excerpt cut mid-session, a stray extension's one line)
+/// holds every later session back, as sessions are handed on in start order: those that are
+/// done wait in a spill file, not in memory, and come out as they would have.
+@Suite("sessions waiting behind an open one")
+struct ParkedSessionTests {
+    static func events() -> [Event] {
+        var out: [Event] = []
+        func add(_ t: Int64, _ pid: Int, _ process: String, _ kind: String, _ message: String) {
+            let n = out.count
+            out.append(Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: process, pid: pid, message: message,
+                             attrs: [], source: SourceRef(path: "p.log", line: n + 1), order: n, parsedTime: nil, fileIndex: 0))
+        }
+        add(0, 1, "Stray", "broadcast.started", "broadcast started")  // never ends, never superseded
+        for k in 0..<200 {
+            let t = Int64(k + 1) * 120_000_000, pid = 100 + k, p = "Ext\(k)"
+            add(t, pid, p, "broadcast.started", "broadcast started")
+            add(t + 1_000, pid, p, "socket.connect_attempt", "open socket connection")
+            add(t + 2_000, pid, p, "socket.connected", "client stream open completed")
+            for f in 0..<5 { add(t + 100_000 + Int64(f) * 100_000, pid, p, "frame.sent", "video sample processed successfully \(f)") }
+            add(t + 1_000_000, pid, p, k % 3 == 0 ? "socket.closed" : "broadcast.finished", k % 3 == 0 ? "client connection did close nil" : "broadcastFinished")
+        }
+        return out
+    }
+
+    static func run(parkAfter: Int) -> (sessions: [String], maxLive: Int, parkedEver: Bool) {
+        var stream = SessionStream()
+        stream.parkAfter = parkAfter
+        let events = Self.events()
+        stream.learn(events)
+        var out: [Session] = []
+        var maxLive = 0
+        var parkedEver = false
+        for e in events {
+            stream.feed(e) { out.append($0) }
+            maxLive = max(maxLive, stream.live.count)
+            parkedEver = parkedEver || !stream.parked.isEmpty
+        }
+        stream.finish { out.append($0) }
+        let described = out.map { s in
+            "\(s.id) \(s.outcome) \(s.reason) \(s.start ?? -1) \(s.end ?? -1) \(s.frames) \(s.events.map { "\($0.kind):\($0.message)@\($0.source.line)" }) \(s.deciding.map(\.message))"
+        }
+        return (described, maxLive, parkedEver)
+    }
+
+    @Test("done sessions behind an open one are spilled and handed on in order, the same as kept")
+    func parkedBehindAnOpenSession() {
+        let kept = Self.run(parkAfter: Int.max)
+        let parked = Self.run(parkAfter: 8)
+        #expect(kept.sessions.count == 201)
+        #expect(parked.sessions == kept.sessions)
+        #expect(parked.parkedEver)
+        // Kept, every session waits behind the stray one; parked, only a few at a time.
+        #expect(kept.maxLive > 150)
+        #expect(parked.maxLive < 20)
+    }
+}
+
 /// The same line in two exports of one bundle counts once (`Analyzer.dedupe`): only lines at a
 /// time another file also covers are looked up, and the list is compacted in place.
 @Suite("lines seen in two files")

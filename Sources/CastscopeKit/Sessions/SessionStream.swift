@@ -93,6 +93,25 @@ public struct SessionStream {
     var now: Int64 = Int64.min
     var lastSweep: Int64 = Int64.min
 
+    /// Sessions that are done but wait behind an earlier one still open (sessions are handed
+    /// on in start order, and one open to the end of its file, such as a pasted excerpt cut
+    /// mid-session beside a whole day's log, would otherwise keep every later session in
+    /// memory): taken out of the stream as if handed on, their lines in a spill file until
+    /// their turn comes. In start order.
+    struct Parked {
+        var session: Session
+        var events: EventSpill.Chunk
+        var deciding: EventSpill.Chunk
+        var seq: Int { session.seq }
+    }
+    var parked: [Parked] = []
+    var parkedHead = 0
+    var spill: EventSpill?
+    var spillFailed = false
+    /// Sessions are parked once this many are done and wait (fewer wait behind an open one for
+    /// a moment in any busy log: parking those would cost a spill and buy little).
+    public var parkAfter = 512
+
     public init() {}
 
     /// The first pass: which streams are extension processes.
@@ -311,28 +330,94 @@ public struct SessionStream {
             live[i].ready = true
         }
         var handed = 0
-        while handed < live.count, live[handed].ready {
-            let l = live[handed]
-            // Taken out (not copied) so that removing the session does not copy the others.
-            var stream = streams.removeValue(forKey: l.key)!
-            let k = stream.sessions.firstIndex { $0.seq == l.seq }!
-            var s = stream.sessions.remove(at: k)
-            if stream.sessions.isEmpty {
-                // Kept (small: no buffer left) so that later lines of the process are not a new
-                // session: they go to `late`, and are placed like host lines.
-                stream.sessions = []
-                stream.sawError = nil
-                stream.peerClosed = nil
+        while true {
+            // The next in start order: a parked session, or the first live one once it is ready.
+            let nextLive = handed < live.count ? live[handed].seq : Int.max
+            if parkedHead < parked.count, parked[parkedHead].seq < nextLive {
+                var s = parked[parkedHead].session
+                if let spill {
+                    s.events = spill.read(parked[parkedHead].events)
+                    s.deciding = spill.read(parked[parkedHead].deciding)
+                }
+                parked[parkedHead].session = Session(id: "", sdk: "", process: nil, pid: nil)
+                parkedHead += 1
+                emit(s)
+                continue
             }
-            streams[l.key] = stream
-            if !l.joined.isEmpty {
-                s.events.append(contentsOf: l.joined)
-                s.events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
-            }
-            builder.decideFromHost(&s)
-            emit(s)
+            guard handed < live.count, live[handed].ready else { break }
+            emit(takeOut(live[handed]))
             handed += 1
         }
         if handed > 0 { live.removeFirst(handed) }
+        if parkedHead > 0 && parkedHead == parked.count {
+            parked.removeAll(keepingCapacity: parked.count < 1024)
+            parkedHead = 0
+        }
+        if !final { park() }
+    }
+
+    /// A ready session taken out of its stream, with the lines of other processes that joined
+    /// it, decided: what is handed on.
+    private mutating func takeOut(_ l: Live) -> Session {
+        // Taken out (not copied) so that removing the session does not copy the others.
+        var stream = streams.removeValue(forKey: l.key)!
+        let k = stream.sessions.firstIndex { $0.seq == l.seq }!
+        var s = stream.sessions.remove(at: k)
+        if stream.sessions.isEmpty {
+            // Kept (small: no buffer left) so that later lines of the process are not a new
+            // session: they go to `late`, and are placed like host lines.
+            stream.sessions = []
+            stream.sawError = nil
+            stream.peerClosed = nil
+        }
+        streams[l.key] = stream
+        if !l.joined.isEmpty {
+            s.events.append(contentsOf: l.joined)
+            s.events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+        }
+        builder.decideFromHost(&s)
+        return s
+    }
+
+    /// Parks the ready sessions waiting behind an open one, once `parkAfter` of them wait.
+    private mutating func park() {
+        guard let head = live.first, !head.ready, !spillFailed else { return }
+        var ready = 0
+        for i in live.indices where live[i].ready { ready += 1 }
+        guard ready >= parkAfter else { return }
+        if spill == nil {
+            spill = EventSpill()
+            if spill == nil {
+                spillFailed = true
+                return
+            }
+        }
+        guard let spill else { return }
+        var kept: [Live] = []
+        kept.reserveCapacity(live.count - ready)
+        var more: [Parked] = []
+        for i in live.indices {
+            guard live[i].ready else {
+                kept.append(live[i])
+                continue
+            }
+            var s = takeOut(live[i])
+            let events = spill.write(s.events), deciding = spill.write(s.deciding)
+            s.events = []
+            s.deciding = []
+            more.append(Parked(session: s, events: events, deciding: deciding))
+        }
+        live = kept
+        // In start order with those parked before (a session that closed late may precede them).
+        if parkedHead > 0 {
+            parked.removeFirst(parkedHead)
+            parkedHead = 0
+        }
+        if let first = more.first, let last = parked.last, first.seq < last.seq {
+            parked.append(contentsOf: more)
+            parked.sort { $0.seq < $1.seq }
+        } else {
+            parked.append(contentsOf: more)
+        }
     }
 }
