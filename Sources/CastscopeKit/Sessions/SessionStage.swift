@@ -24,6 +24,8 @@ final class SessionStage {
         stream.idleHorizon = idleHorizon
         let finished = self.finished
         if !keepsFindings { finished.findingTally = FindingTally() }
+        // Kept sessions stay in memory anyway: parking them would only cost a spill.
+        if sink == nil { stream.parkAfter = Int.max }
         pipe = sink.map { sink in
             SessionPipe(capacity: capacity) { s in
                 let found = Findings.forSession(s, thresholds)
