@@ -84,7 +84,7 @@ func editDistance(_ a: String, _ b: String) -> Int {
 }
 
 /// Names for shell completion of --format / --input-format.
-let builtinFormatNames: [String] = (try? ParserRegistry.builtin().formats.map(\.name)) ?? []
+let builtinFormatNames = ParserRegistry.builtinFormatNames
 
 /// Options every command that reads definitions shares.
 struct ParserOptions: ParsableArguments {

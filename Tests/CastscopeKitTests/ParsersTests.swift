@@ -27,6 +27,8 @@ struct ParsersTests {
         let compiled = Dictionary(uniqueKeysWithValues: BuiltinParsers.files.map { ($0.path, $0.text) })
         #expect(Set(onDisk.keys) == Set(compiled.keys))
         for (path, text) in onDisk { #expect(compiled[path] == text, "\(path) differs from the compiled-in copy") }
+        // The names listed for completion without compiling are the compiled formats' names.
+        #expect(ParserRegistry.builtinFormatNames.sorted() == (try ParserRegistry.builtin()).formats.map(\.name).sorted())
     }
 
     @Test("a broken sample is reported with its file and sample number")

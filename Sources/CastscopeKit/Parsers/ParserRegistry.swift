@@ -21,6 +21,15 @@ public struct ParserRegistry: Sendable {
         return r
     }
 
+    /// The built-in formats' names, without compiling anything (shell completion lists them
+    /// on every run): each format's file is named after it (a test holds them to the registry).
+    public static var builtinFormatNames: [String] {
+        BuiltinParsers.files.compactMap { f in
+            guard f.path.hasPrefix("formats/"), f.path.hasSuffix(".json") else { return nil }
+            return String(f.path.dropFirst("formats/".count).dropLast(".json".count))
+        }
+    }
+
     /// Adds one definition: a vocabulary when it has "rules", a format otherwise.
     public mutating func add(text: String, origin: String) throws {
         let json: JSONValue
