@@ -303,16 +303,20 @@ struct StreamedReportTests {
 struct ParkedSessionTests {
     static func events() -> [Event] {
         var out: [Event] = []
-        func add(_ t: Int64, _ pid: Int, _ process: String, _ kind: String, _ message: String) {
+        func add(_ t: Int64, _ pid: Int, _ process: String, _ kind: String, _ message: String, _ attrs: [(String, String)] = []) {
             let n = out.count
             out.append(Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: process, pid: pid, message: message,
-                             attrs: [], source: SourceRef(path: "p.log", line: n + 1), order: n, parsedTime: nil, fileIndex: 0))
+                             attrs: attrs, source: SourceRef(path: "p.log", line: n + 1), order: n, parsedTime: nil, fileIndex: 0))
         }
         add(0, 1, "Stray", "broadcast.started", "broadcast started")  // never ends, never superseded
         for k in 0..<200 {
             let t = Int64(k + 1) * 120_000_000, pid = 100 + k, p = "Ext\(k)"
             add(t, pid, p, "broadcast.started", "broadcast started")
             add(t + 1_000, pid, p, "socket.connect_attempt", "open socket connection")
+            if k % 4 == 1 {
+                add(t + 1_500, pid, p, "socket.connect_failed", "failure: socket file missing", [("cause_text", "socket file missing")])
+                add(t + 1_800, pid, p, "socket.connect_attempt", "open socket connection")
+            }
             add(t + 2_000, pid, p, "socket.connected", "client stream open completed")
             for f in 0..<5 { add(t + 100_000 + Int64(f) * 100_000, pid, p, "frame.sent", "video sample processed successfully \(f)") }
             add(t + 1_000_000, pid, p, k % 3 == 0 ? "socket.closed" : "broadcast.finished", k % 3 == 0 ? "client connection did close nil" : "broadcastFinished")
@@ -334,8 +338,17 @@ struct ParkedSessionTests {
             parkedEver = parkedEver || !stream.parked.isEmpty
         }
         stream.finish { out.append($0) }
+        // Every field of the session (by reflection: one added later is compared too), and
+        // every line's kind, message, attributes, time and place.
+        let line: (Event) -> String = { "\($0.kind):\($0.message):\($0.attrs):\($0.time ?? -1):\($0.source):\($0.order):\($0.count)" }
         let described = out.map { s in
-            "\(s.id) \(s.outcome) \(s.reason) \(s.start ?? -1) \(s.end ?? -1) \(s.frames) \(s.events.map { "\($0.kind):\($0.message)@\($0.source.line)" }) \(s.deciding.map(\.message))"
+            Mirror(reflecting: s).children.map { c -> String in
+                switch c.label {
+                case "events": return "events=\(s.events.map(line))"
+                case "deciding": return "deciding=\(s.deciding.map(line))"
+                default: return "\(c.label ?? "?")=\(c.value)"
+                }
+            }.joined(separator: " ")
         }
         return (described, maxLive, parkedEver)
     }

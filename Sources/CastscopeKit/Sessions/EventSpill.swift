@@ -295,3 +295,80 @@ struct SpillReader {
         return (0..<n).map { _ in i32() }
     }
 }
+
+extension EventSpill {
+    /// A session written whole, its lines with it (`SessionStream` parks a done session that
+    /// waits behind an open one). Its relay view is not written: the caller keeps a session
+    /// that has one (the join happens on sessions that are kept, never streamed).
+    func write(session s: Session) -> Chunk {
+        writeBytes { w, codec in
+            w.string(s.id)
+            w.string(s.sdk)
+            w.string(s.capture)
+            w.optionalString(s.process)
+            w.optionalI64(s.pid.map(Int64.init))
+            w.optionalI64(s.start)
+            w.optionalI64(s.end)
+            w.i64(Int64(s.displayOffset))
+            w.u8((s.startInferred ? 1 : 0) | (s.interruptedByNewStart ? 2 : 0) | (s.connected ? 4 : 0))
+            w.string(s.outcome.rawValue)
+            w.string(s.reason)
+            w.i64(Int64(s.attempts.count))
+            for a in s.attempts {
+                w.optionalI64(a.time)
+                codec.source(a.source, &w)
+                w.optionalString(a.failure)
+                codec.source(a.failureSource, &w)
+            }
+            w.optionalI64(s.connectedAt)
+            w.i64(Int64(s.frames))
+            w.optionalI64(s.firstFrameAt)
+            w.optionalI64(s.lastFrameAt)
+            w.i64(Int64(s.seq))
+            for list in [s.events, s.deciding] {
+                w.i64(Int64(list.count))
+                for i in list.indices { codec.event(list[i], &w) }
+            }
+        }
+    }
+
+    /// The session `write(session:)` wrote.
+    func readSession(_ chunk: Chunk) -> Session {
+        readBytes(chunk) { r, codec in
+            var s = Session(id: r.string(), sdk: r.string(), process: nil, pid: nil)
+            s.capture = r.string()
+            s.process = r.optionalString()
+            s.pid = r.optionalI64().map { Int($0) }
+            s.start = r.optionalI64()
+            s.end = r.optionalI64()
+            s.displayOffset = Int(r.i64())
+            let flags = r.u8()
+            s.startInferred = flags & 1 != 0
+            s.interruptedByNewStart = flags & 2 != 0
+            s.connected = flags & 4 != 0
+            s.outcome = Outcome(rawValue: r.string()) ?? .unknown
+            s.reason = r.string()
+            let attempts = Int(r.i64())
+            s.attempts.reserveCapacity(attempts)
+            for _ in 0..<attempts {
+                let time = r.optionalI64()
+                let source = codec.source(&r)!
+                let failure = r.optionalString()
+                s.attempts.append(ConnectAttempt(time: time, source: source, failure: failure, failureSource: codec.source(&r)))
+            }
+            s.connectedAt = r.optionalI64()
+            s.frames = Int(r.i64())
+            s.firstFrameAt = r.optionalI64()
+            s.lastFrameAt = r.optionalI64()
+            s.seq = Int(r.i64())
+            for k in 0..<2 {
+                let n = Int(r.i64())
+                var list: [Event] = []
+                list.reserveCapacity(n)
+                for _ in 0..<n { list.append(codec.event(&r)) }
+                if k == 0 { s.events = list } else { s.deciding = list }
+            }
+            return s
+        }
+    }
+}

@@ -96,13 +96,14 @@ public struct SessionStream {
     /// Sessions that are done but wait behind an earlier one still open (sessions are handed
     /// on in start order, and one open to the end of its file, such as a pasted excerpt cut
     /// mid-session beside a whole day's log, would otherwise keep every later session in
-    /// memory): taken out of the stream as if handed on, their lines in a spill file until
-    /// their turn comes. In start order.
+    /// memory): taken out of the stream as if handed on, and written whole to a spill file
+    /// until their turn comes. In start order.
     struct Parked {
-        var session: Session
-        var events: EventSpill.Chunk
-        var deciding: EventSpill.Chunk
-        var seq: Int { session.seq }
+        var seq: Int
+        var session: EventSpill.Chunk?
+        /// A session the spill does not take (one with a relay view, which streaming never
+        /// makes) stays in memory.
+        var kept: Session?
     }
     var parked: [Parked] = []
     var parkedHead = 0
@@ -334,14 +335,10 @@ public struct SessionStream {
             // The next in start order: a parked session, or the first live one once it is ready.
             let nextLive = handed < live.count ? live[handed].seq : Int.max
             if parkedHead < parked.count, parked[parkedHead].seq < nextLive {
-                var s = parked[parkedHead].session
-                if let spill {
-                    s.events = spill.read(parked[parkedHead].events)
-                    s.deciding = spill.read(parked[parkedHead].deciding)
-                }
-                parked[parkedHead].session = Session(id: "", sdk: "", process: nil, pid: nil)
+                let p = parked[parkedHead]
+                parked[parkedHead].kept = nil
                 parkedHead += 1
-                emit(s)
+                if let chunk = p.session, let spill { emit(spill.readSession(chunk)) } else if let s = p.kept { emit(s) }
                 continue
             }
             guard handed < live.count, live[handed].ready else { break }
@@ -401,11 +398,8 @@ public struct SessionStream {
                 kept.append(live[i])
                 continue
             }
-            var s = takeOut(live[i])
-            let events = spill.write(s.events), deciding = spill.write(s.deciding)
-            s.events = []
-            s.deciding = []
-            more.append(Parked(session: s, events: events, deciding: deciding))
+            let s = takeOut(live[i])
+            more.append(s.relay == nil ? Parked(seq: s.seq, session: spill.write(session: s)) : Parked(seq: s.seq, kept: s))
         }
         live = kept
         // In start order with those parked before (a session that closed late may precede them).
