@@ -100,12 +100,12 @@ public struct SessionStream {
     /// until their turn comes. In start order.
     struct Parked {
         var seq: Int
+        /// Nil for a session the spill does not take (one with a relay view, which streaming
+        /// never makes): it stays in memory, in `keptParked`.
         var session: EventSpill.Chunk?
-        /// A session the spill does not take (one with a relay view, which streaming never
-        /// makes) stays in memory.
-        var kept: Session?
     }
     var parked: [Parked] = []
+    var keptParked: [Int: Session] = [:]
     var parkedHead = 0
     var spill: EventSpill?
     var spillFailed = false
@@ -336,9 +336,8 @@ public struct SessionStream {
             let nextLive = handed < live.count ? live[handed].seq : Int.max
             if parkedHead < parked.count, parked[parkedHead].seq < nextLive {
                 let p = parked[parkedHead]
-                parked[parkedHead].kept = nil
                 parkedHead += 1
-                if let chunk = p.session, let spill { emit(spill.readSession(chunk)) } else if let s = p.kept { emit(s) }
+                if let chunk = p.session, let spill { emit(spill.readSession(chunk)) } else if let s = keptParked.removeValue(forKey: p.seq) { emit(s) }
                 continue
             }
             guard handed < live.count, live[handed].ready else { break }
@@ -399,7 +398,12 @@ public struct SessionStream {
                 continue
             }
             let s = takeOut(live[i])
-            more.append(s.relay == nil ? Parked(seq: s.seq, session: spill.write(session: s)) : Parked(seq: s.seq, kept: s))
+            if s.relay == nil {
+                more.append(Parked(seq: s.seq, session: spill.write(session: s)))
+            } else {
+                keptParked[s.seq] = s
+                more.append(Parked(seq: s.seq, session: nil))
+            }
         }
         live = kept
         // In start order with those parked before (a session that closed late may precede them).
