@@ -94,6 +94,8 @@ public struct SessionTally: Sendable {
     public var outcomes: [Outcome: Int] = [:]
     /// Some session has a line whose time was taken from a neighbour (Xcode print()).
     public var anyInferredTime = false
+    /// Some session's extension connected (bundle rules ask this of sessions handed on).
+    public var anyConnected = false
 
     public init() {}
 
@@ -101,6 +103,7 @@ public struct SessionTally: Sendable {
         count += 1
         outcomes[s.outcome, default: 0] += 1
         if !anyInferredTime, s.events.contains(where: \.timeInferred) { anyInferredTime = true }
+        if s.connected { anyConnected = true }
     }
 }
 

@@ -534,6 +534,19 @@ struct RealPasteTests {
         #expect(t.outcomes == ["socket-error"])
         let lldb = try analyze("* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)\n")
         #expect(lldb.events == ["app.crashed"])
+        // Network.framework's refused connection of the host app, outside a session whose
+        // extension connected (handed on before the bundle's rules run): a note, not a warning.
+        let refusedBeside = try analyze("""
+            2026-03-12 10:15:02.104211+0100 BroadcastExtension[812:1234] broadcast started
+            2026-03-12 10:15:02.204211+0100 BroadcastExtension[812:1234] open socket connection
+            2026-03-12 10:15:02.214211+0100 BroadcastExtension[812:1234] client stream open completed
+            2026-03-12 10:15:09.214211+0100 BroadcastExtension[812:1234] broadcastFinished
+            2026-03-12 10:19:05.193274+0100 App[700:1] [connection] nw_socket_handle_socket_event [C13:1] Socket SO_ERROR [61: Connection refused]
+
+            """)
+        let refusedFinding = refusedBeside.findings.first { $0["kind"] as? String == "connect-refused" }
+        #expect(refusedFinding?["severity"] as? String == "info")
+        #expect((refusedFinding?["message"] as? String)?.contains("App C13") == true)
         // The debugger stopping an extension at its memory limit (image_background_remover#8,
         // Harbeth#33 show the wordings) is a kill of the process whose lines it follows.
         for stop in [

@@ -303,15 +303,24 @@ struct StreamedReportTests {
 struct ParkedSessionTests {
     static func events() -> [Event] {
         var out: [Event] = []
-        func add(_ t: Int64, _ pid: Int, _ process: String, _ kind: String, _ message: String, _ attrs: [(String, String)] = []) {
+        func add(_ t: Int64, _ pid: Int, _ process: String, _ kind: String, _ message: String, _ attrs: [(String, String)] = [],
+                 side: Side = .extension)
+        {
             let n = out.count
-            out.append(Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: process, pid: pid, message: message,
+            out.append(Event(kind: kind, sdk: "jitsi", side: side, time: t, process: process, pid: pid, message: message,
                              attrs: attrs, source: SourceRef(path: "p.log", line: n + 1), order: n, parsedTime: nil, fileIndex: 0))
         }
         add(0, 1, "Stray", "broadcast.started", "broadcast started")  // never ends, never superseded
         for k in 0..<200 {
             let t = Int64(k + 1) * 120_000_000, pid = 100 + k, p = "Ext\(k)"
+            // A second session that stays open a while (ends at k = 150), and another stray
+            // that ends at k = 120: the head of the line changes while sessions are parked.
+            if k == 40 { add(t - 5_000_000, 2, "Long", "broadcast.started", "broadcast started") }
+            if k == 150 { add(t - 5_000_000, 2, "Long", "broadcast.finished", "broadcastFinished") }
+            if k == 60 { add(t - 4_000_000, 3, "Other", "broadcast.started", "broadcast started") }
+            if k == 120 { add(t - 4_000_000, 3, "Other", "socket.closed", "client connection did close nil") }
             add(t, pid, p, "broadcast.started", "broadcast started")
+            add(t + 500, 7, "Host", "server.client_connected", "server stream open completed", side: .app)  // joins it
             add(t + 1_000, pid, p, "socket.connect_attempt", "open socket connection")
             if k % 4 == 1 {
                 add(t + 1_500, pid, p, "socket.connect_failed", "failure: socket file missing", [("cause_text", "socket file missing")])
@@ -320,6 +329,9 @@ struct ParkedSessionTests {
             add(t + 2_000, pid, p, "socket.connected", "client stream open completed")
             for f in 0..<5 { add(t + 100_000 + Int64(f) * 100_000, pid, p, "frame.sent", "video sample processed successfully \(f)") }
             add(t + 1_000_000, pid, p, k % 3 == 0 ? "socket.closed" : "broadcast.finished", k % 3 == 0 ? "client connection did close nil" : "broadcastFinished")
+            // A line of an earlier session's process long after it ended (it is placed like a
+            // host line, whether or not that session waits behind an open one).
+            if k >= 30, k % 10 == 0 { add(t + 1_500_000, 100 + k - 25, "Ext\(k - 25)", "frame.sent", "video sample processed successfully late") }
         }
         return out
     }
@@ -357,7 +369,7 @@ struct ParkedSessionTests {
     func parkedBehindAnOpenSession() {
         let kept = Self.run(parkAfter: Int.max)
         let parked = Self.run(parkAfter: 8)
-        #expect(kept.sessions.count == 201)
+        #expect(kept.sessions.count == 203)
         #expect(parked.sessions == kept.sessions)
         #expect(parked.parkedEver)
         // Kept, every session waits behind the stray one; parked, only a few at a time.

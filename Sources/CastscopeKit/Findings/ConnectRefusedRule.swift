@@ -22,7 +22,8 @@ struct ConnectRefusedRule: FindingRule {
         // extension's refused connects are its own connect lines, above.
         let so = r.unattached.filter { $0.kind == "socket.so_error" && $0.attr("errno") == "61" }
         if let first = so.first {
-            let socketWorks = r.sessions.contains { $0.connected } || r.unattached.contains { $0.kind == "server.client_connected" }
+            // From the tally: sessions handed on as they ended are no longer in the report.
+            let socketWorks = r.tally.anyConnected || r.unattached.contains { $0.kind == "server.client_connected" }
             var whose: [String] = []
             for e in so {
                 let name = (e.process ?? "?") + (e.attr("conn").map { " C\($0)" } ?? "")

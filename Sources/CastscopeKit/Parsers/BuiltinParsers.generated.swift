@@ -445,9 +445,9 @@ enum BuiltinParsers {
   "title": "swift-log's StreamLogHandler in the Xcode console (`2023-04-30T21:51:40-0400 info LiveKitSDK : [] message`: LiveKit and other Swift SDKs); NSLog lines in the same paste keep their own times",
   "kind": "lines",
   "patterns": [
-    "{time:isotz} {level:word} {subsystem} : [{library}] {message}",
-    "{time:isotz} {level:word} {subsystem} : [] {message}",
-    "{time:isotz} {level:word} {subsystem} : {message}",
+    "{time:isotz} {level:word} {subsystem:word} : [{library}] {message}",
+    "{time:isotz} {level:word} {subsystem:word} : [] {message}",
+    "{time:isotz} {level:word} {subsystem:word} : {message}",
     "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
     "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}"
   ],

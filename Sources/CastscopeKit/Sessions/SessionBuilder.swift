@@ -81,6 +81,7 @@ public struct SessionBuilder {
         var stream = SessionStream()
         stream.builder = self
         stream.idleHorizon = Int64.max
+        stream.parkAfter = Int.max  // every session is kept: parking would only cost a spill
         stream.learn(events)
         var sessions: [Session] = []
         for e in events { stream.feed(e) { sessions.append($0) } }

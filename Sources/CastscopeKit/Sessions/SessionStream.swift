@@ -55,7 +55,7 @@ public struct SessionStream {
         }
     }
     var learned = Recent()
-    var lastLearnedKey: String?
+    var lastLearned: StreamOf?
     var routed = Recent()
 
     var streams: [String: SessionBuilder.Stream] = [:]
@@ -106,6 +106,11 @@ public struct SessionStream {
     }
     var parked: [Parked] = []
     var keptParked: [Int: Session] = [:]
+    /// Sessions taken out of their streams when they became ready, waiting for their turn:
+    /// from then on they are done whatever comes later, whether or not an earlier session is
+    /// still open (a later line of their process is placed like a host line, as it is once
+    /// a session is handed on).
+    var done: [Int: Session] = [:]
     var parkedHead = 0
     var spill: EventSpill?
     var spillFailed = false
@@ -121,19 +126,20 @@ public struct SessionStream {
         // function, would copy the event.
         for i in events.indices where events[i].side == .extension {
             let pid = events[i].pid, process = events[i].process
+            // The same process as the line before (most lines): nothing new to learn.
+            if let last = lastLearned, last.same(pid, process, events[i].source.path) { continue }
+            // One string per stream, shared by every table that names it; the last few are
+            // remembered, so that alternating processes do not build and hash it per line.
             let k: String
             if let known = learned.key(pid, process, events[i].source.path) {
-                // The same stream as the line before (most lines): nothing new to learn.
-                if known == lastLearnedKey { continue }
                 k = known
             } else {
-                // One string per stream, shared by every table that names it.
                 k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
                     .memberAfterInsert
                 learned.note(StreamOf(pid: pid, process: process, path: events[i].source.path, key: k))
             }
             // The stream of the latest line of a pid or process name is the one a kill names.
-            lastLearnedKey = k
+            lastLearned = StreamOf(pid: pid, process: process, path: events[i].source.path, key: k)
             if let pid { keyByPid[pid] = k }
             if let process { keyByProcess[process] = k }
         }
@@ -329,6 +335,9 @@ public struct SessionStream {
                 if pendingHead < pending.count && waiting == nil { continue }
             }
             live[i].ready = true
+            // Its end as the span it was decided with (`endOf` reads the session, which leaves).
+            live[i].end = live[i].end ?? endOf(live[i])
+            done[live[i].seq] = takeOut(live[i])
         }
         var handed = 0
         while true {
@@ -341,7 +350,7 @@ public struct SessionStream {
                 continue
             }
             guard handed < live.count, live[handed].ready else { break }
-            emit(takeOut(live[handed]))
+            emit(done.removeValue(forKey: live[handed].seq)!)
             handed += 1
         }
         if handed > 0 { live.removeFirst(handed) }
@@ -397,7 +406,7 @@ public struct SessionStream {
                 kept.append(live[i])
                 continue
             }
-            let s = takeOut(live[i])
+            let s = done.removeValue(forKey: live[i].seq)!
             if s.relay == nil {
                 more.append(Parked(seq: s.seq, session: spill.write(session: s)))
             } else {
