@@ -214,6 +214,33 @@ struct RealPasteTests {
         #expect(fox.sessions.first?["pid"] as? Int == 77)
     }
 
+    @Test("Xcode NSLog lines whose timestamp was cut off keep their process and pid and take the nearest line's time")
+    func xcodeLinesWithoutTheirTimestamp() throws {
+        // amazon-chime-sdk-ios#287 (alone: no time anywhere), and mixed with timestamped lines.
+        let alone = try analyze(" AmazonChimeSDKDemo[2015:833845] PostLogger post request failed Error Domain= Code=403 \"(null)\"\n")
+        #expect(alone.format == "xcode")
+        #expect(alone.records == 1)
+        let mixed = try analyze("""
+             BroadcastExtension[812:1234] LKSampleHandler created
+            2026-03-12 10:15:02.104211+0100 BroadcastExtension[812:1234] broadcast started
+             BroadcastExtension[812:1234] open socket connection
+            2026-03-12 10:15:02.214211+0100 BroadcastExtension[812:1234] client stream open completed
+            2026-03-12 10:15:09.214211+0100 BroadcastExtension[812:1234] broadcastFinished
+
+            """)
+        #expect(mixed.format == "xcode")
+        #expect(mixed.outcomes == ["completed"])
+        // One session of that pid, the untimed lines in their places, their times marked taken.
+        #expect(mixed.sessions.count == 1)
+        #expect(mixed.sessions.first?["pid"] as? Int == 812)
+        let rows = mixed.sessions.first?["timeline"] as? [[String: Any]] ?? []
+        #expect(rows.compactMap { $0["message"] as? String } == [
+            "LKSampleHandler created", "broadcast started", "open socket connection", "client stream open completed", "broadcastFinished",
+        ])
+        #expect(rows.map { $0["timeInferred"] as? Bool ?? false } == [true, false, true, false, false])
+        #expect(mixed.kinds.isEmpty)
+    }
+
     @Test("Console.app rows whose TABs became runs of spaces keep their times")
     func consoleCopyWithSpaces() throws {
         let variants = [

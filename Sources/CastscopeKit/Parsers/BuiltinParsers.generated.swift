@@ -529,12 +529,14 @@ enum BuiltinParsers {
         ("formats/xcode.json", ##"""
 {
   "name": "xcode",
-  "title": "Xcode debug console (NSLog/os_log lines with timestamps, with or without a zone, ms or µs; print() lines take the nearest timestamp)",
+  "title": "Xcode debug console (NSLog/os_log lines with timestamps, with or without a zone, ms or µs; print() lines take the nearest timestamp; NSLog lines whose timestamp was cut off keep their process and pid and take the nearest timestamped line's time)",
   "kind": "lines",
   "patterns": [
     "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
     "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}",
-    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}"
+    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}",
+    "{process:word}[{pid:int}:{tid:hex}] {message}",
+    " {process:word}[{pid:int}:{tid:hex}] {message}"
   ],
   "continuation": "print",
   "splitCollapsed": true,
@@ -612,6 +614,27 @@ enum BuiltinParsers {
         "process": "Fox (Objective-C)",
         "pid": "77",
         "message": "ready"
+      }
+    },
+    {
+      "line": " AmazonChimeSDKDemo[2015:833845] PostLogger post request failed Error Domain= Code=403 \"(null)\"",
+      "expect": {
+        "process": "AmazonChimeSDKDemo",
+        "pid": "2015",
+        "tid": "833845",
+        "message": "PostLogger post request failed Error Domain= Code=403 \"(null)\""
+      }
+    },
+    {
+      "lines": [
+        " Host[700:1] server stream open completed",
+        "2026-03-12 10:15:02.104211+0100 BroadcastExtension[812:1234] broadcast started"
+      ],
+      "expect": {
+        "time": "2026-03-12T10:15:02.104211+01:00",
+        "process": "Host",
+        "pid": "700",
+        "message": "server stream open completed"
       }
     }
   ]

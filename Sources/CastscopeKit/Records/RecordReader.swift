@@ -143,6 +143,11 @@ public final class RecordReader {
     private func emitPending(_ sink: (inout RawRecord) throws -> Void) throws {
         guard hasPending else { return }
         hasPending = false
+        if pending.timeInferred {
+            // An untimed record before any timestamped line waits for one, as print() lines do.
+            guard pending.time != nil else { return waiting.append(pending) }
+            stats.inferredTimes += 1
+        }
         stats.records += 1
         if pending.time?.swappedDayMonth == true { stats.swappedDayMonth += 1 }
         try sink(&pending)
@@ -308,13 +313,18 @@ public final class RecordReader {
             if matches[i].hasTime {
                 pending.time = matches[i].time
                 if !format.swapDayMonth.isEmpty, format.swapDayMonth.contains(i) { pending.time?.swapDayMonth() }
+            } else if format.continuation == .print {
+                // An NSLog line whose timestamp was cut off: its own process and pid, and the
+                // time of the nearest timestamped line, as a print() line gets.
+                pending.timeInferred = true
+                pending.time = lastTime
             }
             hasPending = true
             matched = true
             if format.continuation == .print {
                 pendingDepth = pending.withBytes(.message) { Self.opensBlock($0) ? Self.bracketDepth($0, from: 0) : 0 } ?? 0
                 pendingJoined = 0
-                try timestamped(sink)
+                if matches[i].hasTime { try timestamped(sink) }
             }
             break
         }
@@ -409,8 +419,11 @@ public final class RecordReader {
     /// A print() line: the time, process and pid of the nearest timestamped line.
     private func emitInferred(_ rec: inout RawRecord, _ sink: (inout RawRecord) throws -> Void) throws {
         rec.time = lastTime
-        if let lastProcess { rec.set(.process, bytes: lastProcess) }
-        if let lastPid { rec.set(.pid, bytes: lastPid) }
+        // (A record with its own process, an NSLog line without its timestamp, keeps it.)
+        if rec.withBytes(.process, { _ in true }) == nil {
+            if let lastProcess { rec.set(.process, bytes: lastProcess) }
+            if let lastPid { rec.set(.pid, bytes: lastPid) }
+        }
         stats.records += 1
         stats.inferredTimes += 1
         try sink(&rec)
