@@ -218,7 +218,7 @@ struct RealPasteTests {
     func xcodeLinesWithoutTheirTimestamp() throws {
         // amazon-chime-sdk-ios#287 (alone: no time anywhere), and mixed with timestamped lines.
         let alone = try analyze(" AmazonChimeSDKDemo[2015:833845] PostLogger post request failed Error Domain= Code=403 \"(null)\"\n")
-        #expect(alone.format == "xcode")
+        #expect(alone.format == "xcode-untimed")
         #expect(alone.records == 1)
         let mixed = try analyze("""
              BroadcastExtension[812:1234] LKSampleHandler created
@@ -228,7 +228,7 @@ struct RealPasteTests {
             2026-03-12 10:15:09.214211+0100 BroadcastExtension[812:1234] broadcastFinished
 
             """)
-        #expect(mixed.format == "xcode")
+        #expect(mixed.format == "xcode-untimed")
         #expect(mixed.outcomes == ["completed"])
         // One session of that pid, the untimed lines in their places, their times marked taken.
         #expect(mixed.sessions.count == 1)

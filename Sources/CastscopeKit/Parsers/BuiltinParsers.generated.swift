@@ -526,17 +526,64 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/xcode-untimed.json", ##"""
+{
+  "name": "xcode-untimed",
+  "title": "Xcode debug console whose NSLog lines lost their timestamp (` App[2015:833845] message`): process and pid kept, the time taken from the nearest timestamped line if any (marked ~); timestamped NSLog lines among them are read as in `xcode`",
+  "kind": "lines",
+  "patterns": [
+    "{process:word}[{pid:int}:{tid:hex}] {message}",
+    " {process:word}[{pid:int}:{tid:hex}] {message}",
+    "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
+    "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}",
+    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}"
+  ],
+  "continuation": "print",
+  "splitCollapsed": true,
+  "priority": 18,
+  "samples": [
+    {
+      "line": " AmazonChimeSDKDemo[2015:833845] PostLogger post request failed Error Domain= Code=403 \"(null)\"",
+      "expect": {
+        "process": "AmazonChimeSDKDemo",
+        "pid": "2015",
+        "tid": "833845",
+        "message": "PostLogger post request failed Error Domain= Code=403 \"(null)\""
+      }
+    },
+    {
+      "line": "DemoApp[7283:1000296] [I][10-26/09:46:23.734+8.0][7283,1000296] onEnterRoom",
+      "expect": {
+        "process": "DemoApp",
+        "pid": "7283",
+        "message": "[I][10-26/09:46:23.734+8.0][7283,1000296] onEnterRoom"
+      }
+    },
+    {
+      "lines": [
+        " Host[700:1] server stream open completed",
+        " Host[700:1] client connected",
+        "2026-03-12 10:15:02.104211+0100 BroadcastExtension[812:1234] broadcast started"
+      ],
+      "expect": {
+        "time": "2026-03-12T10:15:02.104211+01:00",
+        "process": "Host",
+        "pid": "700",
+        "message": "server stream open completed"
+      }
+    }
+  ]
+}
+"""##),
         ("formats/xcode.json", ##"""
 {
   "name": "xcode",
-  "title": "Xcode debug console (NSLog/os_log lines with timestamps, with or without a zone, ms or µs; print() lines take the nearest timestamp; NSLog lines whose timestamp was cut off keep their process and pid and take the nearest timestamped line's time)",
+  "title": "Xcode debug console (NSLog/os_log lines with timestamps, with or without a zone, ms or µs; print() lines take the nearest timestamp)",
   "kind": "lines",
   "patterns": [
     "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
     "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}",
-    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}",
-    "{process:word}[{pid:int}:{tid:hex}] {message}",
-    " {process:word}[{pid:int}:{tid:hex}] {message}"
+    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}"
   ],
   "continuation": "print",
   "splitCollapsed": true,
@@ -614,27 +661,6 @@ enum BuiltinParsers {
         "process": "Fox (Objective-C)",
         "pid": "77",
         "message": "ready"
-      }
-    },
-    {
-      "line": " AmazonChimeSDKDemo[2015:833845] PostLogger post request failed Error Domain= Code=403 \"(null)\"",
-      "expect": {
-        "process": "AmazonChimeSDKDemo",
-        "pid": "2015",
-        "tid": "833845",
-        "message": "PostLogger post request failed Error Domain= Code=403 \"(null)\""
-      }
-    },
-    {
-      "lines": [
-        " Host[700:1] server stream open completed",
-        "2026-03-12 10:15:02.104211+0100 BroadcastExtension[812:1234] broadcast started"
-      ],
-      "expect": {
-        "time": "2026-03-12T10:15:02.104211+01:00",
-        "process": "Host",
-        "pid": "700",
-        "message": "server stream open completed"
       }
     }
   ]
