@@ -362,24 +362,20 @@ struct Analyze: ParsableCommand {
         let list = formats.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { $0.value > 1 ? "\($0.key) ×\($0.value)" : $0.key }
         let records = readable.reduce(0) { $0 + $1.stats.records }
         if records == 0 {
+            let which = readable.count == 1 ? readable[0].path : "the \(readable.count) files read"
             let unparsed = readable.reduce(0) { $0 + $1.stats.unparsed }
             if unparsed > 0 {
                 // Lines, none in the format: not an empty file.
-                let which = readable.count == 1 ? "\(readable[0].path) (\(list[0]))" : "the \(readable.count) files read (\(list.joined(separator: ", ")))"
-                return "\(which): no records, \(unparsed) line\(unparsed == 1 ? "" : "s") not in that format"
+                return "\(which) (\(list.joined(separator: ", "))): no records, \(unparsed) line\(unparsed == 1 ? "" : "s") not in that format"
             }
-            if readable.contains(where: { !$0.errors.isEmpty }) {
-                let which = readable.count == 1 ? readable[0].path : "the \(readable.count) files read"
-                return "\(which): no records before the damage named above"
-            }
+            if readable.contains(where: { !$0.errors.isEmpty }) { return "\(which): no records before the damage named above" }
             let lines = readable.reduce(0) { $0 + $1.stats.lines }
             if lines > 0 {
-                // Lines, none of them a record: header lines only, one line with CR endings, or
-                // what journalctl-style filters left out.
-                let which = readable.count == 1 ? readable[0].path : "the \(readable.count) files read"
+                // Lines, none of them a record: header lines only, or what journalctl-style
+                // filters left out.
                 return "\(which): \(lines) line\(lines == 1 ? "" : "s"), none a record (headers, skipped lines, or entries the filters left out)"
             }
-            return readable.count == 1 ? "\(readable[0].path) is empty" : "the \(readable.count) files read are empty"
+            return "\(which) \(readable.count == 1 ? "is" : "are") empty"
         }
         return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
             + "none from a screen-sharing extension, its host app or the relay (see `castscope parsers`; --parsers DIR adds your own)"

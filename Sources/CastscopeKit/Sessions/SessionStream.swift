@@ -100,12 +100,9 @@ public struct SessionStream {
     /// until their turn comes. In start order.
     struct Parked {
         var seq: Int
-        /// Nil for a session the spill does not take (one with a relay view, which streaming
-        /// never makes): it stays in memory, in `keptParked`.
-        var session: EventSpill.Chunk?
+        var session: EventSpill.Chunk
     }
     var parked: [Parked] = []
-    var keptParked: [Int: Session] = [:]
     /// Sessions taken out of their streams when they became ready, waiting for their turn:
     /// from then on they are done whatever comes later, whether or not an earlier session is
     /// still open (a later line of their process is placed like a host line, as it is once
@@ -193,8 +190,6 @@ public struct SessionStream {
     }
 
     /// Records that a session has ended, and when.
-    mutating func noteEnd(_ s: Session) { noteEnd(seq: s.seq, end: s.end) }
-
     mutating func noteEnd(seq: Int, end: Int64?) {
         guard let i = liveIndex(seq) else { return }
         live[i].ended = true
@@ -210,7 +205,7 @@ public struct SessionStream {
             builder.finish(&s)
             s.phase = .ended
             streams[k] = s
-            if let last = s.sessions.last { noteEnd(last) }
+            if let n = s.sessions.indices.last { noteEnd(seq: s.sessions[n].seq, end: s.sessions[n].end) }
         }
         // Lines of processes that never opened a session are placed like host lines.
         for k in order where !(streams[k]?.preamble.isEmpty ?? true) {
@@ -308,7 +303,7 @@ public struct SessionStream {
                 builder.finish(&s)
                 s.phase = .ended
                 streams[l.key] = s
-                if let last = s.sessions.last { noteEnd(last) }
+                if let n = s.sessions.indices.last { noteEnd(seq: s.sessions[n].seq, end: s.sessions[n].end) }
             }
         }
         // Place the lines the logs have passed by the look-ahead (all of them at the end).
@@ -344,9 +339,9 @@ public struct SessionStream {
             // The next in start order: a parked session, or the first live one once it is ready.
             let nextLive = handed < live.count ? live[handed].seq : Int.max
             if parkedHead < parked.count, parked[parkedHead].seq < nextLive {
-                let p = parked[parkedHead]
+                let chunk = parked[parkedHead].session
                 parkedHead += 1
-                if let chunk = p.session, let spill { emit(spill.readSession(chunk)) } else if let s = keptParked.removeValue(forKey: p.seq) { emit(s) }
+                emit(spill!.readSession(chunk))
                 continue
             }
             guard handed < live.count, live[handed].ready else { break }
@@ -399,7 +394,7 @@ public struct SessionStream {
         }
         guard let spill else { return }
         var kept: [Live] = []
-        kept.reserveCapacity(live.count - ready)
+        kept.reserveCapacity(live.count)
         var more: [Parked] = []
         for i in live.indices {
             guard live[i].ready else {
@@ -407,12 +402,13 @@ public struct SessionStream {
                 continue
             }
             let s = done.removeValue(forKey: live[i].seq)!
-            if s.relay == nil {
-                more.append(Parked(seq: s.seq, session: spill.write(session: s)))
-            } else {
-                keptParked[s.seq] = s
-                more.append(Parked(seq: s.seq, session: nil))
+            guard s.relay == nil else {
+                // The spill does not write a relay view (streaming never makes one): kept.
+                done[s.seq] = s
+                kept.append(live[i])
+                continue
             }
+            more.append(Parked(seq: s.seq, session: spill.write(session: s)))
         }
         live = kept
         // In start order with those parked before (a session that closed late may precede them).
