@@ -137,6 +137,14 @@ public final class Analyzer {
     /// Called before the first session is handed to `onSession`, with the report so far
     /// (inputs, errors, zone).
     public var willStreamSessions: ((AnalysisReport) -> Void)?
+    /// With a sink for the sessions (and not streamed while read), the bundle's events are
+    /// written out of memory (`HeldEvents`) once this many are held; 0: never.
+    public var holdsEventsAfter = 1 << 16
+    /// Events per chunk and per run block of those held (`HeldEvents`).
+    var heldChunkEvents = 1 << 13
+    var heldBlockEvents = 1 << 10
+    /// Runs of held events merged at once (more are merged in groups first).
+    var heldFanIn = 32
     /// Log time after which a silent, superseded open session is closed (`SessionStream.idleHorizon`).
     public var idleHorizon: Int64 = 60_000_000
     /// Sessions waiting for the thread that finishes them (findings, report bytes).
@@ -176,6 +184,8 @@ public final class Analyzer {
         case readAgain(String)
     }
     public private(set) var lastReadMode = ReadMode.whole
+    /// How many of the last analysis's events were held on disk (`holdsEventsAfter`).
+    public private(set) var lastHeldEvents = 0
     /// Journal files of the last analysis read as stretches on parallel threads, and those
     /// read again by one reader after a stretch met damage.
     public private(set) var journalsInStretches = (read: 0, readAgain: 0)
@@ -291,6 +301,26 @@ public final class Analyzer {
         /// A journal read in stretches met damage after the relay stage took its lines: this
         /// read is dropped and the bundle read again, that file by one reader.
         var readAgainWhole = false
+        // A big bundle whose sessions go to a sink is held on disk as it is read, a chunk of
+        // events at a time (`HeldEvents`), instead of in `events`; positions in the bundle's
+        // events (`FileTimes.eventRange`) count those written out (`heldCount`) first.
+        var heldEvents: HeldEvents?
+        var mayHold = streamed == nil && onSession != nil && holdsEventsAfter > 0
+        /// While a journal is read in stretches (its events may be taken back).
+        var holdPaused = false
+        var heldCount: Int { heldEvents?.count ?? 0 }
+        var position: Int { heldCount + events.count }
+        /// Writes the events read so far out of memory once there are enough of them; called
+        /// where no compactor points into `events`.
+        func holdIfMany() {
+            guard mayHold, !holdPaused, events.count >= holdsEventsAfter else { return }
+            if heldEvents == nil {
+                heldEvents = HeldEvents(chunkSize: heldChunkEvents, blockSize: heldBlockEvents, fanIn: heldFanIn)
+                if heldEvents == nil { mayHold = false; return }
+            }
+            heldEvents!.write(events)
+            events = []
+        }
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
             let before = events.count
             if factory.add(rec, path: path, order: order + 1, fileIndex: fileIndex, interner: journalInterner,
@@ -320,7 +350,7 @@ public final class Analyzer {
         func beginFile(path: String, format: LogFormat) -> FileAbsorb {
             var summary = InputSummary(path: path)
             summary.format = format.name
-            return FileAbsorb(summary: summary, first: events.count)
+            return FileAbsorb(summary: summary, first: position)
         }
         func absorbPart(_ part: consuming TextResult, fileIndex: Int, into f: inout FileAbsorb) {
             f.firstComplete = f.firstComplete ?? part.firstComplete
@@ -365,6 +395,7 @@ public final class Analyzer {
             }
             f.lineOffset += part.lineCount
             bytesDone += part.consumed
+            if f.runs.isEmpty { holdIfMany() }
         }
         func finishFile(_ f: FileAbsorb, path: String, format: LogFormat, fileIndex: Int) {
             var summary = f.summary
@@ -385,9 +416,10 @@ public final class Analyzer {
             }
             summary.events = f.lines
             report.inputs.append(summary)
-            files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count,
+            files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<position,
                                    family: format.name.hasPrefix("journal") ? "journal" : "apple"))
             progress?(report.inputs.count, bytesDone)
+            holdIfMany()
         }
 
         /// The format of a file from its first bytes, or an error already recorded.
@@ -414,7 +446,7 @@ public final class Analyzer {
                 summary.errors.append(e.message)
                 report.errors.append(e)
                 report.inputs.append(summary)
-                files.append(FileTimes(firstComplete: nil, eventRange: events.count..<events.count))
+                files.append(FileTimes(firstComplete: nil, eventRange: position..<position))
                 return nil
             }
             return format
@@ -433,7 +465,7 @@ public final class Analyzer {
                 let result = context.read(whole, path: path, format: format,
                                           adapts: head.count >= 64 * 1024,
                                           budget: EventBudget(limit: self.options.budget.maxEventsPerFile),
-                                          cutEvery: streamed == nil ? 0 : self.streamedBatchEvents,
+                                          cutEvery: streamed == nil && !mayHold ? 0 : self.streamedBatchEvents,
                                           onPart: { absorbPart($0, fileIndex: fileIndex, into: &file) }) {
                     recordCount += 1
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
@@ -449,7 +481,7 @@ public final class Analyzer {
                     var s = InputSummary(path: error.path)
                     s.errors.append(error.message)
                     report.inputs.append(s)
-                    files.append(FileTimes(firstComplete: nil, eventRange: events.count..<events.count))
+                    files.append(FileTimes(firstComplete: nil, eventRange: position..<position))
                 }
             })
         // Big text files on disk are read as parallel ranges split at record starts.
@@ -461,8 +493,9 @@ public final class Analyzer {
             let fileIndex = report.inputs.count
             guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
             var parts = self.parts(ofFileSized: size)
-            // Streamed, a range's lines are what is held: ranges stay small however big the file.
-            if streamed != nil { parts = max(parts, Int(size / self.maximumStreamedRange)) }
+            // Streamed or held on disk, a range's lines are what is held: ranges stay small
+            // however big the file.
+            if streamed != nil || mayHold { parts = max(parts, Int(size / self.maximumStreamedRange)) }
             let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: parts)
             guard ranges.count > 1 else { return false }
             let results = ResultSlots(count: ranges.count)
@@ -502,6 +535,8 @@ public final class Analyzer {
             let fileIndex = report.inputs.count
             let format = self.registry.format(named: "journal-export")!
             let (firstEvent, firstOrder, firstErrors) = (events.count, order, report.errors.count)
+            holdPaused = true
+            defer { holdPaused = false }
             let firstTaken = relayStage?.taken ?? 0
             var file = beginFile(path: display, format: format)
             file.summary.format = "journal"
@@ -554,16 +589,17 @@ public final class Analyzer {
             let fileIndex = report.inputs.count
             var summary = InputSummary(path: display)
             summary.format = "journal"
-            let first = events.count
+            let first = position
             let firstTaken = relayStage?.taken ?? 0
             var firstComplete: ParsedTime?
             defer {
-                summary.events = Self.lineCount(events, from: first) + (relayStage?.taken ?? 0) - firstTaken
+                summary.events = Self.lineCount(events, from: first - heldCount) + (relayStage?.taken ?? 0) - firstTaken
                 // The progress line counts a journal file once it is read.
                 if let diskPath, let size = fileSize(diskPath) { bytesDone += size }
                 report.inputs.append(summary)
-                files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<events.count, family: "journal"))
+                files.append(FileTimes(firstComplete: firstComplete, eventRange: first..<position, family: "journal"))
                 progress?(report.inputs.count, bytesDone)
+                holdIfMany()
             }
             // Members of archives (and stdin) go to a private temporary file for sd-journal.
             var temporary: PrivateTemporaryDirectory?
@@ -601,7 +637,7 @@ public final class Analyzer {
         }
         // Apple Unified Logging (Records/UnifiedLog): log archives and lone tracev3 files.
         func absorbUnifiedLog(_ r: ULAnalysis) {
-            let first = events.count
+            let first = position
             for var e in r.events {
                 order += 1
                 e.order = order
@@ -610,8 +646,9 @@ public final class Analyzer {
             }
             report.errors.append(contentsOf: r.errors)
             report.inputs.append(r.summary)
-            files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
+            files.append(FileTimes(firstComplete: nil, eventRange: first..<position, family: "apple"))
             progress?(report.inputs.count, bytesDone)
+            holdIfMany()
         }
         walker.logArchive = { display, dir in
             let found = tracev3Files(under: dir)
@@ -634,7 +671,7 @@ public final class Analyzer {
         walker.ips = { display, source in
             let fileIndex = report.inputs.count
             var summary = InputSummary(path: display)
-            let first = events.count
+            let first = position
             let firstTaken = relayStage?.taken ?? 0
             do {
                 let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
@@ -654,15 +691,17 @@ public final class Analyzer {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }
-            summary.events = Self.lineCount(events, from: first) + (relayStage?.taken ?? 0) - firstTaken
+            summary.events = Self.lineCount(events, from: first - heldCount) + (relayStage?.taken ?? 0) - firstTaken
             report.inputs.append(summary)
-            files.append(FileTimes(firstComplete: nil, eventRange: first..<events.count, family: "apple"))
+            files.append(FileTimes(firstComplete: nil, eventRange: first..<position, family: "apple"))
+            holdIfMany()
         }
         walker.budget = options.budget
         walker.memory = memoryInputs
         Stages.mark("start")
         walker.walk(paths)
         Stages.mark("read")
+        lastHeldEvents = heldCount
         if let streamed {
             // Anything but one text file's ranges (a journal, an archive) is read the whole way.
             if !events.isEmpty || report.inputs.count != 1 { streamed.giveUp("not one text file") }
@@ -684,57 +723,19 @@ public final class Analyzer {
         // The lines read and spilled were freed by the threads that read them: their pages go
         // back now, so that what stays counts what is held (malloc keeps them otherwise).
         if relayStage.map({ $0.taken > 0 }) ?? false { releaseFreedMemory() }
-        report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
-        let (zone, relayDisplay) = applyDisplayZone(&events, relayFirst: relayStage?.firstTimed)
-        report.displayOffset = zone
-        // Relay lines of a session the stage did not take (their times needed the bundle) join
-        // its sessions now; they are deduped and windowed there, session by session.
-        var heldRelay: [Event] = []
-        if relayStage != nil, events.contains(where: { $0.side == .relay }) {
-            heldRelay = events.moveOut { $0.side == .relay && $0.attr("session") != nil }
+        let built: BuiltSessions
+        if let heldEvents, heldEvents.count > 0 {
+            // Part of the bundle went to disk while it was read: the rest follows, and the
+            // sessions are built from there, a chunk at a time.
+            heldEvents.write(events)
+            events = []
+            built = sessionsFromHeld(heldEvents, files: files, report: &report, relayStage: relayStage)
+        } else {
+            built = sessionsInMemory(&events, files: files, report: &report, relayStage: relayStage)
         }
-        Self.dedupe(&events)
-        Stages.mark("times, zone, dedupe")
-        // Loops over the events go by index: `for e in events` copies each one (a retain and a
-        // release of each of its strings), which on a dense bundle costs more than the work.
-        var span = TimeSpan()
-        span.cover(events, events.indices)
-        report.span = span.range
-        let now = options.now ?? currentMicros()
-        let since = options.sinceSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.since
-        let until = options.untilSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.until
-        if since != nil || until != nil {
-            let before = Self.lineCount(events)
-            events = events.filter { e in
-                guard let t = e.time else { return true }
-                return t >= (since ?? Int64.min) && t <= (until ?? Int64.max)
-            }
-            report.filteredOut = before - Self.lineCount(events)
-        }
-        // One file read in order is mostly sorted already: checked first (a sort moves every
-        // event, and its buffer doubles the memory for a moment).
-        let before: (Event, Event) -> Bool = {
-            ($0.time ?? Int64.min, $0.fileIndex, $0.order) < ($1.time ?? Int64.min, $1.fileIndex, $1.order)
-        }
-        if events.indices.dropFirst().contains(where: { before(events[$0], events[$0 - 1]) }) { events.sort(by: before) }
-        report.eventCount = Self.lineCount(events)
-        // Split without a second copy of every event: the relay lines left here (the stage took
-        // the relay's journal) are moved out, the device lines stay in place.
-        var relayEvents = events.moveOut { $0.side == .relay }
-        var deviceEvents: [Event] = []
-        swap(&deviceEvents, &events)
-        events = []  // the sessions keep what they need: no third copy of every event
-        Stages.mark("sort")
-        // The join needs every session: with relay lines they are kept, not handed on.
-        let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
-        let sink = relayEvents.isEmpty && !relayTaken ? onSession : nil
-        let stage = SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
-                                 sink: sink, keepsFindings: keepsSessionFindings)
-        stage.learn(deviceEvents)
-        if sink != nil { willStreamSessions?(report) }
-        stage.feed(&deviceEvents, deviceEvents.indices)
-        deviceEvents = []
-        stage.finish(into: &report)
+        let stage = built.stage, relayTaken = built.relayTaken, relayDisplay = built.relayDisplay
+        let (since, until) = built.window
+        var relayEvents = built.relayEvents, heldRelay = built.heldRelay, span = built.span
         Stages.mark("sessions")
         // The relay side: its sessions, the clock offset, and the join.
         let joiner = RelayJoiner()
@@ -771,16 +772,29 @@ public final class Analyzer {
     /// zone or year takes them from its own family first, then from any file of the bundle.
     @discardableResult
     func resolveTimes(_ events: inout [Event], files: [FileTimes], inputs: inout [InputSummary]) -> [String] {
+        var resolvers = timeResolvers(files)
+        for (fileIndex, file) in files.enumerated() { resolvers[fileIndex].resolve(&events, file.eventRange) }
+        return FileTimeResolver.reportNotes(noteResolved(resolvers, inputs: &inputs),
+                                            sawUnzoned: events.contains { $0.displayOffset == Fmt.unzoned })
+    }
+
+    /// One resolver per file, in file order.
+    func timeResolvers(_ files: [FileTimes]) -> [FileTimeResolver] {
         let anyReference = files.lazy.compactMap(\.firstComplete).first
-        var headerNotes: [String] = []
-        for (fileIndex, file) in files.enumerated() {
+        return files.map { file in
             let reference = files.lazy.filter { $0.family == file.family }.compactMap(\.firstComplete).first ?? anyReference
-            var resolver = FileTimeResolver(reference: reference, date: options.date, today: today)
-            resolver.resolve(&events, file.eventRange)
+            return FileTimeResolver(reference: reference, date: options.date, today: today)
+        }
+    }
+
+    /// What the resolvers noted, on each file's summary; returns the report's header notes.
+    func noteResolved(_ resolvers: [FileTimeResolver], inputs: inout [InputSummary]) -> [String] {
+        var headerNotes: [String] = []
+        for (fileIndex, resolver) in resolvers.enumerated() {
             inputs[fileIndex].notes.append(contentsOf: resolver.notes)
             headerNotes.append(contentsOf: resolver.headerNotes)
         }
-        return FileTimeResolver.reportNotes(headerNotes, sawUnzoned: events.contains { $0.displayOffset == Fmt.unzoned })
+        return headerNotes
     }
 
     /// Without a complete time anywhere in the bundle: today (µs → its date at UTC, as `tail`).
@@ -795,15 +809,27 @@ public final class Analyzer {
     {
         var choice = DisplayZoneChoice(option: options.displayZone)
         choice.see(&events, events.indices)
-        if let r = relayFirst, events.first(where: { $0.time != nil }).map({ r.order < $0.order }) ?? true {
+        let (zone, relayDisplay) = decideZone(choice, firstTimedOrder: events.first(where: { $0.time != nil })?.order,
+                                              relayFirst: relayFirst)
+        if case .phone(let phone) = relayDisplay {
+            for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
+        }
+        return (zone, relayDisplay)
+    }
+
+    /// The report's zone from every line seen, and how relay lines are shown: in the phone's
+    /// zone (`.phone`: the caller sets it on them), the option's, or their own.
+    /// `firstTimedOrder`: the reading order of the bundle's first timed line.
+    func decideZone(_ choice: DisplayZoneChoice, firstTimedOrder: Int?,
+                    relayFirst: (order: Int, time: Int64, offset: Int)?) -> (Int?, RelayDisplay)
+    {
+        var choice = choice
+        if let r = relayFirst, firstTimedOrder.map({ r.order < $0 }) ?? true {
             choice.firstTimed = options.displayZone?.offset(at: r.time) ?? r.offset
         }
         let zone = choice.zone
         if let option = options.displayZone { return (zone, .option(option)) }
-        if let phone = zone, phone != Fmt.unzoned, !choice.counts.isEmpty {
-            for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
-            return (zone, .phone(phone))
-        }
+        if let phone = zone, phone != Fmt.unzoned, !choice.counts.isEmpty { return (zone, .phone(phone)) }
         return (zone, .own)
     }
 
@@ -842,67 +868,112 @@ public final class Analyzer {
     /// not kept). The bundle's lines, in reading order, and one relay session's lines, in time
     /// order (`RelayStage`): either way the copy of the file read first is kept.
     static func dedupe(_ events: inout [Event]) {
-        // Only lines of different files can be duplicates: one file (a big export) has none.
-        guard let firstFile = events.first?.fileIndex, events.indices.contains(where: { events[$0].fileIndex != firstFile }) else {
-            return
-        }
-        // And only at a time two files both cover: a line outside every other file's span is
-        // kept without a look-up (rotated journal files, a device log and a relay log of
-        // different hours: no line needs remembering).
+        var d = Dedupe()
+        d.see(events)
+        d.apply(&events)
+    }
+
+    /// `dedupe` in two steps, so that a bundle held on disk can be deduped a chunk at a time:
+    /// `see` every line first (in reading order), then `apply` to them in the same order.
+    struct Dedupe {
+        /// Each file's span of timed lines.
         var spans: [Int: ClosedRange<Int64>] = [:]
-        for i in events.indices {
-            guard let t = events[i].time, !events[i].timeInferred else { continue }
-            let f = events[i].fileIndex
-            spans[f] = spans[f].map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
+        var firstFile: Int?
+        var manyFiles = false
+        private var fileSpans: [(key: Int, value: ClosedRange<Int64>)]?
+        private struct Key: Hashable { var time: Int64; var pid: Int?; var message: String }
+        private var seen: [Key: Int] = [:]
+
+        /// Adds what another saw of the lines after those this one saw.
+        mutating func merge(_ other: Dedupe) {
+            if let f = other.firstFile {
+                if firstFile == nil { firstFile = f } else if f != firstFile { manyFiles = true }
+            }
+            manyFiles = manyFiles || other.manyFiles
+            spans.merge(other.spans) { min($0.lowerBound, $1.lowerBound)...max($0.upperBound, $1.upperBound) }
+            covers.merge(other.covers) { min($0.lowerBound, $1.lowerBound)...max($0.upperBound, $1.upperBound) }
         }
-        let fileSpans = spans.sorted { $0.key < $1.key }
-        func contested(_ t: Int64, _ file: Int) -> Bool {
-            fileSpans.contains { $0.key != file && $0.value.contains(t) }
+
+        mutating func see(_ events: [Event]) {
+            for i in events.indices {
+                let f = events[i].fileIndex
+                if firstFile == nil { firstFile = f } else if f != firstFile { manyFiles = true }
+                // Only at a time two files both cover can a line be a duplicate: a line outside
+                // every other file's span is kept without a look-up (rotated journal files, a
+                // device log and a relay log of different hours: no line needs remembering).
+                guard let t = events[i].time, !events[i].timeInferred else { continue }
+                spans[f] = spans[f].map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
+                var lo = t, hi = t
+                if let times = events[i].repeats?.times, let a = times.min(), let b = times.max() { lo = min(lo, a); hi = max(hi, b) }
+                covers[f] = covers[f].map { min($0.lowerBound, lo)...max($0.upperBound, hi) } ?? lo...hi
+            }
         }
-        struct Key: Hashable { var time: Int64; var pid: Int?; var message: String }
-        var seen: [Key: Int] = [:]
-        // Compacted in place (kept lines keep their order): no second array of every event.
-        var kept = 0
+
         /// Whether a line of `file` at `t` is new (and remembers it when it is contested).
-        func firstSeen(_ t: Int64, _ file: Int, pid: Int?, message: String) -> Bool {
-            guard contested(t, file) else { return true }
+        private mutating func firstSeen(_ t: Int64, _ file: Int, pid: Int?, message: String) -> Bool {
+            guard fileSpans!.contains(where: { $0.key != file && $0.value.contains(t) }) else { return true }
             let key = Key(time: t, pid: pid, message: message)
             if let seenIn = seen[key] { return seenIn == file }
             seen[key] = file
             return true
         }
-        for i in events.indices {
-            var keep = true
-            if let r = events[i].repeats, r.frames.isEmpty, !events[i].timeInferred {
-                // A folded run of frame lines (one message): line by line, as the other file
-                // may hold only some of them, or hold them unfolded.
-                let file = events[i].fileIndex, pid = events[i].pid, message = events[i].message
-                var keptLines: [Int] = []
-                for k in r.lines.indices {
-                    guard let t = k < r.times.count ? r.times[k] : events[i].time else { keptLines.append(k); continue }
-                    if firstSeen(t, file, pid: pid, message: message) { keptLines.append(k) }
-                }
-                if keptLines.isEmpty {
-                    keep = false
-                } else if keptLines.count < r.lines.count {
-                    let fewer = Repeats()
-                    fewer.naive = keptLines.map { r.naive[$0] }
-                    fewer.lines = keptLines.map { r.lines[$0] }
-                    fewer.times = keptLines.compactMap { $0 < r.times.count ? r.times[$0] : nil }
-                    fewer.lastSecondOfDay = r.lastSecondOfDay
-                    let first = keptLines[0]
-                    if first < r.times.count { events[i].time = r.times[first] }
-                    events[i].source.line = Int(r.lines[first])
-                    events[i].repeats = keptLines.count > 1 ? fewer : nil
-                }
-            } else if let t = events[i].time, !events[i].timeInferred {
-                keep = firstSeen(t, events[i].fileIndex, pid: events[i].pid, message: events[i].message)
-            }
-            guard keep else { continue }
-            if kept != i { events.swapAt(kept, i) }
-            kept += 1
+
+        /// Each file's times, a folded run's every line's included (a line at a time only
+        /// another file's span covers is looked up too).
+        var covers: [Int: ClosedRange<Int64>] = [:]
+
+        /// Whether `apply` may drop or remember any of lines of `file` whose times (a folded
+        /// run's every line's included) lie in `times`: whether another file's span meets them.
+        func contests(_ times: ClosedRange<Int64>, of file: Int) -> Bool {
+            manyFiles && spans.contains { $0.key != file && $0.value.overlaps(times) }
         }
-        events.removeLast(events.count - kept)
+
+        /// Whether two files' times meet: only then can `apply` drop anything.
+        var overlaps: Bool {
+            guard manyFiles else { return false }
+            let s = covers.values.sorted { $0.lowerBound < $1.lowerBound }
+            return s.indices.dropFirst().contains { s[$0].lowerBound <= s[$0 - 1].upperBound }
+        }
+
+        mutating func apply(_ events: inout [Event]) {
+            // Only lines of different files can be duplicates: one file (a big export) has none.
+            guard manyFiles else { return }
+            if fileSpans == nil { fileSpans = spans.sorted { $0.key < $1.key } }
+            // Compacted in place (kept lines keep their order): no second array of every event.
+            var kept = 0
+            for i in events.indices {
+                var keep = true
+                if let r = events[i].repeats, r.frames.isEmpty, !events[i].timeInferred {
+                    // A folded run of frame lines (one message): line by line, as the other file
+                    // may hold only some of them, or hold them unfolded.
+                    let file = events[i].fileIndex, pid = events[i].pid, message = events[i].message
+                    var keptLines: [Int] = []
+                    for k in r.lines.indices {
+                        guard let t = k < r.times.count ? r.times[k] : events[i].time else { keptLines.append(k); continue }
+                        if firstSeen(t, file, pid: pid, message: message) { keptLines.append(k) }
+                    }
+                    if keptLines.isEmpty {
+                        keep = false
+                    } else if keptLines.count < r.lines.count {
+                        let fewer = Repeats()
+                        fewer.naive = keptLines.map { r.naive[$0] }
+                        fewer.lines = keptLines.map { r.lines[$0] }
+                        fewer.times = keptLines.compactMap { $0 < r.times.count ? r.times[$0] : nil }
+                        fewer.lastSecondOfDay = r.lastSecondOfDay
+                        let first = keptLines[0]
+                        if first < r.times.count { events[i].time = r.times[first] }
+                        events[i].source.line = Int(r.lines[first])
+                        events[i].repeats = keptLines.count > 1 ? fewer : nil
+                    }
+                } else if let t = events[i].time, !events[i].timeInferred {
+                    keep = firstSeen(t, events[i].fileIndex, pid: events[i].pid, message: events[i].message)
+                }
+                guard keep else { continue }
+                if kept != i { events.swapAt(kept, i) }
+                kept += 1
+            }
+            events.removeLast(events.count - kept)
+        }
     }
 }
 

@@ -43,6 +43,10 @@ public final class EventSpill: @unchecked Sendable {
 
     /// Writes `events` and says where they are.
     public func write(_ events: [Event]) -> Chunk {
+        events.withUnsafeBufferPointer { write($0) }
+    }
+
+    func write(_ events: UnsafeBufferPointer<Event>) -> Chunk {
         var chunk = writeBytes { w, codec in
             for i in events.indices { codec.event(events[i], &w) }
         }

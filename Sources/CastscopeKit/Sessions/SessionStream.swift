@@ -142,6 +142,15 @@ public struct SessionStream {
         }
     }
 
+    /// What `other` learned (`learn`), instead of what this one did.
+    public mutating func takeLearned(from other: SessionStream) {
+        extensionKeys = other.extensionKeys
+        keyByPid = other.keyByPid
+        keyByProcess = other.keyByProcess
+        learned = other.learned
+        lastLearned = other.lastLearned
+    }
+
     /// Feeds the next event (in time order); `emit` receives the sessions it lets go.
     public mutating func feed(_ e: Event, emit: (Session) -> Void) {
         if let t = e.time, t > now {

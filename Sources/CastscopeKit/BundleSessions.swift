@@ -1,0 +1,210 @@
+/// From a bundle's events, read, to its device sessions: times resolved, the report's zone,
+/// duplicates dropped, the time window, time order, and the session stage. The bundle's events
+/// are either in memory or, for a big bundle with a sink for its sessions, held on disk
+/// (`HeldEvents`): then every step goes a chunk at a time, the sort as runs merged, and memory
+/// follows the sessions open, not the size of the bundle. Both give the same report (a test
+/// compares them on every sample and real log).
+struct BuiltSessions {
+    var stage: SessionStage
+    /// Relay lines left for the join (those the `RelayStage` did not take).
+    var relayEvents: [Event]
+    /// Relay lines of sessions the `RelayStage` took, whose times needed the bundle.
+    var heldRelay: [Event]
+    var span: Analyzer.TimeSpan
+    /// `--since` / `--until`, resolved.
+    var window: (Int64?, Int64?)
+    var relayDisplay: RelayDisplay
+    /// Whether the `RelayStage` has relay sessions to finish.
+    var relayTaken: Bool
+}
+
+extension Analyzer {
+    /// The order sessions are built in: time (untimed lines first), then file, then reading order.
+    static func sortsBefore(_ a: Event, _ b: Event) -> Bool {
+        (a.time ?? Int64.min, a.fileIndex, a.order) < (b.time ?? Int64.min, b.fileIndex, b.order)
+    }
+
+    /// `--since` / `--until` in the report's zone.
+    func window(zone: Int?) -> (Int64?, Int64?) {
+        let now = options.now ?? currentMicros()
+        let since = options.sinceSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.since
+        let until = options.untilSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.until
+        return (since, until)
+    }
+
+    /// Drops the timed lines outside the window; returns how many lines that removed.
+    static func applyWindow(_ events: inout [Event], _ window: (Int64?, Int64?)) -> Int {
+        let (since, until) = window
+        guard since != nil || until != nil else { return 0 }
+        let before = lineCount(events)
+        events = events.filter { e in
+            guard let t = e.time else { return true }
+            return t >= (since ?? Int64.min) && t <= (until ?? Int64.max)
+        }
+        return before - lineCount(events)
+    }
+
+    /// The stage that builds the sessions: with relay lines to join, the sessions are kept (the
+    /// join needs every one), else handed to `onSession` as they end.
+    func sessionStage(relayLeft: Bool, relayTaken: Bool) -> SessionStage {
+        let sink = !relayLeft && !relayTaken ? onSession : nil
+        return SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
+                            sink: sink, keepsFindings: keepsSessionFindings)
+    }
+
+    /// The bundle's events all in memory.
+    func sessionsInMemory(_ events: inout [Event], files: [FileTimes], report: inout AnalysisReport,
+                          relayStage: RelayStage?) -> BuiltSessions
+    {
+        report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
+        let (zone, relayDisplay) = applyDisplayZone(&events, relayFirst: relayStage?.firstTimed)
+        report.displayOffset = zone
+        // Relay lines of a session the stage did not take (their times needed the bundle) join
+        // its sessions now; they are deduped and windowed there, session by session.
+        var heldRelay: [Event] = []
+        if relayStage != nil, events.contains(where: { $0.side == .relay }) {
+            heldRelay = events.moveOut { $0.side == .relay && $0.attr("session") != nil }
+        }
+        Self.dedupe(&events)
+        Stages.mark("times, zone, dedupe")
+        // Loops over the events go by index: `for e in events` copies each one (a retain and a
+        // release of each of its strings), which on a dense bundle costs more than the work.
+        var span = TimeSpan()
+        span.cover(events, events.indices)
+        report.span = span.range
+        let window = window(zone: zone)
+        report.filteredOut = Self.applyWindow(&events, window)
+        // One file read in order is mostly sorted already: checked first (a sort moves every
+        // event, and its buffer doubles the memory for a moment).
+        if events.indices.dropFirst().contains(where: { Self.sortsBefore(events[$0], events[$0 - 1]) }) {
+            events.sort(by: Self.sortsBefore)
+        }
+        report.eventCount = Self.lineCount(events)
+        // Split without a second copy of every event: the relay lines left here (the stage took
+        // the relay's journal) are moved out, the device lines stay in place.
+        let relayEvents = events.moveOut { $0.side == .relay }
+        var deviceEvents: [Event] = []
+        swap(&deviceEvents, &events)
+        events = []  // the sessions keep what they need: no third copy of every event
+        Stages.mark("sort")
+        let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
+        let stage = sessionStage(relayLeft: !relayEvents.isEmpty, relayTaken: relayTaken)
+        stage.learn(deviceEvents)
+        if stage.handsOn { willStreamSessions?(report) }
+        stage.feed(&deviceEvents, deviceEvents.indices)
+        deviceEvents = []
+        stage.finish(into: &report)
+        return BuiltSessions(stage: stage, relayEvents: relayEvents, heldRelay: heldRelay, span: span, window: window,
+                             relayDisplay: relayDisplay, relayTaken: relayTaken)
+    }
+
+    /// The bundle's events held on disk, in reading order: the same steps as `sessionsInMemory`,
+    /// in passes over the chunks. (1) Times resolved (each file's resolver going on from chunk
+    /// to chunk), what the zone and the duplicates need seen, the relay lines held for the
+    /// relay stage moved out, and each chunk sorted and written as (part of) a run. (2) Only
+    /// when two files cover the same time: duplicates dropped, each chunk put back in reading
+    /// order for it and sorted again. (3) The runs merged in time order, windowed, once to learn
+    /// which streams are extensions and once into the session stage.
+    func sessionsFromHeld(_ held: HeldEvents, files: [FileTimes], report: inout AnalysisReport,
+                          relayStage: RelayStage?) -> BuiltSessions
+    {
+        // Each pass writes to a new temporary file; the one before goes once it is read.
+        guard let sorted = HeldEvents(chunkSize: held.chunkSize, blockSize: held.blockSize, fanIn: held.fanIn) else {
+            var events: [Event] = []
+            events.reserveCapacity(held.count)
+            held.forEachChunk { events.append(contentsOf: $0) }
+            return sessionsInMemory(&events, files: files, report: &report, relayStage: relayStage)
+        }
+        let holdsRelay = relayStage != nil
+        func heldForRelay(_ e: Event) -> Bool { e.side == .relay && e.attr("session") != nil }
+        // (1)
+        var resolvers = timeResolvers(files)
+        var choice = DisplayZoneChoice(option: options.displayZone)
+        var sawUnzoned = false
+        var firstTimedOrder: Int?
+        var dedupe = Dedupe()
+        var heldRelay: [Event] = []
+        // Per chunk: its span, and its files' times (which duplicates may be among).
+        var spans: [TimeSpan] = []
+        var covers: [[Int: ClosedRange<Int64>]] = []
+        var position = 0
+        held.forEachChunk { chunk in
+            let here = position..<position + chunk.count
+            position = here.upperBound
+            for f in files.indices where files[f].eventRange.overlaps(here) {
+                let r = files[f].eventRange.clamped(to: here)
+                resolvers[f].resolve(&chunk, (r.lowerBound - here.lowerBound)..<(r.upperBound - here.lowerBound))
+            }
+            if !sawUnzoned { sawUnzoned = chunk.contains { $0.displayOffset == Fmt.unzoned } }
+            if firstTimedOrder == nil { firstTimedOrder = chunk.first(where: { $0.time != nil })?.order }
+            choice.see(&chunk, chunk.indices)
+            if holdsRelay { heldRelay.append(contentsOf: chunk.moveOut(where: heldForRelay)) }
+            var seen = Dedupe()
+            seen.see(chunk)
+            dedupe.merge(seen)
+            covers.append(seen.covers)
+            var span = TimeSpan()
+            span.cover(chunk, chunk.indices)
+            spans.append(span)
+            chunk.sort(by: Self.sortsBefore)
+            sorted.writeSorted(chunk, by: Self.sortsBefore)
+            chunk = []
+        }
+        report.timeNotes = FileTimeResolver.reportNotes(noteResolved(resolvers, inputs: &report.inputs),
+                                                        sawUnzoned: sawUnzoned)
+        let (zone, relayDisplay) = decideZone(choice, firstTimedOrder: firstTimedOrder, relayFirst: relayStage?.firstTimed)
+        report.displayOffset = zone
+        if case .phone(let phone) = relayDisplay {
+            for i in heldRelay.indices { heldRelay[i].displayOffset = phone }
+        }
+        Stages.mark("held: times, zone, runs")
+        // (2) Only chunks with a line at a time another file covers can lose one; which
+        // file's copy is kept depends on reading order.
+        if dedupe.overlaps {
+            var k = 0
+            sorted.rewriteSorted(keeping: { k = $0; return !covers[$0].contains { dedupe.contests($0.value, of: $0.key) } },
+                                 change: { chunk in
+                                     chunk.sort { ($0.fileIndex, $0.order) < ($1.fileIndex, $1.order) }
+                                     dedupe.apply(&chunk)
+                                     spans[k] = TimeSpan()
+                                     spans[k].cover(chunk, chunk.indices)
+                                     chunk.sort(by: Self.sortsBefore)
+                                 }, by: Self.sortsBefore)
+            Stages.mark("held: dedupe")
+        }
+        var span = TimeSpan()
+        for s in spans { span.merge(s) }
+        report.span = span.range
+        // (3)
+        let window = window(zone: zone)
+        var learned = SessionStream()
+        var relayLeft = false
+        report.filteredOut = 0
+        report.eventCount = 0
+        sorted.merge(by: Self.sortsBefore) { block in
+            report.filteredOut += Self.applyWindow(&block, window)
+            report.eventCount += Self.lineCount(block)
+            if !relayLeft { relayLeft = block.contains { $0.side == .relay } }
+            learned.learn(block)
+        }
+        let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
+        let stage = sessionStage(relayLeft: relayLeft, relayTaken: relayTaken)
+        stage.stream.takeLearned(from: learned)
+        if stage.handsOn { willStreamSessions?(report) }
+        var relayEvents: [Event] = []
+        sorted.merge(by: Self.sortsBefore) { block in
+            _ = Self.applyWindow(&block, window)
+            if relayLeft {
+                var relay = block.moveOut { $0.side == .relay }
+                if case .phone(let phone) = relayDisplay {
+                    for i in relay.indices { relay[i].displayOffset = phone }
+                }
+                relayEvents.append(contentsOf: relay)
+            }
+            stage.feed(&block, block.indices)
+        }
+        stage.finish(into: &report)
+        return BuiltSessions(stage: stage, relayEvents: relayEvents, heldRelay: heldRelay, span: span, window: window,
+                             relayDisplay: relayDisplay, relayTaken: relayTaken)
+    }
+}
