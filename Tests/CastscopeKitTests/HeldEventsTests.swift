@@ -15,7 +15,8 @@ struct HeldEventsTests {
     static func held(parallel: Bool) -> (Analyzer) -> Void {
         { a in
             a.streamsWhileReading = false
-            a.holdsEventsAfter = 1
+            a.holdsEventsAfter = 5
+            a.heldBatchEvents = 1
             a.heldChunkEvents = 7
             a.heldBlockEvents = 3
             a.heldFanIn = 2
