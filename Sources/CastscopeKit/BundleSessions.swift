@@ -127,6 +127,14 @@ extension Analyzer {
         // Per chunk: its span, and its files' times (which duplicates may be among).
         var spans: [TimeSpan] = []
         var covers: [[Int: ClosedRange<Int64>]] = []
+        // Without a window, what the session stage learns and counts is gathered here instead
+        // of in a pass of its own (lines per chunk, as the duplicates a chunk loses change
+        // them; an extension line lost that way makes the stage learn in that pass after all).
+        let windowed = options.since != nil || options.until != nil || options.sinceSpec != nil || options.untilSpec != nil
+        var learning = StreamLearning()
+        var learnAgain = windowed
+        var lines: [Int] = []
+        var relayLeft = false
         var position = 0
         held.forEachChunk { chunk in
             let here = position..<position + chunk.count
@@ -139,6 +147,8 @@ extension Analyzer {
             if firstTimedOrder == nil { firstTimedOrder = chunk.first(where: { $0.time != nil })?.order }
             choice.see(&chunk, chunk.indices)
             if holdsRelay { heldRelay.append(contentsOf: chunk.moveOut(where: heldForRelay)) }
+            // What is noted per chunk goes by the number of `writeSorted` calls.
+            guard !chunk.isEmpty else { return }
             var seen = Dedupe()
             seen.see(chunk)
             dedupe.merge(seen)
@@ -146,6 +156,11 @@ extension Analyzer {
             var span = TimeSpan()
             span.cover(chunk, chunk.indices)
             spans.append(span)
+            if !windowed {
+                learning.see(chunk)
+                lines.append(Self.lineCount(chunk))
+                if !relayLeft { relayLeft = chunk.contains { $0.side == .relay } }
+            }
             chunk.sort(by: Self.sortsBefore)
             sorted.writeSorted(chunk, by: Self.sortsBefore)
             chunk = []
@@ -165,9 +180,13 @@ extension Analyzer {
             sorted.rewriteSorted(keeping: { k = $0; return !covers[$0].contains { dedupe.contests($0.value, of: $0.key) } },
                                  change: { chunk in
                                      chunk.sort { ($0.fileIndex, $0.order) < ($1.fileIndex, $1.order) }
+                                     func extensionLines() -> Int { chunk.reduce(0) { $0 + ($1.side == .extension ? 1 : 0) } }
+                                     let before = extensionLines()
                                      dedupe.apply(&chunk)
+                                     if extensionLines() != before { learnAgain = true }
                                      spans[k] = TimeSpan()
                                      spans[k].cover(chunk, chunk.indices)
+                                     if !windowed { lines[k] = Self.lineCount(chunk) }
                                      chunk.sort(by: Self.sortsBefore)
                                  }, by: Self.sortsBefore)
             Stages.mark("held: dedupe")
@@ -178,14 +197,20 @@ extension Analyzer {
         // (3)
         let window = window(zone: zone)
         var learned = SessionStream()
-        var relayLeft = false
         report.filteredOut = 0
         report.eventCount = 0
-        sorted.merge(by: Self.sortsBefore) { block in
-            report.filteredOut += Self.applyWindow(&block, window)
-            report.eventCount += Self.lineCount(block)
-            if !relayLeft { relayLeft = block.contains { $0.side == .relay } }
-            learned.learn(block)
+        if learnAgain {
+            relayLeft = false
+            sorted.merge(by: Self.sortsBefore) { block in
+                report.filteredOut += Self.applyWindow(&block, window)
+                report.eventCount += Self.lineCount(block)
+                if !relayLeft { relayLeft = block.contains { $0.side == .relay } }
+                learned.learn(block)
+            }
+        } else {
+            learned.learn(from: learning)
+            learning = StreamLearning()
+            report.eventCount = lines.reduce(0, +)
         }
         let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
         let stage = sessionStage(relayLeft: relayLeft, relayTaken: relayTaken)

@@ -82,3 +82,46 @@ struct HeldEventsTests {
         #expect(held.count > 20, "\(held)")
     }
 }
+
+/// What the session stage learns of a held bundle is gathered chunk by chunk in reading order
+/// (`StreamLearning`), not from the lines in time order as `SessionStream.learn` sees them:
+/// pids and process names reused by other streams, in several files, pid-less lines named by
+/// file, in any order and cut anywhere, must give what `learn` gives.
+@Suite("stream learning in any order")
+struct StreamLearningTests {
+    static func events() -> [Event] {
+        var out: [Event] = []
+        var rng = SystemRandomNumberGenerator()
+        for n in 0..<600 {
+            let pid: Int? = n % 7 == 0 ? nil : Int.random(in: 1...6, using: &rng)
+            let process: String? = n % 11 == 0 ? nil : ["Ext", "Broadcast", "Upload"].randomElement(using: &rng)!
+            let file = Int.random(in: 0...2, using: &rng)
+            let side: Side = n % 5 == 0 ? .app : .extension
+            let time: Int64? = n % 13 == 0 ? nil : Int64.random(in: 0...50, using: &rng)
+            out.append(Event(kind: "socket.connect_attempt", sdk: "jitsi", side: side, time: time, process: process, pid: pid,
+                             message: "m", attrs: [], source: SourceRef(path: "f\(file).log", line: n + 1), order: n,
+                             parsedTime: nil, fileIndex: file))
+        }
+        return out
+    }
+
+    @Test func sameAsLearningInTimeOrder() {
+        for _ in 0..<20 {
+            let reading = Self.events()
+            var inOrder = SessionStream()
+            inOrder.learn(reading.sorted(by: Analyzer.sortsBefore))
+            var gathered = StreamLearning()
+            var start = 0
+            while start < reading.count {
+                let end = min(reading.count, start + Int.random(in: 1...40))
+                gathered.see(Array(reading[start..<end]))
+                start = end
+            }
+            var fromGathered = SessionStream()
+            fromGathered.learn(from: gathered)
+            #expect(fromGathered.extensionKeys == inOrder.extensionKeys)
+            #expect(fromGathered.keyByPid == inOrder.keyByPid)
+            #expect(fromGathered.keyByProcess == inOrder.keyByProcess)
+        }
+    }
+}

@@ -151,6 +151,16 @@ public struct SessionStream {
         lastLearned = other.lastLearned
     }
 
+    /// What `learn` would learn from the lines `l` saw, in time order.
+    mutating func learn(from l: StreamLearning) {
+        func key(_ s: StreamLearning.Stream) -> String {
+            extensionKeys.insert(SessionBuilder.streamKey(process: s.process, pid: s.pid, path: s.path ?? "")).memberAfterInsert
+        }
+        for s in l.streams { _ = key(s) }
+        for (pid, latest) in l.byPid { keyByPid[pid] = key(latest.stream) }
+        for (process, latest) in l.byProcess { keyByProcess[process] = key(latest.stream) }
+    }
+
     /// Feeds the next event (in time order); `emit` receives the sessions it lets go.
     public mutating func feed(_ e: Event, emit: (Session) -> Void) {
         if let t = e.time, t > now {
@@ -431,5 +441,46 @@ public struct SessionStream {
         } else {
             parked.append(contentsOf: more)
         }
+    }
+}
+
+/// What `SessionStream.learn` finds, gathered from lines seen in any order (a bundle held on
+/// disk, a chunk at a time): every extension stream, and for each pid and process name the
+/// stream of its latest line in time order (`Analyzer.sortsBefore`), the one `learn`, which
+/// sees them in that order, keeps.
+struct StreamLearning {
+    /// A stream as `SessionBuilder.streamKey` names it: by process and pid, or by file.
+    struct Stream: Hashable {
+        var pid: Int?
+        var process: String?
+        var path: String?
+    }
+    typealias At = (Int64, Int, Int)
+    private(set) var streams = Set<Stream>()
+    private(set) var byPid: [Int: (at: At, stream: Stream)] = [:]
+    private(set) var byProcess: [String: (at: At, stream: Stream)] = [:]
+
+    mutating func see(_ events: [Event]) {
+        // Consecutive lines of one stream (most lines) are noted once, at the latest of them.
+        var last: Stream?
+        var lastAt: At = (0, 0, 0)
+        for i in events.indices where events[i].side == .extension {
+            let pid = events[i].pid, process = events[i].process
+            let at = (events[i].time ?? Int64.min, events[i].fileIndex, events[i].order)
+            if let l = last, l.pid == pid, l.process == process, pid != nil || l.path == events[i].source.path {
+                if lastAt < at { lastAt = at }
+                continue
+            }
+            if let l = last { note(l, lastAt) }
+            last = Stream(pid: pid, process: process, path: pid == nil ? events[i].source.path : nil)
+            lastAt = at
+        }
+        if let l = last { note(l, lastAt) }
+    }
+
+    private mutating func note(_ s: Stream, _ at: At) {
+        streams.insert(s)
+        if let pid = s.pid, byPid[pid].map({ $0.at < at }) ?? true { byPid[pid] = (at, s) }
+        if let p = s.process, byProcess[p].map({ $0.at < at }) ?? true { byProcess[p] = (at, s) }
     }
 }
