@@ -125,3 +125,45 @@ struct StreamLearningTests {
         }
     }
 }
+
+extension HeldEventsTests {
+    /// With `--since`/`--until` the window is applied as the runs are merged (and what the
+    /// stage learns is learned there): the sessions, counts and findings are those of the
+    /// bundle in memory, for windows that cut sessions and files.
+    @Test func aTimeWindow() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let registry = try ParserRegistry.builtin()
+        let bundles = try Self.overlapping(in: dir)
+        func run(_ paths: [String], _ since: Int64?, _ until: Int64?, held: Bool) throws -> (String, Int) {
+            var options = AnalyzeOptions()
+            options.now = 1_773_306_000_000_000
+            options.since = since
+            options.until = until
+            let a = try Analyzer(registry: registry, options: options)
+            var handed: [String] = []
+            a.onSession = { s, findings in
+                handed.append("\(s.id) \(s.outcome) \(s.events.count) \(findings.map(\.message))")
+            }
+            if held { Self.held(parallel: false)(a) } else { a.holdsEventsAfter = 0 }
+            let r = a.analyze(paths)
+            let text = "\(r.eventCount) \(r.filteredOut) \(r.span.map { "\($0)" } ?? "-") \(r.findings.map(\.message))\n"
+                + handed.joined(separator: "\n") + r.sessions.map { "\($0.id) \($0.outcome) \($0.events.count)" }.joined(separator: "\n")
+            return (text, a.lastHeldEvents)
+        }
+        var heldSome = false
+        for (name, paths) in bundles {
+            let whole = try Analyzer(registry: registry).analyze(paths)
+            guard let span = whole.span, span.upperBound > span.lowerBound else { continue }
+            let third = (span.upperBound - span.lowerBound) / 3
+            for (since, until) in [(span.lowerBound + third, nil), (nil, span.upperBound - third), (span.lowerBound + third, span.upperBound - third)] {
+                let inMemory = try run(paths, since, until, held: false)
+                let onDisk = try run(paths, since, until, held: true)
+                #expect(inMemory.1 == 0)
+                heldSome = heldSome || onDisk.1 > 0
+                #expect(onDisk.0 == inMemory.0, "\(name) \(String(describing: since)) \(String(describing: until))")
+            }
+        }
+        #expect(heldSome)
+    }
+}
