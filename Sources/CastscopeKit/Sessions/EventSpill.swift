@@ -6,7 +6,8 @@ import Darwin
 
 /// Events written out of memory to an unlinked temporary file and read back when asked: the
 /// lines of relay sessions that ended, which only a join with a device session or an export
-/// of every line reads again (issue 15: memory follows open sessions).
+/// of every line reads again; sessions parked behind an open one; a big bundle's lines while
+/// it is read (`HeldEvents`) (issue 15: memory follows open sessions).
 ///
 /// The file is created in `TMPDIR` (else /tmp) with mode 0600 and unlinked at once, so that it
 /// is gone with the process however that ends. Written through a buffer; read with `pread`, so
@@ -114,7 +115,7 @@ public final class EventSpill: @unchecked Sendable {
             }
         }
         // A temporary file that cannot be read back is a broken machine, not a broken input.
-        precondition(done == inFile, "castscope: the temporary file of relay lines could not be read back")
+        precondition(done == inFile, "castscope: a temporary file of held lines could not be read back")
         return bytes.withUnsafeBytes { raw in
             var r = SpillReader(base: raw)
             return body(&r, Decoder(event: { self.decode(&$0, paths: table) }, source: { r in
