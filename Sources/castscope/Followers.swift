@@ -55,6 +55,9 @@ struct StdinFollower: @unchecked Sendable {
             let n = try head.withUnsafeMutableBytes { try input.read(into: $0) }
             head.removeSubrange(n...)
             if n == 0 { return }
+            // Lines ended by CR alone are lines, as `analyze` reads them.
+            let rest: ByteSource
+            (head, rest) = CROnlyLines.stream(head: head, rest: input)
             let format: LogFormat
             if let forced, let f = registry.format(named: forced) {
                 format = f
@@ -64,7 +67,7 @@ struct StdinFollower: @unchecked Sendable {
                     ?? registry.format(named: "plain")!
             }
             engine.note("reading standard input as \(format.name)")
-            let lines = LineReader(source: PrefixedSource(prefix: head, rest: input), path: "<stdin>")
+            let lines = LineReader(source: PrefixedSource(prefix: head, rest: rest), path: "<stdin>")
             let reader = RecordReader(format: format, lines: lines)
             defer {
                 // What analyze would name for the same stream (lines too long, damaged fields,

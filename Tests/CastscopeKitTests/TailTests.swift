@@ -240,4 +240,18 @@ struct TailTests {
         #expect(changes[1].contains("\"change\":\"connected\""))
         #expect(changes[2].contains("\"change\":\"ended\"") && changes[2].contains("\"outcome\":\"stopped-by-host\""))
     }
+
+    @Test("a text stream on stdin whose lines end in CR alone: the same sessions as with LF")
+    func stdinStreamOfCROnlyLines() throws {
+        let lf = try Data(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"))
+        let cr = Data(lf.map { $0 == 0x0A ? 0x0D : $0 })
+        func sessions(_ stdin: Data) throws -> [Substring] {
+            let r = try castscope(["tail", "--no-journal", "--json", "-"], stdin: stdin)
+            #expect(r.status == 0)
+            return r.stdout.split(separator: "\n").filter { $0.contains("\"type\":\"session\"") }
+        }
+        let withLF = try sessions(lf)
+        #expect(withLF.count >= 3)
+        #expect(try sessions(cr) == withLF)
+    }
 }

@@ -9,7 +9,7 @@ import Darwin
 /// lines is lines, not one record, while line numbers are those an editor shows and byte
 /// offsets are unchanged (one byte for one byte). CR LF files are not touched: their lines
 /// already end in LF, and readers drop the CR.
-enum CROnlyLines {
+public enum CROnlyLines {
     /// The head ends lines with CR alone: it has a CR and no LF at all.
     static func endLines(_ head: [UInt8]) -> Bool {
         head.withUnsafeBytes { b in
@@ -20,6 +20,13 @@ enum CROnlyLines {
 
     /// `bytes` with every CR made an LF.
     static func translated(_ bytes: [UInt8]) -> [UInt8] { bytes.map { $0 == 0x0D ? 0x0A : $0 } }
+
+    /// A stream whose first bytes `head` were read from it, the rest being `rest` (`tail`'s
+    /// standard input): the same two, CR-ended lines given as lines.
+    public static func stream(head: [UInt8], rest: ByteSource) -> (head: [UInt8], rest: ByteSource) {
+        guard endLines(head) else { return (head, rest) }
+        return (translated(head), CROnlySource(rest))
+    }
 
     /// `readHead` for a text reader: a file of CR-ended lines comes back as lines.
     static func readHead(_ count: Int, from source: ByteSource) throws -> (head: [UInt8], source: ByteSource) {
