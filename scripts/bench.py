@@ -220,6 +220,20 @@ def densities(lnav_ok):
             pairs.append(("lnav", ["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", log]))
         r = bench(pairs)
         rows.append((f"{density} text, {mb:.0f} MB, {sessions} sessions", r, "grep"))
+    # A shape, not a density: the dense log in a ticket's folder beside a small host-app log
+    # whose times overlap it. A folder of several files is read whole before its sessions are
+    # built (held on disk past 131,072 lines: BENCH_SIZE=2048 measures that), not streamed.
+    dense = gen_text("dense")
+    folder = os.path.join(WORK, f"folder-dense-{SIZE}")
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+        os.symlink(dense, os.path.join(folder, "device.log"))
+        shutil.copyfile(os.path.join(ROOT, "samples", "healthy-jitsi", "sysdiagnose-log-show.txt"),
+                        os.path.join(folder, "host-app.txt"))
+    mb = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)) / 1e6
+    r = bench([("text", [BIN, "analyze", "--no-color", folder]), ("json", [BIN, "analyze", "--json", folder]),
+               ("grep", shell(f"grep -R -F -e JitsiMeetSDK -e '[SBCBroadcast]' {folder} | cat > /dev/null"))])
+    rows.append((f"dense log + a sample in a folder, {mb:.0f} MB", r, "grep"))
     journals = gen_relay_sessions()
     if journals:
         mb = sum(os.path.getsize(j) for j in journals) / 1e6
