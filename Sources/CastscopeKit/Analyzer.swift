@@ -588,7 +588,11 @@ public final class Analyzer {
             return true
         }
         walker.journal = { display, diskPath, source in
-            if let diskPath, readJournalInParts(display: display, path: diskPath) { return }
+            if let diskPath, readJournalInParts(display: display, path: diskPath) {
+                // (Holding waited while its stretches might be taken back.)
+                holdIfMany()
+                return
+            }
             let fileIndex = report.inputs.count
             var summary = InputSummary(path: display)
             summary.format = "journal"

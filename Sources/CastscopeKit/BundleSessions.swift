@@ -108,7 +108,7 @@ extension Analyzer {
     func sessionsFromHeld(_ held: HeldEvents, files: [FileTimes], report: inout AnalysisReport,
                           relayStage: RelayStage?) -> BuiltSessions
     {
-        // Each pass writes to a new temporary file; the one before goes once it is read.
+        // The runs go to a new temporary file; the one the bundle was read into goes once read.
         guard let sorted = HeldEvents(chunkSize: held.chunkSize, blockSize: held.blockSize, fanIn: held.fanIn) else {
             var events: [Event] = []
             events.reserveCapacity(held.count)
@@ -165,6 +165,7 @@ extension Analyzer {
             sorted.writeSorted(chunk, by: Self.sortsBefore)
             chunk = []
         }
+        held.discard()
         report.timeNotes = FileTimeResolver.reportNotes(noteResolved(resolvers, inputs: &report.inputs),
                                                         sawUnzoned: sawUnzoned)
         let (zone, relayDisplay) = decideZone(choice, firstTimedOrder: firstTimedOrder, relayFirst: relayStage?.firstTimed)
@@ -180,7 +181,9 @@ extension Analyzer {
             sorted.rewriteSorted(keeping: { k = $0; return !covers[$0].contains { dedupe.contests($0.value, of: $0.key) } },
                                  change: { chunk in
                                      chunk.sort { ($0.fileIndex, $0.order) < ($1.fileIndex, $1.order) }
-                                     func extensionLines() -> Int { chunk.reduce(0) { $0 + ($1.side == .extension ? 1 : 0) } }
+                                     // What the stage learns changes when an extension line goes, or
+                                     // a folded run of them loses its first lines (its time moves).
+                                     func extensionLines() -> [Int64?] { chunk.filter { $0.side == .extension }.map(\.time) }
                                      let before = extensionLines()
                                      dedupe.apply(&chunk)
                                      if extensionLines() != before { learnAgain = true }
@@ -191,6 +194,8 @@ extension Analyzer {
                                  }, by: Self.sortsBefore)
             Stages.mark("held: dedupe")
         }
+        // The lines remembered for duplicates: only the rewritten chunks needed them.
+        dedupe = Dedupe()
         var span = TimeSpan()
         for s in spans { span.merge(s) }
         report.span = span.range

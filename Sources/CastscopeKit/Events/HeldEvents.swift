@@ -3,7 +3,8 @@
 /// (`write`), read back a chunk at a time; or written as sorted runs (`writeSorted`), read back
 /// merged into one sorted stream (`merge`), a block of each run in memory at a time.
 final class HeldEvents {
-    let spill: EventSpill
+    private var store: EventSpill?
+    var spill: EventSpill { store! }
     /// The chunks written by `write`, in reading order.
     private(set) var chunks: [EventSpill.Chunk] = []
     /// What one `writeSorted` call wrote.
@@ -31,10 +32,18 @@ final class HeldEvents {
     /// Nil when no temporary file can be made (the caller keeps the events in memory).
     init?(chunkSize: Int = 1 << 13, blockSize: Int = 1 << 10, fanIn: Int = 32) {
         guard let spill = EventSpill() else { return nil }
-        self.spill = spill
+        store = spill
         self.chunkSize = max(1, chunkSize)
         self.blockSize = max(1, blockSize)
         self.fanIn = max(2, fanIn)
+    }
+
+    /// Lets the temporary file go (its space comes back now); nothing can be read after.
+    func discard() {
+        chunks = []
+        sortedChunks = []
+        runs = []
+        store = nil
     }
 
     /// Appends `events` (in reading order), cut in chunks of at most `chunkSize`.
