@@ -80,7 +80,10 @@ struct HeldFuzzTests {
         return s
     }
 
-    static func run(_ paths: [String], held: Bool, window: (Int64?, Int64?), parallel: Bool) throws -> String {
+    /// The text report written from the sessions handed on, the JSON report, and whether any
+    /// line was held; `tune` last.
+    static func run(_ paths: [String], held: Bool, window: (Int64?, Int64?), parallel: Bool,
+                    tune: (Analyzer) -> Void = { _ in }) throws -> String {
         var options = AnalyzeOptions()
         options.now = 1_773_306_000_000_000
         options.since = window.0
@@ -93,6 +96,7 @@ struct HeldFuzzTests {
         a.onSession = { s, f in parts += writer.sessionBlock(s, findings: f) }
         if held { HeldEventsTests.held(parallel: parallel)(a) } else { a.holdsEventsAfter = 0 }
         if parallel && !held { a.parallelThreshold = 0; a.parallelism = 2; a.minimumRange = 4096; a.streamsWhileReading = false }
+        tune(a)
         let r = a.analyze(paths)
         let json = String(decoding: JSONReport.renderBytes(r, provenance: Provenance(commandLine: [], generatedAt: 0)), as: UTF8.self)
         return writer.head(r) + parts + writer.tail(r) + "\n---\n" + json + "\nheld \(a.lastHeldEvents > 0)"

@@ -13,25 +13,6 @@ struct HeldLearnTests {
         "2026-03-12 \(time)+0100 0x2f1c4    Default     0x0                  \(String(pid).padding(toLength: 7, withPad: " ", startingAt: 0))0    \(proc): \(msg)\n"
     }
 
-    static func run(_ paths: [String], held: Bool) throws -> (String, Int) {
-        var options = AnalyzeOptions()
-        options.now = 1_773_306_000_000_000
-        let a = try Analyzer(registry: try ParserRegistry.builtin(), options: options)
-        let text = TextReport(color: false)
-        var writer = text
-        var parts = ""
-        a.willStreamSessions = { writer = text.prepared(inputs: $0.inputs); parts = "" }
-        a.onSession = { s, f in parts += writer.sessionBlock(s, findings: f) }
-        if held {
-            HeldEventsTests.held(parallel: false)(a)
-            a.holdsEventsAfter = 1
-        } else {
-            a.holdsEventsAfter = 0
-        }
-        let r = a.analyze(paths)
-        return (writer.head(r) + parts + writer.tail(r), a.lastHeldEvents)
-    }
-
     @Test func killRoutedAsInMemory() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -49,11 +30,10 @@ struct HeldLearnTests {
                         "memorystatus: killing_specific_process pid 812 [BroadcastExtension] (per-process-limit 10) 51200KB - memorystatus_available_pages: 41522")
         try f0.write(to: dir.appendingPathComponent("f0.txt"), atomically: true, encoding: .utf8)
         try f1.write(to: dir.appendingPathComponent("f1.txt"), atomically: true, encoding: .utf8)
-        let memory = try Self.run([dir.path], held: false)
-        let held = try Self.run([dir.path], held: true)
-        #expect(memory.1 == 0)
-        #expect(held.1 > 0)
-        #expect(held.0 == memory.0)
-        if held.0 != memory.0 { print("=== in memory\n\(memory.0)\n=== held\n\(held.0)") }
+        let memory = try HeldFuzzTests.run([dir.path], held: false, window: (nil, nil), parallel: false)
+        let held = try HeldFuzzTests.run([dir.path], held: true, window: (nil, nil), parallel: false) { $0.holdsEventsAfter = 1 }
+        #expect(memory.hasSuffix("\nheld false"))
+        #expect(held.hasSuffix("\nheld true"))
+        #expect(held.dropLast(" true".count) == memory.dropLast(" false".count))
     }
 }
