@@ -101,10 +101,12 @@ extension Analyzer {
     /// The bundle's events held on disk, in reading order: the same steps as `sessionsInMemory`,
     /// in passes over the chunks. (1) Times resolved (each file's resolver going on from chunk
     /// to chunk), what the zone and the duplicates need seen, the relay lines held for the
-    /// relay stage moved out, and each chunk sorted and written as (part of) a run. (2) Only
-    /// when two files cover the same time: duplicates dropped, each chunk put back in reading
-    /// order for it and sorted again. (3) The runs merged in time order, windowed, once to learn
-    /// which streams are extensions and once into the session stage.
+    /// relay stage moved out, which streams are extensions learned (`StreamLearning`), and each
+    /// chunk sorted and written as (part of) a run. (2) Only when two files cover the same time,
+    /// and only for the chunks another file's span covers: duplicates dropped, the chunk put back
+    /// in reading order for it and sorted again. (3) The runs merged in time order, windowed, into
+    /// the session stage; with a window, or when a duplicate dropped changed an extension's
+    /// lines, a merge before it learns which streams are extensions from the lines that stay.
     func sessionsFromHeld(_ held: HeldEvents, files: [FileTimes], report: inout AnalysisReport,
                           relayStage: RelayStage?) -> BuiltSessions
     {
