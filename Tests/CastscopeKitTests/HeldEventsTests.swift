@@ -167,3 +167,52 @@ extension HeldEventsTests {
         #expect(heldSome)
     }
 }
+
+/// `HeldEvents` on its own: chunks written sorted (some continuing the run before, some not:
+/// lines out of order, untimed lines) and merged with small fan-ins must come back as one
+/// sorted list; with chunks rewritten (lines dropped from some, the others kept as written).
+@Suite("held events: runs and their merge")
+struct HeldRunsTests {
+    static func event(_ t: Int64?, order: Int, file: Int) -> Event {
+        Event(kind: "frame.sent", sdk: "jitsi", side: .extension, time: t, process: "P", pid: 1, message: "m\(order)", attrs: [],
+              source: SourceRef(path: "f\(file)", line: order), order: order, parsedTime: nil, fileIndex: file)
+    }
+
+    @Test func mergedInOrder() throws {
+        var rng = SystemRandomNumberGenerator()
+        var manyRuns = false
+        for round in 0..<60 {
+            let fanIn = Int.random(in: 2...5, using: &rng)
+            let held = try #require(HeldEvents(chunkSize: 5, blockSize: Int.random(in: 1...4, using: &rng), fanIn: fanIn))
+            var chunks: [[Event]] = []
+            var order = 0
+            var t: Int64 = 0
+            for _ in 0..<Int.random(in: 1...30, using: &rng) {
+                var chunk: [Event] = []
+                for _ in 0..<Int.random(in: 1...9, using: &rng) {
+                    order += 1
+                    // Mostly forward in time; in some rounds back too; sometimes untimed.
+                    t += Int64.random(in: round % 2 == 0 ? -5...20 : 0...20, using: &rng)
+                    let time: Int64? = Int.random(in: 0..<10, using: &rng) == 0 ? nil : t
+                    chunk.append(Self.event(time, order: order, file: Int.random(in: 0...2, using: &rng)))
+                }
+                chunk.sort(by: Analyzer.sortsBefore)
+                chunks.append(chunk)
+                held.writeSorted(chunk, by: Analyzer.sortsBefore)
+            }
+            manyRuns = manyRuns || held.runs.count > fanIn
+            let rewrites = round % 3 == 0
+            if rewrites {
+                held.rewriteSorted(keeping: { $0 % 2 == 0 }, change: { chunk in chunk = chunk.filter { $0.order % 3 != 0 } },
+                                   by: Analyzer.sortsBefore)
+            }
+            var merged: [Event] = []
+            held.merge(by: Analyzer.sortsBefore) { merged += $0 }
+            var expected: [Event] = []
+            for (k, c) in chunks.enumerated() { expected += rewrites && k % 2 == 1 ? c.filter { $0.order % 3 != 0 } : c }
+            expected.sort(by: Analyzer.sortsBefore)
+            #expect(merged.map(\.order) == expected.map(\.order), "round \(round)")
+        }
+        #expect(manyRuns, "some rounds had more runs than the fan-in (merged in groups first)")
+    }
+}
