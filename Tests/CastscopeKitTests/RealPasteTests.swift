@@ -561,6 +561,8 @@ struct RealPasteTests {
         #expect(t.outcomes == ["socket-error"])
         let lldb = try analyze("* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)\n")
         #expect(lldb.events == ["app.crashed"])
+        #expect(lldb.kinds == ["app-crashed"])
+        #expect(lldb.messages("app-crashed").first?.contains("stopped by the debugger on EXC_BAD_ACCESS (code=1, address=0x0)") == true)
         // Network.framework's refused connection of the host app, outside a session whose
         // extension connected (handed on before the bundle's rules run): a note, not a warning.
         let refusedBeside = try analyze("""
@@ -619,8 +621,42 @@ struct RealPasteTests {
             2021-05-29 23:03:09.275187+0800 Runner[11546:1257656] *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: 'Cannot call method when status is 2'
 
             """)
-        #expect(crash.kinds.isEmpty, "\(crash.kinds)")
+        #expect(crash.kinds == ["app-crashed"], "\(crash.kinds)")
+        #expect(crash.messages("app-crashed").first?.hasPrefix("Runner[11546] crashed (uncaught exception NSInternalInconsistencyException: 'Cannot call method when status is 2')") == true,
+                "\(crash.messages("app-crashed"))")
         #expect(crash.events.contains("app.crashed") && crash.events.contains("capture.stop_not_recording"), "\(crash.events)")
+    }
+
+    /// A fourth survey of public pastes (flutter-webrtc #937, capacitor-screen-recorder #20,
+    /// a .NET MAUI question, ed_screen_recorder #2): in-app capture refused to start, replayd
+    /// out of frame buffers, and a crash that is all the paste holds.
+    @Test func fourthSurvey() throws {
+        let handler = try analyze("2023-01-31 12:29:06.203554+0500 App[2542:21722]  [ERROR] -[RPScreenRecorder startCaptureWithHandler:completionHandler:]_block_invoke:521 undefined completion handler\n")
+        #expect(handler.outcomes == ["failed"])
+        #expect(handler.kinds == ["replaykit-error"])
+        #expect(handler.messages("replaykit-error").first?.contains("without a completion handler") == true, "\(handler.messages("replaykit-error"))")
+        let active = try analyze("512 failed to start because we're already active with another session\n")
+        #expect(active.outcomes == ["failed"])
+        #expect(active.messages("replaykit-error").first?.contains("still running") == true, "\(active.messages("replaykit-error"))")
+        let writeback = try analyze("""
+            default 17:24:56.282676+0000 BroadcastExt [INFO] -[RPBroadcastSampleHandler _processPayloadWithAudioSample:type:]:180 Broadcast extension received audio payload from replayd
+
+            default 17:24:56.290769+0000 replayd <<<< FigVirtualDisplayProcessor >>>> writebackCacheAllocateBuffer: writeback pool capacity exceeded
+
+            default 17:24:56.290967+0000 replayd <<<< FigVirtualDisplayProcessor >>>> writebackCacheAllocateBuffer: 1515: got error -6689
+
+            default 17:24:56.291004+0000 replayd <<<< FigVirtualDisplayProcessor >>>><private> fvdp_ensureWritebackPixelBuffer: 4074: got error -6689
+
+            """)
+        #expect(writeback.kinds.contains("replayd-writeback-overflow"), "\(writeback.kinds)")
+        let overflow = writeback.messages("replayd-writeback-overflow")
+        #expect(overflow.count == 1 && overflow[0].contains("(error -6689), 3 lines"), "\(overflow)")
+        let quotedCrash = try analyze("""
+            2022-04-28 08:33:02.467842+0200 Runner[20228:84206] *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: '*** -[AVAssetWriterInput markAsFinished] Cannot call method when status is 0'
+
+            """)
+        #expect(quotedCrash.sessions.isEmpty)
+        #expect(quotedCrash.kinds == ["app-crashed"])
     }
 }
 

@@ -146,6 +146,7 @@ public enum Findings {
         SlowStartRule(), FrameStallRule(), LowFrameRateRule(), SocketErrorRule(), StoppedByHostRule(),
         ExtensionKilledRule(), AbruptEndRule(), HostAppSuspendedRule(), ReplayKitErrorRule(), OrphanRelaySessionRule(),
         OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(), ReplaydKilledRule(), CaptureInterruptedRule(),
+        AppCrashedRule(), WritebackOverflowRule(),
     ]
 
     /// The findings of one session, as `run` makes them for it in a whole report.

@@ -1269,6 +1269,13 @@ enum BuiltinParsers {
     },
     {
       "event": "replaykit.error",
+      "match": "[RPScreenRecorder {method}]{gap} undefined completion handler",
+      "set": {
+        "cause": "startCapture was called without a completion handler (nil): ReplayKit does not start the capture"
+      }
+    },
+    {
+      "event": "replaykit.error",
       "match": "[RPScreenRecorder {method}]{gap} failed{detail}"
     },
     {
@@ -1283,6 +1290,14 @@ enum BuiltinParsers {
       "match": "invalid {gap}broadcast session",
       "set": {
         "code": "-5808"
+      }
+    },
+    {
+      "event": "replaykit.error",
+      "match": "failed to start because we're already active with another session",
+      "set": {
+        "method": "startCapture",
+        "cause": "a capture or recording of this app is still running (startCapture called again before stopCapture completed)"
       }
     }
   ],
@@ -1371,6 +1386,21 @@ enum BuiltinParsers {
     {
       "message": "[ERROR] -[RPScreenRecorder stopCaptureWithHandler:]:526 failed to stop in app recording becasue we're not recording",
       "event": "capture.stop_not_recording"
+    },
+    {
+      "message": "[ERROR] -[RPScreenRecorder startCaptureWithHandler:completionHandler:]_block_invoke:521 undefined completion handler",
+      "event": "replaykit.error",
+      "attrs": {
+        "method": "startCaptureWithHandler:completionHandler:",
+        "cause": "startCapture was called without a completion handler (nil): ReplayKit does not start the capture"
+      }
+    },
+    {
+      "message": "512 failed to start because we're already active with another session",
+      "event": "replaykit.error",
+      "attrs": {
+        "method": "startCapture"
+      }
     }
   ]
 }
@@ -1607,6 +1637,14 @@ enum BuiltinParsers {
     {
       "event": "replayd.writeback_overflow",
       "match": "writeback pool capacity exceeded"
+    },
+    {
+      "event": "replayd.writeback_overflow",
+      "match": "writebackCacheAllocateBuffer: {gap}got error {code:int}"
+    },
+    {
+      "event": "replayd.writeback_overflow",
+      "match": "fvdp_ensureWritebackPixelBuffer: {gap}got error {code:int}"
     },
     {
       "event": "app.crashed",
@@ -1848,6 +1886,20 @@ enum BuiltinParsers {
       "event": "broadcast.stopped_alert",
       "attrs": {
         "app": "MyDemoApp"
+      }
+    },
+    {
+      "message": "<<<< FigVirtualDisplayProcessor >>>> writebackCacheAllocateBuffer: 1515: got error -6689",
+      "event": "replayd.writeback_overflow",
+      "attrs": {
+        "code": "-6689"
+      }
+    },
+    {
+      "message": "<<<< FigVirtualDisplayProcessor >>>> fvdp_ensureWritebackPixelBuffer: 4074: got error -6689",
+      "event": "replayd.writeback_overflow",
+      "attrs": {
+        "code": "-6689"
       }
     }
   ]

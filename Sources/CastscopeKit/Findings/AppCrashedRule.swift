@@ -1,0 +1,33 @@
+/// app-crashed: a process crashed — an uncaught exception (`*** Terminating app due to uncaught
+/// exception`), or the debugger stopped it on an exception or a fatal signal (`stop reason =
+/// EXC_BAD_ACCESS`, `signal SIGABRT`). Whatever was being shared stops with it; when the host
+/// app crashes the extension loses its socket. One finding per crash, in its session or, with
+/// none, for the bundle (a pasted crash is often all a ticket has).
+struct AppCrashedRule: FindingRule {
+    let kind = "app-crashed"
+
+    func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        var out: [Finding] = []
+        func make(_ e: Event, _ s: Session?) -> Finding {
+            let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" } ?? "the debugged process"
+            let what: String
+            if let exception = e.attr("exception") {
+                let reason = e.attr("reason").map { ": \($0)" } ?? ""
+                what = "uncaught exception \(exception)\(reason)"
+            } else if let reason = e.attr("reason") {
+                // The debugger's stop: `EXC_…` (its prefix is in the pattern) or a signal.
+                what = e.message.contains("signal SIG") ? "stopped by the debugger on signal SIG\(reason)"
+                    : "stopped by the debugger on EXC_\(reason)"
+            } else {
+                what = e.message
+            }
+            let m = "\(who) crashed (\(what)): whatever it was sharing or serving stopped with it"
+            if let s { return s.finding(kind, .error, at: e.time, m, [e.source]) }
+            return Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil, message: m,
+                           evidence: [e.source])
+        }
+        for s in r.sessions { for i in s.events.indices where s.events[i].kind == "app.crashed" { out.append(make(s.events[i], s)) } }
+        for e in r.unattached where e.kind == "app.crashed" { out.append(make(e, nil)) }
+        return out
+    }
+}
