@@ -657,6 +657,17 @@ struct RealPasteTests {
             """)
         #expect(quotedCrash.sessions.isEmpty)
         #expect(quotedCrash.kinds == ["app-crashed"])
+        // Quoted in Markdown: each line one record (the quote marker was a record of its own).
+        let quoted = try analyze("""
+            > 2022-04-28 08:33:02.467842+0200 Runner[20228:84206] flutter:       >>> Start Record Response Output:
+            > 2022-04-28 08:33:02.468826+0200 Runner[20228:84206] flutter:       Event Name: startRecordScreen
+            > 2022-04-28 08:33:06.747271+0200 Runner[20228:84206] *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: 'Cannot call method when status is 0'
+
+            """)
+        #expect(quoted.format == "xcode")
+        #expect(quoted.records == 3, "\(quoted.records)")
+        #expect(quoted.kinds == ["app-crashed"])
+        #expect(quoted.messages("app-crashed").first?.hasPrefix("Runner[20228] crashed") == true, "\(quoted.messages("app-crashed"))")
     }
 }
 

@@ -215,6 +215,12 @@ public final class RecordReader {
                 if let k = format.collapsedRecordStart(rest, &matches) {
                     piece = UnsafeRawBufferPointer(rebasing: rest[..<(k - 1)])
                     next = UnsafeRawBufferPointer(rebasing: rest[k...])
+                    // A Markdown quote (`> 2022-04-28 08:33:02.467842+0200 Runner[…] …`, a
+                    // log quoted in an issue) is no line of its own.
+                    if piece.allSatisfy({ $0 == UInt8(ascii: ">") || $0 == 0x20 }) {
+                        rest = next!
+                        continue
+                    }
                 }
                 try textLine(piece, sink)
                 guard let n = next else { break }
