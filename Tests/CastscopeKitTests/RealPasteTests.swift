@@ -668,6 +668,15 @@ struct RealPasteTests {
         #expect(quoted.records == 3, "\(quoted.records)")
         #expect(quoted.kinds == ["app-crashed"])
         #expect(quoted.messages("app-crashed").first?.hasPrefix("Runner[20228] crashed") == true, "\(quoted.messages("app-crashed"))")
+        // Console rows with a time of day and no date, the bundle giving none: marked `~`, and
+        // the legend says the date was assumed (not only print()'s borrowed time).
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let console = dir.appendingPathComponent("console.txt")
+        try "default 17:24:56.282676+0000 BroadcastExt [INFO] -[RPBroadcastSampleHandler _processPayloadWithAudioSample:type:]:180 Broadcast extension received audio payload from replayd\n"
+            .write(to: console, atomically: true, encoding: .utf8)
+        let text = try castscope(["analyze", "--no-color", console.path]).stdout
+        #expect(text.contains("~ time not wholly the line's: its date assumed"), "\(text)")
     }
 }
 

@@ -320,7 +320,12 @@ public struct TextReport {
             for n in i.notes { out += dim("      note: \(n)") + "\n" }
         }
         if r.tally.anyInferredTime {
-            out += dim("\n~ time taken from the nearest timestamped line (Xcode print() output)") + "\n"
+            // Lines with no date where the bundle gives none are marked too (their time of day
+            // is theirs; the header's `times:` names the date assumed).
+            let dateAssumed = r.timeNotes.contains { $0.hasPrefix("no date in the lines") }
+            out += dim(dateAssumed
+                ? "\n~ time not wholly the line's: its date assumed (see times: above), or taken from the nearest timestamped line (Xcode print() output)"
+                : "\n~ time taken from the nearest timestamped line (Xcode print() output)") + "\n"
         }
         if !r.errors.isEmpty {
             out += "\n" + paint("Errors", "31;1") + "\n"
