@@ -668,6 +668,18 @@ struct RealPasteTests {
         #expect(quoted.records == 3, "\(quoted.records)")
         #expect(quoted.kinds == ["app-crashed"])
         #expect(quoted.messages("app-crashed").first?.hasPrefix("Runner[20228] crashed") == true, "\(quoted.messages("app-crashed"))")
+        // The host app's SDK says it cannot share the screen (jitsi-meet #4742): an error, with
+        // what enables it; likewise a stream it could not create and a missing Info.plist key.
+        let unsupported = try analyze("2019-10-15 07:08:19.582650-0400 BeBetter-mobile[6874:2088170] [JitsiMeetSDK] [modules/RTC/ScreenObtainer.js] Screen sharing not supported by the current browser:  react-native\n")
+        #expect(unsupported.kinds == ["screen-share-failed"])
+        #expect(unsupported.messages("screen-share-failed").first?.contains("not supported in this app (react-native): enable it with the `ios.screensharing.enabled` feature flag") == true,
+                "\(unsupported.messages("screen-share-failed"))")
+        let failed = try analyze("""
+            2026-03-12 10:00:00.000001+0100 JitsiDemo[640:1] [app:tracks] Error creating screen-sharing stream Error(AbortError){"message":"aborted"}
+            2026-03-12 10:00:01.000001+0100 JitsiDemo[640:1] Not able to find the RTCScreenSharingExtension key
+
+            """)
+        #expect(failed.kinds == ["screen-share-failed", "screen-share-failed"], "\(failed.kinds)")
         // Console rows with a time of day and no date, the bundle giving none: marked `~`, and
         // the legend says the date was assumed (not only print()'s borrowed time).
         let dir = try temporaryDirectory()

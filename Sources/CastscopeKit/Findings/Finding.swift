@@ -146,7 +146,7 @@ public enum Findings {
         SlowStartRule(), FrameStallRule(), LowFrameRateRule(), SocketErrorRule(), StoppedByHostRule(),
         ExtensionKilledRule(), AbruptEndRule(), HostAppSuspendedRule(), ReplayKitErrorRule(), OrphanRelaySessionRule(),
         OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(), ReplaydKilledRule(), CaptureInterruptedRule(),
-        AppCrashedRule(), WritebackOverflowRule(),
+        AppCrashedRule(), WritebackOverflowRule(), ScreenShareFailedRule(),
     ]
 
     /// The findings of one session, as `run` makes them for it in a whole report.

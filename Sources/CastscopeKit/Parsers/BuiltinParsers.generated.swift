@@ -1166,7 +1166,8 @@ enum BuiltinParsers {
     {"event": "app.broadcast_stopped_notified", "match": "Broadcast stopped", "anchored": true},
     {"event": "app.toggle_screen_share_unhandled", "match": "Sending `org.jitsi.meet.TOGGLE_SCREEN_SHARE` with no listeners registered."},
     {"event": "app.screenshare_requested", "match": "Using getDisplayMedia for screen sharing"},
-    {"event": "app.screenshare_failed", "match": "Error creating screen-sharing stream {error}"}
+    {"event": "app.screenshare_failed", "match": "Error creating screen-sharing stream {error}"},
+    {"event": "app.screenshare_unsupported", "match": "Screen sharing not supported by the current browser:{browser}"}
   ],
   "samples": [
     {"message": "Broadcast started", "event": "app.broadcast_started_notified"},
@@ -1174,7 +1175,8 @@ enum BuiltinParsers {
     {"message": "Sending `org.jitsi.meet.TOGGLE_SCREEN_SHARE` with no listeners registered.", "event": "app.toggle_screen_share_unhandled"},
     {"message": "[modules/RTC/ScreenObtainer] Using getDisplayMedia for screen sharing", "event": "app.screenshare_requested"},
     {"message": "[JitsiMeetSDK] [modules/RTC/ScreenObtainer.js] Using getDisplayMedia for screen sharing", "event": "app.screenshare_requested"},
-    {"message": "[app:tracks] Error creating screen-sharing stream Error(AbortError){\"message\":\"aborted\"}", "event": "app.screenshare_failed"}
+    {"message": "[app:tracks] Error creating screen-sharing stream Error(AbortError){\"message\":\"aborted\"}", "event": "app.screenshare_failed"},
+    {"message": "[JitsiMeetSDK] [modules/RTC/ScreenObtainer.js] Screen sharing not supported by the current browser:  react-native", "event": "app.screenshare_unsupported", "attrs": {"browser": "  react-native"}}
   ]
 }
 """##),

@@ -1,0 +1,40 @@
+/// screen-share-failed: the host app's SDK could not start screen sharing, or says it cannot:
+/// the Jitsi Meet SDK's `Screen sharing not supported by the current browser: react-native`
+/// (screen sharing not enabled in this app), `Error creating screen-sharing stream …`, the
+/// screen-share toggle sent with no listener, react-native-webrtc's missing
+/// `RTCScreenSharingExtension` key. Nothing is shared, whatever the extension does.
+struct ScreenShareFailedRule: FindingRule {
+    let kind = "screen-share-failed"
+
+    static func message(_ e: Event) -> String? {
+        switch e.kind {
+        case "app.screenshare_unsupported":
+            let browser = String((e.attr("browser") ?? "").drop { $0 == " " })
+            return "the Jitsi Meet SDK says screen sharing is not supported in this app (\(browser.isEmpty ? "unknown" : browser)): enable it with the `ios.screensharing.enabled` feature flag and name the Broadcast Upload Extension in the app's Info.plist (`RTCScreenSharingExtension`)"
+        case "app.screenshare_failed":
+            return "the host app could not create the screen-sharing stream (\(e.attr("error") ?? e.message))"
+        case "app.toggle_screen_share_unhandled":
+            return "the SDK sent its screen-share toggle with no listener registered: the app does not handle it, so the toggle does nothing"
+        case "app.config_error":
+            return "the host app's configuration lacks what screen sharing needs (\(e.message))"
+        default:
+            return nil
+        }
+    }
+
+    func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        var out: [Finding] = []
+        for s in r.sessions {
+            for i in s.events.indices {
+                if let m = Self.message(s.events[i]) { out.append(s.finding(kind, .error, at: s.events[i].time, m, [s.events[i].source])) }
+            }
+        }
+        for e in r.unattached {
+            if let m = Self.message(e) {
+                out.append(Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil,
+                                   message: m, evidence: [e.source]))
+            }
+        }
+        return out
+    }
+}
