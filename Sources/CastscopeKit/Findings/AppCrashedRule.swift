@@ -7,8 +7,8 @@ struct AppCrashedRule: FindingRule {
     let kind = "app-crashed"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        var out: [Finding] = []
-        func make(_ e: Event, _ s: Session?) -> Finding {
+        perLine(r) { e in
+            guard e.kind == "app.crashed" else { return nil }
             let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" } ?? "the debugged process"
             let what: String
             if let exception = e.attr("exception") {
@@ -21,13 +21,7 @@ struct AppCrashedRule: FindingRule {
             } else {
                 what = e.message
             }
-            let m = "\(who) crashed (\(what)): whatever it was sharing or serving stopped with it"
-            if let s { return s.finding(kind, .error, at: e.time, m, [e.source]) }
-            return Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil, message: m,
-                           evidence: [e.source])
+            return (.error, "\(who) crashed (\(what)): whatever it was sharing or serving stopped with it")
         }
-        for s in r.sessions { for i in s.events.indices where s.events[i].kind == "app.crashed" { out.append(make(s.events[i], s)) } }
-        for e in r.unattached where e.kind == "app.crashed" { out.append(make(e, nil)) }
-        return out
     }
 }

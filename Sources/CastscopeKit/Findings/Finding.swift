@@ -139,6 +139,26 @@ public protocol FindingRule: Sendable {
     func findings(_ report: AnalysisReport, _ t: Thresholds) -> [Finding]
 }
 
+extension FindingRule {
+    /// One finding per line `make` says something of (a message and a severity), in the line's
+    /// session, or for the bundle for lines outside any; evidence: the line.
+    func perLine(_ r: AnalysisReport, _ make: (Event) -> (Severity, String)?) -> [Finding] {
+        var out: [Finding] = []
+        for s in r.sessions {
+            for i in s.events.indices {
+                guard let (severity, m) = make(s.events[i]) else { continue }
+                out.append(s.finding(kind, severity, at: s.events[i].time, m, [s.events[i].source]))
+            }
+        }
+        for e in r.unattached {
+            guard let (severity, m) = make(e) else { continue }
+            out.append(Finding(kind: kind, severity: severity, time: e.time, displayOffset: e.displayOffset, session: nil,
+                               message: m, evidence: [e.source]))
+        }
+        return out
+    }
+}
+
 public enum Findings {
     /// Every rule, one file each in this folder.
     public static let rules: [any FindingRule] = [

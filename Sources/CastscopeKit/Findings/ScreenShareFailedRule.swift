@@ -23,18 +23,6 @@ struct ScreenShareFailedRule: FindingRule {
     }
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        var out: [Finding] = []
-        for s in r.sessions {
-            for i in s.events.indices {
-                if let m = Self.message(s.events[i]) { out.append(s.finding(kind, .error, at: s.events[i].time, m, [s.events[i].source])) }
-            }
-        }
-        for e in r.unattached {
-            if let m = Self.message(e) {
-                out.append(Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil,
-                                   message: m, evidence: [e.source]))
-            }
-        }
-        return out
+        perLine(r) { e in Self.message(e).map { (.error, $0) } }
     }
 }
