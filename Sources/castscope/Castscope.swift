@@ -469,10 +469,10 @@ struct Analyze: ParsableCommand {
         var streamed: [StreamedReport] = []
         var rowStream: ClickHouseStreamExport?
         if streamsAll {
-            // The findings of sessions handed on go out with them (JSON: into their own part)
-            // and only their counts stay, unless --fail-on (which names every session) or
-            // ClickHouse (which writes the bundle's findings at the end) needs them.
-            analyzer.keepsSessionFindings = failOn != nil || clickhouse.url != nil
+            // The findings of sessions handed on go out with them (JSON: into their own part;
+            // ClickHouse: rows with their session's) and only their counts stay, unless
+            // --fail-on (which names every session) needs them.
+            analyzer.keepsSessionFindings = failOn != nil
             let spillsFindings = !analyzer.keepsSessionFindings
             streamed = outputs.map { t in
                 guard t.format == .text else { return StreamedReport(target: t, text: nil, spillsFindings: spillsFindings) }

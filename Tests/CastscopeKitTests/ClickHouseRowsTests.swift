@@ -161,6 +161,18 @@ struct ClickHouseStreamTests {
             .map { packageRoot.appendingPathComponent("samples/\($0)").path }
         inputs.append(try manySessionsLog(300, in: dir).path)
         inputs.append(try denseBenchLog(megabytes: 3, in: dir).path)
+        // Sessions handed on with findings, and findings of the bundle's own after them (a
+        // crash outside any session): both kinds of finding rows, in the report's order.
+        let mixed = dir.appendingPathComponent("sessions-then-bundle-findings.log")
+        try """
+            2026-03-12 10:00:00.000001+0100 BroadcastExtension[812:1] broadcast started
+            2026-03-12 10:00:00.100001+0100 BroadcastExtension[812:1] open socket connection
+            2026-03-12 10:00:00.200001+0100 BroadcastExtension[812:1] failure: socket file missing
+            2026-03-12 10:00:05.000001+0100 BroadcastExtension[812:1] broadcastFinished
+            2026-03-12 10:05:00.000001+0100 JitsiDemo[640:1] *** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: 'boom'
+
+            """.write(to: mixed, atomically: true, encoding: .utf8)
+        inputs.append(mixed.path)
         for (k, input) in inputs.enumerated() {
             let streamed = dir.appendingPathComponent("streamed-\(k)"), whole = dir.appendingPathComponent("whole-\(k)")
             let a = try castscope(["analyze", input, "--clickhouse", "file://" + streamed.path])
@@ -173,7 +185,11 @@ struct ClickHouseStreamTests {
                 #expect(x == y, "\(input): \(table)")
             }
             let events = try String(contentsOf: streamed.appendingPathComponent("castscope_events.jsonl"), encoding: .utf8)
-            #expect(events.split(separator: "\n").count > 10, "\(input): rows were written")
+            #expect(events.split(separator: "\n").count > (input == mixed.path ? 3 : 10), "\(input): rows were written")
+            if input == mixed.path {
+                let findings = try String(contentsOf: streamed.appendingPathComponent("castscope_findings.jsonl"), encoding: .utf8)
+                #expect(findings.contains("\"app-crashed\"") && findings.contains("\"never-connected\""), "\(findings)")
+            }
         }
     }
 }

@@ -277,7 +277,11 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
             note(e.time)
             rows.event(e, sessionId: "", host: nil, shift: 0, ids: &ids, into: &events, batchRows: batch) { eventsOut.launch(&$0) }
         }
-        for f in report.findings.dropFirst(findingCount) { addFinding(f, sessionId: "", sdk: nil, host: nil) }
+        // The bundle's own findings: all the report kept when the sessions' went out with them
+        // (`handedOnFindings`), else those after the sessions'.
+        for f in report.findings.dropFirst(report.handedOnFindings != nil ? 0 : findingCount) {
+            addFinding(f, sessionId: "", sdk: nil, host: nil)
+        }
         var inputs = ClickHouseRowBuffer()
         rows.inputs(report, bundleTime: .some(earliest), into: &inputs)
         inputsOut.launch(&inputs)
