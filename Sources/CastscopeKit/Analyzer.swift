@@ -902,18 +902,34 @@ public final class Analyzer {
         }
 
         mutating func see(_ events: [Event]) {
+            // Only at a time two files both cover can a line be a duplicate: a line outside
+            // every other file's span is kept without a look-up (rotated journal files, a
+            // device log and a relay log of different hours: no line needs remembering).
+            // A file's lines come one after another: its span and cover are gathered here and
+            // added to the tables when the file changes, not looked up per line.
+            var file: Int?
+            var span: ClosedRange<Int64>?, cover: ClosedRange<Int64>?
+            func flush() {
+                guard let f = file else { return }
+                if let s = span { spans[f] = spans[f].map { min($0.lowerBound, s.lowerBound)...max($0.upperBound, s.upperBound) } ?? s }
+                if let c = cover { covers[f] = covers[f].map { min($0.lowerBound, c.lowerBound)...max($0.upperBound, c.upperBound) } ?? c }
+                span = nil
+                cover = nil
+            }
             for i in events.indices {
                 let f = events[i].fileIndex
-                if firstFile == nil { firstFile = f } else if f != firstFile { manyFiles = true }
-                // Only at a time two files both cover can a line be a duplicate: a line outside
-                // every other file's span is kept without a look-up (rotated journal files, a
-                // device log and a relay log of different hours: no line needs remembering).
+                if f != file {
+                    flush()
+                    file = f
+                    if firstFile == nil { firstFile = f } else if f != firstFile { manyFiles = true }
+                }
                 guard let t = events[i].time, !events[i].timeInferred else { continue }
-                spans[f] = spans[f].map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
+                span = span.map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
                 var lo = t, hi = t
                 if let times = events[i].repeats?.times, let a = times.min(), let b = times.max() { lo = min(lo, a); hi = max(hi, b) }
-                covers[f] = covers[f].map { min($0.lowerBound, lo)...max($0.upperBound, hi) } ?? lo...hi
+                cover = cover.map { min($0.lowerBound, lo)...max($0.upperBound, hi) } ?? lo...hi
             }
+            flush()
         }
 
         /// Whether a line of `file` at `t` is new (and remembers it when it is contested).

@@ -363,12 +363,15 @@ struct FileTimeResolver {
             notes.append("lines carry no \(what): taken from \(source) (\(formatDate(refDate)))")
         } else if !hasDate {
             notes.append("lines carry no date and the bundle gives none: today (\(formatDate(today))) assumed (pass --date)")
-            headerNotes.append("no date in the lines: today (\(formatDate(today))) assumed, pass --date")
+            headerNotes.append("\(Self.noDateNote) today (\(formatDate(today))) assumed, pass --date")
         } else {
             notes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed, \(today.0 - 1) for a date after today (pass --date)")
             headerNotes.append("no year in the lines: \(today.0) assumed (\(today.0 - 1) for a date after today), pass --date")
         }
     }
+
+    /// How the report's header note begins when lines had no date and today was assumed.
+    static let noDateNote = "no date in the lines:"
 
     /// The report's header notes from every file's resolver.
     static func reportNotes(_ headerNotes: [String], sawUnzoned: Bool) -> [String] {

@@ -322,7 +322,7 @@ public struct TextReport {
         if r.tally.anyInferredTime {
             // Lines with no date where the bundle gives none are marked too (their time of day
             // is theirs; the header's `times:` names the date assumed).
-            let dateAssumed = r.timeNotes.contains { $0.hasPrefix("no date in the lines") }
+            let dateAssumed = r.timeNotes.contains { $0.hasPrefix(FileTimeResolver.noDateNote) }
             out += dim(dateAssumed
                 ? "\n~ time not wholly the line's: its date assumed (see times: above), or taken from the nearest timestamped line (Xcode print() output)"
                 : "\n~ time taken from the nearest timestamped line (Xcode print() output)") + "\n"
