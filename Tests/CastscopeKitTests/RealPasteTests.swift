@@ -690,6 +690,46 @@ struct RealPasteTests {
         let text = try castscope(["analyze", "--no-color", console.path]).stdout
         #expect(text.contains("~ time not wholly the line's: its date assumed"), "\(text)")
     }
+
+    /// Paste damage the fourth survey left: a line wrapped inside an Objective-C method name
+    /// (capacitor-screen-recorder #20) and an NSLog dictionary printed from column 0 inside a
+    /// Console copy (CopilotForXcode #35).
+    @Test("a line wrapped inside -[Class selector] is one record; a column-0 dump in a Console copy continues its row")
+    func wrappedAndColumnZeroDumps() throws {
+        let wrapped = try analyze("""
+            To Native ->  ScreenRecorder start 130865217
+            2023-01-31 12:29:06.203554+0500 App[2542:21722]  [ERROR] -[RPScreenRecorder\u{20}
+            startCaptureWithHandler:completionHandler:]_block_invoke:521 undefined completion handler
+            To Native ->  ScreenRecorder stop 130865218
+
+            """)
+        #expect(wrapped.records == 3, "\(wrapped.records)")
+        #expect(wrapped.outcomes == ["failed"])
+        #expect(wrapped.kinds == ["replaykit-error"])
+        #expect(wrapped.messages("replaykit-error").first?.contains("-[RPScreenRecorder startCaptureWithHandler:completionHandler:]") == true,
+                "\(wrapped.messages("replaykit-error"))")
+        // Not wrapped: the method name is closed, or the next line is no rest of one.
+        for (text, records) in [
+            ("2023-01-31 12:29:06.203554+0500 App[2542:21722] -[RPScreenRecorder start] done\nstartCapture:]x\n", 2),
+            ("2023-01-31 12:29:06.203554+0500 App[2542:21722] array [RPScreenRecorder \nstartCapture:]\n", 2),
+            ("2023-01-31 12:29:06.203554+0500 App[2542:21722] -[RPScreenRecorder \nflutter: value] two words\n", 2),
+        ] {
+            let a = try analyze(text)
+            #expect(a.records == records, "\(text)")
+        }
+        let dump = "Default\t14:39:22.411993+0900\tBroadcastExt\tReleased connection: 2F64\n{\n    UUID = \"2F64\";\n    eventCount = 0;\n}\n"
+            + "Default\t14:39:22.511993+0900\tBroadcastExt\topen socket connection\n"
+        let console = try analyze(dump)
+        #expect(console.format == "console-copy")
+        #expect(console.records == 2, "\(console.records)")
+        #expect(console.unparsed == 0, "\(console.unparsed)")
+        // Its spaces variant too; and a stray line at column 0 is still counted unparsed.
+        let spaces = try analyze(dump.replacingOccurrences(of: "\t", with: "    ").replacingOccurrences(of: "Default", with: "default")
+                                 + "stray words\n")
+        #expect(spaces.format == "console-copy-spaces")
+        #expect(spaces.records == 2, "\(spaces.records)")
+        #expect(spaces.unparsed == 1, "\(spaces.unparsed)")
+    }
 }
 
 /// Bytes in memory as a `ByteSource`.

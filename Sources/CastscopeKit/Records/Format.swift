@@ -208,8 +208,9 @@ public struct RawRecord {
         ends[f.rawValue] = storage.count
     }
 
-    /// Appends a continuation line to the message (which is always stored last).
-    mutating func appendToMessage(_ line: UnsafeRawBufferPointer) {
+    /// Appends a continuation line to the message (which is always stored last), after a line
+    /// break; `wrapped`: with nothing between (the line is the rest of one the paste wrapped).
+    mutating func appendToMessage(_ line: UnsafeRawBufferPointer, wrapped: Bool = false) {
         let m = RecordField.message.rawValue
         if starts[m] < 0 || ends[m] != storage.count {
             if starts[m] >= 0 {
@@ -219,7 +220,7 @@ public struct RawRecord {
             } else {
                 starts[m] = storage.count
             }
-        } else if ends[m] > starts[m] {
+        } else if ends[m] > starts[m] && !wrapped {
             storage.append(0x0A)
         }
         storage.append(contentsOf: line)

@@ -289,7 +289,9 @@ public final class RecordReader {
         switch format.continuation {
         case .print:
             // Continues a multi-line NSLog record.
-            if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && (Self.isLoneOpener(line) || opensIndentedDump(line)))) {
+            if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && (Self.isLoneOpener(line) || opensIndentedDump(line)))
+                || continuesWrappedSelector(line))
+            {
                 return false
             }
             stats.records += 1  // a print() line with nothing recognizable
@@ -298,7 +300,8 @@ public final class RecordReader {
         case .none:
             return false
         default:
-            if hasPending && !pendingIrrelevant { return false }  // continues a record that matters
+            // (A column-0 dump goes on to its closing bracket, whatever the record.)
+            if hasPending && !pendingIrrelevant || pendingDepth > 0 { return false }  // continues a record that matters
             if pendingIrrelevant { return true }
             return false
         }
@@ -327,6 +330,8 @@ public final class RecordReader {
             }
             hasPending = true
             matched = true
+            pendingDepth = 0
+            pendingJoined = 0
             if format.continuation == .print {
                 pendingDepth = pending.withBytes(.message) { Self.opensBlock($0) ? Self.bracketDepth($0, from: 0) : 0 } ?? 0
                 pendingJoined = 0
@@ -338,9 +343,20 @@ public final class RecordReader {
         switch format.continuation {
         case .join where hasPending:
             pending.appendToMessage(line)
-        case .tab where hasPending && line.first == 0x09,
-            .indented where hasPending && (line.first == 0x09 || line.first == 0x20):
+        case .tab where hasPending && line.first == 0x09 && pendingDepth == 0,
+            .indented where hasPending && (line.first == 0x09 || line.first == 0x20) && pendingDepth == 0:
             pending.appendToMessage(line)
+        case .tab where hasPending && pendingJoined < Self.maxJoinedLines && (pendingDepth > 0 || Self.isLoneOpener(line)),
+            .indented where hasPending && pendingJoined < Self.maxJoinedLines && (pendingDepth > 0 || Self.isLoneOpener(line)):
+            // An NSLog dictionary or array printed from column 0 (`{`, its indented lines, `}`)
+            // in a Console copy: the message it follows goes on to its closing bracket.
+            pending.appendToMessage(line)
+            pendingJoined += 1
+            pendingDepth = Self.bracketDepth(line, from: pendingDepth)
+        case .print where hasPending && continuesWrappedSelector(line):
+            pending.appendToMessage(line, wrapped: true)
+            pendingJoined += 1
+            pendingDepth = pending.withBytes(.message) { Self.opensBlock($0) ? Self.bracketDepth($0, from: 0) : 0 } ?? 0
         case .print where hasPending && pendingJoined < Self.maxJoinedLines
             && (pendingDepth > 0 || (pendingJoined == 0 && (Self.isLoneOpener(line) || opensIndentedDump(line)))):
             pending.appendToMessage(line)
@@ -382,6 +398,44 @@ public final class RecordReader {
         guard depth > 0 else { return false }
         pendingDepth = depth
         return true
+    }
+
+    /// The pending NSLog message was cut inside an Objective-C method name (`… -[RPScreenRecorder `:
+    /// a paste wrapped at its width) and `line` completes the name (`startCaptureWithHandler:…]…`):
+    /// the two are one line. Only the first line after the record, so a print() line that
+    /// happens to hold a `]` is not taken otherwise.
+    private func continuesWrappedSelector(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard pendingJoined == 0, let first = line.first, Self.isSelectorByte(first) else { return false }
+        var i = 0
+        while i < line.count, i < 256, Self.isSelectorByte(line[i]) { i += 1 }
+        guard i < line.count, line[i] == UInt8(ascii: "]") else { return false }
+        return pending.withBytes(.message) { Self.endsInOpenSelector($0) } ?? false
+    }
+
+    /// `text` ends inside `-[Class selector…` or `+[Class …` (no `]` after it yet).
+    static func endsInOpenSelector(_ text: UnsafeRawBufferPointer) -> Bool {
+        var k = text.count
+        var spaces = 0
+        while k > 0 {
+            let b = text[k - 1]
+            if b == UInt8(ascii: "[") {
+                return k >= 2 && (text[k - 2] == UInt8(ascii: "-") || text[k - 2] == UInt8(ascii: "+"))
+                    && k < text.count && text[k] != 0x20 && spaces <= 1
+            }
+            if b == 0x20 {
+                spaces += 1
+            } else if !isSelectorByte(b) {
+                return false
+            }
+            if text.count - k > 128 { return false }
+            k -= 1
+        }
+        return false
+    }
+
+    @inline(__always) static func isSelectorByte(_ b: UInt8) -> Bool {
+        (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+            || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_") || b == UInt8(ascii: ":")
     }
 
     /// A line that is only an opening bracket (the `(` a call stack starts with).
