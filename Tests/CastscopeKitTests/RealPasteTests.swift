@@ -691,6 +691,45 @@ struct RealPasteTests {
         #expect(text.contains("~ time not wholly the line's: its date assumed"), "\(text)")
     }
 
+    /// A fifth survey of public pastes: the alert's text as users type it (twilio
+    /// video-quickstart-ios #554, an openradar mirror), one crash told twice (jitsi-meet #4995),
+    /// and lines outside sessions from files in different zones.
+    @Test("ReplayKit's -5807 text in any case; an uncaught exception and its SIGABRT stop are one crash; lines outside sessions keep their zone")
+    func fifthSurvey() throws {
+        for text in ["\u{201C}screen recording has stopped due to recording interrupted by multitasking and content resizing\u{201D}\n",
+                     "Screenrecording fails with error \u{201E}Recording interrupted by multitasking and Content Resizing\u{201C}\n"] {
+            let a = try analyze(text)
+            #expect(a.kinds == ["replaykit-error"], "\(text)")
+            #expect(a.messages("replaykit-error").first?.hasPrefix("ReplayKit error -5807") == true, "\(a.messages("replaykit-error"))")
+        }
+        let crash = """
+            2020-01-20 12:35:32.122883+0530 XXXX[977:193744] [JitsiMeetSDK] NSInvalidArgumentException: *** -[__NSPlaceholderDictionary initWithObjects:forKeys:count:]: attempt to insert nil object from objects[3]
+            2020-01-20 12:35:32.123203+0530 XXXX[977:193743] *** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: '*** -[__NSPlaceholderDictionary initWithObjects:forKeys:count:]: attempt to insert nil object from objects[3]'
+            libc++abi.dylib: terminating with uncaught exception of type NSException
+
+            * thread #11, queue = 'WebRTCModule.queue', stop reason = signal SIGABRT
+
+            """
+        let one = try analyze(crash)
+        #expect(one.kinds == ["app-crashed"], "\(one.kinds)")
+        let evidence = one.findings.first?["evidence"] as? [Any]
+        #expect(evidence?.count == 2, "\(String(describing: evidence))")
+        // A SIGABRT with no exception before it, or a second exception, is a crash of its own.
+        let two = try analyze(crash + "2020-01-20 12:40:00.000001+0530 XXXX[990:1] *** Terminating app due to uncaught exception 'NSGenericException', reason: 'x'\n"
+                              + "2020-01-20 12:41:00.000001+0530 XXXX[991:1] started again\n* thread #1, queue = 'main', stop reason = signal SIGABRT\n")
+        #expect(two.kinds == ["app-crashed", "app-crashed", "app-crashed"], "\(two.kinds)")
+        // Outside sessions: each line in its own file's zone, a borrowed time marked `~`.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "2020-01-20T07:00:00.000001+0000 iphone osanalyticshelper[1]: Process replayd [26715] killed by jetsam reason highwater\n"
+            .write(to: dir.appendingPathComponent("a.log"), atomically: true, encoding: .utf8)
+        try crash.write(to: dir.appendingPathComponent("b.log"), atomically: true, encoding: .utf8)
+        let text = try castscope(["analyze", "--no-color", dir.path]).stdout
+        #expect(text.contains("  2020-01-20T07:00:00.000001+00:00  sys  Process replayd"), "\(text)")
+        #expect(text.contains("  2020-01-20T12:35:32.123203+05:30  sys  *** Terminating app"), "\(text)")
+        #expect(text.contains("stop reason = signal SIGABRT ~  "), "\(text)")
+    }
+
     /// Paste damage the fourth survey left: a line wrapped inside an Objective-C method name
     /// (capacitor-screen-recorder #20) and an NSLog dictionary printed from column 0 inside a
     /// Console copy (CopilotForXcode #35).

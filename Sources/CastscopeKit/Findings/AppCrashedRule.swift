@@ -2,12 +2,25 @@
 /// exception`), or the debugger stopped it on an exception or a fatal signal (`stop reason =
 /// EXC_BAD_ACCESS`, `signal SIGABRT`). Whatever was being shared stops with it; when the host
 /// app crashes the extension loses its socket. One finding per crash, in its session or, with
-/// none, for the bundle (a pasted crash is often all a ticket has).
+/// none, for the bundle (a pasted crash is often all a ticket has). The debugger stopping on
+/// SIGABRT just after an uncaught exception is that exception's abort: the same crash, one more
+/// line of evidence.
 struct AppCrashedRule: FindingRule {
     let kind = "app-crashed"
 
+    /// `line` is the debugger's SIGABRT stop that ends the uncaught exception `previous` (the same
+    /// process when the stop names one; within a minute when both have times).
+    static func sameCrash(_ previous: Event, _ line: Event) -> Bool {
+        guard previous.attr("exception") != nil, line.attr("exception") == nil, line.attr("reason") == "ABRT",
+            line.message.contains("signal SIGABRT")
+        else { return false }
+        if let a = previous.pid, let b = line.pid, a != b { return false }
+        if let a = previous.time, let b = line.time, !line.timeInferred, b - a > 60_000_000 || b < a { return false }
+        return true
+    }
+
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        perLine(r) { e in
+        perLine(r, continues: Self.sameCrash) { e in
             guard e.kind == "app.crashed" else { return nil }
             let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" } ?? "the debugged process"
             let what: String

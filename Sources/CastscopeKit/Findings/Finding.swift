@@ -141,19 +141,31 @@ public protocol FindingRule: Sendable {
 
 extension FindingRule {
     /// One finding per line `make` says something of (a message and a severity), in the line's
-    /// session, or for the bundle for lines outside any; evidence: the line.
-    func perLine(_ r: AnalysisReport, _ make: (Event) -> (Severity, String)?) -> [Finding] {
+    /// session, or for the bundle for lines outside any; evidence: the line. A line
+    /// `continues` says is more of the previous one's finding (same session, or both outside
+    /// any) is added to that finding's evidence instead.
+    func perLine(_ r: AnalysisReport, continues: ((_ previous: Event, _ line: Event) -> Bool)? = nil,
+                 _ make: (Event) -> (Severity, String)?) -> [Finding] {
         var out: [Finding] = []
+        var previous: Event?
+        func take(_ e: Event, _ new: (Severity, String) -> Finding) {
+            guard let (severity, m) = make(e) else { return }
+            if let p = previous, let continues, continues(p, e), !out.isEmpty {
+                out[out.count - 1].evidence.append(e.source)
+            } else {
+                out.append(new(severity, m))
+            }
+            previous = e
+        }
         for s in r.sessions {
+            previous = nil
             for i in s.events.indices {
-                guard let (severity, m) = make(s.events[i]) else { continue }
-                out.append(s.finding(kind, severity, at: s.events[i].time, m, [s.events[i].source]))
+                take(s.events[i]) { s.finding(kind, $0, at: s.events[i].time, $1, [s.events[i].source]) }
             }
         }
+        previous = nil
         for e in r.unattached {
-            guard let (severity, m) = make(e) else { continue }
-            out.append(Finding(kind: kind, severity: severity, time: e.time, displayOffset: e.displayOffset, session: nil,
-                               message: m, evidence: [e.source]))
+            take(e) { Finding(kind: kind, severity: $0, time: e.time, displayOffset: e.displayOffset, session: nil, message: $1, evidence: [e.source]) }
         }
         return out
     }

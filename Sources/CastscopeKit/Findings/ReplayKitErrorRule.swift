@@ -73,7 +73,8 @@ struct ReplayKitErrorRule: FindingRule {
     /// English descriptions ReplayKit puts in `NSLocalizedDescription`, for lines that carry
     /// only the text.
     static let descriptions: [(String, String)] = [
-        ("interrupted by multitasking and content resizing", "-5807"),
+        // (without "content resizing": users type it, and the alert's capitals, every way)
+        ("nterrupted by multitasking and ", "-5807"),
         ("invalid broadcast session", "-5808"),
     ]
 

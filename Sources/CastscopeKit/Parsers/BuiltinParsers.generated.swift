@@ -1282,7 +1282,7 @@ enum BuiltinParsers {
     },
     {
       "event": "replaykit.error",
-      "match": "Recording interrupted by multitasking and content resizing",
+      "match": "nterrupted by multitasking and ",
       "set": {
         "code": "-5807"
       }
@@ -1356,6 +1356,20 @@ enum BuiltinParsers {
     },
     {
       "message": "Screen capture failed: Recording interrupted by multitasking and content resizing",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5807"
+      }
+    },
+    {
+      "message": "\u201cscreen recording has stopped due to recording interrupted by multitasking and content resizing\u201d",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5807"
+      }
+    },
+    {
+      "message": "Screenrecording fails with error \u201eRecording interrupted by multitasking and Content Resizing\u201c",
       "event": "replaykit.error",
       "attrs": {
         "code": "-5807"

@@ -140,7 +140,7 @@ public enum HTMLReport {
         if !r.unattached.isEmpty {
             h += "<section><h2>Outside any session</h2><details><summary>\(r.unattached.count) line\(r.unattached.count == 1 ? "" : "s")</summary><div class=\"scroll\"><table class=\"tl\">\n"
             for t in Timeline.entries(r.unattached) {
-                let when = t.time.map { Fmt.rfc3339($0, offset: r.unattached.first?.displayOffset ?? 0) } ?? "(no time)"
+                let when = t.time.map { Fmt.rfc3339($0, offset: t.displayOffset) + (t.timeInferred ? " ~" : "") } ?? "(no time)"
                 h += "<tr><td class=\"mono\">\(esc(when))</td><td>\(sideName(t.side))</td><td class=\"msg\">\(esc(t.text))</td><td class=\"src\">\(esc(t.first.description))</td></tr>\n"
             }
             h += "</table></div></details></section>\n"

@@ -307,8 +307,9 @@ public struct TextReport {
         if !r.unattached.isEmpty {
             out += "\n" + bold("Outside any session") + "\n"
             for t in Timeline.entries(r.unattached) {
-                let when = t.time.map { Fmt.rfc3339($0, offset: r.unattached.first?.displayOffset ?? 0) } ?? "(no time)"
-                out += "  \(dim(when))  \(Self.sideTag(t.side))  \(oneLine(t.text))  \(dim(span(t.first, t.last)))\n"
+                // Each in its own line's zone (they come from several files), `~` when borrowed.
+                let when = t.time.map { Fmt.rfc3339($0, offset: t.displayOffset) } ?? "(no time)"
+                out += "  \(dim(when))  \(Self.sideTag(t.side))  \(oneLine(t.text))\(t.timeInferred ? dim(" ~") : "")  \(dim(span(t.first, t.last)))\n"
             }
         }
         out += "\n" + bold("Inputs") + "\n"

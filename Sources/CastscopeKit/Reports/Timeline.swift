@@ -8,6 +8,8 @@ public struct TimelineEntry: Sendable {
     public var first: SourceRef
     public var last: SourceRef
     public var timeInferred: Bool
+    /// The zone its first line is shown in (lines outside sessions come from several files).
+    public var displayOffset = 0
 }
 
 /// Folds a session's events into timeline rows: a run of connect attempts and their
@@ -79,14 +81,14 @@ public enum Timeline {
                         let source = events[i].source
                         out.append(TimelineEntry(time: events[i].time, side: events[i].side, kind: events[i].kind,
                                                  text: events[i].message, count: 1, first: source, last: source,
-                                                 timeInferred: events[i].timeInferred))
+                                                 timeInferred: events[i].timeInferred, displayOffset: events[i].displayOffset))
                         at.append(i)
                         continue
                     }
                     let e = events[i]
                     e.forEachLine { t, source in
                         out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
-                                                 first: source, last: source, timeInferred: e.timeInferred))
+                                                 first: source, last: source, timeInferred: e.timeInferred, displayOffset: e.displayOffset))
                         at.append(i)
                     }
                 }
@@ -153,7 +155,7 @@ public enum Timeline {
         return TimelineEntry(time: events[first].time, side: events[first].side, kind: events[first].kind,
                              text: parts.joined(separator: "; "), count: run.reduce(0) { $0 + events[$1].count },
                              first: events[first].source, last: events[run[run.count - 1]].lastSource,
-                             timeInferred: run.contains { events[$0].timeInferred })
+                             timeInferred: run.contains { events[$0].timeInferred }, displayOffset: events[first].displayOffset)
     }
 }
 
@@ -184,6 +186,6 @@ extension Timeline {
         text += ", \(dropped) dropped"
         let first = run.first!
         return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: text, count: fps.count,
-                             first: first.source, last: run.last!.lastSource, timeInferred: false)
+                             first: first.source, last: run.last!.lastSource, timeInferred: false, displayOffset: first.displayOffset)
     }
 }
