@@ -240,7 +240,7 @@ public final class Analyzer {
         else { return false }
         // A folder holding just that file (a ticket's folder with its one log) is the same.
         let path = Self.onlyFile(in: paths[0]) ?? paths[0]
-        guard let size = fileSize(path), size >= min(parallelThreshold, 4 << 20), !path.hasSuffix(".ips") else { return false }
+        guard let size = fileSize(path), size >= min(parallelThreshold, 4 << 20), !path.hasSuffix(".ips"), !MarkdownSource.isMarkdown(path) else { return false }
         // Text, or gzip of text; not an archive or a journal (those are read another way:
         // trying would only cost a second read).
         guard let source = try? RangeFileSource(path: path, from: 0, to: size),

@@ -129,4 +129,50 @@ struct InputTests {
         #expect(seen == [dir.path + "/a/x.log"])
         #expect(errors.count == 1 && errors[0].contains("symlink loop"))
     }
+
+    /// A ticket's folder holds notes beside the logs: a Markdown table quoting log words (the
+    /// fifth survey's SOURCES.md made a session and five findings of them).
+    @Test("a Markdown file is read for its code blocks and quotes; its prose and tables are skipped, line numbers kept")
+    func markdownCodeOnly() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fenced = """
+            # Ticket 123
+
+            The user says sharing stopped; the app logged `didFinishWithError: Code=-5808`.
+
+            | file | what |
+            |---|---|
+            | a.log | Broadcast did finish with error Code=-5808 |
+
+            ```
+            2023-06-21 22:06:22.890540+0800 BroadcastExtension[6966:290838] [Broadcast] server socket closed
+            2023-06-21 22:06:22.890778+0800 BroadcastExtension[6966:290838] [Broadcast] client connection did close nil
+            ```
+            > 2023-06-21 22:06:23.000001+0800 BroadcastExtension[6966:290838] Program ended with exit code: 9
+
+            """
+        try fenced.write(to: dir.appendingPathComponent("notes.md"), atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", dir.path])
+        let json = try #require(r.json, "\(r.stderr)")
+        let sessions = json["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.count == 1)
+        let kinds = (json["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(kinds == ["stopped-by-host"], "\(kinds)")
+        let text = try castscope(["analyze", "--no-color", dir.path]).stdout
+        #expect(text.contains("notes.md:10, "), "\(text)")
+        #expect(text.contains("Program ended with exit code: 9  [1]:13"), "\(text)")
+        // No fences: all but the tables and headings (a log saved as .md).
+        let bare = "# log\n| x | Code=-5808 invalid broadcast session |\n2023-06-21 22:06:22.890540+0800 BroadcastExtension[6966:290838] [Broadcast] server socket closed\n"
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("notes.md"))
+        try bare.write(to: dir.appendingPathComponent("log.markdown"), atomically: true, encoding: .utf8)
+        let b = try #require(try castscope(["analyze", "--json", dir.path]).json)
+        #expect((b["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("replaykit-error") == false)
+        #expect((b["sessions"] as? [[String: Any]] ?? []).count == 1)
+        // The same lines in a .txt are all read (the table row's words too).
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("log.markdown"))
+        try bare.write(to: dir.appendingPathComponent("log.txt"), atomically: true, encoding: .utf8)
+        let t = try #require(try castscope(["analyze", "--json", dir.path]).json)
+        #expect((t["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("replaykit-error"))
+    }
 }

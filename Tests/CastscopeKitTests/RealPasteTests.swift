@@ -718,6 +718,18 @@ struct RealPasteTests {
         let two = try analyze(crash + "2020-01-20 12:40:00.000001+0530 XXXX[990:1] *** Terminating app due to uncaught exception 'NSGenericException', reason: 'x'\n"
                               + "2020-01-20 12:41:00.000001+0530 XXXX[991:1] started again\n* thread #1, queue = 'main', stop reason = signal SIGABRT\n")
         #expect(two.kinds == ["app-crashed", "app-crashed", "app-crashed"], "\(two.kinds)")
+        // A VPN's packet tunnel shares the 50 MB limit: its jetsam is no broadcast session
+        // (xray_ios #19); a broadcast extension named otherwise still is (go-ios #622).
+        let tunnel = try analyze("""
+            EXC_RESOURCE -> PacketTunnel[38382] exceeded mem limit: ActiveHard 50 MB (fatal)
+            memorystatus: killing_specific_process pid 38382 [PacketTunnel] (per-process-limit 100) 51201KB - memorystatus_available_pages: 173203
+            Process PacketTunnel [38382] killed by jetsam reason per-process-limit
+
+            """)
+        #expect(tunnel.sessions.isEmpty, "\(tunnel.outcomes)")
+        #expect(tunnel.kinds.isEmpty, "\(tunnel.kinds)")
+        let connect = try analyze("Dec 18 16:14:25 iPad kernel[0] <Notice>: EXC_RESOURCE -> Connect[9546] exceeded mem limit: ActiveHard 50 MB (fatal)\n")
+        #expect(connect.outcomes == ["killed"], "\(connect.outcomes)")
         // Outside sessions: each line in its own file's zone, a borrowed time marked `~`.
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -728,6 +740,17 @@ struct RealPasteTests {
         #expect(text.contains("  2020-01-20T07:00:00.000001+00:00  sys  Process replayd"), "\(text)")
         #expect(text.contains("  2020-01-20T12:35:32.123203+05:30  sys  *** Terminating app"), "\(text)")
         #expect(text.contains("stop reason = signal SIGABRT ~  "), "\(text)")
+        // A session of one instant says when, not "lasted 0 µs"; two instants say how long.
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("b.log"))
+        let kill = "Dec 18 16:14:25 iPad kernel[0] <Notice>: EXC_RESOURCE -> Connect[9546] exceeded mem limit: ActiveHard 50 MB (fatal)\n"
+        try kill.write(to: dir.appendingPathComponent("b.log"), atomically: true, encoding: .utf8)
+        let once = try castscope(["analyze", "--no-color", "--date", "2026-03-12", dir.path]).stdout
+        #expect(once.contains("Connect[9546]  killed") && !once.contains("lasted"), "\(once)")
+        let lines = "2023-06-21 22:06:20.890540+0800 BroadcastExtension[6966:290838] [Broadcast] server socket closed\n"
+            + "2023-06-21 22:06:22.890778+0800 BroadcastExtension[6966:290838] [Broadcast] client connection did close nil\n"
+        try lines.write(to: dir.appendingPathComponent("b.log"), atomically: true, encoding: .utf8)
+        let twice = try castscope(["analyze", "--no-color", dir.path]).stdout
+        #expect(twice.contains("  lasted 2.0 s"), "\(twice)")
     }
 
     /// Paste damage the fourth survey left: a line wrapped inside an Objective-C method name

@@ -203,6 +203,9 @@ public struct BundleWalker {
                 }
             case .text where ips != nil && path.hasSuffix(".ips"):
                 try ips!(path, replay)
+            case .text where MarkdownSource.isMarkdown(path):
+                // Its code blocks and quotes (not in ranges: a Markdown file is small).
+                try visit(path, try MarkdownSource(diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay))
             case .text:
                 if let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 try visit(path, diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay)

@@ -196,7 +196,7 @@ public enum HTMLReport {
         h += "<h2 tabindex=\"-1\">\(esc(s.id)) <span class=\"who\">\(esc(SessionFacts.who(s)))</span> \(pill(s.outcome))</h2>\n<dl class=\"facts\">"
         if let start = s.start {
             var when = esc(Fmt.rfc3339(start, offset: s.displayOffset))
-            if let d = s.duration { when += ", lasted \(esc(Fmt.duration(d)))" }
+            if let d = s.duration, d > 0 { when += ", lasted \(esc(Fmt.duration(d)))" }
             if s.startInferred { when += " <span class=\"muted\">(no broadcastStarted line: starts at its first line)</span>" }
             h += "<dt>when</dt><dd class=\"mono\">\(when)</dd>"
         } else {

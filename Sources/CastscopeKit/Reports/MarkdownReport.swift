@@ -178,7 +178,7 @@ public enum MarkdownReport {
     static func section(_ s: Session, _ fs: [Finding], timeline: Bool) -> String {
         var out = "## \(text(s.id)) — \(text(SessionFacts.who(s))) — \(s.outcome.rawValue)\n\n"
         if let start = s.start {
-            out += "- **When**: \(Fmt.rfc3339(start, offset: s.displayOffset))" + (s.duration.map { ", lasted \(Fmt.duration($0))" } ?? "") + "\n"
+            out += "- **When**: \(Fmt.rfc3339(start, offset: s.displayOffset))" + (s.duration.flatMap { $0 > 0 ? ", lasted \(Fmt.duration($0))" : nil } ?? "") + "\n"
         }
         out += "- **Why**: \(text(s.reason))\n"
         if let c = SessionFacts.connect(s) { out += "- **Connect**: \(text(c))\n" }

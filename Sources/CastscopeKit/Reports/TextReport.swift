@@ -425,7 +425,7 @@ public struct TextReport {
         out.append("\n   ")
         if let start = s.start {
             out.rfc3339(start, offset: s.displayOffset)
-            if let d = s.duration { out.append("  lasted "); out.append(Fmt.duration(d)) }
+            if let d = s.duration, d > 0 { out.append("  lasted "); out.append(Fmt.duration(d)) }
         } else {
             out.append("(no times in these lines)")
         }

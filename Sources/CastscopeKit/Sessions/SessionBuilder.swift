@@ -65,15 +65,23 @@ public struct SessionBuilder {
     /// missing: a device syslog excerpt holding only the kernel's line).
     static let killKinds: Set<String> = ["extension.killed_memory", "extension.killed"]
 
-    /// A kill whose victim is a Broadcast Upload Extension: the 50 MB limit only broadcast
+    /// A kill whose victim is a Broadcast Upload Extension: the 50 MB limit broadcast
     /// extensions have, or (limit not given) a name that says so. A notification service
-    /// extension at 24 MB or a host app at 650 MB is not one.
+    /// extension at 24 MB or a host app at 650 MB is not one; nor is a network extension,
+    /// whose limit is 50 MB too, when its name says what it is (`PacketTunnel`, a VPN's).
     static func killsBroadcastExtension(_ e: Event) -> Bool {
         guard killKinds.contains(e.kind), let name = e.attr("target") else { return false }
-        if let mb = e.attr("limit_mb").flatMap({ Int($0) }) { return (45...55).contains(mb) }
         let lower = name.lowercased()
-        return ["broadcast", "upload", "screenshar", "screen shar", "screencapture"].contains { lower.hasBytes($0) }
+        let saysBroadcast = broadcastNameWords.contains { lower.hasBytes($0) }
+        if !saysBroadcast && otherExtensionNameWords.contains(where: { lower.hasBytes($0) }) { return false }
+        if let mb = e.attr("limit_mb").flatMap({ Int($0) }) { return (45...55).contains(mb) }
+        return saysBroadcast
     }
+
+    static let broadcastNameWords = ["broadcast", "upload", "screenshar", "screen shar", "screencapture"]
+    /// Words in the names of other extensions (network extensions share the 50 MB limit).
+    static let otherExtensionNameWords = ["packettunnel", "tunnel", "vpn", "dnsproxy", "contentfilter", "filterdata", "filtercontrol",
+                                          "appproxy", "networkextension", "notificationservice", "notificationcontent", "widget"]
 
     /// All sessions of time-ordered events at once (tests, `tail`'s findings): a
     /// `SessionStream` that closes sessions only at the end of the events.

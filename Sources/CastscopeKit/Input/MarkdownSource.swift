@@ -1,0 +1,104 @@
+/// A Markdown file in a bundle (a ticket's `README.md`, notes, an issue saved as `.md`): its
+/// logs are in code blocks and quotes, its prose and tables are about them. Prose lines are
+/// given to the reader as empty lines (so line numbers stay the file's, and they are counted
+/// skipped), so that a table quoting `didFinishWithError: … Code=-5808` makes no session.
+///
+/// With at least one fenced code block (```` ``` ```` or `~~~`), only the blocks' lines and
+/// `>` quotes are read; without one, everything but table rows and headings (a log saved
+/// with a `.md` name). A file over `limit` bytes is read as it is.
+public final class MarkdownSource: ByteSource {
+    private var out: [UInt8] = []
+    private var position = 0
+    private var rest: ByteSource?
+    private let source: ByteSource
+    public static let limit = 64 << 20
+
+    public static func isMarkdown(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return lower.hasSuffix(".md") || lower.hasSuffix(".markdown")
+    }
+
+    public init(_ source: ByteSource) throws {
+        self.source = source
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while bytes.count <= Self.limit {
+            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { break }
+            bytes.append(contentsOf: buffer[0..<n])
+        }
+        if bytes.count > Self.limit {
+            out = bytes
+            rest = source
+        } else {
+            out = Self.codeOnly(bytes)
+        }
+    }
+
+    public var consumedOffset: UInt64 { source.consumedOffset }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if position < out.count {
+            let n = min(buffer.count, out.count - position)
+            out.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: n) }
+            position += n
+            if position == out.count { out = []; position = 0 }
+            return n
+        }
+        return try rest?.read(into: buffer) ?? 0
+    }
+
+    /// The text with prose lines emptied (their line breaks kept).
+    static func codeOnly(_ bytes: [UInt8]) -> [UInt8] {
+        var lines: [Range<Int>] = []
+        var start = 0
+        for i in bytes.indices where bytes[i] == 0x0A {
+            lines.append(start..<i)
+            start = i + 1
+        }
+        if start < bytes.count { lines.append(start..<bytes.count) }
+        let fenced = lines.contains { isFence(bytes[$0]) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var inBlock = false
+        for (n, r) in lines.enumerated() {
+            let line = bytes[r]
+            let keep: Bool
+            if isFence(line) {
+                inBlock.toggle()
+                keep = false
+            } else if inBlock {
+                keep = true
+            } else if fenced {
+                keep = indentStripped(line).first == UInt8(ascii: ">")
+            } else {
+                let t = indentStripped(line)
+                keep = !(t.first == UInt8(ascii: "|") || isHeading(t))
+            }
+            if keep { out.append(contentsOf: line) }
+            if n < lines.count - 1 || r.upperBound < bytes.count { out.append(0x0A) }
+        }
+        return out
+    }
+
+    /// Up to three spaces of indentation removed (Markdown's own limit for block markers).
+    static func indentStripped(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var s = line
+        var n = 0
+        while n < 3, s.first == 0x20 { s = s.dropFirst(); n += 1 }
+        return s
+    }
+
+    static func isFence(_ line: ArraySlice<UInt8>) -> Bool {
+        let t = indentStripped(line)
+        return t.starts(with: [0x60, 0x60, 0x60]) || t.starts(with: [0x7E, 0x7E, 0x7E])
+    }
+
+    /// `# Title` … `###### Title`.
+    static func isHeading(_ t: ArraySlice<UInt8>) -> Bool {
+        let hashes = t.prefix { $0 == UInt8(ascii: "#") }.count
+        guard (1...6).contains(hashes) else { return false }
+        let after = t.dropFirst(hashes)
+        return after.isEmpty || after.first == 0x20 || after.first == 0x09 || after.first == 0x0D
+    }
+}
