@@ -174,5 +174,12 @@ struct InputTests {
         try bare.write(to: dir.appendingPathComponent("log.txt"), atomically: true, encoding: .utf8)
         let t = try #require(try castscope(["analyze", "--json", dir.path]).json)
         #expect((t["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("replaykit-error"))
+        // Over the limit a Markdown file is read as it is, every byte (not held whole).
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("log.txt"))
+        let filler = String(repeating: "some notes that say nothing in particular about the broadcast\n", count: MarkdownSource.limit / 60 + 1)
+        try (filler + bare).write(to: dir.appendingPathComponent("big.md"), atomically: true, encoding: .utf8)
+        let big = try #require(try castscope(["analyze", "--json", dir.path]).json)
+        #expect((big["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("replaykit-error"))
+        #expect((big["sessions"] as? [[String: Any]] ?? []).count == 1)
     }
 }

@@ -5,13 +5,14 @@
 ///
 /// With at least one fenced code block (```` ``` ```` or `~~~`), only the blocks' lines and
 /// `>` quotes are read; without one, everything but table rows and headings (a log saved
-/// with a `.md` name). A file over `limit` bytes is read as it is.
+/// with a `.md` name). A file over `limit` bytes is read as it is (it is held whole while its
+/// fences are counted: notes are small, and memory must not follow a big file).
 public final class MarkdownSource: ByteSource {
     private var out: [UInt8] = []
     private var position = 0
     private var rest: ByteSource?
     private let source: ByteSource
-    public static let limit = 64 << 20
+    public static let limit = 4 << 20
 
     public static func isMarkdown(_ path: String) -> Bool {
         let lower = path.lowercased()
