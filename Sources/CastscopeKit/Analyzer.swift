@@ -1114,13 +1114,23 @@ struct ReadContext: Sendable {
         // is copied (retained) at every call.
         let factory = self.factory
         let tick = onRecord ?? {}
+        // A crash report pasted as text: its header lines become one event.
+        var crashReport = CrashReportText()
         do {
             try reader.run { rec in
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                     result.firstComplete = t
                 }
+                if let report = crashReport.see(rec),
+                    factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
+                                to: &result.events)
+                {
+                    order += 1
+                }
                 if factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
-                               to: &result.events)
+                               to: &result.events),
+                    // (a crash report's first line only opens it)
+                    result.events.last?.kind != CrashReportText.kind || { result.events.removeLast(); return false }()
                 {
                     order += 1
                     // Memory follows recognized lines (~36 bytes each): bounded per file.

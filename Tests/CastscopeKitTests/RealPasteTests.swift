@@ -753,6 +753,61 @@ struct RealPasteTests {
         #expect(twice.contains("  lasted 2.0 s"), "\(twice)")
     }
 
+    /// A sixth survey: a crash report pasted as text (an Apple forum thread, with the extension's
+    /// names put in) is the kill the `.ips` file would give; a header with no process named,
+    /// or a report cut before its exception, gives nothing.
+    @Test("a crash report pasted as text is its process's kill, at the report's time, on its termination line")
+    func pastedCrashReport() throws {
+        let header = """
+            Exception Type:  EXC_CRASH (SIGKILL)
+            Termination Reason: RUNNINGBOARD 0xd00d2bad
+
+            Attaching error log below.
+
+            Incident Identifier: 5CE05737-666A-4AD8-9BC5-D3ECD4CE2F71
+            Distributor ID:      com.apple.AppStore
+            Hardware Model:      iPhone14,2
+            Process:             ScreenShareExt [482]
+            Path:                /private/var/containers/Bundle/Application/B0D2B0B9/App.app/PlugIns/ScreenShareExt.appex/ScreenShareExt
+            Identifier:          uk.co.example.app.ScreenShareExt
+            Parent Process:      launchd [1]
+
+            Date/Time:           2024-05-01 16:47:45.5386 +0100
+            OS Version:          iPhone OS 17.4.1 (21E236)
+
+            Exception Type:  EXC_CRASH (SIGKILL)
+            Exception Codes: 0x0000000000000000, 0x0000000000000000
+            Termination Reason: RUNNINGBOARD 0xd00d2bad
+
+            Triggered by Thread:  0
+
+            """
+        let a = try analyze(header)
+        #expect(a.records == 16, "\(a.records)")
+        #expect(a.outcomes == ["killed"], "\(a.outcomes)")
+        #expect(a.kinds == ["extension-killed"], "\(a.kinds)")
+        let message = a.messages("extension-killed").first ?? ""
+        #expect(message.contains("ScreenShareExt[482] was killed (Crash report: ScreenShareExt[482] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD 0xd00d2bad)"), "\(message)")
+        let start = a.sessions.first?["start"] as? String ?? ""
+        #expect(start.hasPrefix("2024-05-01T15:47:45.5386"), "\(start)")
+        // The evidence is the termination line (19 of the paste).
+        let evidence = "\(a.findings.first?["evidence"] ?? "")"
+        #expect(evidence.contains("paste.txt:19"), "\(evidence)")
+        // A memory kill by the report's words; the session opened by it as the `.ips` opens one.
+        let jetsam = try analyze("Hardware Model:      iPhone14,2\nProcess:             BroadcastUpload [77]\nDate/Time:           2024-05-01 16:47:45.5386 +0100\n"
+                                 + "Exception Type:  EXC_RESOURCE (SIGKILL)\nException Subtype: MEMORY\nTermination Reason: Namespace JETSAM, Code 0x3 (per-process-limit)\n")
+        #expect(jetsam.outcomes == ["killed"], "\(jetsam.outcomes)")
+        // No process named, or no exception: nothing made up.
+        let noProcess = try analyze("Hardware Model:      iPhone14,2\nException Type:  EXC_CRASH (SIGKILL)\nTermination Reason: RUNNINGBOARD 0xd00d2bad\n")
+        #expect(noProcess.kinds.isEmpty && noProcess.sessions.isEmpty)
+        let cut = try analyze("Hardware Model:      iPhone14,2\nProcess:             ScreenShareExt [482]\nTermination Reason: RUNNINGBOARD 0xd00d2bad\n")
+        #expect(cut.kinds.isEmpty && cut.sessions.isEmpty)
+        // Lines far after the model are no header of it.
+        let far = try analyze("Hardware Model:      iPhone14,2\n" + String(repeating: "noise\n", count: 70)
+                              + "Process:             ScreenShareExt [482]\nException Type:  EXC_CRASH (SIGKILL)\nTermination Reason: x\n")
+        #expect(far.kinds.isEmpty)
+    }
+
     /// Paste damage the fourth survey left: a line wrapped inside an Objective-C method name
     /// (capacitor-screen-recorder #20) and an NSLog dictionary printed from column 0 inside a
     /// Console copy (CopilotForXcode #35).

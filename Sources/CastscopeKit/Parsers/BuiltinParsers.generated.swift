@@ -868,11 +868,15 @@ enum BuiltinParsers {
   "side": "system",
   "rules": [
     {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[{target_pid:int}] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
-    {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"}
+    {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"},
+    {"event": "crash.header", "match": "Hardware Model:{text}", "anchored": true}
   ],
   "samples": [
     {"message": "JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 50 MB (3200 pages); largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit", "limit_mb": "50"}},
-    {"message": "Crash report: BroadcastExtension[2210] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc", "event": "extension.killed", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "text": "EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc"}}
+    {"message": "Crash report: BroadcastExtension[2210] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc", "event": "extension.killed", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "text": "EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc"}},
+    {"message": "Hardware Model:      iPhone14,2", "event": "crash.header"},
+    {"message": "Process:             ScreenShareExt [482]"},
+    {"message": "the Hardware Model: is in the header"}
   ]
 }
 """##),

@@ -56,6 +56,12 @@ public final class RecordReader {
     private var pendingDepth = 0
     private var pendingJoined = 0
     static let maxJoinedLines = 200
+    /// Lines still to parse whole, whatever the prefilter says: a crash report's header after
+    /// its `Hardware Model:` line (always before `Process:`), whose keys (`Process:`, `Exception Type:`) are
+    /// no vocabulary's words (`CrashReportText` reads them).
+    private var wholeLinesLeft = 0
+    public static let crashReportOpener = Array("Hardware Model:".utf8)
+    public static let crashReportHeaderLines = 60
     private var scratch: [UInt8] = []
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
     /// journalctl-style matches, applied to journal renderings (export, JSON).
@@ -163,7 +169,7 @@ public final class RecordReader {
         // The next line is one the skimmer stopped at for an anchor the block scan verified.
         var anchored = false
         while true {
-            if let skimmer, stats.records > 0, pendingDepth == 0 {
+            if let skimmer, stats.records > 0, pendingDepth == 0, wholeLinesLeft == 0 {
                 // A record that matters may be pending: the skimmer then takes no continuation
                 // line (those belong to it), and the first record start it takes ends it.
                 let hadPending = hasPending
@@ -185,10 +191,12 @@ public final class RecordReader {
             stats.lines += 1
             checkUTF8(line)
             // A line the skimmer stopped at for an anchor is not scanned for one again.
-            let scan = !anchored
+            let scan = !anchored && wholeLinesLeft == 0
             anchored = false
+            if wholeLinesLeft > 0 { wholeLinesLeft -= 1 }
             if filtering, stats.records > 0, scan, !scanner.unsafelyUnwrapped.mayMatch(line), try irrelevant(line, sink) { continue }
             if isSkippable(line) { stats.skipped += 1; continue }
+            if Self.opensCrashReport(line) { wholeLinesLeft = Self.crashReportHeaderLines }
             pendingIrrelevant = false
             if format.kind == .plain {
                 if hasPending && pendingDepth > 0 && pendingJoined < Self.maxJoinedLines {
@@ -436,6 +444,15 @@ public final class RecordReader {
     @inline(__always) static func isSelectorByte(_ b: UInt8) -> Bool {
         (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
             || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_") || b == UInt8(ascii: ":")
+    }
+
+    /// `line` opens a crash report's header (`Hardware Model:`, after any indent).
+    @inline(__always) static func opensCrashReport(_ line: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        while i < line.count, line[i] == 0x20 || line[i] == 0x09 { i += 1 }
+        guard i < line.count, line[i] == UInt8(ascii: "H"), line.count - i >= crashReportOpener.count else { return false }
+        for k in crashReportOpener.indices where line[i + k] != crashReportOpener[k] { return false }
+        return true
     }
 
     /// A line that is only an opening bracket (the `(` a call stack starts with).

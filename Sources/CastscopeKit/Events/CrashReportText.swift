@@ -1,0 +1,56 @@
+/// A crash report pasted as text (Xcode's and the device's rendering of an `.ips`:
+/// `Hardware Model:`, `Process:  ScreenShareExt [482]`, `Date/Time:`, `Exception Type:
+/// EXC_CRASH (SIGKILL)`, `Termination Reason: RUNNINGBOARD 0xd00d2bad`) is one event, as the
+/// `.ips` file itself gives (`IPSReport.crash(text:)`): the process it names killed or crashed,
+/// at the report's time.
+///
+/// The header's `Hardware Model:` line (a `crash.header` in `apple-reports`; every layout has it
+/// before `Process:`) passes the prefilter, and the reader then parses the next lines in full
+/// (`RecordReader.crashReportHeaderLines`): their words are no vocabulary's (an anchor on
+/// "Process" or "Incident Identifier" would slow every log that names FrontBoard's processes
+/// or bundle identifiers). They come here as records; the report's event is made at its
+/// termination reason, or at its first thread (a report without one), on that line.
+struct CrashReportText {
+    static let kind = "crash.header"
+    static let opener = String(decoding: RecordReader.crashReportOpener, as: UTF8.self)
+    /// Lines after the opener a header may take (the reader parses that many whole).
+    static let span = RecordReader.crashReportHeaderLines
+    static let keys = ["Process:", "Date/Time:", "Exception Type:", "Exception Subtype:", "Exception Message:", "Exception Note:",
+                       "Termination Reason:", "Termination Description:"]
+
+    private var opened: Int?
+    private var lines: [String] = []
+
+    /// One record of the file, in order; returns a report's record when this line ends a header.
+    mutating func see(_ rec: RawRecord) -> RawRecord? {
+        guard opened != nil || rec.withBytes(.message, { RecordReader.opensCrashReport($0) }) == true else { return nil }
+        guard let message = rec.string(.message) else { return nil }
+        let text = message.trimmingSpaces()
+        if text.hasPrefix(Self.opener) {
+            opened = rec.line
+            lines = []
+            return nil
+        }
+        guard let start = opened, rec.line - start <= Self.span else {
+            opened = nil
+            return nil
+        }
+        if Self.keys.contains(where: { text.hasPrefix($0) }) { lines.append(text) }
+        if text.hasPrefix("Termination Reason:") || text.hasPrefix("Triggered by Thread:") || text.hasPrefix("Thread 0") {
+            opened = nil
+            return record(line: rec.line)
+        }
+        return nil
+    }
+
+    private func record(line: Int) -> RawRecord? {
+        guard lines.contains(where: { $0.hasPrefix("Process:") }), lines.contains(where: { $0.hasPrefix("Exception Type:") }),
+            let r = IPSReport.crash(text: lines.joined(separator: "\n")).records.first
+        else { return nil }
+        var rec = RawRecord()
+        rec.reset(line: line)
+        rec.set(.message, bytes: Array(r.message.utf8))
+        rec.time = r.time
+        return rec
+    }
+}
