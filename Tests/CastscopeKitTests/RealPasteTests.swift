@@ -278,13 +278,19 @@ struct RealPasteTests {
 
     @Test("a file read as plain although most lines start with a timestamp gets a note")
     func plainFallbackNote() throws {
-        for v in ["2024/05/01 10:00:00 one\n2024/05/01 10:00:01 two\n", "12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n"] {
+        // (the sixth survey: docker compose's prefix, JVB's word, a Go log's JSON dumps between its lines)
+        for v in ["2024/05/01 10:00:00 one\n2024/05/01 10:00:01 two\n", "12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n",
+                  "livekit_1  | 2022-11-25T20:15:13.669Z\tINFO\tlivekit\tclose down track\nlivekit_1  | 2022-11-25T20:15:14.669Z\tINFO\tlivekit\tparticipant closing\n",
+                  "JVB 2025-04-16 14:41:06.751 INFO: [78] Endpoint.expire#1050: Expired.\nJVB 2025-04-16 14:41:07.751 INFO: [78] Conference.expire\n",
+                  "2020/08/12 08:11:35.578720 mcu_janus.go:954: closing {\n  \"janus\": \"hangup\",\n  \"reason\": \"DTLS alert\"\n}\n2020/08/12 08:11:36.578720 mcu_janus.go:955: closed\n"] {
             let a = try analyze(v)
             #expect(a.format == "plain", "\(v)")
             #expect(a.notes.contains { $0.contains("begin with a timestamp") }, "\(v)")
         }
         let prose = try analyze("hello\nworld\n12:00:00 once\n")
         #expect(prose.notes.isEmpty)
+        let sentences = try analyze("at 12:00:00 it stopped\nthen nothing\nand more words here\n")
+        #expect(sentences.notes.isEmpty)
     }
 
     // MARK: 3. multi-line records

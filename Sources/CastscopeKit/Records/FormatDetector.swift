@@ -108,23 +108,39 @@ extension FormatDetector {
         guard detector.detect(head: head)?.format.kind == .plain else { return nil }
         var lines = 0
         var timed = 0
+        var afterWord = 0
         var start = 0
-        for i in 0..<head.count where head[i] == 0x0A {
-            var line = UnsafeRawBufferPointer(rebasing: head[start..<i])
-            start = i + 1
-            guard !line.isEmpty else { continue }
-            lines += 1
+        func startsTimed(_ text: UnsafeRawBufferPointer) -> Bool {
+            var line = text
             while let f = line.first, f == UInt8(ascii: "`") || f == 0x20 || f == UInt8(ascii: "[") { line = UnsafeRawBufferPointer(rebasing: line[1...]) }
-            if let base = line.baseAddress,
-                ISODate.starts(base, line.count) || BSDDate.starts(base, line.count) || Clock.starts(base, line.count)
-                    || (line.count > 10 && line[0..<4].allSatisfy(isDigit) && !isDigit(line[4]) && isDigit(line[5]) && isDigit(line[6]))
-            {
-                timed += 1
+            guard let base = line.baseAddress else { return false }
+            return ISODate.starts(base, line.count) || BSDDate.starts(base, line.count) || Clock.starts(base, line.count)
+                || (line.count > 10 && line[0..<4].allSatisfy(isDigit) && !isDigit(line[4]) && isDigit(line[5]) && isDigit(line[6]))
+        }
+        for i in 0..<head.count where head[i] == 0x0A {
+            let line = UnsafeRawBufferPointer(rebasing: head[start..<i])
+            start = i + 1
+            guard let first = line.first else { continue }
+            // The time after a short first word (docker compose's `relay_1  | `, `JVB `) counts too.
+            var timedHere = startsTimed(line)
+            if !timedHere, let word = line.prefix(40).firstIndex(of: 0x20) {
+                var k = word
+                while k < line.count, line[k] == 0x20 || line[k] == UInt8(ascii: "|") { k += 1 }
+                if k < line.count { timedHere = startsTimed(UnsafeRawBufferPointer(rebasing: line[k...])) }
+                if timedHere { afterWord += 1 }
             }
+            // An untimed line that is indented or part of a JSON dump continues a record: not counted.
+            if !timedHere, first == 0x20 || first == 0x09 || first == UInt8(ascii: "{") || first == UInt8(ascii: "}")
+                || first == UInt8(ascii: "]") || first == UInt8(ascii: "\"")
+            {
+                continue
+            }
+            lines += 1
+            if timedHere { timed += 1 }
             if lines >= 200 { break }
         }
         guard lines >= 2, timed * 2 > lines else { return nil }
-        return "read as plain text (times lost) although \(timed) of the first \(lines) lines begin with a timestamp: a layout castscope does not know yet (see `castscope parsers`; --input-format NAME, or --parsers DIR with your own format)"
+        return "read as plain text (times lost) although \(timed) of the first \(lines) lines begin with a timestamp\(afterWord > 0 ? " (\(afterWord) after a first word, such as a container's name)" : ""): a layout castscope does not know yet (see `castscope parsers`; --input-format NAME, or --parsers DIR with your own format)"
     }
 }
 
