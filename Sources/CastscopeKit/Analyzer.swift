@@ -246,13 +246,14 @@ public final class Analyzer {
         guard let source = try? RangeFileSource(path: path, from: 0, to: size),
             let head = try? readUpTo(512, from: source)
         else { return false }
+        // (docker compose's prefixed lines are read by one reader, their prefixes taken off)
         switch sniff(head) {
-        case .text: return true
+        case .text: return !ComposePrefixSource.detect(head)
         case .gzip:
             guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: path),
                 let inner = try? readUpTo(512, from: inflated)
             else { return false }
-            return sniff(inner) == .text
+            return sniff(inner) == .text && !ComposePrefixSource.detect(inner)
         default: return false
         }
     }

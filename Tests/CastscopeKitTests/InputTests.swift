@@ -182,4 +182,63 @@ struct InputTests {
         #expect((big["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("replaykit-error"))
         #expect((big["sessions"] as? [[String: Any]] ?? []).count == 1)
     }
+
+    /// A relay or SFU run under docker compose is pasted with the service's name before every
+    /// line (the sixth survey: livekit #1192, openvidu #552).
+    @Test("docker compose's 'name  | ' prefix comes off every line that has one, in any split of the input; line numbers kept")
+    func composePrefix() throws {
+        let more = String(repeating: "relay_1          | listening on :7000\n", count: 4)
+        let text = more + "relay_1          | session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup\n"
+            + "relay-1  | session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=timeout frames=1234 duration=123.4s\n"
+            + "relay_1 |\n"
+            + "not a prefix | at all\n"
+            + String(repeating: "x", count: 200) + " | long\n"
+            + "relay_1  | last line without a newline"
+        let expected = String(repeating: "listening on :7000\n", count: 4) + "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup\n"
+            + "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=timeout frames=1234 duration=123.4s\n"
+            + "\n"
+            + "not a prefix | at all\n"
+            + String(repeating: "x", count: 200) + " | long\n"
+            + "last line without a newline"
+        #expect(ComposePrefixSource.detect(Array(text.utf8)))
+        #expect(!ComposePrefixSource.detect(Array("2026-03-12 10:00:00 a | b\nplain words | here\n".utf8)))
+        // Read through sources that hand out 1, 7 and 4096 bytes at a time, into buffers of 1, 3 and 64 KB.
+        for chunk in [1, 7, 4096] {
+            for size in [1, 3, 65536] {
+                let source = ComposePrefixSource(ChunkedSource(Array(text.utf8), chunk: chunk))
+                var out: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: size)
+                while true {
+                    let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+                    if n == 0 { break }
+                    out += buffer[0..<n]
+                }
+                #expect(String(decoding: out, as: UTF8.self) == expected, "chunk \(chunk), buffer \(size)")
+            }
+        }
+        // End to end: the relay's lines behind the prefix are its lines.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try text.write(to: dir.appendingPathComponent("compose.log"), atomically: true, encoding: .utf8)
+        let r = try #require(try castscope(["analyze", "--json", dir.path]).json)
+        #expect((r["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String } == ["orphan-relay-session"])
+        let text2 = try castscope(["analyze", "--no-color", dir.path]).stdout
+        #expect(text2.contains("compose.log:5"), "\(text2)")
+    }
+}
+
+/// Hands out its bytes `chunk` at a time.
+final class ChunkedSource: ByteSource {
+    private let bytes: [UInt8]
+    private let chunk: Int
+    private var position = 0
+    init(_ bytes: [UInt8], chunk: Int) { (self.bytes, self.chunk) = (bytes, chunk) }
+    var consumedOffset: UInt64 { UInt64(position) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = min(chunk, buffer.count, bytes.count - position)
+        guard n > 0 else { return 0 }
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: n) }
+        position += n
+        return n
+    }
 }

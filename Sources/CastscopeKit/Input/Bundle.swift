@@ -203,6 +203,9 @@ public struct BundleWalker {
                 }
             case .text where ips != nil && path.hasSuffix(".ips"):
                 try ips!(path, replay)
+            case .text where ComposePrefixSource.detect(head):
+                // `docker compose logs`: the service's name off each line (not in ranges).
+                try visit(path, ComposePrefixSource(diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay))
             case .text where MarkdownSource.isMarkdown(path):
                 // Its code blocks and quotes (not in ranges: a Markdown file is small).
                 try visit(path, try MarkdownSource(diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay))
