@@ -1115,16 +1115,17 @@ struct ReadContext: Sendable {
         // is copied (retained) at every call.
         let factory = self.factory
         let tick = onRecord ?? {}
-        // A crash report pasted as text: its header lines become one event.
+        // A crash report pasted as text: its header lines become one event; a JetsamEvent's
+        // process entries pasted as JSON, their kills.
         var crashReport = CrashReportText()
         do {
             try reader.run { rec in
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                     result.firstComplete = t
                 }
-                if let report = crashReport.see(rec),
-                    factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
-                                to: &result.events)
+                for report in (crashReport.see(rec).map { [$0] } ?? JetsamFragmentText.records(in: rec))
+                where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
+                                  to: &result.events)
                 {
                     order += 1
                 }

@@ -808,6 +808,34 @@ struct RealPasteTests {
         #expect(noProcess.kinds.isEmpty && noProcess.sessions.isEmpty)
         let cut = try analyze("Hardware Model:      iPhone14,2\nProcess:             ScreenShareExt [482]\nTermination Reason: RUNNINGBOARD 0xd00d2bad\n")
         #expect(cut.kinds.isEmpty && cut.sessions.isEmpty)
+        // A JetsamEvent's process entries pasted as JSON (an Apple forum thread): each killed
+        // process as the whole report gives it; a tunnel's is no broadcast session.
+        let fragment = try analyze("""
+              {
+                "uuid" : "14350be0-e8a2-3419-b7fa-42ae204997e5",
+                "states" : [
+                  "frontmost"
+                ],
+                "rpages" : 960,
+                "reason" : "per-process-limit",
+                "pid" : 4624,
+                "name" : "RebornTunnel"
+              },
+              {
+                "rpages" : 3300,
+                "reason" : "per-process-limit",
+                "pid" : 4625,
+                "name" : "BroadcastUploadExtension",
+                "note" : "a } in a string"
+              },
+
+            """)
+        #expect(fragment.records == 2, "\(fragment.records)")
+        #expect(fragment.outcomes == ["killed"], "\(fragment.outcomes)")
+        #expect(fragment.messages("extension-killed").first?.contains("BroadcastUploadExtension[4625] was killed at its 51 MB memory limit (per-process-limit)") == true,
+                "\(fragment.messages("extension-killed"))")
+        #expect(fragment.sessions.count == 1 && fragment.sessions.first?["process"] as? String == "BroadcastUploadExtension",
+                "\(fragment.sessions)")
         // Lines far after the model are no header of it.
         let far = try analyze("Hardware Model:      iPhone14,2\n" + String(repeating: "noise\n", count: 70)
                               + "Process:             ScreenShareExt [482]\nException Type:  EXC_CRASH (SIGKILL)\nTermination Reason: x\n")

@@ -54,3 +54,49 @@ struct CrashReportText {
         return rec
     }
 }
+
+/// A JetsamEvent's process entries pasted as JSON (`{ "uuid" : …, "rpages" : 3300, "reason" :
+/// "per-process-limit", "pid" : 4624, "name" : "BroadcastUploadExtension", … }`: a fragment of
+/// the `.ips`, which a reader folds into one record per object) are the kills the whole report
+/// gives (`IPSReport.jetsam`, 16 KB pages: the fragment has no page size).
+enum JetsamFragmentText {
+    /// The kill records of the objects in `message` that have a `reason` and a `name`.
+    static func records(in rec: RawRecord) -> [RawRecord] {
+        guard rec.withBytes(.message, { bytes in
+            var i = 0
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+            return i < bytes.count && bytes[i] == UInt8(ascii: "{") && bytes.count > 40
+        }) == true, let message = rec.string(.message), message.contains("\"reason\"") else { return [] }
+        let bytes = Array(message.utf8)
+        var objects: [String] = []
+        var depth = 0
+        var start = -1
+        var quoted = false
+        var escaped = false
+        for (i, b) in bytes.enumerated() {
+            if quoted {
+                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { quoted = false }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): quoted = true
+            case UInt8(ascii: "{"):
+                if depth == 0 { start = i }
+                depth += 1
+            case UInt8(ascii: "}"):
+                guard depth > 0 else { continue }
+                depth -= 1
+                if depth == 0, start >= 0 { objects.append(String(decoding: bytes[start...i], as: UTF8.self)) }
+            default: break
+            }
+        }
+        guard !objects.isEmpty, let body = try? JSONValue.parse("{\"processes\": [" + objects.joined(separator: ",") + "]}") else { return [] }
+        return IPSReport.jetsam(body, bug: nil, time: nil).records.map { r in
+            var out = RawRecord()
+            out.reset(line: rec.line)
+            out.set(.message, bytes: Array(r.message.utf8))
+            return out
+        }
+    }
+}
+
