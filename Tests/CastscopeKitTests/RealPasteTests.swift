@@ -842,6 +842,26 @@ struct RealPasteTests {
         #expect(far.kinds.isEmpty)
     }
 
+    /// iOS 26's kernel line names no process (`memorystatus: exceeded mem limit: ActiveHard
+    /// 50 MB`): with one extension's session open it is that extension's kill; with two, or
+    /// none, it stays a line of its own.
+    @Test("a 50 MB kill that names no process ends the one extension session open, and no other")
+    func namelessKill() throws {
+        let start = "Dec 18 16:14:20 iPad ReplayKitExt(ReplayKit)[9546] <Notice>: broadcastStartedWithSetupInfo\n"
+        let kill = "Dec 18 16:14:25 iPad kernel[0] <Notice>: memorystatus: exceeded mem limit: ActiveHard 50 MB (fatal)\n"
+        let one = try analyze(start + kill)
+        #expect(one.outcomes == ["killed"], "\(one.outcomes)")
+        #expect((one.sessions.first?["reason"] as? String ?? "").contains("names no process"), "\(one.sessions)")
+        let other = "Dec 18 16:14:21 iPad OtherExt(ReplayKit)[9547] <Notice>: broadcastStartedWithSetupInfo\n"
+        let two = try analyze(start + other + kill)
+        #expect(!two.outcomes.contains("killed"), "\(two.outcomes)")
+        let none = try analyze(kill)
+        #expect(none.sessions.isEmpty, "\(none.outcomes)")
+        // Not at the broadcast limit: a host app's 650 MB is no extension's.
+        let host = try analyze(start + kill.replacingOccurrences(of: "50 MB", with: "650 MB"))
+        #expect(!host.outcomes.contains("killed"), "\(host.outcomes)")
+    }
+
     /// Paste damage the fourth survey left: a line wrapped inside an Objective-C method name
     /// (capacitor-screen-recorder #20) and an NSLog dictionary printed from column 0 inside a
     /// Console copy (CopilotForXcode #35).

@@ -293,7 +293,8 @@ public struct SessionBuilder {
             }
         case "extension.killed_memory":
             let limit = e.attr("limit_mb").map { " (\(e.attr("limit_kind") ?? "limit") \($0) MB)" } ?? ""
-            end(&s, e, .killed, "the extension was killed for exceeding its memory limit\(limit)", deciding: [e])
+            let unnamed = e.attr("target") == nil ? " (the kill line names no process: this was the only extension session open)" : ""
+            end(&s, e, .killed, "the extension was killed for exceeding its memory limit\(limit)\(unnamed)", deciding: [e])
         case "extension.killed":
             end(&s, e, .killed, "the extension was killed (\(e.message))", deciding: [e])
         case "process.exited":

@@ -259,6 +259,7 @@ public struct SessionStream {
         if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] { return tk }
         if let name = e.attr("target"), let tk = keyByProcess[name] { return tk }
         if extensionKeys.contains(key) { return key }
+        if let only = onlyOpenExtension(killedBy: e) { return only }
         if SessionBuilder.killsBroadcastExtension(e), let name = e.attr("target") {
             let tk = "\(name)[\(e.attr("target_pid") ?? "?")]"
             extensionKeys.insert(tk)
@@ -267,6 +268,22 @@ public struct SessionStream {
             return tk
         }
         return nil
+    }
+
+    /// A memory kill at the broadcast limit that names no process (iOS 26's `memorystatus:
+    /// exceeded mem limit: ActiveHard 50 MB`) while exactly one extension's session is open:
+    /// that extension's (with two open, or none, it stays a line of its own).
+    func onlyOpenExtension(killedBy e: Event) -> String? {
+        guard e.kind == "extension.killed_memory", e.attr("target") == nil,
+            let mb = e.attr("limit_mb").flatMap({ Int($0) }), (45...55).contains(mb)
+        else { return nil }
+        var found: String?
+        for k in extensionKeys {
+            guard let st = streams[k], st.phase != .idle, st.phase != .ended else { continue }
+            guard found == nil else { return nil }
+            found = k
+        }
+        return found
     }
 
     func session(_ l: Live) -> Session? {
