@@ -666,6 +666,40 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/zap-console.json", ##"""
+{
+  "name": "zap-console",
+  "title": "Go services logging with zap's console encoder (livekit-server, and other SFUs written in Go): `2023-08-04T10:16:01.269+0800<TAB>INFO<TAB>livekit<TAB>rtc/participant_signal.go:291<TAB>closing signal connection<TAB>{…}`, TABs or the spaces a paste turns them into",
+  "kind": "lines",
+  "patterns": [
+    "{time:isotz}\t{level:word}\t{subsystem:word}\t{caller:word}\t{message}",
+    "{time:isotz}\t{level:word}\t{subsystem:word}\t{message}",
+    "{time:isotz}{sp}{level:word}{sp}{subsystem:word}{sp}{caller:word}.go:{line:int}{sp}{message}"
+  ],
+  "continuation": "indented",
+  "priority": 14,
+  "samples": [
+    {
+      "line": "2022-11-25T20:15:13.669Z\tINFO\tlivekit\tsfu/downtrack.go:690\tclose down track\t{\"room\": \"my-first-room\", \"participant\": \"token-user-22\"}",
+      "expect": {
+        "time": "2022-11-25T20:15:13.669000+00:00",
+        "level": "INFO",
+        "subsystem": "livekit",
+        "message": "close down track\t{\"room\": \"my-first-room\", \"participant\": \"token-user-22\"}"
+      }
+    },
+    {
+      "line": "2023-08-04T10:16:01.269+0800    INFO    livekit rtc/participant_signal.go:291   closing signal connection       {\"room\": \"188281452\"}",
+      "expect": {
+        "time": "2023-08-04T10:16:01.269000+08:00",
+        "level": "INFO",
+        "subsystem": "livekit",
+        "message": "closing signal connection       {\"room\": \"188281452\"}"
+      }
+    }
+  ]
+}
+"""##),
         ("tables/replaykit-errors.json", ##"""
 {
   "table": "replaykit-errors",
