@@ -1118,6 +1118,22 @@ struct ReadContext: Sendable {
         // A crash report pasted as text: its header lines become one event; a JetsamEvent's
         // process entries pasted as JSON, their kills.
         var crashReport = CrashReportText()
+        /// After each event added: the budget (memory follows recognized lines, ~36 bytes each:
+        /// bounded per file), and a part handed on when `cutEvery` are held.
+        func added(line: Int) throws {
+            order += 1
+            if let budget, order & 1023 == 0, !budget.take(1024) { throw budget.error(path: path, line: line) }
+            if cutEvery > 0, result.events.count > cutEvery {
+                // The last event stays: a frame run may go on in it.
+                var part = TextResult()
+                part.firstComplete = result.firstComplete
+                let last = result.events.removeLast()
+                swap(&part.events, &result.events)
+                result.events = [last]
+                compactor.forgetOpenRuns()
+                onPart(part)
+            }
+        }
         do {
             try reader.run { rec in
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
@@ -1127,26 +1143,14 @@ struct ReadContext: Sendable {
                 where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                   to: &result.events)
                 {
-                    order += 1
+                    try added(line: rec.line)
                 }
                 if factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                to: &result.events),
                     // (a crash report's first line only opens it)
                     result.events.last?.kind != CrashReportText.kind || { result.events.removeLast(); return false }()
                 {
-                    order += 1
-                    // Memory follows recognized lines (~36 bytes each): bounded per file.
-                    if let budget, order & 1023 == 0, !budget.take(1024) { throw budget.error(path: path, line: rec.line) }
-                    if cutEvery > 0, result.events.count > cutEvery {
-                        // The last event stays: a frame run may go on in it.
-                        var part = TextResult()
-                        part.firstComplete = result.firstComplete
-                        let last = result.events.removeLast()
-                        swap(&part.events, &result.events)
-                        result.events = [last]
-                        compactor.forgetOpenRuns()
-                        onPart(part)
-                    }
+                    try added(line: rec.line)
                 }
                 tick()
             }
@@ -1198,10 +1202,64 @@ struct ReadContext: Sendable {
                 }
                 if target + UInt64(span) >= size { break }
             }
+            // Not inside a pasted crash report's header: its lines are read whole after its
+            // `Hardware Model:` line, by one reader (`CrashReportText`).
+            // (again from where it lands: another header may be open there; at most 64 times,
+            // or a file of nothing but such lines would be read again for every range)
+            var shifts = 0
+            while shifts < 64, var f = found, let past = try afterCrashHeader(path, at: f, size: size), past > f {
+                shifts += 1
+                found = nil
+                let window = try readUpTo(64 * 1024, from: RangeFileSource(path: path, from: past, to: min(size, past + 64 * 1024)))
+                var i = 0
+                while i < window.count, found == nil {
+                    guard let end = window[i...].firstIndex(of: 0x0A) else { break }
+                    let starts = window[i..<end].withUnsafeBytes { line -> Bool in
+                        switch format.kind {
+                        case .plain: return true
+                        case .jsonLines: return line.first == UInt8(ascii: "{")
+                        default: return format.startProbe.test(line) ?? false
+                        }
+                    }
+                    if starts { f = past + UInt64(i); found = f }
+                    i = end + 1
+                }
+            }
             if let f = found, f > bounds.last! { bounds.append(f) }
         }
         bounds.append(size)
         return zip(bounds, bounds.dropFirst()).map { $0..<$1 }
+    }
+
+    /// When the line at `offset` (a line start) is among the lines a pasted crash report's
+    /// `Hardware Model:` line has the reader parse whole, the offset of the first line after them.
+    func afterCrashHeader(_ path: String, at offset: UInt64, size: UInt64) throws -> UInt64? {
+        let back = min(offset, 16 * 1024)
+        let before = try readUpTo(Int(back), from: RangeFileSource(path: path, from: offset - back, to: offset))
+        // The line starts before `offset`, the nearest last.
+        var starts: [Int] = []
+        var i = before.count
+        while starts.count <= RecordReader.crashReportHeaderLines, i > 0 {
+            var j = i - 1
+            while j > 0, before[j - 1] != 0x0A { j -= 1 }
+            if j == 0 && offset - back > 0 { break }  // a line cut by the window: not judged
+            starts.append(j)
+            i = j
+        }
+        guard let k = starts.firstIndex(where: { j in
+            before[j...].withUnsafeBytes { RecordReader.opensCrashReport(UnsafeRawBufferPointer(rebasing: $0[..<min($0.count, 128)])) }
+        }) else { return nil }
+        // Line `k + 1` before the offset opened a header: skip what is left of its lines.
+        let left = RecordReader.crashReportHeaderLines - k
+        let ahead = try readUpTo(256 * 1024, from: RangeFileSource(path: path, from: offset, to: min(size, offset + 256 * 1024)))
+        var skipped = 0
+        var p = 0
+        while skipped < left {
+            guard let nl = ahead[p...].firstIndex(of: 0x0A) else { return nil }
+            p = nl + 1
+            skipped += 1
+        }
+        return offset + UInt64(p)
     }
 }
 

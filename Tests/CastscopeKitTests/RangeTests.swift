@@ -90,6 +90,36 @@ struct RangeTests {
     }
 }
 
+extension RangeTests {
+    /// A pasted crash report's header is parsed whole after its `Hardware Model:` line by one
+    /// reader: no range may begin inside it (a review found headers lost at range bounds).
+    @Test("crash reports pasted among plain lines: every one found, whatever the ranges")
+    func crashHeadersAcrossRanges() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("notes.txt")
+        var text = ""
+        // (the lines a header is read whole for, 60, between two: reports are not pasted denser)
+        for n in 0..<120 {
+            for i in 0..<(62 + n % 13) { text += "some unrelated words of a log line \(i)\n" }
+            text += "Incident Identifier: 5CE05737-666A-4AD8-9BC5-D3ECD4CE2F71\nHardware Model:      iPhone14,2\n"
+                + "Process:             ScreenShareExt\(n) [\(n + 100)]\nDate/Time:           2024-05-01 16:47:45.5386 +0100\n"
+                + "Exception Type:  EXC_CRASH (SIGKILL)\nTermination Reason: RUNNINGBOARD 0xd00d2bad\n"
+        }
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let registry = try ParserRegistry.builtin()
+        for (threads, perThread, minimum) in [(1, 1, UInt64(1 << 40)), (2, 64, UInt64(256)), (3, 200, UInt64(128))] {
+            let analyzer = try Analyzer(registry: registry)
+            analyzer.parallelism = threads
+            analyzer.parallelThreshold = 1024
+            analyzer.rangesPerThread = perThread
+            analyzer.minimumRange = minimum
+            let report = analyzer.analyze([file.path])
+            #expect(report.sessions.count == 120, "\(threads) threads × \(perThread) ranges")
+        }
+    }
+}
+
 /// A small deterministic generator (tests must not depend on the system's random source).
 struct SplitMix {
     var state: UInt64

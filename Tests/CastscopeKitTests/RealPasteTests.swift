@@ -21,6 +21,7 @@ struct RealPasteTests {
         var sdks: [String] { sessions.compactMap { $0["sdk"] as? String } }
         var findings: [[String: Any]] { json["findings"] as? [[String: Any]] ?? [] }
         var kinds: [String] { findings.compactMap { $0["kind"] as? String }.sorted() }
+        var unattachedCount: Int { (json["unattached"] as? [Any])?.count ?? 0 }
         func messages(_ kind: String) -> [String] { findings.filter { $0["kind"] as? String == kind }.compactMap { $0["message"] as? String } }
         var events: [String] {
             let unattached = (json["unattached"] as? [[String: Any]] ?? []).compactMap { $0["event"] as? String }
@@ -280,7 +281,7 @@ struct RealPasteTests {
     func plainFallbackNote() throws {
         // (the sixth survey: docker compose's prefix, JVB's word, a Go log's JSON dumps between its lines)
         for v in ["2024/05/01 10:00:00 one\n2024/05/01 10:00:01 two\n", "12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n",
-                  "livekit_1  | 2022-11-25T20:15:13.669Z\tINFO\tlivekit\tclose down track\nlivekit_1  | 2022-11-25T20:15:14.669Z\tINFO\tlivekit\tparticipant closing\n",
+                  "web_1  | 2022/11/25 20:15:13 GET /\nweb_1  | 2022/11/25 20:15:14 GET /x\n",
                   "JVB 2025-04-16 14:41:06.751 INFO: [78] Endpoint.expire#1050: Expired.\nJVB 2025-04-16 14:41:07.751 INFO: [78] Conference.expire\n",
                   "2020/08/12 08:11:35.578720 mcu_janus.go:954: closing {\n  \"janus\": \"hangup\",\n  \"reason\": \"DTLS alert\"\n}\n2020/08/12 08:11:36.578720 mcu_janus.go:955: closed\n"] {
             let a = try analyze(v)
@@ -703,7 +704,8 @@ struct RealPasteTests {
     @Test("ReplayKit's -5807 text in any case; an uncaught exception and its SIGABRT stop are one crash; lines outside sessions keep their zone")
     func fifthSurvey() throws {
         for text in ["\u{201C}screen recording has stopped due to recording interrupted by multitasking and content resizing\u{201D}\n",
-                     "Screenrecording fails with error \u{201E}Recording interrupted by multitasking and Content Resizing\u{201C}\n"] {
+                     "Screenrecording fails with error \u{201E}Recording interrupted by multitasking and Content Resizing\u{201C}\n",
+                     "Recording Interrupted By Multitasking And Content Resizing\n", "RECORDING INTERRUPTED BY MULTITASKING AND CONTENT RESIZING\n"] {
             let a = try analyze(text)
             #expect(a.kinds == ["replaykit-error"], "\(text)")
             #expect(a.messages("replaykit-error").first?.hasPrefix("ReplayKit error -5807") == true, "\(a.messages("replaykit-error"))")
@@ -836,6 +838,9 @@ struct RealPasteTests {
                 "\(fragment.messages("extension-killed"))")
         #expect(fragment.sessions.count == 1 && fragment.sessions.first?["process"] as? String == "BroadcastUploadExtension",
                 "\(fragment.sessions)")
+        // A JSON log line with a `reason` and a `name` is no process entry (no `rpages`).
+        let pino = try analyze("2023-09-08T17:20:30+0200 host relay[811]: {\"level\":30,\"pid\":811,\"name\":\"relay\",\"msg\":\"peer left\",\"reason\":\"timeout\"}\n")
+        #expect(pino.kinds.isEmpty && pino.sessions.isEmpty && pino.unattachedCount == 0, "\(pino.kinds)")
         // Lines far after the model are no header of it.
         let far = try analyze("Hardware Model:      iPhone14,2\n" + String(repeating: "noise\n", count: 70)
                               + "Process:             ScreenShareExt [482]\nException Type:  EXC_CRASH (SIGKILL)\nTermination Reason: x\n")
@@ -888,6 +893,14 @@ struct RealPasteTests {
             let a = try analyze(text)
             #expect(a.records == records, "\(text)")
         }
+        // A dump left open ends with the next record, also one the prefilter passes over: the
+        // irrelevant records after it keep their continuation lines (they were counted unparsed).
+        var relay = "2023-09-08T17:20:30+0200 host broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2\n{\n    a = 1;\n"
+        for i in 0..<300 { relay += "2023-09-08T17:20:31+0200 host zzapp[1]: noise \(i)\n  more of it\n  and more\n" }
+        let open = try analyze(relay)
+        #expect(open.format == "journal-short-iso")
+        #expect(open.unparsed == 0, "\(open.unparsed)")
+        #expect(open.records == 301, "\(open.records)")
         let dump = "Default\t14:39:22.411993+0900\tBroadcastExt\tReleased connection: 2F64\n{\n    UUID = \"2F64\";\n    eventCount = 0;\n}\n"
             + "Default\t14:39:22.511993+0900\tBroadcastExt\topen socket connection\n"
         let console = try analyze(dump)

@@ -60,6 +60,8 @@ struct CrashReportText {
 /// the `.ips`, which a reader folds into one record per object) are the kills the whole report
 /// gives (`IPSReport.jetsam`, 16 KB pages: the fragment has no page size).
 enum JetsamFragmentText {
+    static let maxObjects = 64
+
     /// The kill records of the objects in `message` that have a `reason` and a `name`.
     static func records(in rec: RawRecord) -> [RawRecord] {
         guard rec.withBytes(.message, { bytes in
@@ -73,7 +75,7 @@ enum JetsamFragmentText {
         var start = -1
         var quoted = false
         var escaped = false
-        for (i, b) in bytes.enumerated() {
+        scan: for (i, b) in bytes.enumerated() {
             if quoted {
                 if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { quoted = false }
                 continue
@@ -86,7 +88,14 @@ enum JetsamFragmentText {
             case UInt8(ascii: "}"):
                 guard depth > 0 else { continue }
                 depth -= 1
-                if depth == 0, start >= 0 { objects.append(String(decoding: bytes[start...i], as: UTF8.self)) }
+                guard depth == 0, start >= 0 else { continue }
+                // A process entry has its resident pages (a JSON log line with a `reason` and a
+                // `name` is no kill); at most `maxObjects` per record.
+                let object = String(decoding: bytes[start...i], as: UTF8.self)
+                if object.contains("\"rpages\""), object.contains("\"reason\""), object.contains("\"name\"") {
+                    objects.append(object)
+                    if objects.count == maxObjects { break scan }
+                }
             default: break
             }
         }
@@ -95,6 +104,9 @@ enum JetsamFragmentText {
             var out = RawRecord()
             out.reset(line: rec.line)
             out.set(.message, bytes: Array(r.message.utf8))
+            // (the line's own time, when the fragment sits in a timed log line)
+            out.time = rec.time
+            out.timeInferred = rec.timeInferred
             return out
         }
     }

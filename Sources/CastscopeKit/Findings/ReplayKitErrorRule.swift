@@ -59,7 +59,8 @@ struct ReplayKitErrorRule: FindingRule {
                 let digits = bytes[(at + 5)...].prefix { $0 == UInt8(ascii: "-") || isDigit($0) }
                 if !digits.isEmpty { return normalized(String(decoding: digits, as: UTF8.self)) }
             }
-            for (phrase, c) in descriptions where text.hasBytes(phrase) { return c }
+            let lower = text.lowercased()
+            for (phrase, c) in descriptions where lower.hasBytes(phrase) { return c }
         }
         return nil
     }
@@ -73,8 +74,9 @@ struct ReplayKitErrorRule: FindingRule {
     /// English descriptions ReplayKit puts in `NSLocalizedDescription`, for lines that carry
     /// only the text.
     static let descriptions: [(String, String)] = [
-        // (without "content resizing": users type it, and the alert's capitals, every way)
-        ("nterrupted by multitasking and ", "-5807"),
+        // (lowercase, compared with the text lowercased; without "content resizing": users type
+        // it, and the alert's capitals, every way)
+        ("interrupted by multitasking and ", "-5807"),
         ("invalid broadcast session", "-5808"),
     ]
 

@@ -76,6 +76,12 @@ public final class ComposePrefixSource: ByteSource {
         return line[i] == 0x0A ? .prefix(i - line.startIndex) : .notPrefix
     }
 
+    /// A byte a prefix's name, spaces or bar may hold.
+    @inline(__always) static func mayContinue(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x2E || b == 0x2D
+            || b == 0x20 || b == UInt8(ascii: "|")
+    }
+
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while outPos == out.count {
             out.removeAll(keepingCapacity: true)
@@ -103,7 +109,11 @@ public final class ComposePrefixSource: ByteSource {
             if deciding {
                 let b = input[inPos]
                 inPos += 1
+                let afterBar = head.last == UInt8(ascii: "|")
                 head.append(b)
+                // Judged once the line can be told (after `|`, at a byte no prefix has, at the
+                // line's end or the bound): not again at every byte of a long name.
+                guard afterBar || b == 0x0A || head.count >= Self.maxPrefix || !Self.mayContinue(b) else { continue }
                 switch Self.classify(head[...]) {
                 case .prefix(let n):
                     out.append(contentsOf: head[n...])

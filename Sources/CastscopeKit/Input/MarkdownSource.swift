@@ -49,21 +49,23 @@ public final class MarkdownSource: ByteSource {
         return try rest?.read(into: buffer) ?? 0
     }
 
-    /// The text with prose lines emptied (their line breaks kept).
+    /// The text with prose lines emptied (their line breaks kept): two passes over the lines,
+    /// with no list of them (a file of newlines is as big in lines as in bytes).
     static func codeOnly(_ bytes: [UInt8]) -> [UInt8] {
-        var lines: [Range<Int>] = []
-        var start = 0
-        for i in bytes.indices where bytes[i] == 0x0A {
-            lines.append(start..<i)
-            start = i + 1
+        func forEachLine(_ body: (ArraySlice<UInt8>, Bool) -> Void) {
+            var start = 0
+            while start < bytes.count {
+                let nl = bytes[start...].firstIndex(of: 0x0A)
+                body(bytes[start..<(nl ?? bytes.count)], nl != nil)
+                start = (nl ?? bytes.count) + 1
+            }
         }
-        if start < bytes.count { lines.append(start..<bytes.count) }
-        let fenced = lines.contains { isFence(bytes[$0]) }
+        var fenced = false
+        forEachLine { line, _ in if !fenced, isFence(line) { fenced = true } }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var inBlock = false
-        for (n, r) in lines.enumerated() {
-            let line = bytes[r]
+        forEachLine { line, newline in
             let keep: Bool
             if isFence(line) {
                 inBlock.toggle()
@@ -77,7 +79,7 @@ public final class MarkdownSource: ByteSource {
                 keep = !(t.first == UInt8(ascii: "|") || isHeading(t))
             }
             if keep { out.append(contentsOf: line) }
-            if n < lines.count - 1 || r.upperBound < bytes.count { out.append(0x0A) }
+            if newline { out.append(0x0A) }
         }
         return out
     }

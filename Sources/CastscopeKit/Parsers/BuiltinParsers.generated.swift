@@ -1327,6 +1327,20 @@ enum BuiltinParsers {
     },
     {
       "event": "replaykit.error",
+      "match": "nterrupted By Multitasking And ",
+      "set": {
+        "code": "-5807"
+      }
+    },
+    {
+      "event": "replaykit.error",
+      "match": "INTERRUPTED BY MULTITASKING AND ",
+      "set": {
+        "code": "-5807"
+      }
+    },
+    {
+      "event": "replaykit.error",
       "match": "invalid {gap}broadcast session",
       "set": {
         "code": "-5808"
@@ -1408,6 +1422,20 @@ enum BuiltinParsers {
     },
     {
       "message": "Screenrecording fails with error \u201eRecording interrupted by multitasking and Content Resizing\u201c",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5807"
+      }
+    },
+    {
+      "message": "Screen recording stopped: Recording Interrupted By Multitasking And Content Resizing",
+      "event": "replaykit.error",
+      "attrs": {
+        "code": "-5807"
+      }
+    },
+    {
+      "message": "RECORDING INTERRUPTED BY MULTITASKING AND CONTENT RESIZING",
       "event": "replaykit.error",
       "attrs": {
         "code": "-5807"

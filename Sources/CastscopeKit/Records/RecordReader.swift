@@ -291,6 +291,9 @@ public final class RecordReader {
             if format.continuation == .print { return false }
             try emitPending(sink)
             pendingIrrelevant = true
+            // (a dump the record before left open ends with it)
+            pendingDepth = 0
+            pendingJoined = 0
             stats.records += 1
             return true
         }
@@ -298,8 +301,7 @@ public final class RecordReader {
         case .print:
             // Continues a multi-line NSLog record.
             if hasPending && (pendingDepth > 0 || (pendingJoined == 0 && (Self.isLoneOpener(line) || opensIndentedDump(line)))
-                || continuesWrappedSelector(line))
-            {
+                || continuesWrappedSelector(line)) {
                 return false
             }
             stats.records += 1  // a print() line with nothing recognizable
@@ -360,7 +362,8 @@ public final class RecordReader {
             // in a Console copy: the message it follows goes on to its closing bracket.
             pending.appendToMessage(line)
             pendingJoined += 1
-            pendingDepth = Self.bracketDepth(line, from: pendingDepth)
+            // (at the bound the dump is given up: the lines after are judged as lines again)
+            pendingDepth = pendingJoined < Self.maxJoinedLines ? Self.bracketDepth(line, from: pendingDepth) : 0
         case .print where hasPending && continuesWrappedSelector(line):
             pending.appendToMessage(line, wrapped: true)
             pendingJoined += 1
