@@ -1178,6 +1178,16 @@ struct ReadContext: Sendable {
         default: splittable = false
         }
         guard splittable, parts > 1 else { return [0..<size] }
+        /// Whether a whole line starts a record (a range may begin there).
+        func startsRecord(_ line: ArraySlice<UInt8>) -> Bool {
+            line.withUnsafeBytes { line in
+                switch format.kind {
+                case .plain: return true
+                case .jsonLines: return line.first == UInt8(ascii: "{")
+                default: return format.startProbe.test(line) ?? false
+                }
+            }
+        }
         var bounds: [UInt64] = [0]
         for k in 1..<parts {
             let target = size * UInt64(k) / UInt64(parts)
@@ -1190,14 +1200,7 @@ struct ReadContext: Sendable {
                 while let start = i, start < window.count {
                     // A line cut by the window's end is not judged.
                     guard let end = window[start...].firstIndex(of: 0x0A) else { break }
-                    let starts = window[start..<end].withUnsafeBytes { line -> Bool in
-                        switch format.kind {
-                        case .plain: return true
-                        case .jsonLines: return line.first == UInt8(ascii: "{")
-                        default: return format.startProbe.test(line) ?? false
-                        }
-                    }
-                    if starts { found = target + UInt64(start); break }
+                    if startsRecord(window[start..<end]) { found = target + UInt64(start); break }
                     i = end + 1
                 }
                 if target + UInt64(span) >= size { break }
@@ -1214,14 +1217,7 @@ struct ReadContext: Sendable {
                 var i = 0
                 while i < window.count, found == nil {
                     guard let end = window[i...].firstIndex(of: 0x0A) else { break }
-                    let starts = window[i..<end].withUnsafeBytes { line -> Bool in
-                        switch format.kind {
-                        case .plain: return true
-                        case .jsonLines: return line.first == UInt8(ascii: "{")
-                        default: return format.startProbe.test(line) ?? false
-                        }
-                    }
-                    if starts { f = past + UInt64(i); found = f }
+                    if startsRecord(window[i..<end]) { f = past + UInt64(i); found = f }
                     i = end + 1
                 }
             }
