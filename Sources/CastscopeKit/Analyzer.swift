@@ -1139,11 +1139,13 @@ struct ReadContext: Sendable {
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                     result.firstComplete = t
                 }
-                for report in (crashReport.see(rec).map { [$0] } ?? JetsamFragmentText.records(in: rec))
-                where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
-                                  to: &result.events)
-                {
-                    try added(line: rec.line)
+                if crashReport.isOpen || CrashReportText.mayConcern(rec) {
+                    for report in (crashReport.see(rec).map { [$0] } ?? JetsamFragmentText.records(in: rec))
+                    where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
+                                      to: &result.events)
+                    {
+                        try added(line: rec.line)
+                    }
                 }
                 if factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                to: &result.events),

@@ -20,6 +20,17 @@ struct CrashReportText {
 
     private var opened: Int?
     private var lines: [String] = []
+    var isOpen: Bool { opened != nil }
+
+    /// Whether `rec` may open a header (`Hardware Model:`) or be a JetsamEvent entry (`{`): its
+    /// message's first byte, so that every other record costs one look.
+    static func mayConcern(_ rec: RawRecord) -> Bool {
+        rec.withBytes(.message) { bytes in
+            var i = 0
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+            return i < bytes.count && (bytes[i] == UInt8(ascii: "H") || bytes[i] == UInt8(ascii: "{"))
+        } ?? false
+    }
 
     /// One record of the file, in order; returns a report's record when this line ends a header.
     mutating func see(_ rec: RawRecord) -> RawRecord? {
