@@ -1139,7 +1139,9 @@ struct ReadContext: Sendable {
                 if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
                     result.firstComplete = t
                 }
-                if crashReport.isOpen || CrashReportText.mayConcern(rec) {
+                // (one look at the message's first byte: a header's `Hardware Model:`, an entry's `{`)
+                let mayConcern = CrashReportText.mayConcern(rec)
+                if crashReport.isOpen || mayConcern {
                     for report in (crashReport.see(rec).map { [$0] } ?? JetsamFragmentText.records(in: rec))
                     where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                       to: &result.events)
@@ -1150,7 +1152,7 @@ struct ReadContext: Sendable {
                 if factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                to: &result.events),
                     // (a crash report's first line only opens it)
-                    result.events.last?.kind != CrashReportText.kind || { result.events.removeLast(); return false }()
+                    !mayConcern || result.events.last?.kind != CrashReportText.kind || { result.events.removeLast(); return false }()
                 {
                     try added(line: rec.line)
                 }

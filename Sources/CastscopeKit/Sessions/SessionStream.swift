@@ -259,6 +259,7 @@ public struct SessionStream {
         if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] { return tk }
         if let name = e.attr("target"), let tk = keyByProcess[name] { return tk }
         if extensionKeys.contains(key) { return key }
+        guard SessionBuilder.killKinds.contains(e.kind) else { return nil }
         if let only = onlyOpenExtension(killedBy: e) { return only }
         if SessionBuilder.killsBroadcastExtension(e), let name = e.attr("target") {
             let tk = "\(name)[\(e.attr("target_pid") ?? "?")]"
