@@ -240,20 +240,20 @@ public final class Analyzer {
         else { return false }
         // A folder holding just that file (a ticket's folder with its one log) is the same.
         let path = Self.onlyFile(in: paths[0]) ?? paths[0]
-        guard let size = fileSize(path), size >= min(parallelThreshold, 4 << 20), !path.hasSuffix(".ips"), !MarkdownSource.isMarkdown(path) else { return false }
+        guard let size = fileSize(path), size >= min(parallelThreshold, 4 << 20), !path.hasSuffix(".ips") else { return false }
         // Text, or gzip of text; not an archive or a journal (those are read another way:
         // trying would only cost a second read).
         guard let source = try? RangeFileSource(path: path, from: 0, to: size),
             let head = try? readUpTo(512, from: source)
         else { return false }
-        // (docker compose's prefixed lines are read by one reader, their prefixes taken off)
+        // (docker compose output and Markdown notes are read by one reader, through their own source)
         switch sniff(head) {
-        case .text: return !ComposePrefixSource.detect(head)
+        case .text: return !BundleWalker.readsThroughOwnSource(path: path, head: head)
         case .gzip:
             guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: path),
                 let inner = try? readUpTo(512, from: inflated)
             else { return false }
-            return sniff(inner) == .text && !ComposePrefixSource.detect(inner)
+            return sniff(inner) == .text && !BundleWalker.readsThroughOwnSource(path: path, head: inner)
         default: return false
         }
     }

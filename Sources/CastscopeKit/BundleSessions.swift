@@ -20,9 +20,9 @@ struct BuiltSessions {
 
 extension Analyzer {
     /// The order sessions are built in: time (untimed lines first), then file, then reading order.
-    static func sortsBefore(_ a: Event, _ b: Event) -> Bool {
-        (a.time ?? Int64.min, a.fileIndex, a.order) < (b.time ?? Int64.min, b.fileIndex, b.order)
-    }
+    @inline(__always) static func orderKey(_ e: Event) -> (Int64, Int, Int) { (e.time ?? Int64.min, e.fileIndex, e.order) }
+
+    static func sortsBefore(_ a: Event, _ b: Event) -> Bool { orderKey(a) < orderKey(b) }
 
     /// `--since` / `--until` in the report's zone.
     func window(zone: Int?) -> (Int64?, Int64?) {

@@ -26,8 +26,7 @@ struct CrashReportText {
     /// message's first byte, so that every other record costs one look.
     static func mayConcern(_ rec: RawRecord) -> Bool {
         rec.withBytes(.message) { bytes in
-            var i = 0
-            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+            let i = RecordReader.indentEnd(bytes)
             return i < bytes.count && (bytes[i] == UInt8(ascii: "H") || bytes[i] == UInt8(ascii: "{"))
         } ?? false
     }
@@ -76,8 +75,7 @@ enum JetsamFragmentText {
     /// The kill records of the objects in `message` that have a `reason` and a `name`.
     static func records(in rec: RawRecord) -> [RawRecord] {
         guard rec.withBytes(.message, { bytes in
-            var i = 0
-            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+            let i = RecordReader.indentEnd(bytes)
             return i < bytes.count && bytes[i] == UInt8(ascii: "{") && bytes.count > 40
         }) == true, let message = rec.string(.message), message.contains("\"reason\"") else { return [] }
         let bytes = Array(message.utf8)

@@ -165,6 +165,13 @@ public struct BundleWalker {
         }
     }
 
+    /// Text read through a source of its own, by one reader (never in ranges, nor streamed
+    /// as it is read): docker compose output (`ComposePrefixSource`), Markdown notes
+    /// (`MarkdownSource`).
+    static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
+        ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
+    }
+
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
     func stream(_ source: ByteSource, path: String, depth: Int, diskPath: String? = nil, tally: BudgetTally = BudgetTally(Budget())) {
         // Once a budget is spent, what is left of the compressed inputs is not read (a file on
@@ -203,15 +210,19 @@ public struct BundleWalker {
                 }
             case .text where ips != nil && path.hasSuffix(".ips"):
                 try ips!(path, replay)
-            case .text where ComposePrefixSource.detect(head):
-                // `docker compose logs`: the service's name off each line (not in ranges).
-                try visit(path, ComposePrefixSource(diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay))
-            case .text where MarkdownSource.isMarkdown(path):
-                // Its code blocks and quotes (not in ranges: a Markdown file is small).
-                try visit(path, try MarkdownSource(diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay))
             case .text:
-                if let diskPath, let visitFile, try visitFile(path, diskPath) { return }
-                try visit(path, diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay)
+                let ownSource = Self.readsThroughOwnSource(path: path, head: head)
+                if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
+                let text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
+                if !ownSource {
+                    try visit(path, text)
+                } else if ComposePrefixSource.detect(head) {
+                    // `docker compose logs`: the service's name off each line.
+                    try visit(path, ComposePrefixSource(text))
+                } else {
+                    // Its code blocks and quotes (a Markdown file is small).
+                    try visit(path, try MarkdownSource.open(text))
+                }
             }
         } catch let e as InputError {
             report(e)

@@ -58,9 +58,6 @@ public final class ComposePrefixSource: ByteSource {
     static func classify(_ line: ArraySlice<UInt8>) -> Verdict {
         var i = line.startIndex
         let end = line.endIndex
-        func isName(_ b: UInt8) -> Bool {
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x2E || b == 0x2D
-        }
         guard i < end else { return .undecided }
         guard isName(line[i]) else { return .notPrefix }
         while i < end, isName(line[i]) { i += 1 }
@@ -76,11 +73,13 @@ public final class ComposePrefixSource: ByteSource {
         return line[i] == 0x0A ? .prefix(i - line.startIndex) : .notPrefix
     }
 
-    /// A byte a prefix's name, spaces or bar may hold.
-    @inline(__always) static func mayContinue(_ b: UInt8) -> Bool {
+    /// A byte of a service's name: letters, digits, `_`, `.`, `-`.
+    @inline(__always) static func isName(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x2E || b == 0x2D
-            || b == 0x20 || b == UInt8(ascii: "|")
     }
+
+    /// A byte a prefix's name, spaces or bar may hold.
+    @inline(__always) static func mayContinue(_ b: UInt8) -> Bool { isName(b) || b == 0x20 || b == UInt8(ascii: "|") }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while outPos == out.count {

@@ -7,11 +7,7 @@
 /// `>` quotes are read; without one, everything but table rows and headings (a log saved
 /// with a `.md` name). A file over `limit` bytes is read as it is (it is held whole while its
 /// fences are counted: notes are small, and memory must not follow a big file).
-public final class MarkdownSource: ByteSource {
-    private var out: [UInt8] = []
-    private var position = 0
-    private var rest: ByteSource?
-    private let source: ByteSource
+public enum MarkdownSource {
     public static let limit = 4 << 20
 
     public static func isMarkdown(_ path: String) -> Bool {
@@ -19,34 +15,17 @@ public final class MarkdownSource: ByteSource {
         return lower.hasSuffix(".md") || lower.hasSuffix(".markdown")
     }
 
-    public init(_ source: ByteSource) throws {
-        self.source = source
+    /// `source`'s text with its prose emptied (`codeOnly`), or, past `limit`, as it is.
+    public static func open(_ source: ByteSource) throws -> ByteSource {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while bytes.count <= Self.limit {
+        while bytes.count <= limit {
             let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
             if n == 0 { break }
             bytes.append(contentsOf: buffer[0..<n])
         }
-        if bytes.count > Self.limit {
-            out = bytes
-            rest = source
-        } else {
-            out = Self.codeOnly(bytes)
-        }
-    }
-
-    public var consumedOffset: UInt64 { source.consumedOffset }
-
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if position < out.count {
-            let n = min(buffer.count, out.count - position)
-            out.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: n) }
-            position += n
-            if position == out.count { out = []; position = 0 }
-            return n
-        }
-        return try rest?.read(into: buffer) ?? 0
+        // (read whole, `source` is at its end: it gives nothing after the prefix)
+        return PrefixedSource(prefix: bytes.count > limit ? bytes : codeOnly(bytes), rest: source)
     }
 
     /// The text with prose lines emptied (their line breaks kept): two passes over the lines,

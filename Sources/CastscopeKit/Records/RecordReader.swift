@@ -451,11 +451,17 @@ public final class RecordReader {
 
     /// `line` opens a crash report's header (`Hardware Model:`, after any indent).
     @inline(__always) static func opensCrashReport(_ line: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        while i < line.count, line[i] == 0x20 || line[i] == 0x09 { i += 1 }
+        let i = indentEnd(line)
         guard i < line.count, line[i] == UInt8(ascii: "H"), line.count - i >= crashReportOpener.count else { return false }
         for k in crashReportOpener.indices where line[i + k] != crashReportOpener[k] { return false }
         return true
+    }
+
+    /// Where `text`'s leading spaces and TABs end.
+    @inline(__always) static func indentEnd(_ text: UnsafeRawBufferPointer) -> Int {
+        var i = 0
+        while i < text.count, text[i] == 0x20 || text[i] == 0x09 { i += 1 }
+        return i
     }
 
     /// A line that is only an opening bracket (the `(` a call stack starts with).

@@ -41,7 +41,7 @@ final class RelayStage {
         var time: Int64
         var file: Int
         var order: Int
-        init(_ e: Event) { (time, file, order) = (e.time ?? Int64.min, e.fileIndex, e.order) }
+        init(_ e: Event) { (time, file, order) = Analyzer.orderKey(e) }
         static func < (a: Key, b: Key) -> Bool { (a.time, a.file, a.order) < (b.time, b.file, b.order) }
     }
 
@@ -181,14 +181,7 @@ final class RelayStage {
             // lines of one session: deduped here as the bundle's lines are.
             Analyzer.dedupe(&lines)
             out.span.cover(lines, lines.indices)
-            if window.0 != nil || window.1 != nil {
-                let before = Analyzer.lineCount(lines)
-                lines = lines.filter { e in
-                    guard let t = e.time else { return true }
-                    return t >= (window.0 ?? Int64.min) && t <= (window.1 ?? Int64.max)
-                }
-                out.filteredOut += before - Analyzer.lineCount(lines)
-            }
+            out.filteredOut += Analyzer.applyWindow(&lines, window)
             guard !lines.isEmpty else { continue }
             out.lines += Analyzer.lineCount(lines)
             var r = RelaySession(id: ids.id(k))

@@ -484,7 +484,7 @@ struct StreamLearning {
         var lastAt: At = (0, 0, 0)
         for i in events.indices where events[i].side == .extension {
             let pid = events[i].pid, process = events[i].process
-            let at = (events[i].time ?? Int64.min, events[i].fileIndex, events[i].order)
+            let at = Analyzer.orderKey(events[i])
             if let l = last, l.pid == pid, l.process == process, pid != nil || l.path == events[i].source.path {
                 if lastAt < at { lastAt = at }
                 continue
