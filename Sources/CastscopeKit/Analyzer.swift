@@ -52,13 +52,13 @@ public struct AnalysisReport: Sendable {
     public var unattached: [Event] = []
     public var eventCount = 0
     /// Every relay session; those joined to a device session also appear under it.
-    public var relaySessions: [RelaySession] = []
+    public var relaySessions: RelaySessionList = []
     /// Relay clock minus device clock, when relay and device sessions could be paired.
     public var clock: ClockEstimate?
     /// Device sessions that connected but have no relay session (only when relay logs exist).
     public var orphanDeviceSessions: [String] = []
     /// What went wrong, with evidence (filled by `Findings.run`).
-    public var findings: [Finding] = []
+    public var findings: FindingList = []
     /// When the findings of sessions handed on went out with them and were not kept
     /// (`Analyzer.keepsSessionFindings` off): their counts; `findings` then holds the bundle's own.
     public var handedOnFindings: FindingTally?
@@ -747,7 +747,7 @@ public final class Analyzer {
         Stages.mark("sessions")
         // The relay side: its sessions, the clock offset, and the join.
         let joiner = RelayJoiner()
-        var relay = joiner.group(taking: &relayEvents)
+        var relay = RelaySessionList(joiner.group(taking: &relayEvents))
         if let relayStage, relayTaken {
             // (`relayEvents` held only relay lines that name no session: no session of their own.)
             let made = relayStage.finish(held: &heldRelay, window: (since, until), display: relayDisplay)

@@ -16,7 +16,7 @@ func findingKinds(_ rows: [(Int64, Side, String, String, [(String, String)])], t
         var r = joiner.group(relay)
         report.clock = joiner.estimate(report.sessions, r)
         if let c = report.clock { joiner.join(&report.sessions, &r, offset: c.offset) }
-        report.relaySessions = r
+        report.relaySessions = RelaySessionList(r)
         report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id)
     }
     return Findings.run(report, thresholds).map(\.kind)

@@ -147,7 +147,7 @@ public struct ClickHouseRows {
                          batchRows: Int = .max, emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
     {
         let sessionId = sessionId ?? self.sessionId
-        let kinds = Dictionary(grouping: r.findings.filter { $0.session != nil }, by: { $0.session! })
+        let kinds = r.findingsBySession()
         for s in r.sessions {
             session(s, id: sessionId(s), clock: r.clock, findingKinds: (kinds[s.id] ?? []).map(\.kind), into: &b)
             if b.rows >= batchRows { emit(&b) }
@@ -377,28 +377,19 @@ public struct ClickHouseRows {
                          emit: (inout ClickHouseRowBuffer) -> Void = { _ in })
     {
         let byId = Dictionary(r.sessions.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        // Relay sessions joined to none, by id (first of an id wins): a relay fleet's bundle has
-        // tens of thousands, each with its finding, so a finding is not matched against each.
-        var orphanRelay: [String: Int] = [:]
-        for (i, rs) in r.relaySessions.enumerated() where rs.deviceSession == nil && orphanRelay[rs.id] == nil {
-            orphanRelay[rs.id] = i
-        }
+        var previous: Finding?
         for (n, f) in r.findings.enumerated() {
             let s = f.session.flatMap { byId[$0] }
             var sid = s.map(sessionId) ?? ""
             var host = s?.relay?.host
-            // Bundle-level findings about a relay session (orphan-relay-session) name it in
-            // their message (a word of its own); key them by the relay session it names (the
-            // first in the report's order when it names several).
-            if s == nil, !orphanRelay.isEmpty,
-                let i = f.message.split(separator: " ")
-                    .compactMap({ orphanRelay[String($0)] }).min()
-            {
+            // An orphan-relay-session finding is keyed by the relay session it is about.
+            if let i = r.findings.relaySessionIndex(n) {
                 let rs = r.relaySessions[i]
                 sid = relaySessionId(rs)
                 host = rs.host
             }
-            finding(f, index: n, previous: n > 0 ? r.findings[n - 1] : nil, sessionId: sid, sdk: s?.sdk, host: host, into: &b)
+            finding(f, index: n, previous: previous, sessionId: sid, sdk: s?.sdk, host: host, into: &b)
+            previous = f
             if b.rows >= batchRows { emit(&b) }
         }
     }
@@ -444,7 +435,7 @@ public struct ClickHouseRows {
     /// of the analysis, so that a re-analysis lands in the same partition and replaces them).
     public static func bundleTime(_ r: AnalysisReport) -> Int64? {
         let times = r.sessions.compactMap { $0.start ?? $0.events.first?.time } + r.unattached.compactMap(\.time)
-            + r.relaySessions.compactMap(\.start)
+            + [r.relaySessions.earliestStart].compactMap { $0 }
         return times.min()
     }
 

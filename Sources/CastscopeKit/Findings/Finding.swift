@@ -185,25 +185,35 @@ public enum Findings {
     public static func forSession(_ s: Session, _ t: Thresholds) -> [Finding] {
         var one = AnalysisReport()
         one.sessions = [s]
-        return run(one, t).filter { $0.session == s.id }
+        return run(one, t).made.filter { $0.session == s.id }
     }
 
     /// All findings, most severe first within each session, sessions in order.
-    public static func run(_ report: AnalysisReport, _ t: Thresholds) -> [Finding] {
+    public static func run(_ report: AnalysisReport, _ t: Thresholds) -> FindingList {
         let order = Dictionary(uniqueKeysWithValues: report.sessions.enumerated().map { ($1.id, $0) })
         var found: [Finding] = []
+        // The orphan-relay-session findings are a run (`FindingList`): where it comes among the others.
+        var orphans: (at: Int, positions: [Int32])?
         for rule in rules {
+            if let lazy = rule as? OrphanRelaySessionRule {
+                orphans = (found.count, lazy.orphans(report))
+                continue
+            }
             let more = rule.findings(report, t)
             if found.isEmpty { found = more } else { found += more }
         }
-        // Sorted by keys (a relay fleet's bundle has tens of thousands of findings: they are
-        // moved once, and not at all when they are in order already).
+        // Sorted by keys (they are moved once, and not at all when they are in order already).
         let keys = found.map { (session: $0.session.flatMap { order[$0] } ?? Int.max, rank: -$0.severity.rank) }
         let before: (Int, Int) -> Bool = { a, b in
             (keys[a].session, keys[a].rank, a) < (keys[b].session, keys[b].rank, b)
         }
-        if !found.indices.dropFirst().contains(where: { before($0, $0 - 1) }) { return found }
-        return found.indices.sorted(by: before).map { found[$0] }
+        let sorted = found.indices.dropFirst().contains(where: { before($0, $0 - 1) }) ? found.indices.sorted(by: before) : Array(found.indices)
+        guard let orphans, !orphans.positions.isEmpty else { return FindingList(sorted.map { found[$0] }) }
+        // The run's findings are about no session, warnings, made where the rule stands.
+        let runKey = (Int.max, -OrphanRelaySessionRule.severity.rank, orphans.at)
+        let split = sorted.partitionPoint { (keys[$0].session, keys[$0].rank, $0) < runKey }
+        return FindingList(before: sorted[..<split].map { found[$0] }, orphansOf: report.relaySessions, at: orphans.positions,
+                           after: sorted[split...].map { found[$0] })
     }
 }
 
@@ -241,7 +251,7 @@ extension AnalysisReport {
     /// of each in a dense bundle).
     public func findingsBySession() -> [String: [Finding]] {
         var out: [String: [Finding]] = [:]
-        for f in findings { if let s = f.session { out[s, default: []].append(f) } }
+        for f in findings.made { if let s = f.session { out[s, default: []].append(f) } }
         return out
     }
 }

@@ -31,12 +31,32 @@ public struct FindingTally: Sendable {
         if let s = f.session, kinds[k].sessions.count < 5, !kinds[k].sessions.contains(s) { kinds[k].sessions.append(s) }
     }
 
+    /// `count` findings of one kind about no session.
+    mutating func add(kind: String, severity: Severity, count n: Int) {
+        count += n
+        severities[severity, default: 0] += n
+        if let i = kindIndex[kind] {
+            kinds[i].count += n
+        } else {
+            kindIndex[kind] = kinds.count
+            kinds.append((kind, n, []))
+        }
+    }
+
     /// These findings, then `more` (a report's own, after those handed on).
     public func adding(_ more: [Finding]) -> FindingTally {
         var t = self
         for f in more { t.add(f) }
         return t
     }
+
+    public func adding(_ more: FindingList) -> FindingTally {
+        var t = self
+        more.tally(into: &t)
+        return t
+    }
+
+    public init(_ findings: FindingList) { findings.tally(into: &self) }
 
     /// Every severity, most severe first, zeros included.
     public var severityCounts: [(Severity, Int)] { Severity.allCases.reversed().map { ($0, severities[$0] ?? 0) } }

@@ -1,18 +1,25 @@
 /// orphan-relay-session: the relay received a broadcast that no device session in the bundle
 /// accounts for (another phone, or device logs missing from the bundle).
+///
+/// A relay fleet's bundle has tens of thousands: `Findings.run` keeps them as a run of the
+/// report's `FindingList`, each made from its relay session when read (`finding`).
 struct OrphanRelaySessionRule: FindingRule {
-    let kind = "orphan-relay-session"
+    static let kind = "orphan-relay-session"
+    static let severity = Severity.warning
+    var kind: String { Self.kind }
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        // Counted first: a relay fleet's bundle has tens of thousands, and a list grown by
-        // doubling holds up to twice their room for a moment.
-        var out: [Finding] = []
-        out.reserveCapacity(r.relaySessions.reduce(0) { $0 + ($1.deviceSession == nil ? 1 : 0) })
-        for rs in r.relaySessions where rs.deviceSession == nil {
-            out.append(Finding(kind: kind, severity: .warning, time: rs.start, session: nil,
-                               text: .relayWithoutDevice(rs.id, rs.peer),
-                               evidence: rs.firstSource.map { [$0] } ?? []))
-        }
-        return out
+        orphans(r).map { Self.finding(r.relaySessions[Int($0)]) }
+    }
+
+    /// The positions of the relay sessions it finds something of.
+    func orphans(_ r: AnalysisReport) -> [Int32] {
+        r.relaySessions.indices.compactMap { r.relaySessions.isJoined($0) ? nil : Int32($0) }
+    }
+
+    /// Its finding on `rs`.
+    static func finding(_ rs: RelaySession) -> Finding {
+        Finding(kind: kind, severity: severity, time: rs.start, session: nil, text: .relayWithoutDevice(rs.id, rs.peer),
+                evidence: rs.firstSource.map { [$0] } ?? [])
     }
 }

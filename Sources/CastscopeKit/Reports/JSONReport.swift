@@ -145,8 +145,8 @@ public enum JSONReport {
         w.close(array: true)
         w.open("orphans")
         w.open("relaySessions", array: true)
-        for rs in r.relaySessions where rs.deviceSession == nil {
-            w.string(nil, rs.id)
+        for i in r.relaySessions.orphanIndices {
+            w.string(nil, r.relaySessions.id(i))
             w.flushIfFull()
         }
         w.close(array: true)
@@ -159,6 +159,7 @@ public enum JSONReport {
 
     /// Findings per kind, in order of first appearance.
     static func findingCounts(_ findings: [Finding]) -> [(String, Int)] { orderedCounts(findings.map(\.kind)) }
+    static func findingCounts(_ findings: FindingList) -> [(String, Int)] { FindingTally(findings).kinds.map { ($0.kind, $0.count) } }
 
     static func finding(_ w: inout JSONWriter, _ f: Finding) {
         w.open()

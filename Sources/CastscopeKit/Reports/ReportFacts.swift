@@ -106,4 +106,6 @@ public enum SessionFacts {
     public static func severityCounts(_ findings: [Finding]) -> [(Severity, Int)] {
         Severity.allCases.reversed().map { sev in (sev, findings.filter { $0.severity == sev }.count) }
     }
+
+    public static func severityCounts(_ findings: FindingList) -> [(Severity, Int)] { FindingTally(findings).severityCounts }
 }

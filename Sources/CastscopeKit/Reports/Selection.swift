@@ -30,24 +30,26 @@ public struct SessionSelection: Sendable {
     public func apply(_ r: AnalysisReport) -> Result {
         var kept = r.sessions
         var why: [String] = []
+        let found = r.findingsBySession()
+        let findings: (Session) -> [Finding] = { found[$0.id] ?? [] }
         if !ids.isEmpty {
             kept = kept.filter { s in ids.contains { Self.names($0, s, all: r.sessions) } }
             why.append("--session \(ids.joined(separator: ","))")
         }
         if onlyProblems {
             kept = kept.filter { s in
-                s.outcome != .completed || r.findings.contains { $0.session == s.id && $0.severity >= .warning }
+                s.outcome != .completed || findings(s).contains { $0.severity >= .warning }
             }
             why.append("--only-problems")
         }
         if let minSeverity {
-            kept = kept.filter { s in r.findings.contains { $0.session == s.id && $0.severity >= minSeverity } }
+            kept = kept.filter { s in findings(s).contains { $0.severity >= minSeverity } }
             why.append("--min-severity \(minSeverity.rawValue)")
         }
         if let matches {
             kept = kept.filter { s in
                 matches(s.reason) || s.process.map(matches) == true || s.events.contains { matches($0.message) }
-                    || r.findings.contains { $0.session == s.id && (matches($0.message) || matches($0.kind)) }
+                    || findings(s).contains { matches($0.message) || matches($0.kind) }
             }
             why.append("-g")
         }
@@ -78,9 +80,9 @@ public struct SessionSelection: Sendable {
         var out = r
         let ids = Set(result.sessions.map(\.id))
         out.sessions = result.sessions
-        out.findings = r.findings.filter { f in f.session.map(ids.contains) ?? result.keepsBundleFindings }
+        out.findings = r.findings.filter(sessions: ids, bundle: result.keepsBundleFindings)
         if !result.keepsBundleFindings {
-            out.relaySessions = r.relaySessions.filter { $0.deviceSession.map(ids.contains) ?? false }
+            out.relaySessions = r.relaySessions.joined(to: ids)
             out.unattached = []
         }
         return out

@@ -92,10 +92,34 @@ public final class EventSpill: @unchecked Sendable {
         }
     }
 
-    /// Reads back what `writeBytes` wrote.
-    func readBytes<T>(_ chunk: Chunk, _ body: (inout SpillReader, Decoder) -> T) -> T {
-        var bytes = [UInt8](repeating: 0, count: chunk.length)
+    /// Reads back what `writeBytes` wrote. `cached`: a small record among others read in
+    /// about the order they were written (a relay session's, read by every writer of the
+    /// report): read through a block kept from the last such read, not a read of its own.
+    func readBytes<T>(_ chunk: Chunk, cached: Bool = false, _ body: (inout SpillReader, Decoder) -> T) -> T {
         let end = chunk.offset + Int64(chunk.length)
+        if cached, chunk.length <= Self.cacheBlock / 4 {
+            let hit: ([UInt8], [String])? = lock.locked {
+                guard end <= written, !failed else { return nil }
+                if chunk.offset < cacheStart || end > cacheStart + Int64(cache.count) {
+                    let n = Int(min(Int64(Self.cacheBlock), written - chunk.offset))
+                    cache = [UInt8](repeating: 0, count: n)
+                    var done = 0
+                    cache.withUnsafeMutableBytes { b in
+                        while done < n {
+                            let got = pread(fd, b.baseAddress! + done, n - done, off_t(chunk.offset) + off_t(done))
+                            if got <= 0 { break }
+                            done += got
+                        }
+                    }
+                    precondition(done == n, "castscope: a temporary file of held lines could not be read back")
+                    cacheStart = chunk.offset
+                }
+                let from = Int(chunk.offset - cacheStart)
+                return (Array(cache[from..<from + chunk.length]), paths)
+            }
+            if let (bytes, table) = hit { return decode(bytes, table, body) }
+        }
+        var bytes = [UInt8](repeating: 0, count: chunk.length)
         // What is past `written` is still in the buffer (not flushed yet, or the file failed).
         let (table, inFile): ([String], Int) = lock.locked {
             if end > written && !failed { flush() }
@@ -116,7 +140,16 @@ public final class EventSpill: @unchecked Sendable {
         }
         // A temporary file that cannot be read back is a broken machine, not a broken input.
         precondition(done == inFile, "castscope: a temporary file of held lines could not be read back")
-        return bytes.withUnsafeBytes { raw in
+        return decode(bytes, table, body)
+    }
+
+    /// The block `readBytes(_:cached:)` reads records through, and where it starts.
+    private static let cacheBlock = 1 << 17
+    private var cache: [UInt8] = []
+    private var cacheStart: Int64 = 0
+
+    private func decode<T>(_ bytes: [UInt8], _ table: [String], _ body: (inout SpillReader, Decoder) -> T) -> T {
+        bytes.withUnsafeBytes { raw in
             var r = SpillReader(base: raw)
             return body(&r, Decoder(event: { self.decode(&$0, paths: table) }, source: { r in
                 let n = r.i64()

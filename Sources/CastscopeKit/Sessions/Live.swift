@@ -160,7 +160,7 @@ public final class LiveSessions {
             RelayJoiner().join(&device, &rel, offset: clock?.offset ?? 0)
         }
         report.sessions = device
-        report.relaySessions = rel
+        report.relaySessions = RelaySessionList(rel)
         report.clock = rel.isEmpty ? nil : clock
         report.eventCount = device[0].events.count
         return Findings.run(report, thresholds).filter { $0.session == s.id }.map { .finding(s, $0) }

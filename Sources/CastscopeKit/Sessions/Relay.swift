@@ -155,8 +155,8 @@ public struct RelaySession: Sendable {
 }
 
 extension RelaySession {
-    /// A session whose lines are spilled, written to `store` itself (its facts, its stalls and
-    /// errors): the relay stage holds where it is until the end, not the session.
+    /// A session whose lines are spilled, written to `store` (its facts, its stalls and
+    /// errors, where its lines are): the report holds where it is, not the session.
     func writeRecord(to store: EventSpill) -> EventSpill.Chunk {
         store.writeBytes { w, codec in
             w.string(id)
@@ -187,9 +187,14 @@ extension RelaySession {
         }
     }
 
-    /// The session `writeRecord` wrote.
-    init(record: EventSpill.Chunk, in store: EventSpill) {
-        self = store.readBytes(record) { r, codec in
+    /// The id of the session whose record is `record` (its first field).
+    static func id(ofRecord record: EventSpill.Chunk, in records: EventSpill) -> String {
+        records.readBytes(record, cached: true) { r, _ in r.string() }
+    }
+
+    /// The session `writeRecord` wrote to `records`, its lines in `store`.
+    init(record: EventSpill.Chunk, in records: EventSpill, lines store: EventSpill) {
+        self = records.readBytes(record, cached: true) { r, codec in
             var s = RelaySession(id: r.string())
             s.peer = r.optionalString()
             s.room = r.optionalString()
@@ -292,11 +297,12 @@ public struct RelayJoiner {
     /// Candidate pairs of (device, relay), by device then relay index. The relay sessions are
     /// looked up by their `accepted` time (a relay's day has tens of thousands: a pair per
     /// device and relay session would be quadratic).
-    func pairs(_ device: [Session], _ relay: [RelaySession]) -> [Pair] {
-        // (each session read once: its times, not the session, are what is sorted)
+    func pairs(_ device: [Session], _ relay: RelaySessionList) -> [Pair] {
+        // (each session's facts read once: its times, not the session, are what is sorted)
         var accepted: [(time: Int64, index: Int)] = []
-        for (ri, r) in relay.enumerated() {
-            if let t = r.accepted, r.acceptedSource != nil { accepted.append((t, ri)) }
+        for ri in relay.indices {
+            let r = relay.joinFacts(ri)
+            if let t = r.accepted, r.hasAcceptedSource { accepted.append((t, ri)) }
         }
         accepted.sort { ($0.time, $0.index) < ($1.time, $1.index) }
         let byAccepted = accepted.map(\.index)
@@ -322,9 +328,9 @@ public struct RelayJoiner {
             let dc = d.connectedAt!
             let hasLast = (d.deciding.last ?? d.events.last) != nil
             for ri in byAccepted[range].sorted() {
-                let r = relay[ri]
+                let r = relay.joinFacts(ri)
                 var p = Pair(device: Int32(di), relay: Int32(ri), start: r.accepted! - dc, end: nil)
-                if let de = d.end, let rc = r.closed, hasLast, r.closedSource != nil { p.end = rc - de }
+                if let de = d.end, let rc = r.closed, hasLast, r.hasClosedSource { p.end = rc - de }
                 out.append(p)
             }
         }
@@ -332,7 +338,7 @@ public struct RelayJoiner {
     }
 
     /// The lines behind a pair's differences: (difference, device line, relay line).
-    func evidence(_ p: Pair, _ device: [Session], _ relay: [RelaySession]) -> [(Int64, SourceRef, SourceRef)] {
+    func evidence(_ p: Pair, _ device: [Session], _ relay: RelaySessionList) -> [(Int64, SourceRef, SourceRef)] {
         let d = device[Int(p.device)]
         let r = relay[Int(p.relay)]
         let dcSource = d.events.first(where: { $0.kind == "socket.connected" })?.source ?? d.events.first!.source
@@ -358,6 +364,10 @@ public struct RelayJoiner {
     /// skipped, and the rest once it falls below the best found. The result is the one trying
     /// every center gives, unless `estimateBudget` ran out first.
     public func estimate(_ device: [Session], _ relay: [RelaySession]) -> ClockEstimate? {
+        estimate(device, RelaySessionList(relay))
+    }
+
+    public func estimate(_ device: [Session], _ relay: RelaySessionList) -> ClockEstimate? {
         let candidates = pairs(device, relay)
         guard !candidates.isEmpty else { return nil }
         let diff = candidates.map(\.start)
@@ -433,7 +443,7 @@ public struct RelayJoiner {
 
     /// The estimate the pairs a center matched give: the median of their differences within
     /// `tolerance` of the first pair's, half their spread as the bound.
-    func estimate(from used: [Pair], _ device: [Session], _ relay: [RelaySession]) -> ClockEstimate {
+    func estimate(from used: [Pair], _ device: [Session], _ relay: RelaySessionList) -> ClockEstimate {
         let center = used[0].start
         let evidence = used.flatMap { self.evidence($0, device, relay) }.filter { abs($0.0 - center) <= tolerance }
         let values = evidence.map(\.0).sorted()
@@ -447,10 +457,17 @@ public struct RelayJoiner {
     /// Joins relay sessions to device sessions by overlap once `offset` is applied, and puts
     /// the relay's lines on the device's time axis.
     public func join(_ device: inout [Session], _ relay: inout [RelaySession], offset: Int64) {
+        var list = RelaySessionList(relay)
+        join(&device, &list, offset: offset)
+        relay = list.heldSessions
+    }
+
+    public func join(_ device: inout [Session], _ relay: inout RelaySessionList, offset: Int64) {
         // Relay sessions by start: a device session's candidates start at most the longest
         // relay session (plus `tolerance`) before it and at most `tolerance` after it ends.
         var spans: [(start: Int64, end: Int64, index: Int)] = []
-        for (ri, r) in relay.enumerated() {
+        for ri in relay.indices {
+            let r = relay.joinFacts(ri)
             guard let rs = r.start.map({ $0 - offset }) else { continue }
             spans.append((rs, max(r.end.map { $0 - offset } ?? rs, rs), ri))
         }
@@ -477,9 +494,10 @@ public struct RelayJoiner {
         for o in options where !usedD.contains(o.d) && !usedR.contains(o.r) {
             usedD.insert(o.d)
             usedR.insert(o.r)
-            relay[o.r].deviceSession = device[o.d].id
-            device[o.d].relay = relay[o.r]
-            for var e in relay[o.r].events {
+            relay.setDeviceSession(o.r, device[o.d].id)
+            let r = relay[o.r]
+            device[o.d].relay = r
+            for var e in r.events {
                 e.time = e.time.map { $0 - offset }
                 e.repeats = e.repeats?.shifted(by: -offset)
                 e.displayOffset = device[o.d].displayOffset

@@ -20,18 +20,13 @@ import Darwin
 /// whose times need the bundle (syslog text without a year) are resolved with the bundle and
 /// handed to `finish`.
 final class RelayStage {
-    private struct Slot {
+    /// A session not made yet (open, or to be made at the end), or touched again after it was.
+    private struct Live {
+        var id: String
         /// Lines read since it was last closed (reading order; times not resolved yet).
         var open: [Event] = []
         /// Lines spilled as read, to be made at the end.
         var raw: [EventSpill.Chunk] = []
-        /// Made at its close: where the session is written in the spill (its lines too). Read
-        /// back at the end, so that a closed session holds a few words until then.
-        var done: EventSpill.Chunk?
-        /// What `done` adds to the report: the lines it stands for, their span, its first line.
-        var lines = 0
-        var span = Analyzer.TimeSpan()
-        var firstKey: Key?
         /// Needs the whole treatment at the end.
         var dirty = false
     }
@@ -42,18 +37,34 @@ final class RelayStage {
         var file: Int
         var order: Int
         init(_ e: Event) { (time, file, order) = Analyzer.orderKey(e) }
+        init(time: Int64, file: Int, order: Int) { (self.time, self.file, self.order) = (time, file, order) }
         static func < (a: Key, b: Key) -> Bool { (a.time, a.file, a.order) < (b.time, b.file, b.order) }
     }
 
+    /// Lines at most held per open session: a session that never closes (a relay that died,
+    /// a journal cut short) spills them, and is made at the end.
+    static let maxOpenLines = 1024
+
     /// Made when the first session closes; nil when no temporary file can be made (the lines
-    /// are then held, as the whole-bundle path holds them).
+    /// are then held, as the whole-bundle path holds them). Its lines, and their records.
     private lazy var spill: EventSpill? = EventSpill()
+    private lazy var records: EventSpill? = EventSpill()
     /// A time window is set: no session is made before the end (the window needs the zone).
     private let windowed: Bool
-    /// Session ids, one after another in one buffer, found by hash: a `String` per session
-    /// would be allocated by the reading thread among its lines, and keep their pages.
-    private var ids = IdTable()
-    private var slots: [Slot] = []
+    /// Sessions by the hash of their id, numbered in the order of their first lines. Only a
+    /// live session keeps its id in memory; a made one's is in its record.
+    private var index = SessionIndex()
+    /// Each session's made entry in `entries`, or -1; its place in `lives`, or -1.
+    private var entryOf: [Int32] = []
+    private var liveOf: [Int32] = []
+    /// Live sessions, and the places in it that are free.
+    private var lives: [Live] = []
+    private var freeLives: [Int32] = []
+    /// Sessions made at their close (and at the end), in the order they were made.
+    private var entries: [RelaySessionList.Entry] = []
+    /// The lines of those made at their close, and their span.
+    private var closedLines = 0
+    private var closedSpan = Analyzer.TimeSpan()
     /// Lines taken in all (a journal read in stretches that met damage is read again when any was).
     private(set) var taken = 0
     private var closedEarly = 0
@@ -74,35 +85,66 @@ final class RelayStage {
             firstTimed = (e.order, t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0), t.offset ?? 0)
         }
         let k = slot(of: e)
-        if slots[k].done != nil { slots[k].dirty = true }
+        let v = Int(liveOf[Int(k)])
         // A `stats` line right after another of its session in the same file continues its
         // run (as `EventCompactor` folds it for the lines held with the bundle's).
-        if e.kind == "relay.stats", let last = slots[k].open.indices.last, slots[k].open[last].kind == "relay.stats",
-            slots[k].open[last].fileIndex == e.fileIndex
+        if e.kind == "relay.stats", let last = lives[v].open.indices.last, lives[v].open[last].kind == "relay.stats",
+            lives[v].open[last].fileIndex == e.fileIndex
         {
-            EventCompactor.fold(e, into: &slots[k].open[last])
+            EventCompactor.fold(e, into: &lives[v].open[last])
             return
         }
-        slots[k].open.append(e)
-        if e.kind == "relay.closed" { close(k) }
+        lives[v].open.append(e)
+        if e.kind == "relay.closed" {
+            close(k)
+        } else if lives[v].open.count >= Self.maxOpenLines, let spill {
+            // (its last line stays: a `stats` run goes on folding into it)
+            let chunk = lives[v].open.withUnsafeBufferPointer { spill.write(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+            lives[v].raw.append(chunk)
+            lives[v].open.removeFirst(lives[v].open.count - 1)
+            lives[v].dirty = true
+        }
     }
 
-    private func close(_ k: Int) {
-        guard let spill else { return }
-        var lines = slots[k].open
-        slots[k].open = []
-        if !windowed, !slots[k].dirty, slots[k].done == nil, slots[k].raw.isEmpty {
+    /// Makes session `k` live (its first line, or a line after it was made).
+    private func makeLive(_ k: Int32, _ l: Live) {
+        if let v = freeLives.popLast() {
+            lives[Int(v)] = l
+            liveOf[Int(k)] = v
+        } else {
+            liveOf[Int(k)] = Int32(lives.count)
+            lives.append(l)
+        }
+    }
+
+    /// Session `k` is live no more: its `Live`, taken out.
+    private func takeLive(_ k: Int32) -> Live {
+        let v = liveOf[Int(k)]
+        var l = Live(id: "")
+        swap(&l, &lives[Int(v)])
+        liveOf[Int(k)] = -1
+        freeLives.append(v)
+        return l
+    }
+
+    private func close(_ k: Int32) {
+        guard let spill, let records else { return }
+        var l = takeLive(k)
+        var lines = l.open
+        l.open = []
+        if !windowed, !l.dirty, entryOf[Int(k)] < 0, l.raw.isEmpty {
             Self.resolve(&lines)
             let file = lines[0].fileIndex
             let inOrder = !lines.indices.dropFirst().contains { Key(lines[$0]) < Key(lines[$0 - 1]) }
             if inOrder, !lines.contains(where: { $0.fileIndex != file }) {
-                var r = RelaySession(id: ids.id(k))
+                var r = RelaySession(id: l.id)
                 for i in lines.indices { r.take(lines[i]) }
-                slots[k].span.cover(lines, lines.indices)
-                slots[k].lines = Analyzer.lineCount(lines)
-                slots[k].firstKey = Key(lines[0])
+                closedSpan.cover(lines, lines.indices)
+                let n = Analyzer.lineCount(lines)
+                closedLines += n
                 r.spill(lines, to: spill)
-                slots[k].done = r.writeRecord(to: spill)
+                entryOf[Int(k)] = Int32(entries.count)
+                entries.append(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: Key(lines[0]), lines: n))
                 closedEarly += 1
                 // The lines just spilled were freed among the reading threads' live ones: their
                 // pages go back now and then, or memory would follow the lines read after all.
@@ -110,19 +152,33 @@ final class RelayStage {
                 return
             }
         }
-        slots[k].raw.append(spill.write(lines))
-        slots[k].dirty = true
+        l.raw.append(spill.write(lines))
+        l.dirty = true
+        makeLive(k, l)
     }
 
-    /// The slot of `e`'s session, made on its first line.
-    private func slot(of e: Event) -> Int {
-        var id = e.attr("session")!
-        return id.withUTF8 { bytes in
-            if let k = ids.find(bytes) { return k }
-            ids.insert(bytes)
-            slots.append(Slot())
-            return slots.count - 1
+    /// The number of `e`'s session, made on its first line; live from here on.
+    private func slot(of e: Event) -> Int32 {
+        let id = e.attr("session")!
+        var bytes = id
+        let h = bytes.withUTF8 { SessionIndex.hash($0) }
+        if let k = index.find(h, where: { sameId($0, id) }) {
+            if liveOf[Int(k)] < 0 { makeLive(k, Live(id: id, dirty: true)) }  // touched again after it was made
+            return k
         }
+        let k = Int32(entryOf.count)
+        index.insert(h, k)
+        entryOf.append(-1)
+        liveOf.append(-1)
+        makeLive(k, Live(id: id))
+        return k
+    }
+
+    private func sameId(_ k: Int32, _ id: String) -> Bool {
+        if liveOf[Int(k)] >= 0 { return lives[Int(liveOf[Int(k)])].id == id }
+        let j = Int(entryOf[Int(k)])
+        guard j >= 0, let records else { return false }
+        return RelaySession.id(ofRecord: entries[j].record, in: records) == id
     }
 
     /// Journald times and full timestamps with a zone: their instants, line by line (the
@@ -134,7 +190,7 @@ final class RelayStage {
 
     /// What the relay side adds to the report.
     struct Result {
-        var sessions: [RelaySession] = []
+        var sessions: RelaySessionList = []
         var span = Analyzer.TimeSpan()
         /// Lines kept (after the window), and those the window removed.
         var lines = 0
@@ -146,33 +202,29 @@ final class RelayStage {
     /// `display`: the zone relay lines are shown in.
     func finish(held: inout [Event], window: (Int64?, Int64?), display: RelayDisplay) -> Result {
         held.drain { e in
-            let k = slot(of: e)
-            slots[k].open.append(e)
-            slots[k].dirty = true
+            let v = Int(liveOf[Int(slot(of: e))])
+            lives[v].open.append(e)
+            lives[v].dirty = true
         }
         var out = Result()
-        var made: [RelaySession] = []
-        var keys: [Key] = []
-        made.reserveCapacity(slots.count)
-        keys.reserveCapacity(slots.count)
-        for k in slots.indices {
-            var slot = Slot()
-            swap(&slot, &slots[k])
-            if !slot.dirty, slot.open.isEmpty, let record = slot.done, let spill, let key = slot.firstKey {
-                out.span.merge(slot.span)
-                out.lines += slot.lines
-                var r = RelaySession(record: record, in: spill)
-                r.display = display
-                r.applyDisplay()
-                made.append(r)
-                keys.append(key)
-                continue
+        out.span = closedSpan
+        out.lines = closedLines
+        let spilled = spill.flatMap { s in records.map { (s, $0) } }
+        // Held when no temporary file could be made: then no session was made at its close.
+        var made: [(RelaySession, Key)] = []
+        for k in liveOf.indices.lazy.map(Int32.init) where liveOf[Int(k)] >= 0 {
+            var l = takeLive(k)
+            var lines: [Event] = []
+            let j = Int(entryOf[Int(k)])
+            if j >= 0, let (spill, records) = spilled {
+                // Made at its close and touched again: made again with every line.
+                lines = RelaySession(record: entries[j].record, in: records, lines: spill).events
+                out.lines -= Int(entries[j].lines)
+                entries[j].length = -1
             }
-            var lines = slot.done.map { RelaySession(record: $0, in: spill!).events } ?? []
-            slot.done = nil
-            for c in slot.raw { lines += spill!.read(c) }
-            lines += slot.open
-            slot.open = []
+            if let spill { for c in l.raw { lines += spill.read(c) } }
+            lines += l.open
+            l.open = []
             Self.resolve(&lines)
             if lines.indices.dropFirst().contains(where: { Key(lines[$0]) < Key(lines[$0 - 1]) }) {
                 lines.sort { Key($0) < Key($1) }
@@ -183,39 +235,37 @@ final class RelayStage {
             out.span.cover(lines, lines.indices)
             out.filteredOut += Analyzer.applyWindow(&lines, window)
             guard !lines.isEmpty else { continue }
-            out.lines += Analyzer.lineCount(lines)
-            var r = RelaySession(id: ids.id(k))
+            let n = Analyzer.lineCount(lines)
+            out.lines += n
+            var r = RelaySession(id: l.id)
             for i in lines.indices { r.take(lines[i]) }
             let key = Key(lines[0])
-            if let spill {
+            if let (spill, records) = spilled {
                 r.spill(lines, to: spill)
+                entries.append(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: key, lines: n))
             } else {
                 r.events = lines
                 r.finishHeld()
-            }
-            r.display = display
-            r.applyDisplay()
-            made.append(r)
-            keys.append(key)
-        }
-        slots = []
-        ids = IdTable()
-        if keys.indices.dropFirst().contains(where: { keys[$0] < keys[$0 - 1] }) {
-            // Put in order in place (a rotated journal's older file is often read second): a
-            // sorted copy would hold every session twice.
-            var from = keys.indices.sorted { keys[$0] < keys[$1] }
-            for i in from.indices where from[i] >= 0 {
-                var j = i
-                while from[j] != i {
-                    let k = from[j]
-                    made.swapAt(j, k)
-                    from[j] = -1
-                    j = k
-                }
-                from[j] = -1
+                r.display = display
+                r.applyDisplay()
+                made.append((r, key))
             }
         }
-        out.sessions = made
+        (lives, freeLives, liveOf, entryOf) = ([], [], [], [])
+        index = SessionIndex()
+        guard let (spill, records) = spilled else {
+            made.sort { $0.1 < $1.1 }
+            out.sessions = RelaySessionList(made.map(\.0))
+            return out
+        }
+        entries.removeAll { $0.length < 0 }
+        // In the order of their first lines (a session made at its close, or a rotated
+        // journal's older file read second, comes out of it).
+        if entries.indices.dropFirst().contains(where: { entries[$0].key < entries[$0 - 1].key }) {
+            entries.sort { $0.key < $1.key }
+        }
+        out.sessions = RelaySessionList(entries: entries, records: records, lines: spill, display: display)
+        entries = []
         return out
     }
 }
@@ -236,43 +286,29 @@ enum RelayDisplay: Sendable {
     }
 }
 
-/// Byte strings numbered in the order they were added, kept in one buffer and found by an
-/// open-addressing table of their hashes.
-struct IdTable {
-    private var bytes: [UInt8] = []
-    private var starts: [Int] = [0]
+/// Session numbers found by the hash of their ids (open addressing): 12 bytes a slot, half of
+/// them empty at most, whatever the ids' length; `find` asks its caller whether a number with
+/// the same hash is the one (the ids are not kept here).
+struct SessionIndex {
     private var table = [Int32](repeating: -1, count: 64)
     private var hashes = [UInt64](repeating: 0, count: 64)
+    private var count = 0
 
-    var count: Int { starts.count - 1 }
-
-    /// The string numbered `k`.
-    func id(_ k: Int) -> String {
-        bytes.withUnsafeBufferPointer { String(decoding: $0[starts[k]..<starts[k + 1]], as: UTF8.self) }
-    }
-
-    func find(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
-        let h = Self.hash(key)
+    func find(_ h: UInt64, where same: (Int32) -> Bool) -> Int32? {
         let mask = table.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
         while table[i] >= 0 {
-            let k = Int(table[i])
-            if hashes[i] == h, starts[k + 1] - starts[k] == key.count,
-                key.isEmpty || bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress! + starts[k], key.baseAddress!, key.count) == 0 })
-            {
-                return k
-            }
+            if hashes[i] == h, same(table[i]) { return table[i] }
             i = (i &+ 1) & mask
         }
         return nil
     }
 
-    /// Adds `key` (not in the table) as number `count`.
-    mutating func insert(_ key: UnsafeBufferPointer<UInt8>) {
+    /// Adds `k` (not in the table) under `h`.
+    mutating func insert(_ h: UInt64, _ k: Int32) {
         if (count + 1) * 2 > table.count { grow() }
-        place(Self.hash(key), Int32(count))
-        bytes.append(contentsOf: key)
-        starts.append(bytes.count)
+        place(h, k)
+        count += 1
     }
 
     private mutating func place(_ h: UInt64, _ k: Int32) {
@@ -284,10 +320,10 @@ struct IdTable {
     }
 
     private mutating func grow() {
-        let old = zip(table, hashes).filter { $0.0 >= 0 }
-        table = [Int32](repeating: -1, count: table.count * 2)
-        hashes = [UInt64](repeating: 0, count: hashes.count * 2)
-        for (k, h) in old { place(h, k) }
+        let (oldTable, oldHashes) = (table, hashes)
+        table = [Int32](repeating: -1, count: oldTable.count * 2)
+        hashes = [UInt64](repeating: 0, count: oldTable.count * 2)
+        for i in oldTable.indices where oldTable[i] >= 0 { place(oldHashes[i], oldTable[i]) }
     }
 
     /// FNV-1a.
