@@ -143,3 +143,43 @@ struct FindingsTests {
         #expect(Set(findingKinds(healthy, relay: onlyOther)) == ["orphan-relay-session", "orphan-device-session"])
     }
 }
+
+/// The orphan-relay-session findings are a run of the report's `FindingList`, made when read:
+/// the list must read as the findings every rule makes, sorted, would.
+@Suite("findings: the orphan relay run in its place")
+struct FindingListOrderTests {
+    @Test("the run comes where sorting every rule's findings puts it, among bundle findings before and after it")
+    func runInPlace() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let odd = try RelayStageTests.oddRelayExport(in: dir)
+        let samples = packageRoot.appendingPathComponent("samples").path
+        let real = ["apprtcmobile-10-user-alert-invalid-broadcast-session.txt", "livekit-swift-510-host-app-suspended-runningboardd.txt",
+                    "jitsi-meet-15969-start-broadcast-app-group-not-entitled.txt"].map { realLogs.appendingPathComponent($0).path }
+        for paths in [real + [odd.path], [samples, odd.path], [odd.path], [samples]] {
+            var options = AnalyzeOptions()
+            options.now = 1_773_306_000_000_000
+            var report = try Analyzer(registry: try ParserRegistry.builtin(), options: options).analyze(paths)
+            // A skewed clock: a bundle finding of a rule after the orphans'.
+            report.clock = ClockEstimate(offset: 90_000_000, uncertainty: nil, pairs: 1, forced: false)
+            let t = Thresholds()
+            // Every rule's findings, held, in rule order; then sorted as `Findings.run` sorts.
+            let all = Findings.rules.flatMap { $0.findings(report, t) }
+            let order = Dictionary(uniqueKeysWithValues: report.sessions.enumerated().map { ($1.id, $0) })
+            let key: (Int) -> (Int, Int, Int) = { (all[$0].session.flatMap { order[$0] } ?? Int.max, -all[$0].severity.rank, $0) }
+            let expected = all.indices.sorted { key($0) < key($1) }.map { all[$0] }
+            let list = Findings.run(report, t)
+            #expect(list.map(\.kind) == expected.map(\.kind), "\(paths)")
+            #expect(list.map(\.message) == expected.map(\.message), "\(paths)")
+            #expect(list.map(\.evidence) == expected.map(\.evidence), "\(paths)")
+            #expect(FindingTally(list).kinds.map(\.count) == FindingTally(expected).kinds.map(\.count))
+            if paths.count == 4 {
+                // Real pastes give bundle findings of rules before the orphans' (an error, warnings).
+                let kinds = list.filter { $0.session == nil }.map(\.kind)
+                let first = try #require(kinds.firstIndex(of: "orphan-relay-session"))
+                let last = try #require(kinds.lastIndex(of: "orphan-relay-session"))
+                #expect(first >= 2 && last < kinds.count - 1, "\(kinds)")
+            }
+        }
+    }
+}

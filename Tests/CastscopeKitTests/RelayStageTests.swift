@@ -105,4 +105,79 @@ struct RelayStageTests {
         #expect(r.relaySessions.count == 100)
         _ = try Self.expectSame([relayExport.path, long.path], AnalyzeOptions(), "export + long journal", stretched: true)
     }
+
+    /// A journal export of relay sessions with the shapes a journal of the field has beside the
+    /// plain ones: a session that gets a line after its `closed` one, one that never closes
+    /// and has more lines than a live session holds (`RelayStage.maxOpenLines`), and many.
+    static func oddRelayExport(in dir: URL) throws -> URL {
+        var out = ""
+        var t: Int64 = 1_773_306_904_000_000
+        func entry(_ session: String, _ event: String, _ message: String, priority: Int = 6) {
+            t += 1_000
+            out += "__REALTIME_TIMESTAMP=\(t)\n_PID=811\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\nPRIORITY=\(priority)\n"
+            out += "RELAY_SESSION=\(session)\nRELAY_EVENT=\(event)\nMESSAGE=session \(session) \(message)\n\n"
+        }
+        let never = "never-closes", again = "touched-again"
+        entry(never, "accepted", "accepted peer=iPhone14,2 room=long")
+        entry(again, "accepted", "accepted peer=iPhone15,3 room=again")
+        entry(again, "stats", "stats frames=15 bytes=1000 fps=15.0 dropped=0")
+        entry(again, "closed", "closed reason=peer-eof frames=15 duration=1.0s")
+        for n in 0..<RelayStage.maxOpenLines + 300 {
+            if n % 2 == 0 {
+                entry(never, "stalled", "no frames for 2.0 s", priority: 4)
+            } else {
+                entry(never, "stats", "stats frames=15 bytes=\(n) fps=15.0 dropped=0")
+            }
+            if n % 40 == 0 {
+                let id = "plain-\(n / 40)"
+                entry(id, "accepted", "accepted peer=iPhone14,2 room=r\(n)")
+                entry(id, "stats", "stats frames=10 bytes=1 fps=10.0 dropped=0")
+                entry(id, "closed", "closed reason=peer-eof frames=10 duration=1.0s")
+            }
+        }
+        entry(again, "stats", "stats frames=15 bytes=2000 fps=15.0 dropped=0")
+        let url = dir.appendingPathComponent("odd-relay.export")
+        try out.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    @Test("odd sessions: touched again after it closed, never closed and longer than a live session holds, many")
+    func oddSessions() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let odd = try Self.oddRelayExport(in: dir)
+        var window = AnalyzeOptions()
+        window.since = 1_773_306_904_500_000
+        for (name, options) in [("default", AnalyzeOptions()), ("window", window)] {
+            let r = try Self.expectSame([odd.path], options, "odd \(name)")
+            guard name == "default" else {
+                #expect(r.filteredOut > 0 && !r.relaySessions.isEmpty)
+                continue
+            }
+            #expect(r.relaySessions.count == 2 + (RelayStage.maxOpenLines + 300 + 39) / 40, "\(name)")
+            let long = r.relaySessions.first { $0.id == "never-closes" }
+            #expect(long.map { $0.stalls.count == (RelayStage.maxOpenLines + 300) / 2 } == true, "\(name)")
+        }
+        // The one touched again has both its stats lines.
+        let r = try Self.reports([odd.path], spills: true).report
+        let again = try #require(r.relaySessions.first { $0.id == "touched-again" })
+        #expect(again.stats.count == 2)
+        #expect(!r.relaySessions.holdsSessions, "made sessions are kept as places in the spill")
+        // One orphan-relay-session finding per relay session, made when read, in the report's order.
+        #expect(r.findings.filter { $0.kind == "orphan-relay-session" }.count == r.relaySessions.count)
+        #expect(r.findings.made.allSatisfy { $0.kind != "orphan-relay-session" })
+        #expect(r.findingTally.count == r.findings.count)
+    }
+
+    @Test("session ids found by hash: ids whose hashes are equal stay apart")
+    func hashCollisions() {
+        var index = SessionIndex()
+        let ids = (0..<300).map { "id-\($0)" }
+        // Every id under one of three hashes: only the caller's check tells them apart.
+        for (k, _) in ids.enumerated() { index.insert(UInt64(k % 3), Int32(k)) }
+        for (k, id) in ids.enumerated() {
+            #expect(index.find(UInt64(k % 3), where: { ids[Int($0)] == id }) == Int32(k))
+        }
+        #expect(index.find(7, where: { _ in true }) == nil)
+    }
 }

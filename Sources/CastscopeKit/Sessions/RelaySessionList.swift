@@ -116,6 +116,9 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
     /// The earliest start of them all (without reading them back).
     var earliestStart: Int64? { indices.compactMap { joinFacts($0).start }.min() }
 
+    /// Whether the sessions are held (false: read back from the spill one at a time).
+    var holdsSessions: Bool { spill == nil }
+
     /// The sessions held (tail and tests, which join in memory).
     var heldSessions: [RelaySession] { spill == nil ? held : Array(self) }
 
