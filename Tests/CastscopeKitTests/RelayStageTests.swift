@@ -174,10 +174,10 @@ struct RelayStageTests {
         var index = SessionIndex()
         let ids = (0..<300).map { "id-\($0)" }
         // Every id under one of three hashes: only the caller's check tells them apart.
-        for (k, _) in ids.enumerated() { index.insert(UInt64(k % 3), Int32(k)) }
+        for (k, _) in ids.enumerated() { index.insert(UInt64(k % 3) << 32, Int32(k)) }
         for (k, id) in ids.enumerated() {
-            #expect(index.find(UInt64(k % 3), where: { ids[Int($0)] == id }) == Int32(k))
+            #expect(index.find(UInt64(k % 3) << 32, where: { ids[Int($0)] == id }) == Int32(k))
         }
-        #expect(index.find(7, where: { _ in true }) == nil)
+        #expect(index.find(7 << 32, where: { _ in true }) == nil)
     }
 }

@@ -55,6 +55,33 @@ public final class EventSpill: @unchecked Sendable {
         return chunk
     }
 
+    /// Values of plain fields, one after another from the file's start (`appendPlain`): the
+    /// first `count` of them, read into an array of that size.
+    func readPlain<T: BitwiseCopyable>(_: T.Type, count: Int, reserving more: Int = 0) -> [T] {
+        let stride = MemoryLayout<T>.stride
+        return [T](unsafeUninitializedCapacity: count + more) { out, done in
+            let piece = max(1, (1 << 20) / stride)
+            while done < count {
+                let n = min(piece, count - done)
+                readBytes(Chunk(offset: Int64(done * stride), length: n * stride, count: 0)) { r, _ in
+                    for i in 0..<n { (out.baseAddress! + done + i).initialize(to: r.plain(T.self)) }
+                }
+                done += n
+            }
+        }
+    }
+
+    /// Appends `v` (a list of plain values, `readPlain`, `plain(at:)`).
+    func appendPlain<T: BitwiseCopyable>(_ v: T) {
+        _ = writeBytes { w, _ in w.plain(v) }
+    }
+
+    /// The plain value number `i` (`appendPlain`).
+    func plain<T: BitwiseCopyable>(_: T.Type, at i: Int) -> T {
+        let stride = MemoryLayout<T>.stride
+        return readBytes(Chunk(offset: Int64(i * stride), length: MemoryLayout<T>.size, count: 0), cached: true) { r, _ in r.plain(T.self) }
+    }
+
     /// The events of `chunk`, as they were written.
     public func read(_ chunk: Chunk) -> [Event] {
         readBytes(chunk) { r, codec in
@@ -98,7 +125,8 @@ public final class EventSpill: @unchecked Sendable {
     func readBytes<T>(_ chunk: Chunk, cached: Bool = false, _ body: (inout SpillReader, Decoder) -> T) -> T {
         let end = chunk.offset + Int64(chunk.length)
         if cached, chunk.length <= Self.cacheBlock / 4 {
-            let hit: ([UInt8], [String])? = lock.locked {
+            // Decoded where it lies in the block, under the lock (a record's decoding reads nothing more).
+            let hit: T? = lock.locked {
                 guard end <= written, !failed else { return nil }
                 if chunk.offset < cacheStart || end > cacheStart + Int64(cache.count) {
                     let n = Int(min(Int64(Self.cacheBlock), written - chunk.offset))
@@ -115,9 +143,9 @@ public final class EventSpill: @unchecked Sendable {
                     cacheStart = chunk.offset
                 }
                 let from = Int(chunk.offset - cacheStart)
-                return (Array(cache[from..<from + chunk.length]), paths)
+                return cache.withUnsafeBytes { decode(UnsafeRawBufferPointer(rebasing: $0[from..<from + chunk.length]), paths, body) }
             }
-            if let (bytes, table) = hit { return decode(bytes, table, body) }
+            if let hit { return hit }
         }
         var bytes = [UInt8](repeating: 0, count: chunk.length)
         // What is past `written` is still in the buffer (not flushed yet, or the file failed).
@@ -140,7 +168,7 @@ public final class EventSpill: @unchecked Sendable {
         }
         // A temporary file that cannot be read back is a broken machine, not a broken input.
         precondition(done == inFile, "castscope: a temporary file of held lines could not be read back")
-        return decode(bytes, table, body)
+        return bytes.withUnsafeBytes { decode($0, table, body) }
     }
 
     /// The block `readBytes(_:cached:)` reads records through, and where it starts.
@@ -148,14 +176,12 @@ public final class EventSpill: @unchecked Sendable {
     private var cache: [UInt8] = []
     private var cacheStart: Int64 = 0
 
-    private func decode<T>(_ bytes: [UInt8], _ table: [String], _ body: (inout SpillReader, Decoder) -> T) -> T {
-        bytes.withUnsafeBytes { raw in
-            var r = SpillReader(base: raw)
-            return body(&r, Decoder(event: { self.decode(&$0, paths: table) }, source: { r in
-                let n = r.i64()
-                return n < 0 ? nil : SourceRef(path: table[Int(n)], line: Int(r.i64()))
-            }))
-        }
+    private func decode<T>(_ raw: UnsafeRawBufferPointer, _ table: [String], _ body: (inout SpillReader, Decoder) -> T) -> T {
+        var r = SpillReader(base: raw)
+        return body(&r, Decoder(event: { self.decode(&$0, paths: table) }, source: { r in
+            let n = r.i64()
+            return n < 0 ? nil : SourceRef(path: table[Int(n)], line: Int(r.i64()))
+        }))
     }
 
     /// Called under the lock. When the file takes no more (a full disk), the lines stay in
@@ -272,6 +298,11 @@ struct SpillWriter {
     var bytes: [UInt8]
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
+    /// A value of plain fields as it lies in memory (read back on this machine only).
+    mutating func plain<T: BitwiseCopyable>(_ v: T) {
+        withUnsafeBytes(of: v) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: repeatElement(0, count: MemoryLayout<T>.stride - MemoryLayout<T>.size))
+    }
     mutating func i64(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func i32(_ v: Int32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func string(_ s: String) {
@@ -304,6 +335,11 @@ struct SpillReader {
     var at = 0
 
     init(base: UnsafeRawBufferPointer) { self.base = base }
+
+    mutating func plain<T: BitwiseCopyable>(_: T.Type) -> T {
+        defer { at += MemoryLayout<T>.stride }
+        return base.loadUnaligned(fromByteOffset: at, as: T.self)
+    }
 
     mutating func u8() -> UInt8 {
         defer { at += 1 }

@@ -49,19 +49,23 @@ final class RelayStage {
     /// are then held, as the whole-bundle path holds them). Its lines, and their records.
     private lazy var spill: EventSpill? = EventSpill()
     private lazy var records: EventSpill? = EventSpill()
+    /// The sessions made at their close, one `RelaySessionList.Entry` after another, in the order
+    /// they were made: read back at the end (the list that grows while reading is on disk).
+    private lazy var entryFile: EventSpill? = EventSpill()
+    private var entryCount = 0
+    /// Those made again at the end (touched after their close): their first entry is dropped.
+    private var remade = Set<Int32>()
     /// A time window is set: no session is made before the end (the window needs the zone).
     private let windowed: Bool
     /// Sessions by the hash of their id, numbered in the order of their first lines. Only a
     /// live session keeps its id in memory; a made one's is in its record.
     private var index = SessionIndex()
-    /// Each session's made entry in `entries`, or -1; its place in `lives`, or -1.
+    /// Each session's made entry in `entryFile`, or -1; its place in `lives`, or -1.
     private var entryOf: [Int32] = []
     private var liveOf: [Int32] = []
     /// Live sessions, and the places in it that are free.
     private var lives: [Live] = []
     private var freeLives: [Int32] = []
-    /// Sessions made at their close (and at the end), in the order they were made.
-    private var entries: [RelaySessionList.Entry] = []
     /// The lines of those made at their close, and their span.
     private var closedLines = 0
     private var closedSpan = Analyzer.TimeSpan()
@@ -128,7 +132,7 @@ final class RelayStage {
     }
 
     private func close(_ k: Int32) {
-        guard let spill, let records else { return }
+        guard let spill, let records, let entryFile else { return }
         var l = takeLive(k)
         var lines = l.open
         l.open = []
@@ -143,8 +147,9 @@ final class RelayStage {
                 let n = Analyzer.lineCount(lines)
                 closedLines += n
                 r.spill(lines, to: spill)
-                entryOf[Int(k)] = Int32(entries.count)
-                entries.append(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: Key(lines[0]), lines: n))
+                entryOf[Int(k)] = Int32(entryCount)
+                entryFile.appendPlain(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: Key(lines[0]), lines: n))
+                entryCount += 1
                 closedEarly += 1
                 // The lines just spilled were freed among the reading threads' live ones: their
                 // pages go back now and then, or memory would follow the lines read after all.
@@ -177,8 +182,8 @@ final class RelayStage {
     private func sameId(_ k: Int32, _ id: String) -> Bool {
         if liveOf[Int(k)] >= 0 { return lives[Int(liveOf[Int(k)])].id == id }
         let j = Int(entryOf[Int(k)])
-        guard j >= 0, let records else { return false }
-        return RelaySession.id(ofRecord: entries[j].record, in: records) == id
+        guard j >= 0, let records, let entryFile else { return false }
+        return RelaySession.id(ofRecord: entryFile.plain(RelaySessionList.Entry.self, at: j).record, in: records) == id
     }
 
     /// Journald times and full timestamps with a zone: their instants, line by line (the
@@ -210,17 +215,20 @@ final class RelayStage {
         out.span = closedSpan
         out.lines = closedLines
         let spilled = spill.flatMap { s in records.map { (s, $0) } }
-        // Held when no temporary file could be made: then no session was made at its close.
+        // Made at the end (few: those touched again, never closed, in several files, windowed);
+        // held when no temporary file could be made (then none was made at its close).
+        var remadeEntries: [RelaySessionList.Entry] = []
         var made: [(RelaySession, Key)] = []
         for k in liveOf.indices.lazy.map(Int32.init) where liveOf[Int(k)] >= 0 {
             var l = takeLive(k)
             var lines: [Event] = []
             let j = Int(entryOf[Int(k)])
-            if j >= 0, let (spill, records) = spilled {
+            if j >= 0, let (spill, records) = spilled, let entryFile {
                 // Made at its close and touched again: made again with every line.
-                lines = RelaySession(record: entries[j].record, in: records, lines: spill).events
-                out.lines -= Int(entries[j].lines)
-                entries[j].length = -1
+                let first = entryFile.plain(RelaySessionList.Entry.self, at: j)
+                lines = RelaySession(record: first.record, in: records, lines: spill).events
+                out.lines -= Int(first.lines)
+                remade.insert(Int32(j))
             }
             if let spill { for c in l.raw { lines += spill.read(c) } }
             lines += l.open
@@ -242,7 +250,7 @@ final class RelayStage {
             let key = Key(lines[0])
             if let (spill, records) = spilled {
                 r.spill(lines, to: spill)
-                entries.append(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: key, lines: n))
+                remadeEntries.append(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: key, lines: n))
             } else {
                 r.events = lines
                 r.finishHeld()
@@ -251,6 +259,7 @@ final class RelayStage {
                 made.append((r, key))
             }
         }
+        // (what found the sessions goes before their entries come back)
         (lives, freeLives, liveOf, entryOf) = ([], [], [], [])
         index = SessionIndex()
         guard let (spill, records) = spilled else {
@@ -258,15 +267,46 @@ final class RelayStage {
             out.sessions = RelaySessionList(made.map(\.0))
             return out
         }
-        entries.removeAll { $0.length < 0 }
-        // In the order of their first lines (a session made at its close, or a rotated
-        // journal's older file read second, comes out of it).
-        if entries.indices.dropFirst().contains(where: { entries[$0].key < entries[$0 - 1].key }) {
-            entries.sort { $0.key < $1.key }
+        var entries = entryFile?.readPlain(RelaySessionList.Entry.self, count: entryCount, reserving: remadeEntries.count) ?? []
+        if !remade.isEmpty {
+            var kept = 0
+            for j in entries.indices where !remade.contains(Int32(j)) {
+                entries[kept] = entries[j]
+                kept += 1
+            }
+            entries.removeLast(entries.count - kept)
         }
+        entries += remadeEntries
+        Self.sortInPlace(&entries)
         out.sessions = RelaySessionList(entries: entries, records: records, lines: spill, display: display)
-        entries = []
         return out
+    }
+}
+
+extension RelayStage {
+    /// In the order of their first lines (sessions are made as they close; a rotated journal's
+    /// older file may be read second), moved in place: a sorted copy, or a merge sort's
+    /// buffer, would hold a relay fleet's sessions twice for a moment.
+    static func sortInPlace(_ entries: inout [RelaySessionList.Entry]) {
+        guard entries.indices.dropFirst().contains(where: { entries[$0].key < entries[$0 - 1].key }) else { return }
+        var from = [Int32](unsafeUninitializedCapacity: entries.count) { b, n in
+            for i in 0..<entries.count { b[i] = Int32(i) }
+            n = entries.count
+        }
+        entries.withUnsafeBufferPointer { e in from.sort { e[Int($0)].key < e[Int($1)].key } }
+        // Position i takes the entry at from[i]: each cycle of the permutation, once.
+        for start in from.indices where from[start] >= 0 {
+            let first = entries[start]
+            var i = start
+            while Int(from[i]) != start {
+                let j = Int(from[i])
+                entries[i] = entries[j]
+                from[i] = -1
+                i = j
+            }
+            entries[i] = first
+            from[i] = -1
+        }
     }
 }
 
@@ -286,19 +326,21 @@ enum RelayDisplay: Sendable {
     }
 }
 
-/// Session numbers found by the hash of their ids (open addressing): 12 bytes a slot, half of
-/// them empty at most, whatever the ids' length; `find` asks its caller whether a number with
-/// the same hash is the one (the ids are not kept here).
+/// Session numbers found by the hash of their ids (open addressing): 8 bytes a slot (the number
+/// and 32 bits of the hash, which also give its place), half of them empty at most, whatever the
+/// ids' length; `find` asks its caller whether a number with the same bits is the one (the ids
+/// are not kept here).
 struct SessionIndex {
     private var table = [Int32](repeating: -1, count: 64)
-    private var hashes = [UInt64](repeating: 0, count: 64)
+    private var tags = [UInt32](repeating: 0, count: 64)
     private var count = 0
 
     func find(_ h: UInt64, where same: (Int32) -> Bool) -> Int32? {
+        let tag = UInt32(truncatingIfNeeded: h >> 32)
         let mask = table.count - 1
-        var i = Int(truncatingIfNeeded: h) & mask
+        var i = Int(tag) & mask
         while table[i] >= 0 {
-            if hashes[i] == h, same(table[i]) { return table[i] }
+            if tags[i] == tag, same(table[i]) { return table[i] }
             i = (i &+ 1) & mask
         }
         return nil
@@ -307,23 +349,23 @@ struct SessionIndex {
     /// Adds `k` (not in the table) under `h`.
     mutating func insert(_ h: UInt64, _ k: Int32) {
         if (count + 1) * 2 > table.count { grow() }
-        place(h, k)
+        place(UInt32(truncatingIfNeeded: h >> 32), k)
         count += 1
     }
 
-    private mutating func place(_ h: UInt64, _ k: Int32) {
+    private mutating func place(_ tag: UInt32, _ k: Int32) {
         let mask = table.count - 1
-        var i = Int(truncatingIfNeeded: h) & mask
+        var i = Int(tag) & mask
         while table[i] >= 0 { i = (i &+ 1) & mask }
         table[i] = k
-        hashes[i] = h
+        tags[i] = tag
     }
 
     private mutating func grow() {
-        let (oldTable, oldHashes) = (table, hashes)
+        let (oldTable, oldTags) = (table, tags)
         table = [Int32](repeating: -1, count: oldTable.count * 2)
-        hashes = [UInt64](repeating: 0, count: oldTable.count * 2)
-        for i in oldTable.indices where oldTable[i] >= 0 { place(oldHashes[i], oldTable[i]) }
+        tags = [UInt32](repeating: 0, count: oldTable.count * 2)
+        for i in oldTable.indices where oldTable[i] >= 0 { place(oldTags[i], oldTable[i]) }
     }
 
     /// FNV-1a.
