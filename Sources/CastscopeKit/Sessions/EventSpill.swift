@@ -129,17 +129,8 @@ public final class EventSpill: @unchecked Sendable {
             let hit: T? = lock.locked {
                 guard end <= written, !failed else { return nil }
                 if chunk.offset < cacheStart || end > cacheStart + Int64(cache.count) {
-                    let n = Int(min(Int64(Self.cacheBlock), written - chunk.offset))
-                    cache = [UInt8](repeating: 0, count: n)
-                    var done = 0
-                    cache.withUnsafeMutableBytes { b in
-                        while done < n {
-                            let got = pread(fd, b.baseAddress! + done, n - done, off_t(chunk.offset) + off_t(done))
-                            if got <= 0 { break }
-                            done += got
-                        }
-                    }
-                    precondition(done == n, "castscope: a temporary file of held lines could not be read back")
+                    cache = [UInt8](repeating: 0, count: Int(min(Int64(Self.cacheBlock), written - chunk.offset)))
+                    cache.withUnsafeMutableBytes { readFully($0, at: chunk.offset) }
                     cacheStart = chunk.offset
                 }
                 let from = Int(chunk.offset - cacheStart)
@@ -158,17 +149,20 @@ public final class EventSpill: @unchecked Sendable {
             }
             return (paths, inFile)
         }
+        bytes.withUnsafeMutableBytes { readFully(UnsafeMutableRawBufferPointer(rebasing: $0[..<inFile]), at: chunk.offset) }
+        return bytes.withUnsafeBytes { decode($0, table, body) }
+    }
+
+    /// Fills `b` from the file at `offset`.
+    private func readFully(_ b: UnsafeMutableRawBufferPointer, at offset: Int64) {
         var done = 0
-        bytes.withUnsafeMutableBytes { b in
-            while done < inFile {
-                let n = pread(fd, b.baseAddress! + done, inFile - done, off_t(chunk.offset) + off_t(done))
-                if n <= 0 { break }
-                done += n
-            }
+        while done < b.count {
+            let n = pread(fd, b.baseAddress! + done, b.count - done, off_t(offset) + off_t(done))
+            if n <= 0 { break }
+            done += n
         }
         // A temporary file that cannot be read back is a broken machine, not a broken input.
-        precondition(done == inFile, "castscope: a temporary file of held lines could not be read back")
-        return bytes.withUnsafeBytes { decode($0, table, body) }
+        precondition(done == b.count, "castscope: a temporary file of held lines could not be read back")
     }
 
     /// The block `readBytes(_:cached:)` reads records through, and where it starts.
