@@ -566,15 +566,21 @@ struct Analyze: ParsableCommand {
         if writeFailed { Glibc.exit(Exit.writeFailed) }
         if nothing || !missing.isEmpty { Glibc.exit(Exit.nothingRecognized) }
         if let failOn {
-            let tripped = report.findings.filter { $0.severity >= failOn.severity }
-            if !tripped.isEmpty {
-                var kinds: [String] = []
-                for f in tripped where !kinds.contains(f.kind) { kinds.append(f.kind) }
+            // Counted as they are read (a relay fleet's bundle has a finding per orphan session).
+            var tripped = 0
+            var kinds: [String] = []
+            var sessionsOf: [String: Set<String>] = [:]
+            for f in report.findings where f.severity >= failOn.severity {
+                tripped += 1
+                if !kinds.contains(f.kind) { kinds.append(f.kind) }
+                if let s = f.session { sessionsOf[f.kind, default: []].insert(s) }
+            }
+            if tripped > 0 {
                 let named = kinds.prefix(5).map { k in
-                    let sessions = tripped.filter { $0.kind == k }.compactMap(\.session)
-                    return sessions.isEmpty ? k : "\(k) (\(Array(Set(sessions)).sorted().joined(separator: ", ")))"
+                    let sessions = sessionsOf[k] ?? []
+                    return sessions.isEmpty ? k : "\(k) (\(sessions.sorted().joined(separator: ", ")))"
                 }
-                fputs("castscope: --fail-on \(failOn.rawValue): \(tripped.count) finding\(tripped.count == 1 ? "" : "s") at or above \(failOn.rawValue): \(named.joined(separator: ", "))\(kinds.count > 5 ? ", …" : "")\n", stderr)
+                fputs("castscope: --fail-on \(failOn.rawValue): \(tripped) finding\(tripped == 1 ? "" : "s") at or above \(failOn.rawValue): \(named.joined(separator: ", "))\(kinds.count > 5 ? ", …" : "")\n", stderr)
                 Glibc.exit(Exit.failOn)
             }
         }
