@@ -148,6 +148,12 @@ struct RelayStageTests {
         let odd = try Self.oddRelayExport(in: dir)
         var window = AnalyzeOptions()
         window.since = 1_773_306_904_500_000
+        // The same lines in a second file (an export beside the journal): every session to be
+        // made at the end, its stretches parked.
+        let twice = dir.appendingPathComponent("odd-relay-again.export")
+        try FileManager.default.copyItem(at: odd, to: twice)
+        _ = try Self.expectSame([odd.path, twice.path], AnalyzeOptions(), "odd in two files")
+        _ = try Self.expectSame([odd.path, twice.path], window, "odd in two files, window")
         for (name, options) in [("default", AnalyzeOptions()), ("window", window)] {
             let r = try Self.expectSame([odd.path], options, "odd \(name)")
             guard name == "default" else {

@@ -55,12 +55,25 @@ final class RelayStage {
     private var entryCount = 0
     /// Those made again at the end (touched after their close): their first entry is dropped.
     private var remade = Set<Int32>()
+    /// Where the lines of a session to be made at the end lie (closed while touched again,
+    /// from several files or out of order, or in a window), in reading order: 24 bytes a
+    /// stretch, instead of a live session's id and list (touched again, the export beside the
+    /// journal, and `--since` make every session one).
+    private struct Parked: BitwiseCopyable {
+        var session: Int32
+        var count: Int32
+        var offset: Int64
+        var length: Int64
+        var chunk: EventSpill.Chunk { EventSpill.Chunk(offset: offset, length: Int(length), count: Int(count)) }
+    }
+    private var parked: [Parked] = []
     /// A time window is set: no session is made before the end (the window needs the zone).
     private let windowed: Bool
     /// Sessions by the hash of their id, numbered in the order of their first lines. Only a
     /// live session keeps its id in memory; a made one's is in its record.
     private var index = SessionIndex()
-    /// Each session's made entry in `entryFile`, or -1; its place in `lives`, or -1.
+    /// Each session's made entry in `entryFile`, else -2 - its first stretch in `parked`, else -1;
+    /// its place in `lives`, or -1.
     private var entryOf: [Int32] = []
     private var liveOf: [Int32] = []
     /// Live sessions, and the places in it that are free.
@@ -105,7 +118,7 @@ final class RelayStage {
             // (its last line stays: a `stats` run goes on folding into it)
             let chunk = lives[v].open.withUnsafeBufferPointer { spill.write(UnsafeBufferPointer(rebasing: $0.dropLast())) }
             lives[v].raw.append(chunk)
-            lives[v].open.removeFirst(lives[v].open.count - 1)
+            lives[v].open = [lives[v].open[lives[v].open.count - 1]]  // (not the capacity of 1,024)
             lives[v].dirty = true
         }
     }
@@ -157,9 +170,12 @@ final class RelayStage {
                 return
             }
         }
+        // To be made at the end: its stretches parked, the session live no more.
         l.raw.append(spill.write(lines))
-        l.dirty = true
-        makeLive(k, l)
+        if entryOf[Int(k)] == -1 { entryOf[Int(k)] = -2 - Int32(parked.count) }
+        for c in l.raw {
+            parked.append(Parked(session: k, count: Int32(c.count), offset: c.offset, length: Int64(c.length)))
+        }
     }
 
     /// The number of `e`'s session, made on its first line; live from here on.
@@ -182,6 +198,7 @@ final class RelayStage {
     private func sameId(_ k: Int32, _ id: String) -> Bool {
         if liveOf[Int(k)] >= 0 { return lives[Int(liveOf[Int(k)])].id == id }
         let j = Int(entryOf[Int(k)])
+        if j <= -2, let spill { return spill.read(parked[-2 - j].chunk).first?.attr("session") == id }
         guard j >= 0, let records, let entryFile else { return false }
         return RelaySession.id(ofRecord: entryFile.plain(RelaySessionList.Entry.self, at: j).record, in: records) == id
     }
@@ -219,8 +236,17 @@ final class RelayStage {
         // held when no temporary file could be made (then none was made at its close).
         var remadeEntries: [RelaySessionList.Entry] = []
         var made: [(RelaySession, Key)] = []
-        for k in liveOf.indices.lazy.map(Int32.init) where liveOf[Int(k)] >= 0 {
-            var l = takeLive(k)
+        index = SessionIndex()
+        // Each session's parked stretches, in reading order.
+        var byParked = [Int32](unsafeUninitializedCapacity: parked.count) { b, n in
+            for i in parked.indices { b[i] = Int32(i) }
+            n = parked.count
+        }
+        byParked.sort { (parked[Int($0)].session, $0) < (parked[Int($1)].session, $1) }
+        var next = 0
+        for k in entryOf.indices.lazy.map(Int32.init) {
+            let hasParked = next < byParked.count && parked[Int(byParked[next])].session == k
+            guard hasParked || liveOf[Int(k)] >= 0 else { continue }
             var lines: [Event] = []
             let j = Int(entryOf[Int(k)])
             if j >= 0, let (spill, records) = spilled, let entryFile {
@@ -230,9 +256,17 @@ final class RelayStage {
                 out.lines -= Int(first.lines)
                 remade.insert(Int32(j))
             }
-            if let spill { for c in l.raw { lines += spill.read(c) } }
-            lines += l.open
-            l.open = []
+            while next < byParked.count, parked[Int(byParked[next])].session == k {
+                if let spill { lines += spill.read(parked[Int(byParked[next])].chunk) }
+                next += 1
+            }
+            if liveOf[Int(k)] >= 0 {
+                let l = takeLive(k)
+                if let spill { for c in l.raw { lines += spill.read(c) } }
+                lines += l.open
+            }
+            // (every line taken here names its session)
+            guard let id = lines.first?.attr("session") else { continue }
             Self.resolve(&lines)
             if lines.indices.dropFirst().contains(where: { Key(lines[$0]) < Key(lines[$0 - 1]) }) {
                 lines.sort { Key($0) < Key($1) }
@@ -245,7 +279,7 @@ final class RelayStage {
             guard !lines.isEmpty else { continue }
             let n = Analyzer.lineCount(lines)
             out.lines += n
-            var r = RelaySession(id: l.id)
+            var r = RelaySession(id: id)
             for i in lines.indices { r.take(lines[i]) }
             let key = Key(lines[0])
             if let (spill, records) = spilled {
@@ -260,8 +294,7 @@ final class RelayStage {
             }
         }
         // (what found the sessions goes before their entries come back)
-        (lives, freeLives, liveOf, entryOf) = ([], [], [], [])
-        index = SessionIndex()
+        (lives, freeLives, liveOf, entryOf, parked) = ([], [], [], [], [])
         guard let (spill, records) = spilled else {
             made.sort { $0.1 < $1.1 }
             out.sessions = RelaySessionList(made.map(\.0))
