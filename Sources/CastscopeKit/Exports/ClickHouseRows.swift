@@ -378,13 +378,13 @@ public struct ClickHouseRows {
     {
         let byId = Dictionary(r.sessions.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var previous: Finding?
-        for (n, f) in r.findings.enumerated() {
+        for n in r.findings.indices {
+            let (f, orphan) = r.findings.withRelaySession(n)
             let s = f.session.flatMap { byId[$0] }
             var sid = s.map(sessionId) ?? ""
             var host = s?.relay?.host
             // An orphan-relay-session finding is keyed by the relay session it is about.
-            if let i = r.findings.relaySessionIndex(n) {
-                let rs = r.relaySessions[i]
+            if let rs = orphan {
                 sid = relaySessionId(rs)
                 host = rs.host
             }

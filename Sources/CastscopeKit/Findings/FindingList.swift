@@ -26,11 +26,18 @@ public struct FindingList: RandomAccessCollection, ExpressibleByArrayLiteral, Se
         return after[j - orphans.count]
     }
 
-    /// The position among the report's relay sessions of the one finding `i` is about, when
-    /// it is one of the orphan run.
-    public func relaySessionIndex(_ i: Int) -> Int? {
+    /// How many are about no device session (the bundle's own), without making the run's.
+    public var aboutNoSession: Int {
+        orphans.count + before.reduce(0) { $0 + ($1.session == nil ? 1 : 0) } + after.reduce(0) { $0 + ($1.session == nil ? 1 : 0) }
+    }
+
+    /// The finding at `i`, and the relay session it is about when it is one of the orphan run
+    /// (read back once for both).
+    public func withRelaySession(_ i: Int) -> (Finding, RelaySession?) {
         let j = i - before.count
-        return j >= 0 && j < orphans.count ? Int(orphans[j]) : nil
+        guard j >= 0, j < orphans.count else { return (self[i], nil) }
+        let rs = relay[Int(orphans[j])]
+        return (OrphanRelaySessionRule.finding(rs), rs)
     }
 
     /// The findings a rule made (not those of the orphan run, which are about no device session).

@@ -16,31 +16,29 @@ public struct FindingTally: Sendable {
     }
 
     public mutating func add(_ f: Finding) {
-        count += 1
-        severities[f.severity, default: 0] += 1
-        let k: Int
-        if let i = kindIndex[f.kind] {
-            k = i
-        } else {
-            k = kinds.count
-            kindIndex[f.kind] = k
-            kinds.append((f.kind, 0, []))
-        }
-        kinds[k].count += 1
+        let k = counted(kind: f.kind, severity: f.severity, 1)
         // At most five ids are needed (four shown, and whether there are more).
         if let s = f.session, kinds[k].sessions.count < 5, !kinds[k].sessions.contains(s) { kinds[k].sessions.append(s) }
     }
 
     /// `count` findings of one kind about no session.
-    mutating func add(kind: String, severity: Severity, count n: Int) {
+    mutating func add(kind: String, severity: Severity, count n: Int) { counted(kind: kind, severity: severity, n) }
+
+    /// Counts `n` findings of `kind`; returns the kind's place in `kinds`.
+    @discardableResult
+    private mutating func counted(kind: String, severity: Severity, _ n: Int) -> Int {
         count += n
         severities[severity, default: 0] += n
+        let k: Int
         if let i = kindIndex[kind] {
-            kinds[i].count += n
+            k = i
         } else {
-            kindIndex[kind] = kinds.count
-            kinds.append((kind, n, []))
+            k = kinds.count
+            kindIndex[kind] = k
+            kinds.append((kind, 0, []))
         }
+        kinds[k].count += n
+        return k
     }
 
     /// These findings, then `more` (a report's own, after those handed on).

@@ -124,7 +124,7 @@ public enum HTMLReport {
         h += "</main>\n"
         let general = r.findings.filter { $0.session == nil }
         if !general.isEmpty { h += "<section><h2>Bundle findings</h2>\n" + findingList(general) + "</section>\n" }
-        let orphanRelay = r.relaySessions.lazy.filter { $0.deviceSession == nil }
+        let orphanRelay = r.relaySessions.orphans
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             h += "<section><h2>Orphans</h2><ul>\n"
             for rs in orphanRelay {
@@ -168,7 +168,7 @@ public enum HTMLReport {
             h += "<option value=\"\(o.rawValue)\">\(o.rawValue)</option>"
         }
         h += "</select></label><label>Finding <select id=\"f-finding\"><option value=\"\">any</option>"
-        for (k, _) in JSONReport.findingCounts(r.findings.filter { $0.session != nil }) { h += "<option>\(esc(k))</option>" }
+        for (k, _) in JSONReport.findingCounts(r.findings.made.filter { $0.session != nil }) { h += "<option>\(esc(k))</option>" }
         h += "</select></label><label>SDK <select id=\"f-sdk\"><option value=\"\">any</option>"
         for sdk in orderedCounts(r.sessions.map(\.sdk)).map(\.0) { h += "<option>\(esc(sdk))</option>" }
         h += "</select></label><label>Sort <select id=\"f-sort\"><option value=\"time\">by time</option><option value=\"outcome\">failing first</option>"

@@ -75,13 +75,13 @@ public enum MarkdownReport {
         if !general.isEmpty {
             tail += "## Bundle findings\n\n"
             for f in general.prefix(listMax) { tail += finding(f) }
-            capped(general.count, "bundle finding")
+            capped(r.findings.aboutNoSession, "bundle finding")
             tail += "\n"
         }
-        let orphanRelay = r.relaySessions.lazy.filter { $0.deviceSession == nil }
+        let orphanRelay = r.relaySessions.orphanIndices
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             tail += "## Orphans\n\n"
-            for rs in orphanRelay.prefix(listMax) {
+            for rs in orphanRelay.prefix(listMax).lazy.map({ r.relaySessions[$0] }) {
                 tail += "- relay session \(code(rs.id)) (\(code(rs.peer ?? "?")), room \(code(rs.room ?? "?"))) has no device session in these logs"
                 tail += (rs.firstSource.map { " (\(code($0.description)))" } ?? "") + "\n"
             }

@@ -290,7 +290,7 @@ public struct TextReport {
             guard write("\n" + bold("Bundle findings") + "\n") else { return false }
             for f in general { guard write(findingLines(f)) else { return false } }
         }
-        let orphanRelay = r.relaySessions.lazy.filter { $0.deviceSession == nil }
+        let orphanRelay = r.relaySessions.orphans
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             guard write("\n" + bold("Orphans") + "\n") else { return false }
             for rs in orphanRelay {

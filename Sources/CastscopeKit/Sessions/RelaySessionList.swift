@@ -114,7 +114,11 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
     }
 
     /// The earliest start of them all (without reading them back).
-    var earliestStart: Int64? { indices.compactMap { joinFacts($0).start }.min() }
+    var earliestStart: Int64? {
+        var first: Int64?
+        for i in indices { if let t = joinFacts(i).start { first = Swift.min(first ?? t, t) } }
+        return first
+    }
 
     /// Whether the sessions are held (false: read back from the spill one at a time).
     var holdsSessions: Bool { spill == nil }
