@@ -84,6 +84,7 @@ final class RelayStage {
     private var closedSpan = Analyzer.TimeSpan()
     /// Lines taken in all (a journal read in stretches that met damage is read again when any was).
     private(set) var taken = 0
+    /// Sessions closed (made or parked), for `spilledAClose`.
     private var closedEarly = 0
     /// The first line with a time, in reading order: the report's zone when no phone line has one.
     private(set) var firstTimed: (order: Int, time: Int64, offset: Int)?
@@ -163,10 +164,7 @@ final class RelayStage {
                 entryOf[Int(k)] = Int32(entryCount)
                 entryFile.appendPlain(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: Key(lines[0]), lines: n))
                 entryCount += 1
-                closedEarly += 1
-                // The lines just spilled were freed among the reading threads' live ones: their
-                // pages go back now and then, or memory would follow the lines read after all.
-                if closedEarly % 1024 == 0 { releaseFreedMemory() }
+                spilledAClose()
                 return
             }
         }
@@ -176,6 +174,14 @@ final class RelayStage {
         for c in l.raw {
             parked.append(Parked(session: k, count: Int32(c.count), offset: c.offset, length: Int64(c.length)))
         }
+        spilledAClose()
+    }
+
+    /// The lines just spilled were freed among the reading threads' live ones: their pages go
+    /// back now and then, or memory would follow the lines read after all.
+    private func spilledAClose() {
+        closedEarly += 1
+        if closedEarly % 1024 == 0 { releaseFreedMemory() }
     }
 
     /// The number of `e`'s session, made on its first line; live from here on.
@@ -243,6 +249,12 @@ final class RelayStage {
             n = parked.count
         }
         byParked.sort { (parked[Int($0)].session, $0) < (parked[Int($1)].session, $1) }
+        // Room for every session made here at once (a window makes it every session: grown by
+        // doubling, the list would hold up to twice their room for a moment).
+        let parkedSessions = byParked.indices.reduce(0) { n, i in
+            n + (i == 0 || parked[Int(byParked[i])].session != parked[Int(byParked[i - 1])].session ? 1 : 0)
+        }
+        remadeEntries.reserveCapacity(parkedSessions + lives.count - freeLives.count)
         var next = 0
         for k in entryOf.indices.lazy.map(Int32.init) {
             let hasParked = next < byParked.count && parked[Int(byParked[next])].session == k
