@@ -57,9 +57,9 @@ public final class EventSpill: @unchecked Sendable {
 
     /// Values of plain fields, one after another from the file's start (`appendPlain`): the
     /// first `count` of them, read into an array of that size.
-    func readPlain<T: BitwiseCopyable>(_: T.Type, count: Int, reserving more: Int = 0) -> [T] {
+    func readPlain<T: BitwiseCopyable>(_: T.Type, count: Int) -> [T] {
         let stride = MemoryLayout<T>.stride
-        return [T](unsafeUninitializedCapacity: count + more) { out, done in
+        return [T](unsafeUninitializedCapacity: count) { out, done in
             let piece = max(1, (1 << 20) / stride)
             while done < count {
                 let n = min(piece, count - done)

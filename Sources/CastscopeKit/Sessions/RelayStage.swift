@@ -66,13 +66,15 @@ final class RelayStage {
         var length: Int64
         var chunk: EventSpill.Chunk { EventSpill.Chunk(offset: offset, length: Int(length), count: Int(count)) }
     }
-    private var parked: [Parked] = []
+    /// Written to a file of their own while reading (as the entries are), read back at the end.
+    private lazy var parkedFile: EventSpill? = EventSpill()
+    private var parkedCount = 0
     /// A time window is set: no session is made before the end (the window needs the zone).
     private let windowed: Bool
     /// Sessions by the hash of their id, numbered in the order of their first lines. Only a
     /// live session keeps its id in memory; a made one's is in its record.
     private var index = SessionIndex()
-    /// Each session's made entry in `entryFile`, else -2 - its first stretch in `parked`, else -1;
+    /// Each session's made entry in `entryFile`, else -2 - its first stretch in `parkedFile`, else -1;
     /// its place in `lives`, or -1.
     private var entryOf: [Int32] = []
     private var liveOf: [Int32] = []
@@ -146,7 +148,7 @@ final class RelayStage {
     }
 
     private func close(_ k: Int32) {
-        guard let spill, let records, let entryFile else { return }
+        guard let spill, let records, let entryFile, let parkedFile else { return }
         var l = takeLive(k)
         var lines = l.open
         l.open = []
@@ -170,9 +172,10 @@ final class RelayStage {
         }
         // To be made at the end: its stretches parked, the session live no more.
         l.raw.append(spill.write(lines))
-        if entryOf[Int(k)] == -1 { entryOf[Int(k)] = -2 - Int32(parked.count) }
+        if entryOf[Int(k)] == -1 { entryOf[Int(k)] = -2 - Int32(parkedCount) }
         for c in l.raw {
-            parked.append(Parked(session: k, count: Int32(c.count), offset: c.offset, length: Int64(c.length)))
+            parkedFile.appendPlain(Parked(session: k, count: Int32(c.count), offset: c.offset, length: Int64(c.length)))
+            parkedCount += 1
         }
         spilledAClose()
     }
@@ -204,7 +207,9 @@ final class RelayStage {
     private func sameId(_ k: Int32, _ id: String) -> Bool {
         if liveOf[Int(k)] >= 0 { return lives[Int(liveOf[Int(k)])].id == id }
         let j = Int(entryOf[Int(k)])
-        if j <= -2, let spill { return spill.read(parked[-2 - j].chunk).first?.attr("session") == id }
+        if j <= -2, let spill, let parkedFile {
+            return spill.read(parkedFile.plain(Parked.self, at: -2 - j).chunk).first?.attr("session") == id
+        }
         guard j >= 0, let records, let entryFile else { return false }
         return RelaySession.id(ofRecord: entryFile.plain(RelaySessionList.Entry.self, at: j).record, in: records) == id
     }
@@ -237,31 +242,25 @@ final class RelayStage {
         var out = Result()
         out.span = closedSpan
         out.lines = closedLines
-        let spilled = spill.flatMap { s in records.map { (s, $0) } }
-        // Made at the end (few: those touched again, never closed, in several files, windowed);
-        // held when no temporary file could be made (then none was made at its close).
-        var remadeEntries: [RelaySessionList.Entry] = []
+        // Made at the end (few, or with a window every one): their entries join the others' in
+        // their file. Held when a temporary file could not be made (then none was made at its close).
+        let spilled = spill.flatMap { s in records.flatMap { r in entryFile.map { (s, r, $0) } } }
         var made: [(RelaySession, Key)] = []
         index = SessionIndex()
         // Each session's parked stretches, in reading order.
+        var parked = parkedFile?.readPlain(Parked.self, count: parkedCount) ?? []
         var byParked = [Int32](unsafeUninitializedCapacity: parked.count) { b, n in
             for i in parked.indices { b[i] = Int32(i) }
             n = parked.count
         }
         byParked.sort { (parked[Int($0)].session, $0) < (parked[Int($1)].session, $1) }
-        // Room for every session made here at once (a window makes it every session: grown by
-        // doubling, the list would hold up to twice their room for a moment).
-        let parkedSessions = byParked.indices.reduce(0) { n, i in
-            n + (i == 0 || parked[Int(byParked[i])].session != parked[Int(byParked[i - 1])].session ? 1 : 0)
-        }
-        remadeEntries.reserveCapacity(parkedSessions + lives.count - freeLives.count)
         var next = 0
         for k in entryOf.indices.lazy.map(Int32.init) {
             let hasParked = next < byParked.count && parked[Int(byParked[next])].session == k
             guard hasParked || liveOf[Int(k)] >= 0 else { continue }
             var lines: [Event] = []
             let j = Int(entryOf[Int(k)])
-            if j >= 0, let (spill, records) = spilled, let entryFile {
+            if j >= 0, let (spill, records, entryFile) = spilled {
                 // Made at its close and touched again: made again with every line.
                 let first = entryFile.plain(RelaySessionList.Entry.self, at: j)
                 lines = RelaySession(record: first.record, in: records, lines: spill).events
@@ -294,9 +293,10 @@ final class RelayStage {
             var r = RelaySession(id: id)
             for i in lines.indices { r.take(lines[i]) }
             let key = Key(lines[0])
-            if let (spill, records) = spilled {
+            if let (spill, records, entryFile) = spilled {
                 r.spill(lines, to: spill)
-                remadeEntries.append(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: key, lines: n))
+                entryFile.appendPlain(RelaySessionList.Entry(r, record: r.writeRecord(to: records), key: key, lines: n))
+                entryCount += 1
             } else {
                 r.events = lines
                 r.finishHeld()
@@ -306,13 +306,13 @@ final class RelayStage {
             }
         }
         // (what found the sessions goes before their entries come back)
-        (lives, freeLives, liveOf, entryOf, parked) = ([], [], [], [], [])
-        guard let (spill, records) = spilled else {
+        (lives, freeLives, liveOf, entryOf, parked, byParked) = ([], [], [], [], [], [])
+        guard let (spill, records, entryFile) = spilled else {
             made.sort { $0.1 < $1.1 }
             out.sessions = RelaySessionList(made.map(\.0))
             return out
         }
-        var entries = entryFile?.readPlain(RelaySessionList.Entry.self, count: entryCount, reserving: remadeEntries.count) ?? []
+        var entries = entryFile.readPlain(RelaySessionList.Entry.self, count: entryCount)
         if !remade.isEmpty {
             var kept = 0
             for j in entries.indices where !remade.contains(Int32(j)) {
@@ -321,7 +321,6 @@ final class RelayStage {
             }
             entries.removeLast(entries.count - kept)
         }
-        entries += remadeEntries
         Self.sortInPlace(&entries)
         out.sessions = RelaySessionList(entries: entries, records: records, lines: spill, display: display)
         return out
