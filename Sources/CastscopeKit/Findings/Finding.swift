@@ -195,8 +195,8 @@ public enum Findings {
         // The orphan-relay-session findings are a run (`FindingList`): where it comes among the others.
         var orphans: (at: Int, positions: [Int32])?
         for rule in rules {
-            if let lazy = rule as? OrphanRelaySessionRule {
-                orphans = (found.count, lazy.orphans(report))
+            if rule is OrphanRelaySessionRule {
+                orphans = (found.count, report.relaySessions.orphanIndices)
                 continue
             }
             let more = rule.findings(report, t)

@@ -9,12 +9,7 @@ struct OrphanRelaySessionRule: FindingRule {
     var kind: String { Self.kind }
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        orphans(r).map { Self.finding(r.relaySessions[Int($0)]) }
-    }
-
-    /// The positions of the relay sessions it finds something of.
-    func orphans(_ r: AnalysisReport) -> [Int32] {
-        r.relaySessions.indices.compactMap { r.relaySessions.isJoined($0) ? nil : Int32($0) }
+        r.relaySessions.orphans.map(Self.finding)
     }
 
     /// Its finding on `rs`.

@@ -168,7 +168,7 @@ public enum HTMLReport {
             h += "<option value=\"\(o.rawValue)\">\(o.rawValue)</option>"
         }
         h += "</select></label><label>Finding <select id=\"f-finding\"><option value=\"\">any</option>"
-        for (k, _) in JSONReport.findingCounts(r.findings.made.filter { $0.session != nil }) { h += "<option>\(esc(k))</option>" }
+        for (k, _) in JSONReport.findingCounts(FindingList(r.findings.made.filter { $0.session != nil })) { h += "<option>\(esc(k))</option>" }
         h += "</select></label><label>SDK <select id=\"f-sdk\"><option value=\"\">any</option>"
         for sdk in orderedCounts(r.sessions.map(\.sdk)).map(\.0) { h += "<option>\(esc(sdk))</option>" }
         h += "</select></label><label>Sort <select id=\"f-sort\"><option value=\"time\">by time</option><option value=\"outcome\">failing first</option>"

@@ -146,7 +146,7 @@ public enum JSONReport {
         w.open("orphans")
         w.open("relaySessions", array: true)
         for i in r.relaySessions.orphanIndices {
-            w.string(nil, r.relaySessions.id(i))
+            w.string(nil, r.relaySessions.id(Int(i)))
             w.flushIfFull()
         }
         w.close(array: true)
@@ -158,7 +158,6 @@ public enum JSONReport {
     }
 
     /// Findings per kind, in order of first appearance.
-    static func findingCounts(_ findings: [Finding]) -> [(String, Int)] { orderedCounts(findings.map(\.kind)) }
     static func findingCounts(_ findings: FindingList) -> [(String, Int)] { FindingTally(findings).kinds.map { ($0.kind, $0.count) } }
 
     static func finding(_ w: inout JSONWriter, _ f: Finding) {

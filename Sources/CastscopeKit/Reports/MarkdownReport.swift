@@ -81,7 +81,7 @@ public enum MarkdownReport {
         let orphanRelay = r.relaySessions.orphanIndices
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             tail += "## Orphans\n\n"
-            for rs in orphanRelay.prefix(listMax).lazy.map({ r.relaySessions[$0] }) {
+            for rs in orphanRelay.prefix(listMax).lazy.map({ r.relaySessions[Int($0)] }) {
                 tail += "- relay session \(code(rs.id)) (\(code(rs.peer ?? "?")), room \(code(rs.room ?? "?"))) has no device session in these logs"
                 tail += (rs.firstSource.map { " (\(code($0.description)))" } ?? "") + "\n"
             }

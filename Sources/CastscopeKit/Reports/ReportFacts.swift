@@ -103,9 +103,5 @@ public enum SessionFacts {
     public static func failing(_ s: Session) -> Bool { s.outcome != .completed }
 
     /// Findings per severity, most severe first, zeros included.
-    public static func severityCounts(_ findings: [Finding]) -> [(Severity, Int)] {
-        Severity.allCases.reversed().map { sev in (sev, findings.filter { $0.severity == sev }.count) }
-    }
-
     public static func severityCounts(_ findings: FindingList) -> [(Severity, Int)] { FindingTally(findings).severityCounts }
 }

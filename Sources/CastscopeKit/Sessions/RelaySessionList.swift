@@ -86,14 +86,18 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
         return RelaySession.id(ofRecord: entries[i].record, in: spill.records)
     }
 
-    /// Whether session `i` was joined to a device session (without reading it back).
-    public func isJoined(_ i: Int) -> Bool { spill == nil ? held[i].deviceSession != nil : deviceIds[i] != nil }
+    /// The device session that session `i` was joined to (without reading it back).
+    func deviceSession(at i: Int) -> String? { spill == nil ? held[i].deviceSession : deviceIds[i] }
 
-    /// The positions of the sessions joined to no device session, in order.
-    public var orphanIndices: [Int] { indices.filter { !isJoined($0) } }
+    /// Whether session `i` was joined to a device session (without reading it back).
+    public func isJoined(_ i: Int) -> Bool { deviceSession(at: i) != nil }
+
+    /// The positions of the sessions joined to no device session, in order (4 bytes each: the
+    /// orphan findings' run keeps them).
+    public var orphanIndices: [Int32] { indices.compactMap { isJoined($0) ? nil : Int32($0) } }
 
     /// The sessions joined to no device session, read back one at a time.
-    public var orphans: LazyMapSequence<[Int], RelaySession> { orphanIndices.lazy.map { self[$0] } }
+    public var orphans: LazyMapSequence<[Int32], RelaySession> { orphanIndices.lazy.map { self[Int($0)] } }
 
     mutating func setDeviceSession(_ i: Int, _ id: String) {
         if spill == nil { held[i].deviceSession = id } else { deviceIds[i] = id }
@@ -126,25 +130,17 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
     /// The sessions held (tail and tests, which join in memory).
     var heldSessions: [RelaySession] { spill == nil ? held : Array(self) }
 
-    /// Only the sessions `keep` says yes to (by position).
-    func filter(positions keep: (Int) -> Bool) -> RelaySessionList {
+    /// Only the sessions joined to a device session named in `ids`.
+    func joined(to ids: Set<String>) -> RelaySessionList {
+        let kept = indices.filter { deviceSession(at: $0).map(ids.contains) ?? false }
         var out = self
         if spill == nil {
-            out.held = indices.filter(keep).map { held[$0] }
+            out.held = kept.map { held[$0] }
         } else {
-            let kept = indices.filter(keep)
             out.entries = kept.map { entries[$0] }
             out.deviceIds = [:]
             for (n, i) in kept.enumerated() { out.deviceIds[n] = deviceIds[i] }
         }
         return out
-    }
-
-    /// Only the sessions joined to a device session named in `ids`.
-    func joined(to ids: Set<String>) -> RelaySessionList {
-        filter(positions: { i in
-            if spill == nil { return held[i].deviceSession.map(ids.contains) ?? false }
-            return deviceIds[i].map(ids.contains) ?? false
-        })
     }
 }
