@@ -215,6 +215,34 @@ struct HostileTests {
         #expect(json.stdout.contains("\\u001b]0;pwned\\u0007"))
     }
 
+    @Test("Sanitize: the quick test says a text needs escaping exactly when escaping changes it (8-byte steps, lead bytes at every offset)")
+    func sanitizeQuickTestIsExact() {
+        // Bytes that matter (controls, DEL, C1 and bidi lead and trail bytes, `–`'s) among plain ones,
+        // at random offsets and lengths, so that each falls inside, across and outside 8-byte steps.
+        let pieces: [[UInt8]] = [[0x41], [0x20], [0x7E], [0x09], [0x0A], [0x1B], [0x0D], [0x7F], [0xC2, 0x9B], [0xC2, 0xA0],
+                                 [0xC2], [0xE2, 0x80, 0xAE], [0xE2, 0x80, 0x93], [0xE2, 0x81, 0xA6], [0xE2, 0x81], [0xE2],
+                                 [0xC3, 0x97], Array("plain text ".utf8)]
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<20_000 {
+            var bytes: [UInt8] = []
+            let plain = Int.random(in: 0...40, using: &rng)
+            bytes += Array(repeating: 0x61, count: plain)
+            for _ in 0..<Int.random(in: 0...3, using: &rng) {
+                // Mostly harmless pieces: the escaping ones are rarer, as in reports.
+                let p = Int.random(in: 0..<100, using: &rng) < 70 ? pieces.last! : pieces.randomElement(using: &rng)!
+                bytes += p
+                bytes += Array(repeating: 0x62, count: Int.random(in: 0...12, using: &rng))
+            }
+            for oneLine in [false, true] {
+                bytes.withUnsafeBufferPointer { b in
+                    var escaped: [UInt8] = []
+                    Sanitize.escape(b, oneLine: oneLine, styles: false, into: &escaped)
+                    #expect(Sanitize.needsEscaping(b, oneLine: oneLine) == (escaped != bytes), "round \(round): \(bytes)")
+                }
+            }
+        }
+    }
+
     // 6. Non-regular inputs: never dropped silently.
     @Test("a FIFO and bash process substitution are read as streams; a FIFO inside a folder is reported")
     func fifoAndProcessSubstitution() throws {

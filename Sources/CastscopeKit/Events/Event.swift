@@ -18,8 +18,13 @@ public struct Event: Sendable {
         let message: String
         let attrs: [(String, String)]
         let source: SourceRef
-        init(kind: String, sdk: String, process: String?, message: String, attrs: [(String, String)], source: SourceRef) {
+        /// `kind` as a number, for the tests made per line (`KindCode`).
+        let code: KindCode
+        init(kind: String, code: KindCode? = nil, sdk: String, process: String?, message: String, attrs: [(String, String)],
+             source: SourceRef)
+        {
             self.kind = kind
+            self.code = code ?? KindCode(kind)
             self.sdk = sdk
             self.process = process
             self.message = message
@@ -29,7 +34,7 @@ public struct Event: Sendable {
         func with(kind: String? = nil, sdk: String? = nil, process: String?? = nil, message: String? = nil,
                   attrs: [(String, String)]? = nil, source: SourceRef? = nil) -> Text
         {
-            Text(kind: kind ?? self.kind, sdk: sdk ?? self.sdk, process: process ?? self.process, message: message ?? self.message,
+            Text(kind: kind ?? self.kind, code: kind == nil ? code : nil, sdk: sdk ?? self.sdk, process: process ?? self.process, message: message ?? self.message,
                  attrs: attrs ?? self.attrs, source: source ?? self.source)
         }
     }
@@ -43,6 +48,8 @@ public struct Event: Sendable {
         _read { yield text.kind }
         set { text = text.with(kind: newValue) }
     }
+    /// The kind's code (`.other` for a kind the pipeline does not test line by line).
+    public var code: KindCode { text.code }
     public var sdk: String {
         _read { yield text.sdk }
         set { text = text.with(sdk: newValue) }
@@ -80,11 +87,11 @@ public struct Event: Sendable {
     /// one's time and line kept compactly, so that memory does not grow by an event per frame.
     public var repeats: Repeats? = nil
 
-    init(kind: String, sdk: String, side: Side, time: Int64?, displayOffset: Int = 0, timeInferred: Bool = false,
+    init(kind: String, code: KindCode? = nil, sdk: String, side: Side, time: Int64?, displayOffset: Int = 0, timeInferred: Bool = false,
          process: String?, pid: Int?, message: String, attrs: [(String, String)], source: SourceRef, order: Int,
          parsedTime: ParsedTime?, fileIndex: Int, repeats: Repeats? = nil)
     {
-        self.text = Text(kind: kind, sdk: sdk, process: process, message: message, attrs: attrs, source: source)
+        self.text = Text(kind: kind, code: code, sdk: sdk, process: process, message: message, attrs: attrs, source: source)
         self.time = time
         self.side = side
         self.displayOffset = displayOffset

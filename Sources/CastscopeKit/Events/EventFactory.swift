@@ -58,7 +58,7 @@ public struct EventFactory: Sendable {
         var attrs = hit.attrs
         if let host = rec.string(.host) { attrs.append(("host", host)) }
         return Event(
-            kind: hit.rule.event, sdk: hit.rule.sdk, side: hit.rule.side,
+            kind: hit.rule.event, code: hit.code, sdk: hit.rule.sdk, side: hit.rule.side,
             time: nil, timeInferred: rec.timeInferred, process: process, pid: pid,
             message: message, attrs: attrs,
             source: SourceRef(path: path, line: rec.line), order: order,

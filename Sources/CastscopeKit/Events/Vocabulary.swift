@@ -112,8 +112,11 @@ public final class EventMatcher: Sendable {
     public final class Hit: @unchecked Sendable {
         public let rule: Vocabulary.Rule
         public let attrs: [(String, String)]
+        /// The code of the rule's event kind.
+        let code: KindCode
         init(rule: Vocabulary.Rule, attrs: [(String, String)]) {
             self.rule = rule
+            code = KindCode(rule.event)
             self.attrs = attrs
         }
     }

@@ -20,8 +20,8 @@ struct AppCrashedRule: FindingRule {
     }
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        perLine(r, continues: Self.sameCrash) { e in
-            guard e.kind == "app.crashed" else { return nil }
+        perLine(r, kinds: KindSet([.appCrashed]), continues: Self.sameCrash) { e in
+            guard e.code == .appCrashed else { return nil }
             let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" } ?? "the debugged process"
             let what: String
             if let exception = e.attr("exception") {

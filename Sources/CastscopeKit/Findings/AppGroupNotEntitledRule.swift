@@ -5,8 +5,8 @@ struct AppGroupNotEntitledRule: FindingRule {
     let kind = "app-group-not-entitled"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        perLine(r) { e in
-            e.kind == "app_group.not_entitled"
+        perLine(r, kinds: KindSet([.appGroupNotEntitled])) { e in
+            e.code == .appGroupNotEntitled
                 ? (.error, "a process is not entitled to the app group: the shared container (and the socket file in it) cannot be used; check that the host app and the extension list the same app group")
                 : nil
         }

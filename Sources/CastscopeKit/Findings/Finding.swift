@@ -144,7 +144,9 @@ extension FindingRule {
     /// session, or for the bundle for lines outside any; evidence: the line. A line
     /// `continues` says is more of the previous one's finding (same session, or both outside
     /// any) is added to that finding's evidence instead.
-    func perLine(_ r: AnalysisReport, continues: ((_ previous: Event, _ line: Event) -> Bool)? = nil,
+    /// `kinds`: the only kinds `make` says anything of; the other lines are passed over
+    /// without being handed to it (a session's lines, once per rule).
+    func perLine(_ r: AnalysisReport, kinds: KindSet? = nil, continues: ((_ previous: Event, _ line: Event) -> Bool)? = nil,
                  _ make: (Event) -> (Severity, String)?) -> [Finding] {
         var out: [Finding] = []
         var previous: Event?
@@ -160,11 +162,13 @@ extension FindingRule {
         for s in r.sessions {
             previous = nil
             for i in s.events.indices {
+                if let kinds, !kinds.contains(s.events[i].code) { continue }
                 take(s.events[i]) { s.finding(kind, $0, at: s.events[i].time, $1, [s.events[i].source]) }
             }
         }
         previous = nil
         for e in r.unattached {
+            if let kinds, !kinds.contains(e.code) { continue }
             take(e) { Finding(kind: kind, severity: $0, time: e.time, displayOffset: e.displayOffset, session: nil, message: $1, evidence: [e.source]) }
         }
         return out
@@ -181,6 +185,10 @@ public enum Findings {
         AppCrashedRule(), WritebackOverflowRule(), ScreenShareFailedRule(),
     ]
 
+    /// Where `OrphanRelaySessionRule` stands in `rules` (its findings are a run: see `run`),
+    /// found once: a type check per rule was a dynamic cast per rule and session.
+    static let orphanRelayRuleAt = rules.firstIndex { $0 is OrphanRelaySessionRule } ?? -1
+
     /// The findings of one session, as `run` makes them for it in a whole report.
     public static func forSession(_ s: Session, _ t: Thresholds) -> [Finding] {
         var one = AnalysisReport()
@@ -194,8 +202,8 @@ public enum Findings {
         var found: [Finding] = []
         // The orphan-relay-session findings are a run (`FindingList`): where it comes among the others.
         var orphans: (at: Int, positions: [Int32])?
-        for rule in rules {
-            if rule is OrphanRelaySessionRule {
+        for (at, rule) in rules.enumerated() {
+            if at == orphanRelayRuleAt {
                 orphans = (found.count, report.relaySessions.orphanIndices)
                 continue
             }

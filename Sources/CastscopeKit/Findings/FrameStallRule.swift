@@ -12,7 +12,7 @@ struct FrameStallRule: FindingRule {
             // only for a stall, not for each of tens of thousands of lines).
             var previous: (time: Int64, path: String, line: Int)?
             // By index: `for e in s.events` copies every event (a retain and release per string).
-            for i in s.events.indices where s.events[i].kind == "frame.sent" && s.events[i].side == .extension {
+            for i in s.events.indices where s.events[i].code == .frameSent && s.events[i].side == .extension {
                 let path = s.events[i].source.path
                 s.events[i].forEachTimeAndLine { t, line in
                     guard let t else { return }
@@ -23,7 +23,7 @@ struct FrameStallRule: FindingRule {
                     previous = (t, path, line)
                 }
             }
-            for i in s.events.indices where s.events[i].kind == "relay.stalled" {
+            for i in s.events.indices where s.events[i].code == .relayStalled {
                 let e = s.events[i]
                 guard let te = e.time, span.contains(te) else { continue }
                 out.append(s.finding(kind, .warning, at: te, "the relay received no frames: \(e.message)", [e.source]))

@@ -15,7 +15,7 @@ struct HostAppSuspendedRule: FindingRule {
         } : []
         return lone + r.sessions.compactMap { s in
             guard let c = s.connectedAt, let span = s.span else { return nil }
-            guard let e = s.events.first(where: { $0.kind == "app.suspended" && ($0.time.map { $0 >= c && span.contains($0) } ?? false) })
+            guard let e = s.events.first(where: { $0.code == .appSuspended && ($0.time.map { $0 >= c && span.contains($0) } ?? false) })
             else { return nil }
             let app = e.attr("bundle").map { " \($0)" } ?? ""
             return s.finding(kind, .error, at: e.time,

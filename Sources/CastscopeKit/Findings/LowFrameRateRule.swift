@@ -9,7 +9,7 @@ struct LowFrameRateRule: FindingRule {
             var evidence: [SourceRef] = []
             // The first and last frame lines (an extension's, or an in-app capture's: both are
             // counted in `frames`), found in place: a filtered list would copy them all.
-            let isFrame: (Event) -> Bool = { $0.kind == "frame.sent" || $0.kind == "capture.frame" }
+            let isFrame: (Event) -> Bool = { $0.code == .frameSent || $0.code == .captureFrame }
             if s.frames >= 10, let a = s.firstFrameAt, let b = s.lastFrameAt, b > a,
                 let first = s.events.firstIndex(where: isFrame), let last = s.events.lastIndex(where: isFrame)
             {

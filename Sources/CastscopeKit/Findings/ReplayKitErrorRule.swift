@@ -12,7 +12,7 @@ struct ReplayKitErrorRule: FindingRule {
         var out: [Finding] = []
         func group(_ events: [Event]) -> [[Event]] {
             var groups: [[Event]] = []
-            for i in events.indices where events[i].kind == "replaykit.error" {
+            for i in events.indices where events[i].code == .replaykitError {
                 let e = events[i]
                 let code = Self.code(of: e)
                 if var last = groups.last, let first = last.first,

@@ -5,8 +5,8 @@ struct ReplaydKilledRule: FindingRule {
     let kind = "replayd-killed"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        perLine(r) { e in
-            guard e.kind == "replayd.killed" else { return nil }
+        perLine(r, kinds: KindSet([.replaydKilled])) { e in
+            guard e.code == .replaydKilled else { return nil }
             var why = e.attr("reason").map { "jetsam reason \($0)" } ?? "jetsam"
             if let mb = e.attr("limit_mb") { why = "its \(mb) MB memory limit (\(e.attr("limit_kind") ?? "limit"))" }
             let pid = e.attr("pid").map { "[\($0)]" } ?? ""

@@ -6,16 +6,18 @@
 struct ScreenShareFailedRule: FindingRule {
     let kind = "screen-share-failed"
 
+    static let kinds = KindSet([.appScreenshareUnsupported, .appScreenshareFailed, .appToggleScreenShareUnhandled, .appConfigError])
+
     static func message(_ e: Event) -> String? {
-        switch e.kind {
-        case "app.screenshare_unsupported":
+        switch e.code {
+        case .appScreenshareUnsupported:
             let browser = String((e.attr("browser") ?? "").drop { $0 == " " })
             return "the Jitsi Meet SDK says screen sharing is not supported in this app (\(browser.isEmpty ? "unknown" : browser)): enable it with the `ios.screensharing.enabled` feature flag and name the Broadcast Upload Extension in the app's Info.plist (`RTCScreenSharingExtension`)"
-        case "app.screenshare_failed":
+        case .appScreenshareFailed:
             return "the host app could not create the screen-sharing stream (\(e.attr("error") ?? e.message))"
-        case "app.toggle_screen_share_unhandled":
+        case .appToggleScreenShareUnhandled:
             return "the SDK sent its screen-share toggle with no listener registered: the app does not handle it, so the toggle does nothing"
-        case "app.config_error":
+        case .appConfigError:
             return "the host app's configuration lacks what screen sharing needs (\(e.message))"
         default:
             return nil
@@ -24,6 +26,6 @@ struct ScreenShareFailedRule: FindingRule {
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         // The toggle with no listener may be a moment before the app's listener is set: a warning.
-        perLine(r) { e in Self.message(e).map { (e.kind == "app.toggle_screen_share_unhandled" ? .warning : .error, $0) } }
+        perLine(r, kinds: Self.kinds) { e in Self.message(e).map { (e.code == .appToggleScreenShareUnhandled ? .warning : .error, $0) } }
     }
 }

@@ -18,9 +18,9 @@ struct WritebackOverflowRule: FindingRule {
         }
         var out: [Finding] = []
         for s in r.sessions {
-            if let f = make(s.events.filter { $0.kind == "replayd.writeback_overflow" }, s) { out.append(f) }
+            if let f = make(s.events.filter { $0.code == .replaydWritebackOverflow }, s) { out.append(f) }
         }
-        if let f = make(r.unattached.filter { $0.kind == "replayd.writeback_overflow" }, nil) { out.append(f) }
+        if let f = make(r.unattached.filter { $0.code == .replaydWritebackOverflow }, nil) { out.append(f) }
         return out
     }
 }

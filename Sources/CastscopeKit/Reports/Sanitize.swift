@@ -36,13 +36,38 @@ public enum Sanitize {
     /// One line (for stderr, and names): `\n` is escaped too.
     public static func line(_ s: String) -> String { terminal(s, oneLine: true) }
 
+    /// Whether `escape` would change anything: exactly its tests, so that text with `–`, `━`
+    /// or `…` in it (E2 lead bytes that are not bidirectional controls: every session block)
+    /// is copied as it is instead of going through `escape` byte by byte.
     static func needsEscaping(_ b: UnsafeBufferPointer<UInt8>, oneLine: Bool) -> Bool {
-        for c in b {
+        let n = b.count
+        guard let base = UnsafeRawPointer(b.baseAddress) else { return false }
+        var i = 0
+        while i < n {
+            // Eight printable ASCII bytes at a time (no byte under 0x20, none 0x7F or over).
+            if i &+ 8 <= n {
+                let w = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                let under20 = (w &- ones &* 0x20) & ~w & highs
+                let x7F = w ^ (ones &* 0x7F)
+                let is7F = (x7F &- ones) & ~x7F & highs
+                if (w & highs) | under20 | is7F == 0 {
+                    i &+= 8
+                    continue
+                }
+            }
+            let c = b[i]
+            i += 1
             if c < 0x20 {
                 if c == 0x09 || (c == 0x0A && !oneLine) { continue }
                 return true
             }
-            if c == 0x7F || c == 0xC2 || c == 0xE2 { return true }
+            if c == 0x7F { return true }
+            if c == 0xC2, i < n, b[i] >= 0x80, b[i] <= 0x9F { return true }
+            if c == 0xE2, i + 1 < n {
+                let c1 = b[i], c2 = b[i + 1]
+                if (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE) || (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) { return true }
+            }
         }
         return false
     }

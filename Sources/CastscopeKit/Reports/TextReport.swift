@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The terminal report: a bundle summary, one block per session (header, timeline with
 /// repeated lines folded, the lines that decided the outcome), then the inputs and errors.
 public struct TextReport {
@@ -13,7 +19,18 @@ public struct TextReport {
     /// Timeline rows cite their file as `[n]:line` (the Inputs section is the legend).
     public var aliases = true
     /// Input path → its number in the Inputs section.
-    var aliasOf: [String: Int] = [:]
+    var aliasOf: [String: Int] = [:] {
+        didSet { aliasList = aliasOf.count <= 8 ? aliasOf.map { ($0.key, $0.value) } : nil }
+    }
+    /// The same, when there are few inputs (nearly always): a row's path is found by comparing
+    /// strings (the same `String` as a rule: one word compared) instead of hashing it.
+    private var aliasList: [(path: String, n: Int)]? = []
+
+    func aliasNumber(of path: String) -> Int? {
+        guard let list = aliasList else { return aliasOf[path] }
+        for a in list where a.path == path { return a.n }
+        return nil
+    }
 
     public init(color: Bool) { self.color = color }
 
@@ -62,8 +79,18 @@ public struct TextReport {
     func oneLine(_ s: String, into out: inout OutputBuffer) {
         var s = s
         let plain = s.withUTF8 { u in
-            guard u.count <= maxMessage, !u.contains(0x0A) else { return false }
-            out.append(UnsafeRawBufferPointer(u))
+            let raw = UnsafeRawBufferPointer(u)
+            guard let base = raw.baseAddress else { return true }
+            guard memchr(base, 0x0A, raw.count) == nil else { return false }
+            if raw.count <= maxMessage {
+                out.append(raw)
+                return true
+            }
+            // Longer, without a newline: ASCII (one character a byte) is cut on bytes, as
+            // `oneLine(_:)` cuts it on characters.
+            guard maxMessage > 0, isASCII(raw) else { return false }
+            out.append(UnsafeRawBufferPointer(rebasing: raw[..<(maxMessage - 1)]))
+            out.append("…")
             return true
         }
         if !plain { out.append(oneLine(s)) }
@@ -98,7 +125,7 @@ public struct TextReport {
     }
 
     func shortSpan(_ a: SourceRef, _ b: SourceRef, into out: inout OutputBuffer) {
-        guard aliases, let n = aliasOf[a.path] else { span(a, b, into: &out); return }
+        guard aliases, let n = aliasNumber(of: a.path) else { span(a, b, into: &out); return }
         func alias(_ n: Int, _ line: Int) {
             out.byte(UInt8(ascii: "["))
             out.int(n)
@@ -113,7 +140,7 @@ public struct TextReport {
             return
         }
         out.append(" – ")
-        if let m = aliasOf[b.path] { alias(m, b.line) } else { span(b, b, into: &out) }
+        if let m = aliasNumber(of: b.path) { alias(m, b.line) } else { span(b, b, into: &out) }
     }
 
     /// Cuts `s` to `n` visible characters (ANSI colour codes do not count), with `…`.

@@ -27,10 +27,10 @@ public enum Timeline {
     }
 
     static func foldKey(_ e: Event) -> FoldKey {
-        switch e.kind {
-        case "socket.connect_attempt", "socket.connect_failed", "socket.connect_retry": return FoldKey(side: e.side, group: .connect)
-        case "frame.sent", "frame.chunk_writable", "frame.chunk_written": return FoldKey(side: e.side, group: .frames)
-        case "relay.stats": return FoldKey(side: .relay, group: .stats)
+        switch e.code {
+        case .socketConnectAttempt, .socketConnectFailed, .socketConnectRetry: return FoldKey(side: e.side, group: .connect)
+        case .frameSent, .frameChunkWritable, .frameChunkWritten: return FoldKey(side: e.side, group: .frames)
+        case .relayStats: return FoldKey(side: .relay, group: .stats)
         default: return FoldKey(side: e.side, group: .line(kind: e.kind, message: e.message))
         }
     }
@@ -70,7 +70,7 @@ public enum Timeline {
             // Fold only a run that repeats itself; three different lines stay three rows.
             // (A compacted relay stats run is always folded: its lines' own texts are not kept.)
             if (lines >= minimumRun && repeatsItself(run, lines: lines, events))
-                || (events[run[0]].kind == "relay.stats" && events[run[0]].repeats != nil)
+                || (events[run[0]].code == .relayStats && events[run[0]].repeats != nil)
             {
                 out.append(fold(events, run))
                 at.append(run[0])
@@ -101,7 +101,7 @@ public enum Timeline {
 
     /// Whether a run has a line twice (a relay stats run, or a compacted run, always does).
     static func repeatsItself(_ run: [Int], lines: Int, _ events: [Event]) -> Bool {
-        if events[run[0]].kind == "relay.stats" || lines > run.count { return true }
+        if events[run[0]].code == .relayStats || lines > run.count { return true }
         // Short runs (nearly all) compare messages pairwise instead of hashing each one.
         if run.count <= 8 {
             for a in 0..<run.count {
@@ -118,7 +118,7 @@ public enum Timeline {
     /// One row for the run `events[run]` (indices: iterating copies of the events would
     /// retain and release every string of each).
     static func fold(_ events: [Event], _ run: [Int]) -> TimelineEntry {
-        if events[run[0]].kind == "relay.stats" { return foldStats(run.lazy.map { events[$0] }) }
+        if events[run[0]].code == .relayStats { return foldStats(run.lazy.map { events[$0] }) }
         // Count each distinct message, in order of first appearance.
         var texts: [(String, Int, [Int64])] = []
         for i in run {

@@ -48,9 +48,7 @@ public struct SessionBuilder {
     }
 
     /// Lines that open a new session when none is open.
-    static let startKinds: Set<String> = [
-        "socket.connect_begin", "socket.init", "socket.connect_attempt", "socket.connected",
-    ]
+    static let startCodes = KindSet([.socketConnectBegin, .socketInit, .socketConnectAttempt, .socketConnected])
 
     /// The extension process a line belongs to: process and pid, or the file when the lines
     /// carry no pid.
@@ -63,14 +61,14 @@ public struct SessionBuilder {
 
     /// Kill lines that open a session when none is open (the extension's own lines may be
     /// missing: a device syslog excerpt holding only the kernel's line).
-    static let killKinds: Set<String> = ["extension.killed_memory", "extension.killed"]
+    static let killCodes = KindSet([.extensionKilledMemory, .extensionKilled])
 
     /// A kill whose victim is a Broadcast Upload Extension: the 50 MB limit broadcast
     /// extensions have, or (limit not given) a name that says so. A notification service
     /// extension at 24 MB or a host app at 650 MB is not one; nor is a network extension,
     /// whose limit is 50 MB too, when its name says what it is (`PacketTunnel`, a VPN's).
     static func killsBroadcastExtension(_ e: Event) -> Bool {
-        guard killKinds.contains(e.kind), let name = e.attr("target") else { return false }
+        guard killCodes.contains(e.code), let name = e.attr("target") else { return false }
         let lower = name.lowercased()
         let saysBroadcast = broadcastNameWords.contains { lower.hasBytes($0) }
         if !saysBroadcast && otherExtensionNameWords.contains(where: { lower.hasBytes($0) }) { return false }
@@ -105,7 +103,7 @@ public struct SessionBuilder {
     func captureKey(_ e: Event, _ streams: [String: Stream]) -> String? {
         // The kind first: most lines are neither, and the key is a string built per line.
         let capture = e.kind.hasPrefix("capture.")
-        guard capture || e.kind == "replaykit.error" else { return nil }
+        guard capture || e.code == .replaykitError else { return nil }
         let k = "in-app:" + Self.streamKey(e)
         if capture { return k }
         if e.attr("method")?.hasPrefix("startCapture") == true || e.message.hasBytes("[RPScreenRecorder startCapture") { return k }
@@ -194,7 +192,8 @@ public struct SessionBuilder {
 
     func feed(_ e: Event, into s: inout Stream) {
         let kind = e.kind
-        if kind == "broadcast.started" {
+        let code = e.code
+        if code == .broadcastStarted {
             if s.phase != .idle && s.phase != .ended {
                 end(&s, e, .truncated,
                     "a new broadcastStarted arrived before this session ended", deciding: [e])
@@ -207,12 +206,12 @@ public struct SessionBuilder {
             return
         }
         if s.phase == .idle {
-            let opens = Self.startKinds.contains(kind) || kind.hasPrefix("socket.") || kind.hasPrefix("frame.")
-                || kind.hasPrefix("broadcast.") || (Self.killKinds.contains(kind) && e.attr("target") != nil)
+            let opens = Self.startCodes.contains(code) || kind.hasPrefix("socket.") || kind.hasPrefix("frame.")
+                || kind.hasPrefix("broadcast.") || (Self.killCodes.contains(code) && e.attr("target") != nil)
             guard opens else { s.preamble.append(e); return }
             newSession(e, inferred: true, into: &s)
         } else if s.phase == .ended {
-            guard Self.startKinds.contains(kind) else {
+            guard Self.startCodes.contains(code) else {
                 // After the end: the line stays with the session it follows.
                 if let i = s.sessions.indices.last { s.sessions[i].events.append(e) } else { s.late.append(e) }
                 return
@@ -229,10 +228,10 @@ public struct SessionBuilder {
         {
             s.sessions[i].sdk = e.sdk
         }
-        switch kind {
-        case "socket.connect_attempt":
+        switch code {
+        case .socketConnectAttempt:
             s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source))
-        case "socket.connect_failed":
+        case .socketConnectFailed:
             let cause = e.attr("cause_text") ?? e.attr("strerror").map { "errno=\(e.attr("errno") ?? "?") (\($0))" }
                 ?? e.message
             if let last = s.sessions[i].attempts.indices.last, s.sessions[i].attempts[last].failure == nil {
@@ -241,20 +240,20 @@ public struct SessionBuilder {
             } else {
                 s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source, failure: cause, failureSource: e.source))
             }
-        case "socket.connected":
+        case .socketConnected:
             if s.sessions[i].connectedAt == nil { s.sessions[i].connectedAt = e.time }
             s.sessions[i].connected = true
             if s.phase == .connecting { s.phase = .connected }
-        case "frame.sent":
+        case .frameSent:
             s.sessions[i].frames += e.count
             if s.sessions[i].firstFrameAt == nil { s.sessions[i].firstFrameAt = e.time }
             s.sessions[i].lastFrameAt = e.lastTime
             s.phase = .streaming
-        case "socket.closed_by_peer":
+        case .socketClosedByPeer:
             s.peerClosed = e
-        case "socket.error", "socket.send_failed":
+        case .socketError, .socketSendFailed:
             s.sawError = e
-        case "socket.closed":
+        case .socketClosed:
             let error = e.attr("error") ?? "nil"
             if error == "nil" || error == "(null)" {
                 var why = "the socket closed without an error, so the extension stopped with code 10001 \"Screen sharing stopped\""
@@ -265,9 +264,9 @@ public struct SessionBuilder {
             } else {
                 end(&s, e, .socketError, "the socket closed with an error: \(error)", deciding: [s.sawError, e].compactMap { $0 })
             }
-        case "broadcast.stopped_10001":
+        case .broadcastStopped10001:
             end(&s, e, .stoppedByHost, "the extension stopped with code 10001 \"Screen sharing stopped\"", deciding: [e])
-        case "broadcast.stopped_by_app":
+        case .broadcastStoppedByApp:
             let reason = e.attr("reason") ?? (e.attr("graceful") == "1" ? "graceful" : "unexpected")
             if reason == "unexpected" {
                 end(&s, e, .socketError, "sending a frame failed and the host app left no shutdown reason (connection to the main app lost)",
@@ -275,29 +274,29 @@ public struct SessionBuilder {
             } else {
                 end(&s, e, .stoppedByHost, "the host app shut the broadcast down: \"\(reason)\"", deciding: [e])
             }
-        case "broadcast.failed":
+        case .broadcastFailed:
             if !s.sessions[i].connected && !s.sessions[i].attempts.isEmpty {
                 end(&s, e, .failedToConnect, "the broadcast failed before the extension ever connected", deciding: [e])
             } else {
                 end(&s, e, .socketError, "the broadcast failed: \(e.message)", deciding: [s.sawError, e].compactMap { $0 })
             }
-        case "socket.connect_gave_up":
+        case .socketConnectGaveUp:
             end(&s, e, .failedToConnect,
                 "the extension gave up after \(s.sessions[i].attempts.count) connect attempt\(s.sessions[i].attempts.count == 1 ? "" : "s")",
                 deciding: [s.sessions[i].attempts.last.map { _ in e }].compactMap { $0 })
-        case "broadcast.finished":
+        case .broadcastFinished:
             if !s.sessions[i].connected && s.sessions[i].attempts.contains(where: { $0.failure != nil }) {
                 end(&s, e, .failedToConnect, "the broadcast was stopped before the extension ever connected (\(s.sessions[i].attempts.count) failed attempts)", deciding: [e])
             } else {
                 end(&s, e, .completed, "the broadcast was finished by the user or the system (broadcastFinished)", deciding: [e])
             }
-        case "extension.killed_memory":
+        case .extensionKilledMemory:
             let limit = e.attr("limit_mb").map { " (\(e.attr("limit_kind") ?? "limit") \($0) MB)" } ?? ""
             let unnamed = e.attr("target") == nil ? " (the kill line names no process: this was the only extension session open)" : ""
             end(&s, e, .killed, "the extension was killed for exceeding its memory limit\(limit)\(unnamed)", deciding: [e])
-        case "extension.killed":
+        case .extensionKilled:
             end(&s, e, .killed, "the extension was killed (\(e.message))", deciding: [e])
-        case "process.exited":
+        case .processExited:
             if e.attr("code") == "9" {
                 end(&s, e, .killed, "the extension was killed with signal 9 (\(e.message))", deciding: [e])
             } else if !s.sessions[i].connected && !s.sessions[i].attempts.isEmpty {

@@ -255,11 +255,12 @@ public struct SessionStream {
             return k
         }
         guard e.side == .system else { return nil }
-        let key = SessionBuilder.streamKey(e)
         if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] { return tk }
         if let name = e.attr("target"), let tk = keyByProcess[name] { return tk }
+        // The line's own stream key, built only now (a string per system line).
+        let key = SessionBuilder.streamKey(e)
         if extensionKeys.contains(key) { return key }
-        guard SessionBuilder.killKinds.contains(e.kind) else { return nil }
+        guard SessionBuilder.killCodes.contains(e.code) else { return nil }
         if let only = onlyOpenExtension(killedBy: e) { return only }
         if SessionBuilder.killsBroadcastExtension(e), let name = e.attr("target") {
             let tk = "\(name)[\(e.attr("target_pid") ?? "?")]"

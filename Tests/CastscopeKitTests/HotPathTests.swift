@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// The shortcuts the per-line paths take (issue 15) say exactly what the slow forms say.
+@Suite("Per-line shortcuts")
+struct HotPathTests {
+    @Test("a kind code stands for its kind: every code's name, every vocabulary kind, a kind changed later")
+    func kindCodes() throws {
+        for code in KindCode.allCases.dropFirst() {
+            #expect(KindCode(code.name) == code)
+            #expect(KindSet([code]).contains(code))
+            #expect(!KindSet([code]).contains(.other))
+        }
+        #expect(KindCode("no.such_kind") == .other)
+        #expect(Set(KindCode.allCases.map(\.name)).count == KindCode.allCases.count)
+        // Each code names a kind the vocabulary makes (a renamed kind would leave its code
+        // unused and its tests silently false).
+        // (`broadcast.stopped_10001` is documented in parsers/README.md for vocabularies of one's own.)
+        let kinds = Set(try ParserRegistry.builtin().vocabularies.flatMap { $0.rules.map(\.event) }).union(["broadcast.stopped_10001"])
+        for code in KindCode.allCases.dropFirst() {
+            #expect(kinds.contains(code.name), "\(code.name) is not a kind of the built-in vocabulary")
+        }
+        var e = Event(kind: "frame.sent", sdk: "jitsi", side: .extension, time: 1, process: "P", pid: 1, message: "m", attrs: [],
+                      source: SourceRef(path: "a", line: 1), order: 0, parsedTime: nil, fileIndex: 0)
+        #expect(e.code == .frameSent)
+        e.kind = "socket.closed"
+        #expect(e.code == .socketClosed)
+        e.message = "other"
+        #expect(e.code == .socketClosed)
+        e.kind = "app.anything"
+        #expect(e.code == .other)
+    }
+
+    @Test("a timeline message written as bytes is the message as oneLine cuts it: ASCII, UTF-8, newlines, at and around the limit")
+    func oneLineBytes() {
+        let report = TextReport(color: false)
+        let limit = report.maxMessage
+        var texts: [String] = []
+        for n in [0, 1, limit - 2, limit - 1, limit, limit + 1, limit + 2, 3 * limit] {
+            texts.append(String(repeating: "a", count: n))
+            texts.append(String(repeating: "é", count: n))
+            texts.append(String(repeating: "a", count: max(0, n - 1)) + "–")
+            texts.append("x\n" + String(repeating: "b", count: n))
+            texts.append(String(repeating: "c", count: n) + "\r")
+            texts.append(String(repeating: "d", count: n) + "\r\n")
+        }
+        for t in texts {
+            var out = OutputBuffer()
+            report.oneLine(t, into: &out)
+            #expect(out.string == report.oneLine(t), "\(t.utf8.count) bytes")
+        }
+    }
+}
