@@ -52,4 +52,23 @@ struct HotPathTests {
             #expect(out.string == report.oneLine(t), "\(t.utf8.count) bytes")
         }
     }
+
+    @Test("a finding written as bytes is its text lines, with and without colour, with and without evidence")
+    func findingBytes() {
+        for color in [false, true] {
+            let report = TextReport(color: color)
+            for evidence in [[], [SourceRef(path: "a.log", line: 3)], [SourceRef(path: "a.log", line: 3), SourceRef(path: "b/é.log", line: 40)]] {
+                for severity in Severity.allCases {
+                    let f = Finding(kind: "socket-error", severity: severity, time: 1, session: "S1", message: "the socket – closed ×2",
+                                    evidence: evidence)
+                    var out = OutputBuffer()
+                    report.findingLines(f, into: &out)
+                    #expect(out.string == report.findingLines(f))
+                }
+            }
+        }
+        #expect(SessionBuilder.streamKey(process: "Broadcast Ext", pid: 2107, path: "x") == "Broadcast Ext[2107]")
+        #expect(SessionBuilder.streamKey(process: nil, pid: -1, path: "x") == "?[-1]")
+        #expect(SessionBuilder.streamKey(process: "P", pid: nil, path: "dir/é.log") == "file:dir/é.log")
+    }
 }

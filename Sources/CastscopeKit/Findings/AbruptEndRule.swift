@@ -4,7 +4,7 @@ struct AbruptEndRule: FindingRule {
     let kind = "abrupt-end"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             guard s.outcome == .truncated, !s.interruptedByNewStart else { return nil }
             return s.finding(kind, .warning, at: s.end, "the log stops mid-session with no end line", s.deciding.map(\.source))
         }

@@ -7,7 +7,7 @@ struct ConnectRefusedRule: FindingRule {
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out: [Finding] = []
-        for s in r.sessions {
+        r.sessions.borrowingForEach { s in
             let refused = s.attempts.filter { $0.failure.map(Self.refused) ?? false }
             if let first = refused.first {
                 out.append(s.finding(kind, .warning, at: first.time,

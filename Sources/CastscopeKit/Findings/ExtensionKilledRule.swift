@@ -4,7 +4,7 @@ struct ExtensionKilledRule: FindingRule {
     let kind = "extension-killed"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             guard s.outcome == .killed, let e = s.deciding.first else { return nil }
             var m = "the extension"
             if let p = e.attr("target") ?? s.process { m += " \(p)" }

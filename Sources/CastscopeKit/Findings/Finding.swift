@@ -159,7 +159,7 @@ extension FindingRule {
             }
             previous = e
         }
-        for s in r.sessions {
+        r.sessions.borrowingForEach { s in
             previous = nil
             for i in s.events.indices {
                 if let kinds, !kinds.contains(s.events[i].code) { continue }
@@ -167,8 +167,9 @@ extension FindingRule {
             }
         }
         previous = nil
-        for e in r.unattached {
-            if let kinds, !kinds.contains(e.code) { continue }
+        for i in r.unattached.indices {
+            if let kinds, !kinds.contains(r.unattached[i].code) { continue }
+            let e = r.unattached[i]
             take(e) { Finding(kind: kind, severity: $0, time: e.time, displayOffset: e.displayOffset, session: nil, message: $1, evidence: [e.source]) }
         }
         return out
@@ -261,5 +262,29 @@ extension AnalysisReport {
         var out: [String: [Finding]] = [:]
         for f in findings.made { if let s = f.session { out[s, default: []].append(f) } }
         return out
+    }
+}
+
+extension Array {
+    /// `compactMap` over elements lent in place: `compactMap` and `for x in list` copy each
+    /// element (a session is a retain and a release per field, and every rule looks at every
+    /// session), and so does handing `buf[i]` to a `borrowing` parameter. An `inout` lending of
+    /// the element where it lies copies nothing; `body` only reads it (the list is not
+    /// written: the pointer is made mutable for the lending alone).
+    func borrowingCompactMap<T>(_ body: (inout Element) throws -> T?) rethrows -> [T] {
+        try withUnsafeBufferPointer { buf in
+            let lent = UnsafeMutableBufferPointer(mutating: buf)
+            var out: [T] = []
+            for i in lent.indices { if let v = try body(&lent[i]) { out.append(v) } }
+            return out
+        }
+    }
+
+    /// `forEach` over elements lent in place (see `borrowingCompactMap`).
+    func borrowingForEach(_ body: (inout Element) throws -> Void) rethrows {
+        try withUnsafeBufferPointer { buf in
+            let lent = UnsafeMutableBufferPointer(mutating: buf)
+            for i in lent.indices { try body(&lent[i]) }
+        }
     }
 }

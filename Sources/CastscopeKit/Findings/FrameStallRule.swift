@@ -6,8 +6,8 @@ struct FrameStallRule: FindingRule {
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out: [Finding] = []
         let limit = Int64(t.stallSeconds * 1e6)
-        for s in r.sessions {
-            guard let span = s.span else { continue }
+        r.sessions.borrowingForEach { s in
+            guard let span = s.span else { return }
             // The previous frame line: its time, path and line number (references are built
             // only for a stall, not for each of tens of thousands of lines).
             var previous: (time: Int64, path: String, line: Int)?

@@ -13,10 +13,12 @@ struct HostAppSuspendedRule: FindingRule {
                            message: "the app\(app) was suspended by runningboardd: if it hosts the broadcast's socket server, sharing stops here",
                            evidence: [e.source])
         } : []
-        return lone + r.sessions.compactMap { s in
+        return lone + r.sessions.borrowingCompactMap { s in
             guard let c = s.connectedAt, let span = s.span else { return nil }
-            guard let e = s.events.first(where: { $0.code == .appSuspended && ($0.time.map { $0 >= c && span.contains($0) } ?? false) })
+            // By index: `first(where:)` copies every line it looks at.
+            guard let at = s.events.firstIndex(where: { $0.code == .appSuspended && ($0.time.map { $0 >= c && span.contains($0) } ?? false) })
             else { return nil }
+            let e = s.events[at]
             let app = e.attr("bundle").map { " \($0)" } ?? ""
             return s.finding(kind, .error, at: e.time,
                              "the host app\(app) was suspended while the broadcast was streaming: its socket server stopped",

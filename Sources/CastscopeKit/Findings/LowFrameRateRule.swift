@@ -4,7 +4,7 @@ struct LowFrameRateRule: FindingRule {
     let kind = "low-frame-rate"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             var fps: Double?
             var evidence: [SourceRef] = []
             // The first and last frame lines (an extension's, or an in-app capture's: both are

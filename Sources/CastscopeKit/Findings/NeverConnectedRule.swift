@@ -3,7 +3,7 @@ struct NeverConnectedRule: FindingRule {
     let kind = "never-connected"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             guard !s.attempts.isEmpty, !s.connected else { return nil }
             let last = s.deciding.last?.source ?? s.attempts.last!.source
             return s.finding(kind, .error, at: s.start,

@@ -37,7 +37,7 @@ struct ReplayKitErrorRule: FindingRule {
             return Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil, message: m,
                            evidence: evidence)
         }
-        for s in r.sessions { for g in group(s.events) { out.append(make(g, s)) } }
+        r.sessions.borrowingForEach { s in for g in group(s.events) { out.append(make(g, copy s)) } }
         for g in group(r.unattached) { out.append(make(g, nil)) }
         return out
     }

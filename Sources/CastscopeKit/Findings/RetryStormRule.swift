@@ -5,7 +5,7 @@ struct RetryStormRule: FindingRule {
     let kind = "connect-retry-storm"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             guard let first = s.attempts.first, let t0 = first.time else { return nil }
             let endT = s.connectedAt ?? s.attempts.last?.time ?? t0
             let span = endT - t0

@@ -4,7 +4,7 @@ struct SlowStartRule: FindingRule {
     let kind = "slow-start"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             guard let start = s.start, !s.startInferred, let ready = s.firstFrameAt ?? s.connectedAt else { return nil }
             let wait = ready - start
             guard Double(wait) / 1e6 > t.slowStartSeconds else { return nil }

@@ -4,7 +4,7 @@ struct SocketErrorRule: FindingRule {
     let kind = "socket-error"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             guard s.outcome == .socketError else { return nil }
             return s.finding(kind, .error, at: s.deciding.first?.time ?? s.end, s.reason, s.deciding.map(\.source))
         }

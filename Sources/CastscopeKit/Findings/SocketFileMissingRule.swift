@@ -5,7 +5,7 @@ struct SocketFileMissingRule: FindingRule {
     let kind = "socket-file-missing"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             let missing = s.attempts.filter(s.isENOENT)
             guard let first = missing.first, let last = missing.last else { return nil }
             let timed = first.time != nil && last.time != nil

@@ -5,7 +5,7 @@ struct StoppedByHostRule: FindingRule {
     let kind = "stopped-by-host"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.sessions.compactMap { s in
+        r.sessions.borrowingCompactMap { s in
             guard s.outcome == .stoppedByHost else { return nil }
             let graceful = s.deciding.contains { $0.kind == "broadcast.stopped_by_app" }
             return s.finding(kind, graceful ? .info : .warning, at: s.end, s.reason, s.deciding.map(\.source))

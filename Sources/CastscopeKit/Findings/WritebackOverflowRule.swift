@@ -17,10 +17,15 @@ struct WritebackOverflowRule: FindingRule {
                            message: m, evidence: lines.map(\.source))
         }
         var out: [Finding] = []
-        for s in r.sessions {
-            if let f = make(s.events.filter { $0.code == .replaydWritebackOverflow }, s) { out.append(f) }
+        // Picked by index: `filter` copies every line it looks at.
+        func lines(_ events: [Event]) -> [Event] {
+            events.indices.filter { events[$0].code == .replaydWritebackOverflow }.map { events[$0] }
         }
-        if let f = make(r.unattached.filter { $0.code == .replaydWritebackOverflow }, nil) { out.append(f) }
+        r.sessions.borrowingForEach { s in
+            let l = lines(s.events)
+            if !l.isEmpty, let f = make(l, copy s) { out.append(f) }
+        }
+        if let f = make(lines(r.unattached), nil) { out.append(f) }
         return out
     }
 }

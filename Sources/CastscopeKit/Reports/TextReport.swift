@@ -426,6 +426,35 @@ public struct TextReport {
         }
     }
 
+    /// `findingLines(f)` written as bytes.
+    func findingLines(_ f: Finding, into out: inout OutputBuffer) {
+        out.append("   ")
+        if color {
+            out.append("\u{1B}[")
+            out.append(severityColor(f.severity))
+            out.append(";1m")
+        }
+        out.append(f.severity.rawValue)
+        out.append(": [")
+        out.append(f.kind)
+        out.byte(UInt8(ascii: "]"))
+        if color { out.append("\u{1B}[0m") }
+        out.byte(0x20)
+        out.append(f.message)
+        out.byte(0x0A)
+        guard !f.evidence.isEmpty else { return }
+        painted(&out, "2") { o in
+            o.append("      ")
+            for (k, e) in f.evidence.enumerated() {
+                if k > 0 { o.append(", ") }
+                o.append(e.path)
+                o.byte(UInt8(ascii: ":"))
+                o.int(e.line)
+            }
+        }
+        out.byte(0x0A)
+    }
+
     func findingLines(_ f: Finding) -> String {
         let tag = paint("\(f.severity.rawValue): [\(f.kind)]", severityColor(f.severity) + ";1")
         var out = "   \(tag) \(f.message)\n"
@@ -499,7 +528,7 @@ public struct TextReport {
             }
             out.byte(0x0A)
         }
-        for f in findings { out.append(findingLines(f)) }
+        for f in findings { findingLines(f, into: &out) }
         out.byte(0x0A)
         for t in Timeline.entries(s.events) { timelineRow(t, start: s.start, into: &out) }
         if !s.deciding.isEmpty {
