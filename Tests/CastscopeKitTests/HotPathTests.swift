@@ -71,4 +71,15 @@ struct HotPathTests {
         #expect(SessionBuilder.streamKey(process: nil, pid: -1, path: "x") == "?[-1]")
         #expect(SessionBuilder.streamKey(process: "P", pid: nil, path: "dir/é.log") == "file:dir/é.log")
     }
+
+    @Test("durations written as bytes read as before: each unit, its boundaries, negative, the extremes")
+    func durations() {
+        let expected: [(Int64, String)] = [
+            (0, "0 µs"), (999, "999 µs"), (1_000, "1 ms"), (999_999, "999 ms"), (1_000_000, "1.0 s"), (3_912_000, "3.9 s"),
+            (59_999_999, "60.0 s"), (60_000_000, "1 m 0.0 s"), (252_300_000, "4 m 12.3 s"), (3_599_999_999, "59 m 60.0 s"),
+            (3_600_000_000, "1 h 00 m"), (3_720_000_000, "1 h 02 m"), (-104_000, "-104 ms"), (-5, "-5 µs"),
+            (Int64.max, "2562047788 h 00 m"), (Int64.min, "-2562047788 h 00 m"),
+        ]
+        for (us, text) in expected { #expect(Fmt.duration(us) == text, "\(us)") }
+    }
 }

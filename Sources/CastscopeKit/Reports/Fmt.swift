@@ -19,14 +19,9 @@ public enum Fmt {
 
     /// `3.9 s`, `104 ms`, `4 m 12.3 s`, `1 h 02 m`.
     public static func duration(_ micros: Int64) -> String {
-        let us = micros == .min ? .max : abs(micros)
-        let sign = micros < 0 ? "-" : ""
-        if us < 1_000 { return "\(sign)\(us) µs" }
-        if us < 1_000_000 { return "\(sign)\(us / 1_000) ms" }
-        if us < 60_000_000 { return "\(sign)\(decimal(Double(us) / 1e6, 1)) s" }
-        let s = us / 1_000_000
-        if s < 3600 { return "\(sign)\(s / 60) m \(decimal(Double(us % 60_000_000) / 1e6, 1)) s" }
-        return "\(sign)\(s / 3600) h \(pad(Int(s / 60 % 60), 2)) m"
+        var b = OutputBuffer(capacity: 16)
+        b.duration(micros)
+        return b.string
     }
 
     /// A fixed-point decimal without Foundation.

@@ -85,6 +85,34 @@ public struct OutputBuffer: Sendable {
         }
     }
 
+    /// A duration as people read it: `850 µs`, `120 ms`, `3.9 s`, `2 m 5.0 s`, `1 h 04 m`
+    /// (`Fmt.duration`).
+    public mutating func duration(_ micros: Int64) {
+        let us = micros == .min ? .max : abs(micros)
+        if micros < 0 { byte(UInt8(ascii: "-")) }
+        if us < 1_000 {
+            int(Int(us))
+            append(" µs")
+        } else if us < 1_000_000 {
+            int(Int(us / 1_000))
+            append(" ms")
+        } else if us < 60_000_000 {
+            decimal(Double(us) / 1e6, 1)
+            append(" s")
+        } else if us / 1_000_000 < 3600 {
+            int(Int(us / 60_000_000))
+            append(" m ")
+            decimal(Double(us % 60_000_000) / 1e6, 1)
+            append(" s")
+        } else {
+            let s = us / 1_000_000
+            int(Int(s / 3600))
+            append(" h ")
+            padded(Int(s / 60 % 60), 2)
+            append(" m")
+        }
+    }
+
     /// `2021-12-23T02:56:59.980625+05:30`, as `Fmt.rfc3339` writes it; without the offset
     /// for `Fmt.unzoned` (a phone's local time whose zone nothing in the bundle gives).
     public mutating func rfc3339(_ micros: Int64, offset givenOffset: Int) {

@@ -119,41 +119,56 @@ public enum Timeline {
     /// retain and release every string of each).
     static func fold(_ events: [Event], _ run: [Int]) -> TimelineEntry {
         if events[run[0]].code == .relayStats { return foldStats(run.lazy.map { events[$0] }) }
-        // Count each distinct message, in order of first appearance.
-        var texts: [(String, Int, [Int64])] = []
+        // Count each distinct message, in order of first appearance (kept apart: texts, counts,
+        // times, so that each list is appended to where it lies).
+        var texts: [String] = []
+        var counts: [Int] = []
+        var timesOf: [[Int64]] = []
         for i in run {
-            var k = texts.firstIndex(where: { $0.0 == events[i].message }) ?? -1
+            var k = texts.firstIndex(where: { $0 == events[i].message }) ?? -1
             if k < 0 {
-                texts.append((events[i].message, 0, []))
+                texts.append(events[i].message)
+                counts.append(0)
+                timesOf.append([])
                 k = texts.count - 1
             }
-            // Gathered in locals: appending through `texts[k]` inside the closure checked
-            // uniqueness at every one of tens of thousands of frame lines.
-            var count = 0
+            // Moved out while the closure appends (a list per line, or appending through
+            // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
             var times: [Int64] = []
+            swap(&times, &timesOf[k])
+            var count = 0
             events[i].forEachTime { t in
                 count += 1
                 if let t { times.append(t) }
             }
-            texts[k].1 += count
-            texts[k].2.append(contentsOf: times)
+            swap(&times, &timesOf[k])
+            counts[k] += count
         }
-        let parts = texts.map { text, count, times -> String in
-            var s = "\(text) ×\(count)"
+        // The row's text, written as bytes: `text ×N over D, every G; …`.
+        var text = OutputBuffer(capacity: 256)
+        for k in texts.indices {
+            if k > 0 { text.append("; ") }
+            text.append(texts[k])
+            text.append(" ×")
+            text.int(counts[k])
+            let times = timesOf[k]
             if let a = times.first, let b = times.last, let gap = intervals(times) {
-                s += " over \(Fmt.duration(b - a))"
+                text.append(" over ")
+                text.duration(b - a)
                 if gap.median > 0 {
-                    s += ", every \(Fmt.duration(gap.median))"
+                    text.append(", every ")
+                    text.duration(gap.median)
                 } else if b > a {
                     // Whole-second timestamps: many lines share one; say the rate instead.
-                    s += ", \(Fmt.decimal(Double(times.count - 1) / (Double(b - a) / 1e6), 1))/s"
+                    text.append(", ")
+                    text.decimal(Double(times.count - 1) / (Double(b - a) / 1e6), 1)
+                    text.append("/s")
                 }
             }
-            return s
         }
         let first = run[0]
         return TimelineEntry(time: events[first].time, side: events[first].side, kind: events[first].kind,
-                             text: parts.joined(separator: "; "), count: run.reduce(0) { $0 + events[$1].count },
+                             text: text.string, count: run.reduce(0) { $0 + events[$1].count },
                              first: events[first].source, last: events[run[run.count - 1]].lastSource,
                              timeInferred: run.contains { events[$0].timeInferred }, displayOffset: events[first].displayOffset)
     }
