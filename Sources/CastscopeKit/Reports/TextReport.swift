@@ -471,17 +471,28 @@ public struct TextReport {
     /// One session written as bytes: the summary lines, the findings, the timeline rows and
     /// the lines that decided the outcome.
     public func session(_ s: Session, findings: [Finding] = [], into out: inout OutputBuffer) {
-        let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? s.pid.map { "pid \($0)" }]
-            .compactMap { $0 }.joined(separator: " · ")
         painted(&out, "1") { $0.append("━━ "); $0.append(s.id) }
         out.append("  ")
-        out.append(who)
+        // Who: `sdk · process[pid]` (or `pid N` without a process name).
+        out.append(s.sdk)
+        if let p = s.process {
+            out.append(" · ")
+            out.append(p)
+            if let pid = s.pid {
+                out.byte(UInt8(ascii: "["))
+                out.int(pid)
+                out.byte(UInt8(ascii: "]"))
+            }
+        } else if let pid = s.pid {
+            out.append(" · pid ")
+            out.int(pid)
+        }
         out.append("  ")
         out.append(paint(s.outcome.rawValue, outcomeColor(s.outcome) + ";1"))
         out.append("\n   ")
         if let start = s.start {
             out.rfc3339(start, offset: s.displayOffset)
-            if let d = s.duration, d > 0 { out.append("  lasted "); out.append(Fmt.duration(d)) }
+            if let d = s.duration, d > 0 { out.append("  lasted "); out.duration(d) }
         } else {
             out.append("(no times in these lines)")
         }
@@ -490,22 +501,41 @@ public struct TextReport {
         out.append(s.reason)
         out.byte(0x0A)
         if !s.attempts.isEmpty {
-            let failed = s.attempts.filter { $0.failure != nil }
-            var c = "   connect: \(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
-            if !failed.isEmpty {
-                c += ", \(failed.count) failed (" + s.failureCauses.map { "\($0.0) ×\($0.1)" }.joined(separator: ", ") + ")"
+            out.append("   connect: ")
+            out.int(s.attempts.count)
+            out.append(s.attempts.count == 1 ? " attempt" : " attempts")
+            let failed = s.attempts.reduce(0) { $0 + ($1.failure != nil ? 1 : 0) }
+            if failed > 0 {
+                out.append(", ")
+                out.int(failed)
+                out.append(" failed (")
+                for (k, cause) in s.failureCauses.enumerated() {
+                    if k > 0 { out.append(", ") }
+                    out.append(cause.0)
+                    out.append(" ×")
+                    out.int(cause.1)
+                }
+                out.byte(UInt8(ascii: ")"))
             }
             if let cad = s.attemptCadence {
-                c += ", every \(Fmt.duration(cad.median)) (max \(Fmt.duration(cad.max)))"
+                out.append(", every ")
+                out.duration(cad.median)
+                out.append(" (max ")
+                out.duration(cad.max)
+                out.byte(UInt8(ascii: ")"))
             }
             if let at = s.connectedAt, let start = s.start {
                 // Whole-second logs (idevicesyslog) cannot tell a connection within the second.
-                let coarse = at == start && at % 1_000_000 == 0
-                c += coarse ? "; connected within the same second" : "; connected after \(Fmt.duration(at - start))"
+                if at == start && at % 1_000_000 == 0 {
+                    out.append("; connected within the same second")
+                } else {
+                    out.append("; connected after ")
+                    out.duration(at - start)
+                }
             } else if s.connectedAt == nil {
-                c += "; " + paint("never connected", "31")
+                out.append("; ")
+                painted(&out, "31") { $0.append("never connected") }
             }
-            out.append(c)
             out.byte(0x0A)
         }
         if let r = s.relay {

@@ -73,8 +73,8 @@ public struct Session: Sendable {
     public var framesPerSecond: [(second: Int64, frames: Int)] {
         guard let start else { return [] }
         var perSecond: [Int64: Int] = [:]
-        for e in events where e.kind == "frame.sent" {
-            e.forEachTime { t in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
+        for i in events.indices where events[i].code == .frameSent {
+            events[i].forEachTime { t in if let t { perSecond[(t - start) / 1_000_000, default: 0] += 1 } }
         }
         return perSecond.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
