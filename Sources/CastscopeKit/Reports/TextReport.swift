@@ -560,7 +560,9 @@ public struct TextReport {
         }
         for f in findings { findingLines(f, into: &out) }
         out.byte(0x0A)
-        for t in Timeline.entries(s.events) { timelineRow(t, start: s.start, into: &out) }
+        // By index: `for t in` would copy each row (a retain and release per string).
+        let rows = Timeline.entries(s.events)
+        for i in rows.indices { timelineRow(rows[i], start: s.start, into: &out) }
         if !s.deciding.isEmpty {
             out.append("   decided by:\n")
             for e in s.deciding {

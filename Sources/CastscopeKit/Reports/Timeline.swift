@@ -20,18 +20,29 @@ public enum Timeline {
 
     /// What makes lines one run: connect lines, frame lines and relay stats each fold
     /// together (per side); any other line only with the same line.
-    struct FoldKey: Equatable {
-        enum Group: Equatable { case connect, frames, stats, line(kind: String, message: String) }
+    /// Any other line is keyed by its own index: two keys of that group are the same when
+    /// their lines' kind and message are (compared where the lines lie, no strings held).
+    struct FoldKey {
+        enum Group { case connect, frames, stats, line(Int) }
         var side: Side
         var group: Group
+
+        func same(_ other: FoldKey, in events: [Event]) -> Bool {
+            guard side == other.side else { return false }
+            switch (group, other.group) {
+            case (.connect, .connect), (.frames, .frames), (.stats, .stats): return true
+            case (.line(let a), .line(let b)): return events[a].kind == events[b].kind && events[a].message == events[b].message
+            default: return false
+            }
+        }
     }
 
-    static func foldKey(_ e: Event) -> FoldKey {
-        switch e.code {
-        case .socketConnectAttempt, .socketConnectFailed, .socketConnectRetry: return FoldKey(side: e.side, group: .connect)
-        case .frameSent, .frameChunkWritable, .frameChunkWritten: return FoldKey(side: e.side, group: .frames)
+    static func foldKey(_ events: [Event], _ i: Int) -> FoldKey {
+        switch events[i].code {
+        case .socketConnectAttempt, .socketConnectFailed, .socketConnectRetry: return FoldKey(side: events[i].side, group: .connect)
+        case .frameSent, .frameChunkWritable, .frameChunkWritten: return FoldKey(side: events[i].side, group: .frames)
         case .relayStats: return FoldKey(side: .relay, group: .stats)
-        default: return FoldKey(side: e.side, group: .line(kind: e.kind, message: e.message))
+        default: return FoldKey(side: events[i].side, group: .line(i))
         }
     }
 
@@ -44,17 +55,17 @@ public enum Timeline {
         var open: [(side: Side, key: FoldKey, run: Int)] = []
         // By index: `for e in events` would copy every event (a retain and release per string).
         for index in events.indices {
-            let key = foldKey(events[index])
+            let key = foldKey(events, index)
             let side = events[index].side
             if let o = open.firstIndex(where: { $0.side == side }) {
-                if open[o].key == key {
+                if open[o].key.same(key, in: events) {
                     runs[open[o].run].append(index)
                     continue
                 }
                 open.remove(at: o)
             }
             // A stats run keys on the relay side whatever side its line says.
-            if let o = open.firstIndex(where: { $0.key == key }) {
+            if let o = open.firstIndex(where: { $0.key.same(key, in: events) }) {
                 runs[open[o].run].append(index)
                 continue
             }
