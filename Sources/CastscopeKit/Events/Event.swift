@@ -291,7 +291,7 @@ struct EventCompactor {
     mutating func forgetOpenRuns() { openStats = [:] }
 
     mutating func add(_ e: Event, to events: inout [Event]) {
-        if continuesRun(kind: e.kind, message: e.message, pid: e.pid, process: e.process, fileIndex: e.fileIndex,
+        if continuesRun(code: e.code, message: e.message, pid: e.pid, process: e.process, fileIndex: e.fileIndex,
                         time: e.parsedTime, line: e.source.line, in: &events)
         {
             return
@@ -301,10 +301,10 @@ struct EventCompactor {
 
     /// A frame line that continues the frame run `events` ends with (same message, process,
     /// pid, file): folded into that run (its time and line). The event need not exist yet.
-    func continuesRun(kind: String, message: String, pid: Int?, process: String?, fileIndex: Int, time: ParsedTime?, line: Int,
+    func continuesRun(code: KindCode, message: String, pid: Int?, process: String?, fileIndex: Int, time: ParsedTime?, line: Int,
                       in events: inout [Event]) -> Bool
     {
-        guard kind == "frame.sent", !barrier, let i = events.indices.last, events[i].kind == kind, events[i].message == message,
+        guard code == .frameSent, !barrier, let i = events.indices.last, events[i].code == .frameSent, events[i].message == message,
             events[i].pid == pid, events[i].process == process, events[i].fileIndex == fileIndex,
             (events[i].parsedTime == nil) == (time == nil)
         else { return false }
@@ -318,7 +318,7 @@ struct EventCompactor {
     /// go through it in file order, so that a run they cut is folded as one reader folds it.
     mutating func absorb(_ e: Event, into events: inout [Event]) {
         if e.side == .relay, let id = e.attr("session") {
-            if e.kind == "relay.stats" {
+            if e.code == .relayStats {
                 if let i = openStats[id], events[i].fileIndex == e.fileIndex {
                     append(e, to: &events[i], stats: true)
                     return

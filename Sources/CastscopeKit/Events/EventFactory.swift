@@ -33,7 +33,7 @@ public struct EventFactory: Sendable {
         guard let (hit, message) = recognize(rec, interner) else { return false }
         let process = rec.withBytes(.process) { interner.process($0) }
         let pid = rec.pid
-        if compactor.continuesRun(kind: hit.rule.event, message: message, pid: pid, process: process, fileIndex: fileIndex,
+        if compactor.continuesRun(code: hit.code, message: message, pid: pid, process: process, fileIndex: fileIndex,
                                   time: rec.time, line: rec.line, in: &events)
         {
             return true
