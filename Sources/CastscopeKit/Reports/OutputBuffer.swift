@@ -27,8 +27,16 @@ public struct OutputBuffer: Sendable {
 
     public mutating func repeating(_ b: UInt8, count: Int) {
         guard count > 0 else { return }
+        // One copy from a run of spaces (indentation, padding: nearly every call), not a
+        // generic append of a repeated element.
+        if b == 0x20 && count <= OutputBuffer.spaces.count {
+            OutputBuffer.spaces.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            return
+        }
         bytes.append(contentsOf: repeatElement(b, count: count))
     }
+
+    private static let spaces = [UInt8](repeating: 0x20, count: 128)
 
     // MARK: numbers
 
@@ -149,13 +157,18 @@ public struct OutputBuffer: Sendable {
     }
 
     public mutating func jsonString(_ u: UnsafeRawBufferPointer) {
+        // The table in hand for the loop (a static's accessor per byte otherwise).
+        OutputBuffer.jsonEscape.withUnsafeBufferPointer { table in jsonString(u, table) }
+    }
+
+    private mutating func jsonString(_ u: UnsafeRawBufferPointer, _ table: UnsafeBufferPointer<UInt8>) {
         byte(UInt8(ascii: "\""))
         var runStart = 0
         var i = 0
         let n = u.count
         while i < n {
             let b = u[i]
-            if OutputBuffer.jsonEscape[Int(b)] == 0 { i += 1; continue }
+            if table[Int(b)] == 0 { i += 1; continue }
             if i > runStart { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: u[runStart..<i])) }
             switch b {
             case UInt8(ascii: "\""): append("\\\"")
