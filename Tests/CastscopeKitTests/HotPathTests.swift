@@ -53,19 +53,22 @@ struct HotPathTests {
         }
     }
 
-    @Test("a finding written as bytes is its text lines, with and without colour, with and without evidence")
+    @Test("a finding's lines: tag, message, dimmed evidence, with and without colour")
     func findingBytes() {
-        for color in [false, true] {
-            let report = TextReport(color: color)
-            for evidence in [[], [SourceRef(path: "a.log", line: 3)], [SourceRef(path: "a.log", line: 3), SourceRef(path: "b/é.log", line: 40)]] {
-                for severity in Severity.allCases {
-                    let f = Finding(kind: "socket-error", severity: severity, time: 1, session: "S1", message: "the socket – closed ×2",
-                                    evidence: evidence)
-                    var out = OutputBuffer()
-                    report.findingLines(f, into: &out)
-                    #expect(out.string == report.findingLines(f))
-                }
-            }
+        let two = [SourceRef(path: "a.log", line: 3), SourceRef(path: "b/é.log", line: 40)]
+        let cases: [(Bool, Severity, [SourceRef], String)] = [
+            (false, .info, [], "   info: [socket-error] the socket – closed ×2\n"),
+            (false, .warning, [two[0]], "   warning: [socket-error] the socket – closed ×2\n      a.log:3\n"),
+            (false, .error, two, "   error: [socket-error] the socket – closed ×2\n      a.log:3, b/é.log:40\n"),
+            (true, .info, [], "   \u{1B}[36;1minfo: [socket-error]\u{1B}[0m the socket – closed ×2\n"),
+            (true, .warning, [two[0]], "   \u{1B}[33;1mwarning: [socket-error]\u{1B}[0m the socket – closed ×2\n\u{1B}[2m      a.log:3\u{1B}[0m\n"),
+            (true, .error, two,
+             "   \u{1B}[31;1merror: [socket-error]\u{1B}[0m the socket – closed ×2\n\u{1B}[2m      a.log:3, b/é.log:40\u{1B}[0m\n"),
+        ]
+        for (color, severity, evidence, text) in cases {
+            let f = Finding(kind: "socket-error", severity: severity, time: 1, session: "S1", message: "the socket – closed ×2",
+                            evidence: evidence)
+            #expect(TextReport(color: color).findingLines(f) == text)
         }
         #expect(SessionBuilder.streamKey(process: "Broadcast Ext", pid: 2107, path: "x") == "Broadcast Ext[2107]")
         #expect(SessionBuilder.streamKey(process: nil, pid: -1, path: "x") == "?[-1]")

@@ -62,14 +62,26 @@ public enum Sanitize {
                 if c == 0x09 || (c == 0x0A && !oneLine) { continue }
                 return true
             }
-            if c == 0x7F { return true }
-            if c == 0xC2, i < n, b[i] >= 0x80, b[i] <= 0x9F { return true }
-            if c == 0xE2, i + 1 < n {
-                let c1 = b[i], c2 = b[i + 1]
-                if (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE) || (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) { return true }
-            }
+            if c == 0x7F || hiddenControl(b, at: i - 1) != nil { return true }
         }
         return false
+    }
+
+    /// The C1 control or bidirectional control that starts at `i` (its scalar and length in
+    /// bytes), if one does: C1 controls are U+0080–U+009F (UTF-8 C2 80–C2 9F); bidirectional
+    /// embeddings, overrides and isolates U+202A–U+202E (E2 80 AA–AE) and U+2066–U+2069
+    /// (E2 81 A6–A9).
+    @inline(__always)
+    static func hiddenControl(_ b: UnsafeBufferPointer<UInt8>, at i: Int) -> (scalar: UInt32, length: Int)? {
+        let c = b[i], n = b.count
+        if c == 0xC2, i + 1 < n, b[i + 1] >= 0x80, b[i + 1] <= 0x9F { return (UInt32(b[i + 1]), 2) }
+        if c == 0xE2, i + 2 < n {
+            let c1 = b[i + 1], c2 = b[i + 2]
+            if (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE) || (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
+                return (0x2000 | (UInt32(c1 & 0x0F) << 6) | UInt32(c2 & 0x3F), 3)
+            }
+        }
+        return nil
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
@@ -101,21 +113,10 @@ public enum Sanitize {
                 continue
             }
             if c == 0x7F { byteEscape(c); i += 1; continue }
-            // C1 controls: U+0080–U+009F, UTF-8 C2 80–C2 9F.
-            if c == 0xC2, i + 1 < n, b[i + 1] >= 0x80, b[i + 1] <= 0x9F {
-                unicodeEscape(UInt32(b[i + 1]))
-                i += 2
+            if let hidden = hiddenControl(b, at: i) {
+                unicodeEscape(hidden.scalar)
+                i += hidden.length
                 continue
-            }
-            // Bidirectional embeddings, overrides and isolates: U+202A–U+202E (E2 80 AA–AE),
-            // U+2066–U+2069 (E2 81 A6–A9).
-            if c == 0xE2, i + 2 < n {
-                let c1 = b[i + 1], c2 = b[i + 2]
-                if (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE) || (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
-                    unicodeEscape(0x2000 | (UInt32(c1 & 0x0F) << 6) | UInt32(c2 & 0x3F))
-                    i += 3
-                    continue
-                }
             }
             // Plain bytes: copied in runs up to the next byte that may need escaping.
             var j = i + 1

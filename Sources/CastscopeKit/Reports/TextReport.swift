@@ -426,7 +426,7 @@ public struct TextReport {
         }
     }
 
-    /// `findingLines(f)` written as bytes.
+    /// `   warning: [kind] message` and, dimmed, the evidence `path:line, …`.
     func findingLines(_ f: Finding, into out: inout OutputBuffer) {
         out.append("   ")
         if color {
@@ -456,10 +456,9 @@ public struct TextReport {
     }
 
     func findingLines(_ f: Finding) -> String {
-        let tag = paint("\(f.severity.rawValue): [\(f.kind)]", severityColor(f.severity) + ";1")
-        var out = "   \(tag) \(f.message)\n"
-        if !f.evidence.isEmpty { out += dim("      " + f.evidence.map(\.description).joined(separator: ", ")) + "\n" }
-        return out
+        var out = OutputBuffer(capacity: 256)
+        findingLines(f, into: &out)
+        return out.string
     }
 
     func session(_ s: Session, findings: [Finding] = []) -> String {
