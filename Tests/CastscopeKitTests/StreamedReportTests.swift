@@ -378,6 +378,61 @@ struct ParkedSessionTests {
     }
 }
 
+/// A short excerpt cut mid-session beside a whole day's log: once the logs have passed the
+/// excerpt's last line and its process has been silent for the idle horizon, its session closes
+/// (no line of its own can come any more) instead of holding every later session back.
+@Suite("a session open at the end of its file")
+struct FileEndedSessionTests {
+    static func events() -> [Event] {
+        var out: [Event] = []
+        func add(_ t: Int64, _ pid: Int, _ kind: String, _ message: String, file: Int) {
+            let n = out.count
+            out.append(Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: "BroadcastExtension", pid: pid,
+                             message: message, attrs: [], source: SourceRef(path: file == 0 ? "day.log" : "excerpt.log", line: n + 1),
+                             order: n, parsedTime: nil, fileIndex: file))
+        }
+        // The excerpt: a session that starts, connects, sends frames and is cut off.
+        add(5_000_000, 812, "broadcast.started", "broadcast started", file: 1)
+        add(5_100_000, 812, "socket.connected", "client stream open completed", file: 1)
+        for f in 0..<20 { add(5_200_000 + Int64(f) * 100_000, 812, "frame.sent", "video sample processed successfully", file: 1) }
+        // The day: a session every two minutes, each ended by its own lines.
+        for k in 0..<30 {
+            let t = Int64(k) * 120_000_000, pid = 2000 + k
+            add(t, pid, "broadcast.started", "broadcast started", file: 0)
+            add(t + 100_000, pid, "socket.connected", "client stream open completed", file: 0)
+            add(t + 1_000_000, pid, "broadcast.finished", "broadcastFinished", file: 0)
+        }
+        return out.sorted { ($0.time!, $0.order) < ($1.time!, $1.order) }
+    }
+
+    static func run(fileEnds: [Int64?]) -> (sessions: [String], beforeTheEnd: Int) {
+        var stream = SessionStream()
+        stream.fileEnds = fileEnds
+        let events = Self.events()
+        stream.learn(events)
+        var out: [Session] = []
+        for e in events { stream.feed(e) { out.append($0) } }
+        let beforeTheEnd = out.count
+        stream.finish { out.append($0) }
+        return (out.map { "\($0.id) \($0.process ?? "") \($0.pid ?? -1) \($0.outcome) \($0.start ?? -1) \($0.end ?? -1) \($0.events.count)" },
+                beforeTheEnd)
+    }
+
+    @Test("closed once the logs pass its file's end: the same sessions, handed on as the day goes")
+    func closesWhenItsFileHasEnded() throws {
+        let open = Self.run(fileEnds: [])
+        let closed = Self.run(fileEnds: [29 * 120_000_000 + 1_000_000, 5_200_000 + 19 * 100_000])
+        #expect(open.sessions.count == 31)
+        #expect(closed.sessions == open.sessions)
+        // S2 is the excerpt's: truncated, ended at its last frame, either way.
+        let excerpt = try #require(closed.sessions.first { $0.contains(" 812 ") })
+        #expect(excerpt.hasPrefix("S2 ") && excerpt.contains("truncated"))
+        // Without the file's end, every later session waits behind it to the end of the logs.
+        #expect(open.beforeTheEnd == 1)
+        #expect(closed.beforeTheEnd >= 25)
+    }
+}
+
 /// The same line in two exports of one bundle counts once (`Analyzer.dedupe`): only lines at a
 /// time another file also covers are looked up, and the list is compacted in place.
 @Suite("lines seen in two files")

@@ -6,7 +6,9 @@
 ///   of the same process name in the same file (a new extension pid) has started and the old process has
 ///   written nothing for `idleHorizon` of log time. It closes as the log leaves it
 ///   (`truncated`, ended at its last line: what the whole-bundle view concludes when that
-///   process never writes again). A session that is never superseded stays open to the end.
+///   process never writes again). So does one whose file has ended (`fileEnds`: the logs
+///   have passed that file's last line) and whose process has been silent as long: no line
+///   of its own can come any more. Any other session stays open to the end.
 /// - Host-app and system lines join the session whose span holds them, else the next session
 ///   to start within `attachBeforeMicros` (`SessionSpansTests` holds it to a scan of every
 ///   session): a line is placed once the logs
@@ -21,6 +23,13 @@ public struct SessionStream {
     public var idleHorizon: Int64 = 60_000_000
     /// Lines of a process this long after its session ended still join that session.
     public var afterEnd: Int64 = 30_000_000
+    /// The time of each file's last line, by file index, when the whole bundle is read before
+    /// its sessions are built (empty otherwise). A stream is one file's lines, so an open
+    /// session whose file the logs have passed gets no line of its own any more: silent for
+    /// `idleHorizon`, it closes as a superseded one does. (A ticket's short excerpt cut
+    /// mid-session beside a whole day's log kept every later session waiting behind it to the
+    /// end, parked on disk.)
+    public var fileEnds: [Int64?] = []
 
     /// Which (process, pid) streams are extension processes, from a first pass over the events
     /// (as `SessionBuilder.build`): a kill can name a process before its own lines are seen.
@@ -77,6 +86,8 @@ public struct SessionStream {
         var end: Int64?
         /// The file of its first line, for untimed sessions.
         var path: String?
+        /// The same file's index (`fileEnds`).
+        var fileIndex: Int?
         var process: String?
         /// A newer session with the same key supersedes this one: the same process name in
         /// the same file (one device's log; another file may be another device).
@@ -94,8 +105,8 @@ public struct SessionStream {
     var lastSweep: Int64 = Int64.min
 
     /// Sessions that are done but wait behind an earlier one still open (sessions are handed
-    /// on in start order, and one open to the end of its file, such as a pasted excerpt cut
-    /// mid-session beside a whole day's log, would otherwise keep every later session in
+    /// on in start order, and one open for hours, such as a process that went silent without
+    /// an end line in a log that goes on, would otherwise keep every later session in
     /// memory): taken out of the stream as if handed on, and written whole to a spill file
     /// until their turn comes. In start order.
     struct Parked {
@@ -192,7 +203,7 @@ public struct SessionStream {
             s.sessions[n].id = "S\(nextSeq)"
             s.sessions[n].seq = nextSeq
             live.append(Live(key: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.source.path,
-                             process: s.sessions[n].process))
+                             fileIndex: s.sessions[n].events.first?.fileIndex, process: s.sessions[n].process))
             if let p = live.last!.supersedeKey { newestByProcess[p] = nextSeq }
             nextSeq += 1
         }
@@ -327,16 +338,27 @@ public struct SessionStream {
         return .some(upcoming)
     }
 
+    /// A newer session of the same process name in the same file has started.
+    func superseded(_ l: Live) -> Bool {
+        guard let p = l.supersedeKey, let newest = newestByProcess[p] else { return false }
+        return newest > l.seq
+    }
+
+    /// The logs have passed the last line of the session's file.
+    func fileEnded(_ l: Live) -> Bool {
+        guard let f = l.fileIndex, f < fileEnds.count, let end = fileEnds[f] else { return false }
+        return now > end
+    }
+
     mutating func sweep(final: Bool, emit: (Session) -> Void) {
-        // Open sessions of processes that ended (superseded, then silent) close as the log
-        // leaves them.
+        // Open sessions of processes that ended (superseded or their file ended, then silent)
+        // close as the log leaves them.
         if !final {
             // By index: iterating `live` itself would hold it while `noteEnd` changes it (a
             // copy of the whole list each time).
             for i in live.indices where !live[i].ended {
                 let l = live[i]
-                guard let own = l.lastOwn, now - own > idleHorizon, let p = l.supersedeKey, let newest = newestByProcess[p],
-                    newest > l.seq, var s = streams[l.key]
+                guard let own = l.lastOwn, now - own > idleHorizon, superseded(l) || fileEnded(l), var s = streams[l.key]
                 else { continue }
                 builder.finish(&s)
                 s.phase = .ended
