@@ -74,7 +74,7 @@ public struct AnalysisReport: Sendable {
     /// Problems that lose nothing outright but change what the report can say (a file with
     /// times read as plain text), one line each, naming the file.
     public var warnings: [String] = []
-    /// When sessions were handed to a sink as they ended (`Analyzer.onSession`) instead of
+    /// When sessions were handed to a sink as they ended (`Analyzer.sessionSink`) instead of
     /// kept in `sessions`: what the report's header needs of them.
     public var streamed: SessionTally?
 
@@ -133,8 +133,15 @@ public final class Analyzer {
     /// Receives each session with its findings as soon as it is complete, in id order, when
     /// the bundle has no relay lines (the join needs every session): the report then keeps
     /// only `streamed` counters and the findings, not the sessions.
-    public var onSession: ((Session, [Finding]) -> Void)?
-    /// Called before the first session is handed to `onSession`, with the report so far
+    public var sessionSink: SessionSink?
+    /// A `sessionSink` that takes each session as it is (nothing prepared).
+    public var onSession: ((Session, [Finding]) -> Void)? {
+        get { sessionSink.map { sink in { s, f in sink.take(s, f, nil) } } }
+        set { sessionSink = newValue.map { body in SessionSink(take: { s, f, _ in body(s, f) }) } }
+    }
+    /// Threads that finish the sessions handed on (`SessionSink.prepare`), several at once.
+    public lazy var sessionFinishers = min(2, parallelism)
+    /// Called before the first session is handed to the sink, with the report so far
     /// (inputs, errors, zone).
     public var willStreamSessions: ((AnalysisReport) -> Void)?
     /// With a sink for the sessions (and not streamed while read), the bundle's events are
@@ -152,7 +159,7 @@ public final class Analyzer {
     public var idleHorizon: Int64 = 60_000_000
     /// Sessions waiting for the thread that finishes them (findings, report bytes).
     public var sessionPipeCapacity = 64
-    /// Whether the findings of sessions handed to `onSession` are kept in the report too; off,
+    /// Whether the findings of sessions handed to `sessionSink` are kept in the report too; off,
     /// only their counts are (`AnalysisReport.handedOnFindings`), and the sink must write them.
     public var keepsSessionFindings = true
 
@@ -209,7 +216,7 @@ public final class Analyzer {
         if readsAsItGoes(paths) {
             let streamed = StreamedRead(
                 stage: SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
-                                    sink: onSession, keepsFindings: keepsSessionFindings),
+                                    sink: sessionSink, finishers: sessionFinishers, keepsFindings: keepsSessionFindings),
                 date: options.date, today: today, zone: options.displayZone
             ) { [willStreamSessions] path in
                 var partial = AnalysisReport()
@@ -235,7 +242,7 @@ public final class Analyzer {
     /// first bytes say text or gzip of text, with a sink for its sessions, two threads or more,
     /// and no time window (the window needs the report's zone).
     func readsAsItGoes(_ paths: [String]) -> Bool {
-        guard streamsWhileReading, onSession != nil, paths.count == 1, paths[0] != "-", memoryInputs.isEmpty,
+        guard streamsWhileReading, sessionSink != nil, paths.count == 1, paths[0] != "-", memoryInputs.isEmpty,
             parallelism > 1, options.since == nil, options.until == nil, options.sinceSpec == nil, options.untilSpec == nil
         else { return false }
         // A folder holding just that file (a ticket's folder with its one log) is the same.
@@ -309,7 +316,7 @@ public final class Analyzer {
         // events at a time (`HeldEvents`), instead of in `events`; positions in the bundle's
         // events (`FileTimes.eventRange`) count those written out (`heldCount`) first.
         var heldEvents: HeldEvents?
-        var mayHold = streamed == nil && onSession != nil && holdsEventsAfter > 0
+        var mayHold = streamed == nil && sessionSink != nil && holdsEventsAfter > 0
         /// While a journal is read in stretches (its events may be taken back).
         var holdPaused = false
         var heldCount: Int { heldEvents?.count ?? 0 }
@@ -1274,3 +1281,19 @@ func releaseFreedMemory() {
 /// `malloc_trim(3)` (declared in <malloc.h>, which the Glibc module does not bring in).
 @_silgen_name("malloc_trim") private func glibcMallocTrim(_ pad: Int) -> Int32
 #endif
+
+/// Where the sessions go as they end (`Analyzer.sessionSink`).
+public struct SessionSink {
+    /// What `take` needs of a session that does not depend on the sessions before it (the
+    /// report's bytes for it), made on one of the threads that finish sessions: several
+    /// sessions at once, in no order. It must not change what another call reads.
+    public var prepare: ((Session, [Finding]) -> Any?)?
+    /// Each session with its findings and what `prepare` made of it, in id order, one at a
+    /// time.
+    public var take: (Session, [Finding], Any?) -> Void
+
+    public init(prepare: ((Session, [Finding]) -> Any?)? = nil, take: @escaping (Session, [Finding], Any?) -> Void) {
+        self.prepare = prepare
+        self.take = take
+    }
+}

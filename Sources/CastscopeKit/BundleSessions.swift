@@ -45,11 +45,11 @@ extension Analyzer {
     }
 
     /// The stage that builds the sessions: with relay lines to join, the sessions are kept (the
-    /// join needs every one), else handed to `onSession` as they end.
+    /// join needs every one), else handed to `sessionSink` as they end.
     func sessionStage(relayLeft: Bool, relayTaken: Bool) -> SessionStage {
-        let sink = !relayLeft && !relayTaken ? onSession : nil
+        let sink = !relayLeft && !relayTaken ? sessionSink : nil
         return SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
-                            sink: sink, keepsFindings: keepsSessionFindings)
+                            sink: sink, finishers: sessionFinishers, keepsFindings: keepsSessionFindings)
     }
 
     /// The time of each file's last line (`SessionStream.fileEnds`), by file index: before

@@ -486,10 +486,15 @@ struct Analyze: ParsableCommand {
                 for s in streamed { s.begin(partial) }
                 rowStream = clickhouseStream?()
             }
-            analyzer.onSession = { session, findings in
-                for s in streamed { s.add(session, findings) }
+            // Each session's report bytes are made on the threads that finish sessions, two
+            // at once; they are written, and its rows made, in session order.
+            analyzer.sessionSink = SessionSink(prepare: { session, findings in
+                streamed.map { $0.prepare(session, findings) }
+            }, take: { session, findings, prepared in
+                let bytes = prepared as! [[UInt8]]
+                for (s, b) in zip(streamed, bytes) { s.take(b, findings) }
                 rowStream?.add(session, findings)
-            }
+            })
         }
         let report = analyzer.analyze(paths)
         if showProgress { fputs("\r\u{1B}[K", stderr) }

@@ -55,10 +55,11 @@ final class Spill {
     }
 }
 
-/// Text and JSON reports written as sessions end (`Analyzer.onSession`): each session is
-/// rendered when the analyzer hands it on and then let go; the head (which counts sessions and
-/// findings) and the tail are rendered at the end and written around them. The bytes are those
-/// of the whole-report writers (`TextReport.render`, `JSONReport.renderBytes`).
+/// Text and JSON reports written as sessions end (`Analyzer.sessionSink`): each session is
+/// rendered when the analyzer hands it on (`prepare`, on the threads that finish sessions,
+/// several at once), written in its turn (`take`) and then let go; the head (which counts
+/// sessions and findings) and the tail are rendered at the end and written around them. The
+/// bytes are those of the whole-report writers (`TextReport.render`, `JSONReport.renderBytes`).
 final class StreamedReport {
     let target: OutputTarget
     var text: TextReport?
@@ -71,9 +72,6 @@ final class StreamedReport {
     let spillsFindings: Bool
     let findingSpill = Spill()
     var findingCount = 0
-    /// One session's text, before it is sanitized.
-    var block = OutputBuffer(capacity: 1 << 16)
-    var sanitized: [UInt8] = []
 
     init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false) {
         self.target = target
@@ -93,8 +91,16 @@ final class StreamedReport {
         findingCount = 0
     }
 
-    func add(_ s: Session, _ findings: [Finding]) {
-        sessionBytes(s, findings, first: count == 0) { spill.append($0) }
+    /// A session's bytes, as `take` writes them (any thread; reads only what `begin` set).
+    func prepare(_ s: Session, _ findings: [Finding]) -> [UInt8] {
+        sessionBytes(s, findings, first: true)
+    }
+
+    /// The session `prepare` made `bytes` of, in its turn.
+    func take(_ bytes: [UInt8], _ findings: [Finding]) {
+        // A JSON element made as the first of its array: the comma that follows the one before.
+        if text == nil && count > 0 { spill.append([UInt8(ascii: ",")]) }
+        spill.append(bytes)
         count += 1
         guard spillsFindings else { return }
         for f in findings {
@@ -104,17 +110,15 @@ final class StreamedReport {
     }
 
     /// One session as the report writes it (text: sanitized; JSON: an element of `sessions`).
-    private func sessionBytes(_ s: Session, _ findings: [Finding], first: Bool, _ take: ([UInt8]) -> Void) {
-        guard let r = text else { take(JSONReport.sessionElement(s, first: first)); return }
-        block.removeAll()
+    private func sessionBytes(_ s: Session, _ findings: [Finding], first: Bool) -> [UInt8] {
+        guard let r = text else { return JSONReport.sessionElement(s, first: first) }
+        var block = OutputBuffer(capacity: 1 << 12)
         r.sessionBlock(s, findings: findings, into: &block)
-        sanitized.removeAll(keepingCapacity: true)
-        if r.width != nil {
-            sanitized.append(contentsOf: terminal(r, block.string).utf8)
-        } else {
-            block.bytes.withUnsafeBufferPointer { Sanitize.terminal($0, styles: r.color, into: &sanitized) }
-        }
-        take(sanitized)
+        if r.width != nil { return Array(terminal(r, block.string).utf8) }
+        var sanitized: [UInt8] = []
+        sanitized.reserveCapacity(block.bytes.count + 64)
+        block.bytes.withUnsafeBufferPointer { Sanitize.terminal($0, styles: r.color, into: &sanitized) }
+        return sanitized
     }
 
     /// A report that came back whole (the bundle had relay lines, so the analyzer kept its
@@ -127,9 +131,7 @@ final class StreamedReport {
             func sessions() -> Bool {
                 var ok = true
                 for (i, s) in report.sessions.enumerated() where ok {
-                    sessionBytes(s, bySession[s.id] ?? [], first: i == 0) { bytes in
-                        ok = bytes.withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
-                    }
+                    ok = sessionBytes(s, bySession[s.id] ?? [], first: i == 0).withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
                 }
                 return ok
             }

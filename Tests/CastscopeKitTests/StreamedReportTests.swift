@@ -466,20 +466,31 @@ struct DedupeTests {
     }
 }
 
-/// The sessions handed on are finished on a second thread (`SessionPipe`): in the order
-/// they were handed on, every one, and a session bigger than the pipe's line bound still
-/// passes (an empty pipe takes anything).
+/// The sessions handed on are finished on other threads (`SessionPipe`): prepared on one or
+/// several at once, committed in the order they were handed on, every one, and a session
+/// bigger than the pipe's line bound still passes (an empty pipe takes anything).
 @Suite("session pipe")
 struct SessionPipeTests {
-    @Test("order kept, nothing lost, a session over the line bound passes, small capacities do not deadlock")
-    func orderAndBounds() {
+    @Test("order kept, nothing lost, a session over the line bound passes, small capacities do not deadlock",
+          arguments: [1, 2, 3])
+    func orderAndBounds(workers: Int) {
         for (capacity, maxLines) in [(1, 1), (4, 10), (64, 1 << 16)] {
-            final class Seen: @unchecked Sendable { var ids: [String] = [] }
-            let seen = Seen()
-            let pipe = SessionPipe(capacity: capacity, maxLines: maxLines) { s in
-                if s.id.hasSuffix("0") { usleep(200) }  // a slow writer now and then
-                seen.ids.append(s.id)
+            final class Seen: @unchecked Sendable {
+                var ids: [String] = []
+                var preparing = 0, most = 0
+                let lock = NSLock()
             }
+            let seen = Seen()
+            let pipe = SessionPipe(capacity: capacity, maxLines: maxLines, workers: workers, prepare: { s in
+                seen.lock.withLock { seen.preparing += 1; seen.most = max(seen.most, seen.preparing) }
+                // Slow now and then, so that a later session is ready first.
+                if s.id.hasSuffix("0") || s.id.hasSuffix("7") { usleep(300) }
+                seen.lock.withLock { seen.preparing -= 1 }
+                return FinishedSession(session: s, findings: [], prepared: s.id)
+            }, commit: { done in
+                if done.session.id.hasSuffix("3") { usleep(100) }  // a slow writer now and then
+                seen.ids.append(done.prepared as! String)
+            })
             var expected: [String] = []
             for k in 0..<500 {
                 var s = Session(id: "S\(k)", sdk: "jitsi")
@@ -493,7 +504,9 @@ struct SessionPipeTests {
                 pipe.put(s)
             }
             pipe.finish()
-            #expect(seen.ids == expected, "capacity \(capacity), \(maxLines) lines")
+            #expect(seen.ids == expected, "capacity \(capacity), \(maxLines) lines, \(workers) workers")
+            #expect(seen.most <= workers)
+            if workers > 1 && capacity > 1 { #expect(seen.most > 1, "sessions were prepared at once") }
         }
     }
 }

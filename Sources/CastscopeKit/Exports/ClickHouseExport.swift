@@ -219,7 +219,7 @@ final class BatchSender {
     }
 }
 
-/// `analyze --clickhouse` when the sessions are handed on as they end (`Analyzer.onSession`):
+/// `analyze --clickhouse` when the sessions are handed on as they end (`Analyzer.sessionSink`):
 /// each session's rows are made then and sent in batches, so that the export holds batches, not
 /// the report. The rows, and the events' batches, are those of `ClickHouseExport.write` on the
 /// whole report (`ClickHouseStreamTests` compares the files).

@@ -1,9 +1,11 @@
 /// The sessions stage of `analyze`: time-ordered device lines go through a `SessionStream`;
-/// each session it lets go is either kept for the report, or (with a sink) finished on a
-/// second thread — its findings, the sink's report bytes — while the next ones are built, and
-/// then let go. Fed a whole bundle at once, or a big file's lines as they are read.
+/// each session it lets go is either kept for the report, or (with a sink) finished on other
+/// threads while the next ones are built, and then let go: its findings and the sink's
+/// `prepare` (the report's bytes for it) on any of `finishers` threads, several sessions at
+/// once; then the sink itself, in start order. Fed a whole bundle at once, or a big file's
+/// lines as they are read.
 final class SessionStage {
-    /// What the finishing thread adds up; read only after `finish` joined it.
+    /// What the finishing threads add up; read only after `finish` joined them.
     final class Finished: @unchecked Sendable {
         var tally = SessionTally()
         var findings: [Finding] = []
@@ -18,7 +20,7 @@ final class SessionStage {
 
     /// With a sink and without `keepsFindings`, a session's findings go out with it and only
     /// their counts stay.
-    init(idleHorizon: Int64, thresholds: Thresholds, capacity: Int, sink: ((Session, [Finding]) -> Void)?,
+    init(idleHorizon: Int64, thresholds: Thresholds, capacity: Int, sink: SessionSink?, finishers: Int = 1,
          keepsFindings: Bool = true)
     {
         stream.idleHorizon = idleHorizon
@@ -27,16 +29,18 @@ final class SessionStage {
         // Kept sessions stay in memory anyway: parking them would only cost a spill.
         if sink == nil { stream.parkAfter = Int.max }
         pipe = sink.map { sink in
-            SessionPipe(capacity: capacity) { s in
+            SessionPipe(capacity: capacity, workers: finishers, prepare: { s in
                 let found = Findings.forSession(s, thresholds)
-                finished.tally.add(s)
+                return FinishedSession(session: s, findings: found, prepared: sink.prepare?(s, found))
+            }, commit: { done in
+                finished.tally.add(done.session)
                 if finished.findingTally != nil {
-                    for f in found { finished.findingTally!.add(f) }
+                    for f in done.findings { finished.findingTally!.add(f) }
                 } else {
-                    finished.findings.append(contentsOf: found)
+                    finished.findings.append(contentsOf: done.findings)
                 }
-                sink(s, found)
-            }
+                sink.take(done.session, done.findings, done.prepared)
+            })
         }
     }
 

@@ -26,7 +26,7 @@ final class StreamedRead: @unchecked Sendable {
     private let today: (Int, Int, Int)
     /// Called with the file's path before its first line is fed.
     private let willStart: (String) -> Void
-    private var pipe: OrderedPipe<Batch>?
+    private var pipe: OrderedPipe<Batch, Batch>?
     private var fileIndex: Int?
     private(set) var started = false
 
