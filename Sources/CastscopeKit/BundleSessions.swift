@@ -52,24 +52,11 @@ extension Analyzer {
                             sink: sink, finishers: sessionFinishers, keepsFindings: keepsSessionFindings)
     }
 
-    /// The time of each file's last line (`SessionStream.fileEnds`), by file index: before
-    /// duplicates and the window drop any (both ways of building the sessions see the same).
-    static func noteFileEnds(_ events: [Event], _ range: Range<Int>, into ends: inout [Int64?]) {
-        for i in range {
-            guard let t = events[i].lastTime else { continue }
-            let f = events[i].fileIndex
-            if f >= ends.count { ends.append(contentsOf: repeatElement(nil, count: f + 1 - ends.count)) }
-            if ends[f].map({ t > $0 }) ?? true { ends[f] = t }
-        }
-    }
-
     /// The bundle's events all in memory.
     func sessionsInMemory(_ events: inout [Event], files: [FileTimes], report: inout AnalysisReport,
                           relayStage: RelayStage?) -> BuiltSessions
     {
         report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
-        var fileEnds: [Int64?] = []
-        Self.noteFileEnds(events, events.indices, into: &fileEnds)
         let (zone, relayDisplay) = applyDisplayZone(&events, relayFirst: relayStage?.firstTimed)
         report.displayOffset = zone
         // Relay lines of a session the stage did not take (their times needed the bundle) join
@@ -102,7 +89,7 @@ extension Analyzer {
         Stages.mark("sort")
         let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
         let stage = sessionStage(relayLeft: !relayEvents.isEmpty, relayTaken: relayTaken)
-        stage.stream.fileEnds = fileEnds
+        stage.stream.learnsWholeBundle = true
         stage.learn(deviceEvents)
         if stage.handsOn { willStreamSessions?(report) }
         stage.feed(&deviceEvents, deviceEvents.indices)
@@ -151,7 +138,6 @@ extension Analyzer {
         var learnAgain = windowed
         var lines: [Int] = []
         var relayLeft = false
-        var fileEnds: [Int64?] = []
         var position = 0
         held.forEachChunk { chunk in
             let here = position..<position + chunk.count
@@ -160,7 +146,6 @@ extension Analyzer {
                 let r = files[f].eventRange.clamped(to: here)
                 resolvers[f].resolve(&chunk, (r.lowerBound - here.lowerBound)..<(r.upperBound - here.lowerBound))
             }
-            Self.noteFileEnds(chunk, chunk.indices, into: &fileEnds)
             if !sawUnzoned { sawUnzoned = chunk.contains { $0.displayOffset == Fmt.unzoned } }
             if firstTimedOrder == nil { firstTimedOrder = chunk.first(where: { $0.time != nil })?.order }
             choice.see(&chunk, chunk.indices)
@@ -220,6 +205,7 @@ extension Analyzer {
         // (3)
         let window = window(zone: zone)
         var learned = SessionStream()
+        learned.learnsWholeBundle = true
         report.filteredOut = 0
         report.eventCount = 0
         if learnAgain {
@@ -238,7 +224,6 @@ extension Analyzer {
         let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
         let stage = sessionStage(relayLeft: relayLeft, relayTaken: relayTaken)
         stage.stream.takeLearned(from: learned)
-        stage.stream.fileEnds = fileEnds
         if stage.handsOn { willStreamSessions?(report) }
         var relayEvents: [Event] = []
         sorted.merge(by: Self.sortsBefore) { block in

@@ -379,11 +379,13 @@ struct ParkedSessionTests {
 }
 
 /// A short excerpt cut mid-session beside a whole day's log: once the logs have passed the
-/// excerpt's last line and its process has been silent for the idle horizon, its session closes
-/// (no line of its own can come any more) instead of holding every later session back.
-@Suite("a session open at the end of its file")
-struct FileEndedSessionTests {
-    static func events() -> [Event] {
+/// last line of the excerpt's stream (learned from the whole bundle first) and it has been
+/// silent for the idle horizon, its session closes instead of holding every later session back.
+/// A stream named by pid runs through every file that has its lines: one that goes on in
+/// another file, after a silence longer than the horizon, is not closed.
+@Suite("a session whose stream has no line to come")
+struct StreamEndedSessionTests {
+    static func events(continued: Bool) -> [Event] {
         var out: [Event] = []
         func add(_ t: Int64, _ pid: Int, _ kind: String, _ message: String, file: Int) {
             let n = out.count
@@ -395,9 +397,11 @@ struct FileEndedSessionTests {
         add(5_000_000, 812, "broadcast.started", "broadcast started", file: 1)
         add(5_100_000, 812, "socket.connected", "client stream open completed", file: 1)
         for f in 0..<20 { add(5_200_000 + Int64(f) * 100_000, 812, "frame.sent", "video sample processed successfully", file: 1) }
+        // The same process in the day's log, quiet for ten minutes, then finishing.
+        if continued { add(600_000_000, 812, "broadcast.finished", "broadcastFinished", file: 0) }
         // The day: a session every two minutes, each ended by its own lines.
         for k in 0..<30 {
-            let t = Int64(k) * 120_000_000, pid = 2000 + k
+            let t = Int64(k) * 120_000_000 + 10_000_000, pid = 2000 + k
             add(t, pid, "broadcast.started", "broadcast started", file: 0)
             add(t + 100_000, pid, "socket.connected", "client stream open completed", file: 0)
             add(t + 1_000_000, pid, "broadcast.finished", "broadcastFinished", file: 0)
@@ -405,10 +409,10 @@ struct FileEndedSessionTests {
         return out.sorted { ($0.time!, $0.order) < ($1.time!, $1.order) }
     }
 
-    static func run(fileEnds: [Int64?]) -> (sessions: [String], beforeTheEnd: Int) {
+    static func run(wholeBundle: Bool, continued: Bool = false) -> (sessions: [String], beforeTheEnd: Int) {
         var stream = SessionStream()
-        stream.fileEnds = fileEnds
-        let events = Self.events()
+        stream.learnsWholeBundle = wholeBundle
+        let events = Self.events(continued: continued)
         stream.learn(events)
         var out: [Session] = []
         for e in events { stream.feed(e) { out.append($0) } }
@@ -418,18 +422,30 @@ struct FileEndedSessionTests {
                 beforeTheEnd)
     }
 
-    @Test("closed once the logs pass its file's end: the same sessions, handed on as the day goes")
-    func closesWhenItsFileHasEnded() throws {
-        let open = Self.run(fileEnds: [])
-        let closed = Self.run(fileEnds: [29 * 120_000_000 + 1_000_000, 5_200_000 + 19 * 100_000])
+    @Test("closed once the logs pass its stream's last line: the same sessions, handed on as the day goes")
+    func closesWhenItsStreamHasEnded() throws {
+        let open = Self.run(wholeBundle: false)
+        let closed = Self.run(wholeBundle: true)
         #expect(open.sessions.count == 31)
         #expect(closed.sessions == open.sessions)
-        // S2 is the excerpt's: truncated, ended at its last frame, either way.
+        // S1 is the excerpt's: truncated, ended at its last frame, either way.
         let excerpt = try #require(closed.sessions.first { $0.contains(" 812 ") })
-        #expect(excerpt.hasPrefix("S2 ") && excerpt.contains("truncated"))
-        // Without the file's end, every later session waits behind it to the end of the logs.
-        #expect(open.beforeTheEnd == 1)
+        #expect(excerpt.hasPrefix("S1 ") && excerpt.contains("truncated"))
+        // Without knowing the stream's end, every later session waits behind it to the end.
+        #expect(open.beforeTheEnd == 0)
         #expect(closed.beforeTheEnd >= 25)
+    }
+
+    @Test("a stream that goes on in another file after a long silence stays one session")
+    func continuedInAnotherFile() throws {
+        let open = Self.run(wholeBundle: false, continued: true)
+        let learned = Self.run(wholeBundle: true, continued: true)
+        #expect(learned.sessions == open.sessions)
+        let excerpt = try #require(learned.sessions.first { $0.contains(" 812 ") })
+        // Ended by its own finishing line ten minutes on, with all 23 of its lines.
+        #expect(excerpt.hasPrefix("S1 ") && excerpt.contains(" completed ") && excerpt.hasSuffix(" 23"), "\(excerpt)")
+        // Handed on when its end line came, as without learning.
+        #expect(learned.beforeTheEnd == open.beforeTheEnd && learned.beforeTheEnd > 20)
     }
 }
 

@@ -6,9 +6,9 @@
 ///   of the same process name in the same file (a new extension pid) has started and the old process has
 ///   written nothing for `idleHorizon` of log time. It closes as the log leaves it
 ///   (`truncated`, ended at its last line: what the whole-bundle view concludes when that
-///   process never writes again). So does one whose file has ended (`fileEnds`: the logs
-///   have passed that file's last line) and whose process has been silent as long: no line
-///   of its own can come any more. Any other session stays open to the end.
+///   process never writes again). So does one whose stream has no line to come (the whole
+///   bundle was learned first: `learnsWholeBundle`) and has been silent as long. Any other
+///   session stays open to the end.
 /// - Host-app and system lines join the session whose span holds them, else the next session
 ///   to start within `attachBeforeMicros` (`SessionSpansTests` holds it to a scan of every
 ///   session): a line is placed once the logs
@@ -23,13 +23,16 @@ public struct SessionStream {
     public var idleHorizon: Int64 = 60_000_000
     /// Lines of a process this long after its session ended still join that session.
     public var afterEnd: Int64 = 30_000_000
-    /// The time of each file's last line, by file index, when the whole bundle is read before
-    /// its sessions are built (empty otherwise). A stream is one file's lines, so an open
-    /// session whose file the logs have passed gets no line of its own any more: silent for
-    /// `idleHorizon`, it closes as a superseded one does. (A ticket's short excerpt cut
-    /// mid-session beside a whole day's log kept every later session waiting behind it to the
-    /// end, parked on disk.)
-    public var fileEnds: [Int64?] = []
+    /// Set before `learn` sees the whole bundle (read whole before its sessions are built):
+    /// it then also notes when each stream's last line is (`lastLines`). An open session
+    /// whose stream has no line to come and has been silent for `idleHorizon` closes as a
+    /// superseded one does. (A ticket's short excerpt cut mid-session beside a whole day's log
+    /// kept every later session waiting behind it to the end, parked on disk.) A stream named
+    /// by pid runs through every file that has its lines, so it is the stream's end that
+    /// counts, not its file's.
+    public var learnsWholeBundle = false
+    var lastLineAt: [String: Int] = [:]
+    var lastLines: [Int64?] = []
 
     /// Which (process, pid) streams are extension processes, from a first pass over the events
     /// (as `SessionBuilder.build`): a kill can name a process before its own lines are seen.
@@ -43,6 +46,8 @@ public struct SessionStream {
         var process: String?
         var path: String
         var key: String
+        /// Where its last line's time is kept (`lastLines`), when learning notes it.
+        var index = -1
         func same(_ pid: Int?, _ process: String?, _ path: String) -> Bool {
             pid == self.pid && process == self.process && (pid != nil || path == self.path)
         }
@@ -53,8 +58,9 @@ public struct SessionStream {
         private var slots: [StreamOf] = []
         private var next = 0
         static let size = 8
-        func key(_ pid: Int?, _ process: String?, _ path: String) -> String? {
-            for k in slots.indices where slots[k].same(pid, process, path) { return slots[k].key }
+        func key(_ pid: Int?, _ process: String?, _ path: String) -> String? { find(pid, process, path)?.key }
+        func find(_ pid: Int?, _ process: String?, _ path: String) -> StreamOf? {
+            for k in slots.indices where slots[k].same(pid, process, path) { return slots[k] }
             return nil
         }
         mutating func note(_ s: StreamOf) {
@@ -86,8 +92,6 @@ public struct SessionStream {
         var end: Int64?
         /// The file of its first line, for untimed sessions.
         var path: String?
-        /// The same file's index (`fileEnds`).
-        var fileIndex: Int?
         var process: String?
         /// A newer session with the same key supersedes this one: the same process name in
         /// the same file (one device's log; another file may be another device).
@@ -135,22 +139,53 @@ public struct SessionStream {
         for i in events.indices where events[i].side == .extension {
             let pid = events[i].pid, process = events[i].process
             // The same process as the line before (most lines): nothing new to learn.
-            if let last = lastLearned, last.same(pid, process, events[i].source.path) { continue }
+            if let last = lastLearned, last.same(pid, process, events[i].source.path) {
+                if learnsWholeBundle, let t = events[i].lastTime { runLast = max(runLast ?? t, t) }
+                continue
+            }
+            noteRunEnd()
             // One string per stream, shared by every table that names it; the last few are
             // remembered, so that alternating processes do not build and hash it per line.
-            let k: String
-            if let known = learned.key(pid, process, events[i].source.path) {
-                k = known
+            var of: StreamOf
+            if let known = learned.find(pid, process, events[i].source.path) {
+                of = known
             } else {
-                k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
+                let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
                     .memberAfterInsert
-                learned.note(StreamOf(pid: pid, process: process, path: events[i].source.path, key: k))
+                of = StreamOf(pid: pid, process: process, path: events[i].source.path, key: k)
+                if learnsWholeBundle { of.index = lastLineIndex(k) }
+                learned.note(of)
             }
+            let k = of.key
             // The stream of the latest line of a pid or process name is the one a kill names.
-            lastLearned = StreamOf(pid: pid, process: process, path: events[i].source.path, key: k)
+            lastLearned = of
+            if learnsWholeBundle { runLast = events[i].lastTime }
             if let pid { keyByPid[pid] = k }
             if let process { keyByProcess[process] = k }
         }
+        noteRunEnd()
+    }
+
+    /// The time of the last line of the run of one stream's lines just learned (consecutive
+    /// lines of one process: noted once per run, not per line).
+    var runLast: Int64?
+    private mutating func noteRunEnd() {
+        guard let t = runLast, let i = lastLearned?.index, i >= 0 else { return }
+        noteLastLine(i, t)
+        runLast = nil
+    }
+
+    /// Where the time of stream `key`'s last line is kept (by number: a run of lines notes it
+    /// without hashing the key).
+    private mutating func lastLineIndex(_ key: String) -> Int {
+        if let i = lastLineAt[key] { return i }
+        lastLines.append(nil)
+        lastLineAt[key] = lastLines.count - 1
+        return lastLines.count - 1
+    }
+
+    private mutating func noteLastLine(_ i: Int, _ t: Int64) {
+        if lastLines[i].map({ t > $0 }) ?? true { lastLines[i] = t }
     }
 
     /// What `other` learned (`learn`), instead of what this one did.
@@ -160,6 +195,9 @@ public struct SessionStream {
         keyByProcess = other.keyByProcess
         learned = other.learned
         lastLearned = other.lastLearned
+        learnsWholeBundle = other.learnsWholeBundle
+        lastLineAt = other.lastLineAt
+        lastLines = other.lastLines
     }
 
     /// What `learn` would learn from the lines `l` saw, in time order.
@@ -167,7 +205,10 @@ public struct SessionStream {
         func key(_ s: StreamLearning.Stream) -> String {
             extensionKeys.insert(SessionBuilder.streamKey(process: s.process, pid: s.pid, path: s.path ?? "")).memberAfterInsert
         }
-        for s in l.streams { _ = key(s) }
+        for s in l.streams {
+            let k = key(s)
+            if learnsWholeBundle, let t = l.lastTime[s] { noteLastLine(lastLineIndex(k), t) }
+        }
         for (pid, latest) in l.byPid { keyByPid[pid] = key(latest.stream) }
         for (process, latest) in l.byProcess { keyByProcess[process] = key(latest.stream) }
     }
@@ -203,7 +244,7 @@ public struct SessionStream {
             s.sessions[n].id = "S\(nextSeq)"
             s.sessions[n].seq = nextSeq
             live.append(Live(key: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.source.path,
-                             fileIndex: s.sessions[n].events.first?.fileIndex, process: s.sessions[n].process))
+                             process: s.sessions[n].process))
             if let p = live.last!.supersedeKey { newestByProcess[p] = nextSeq }
             nextSeq += 1
         }
@@ -344,21 +385,22 @@ public struct SessionStream {
         return newest > l.seq
     }
 
-    /// The logs have passed the last line of the session's file.
-    func fileEnded(_ l: Live) -> Bool {
-        guard let f = l.fileIndex, f < fileEnds.count, let end = fileEnds[f] else { return false }
-        return now > end
+    /// The logs have passed the last line of the session's stream (known when the whole
+    /// bundle was learned first).
+    func streamEnded(_ l: Live) -> Bool {
+        guard let i = lastLineAt[l.key], let last = lastLines[i] else { return false }
+        return now > last
     }
 
     mutating func sweep(final: Bool, emit: (Session) -> Void) {
-        // Open sessions of processes that ended (superseded or their file ended, then silent)
+        // Open sessions of processes that ended (superseded or no line to come, then silent)
         // close as the log leaves them.
         if !final {
             // By index: iterating `live` itself would hold it while `noteEnd` changes it (a
             // copy of the whole list each time).
             for i in live.indices where !live[i].ended {
                 let l = live[i]
-                guard let own = l.lastOwn, now - own > idleHorizon, superseded(l) || fileEnded(l), var s = streams[l.key]
+                guard let own = l.lastOwn, now - own > idleHorizon, superseded(l) || streamEnded(l), var s = streams[l.key]
                 else { continue }
                 builder.finish(&s)
                 s.phase = .ended
@@ -500,27 +542,34 @@ struct StreamLearning {
     private(set) var streams = Set<Stream>()
     private(set) var byPid: [Int: (at: At, stream: Stream)] = [:]
     private(set) var byProcess: [String: (at: At, stream: Stream)] = [:]
+    /// The time of each stream's last line (`SessionStream.lastLines`).
+    private(set) var lastTime: [Stream: Int64] = [:]
 
     mutating func see(_ events: [Event]) {
         // Consecutive lines of one stream (most lines) are noted once, at the latest of them.
         var last: Stream?
         var lastAt: At = (0, 0, 0)
+        var lastT: Int64?
         for i in events.indices where events[i].side == .extension {
             let pid = events[i].pid, process = events[i].process
             let at = Analyzer.orderKey(events[i])
+            let t = events[i].lastTime
             if let l = last, l.pid == pid, l.process == process, pid != nil || l.path == events[i].source.path {
                 if lastAt < at { lastAt = at }
+                if let t { lastT = max(lastT ?? t, t) }
                 continue
             }
-            if let l = last { note(l, lastAt) }
+            if let l = last { note(l, lastAt, lastT) }
             last = Stream(pid: pid, process: process, path: pid == nil ? events[i].source.path : nil)
             lastAt = at
+            lastT = t
         }
-        if let l = last { note(l, lastAt) }
+        if let l = last { note(l, lastAt, lastT) }
     }
 
-    private mutating func note(_ s: Stream, _ at: At) {
+    private mutating func note(_ s: Stream, _ at: At, _ t: Int64?) {
         streams.insert(s)
+        if let t, lastTime[s].map({ t > $0 }) ?? true { lastTime[s] = t }
         if let pid = s.pid, byPid[pid].map({ $0.at < at }) ?? true { byPid[pid] = (at, s) }
         if let p = s.process, byProcess[p].map({ $0.at < at }) ?? true { byProcess[p] = (at, s) }
     }
