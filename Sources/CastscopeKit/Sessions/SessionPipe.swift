@@ -15,7 +15,8 @@ import Darwin
 /// Each item is `prepare`d on one of `workers` threads (with more than one, several items at
 /// once, in no order), then `commit`ted in the order handed, one at a time, by whichever worker
 /// finds it next in line (nobody waits for an earlier item: its worker commits the later ones
-/// that are ready). Items in hand count towards `capacity`. The workers are woken once
+/// that are ready). Prepared items waiting for their turn count towards `capacity` (the items
+/// being prepared, one per worker, do not: with one worker, as before). The workers are woken once
 /// `wakeAfter` items wait (or the sender would wait, or the pipe closes): a wake-up per item
 /// costs more than a small item's work.
 final class OrderedPipe<Item, Done>: @unchecked Sendable {
@@ -70,8 +71,8 @@ final class OrderedPipe<Item, Done>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Items waiting or in hand (under the lock).
-    private var held: Int { waiting.count - head + taken - committed }
+    /// Items waiting to be taken or to be committed (under the lock).
+    private var held: Int { waiting.count - head + ready.count }
 
     /// Hands an item on (waits while the pipe is full; an empty pipe takes any item).
     func put(_ s: Item) {
@@ -109,6 +110,10 @@ final class OrderedPipe<Item, Done>: @unchecked Sendable {
             head = 0
         }
         taken += 1
+        if senderWaits {
+            senderWaits = false
+            pthread_cond_signal(roomWait)
+        }
         return (taken - 1, s)
     }
 
