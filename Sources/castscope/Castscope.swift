@@ -514,7 +514,7 @@ struct Analyze: ParsableCommand {
             let text: String
             switch t.format {
             case .json:
-                if let error = OutputWriter.write(JSONReport.renderBytes(shown), to: t) {
+                if let error = JSONReport.renderBuffer(shown).withUnsafeBytes({ OutputWriter.write(UnsafeRawBufferPointer($0), to: t) }) {
                     printError("\(error)")
                     writeFailed = true
                 }

@@ -116,8 +116,8 @@ final class StreamedReport {
         r.sessionBlock(s, findings: findings, into: &block)
         if r.width != nil { return Array(terminal(r, block.string).utf8) }
         var sanitized: [UInt8] = []
-        sanitized.reserveCapacity(block.bytes.count + 64)
-        block.bytes.withUnsafeBufferPointer { Sanitize.terminal($0, styles: r.color, into: &sanitized) }
+        sanitized.reserveCapacity(block.count + 64)
+        block.withUnsafeBytes { Sanitize.terminal($0, styles: r.color, into: &sanitized) }
         return sanitized
     }
 

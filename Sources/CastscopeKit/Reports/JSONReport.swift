@@ -10,11 +10,17 @@ public enum JSONReport {
     public static let schema = "castscope.report/2"
 
     public static func render(_ r: AnalysisReport, provenance: Provenance = .current()) -> String {
-        String(decoding: renderBytes(r, provenance: provenance), as: UTF8.self)
+        renderBuffer(r, provenance: provenance).string
     }
 
-    /// The document as UTF-8 bytes (what the CLI writes: no `String` of the whole report).
+    /// The document as UTF-8 bytes.
     public static func renderBytes(_ r: AnalysisReport, provenance: Provenance = .current()) -> [UInt8] {
+        renderBuffer(r, provenance: provenance).bytes
+    }
+
+    /// The document in the buffer it was written into (what the CLI writes: neither a
+    /// `String` nor a second copy of the whole report).
+    public static func renderBuffer(_ r: AnalysisReport, provenance: Provenance = .current()) -> OutputBuffer {
         var w = JSONWriter(capacity: 1 << 16)
         documentBody(&w, r, provenance: provenance, sessionsWrittenElsewhere: nil)
         return w.takeLine()

@@ -39,7 +39,7 @@ public struct JSONWriter {
 
     private mutating func drain() {
         guard let sink, !out.isEmpty else { return }
-        if !failed && !sink(out.bytes[...]) { failed = true }
+        if !failed && !out.withUnsafeBytes({ sink(ArraySlice($0)) }) { failed = true }
         drained += out.count
         out.removeAll()
     }
@@ -62,9 +62,9 @@ public struct JSONWriter {
 
     /// The document with a final newline, taken out of the writer (not copied: a report's
     /// document can be tens of megabytes).
-    public mutating func takeLine() -> [UInt8] {
+    public mutating func takeLine() -> OutputBuffer {
         out.byte(0x0A)
-        let b = out.bytes
+        let b = out
         out = OutputBuffer()
         return b
     }
@@ -146,6 +146,6 @@ public struct JSONWriter {
         q.append(s.path)
         q.byte(UInt8(ascii: ":"))
         q.int(s.line)
-        q.bytes.withUnsafeBytes { out.jsonString($0) }
+        q.withUnsafeBytes { out.jsonString(UnsafeRawBufferPointer($0)) }
     }
 }

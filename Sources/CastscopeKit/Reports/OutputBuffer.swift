@@ -3,40 +3,101 @@
 /// byte copies). ASCII and UTF-8 text goes in as it is; escaping for JSON is a table lookup
 /// per byte; numbers and times are formatted straight into the buffer.
 public struct OutputBuffer: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    /// The bytes, in memory the buffer owns: an append is a bounds check and a copy (an
+    /// `Array`'s `append(contentsOf:)` went through its generic path, ~100 instructions a call,
+    /// and a report makes one per field). Copies of a buffer share it until one of them
+    /// writes (`isKnownUniquelyReferenced`), as an array's do.
+    final class Storage: @unchecked Sendable {
+        var base: UnsafeMutablePointer<UInt8>
+        var count = 0
+        var capacity: Int
 
-    public init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+        init(capacity: Int) {
+            self.capacity = max(capacity, 16)
+            base = .allocate(capacity: self.capacity)
+        }
 
-    public var count: Int { bytes.count }
-    public var isEmpty: Bool { bytes.isEmpty }
+        deinit { base.deallocate() }
+
+        func copy(minimumCapacity: Int) -> Storage {
+            let s = Storage(capacity: max(minimumCapacity, capacity))
+            s.base.update(from: base, count: count)
+            s.count = count
+            return s
+        }
+
+        func grow(to needed: Int) {
+            var c = capacity * 2
+            while c < needed { c *= 2 }
+            let b = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
+            b.update(from: base, count: count)
+            base.deallocate()
+            base = b
+            capacity = c
+        }
+    }
+    private var storage: Storage
+
+    public init(capacity: Int = 0) { storage = Storage(capacity: capacity) }
+
+    /// A copy of the bytes (`withUnsafeBytes` lends them without one).
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+    public var count: Int { storage.count }
+    public var isEmpty: Bool { storage.count == 0 }
     /// The text (one UTF-8 validation of the whole buffer).
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var string: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
-    public mutating func removeAll(keepingCapacity: Bool = true) { bytes.removeAll(keepingCapacity: keepingCapacity) }
+    public func withUnsafeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: storage.base, count: storage.count))
+    }
 
-    @inline(__always) public mutating func byte(_ b: UInt8) { bytes.append(b) }
+    public mutating func removeAll(keepingCapacity: Bool = true) {
+        if keepingCapacity && isKnownUniquelyReferenced(&storage) {
+            storage.count = 0
+        } else {
+            storage = Storage(capacity: keepingCapacity ? storage.capacity : 0)
+        }
+    }
+
+    /// Room for `n` more bytes, written by the caller at the returned place (then `count`
+    /// is moved on by `n`).
+    @inline(__always) private mutating func room(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage.copy(minimumCapacity: storage.count + n)
+        } else if storage.count + n > storage.capacity {
+            storage.grow(to: storage.count + n)
+        }
+        return storage.base + storage.count
+    }
+
+    @inline(__always) public mutating func byte(_ b: UInt8) {
+        room(1).pointee = b
+        storage.count += 1
+    }
 
     /// A literal or any string's UTF-8 bytes (a native string's are contiguous: one copy).
     @inline(__always) public mutating func append(_ s: String) {
         var s = s
-        s.withUTF8 { bytes.append(contentsOf: $0) }
+        s.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
-    public mutating func append(_ b: UnsafeRawBufferPointer) { bytes.append(contentsOf: b) }
-    public mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 { bytes.append(contentsOf: s) }
+    public mutating func append(_ b: UnsafeRawBufferPointer) {
+        let n = b.count
+        guard n > 0, let from = b.baseAddress else { return }
+        room(n).update(from: from.assumingMemoryBound(to: UInt8.self), count: n)
+        storage.count += n
+    }
+
+    public mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 {
+        if let done: Void = s.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) { return done }
+        for b in s { byte(b) }
+    }
 
     public mutating func repeating(_ b: UInt8, count: Int) {
         guard count > 0 else { return }
-        // One copy from a run of spaces (indentation, padding: nearly every call), not a
-        // generic append of a repeated element.
-        if b == 0x20 && count <= OutputBuffer.spaces.count {
-            OutputBuffer.spaces.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-            return
-        }
-        bytes.append(contentsOf: repeatElement(b, count: count))
+        room(count).update(repeating: b, count: count)
+        storage.count += count
     }
-
-    private static let spaces = [UInt8](repeating: 0x20, count: 128)
 
     // MARK: numbers
 
@@ -62,7 +123,7 @@ public struct OutputBuffer: Sendable {
                 n /= 10
                 k += 1
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: d[(24 - k)...]))
+            append(UnsafeRawBufferPointer(rebasing: d[(24 - k)...]))
         }
     }
 
@@ -169,7 +230,7 @@ public struct OutputBuffer: Sendable {
         while i < n {
             let b = u[i]
             if table[Int(b)] == 0 { i += 1; continue }
-            if i > runStart { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: u[runStart..<i])) }
+            if i > runStart { append(UnsafeRawBufferPointer(rebasing: u[runStart..<i])) }
             switch b {
             case UInt8(ascii: "\""): append("\\\"")
             case UInt8(ascii: "\\"): append("\\\\")
@@ -184,7 +245,7 @@ public struct OutputBuffer: Sendable {
             i += 1
             runStart = i
         }
-        if n > runStart { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: u[runStart..<n])) }
+        if n > runStart { append(UnsafeRawBufferPointer(rebasing: u[runStart..<n])) }
         byte(UInt8(ascii: "\""))
     }
 
