@@ -86,3 +86,64 @@ struct HotPathTests {
         for (us, text) in expected { #expect(Fmt.duration(us) == text, "\(us)") }
     }
 }
+
+/// `OutputBuffer` owns its bytes: copies share them until one writes, and every way of
+/// appending gives what an array of the same appends holds.
+@Suite("Output buffer")
+struct OutputBufferTests {
+    @Test("copies are values: writing one leaves the other as it was")
+    func copiesAreValues() {
+        var a = OutputBuffer(capacity: 4)
+        a.append("abc")
+        let b = a
+        var c = a
+        a.append("def")
+        c.byte(UInt8(ascii: "!"))
+        #expect(a.string == "abcdef")
+        #expect(b.string == "abc")
+        #expect(c.string == "abc!")
+        var d = a
+        d.removeAll()
+        #expect(d.isEmpty && a.string == "abcdef")
+        d.append("x")
+        #expect(d.string == "x" && a.string == "abcdef")
+    }
+
+    @Test("appends of every kind and size, past many growths, match an array's", arguments: [0, 1, 16, 1000])
+    func appendsMatchAnArray(capacity: Int) {
+        var rng = SystemRandomNumberGenerator()
+        var b = OutputBuffer(capacity: capacity)
+        var expected: [UInt8] = []
+        for _ in 0..<3000 {
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0:
+                let x = UInt8.random(in: 0...255, using: &rng)
+                b.byte(x)
+                expected.append(x)
+            case 1:
+                let s = String(repeating: "é", count: Int.random(in: 0..<40, using: &rng))
+                b.append(s)
+                expected += Array(s.utf8)
+            case 2:
+                let n = Int.random(in: 0..<300, using: &rng)
+                b.repeating(0x20, count: n)
+                expected += [UInt8](repeating: 0x20, count: n)
+            case 3:
+                let v = Int.random(in: Int.min...Int.max, using: &rng)
+                b.int(v)
+                expected += Array(String(v).utf8)
+            case 4:
+                let raw = (0..<Int.random(in: 0..<5000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                raw.withUnsafeBytes { b.append($0) }
+                expected += raw
+            default:
+                let seq = (0..<Int.random(in: 0..<20, using: &rng)).lazy.map { UInt8($0) }
+                b.append(contentsOf: seq)
+                expected += Array(seq)
+            }
+        }
+        #expect(b.count == expected.count)
+        #expect(b.bytes == expected)
+        b.withUnsafeBytes { #expect(Array($0) == expected) }
+    }
+}
