@@ -31,6 +31,11 @@ public final class LineReader {
 
     deinit { buffer.deallocate() }
 
+    /// Bytes asked of the source per read: few enough that they are still in the core's
+    /// cache when the lines are scanned (the whole 1.25 MB buffer at once was 2.5 % slower on
+    /// a 256 MB log with few matches, 30 interleaved runs).
+    static let readSize = 256 << 10
+
     public var consumedOffset: UInt64 { source.consumedOffset }
 
     /// Moves unread bytes to the front and reads more. Returns false at end of stream.
@@ -44,7 +49,7 @@ public final class LineReader {
             end = remaining
         }
         if end == buffer.count { return true }
-        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
+        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end..<min(buffer.count, end + Self.readSize)]))
         if n == 0 { eof = true; return false }
         end += n
         return true
