@@ -70,7 +70,7 @@ enum ClickHouseAnalyzeExport {
     /// without `--clickhouse`, or when the bundle id needs the report: standard input).
     static func stream(_ options: ClickHouseOptions, digest: Worker<String>?) -> (() -> ClickHouseStreamExport)? {
         guard let target = options.target(), let digest else { return nil }
-        return { ClickHouseStreamExport(export(options, target), bundleId: digest.join()) }
+        return { ClickHouseStreamExport(export(options, target), bundleIdIfKnown: digest.poll, waitForBundleId: digest.join) }
     }
 
     static func run(_ options: ClickHouseOptions, report: AnalysisReport, paths: [String], digest: Worker<String>? = nil,

@@ -193,3 +193,46 @@ struct ClickHouseStreamTests {
         }
     }
 }
+
+/// The bundle's id is its files' digest, read on a thread of its own: sessions handed on
+/// before it is known wait (at most `maxWaiting`, then the next one waits for the id) and their
+/// rows are made once it is, the same rows as with the id known from the start.
+@Suite("ClickHouse rows before the bundle id is known")
+struct ClickHouseDeferredIdTests {
+    @Test("the same files whether the id is known at once, after 40 sessions, or only at the end")
+    func sameRowsWhenTheIdComesLate() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try manySessionsLog(120, in: dir)
+        var handed: [(Session, [Finding])] = []
+        let analyzer = try Analyzer(registry: try ParserRegistry.builtin())
+        analyzer.keepsSessionFindings = false
+        analyzer.onSession = { s, f in handed.append((s, f)) }
+        let report = analyzer.analyze([log.path])
+        #expect(handed.count == 120)
+        func export(_ name: String, maxWaiting: Int, knownAfter: Int?) throws -> [String: Data] {
+            let out = dir.appendingPathComponent(name)
+            var polls = 0, waits = 0
+            let stream = ClickHouseStreamExport(ClickHouseExport(target: try ClickHouseTarget.parse("file://" + out.path)),
+                                                bundleIdIfKnown: {
+                                                    polls += 1
+                                                    return knownAfter.map { polls > $0 } == true ? "bundle-1" : nil
+                                                }, waitForBundleId: { waits += 1; return "bundle-1" })
+            stream.maxWaiting = maxWaiting
+            for (s, f) in handed { stream.add(s, f) }
+            #expect(stream.finish(report).failed.isEmpty)
+            #expect(waits == (knownAfter == nil ? 1 : 0), "\(name): waited \(waits) times")
+            var files: [String: Data] = [:]
+            for table in ClickHouseSchema.tables { files[table] = try Data(contentsOf: out.appendingPathComponent(table + ".jsonl")) }
+            return files
+        }
+        let atOnce = try export("at-once", maxWaiting: 256, knownAfter: 0)
+        #expect(atOnce["castscope_sessions"].map { String(decoding: $0, as: UTF8.self).split(separator: "\n").count } == 120)
+        #expect(try export("after-40", maxWaiting: 256, knownAfter: 40) == atOnce)
+        // Never known by polling: the 256 allowed to wait are more than the sessions, so the
+        // id is waited for once, at the end.
+        #expect(try export("at-the-end", maxWaiting: 256, knownAfter: nil) == atOnce)
+        // Never known by polling, and only 10 may wait: the 11th session waits for it.
+        #expect(try export("waited-for", maxWaiting: 10, knownAfter: nil) == atOnce)
+    }
+}

@@ -225,7 +225,17 @@ final class BatchSender {
 /// whole report (`ClickHouseStreamTests` compares the files).
 public final class ClickHouseStreamExport: @unchecked Sendable {
     let export: ClickHouseExport
-    let rows: ClickHouseRows
+    /// Made once the bundle's id is known.
+    var rows: ClickHouseRows!
+    /// The bundle's id, if known yet (its digest reads every input once more, on a thread of
+    /// its own), and a wait for it.
+    let bundleIdIfKnown: () -> String?
+    let waitForBundleId: () -> String
+    /// Sessions handed on before the id was known: their rows are made once it is (waiting
+    /// for it held every session back, and with them the readers). At most `maxWaiting`; then
+    /// the next session waits for the id.
+    var waiting: [(Session, [Finding])] = []
+    public var maxWaiting = 256
     let sessionsOut: BatchSender, eventsOut: BatchSender, findingsOut: BatchSender, inputsOut: BatchSender
     var sessions = ClickHouseRowBuffer()
     var events = ClickHouseRowBuffer()
@@ -237,10 +247,15 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
     /// The earliest time seen (the inputs' partition).
     var earliest: Int64?
 
-    public init(_ export: ClickHouseExport, bundleId: String) {
+    public convenience init(_ export: ClickHouseExport, bundleId: String) {
+        self.init(export, bundleIdIfKnown: { bundleId }, waitForBundleId: { bundleId })
+    }
+
+    public init(_ export: ClickHouseExport, bundleIdIfKnown: @escaping () -> String?, waitForBundleId: @escaping () -> String) {
         self.export = export
+        self.bundleIdIfKnown = bundleIdIfKnown
+        self.waitForBundleId = waitForBundleId
         export.target.prepare()
-        rows = ClickHouseRows(bundleId: bundleId)
         sessionsOut = BatchSender(export, table: "castscope_sessions")
         eventsOut = BatchSender(export, table: "castscope_events")
         findingsOut = BatchSender(export, table: "castscope_findings")
@@ -253,6 +268,26 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
 
     /// One session handed on, with its findings.
     public func add(_ s: Session, _ found: [Finding]) {
+        if rows == nil {
+            if let id = bundleIdIfKnown() ?? (waiting.count >= maxWaiting ? waitForBundleId() : nil) {
+                start(bundleId: id)
+            } else {
+                waiting.append((s, found))
+                return
+            }
+        }
+        rowsOf(s, found)
+    }
+
+    /// The id is known: the rows of the sessions that waited for it, in order.
+    func start(bundleId: String) {
+        rows = ClickHouseRows(bundleId: bundleId)
+        let before = waiting
+        waiting = []
+        for (s, found) in before { rowsOf(s, found) }
+    }
+
+    func rowsOf(_ s: Session, _ found: [Finding]) {
         let id = rows.sessionId(s)
         note(s.start ?? s.events.first?.time)
         rows.session(s, id: id, clock: nil, findingKinds: found.map(\.kind), into: &sessions)
@@ -272,6 +307,7 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
     /// The rest (lines outside sessions, the bundle's findings, the inputs), then waits for
     /// every insert.
     public func finish(_ report: AnalysisReport) -> ClickHouseExport.Result {
+        if rows == nil { start(bundleId: waitForBundleId()) }
         let batch = export.batchRows
         for e in report.unattached {
             note(e.time)

@@ -7,15 +7,24 @@ import Darwin
 /// A job on its own pthread, joined for its result: the export overlaps compressing and
 /// sending one batch with building the next, and the bundle digest with the analysis.
 public final class Worker<T>: @unchecked Sendable {
-    final class Slot: @unchecked Sendable { var value: T? }
+    final class Slot: @unchecked Sendable {
+        var value: T?
+        let lock = NSLockLite()
+    }
     private let slot = Slot()
     private var thread: pthread_t?
 
     public init(_ body: @escaping () -> T) {
         let slot = self.slot
-        thread = spawnJoinable(ThreadJob { slot.value = body() })
+        thread = spawnJoinable(ThreadJob {
+            let v = body()
+            slot.lock.locked { slot.value = v }
+        })
         if thread == nil { slot.value = body() }  // no thread: do it now
     }
+
+    /// What the job returned if it has finished, without waiting.
+    public func poll() -> T? { slot.lock.locked { slot.value } }
 
     /// Waits for the job and returns what it returned.
     public func join() -> T {
