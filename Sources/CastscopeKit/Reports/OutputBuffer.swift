@@ -93,6 +93,21 @@ public struct OutputBuffer: Sendable {
         for b in s { byte(b) }
     }
 
+    /// `,"k":` (without the comma before a container's first member) in one step: a key that
+    /// needs no escaping (a literal of castscope's own; a byte at a time was five appends).
+    public mutating func jsonKey(_ k: StaticString, comma: Bool) {
+        k.withUTF8Buffer { key in
+            let n = key.count, c = comma ? 1 : 0
+            let p = room(n + 3 + c)
+            if comma { p[0] = UInt8(ascii: ",") }
+            p[c] = UInt8(ascii: "\"")
+            if let from = key.baseAddress { (p + c + 1).update(from: from, count: n) }
+            p[c + 1 + n] = UInt8(ascii: "\"")
+            p[c + 2 + n] = UInt8(ascii: ":")
+            storage.count += n + 3 + c
+        }
+    }
+
     public mutating func repeating(_ b: UInt8, count: Int) {
         guard count > 0 else { return }
         room(count).update(repeating: b, count: count)
@@ -114,17 +129,22 @@ public struct OutputBuffer: Sendable {
 
     public mutating func unsigned(_ v: UInt) {
         if v < 10 { byte(0x30 + UInt8(v)); return }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: enough for 20 digits
-        var n = v
-        var k = 0
-        withUnsafeMutableBytes(of: &digits) { d in
-            while n > 0 {
-                d[23 - k] = 0x30 + UInt8(n % 10)
-                n /= 10
-                k += 1
-            }
-            append(UnsafeRawBufferPointer(rebasing: d[(24 - k)...]))
+        // The digits counted first, then written in place from the last one.
+        var len = 1
+        var p: UInt = 10
+        while len < 20 && v >= p {
+            len += 1
+            if len < 20 { p = p &* 10 }
         }
+        let to = room(len)
+        var n = v
+        var i = len
+        while i > 0 {
+            i -= 1
+            to[i] = 0x30 + UInt8(n % 10)
+            n /= 10
+        }
+        storage.count += len
     }
 
     /// `v` with at least `width` digits, zero-padded (non-negative values).
@@ -223,6 +243,21 @@ public struct OutputBuffer: Sendable {
     }
 
     private mutating func jsonString(_ u: UnsafeRawBufferPointer, _ table: UnsafeBufferPointer<UInt8>) {
+        // Nothing to escape (nearly every string): quotes and the bytes in one step.
+        var clean = true
+        for b in u where table[Int(b)] != 0 {
+            clean = false
+            break
+        }
+        if clean {
+            let n = u.count
+            let to = room(n + 2)
+            to[0] = UInt8(ascii: "\"")
+            if n > 0, let from = u.baseAddress { (to + 1).update(from: from.assumingMemoryBound(to: UInt8.self), count: n) }
+            to[n + 1] = UInt8(ascii: "\"")
+            storage.count += n + 2
+            return
+        }
         byte(UInt8(ascii: "\""))
         var runStart = 0
         var i = 0
