@@ -95,15 +95,16 @@ public struct ClickHouseRows {
         self.version = version
     }
 
-    /// Severity of a recognized line (OpenTelemetry's numbers: INFO 9, WARN 13, ERROR 17).
     /// `severity(kind)` of a coded kind, worked out once per code (the string tests were ~700
     /// instructions a row).
     static let severityByCode: [(String, Int64)] = KindCode.allCases.map { severity($0.name) }
 
+    /// An event's `severity(kind)`, by its kind's code when it has one.
     static func severity(_ e: Event) -> (String, Int64) {
         e.code == .other ? severity(e.kind) : severityByCode[Int(e.code.rawValue)]
     }
 
+    /// Severity of a recognized line (OpenTelemetry's numbers: INFO 9, WARN 13, ERROR 17).
     public static func severity(_ kind: String) -> (String, Int64) {
         if kind.hasSuffix("error") || kind.hasSuffix("failed") || kind.hasPrefix("extension.killed") || kind.hasSuffix("gave_up") {
             return ("ERROR", 17)
