@@ -76,15 +76,12 @@ public struct JSONWriter {
     }
 
     private mutating func prefix(_ key: String?) {
-        if needComma[needComma.count - 1] { out.byte(UInt8(ascii: ",")) }
-        needComma[needComma.count - 1] = true
-        if indent > 0 || !out.isEmpty || drained > 0 { out.byte(0x0A) }
-        out.repeating(0x20, count: 2 * indent)
-        if let key {
-            out.jsonString(key)
-            out.byte(UInt8(ascii: ":"))
-            out.byte(0x20)
-        }
+        let last = needComma.count - 1
+        let comma = needComma[last]
+        needComma[last] = true
+        // (After a comma the buffer is not empty: a newline.)
+        let newline = comma || indent > 0 || !out.isEmpty || drained > 0
+        out.jsonMemberPrefix(comma: comma, newline: newline, indent: 2 * indent, key: key)
     }
 
     public mutating func open(_ key: String? = nil, array: Bool = false) {

@@ -108,6 +108,51 @@ public struct OutputBuffer: Sendable {
         }
     }
 
+    /// What comes before a value in a pretty-printed JSON container: `,` (after a sibling), a
+    /// newline and `indent` spaces, then `"key": ` for an object's member. In one step when the
+    /// key needs no escaping (nearly always: the writers' own names); else the key is escaped.
+    public mutating func jsonMemberPrefix(comma: Bool, newline: Bool, indent: Int, key: String?) {
+        let lead = (comma ? 1 : 0) + (newline ? 1 : 0) + indent
+        func writeLead(_ p: UnsafeMutablePointer<UInt8>) {
+            var i = 0
+            if comma { p[i] = UInt8(ascii: ","); i += 1 }
+            if newline { p[i] = 0x0A; i += 1 }
+            if indent > 0 { (p + i).update(repeating: 0x20, count: indent) }
+        }
+        guard var key else {
+            if lead > 0 {
+                writeLead(room(lead))
+                storage.count += lead
+            }
+            return
+        }
+        key.withUTF8 { u in
+            let escape = OutputBuffer.jsonEscape
+            var clean = true
+            for b in u where escape[Int(b)] != 0 {
+                clean = false
+                break
+            }
+            guard clean else {
+                writeLead(room(lead))
+                storage.count += lead
+                jsonString(UnsafeRawBufferPointer(u))
+                byte(UInt8(ascii: ":"))
+                byte(0x20)
+                return
+            }
+            let n = u.count
+            let p = room(lead + n + 4)
+            writeLead(p)
+            p[lead] = UInt8(ascii: "\"")
+            if n > 0, let from = u.baseAddress { (p + lead + 1).update(from: from, count: n) }
+            p[lead + n + 1] = UInt8(ascii: "\"")
+            p[lead + n + 2] = UInt8(ascii: ":")
+            p[lead + n + 3] = 0x20
+            storage.count += lead + n + 4
+        }
+    }
+
     public mutating func repeating(_ b: UInt8, count: Int) {
         guard count > 0 else { return }
         room(count).update(repeating: b, count: count)
