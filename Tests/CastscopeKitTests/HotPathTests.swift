@@ -147,3 +147,44 @@ struct OutputBufferTests {
         b.withUnsafeBytes { #expect(Array($0) == expected) }
     }
 }
+
+/// `OutputBuffer.rfc3339` writes the common case (years 0–9999, offsets under 100 hours) in
+/// place, field by field; every time, against `gmtime_r` and plain string padding.
+@Suite("RFC 3339 times")
+struct RFC3339Tests {
+    static func pad(_ v: Int, _ width: Int) -> String {
+        let s = String(v)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+
+    static func reference(_ micros: Int64, offset: Int) -> String {
+        let unzoned = offset == Fmt.unzoned
+        let local = micros + Int64(unzoned ? 0 : offset) * 1_000_000
+        var secs = local / 1_000_000, us = local % 1_000_000
+        if us < 0 { us += 1_000_000; secs -= 1 }
+        var t = time_t(secs)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let y = Int(parts.tm_year) + 1900
+        var s = (y < 0 ? "-" : "") + pad(abs(y), 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2)
+        s += "T" + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2) + "." + pad(Int(us), 6)
+        if !unzoned { s += (offset < 0 ? "-" : "+") + pad(abs(offset) / 3600, 2) + ":" + pad(abs(offset) / 60 % 60, 2) }
+        return s
+    }
+
+    @Test("random instants from 5000 BC to AD 15000, offsets up to ±120 h, and unzoned")
+    func againstGmtime() {
+        var rng = SystemRandomNumberGenerator()
+        let year: Int64 = 31_556_952_000_000
+        var cases: [(Int64, Int)] = [(0, 0), (-1, 0), (1_773_306_000_171_905, 3600), (253_402_300_799_999_999, -(9 * 3600 + 30 * 60)),
+                                     (-62_135_596_800_000_000, 0), (-62_135_596_800_000_001, 0), (1_773_306_000_000_000, Fmt.unzoned)]
+        for _ in 0..<20_000 {
+            let micros = Int64.random(in: (-7000 * year)...(13_000 * year), using: &rng)
+            let offset = Int.random(in: 0..<10, using: &rng) == 0 ? Fmt.unzoned : Int.random(in: -432_000...432_000, using: &rng) / 60 * 60
+            cases.append((micros, offset))
+        }
+        for (micros, offset) in cases {
+            #expect(Fmt.rfc3339(micros, offset: offset) == Self.reference(micros, offset: offset), "\(micros) \(offset)")
+        }
+    }
+}
