@@ -109,6 +109,15 @@ struct OutputBufferTests {
         #expect(d.string == "x" && a.string == "abcdef")
     }
 
+    @Test("a line's source as a JSON string: escaped as the whole `path:line` string would be")
+    func sourceReference() {
+        for path in ["a.log", "dir/with \"quote\".log", "back\\slash\u{1}\u{7F}.log", "ünï ✓.log", ""] {
+            var w = JSONWriter(nestedAt: 0, first: true)
+            w.source(nil, SourceRef(path: path, line: 42))
+            #expect(w.text == JSONWriter.quote(path + ":42"), "\(path)")
+        }
+    }
+
     @Test("appends of every kind and size, past many growths, match an array's", arguments: [0, 1, 16, 1000])
     func appendsMatchAnArray(capacity: Int) {
         var rng = SystemRandomNumberGenerator()

@@ -139,10 +139,12 @@ public struct JSONWriter {
     public mutating func source(_ key: String?, _ s: SourceRef?) {
         prefix(key)
         guard let s else { out.append("null"); return }
-        var q = OutputBuffer()
-        q.append(s.path)
-        q.byte(UInt8(ascii: ":"))
-        q.int(s.line)
-        q.withUnsafeBytes { out.jsonString(UnsafeRawBufferPointer($0)) }
+        // The path as a JSON string, then `:line` inside its quotes (neither needs escaping):
+        // no buffer of its own per line.
+        out.jsonString(s.path)
+        out.dropLast()
+        out.byte(UInt8(ascii: ":"))
+        out.int(s.line)
+        out.byte(UInt8(ascii: "\""))
     }
 }

@@ -70,6 +70,13 @@ public struct OutputBuffer: Sendable {
         return storage.base + storage.count
     }
 
+    /// Takes back the last byte written (there must be one).
+    public mutating func dropLast() {
+        precondition(storage.count > 0, "dropLast on an empty buffer")
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy(minimumCapacity: storage.count) }
+        storage.count -= 1
+    }
+
     @inline(__always) public mutating func byte(_ b: UInt8) {
         room(1).pointee = b
         storage.count += 1
