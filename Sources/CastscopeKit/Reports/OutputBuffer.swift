@@ -134,13 +134,7 @@ public struct OutputBuffer: Sendable {
             return
         }
         key.withUTF8 { u in
-            let escape = OutputBuffer.jsonEscape
-            var clean = true
-            for b in u where escape[Int(b)] != 0 {
-                clean = false
-                break
-            }
-            guard clean else {
+            guard OutputBuffer.jsonEscape.withUnsafeBufferPointer({ Self.jsonClean(UnsafeRawBufferPointer(u), $0) }) else {
                 writeLead(room(lead))
                 storage.count += lead
                 jsonString(UnsafeRawBufferPointer(u))
@@ -320,12 +314,7 @@ public struct OutputBuffer: Sendable {
 
     private mutating func jsonString(_ u: UnsafeRawBufferPointer, _ table: UnsafeBufferPointer<UInt8>) {
         // Nothing to escape (nearly every string): quotes and the bytes in one step.
-        var clean = true
-        for b in u where table[Int(b)] != 0 {
-            clean = false
-            break
-        }
-        if clean {
+        if Self.jsonClean(u, table) {
             let n = u.count
             let to = room(n + 2)
             to[0] = UInt8(ascii: "\"")
@@ -361,6 +350,12 @@ public struct OutputBuffer: Sendable {
     }
 
     static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Whether `u` holds no byte a JSON string escapes (`table` is `jsonEscape`).
+    @inline(__always) static func jsonClean(_ u: UnsafeRawBufferPointer, _ table: UnsafeBufferPointer<UInt8>) -> Bool {
+        for b in u where table[Int(b)] != 0 { return false }
+        return true
+    }
 
     /// 1 for the bytes a JSON string must escape: `"`, `\`, C0 controls and DEL.
     static let jsonEscape: [UInt8] = (0..<256).map { b in
