@@ -372,7 +372,7 @@ public final class Analyzer {
             for i in mine.indices {
                 order += 1
                 mine[i].order = order
-                mine[i].source.line += lineOffset
+                mine[i].line += lineOffset
                 mine[i].fileIndex = fileIndex
                 if let r = mine[i].repeats, lineOffset != 0 { r.lines = r.lines.map { $0 + Int32(lineOffset) } }
             }
@@ -993,7 +993,7 @@ public final class Analyzer {
                         fewer.lastSecondOfDay = r.lastSecondOfDay
                         let first = keptLines[0]
                         if first < r.times.count { events[i].time = r.times[first] }
-                        events[i].source.line = Int(r.lines[first])
+                        events[i].line = Int(r.lines[first])
                         events[i].repeats = keptLines.count > 1 ? fewer : nil
                     }
                 } else if let t = events[i].time, !events[i].timeInferred {

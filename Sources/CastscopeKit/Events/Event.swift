@@ -17,11 +17,13 @@ public struct Event: Sendable {
         let process: String?
         let message: String
         let attrs: [(String, String)]
-        let source: SourceRef
+        /// The file of the line (its number is the event's own `line`, which changes when a
+        /// part of a file read apart is placed in it: a new `Text` per event, as it was).
+        let path: String
         /// `kind` as a number, for the tests made per line (`KindCode`).
         let code: KindCode
         init(kind: String, code: KindCode? = nil, sdk: String, process: String?, message: String, attrs: [(String, String)],
-             source: SourceRef)
+             path: String)
         {
             self.kind = kind
             self.code = code ?? KindCode(kind)
@@ -29,13 +31,13 @@ public struct Event: Sendable {
             self.process = process
             self.message = message
             self.attrs = attrs
-            self.source = source
+            self.path = path
         }
         func with(kind: String? = nil, sdk: String? = nil, process: String?? = nil, message: String? = nil,
-                  attrs: [(String, String)]? = nil, source: SourceRef? = nil) -> Text
+                  attrs: [(String, String)]? = nil, path: String? = nil) -> Text
         {
             Text(kind: kind ?? self.kind, code: kind == nil ? code : nil, sdk: sdk ?? self.sdk, process: process ?? self.process, message: message ?? self.message,
-                 attrs: attrs ?? self.attrs, source: source ?? self.source)
+                 attrs: attrs ?? self.attrs, path: path ?? self.path)
         }
     }
     private var text: Text
@@ -76,9 +78,16 @@ public struct Event: Sendable {
         set { text = text.with(attrs: newValue) }
     }
     public var source: SourceRef {
-        _read { yield text.source }
-        set { text = text.with(source: newValue) }
+        get { SourceRef(path: text.path, line: line) }
+        set {
+            if newValue.path != text.path { text = text.with(path: newValue.path) }
+            line = newValue.line
+        }
     }
+    /// `source.path`, read in place.
+    public var sourcePath: String { _read { yield text.path } }
+    /// `source.line`.
+    public var line: Int
     /// Position in reading order, for a stable sort.
     public var order: Int
     var parsedTime: ParsedTime?
@@ -91,7 +100,8 @@ public struct Event: Sendable {
          process: String?, pid: Int?, message: String, attrs: [(String, String)], source: SourceRef, order: Int,
          parsedTime: ParsedTime?, fileIndex: Int, repeats: Repeats? = nil)
     {
-        self.text = Text(kind: kind, code: code, sdk: sdk, process: process, message: message, attrs: attrs, source: source)
+        self.text = Text(kind: kind, code: code, sdk: sdk, process: process, message: message, attrs: attrs, path: source.path)
+        self.line = source.line
         self.time = time
         self.side = side
         self.displayOffset = displayOffset
@@ -116,7 +126,7 @@ public struct Event: Sendable {
     public var lastTime: Int64? { repeats?.times.last ?? time }
     public var lastSource: SourceRef {
         guard let r = repeats, let l = r.lines.last else { return source }
-        return SourceRef(path: source.path, line: Int(l))
+        return SourceRef(path: text.path, line: Int(l))
     }
 
     /// Calls `body` with the time and source of every line the event stands for, in order.
@@ -290,9 +300,9 @@ struct EventCompactor {
     /// The events before the last were handed on: relay stats runs start again.
     mutating func forgetOpenRuns() { openStats = [:] }
 
-    mutating func add(_ e: Event, to events: inout [Event]) {
+    mutating func add(_ e: consuming Event, to events: inout [Event]) {
         if continuesRun(code: e.code, message: e.message, pid: e.pid, process: e.process, fileIndex: e.fileIndex,
-                        time: e.parsedTime, line: e.source.line, in: &events)
+                        time: e.parsedTime, line: e.line, in: &events)
         {
             return
         }
@@ -316,7 +326,8 @@ struct EventCompactor {
     /// other line of that session between) joins it; anything else is appended. `add` uses it for
     /// each line; the parts of a file read apart (ranges, stretches, each compacted on its own)
     /// go through it in file order, so that a run they cut is folded as one reader folds it.
-    mutating func absorb(_ e: Event, into events: inout [Event]) {
+    /// (`e` is taken, not copied: appended as it is.)
+    mutating func absorb(_ e: consuming Event, into events: inout [Event]) {
         if e.side == .relay, let id = e.attr("session") {
             if e.code == .relayStats {
                 if let i = openStats[id], events[i].fileIndex == e.fileIndex {
@@ -341,7 +352,7 @@ struct EventCompactor {
             r.append(more)
             return
         }
-        r.add(time: e.parsedTime, line: e.source.line)
+        r.add(time: e.parsedTime, line: e.line)
         if stats { r.addStats(e) }
     }
 
@@ -349,7 +360,7 @@ struct EventCompactor {
     private func repeats(of head: inout Event, stats: Bool) -> Repeats {
         if let existing = head.repeats { return existing }
         let r = Repeats()
-        r.add(time: head.parsedTime, line: head.source.line)
+        r.add(time: head.parsedTime, line: head.line)
         if stats { r.addStats(head) }
         head.repeats = r
         return r

@@ -38,7 +38,8 @@ public struct EventFactory: Sendable {
         {
             return true
         }
-        compactor.add(event(rec, hit, message, process, pid, path, order, fileIndex), to: &events)
+        // Not `compactor.add`: the line was just found not to continue a run.
+        compactor.absorb(event(rec, hit, message, process, pid, path, order, fileIndex), into: &events)
         return true
     }
 

@@ -61,7 +61,7 @@ public final class ClickHouseLive: @unchecked Sendable {
     /// One recognized line (`cursor` for journal entries).
     public func event(_ e: Event, cursor: String?) {
         let id = cursor.map { Digest128.digest("journal", $0) }
-            ?? Digest128.digest(rows.bundleId, e.source.path, e.time.map(String.init) ?? "", e.message)
+            ?? Digest128.digest(rows.bundleId, e.sourcePath, e.time.map(String.init) ?? "", e.message)
         let sid = e.side == .relay ? e.attr("session").map { relaySessionId(id: $0, host: e.attr("host")) } ?? "" : ""
         rows.event(e, sessionId: sid, host: e.attr("host"), shift: 0, recordId: id, into: &events)
         if cursor != nil { journalPending = true }

@@ -292,7 +292,7 @@ public struct ClickHouseRows {
             let relay = e.side == .relay
             let time: Int64? = l.time == Int64.min ? nil : l.time + (relay ? shift : 0)
             if eventParts[i] == nil { eventParts[i] = eventPart(e, host: relay ? host : e.attr("host")) }
-            row(recordId: ids.id(self, e.source.path, Int(l.line)), session: sessionPart, seq: seq + 1, time: time,
+            row(recordId: ids.id(self, e.sourcePath, Int(l.line)), session: sessionPart, seq: seq + 1, time: time,
                 event: eventParts[i]!, line: Int(l.line), into: &b)
             if b.rows >= batchRows { emit(&b) }
         }
@@ -330,7 +330,7 @@ public struct ClickHouseRows {
         let sessionPart = self.sessionPart(sessionId)
         let eventPart = self.eventPart(e, host: host ?? e.attr("host"))
         e.forEachTimeAndLine { t, line in
-            row(recordId: fixedId ?? ids.id(self, e.source.path, line), session: sessionPart, seq: 0, time: t.map { $0 + shift },
+            row(recordId: fixedId ?? ids.id(self, e.sourcePath, line), session: sessionPart, seq: 0, time: t.map { $0 + shift },
                 event: eventPart, line: line, into: &b)
             if b.rows >= batchRows { emit(&b) }
         }
@@ -374,7 +374,7 @@ public struct ClickHouseRows {
             b.string("Body", e.message)
             b.optionalInt("Pid", e.pid.map(Int64.init))
             b.string("HostName", host)
-            b.string("SourceFile", e.source.path)
+            b.string("SourceFile", e.sourcePath)
         }
     }
 

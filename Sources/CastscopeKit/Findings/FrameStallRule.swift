@@ -13,7 +13,7 @@ struct FrameStallRule: FindingRule {
             var previous: (time: Int64, path: String, line: Int)?
             // By index: `for e in s.events` copies every event (a retain and release per string).
             for i in s.events.indices where s.events[i].code == .frameSent && s.events[i].side == .extension {
-                let path = s.events[i].source.path
+                let path = s.events[i].sourcePath
                 s.events[i].forEachTimeAndLine { t, line in
                     guard let t else { return }
                     if let p = previous, t - p.time > limit {

@@ -139,17 +139,7 @@ extension Pattern {
 
     /// Matches at `start` (anchored). On success `m` holds the captures.
     public func match(_ p: UnsafeRawBufferPointer, from start: Int = 0, into m: inout PatternMatch) -> Bool {
-        var state = PatternProgram.State()
-        let ok = m.starts.withUnsafeMutableBufferPointer { starts in
-            m.ends.withUnsafeMutableBufferPointer { ends in
-                starts.update(repeating: -1)
-                return program.run(0, start, p, starts.baseAddress, ends.baseAddress, &state)
-            }
-        }
-        m.hasTime = state.hasTime
-        if state.hasTime { m.time = state.time }
-        m.end = state.end
-        return ok
+        program.match(p, from: start, into: &m)
     }
 
     /// Finds the pattern anywhere in `p` (first match). Cheap when the anchor literal is absent.
@@ -394,5 +384,22 @@ func findBytes(_ hay: UnsafeRawBufferPointer, _ needle: [UInt8], from: Int) -> I
             i = at + 1
         }
         return nil
+    }
+}
+
+extension PatternProgram {
+    /// Matches at `start` (anchored). On success `m` holds the captures.
+    func match(_ p: UnsafeRawBufferPointer, from start: Int = 0, into m: inout PatternMatch) -> Bool {
+        var state = State()
+        let ok = m.starts.withUnsafeMutableBufferPointer { starts in
+            m.ends.withUnsafeMutableBufferPointer { ends in
+                starts.update(repeating: -1)
+                return run(0, start, p, starts.baseAddress, ends.baseAddress, &state)
+            }
+        }
+        m.hasTime = state.hasTime
+        if state.hasTime { m.time = state.time }
+        m.end = state.end
+        return ok
     }
 }

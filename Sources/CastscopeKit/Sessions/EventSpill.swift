@@ -232,8 +232,8 @@ public final class EventSpill: @unchecked Sendable {
             w.string(k)
             w.string(v)
         }
-        w.i64(Int64(pathNumber(e.source.path)))
-        w.i64(Int64(e.source.line))
+        w.i64(Int64(pathNumber(e.sourcePath)))
+        w.i64(Int64(e.line))
         w.i64(Int64(e.order))
         w.i64(Int64(e.fileIndex))
         if let t = e.parsedTime { t.spill(into: &w) }

@@ -52,7 +52,7 @@ public struct SessionBuilder {
 
     /// The extension process a line belongs to: process and pid, or the file when the lines
     /// carry no pid.
-    static func streamKey(_ e: Event) -> String { streamKey(process: e.process, pid: e.pid, path: e.source.path) }
+    static func streamKey(_ e: Event) -> String { streamKey(process: e.process, pid: e.pid, path: e.sourcePath) }
 
     static func streamKey(process: String?, pid: Int?, path: String) -> String {
         // Bytes, then one string: an interpolation was ~1,700 instructions, once per stream

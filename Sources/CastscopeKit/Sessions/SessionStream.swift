@@ -51,6 +51,13 @@ public struct SessionStream {
         func same(_ pid: Int?, _ process: String?, _ path: String) -> Bool {
             pid == self.pid && process == self.process && (pid != nil || path == self.path)
         }
+        /// `same` for an event's own fields, read in place: no copy of the event's strings
+        /// (called per line, where a copy of this value and of the event's strings was a
+        /// fifth of building sessions).
+        func holds(_ e: borrowing Event) -> Bool {
+            guard e.pid == pid, e.process == process else { return false }
+            return pid != nil || e.sourcePath == path
+        }
     }
     /// The streams of the last few extension lines learned, and routed: lines of one process
     /// mostly follow each other, or alternate among the few extensions running at once.
@@ -58,11 +65,13 @@ public struct SessionStream {
         private var slots: [StreamOf] = []
         private var next = 0
         static let size = 8
-        func key(_ pid: Int?, _ process: String?, _ path: String) -> String? { find(pid, process, path)?.key }
-        func find(_ pid: Int?, _ process: String?, _ path: String) -> StreamOf? {
-            for k in slots.indices where slots[k].same(pid, process, path) { return slots[k] }
+        /// The slot of `e`'s stream, looked up in place.
+        func slot(_ e: borrowing Event) -> Int? {
+            for k in slots.indices where slots[k].holds(e) { return k }
             return nil
         }
+        subscript(_ k: Int) -> StreamOf { _read { yield slots[k] } }
+        func key(_ e: borrowing Event) -> String? { slot(e).map { slots[$0].key } }
         mutating func note(_ s: StreamOf) {
             if slots.count < Self.size { slots.append(s); return }
             slots[next] = s
@@ -137,31 +146,28 @@ public struct SessionStream {
         // By index and field by field: `for e in events`, or handing `events[i]` to a
         // function, would copy the event.
         for i in events.indices where events[i].side == .extension {
-            let pid = events[i].pid, process = events[i].process
             // The same process as the line before (most lines): nothing new to learn.
-            if let last = lastLearned, last.same(pid, process, events[i].source.path) {
+            if lastLearned?.holds(events[i]) == true {
                 if learnsWholeBundle, let t = events[i].lastTime { runLast = max(runLast ?? t, t) }
                 continue
             }
             noteRunEnd()
             // One string per stream, shared by every table that names it; the last few are
             // remembered, so that alternating processes do not build and hash it per line.
-            var of: StreamOf
-            if let known = learned.find(pid, process, events[i].source.path) {
-                of = known
+            if let k = learned.slot(events[i]) {
+                lastLearned = learned[k]
             } else {
-                let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: events[i].source.path))
-                    .memberAfterInsert
-                of = StreamOf(pid: pid, process: process, path: events[i].source.path, key: k)
+                let pid = events[i].pid, process = events[i].process, path = events[i].sourcePath
+                let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: path)).memberAfterInsert
+                var of = StreamOf(pid: pid, process: process, path: path, key: k)
                 if learnsWholeBundle { of.index = lastLineIndex(k) }
                 learned.note(of)
+                // The stream of the latest line of a pid or process name is the one a kill names.
+                lastLearned = of
             }
-            let k = of.key
-            // The stream of the latest line of a pid or process name is the one a kill names.
-            lastLearned = of
             if learnsWholeBundle { runLast = events[i].lastTime }
-            if let pid { keyByPid[pid] = k }
-            if let process { keyByProcess[process] = k }
+            if let pid = events[i].pid { keyByPid[pid] = lastLearned!.key }
+            if let process = events[i].process { keyByProcess[process] = lastLearned!.key }
         }
         noteRunEnd()
     }
@@ -243,7 +249,7 @@ public struct SessionStream {
             let n = s.sessions.count - 1
             s.sessions[n].id = "S\(nextSeq)"
             s.sessions[n].seq = nextSeq
-            live.append(Live(key: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.source.path,
+            live.append(Live(key: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
                              process: s.sessions[n].process))
             if let p = live.last!.supersedeKey { newestByProcess[p] = nextSeq }
             nextSeq += 1
@@ -300,10 +306,10 @@ public struct SessionStream {
     mutating func route(_ e: Event) -> String? {
         if let ck = builder.captureKey(e, streams) { return ck }
         if e.side == .extension {
-            if let k = routed.key(e.pid, e.process, e.source.path) { return k }
+            if let k = routed.key(e) { return k }
             var k = SessionBuilder.streamKey(e)
             k = extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
-            routed.note(StreamOf(pid: e.pid, process: e.process, path: e.source.path, key: k))
+            routed.note(StreamOf(pid: e.pid, process: e.process, path: e.sourcePath, key: k))
             return k
         }
         guard e.side == .system else { return nil }
@@ -356,7 +362,7 @@ public struct SessionStream {
     func place(_ e: Event, final: Bool) -> Int?? {
         guard let t = e.time else {
             // By file: the last untimed session of the line's file.
-            for i in live.indices.reversed() where live[i].start == nil && live[i].path == e.source.path { return .some(i) }
+            for i in live.indices.reversed() where live[i].start == nil && live[i].path == e.sourcePath { return .some(i) }
             return .some(nil)
         }
         let before = builder.attachBeforeMicros, after = builder.attachAfterMicros
@@ -554,13 +560,13 @@ struct StreamLearning {
             let pid = events[i].pid, process = events[i].process
             let at = Analyzer.orderKey(events[i])
             let t = events[i].lastTime
-            if let l = last, l.pid == pid, l.process == process, pid != nil || l.path == events[i].source.path {
+            if let l = last, l.pid == pid, l.process == process, pid != nil || l.path == events[i].sourcePath {
                 if lastAt < at { lastAt = at }
                 if let t { lastT = max(lastT ?? t, t) }
                 continue
             }
             if let l = last { note(l, lastAt, lastT) }
-            last = Stream(pid: pid, process: process, path: pid == nil ? events[i].source.path : nil)
+            last = Stream(pid: pid, process: process, path: pid == nil ? events[i].sourcePath : nil)
             lastAt = at
             lastT = t
         }
