@@ -113,6 +113,22 @@ public struct Event: Sendable {
         self.repeats = repeats
     }
 
+    /// An event whose kind, SDK, process, message, attributes and file are `text`'s (shared
+    /// with other events).
+    init(text: Text, side: Side, time: Int64?, timeInferred: Bool, pid: Int?, line: Int, order: Int, parsedTime: ParsedTime?,
+         fileIndex: Int)
+    {
+        self.text = text
+        self.line = line
+        self.time = time
+        self.side = side
+        self.pid = pid
+        self.timeInferred = timeInferred
+        self.order = order
+        self.parsedTime = parsedTime
+        self.fileIndex = fileIndex
+    }
+
     /// An event holding nothing: what is left in a list whose events were moved out one by
     /// one (the list still deinitializes its elements).
     static let placeholder = Event(kind: "", sdk: "", side: .app, time: nil, process: nil, pid: nil, message: "", attrs: [],

@@ -16,8 +16,8 @@ public struct EventFactory: Sendable {
     /// (`parsedTime`); `resolveNow` or the analyzer's bundle-wide resolution sets it.
     public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
         if let interner {
-            guard let (hit, message) = recognize(rec, interner) else { return nil }
-            return event(rec, hit, message, rec.withBytes(.process) { interner.process($0) }, rec.pid, path, order, fileIndex)
+            guard let (hit, message, _) = recognize(rec, interner) else { return nil }
+            return event(rec, hit, message, rec.withBytes(.process) { interner.process($0).name }, rec.pid, path, order, fileIndex)
         }
         guard let hit = rec.withBytes(.message, { matcher.match($0, category: rec.string(.category)) }) ?? nil else { return nil }
         return event(rec, hit, rec.string(.message) ?? "", rec.string(.process).map(Interner.processName), rec.pid, path, order,
@@ -30,8 +30,8 @@ public struct EventFactory: Sendable {
     func add(_ rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner, compactor: inout EventCompactor,
              to events: inout [Event]) -> Bool
     {
-        guard let (hit, message) = recognize(rec, interner) else { return false }
-        let process = rec.withBytes(.process) { interner.process($0) }
+        guard let (hit, message, verdict) = recognize(rec, interner) else { return false }
+        let (process, processIndex) = rec.withBytes(.process) { interner.process($0) } ?? (nil, -1)
         let pid = rec.pid
         if compactor.continuesRun(code: hit.code, message: message, pid: pid, process: process, fileIndex: fileIndex,
                                   time: rec.time, line: rec.line, in: &events)
@@ -39,18 +39,29 @@ public struct EventFactory: Sendable {
             return true
         }
         // Not `compactor.add`: the line was just found not to continue a run.
-        compactor.absorb(event(rec, hit, message, process, pid, path, order, fileIndex), into: &events)
+        if verdict >= 0, processIndex >= 0 || process == nil, !rec.has(.host) {
+            // The text of the events of one message, process and file is made once.
+            let text = interner.text(verdict: verdict, process: processIndex, path: path) {
+                Event.Text(kind: hit.rule.event, code: hit.code, sdk: hit.rule.sdk, process: process, message: message,
+                           attrs: hit.attrs, path: path)
+            }
+            compactor.absorb(Event(text: text, side: hit.rule.side, time: nil, timeInferred: rec.timeInferred, pid: pid,
+                                   line: rec.line, order: order, parsedTime: rec.time, fileIndex: fileIndex),
+                             into: &events)
+        } else {
+            compactor.absorb(event(rec, hit, message, process, pid, path, order, fileIndex), into: &events)
+        }
         return true
     }
 
     /// The rule `rec`'s message matches and the message as events share it, remembered per
     /// distinct message and category.
-    private func recognize(_ rec: RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String)? {
-        guard let (h, m) = rec.withBytes(.message, { bytes in
+    private func recognize(_ rec: RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String, Int)? {
+        guard let (h, m, k) = rec.withBytes(.message, { bytes in
             rec.withBytes(.category) { interner.verdict(bytes, category: $0) { matcher.match(bytes, category: rec.string(.category)) } }
                 ?? interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) }
         }) ?? nil, let h, let m else { return nil }
-        return (h, m)
+        return (h, m, k)
     }
 
     private func event(_ rec: RawRecord, _ hit: EventMatcher.Hit, _ message: String, _ process: String?, _ pid: Int?,
@@ -89,13 +100,28 @@ public final class Interner {
     /// times): matching depends on the message and its category only. With a hit, the
     /// message as the events share it.
     private var verdicts = BytesTable<(category: [UInt8]?, hit: EventMatcher.Hit?, message: String?)>()
+    /// Events' texts (kind, SDK, process, message, attributes, file) by verdict and process
+    /// name: the lines of one message and process share one, instead of an allocation and a
+    /// reference to each of its strings taken, and given back, per event.
+    private var texts: [Int: Event.Text] = [:]
 
     public init(capacity: Int = 8192) { self.capacity = capacity }
 
+    /// The text of an event whose message is verdict `verdict` and process name `process`
+    /// (indexes given by `verdict` and `process`, -1 for none), in `path`: made by `make` the
+    /// first time.
+    func text(verdict: Int, process: Int, path: String, _ make: () -> Event.Text) -> Event.Text {
+        let key = verdict << 32 | (process & 0xFFFF_FFFF)
+        if let t = texts[key], t.path == path { return t }
+        let t = make()
+        if texts.count < capacity { texts[key] = t }
+        return t
+    }
+
     /// The matcher's result for a message (and its text, when it is a hit), computed once per
-    /// distinct message and category.
+    /// distinct message and category; and where it is kept (-1: not kept, the table is full).
     func verdict(_ bytes: UnsafeRawBufferPointer, category: UnsafeRawBufferPointer?, _ compute: () -> EventMatcher.Hit?)
-        -> (EventMatcher.Hit?, String?)
+        -> (EventMatcher.Hit?, String?, Int)
     {
         var key = Self.hash(bytes)
         if let category { key = (key ^ Self.hash(category)) &* 0x9E37_79B9_7F4A_7C15 | 1 }
@@ -103,22 +129,24 @@ public final class Interner {
             guard let c = v.category, let category else { return v.category == nil && category == nil }
             return sameBytes(c, category)
         }) {
-            let v = verdicts.values[k]
-            return (v.hit, v.message)
+            // Field by field: the entry whole would be a copy of its three references.
+            return (verdicts.values[k].hit, verdicts.values[k].message, k)
         }
         let hit = compute()
         let message = hit == nil ? nil : String(decoding: bytes, as: UTF8.self)
-        if verdicts.count < capacity { verdicts.insert(bytes, key, (category.map { Array($0) }, hit, message)) }
-        return (hit, message)
+        guard verdicts.count < capacity else { return (hit, message, -1) }
+        verdicts.insert(bytes, key, (category.map { Array($0) }, hit, message))
+        return (hit, message, verdicts.count - 1)
     }
 
-    /// The process name of a record as events carry it.
-    func process(_ bytes: UnsafeRawBufferPointer) -> String {
+    /// The process name of a record as events carry it, and where it is kept (-1: not kept).
+    func process(_ bytes: UnsafeRawBufferPointer) -> (name: String, index: Int) {
         let key = Self.hash(bytes)
-        if let k = processes.find(bytes, key, { _ in true }) { return processes.values[k] }
+        if let k = processes.find(bytes, key, { _ in true }) { return (processes.values[k], k) }
         let name = Self.processName(String(decoding: bytes, as: UTF8.self))
-        if processes.count < capacity { processes.insert(bytes, key, name) }
-        return name
+        guard processes.count < capacity else { return (name, -1) }
+        processes.insert(bytes, key, name)
+        return (name, processes.count - 1)
     }
 
     /// `proc(library)` (idevicesyslog) names the process `proc`; a name with a space before

@@ -115,7 +115,14 @@ final class StreamedRead: @unchecked Sendable {
         zone.see(&events, events.indices)
         stage.learn(events)
         let before: (Event, Event) -> Bool = { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
-        if held.isEmpty { swap(&held, &events) } else { held.append(contentsOf: events) }
+        // The shorter list is copied into the longer (the other's events move with their
+        // buffer): most often a few held lines go before a whole range's.
+        if held.count < events.count {
+            if !held.isEmpty { events.insert(contentsOf: held, at: 0) }
+            swap(&held, &events)
+        } else {
+            held.append(contentsOf: events)
+        }
         events = []
         if held.indices.dropFirst().contains(where: { before(held[$0], held[$0 - 1]) }) { held.sort(by: before) }
         if last { bound = Int64.max }
