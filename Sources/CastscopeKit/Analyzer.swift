@@ -378,7 +378,9 @@ public final class Analyzer {
             }
             f.lines += Self.lineCount(mine)
             if let streamed {
-                streamed.put(StreamedRead.Batch(events: mine, firstComplete: part.firstComplete, fileIndex: fileIndex,
+                // Moved into the batch: the thread that takes it would otherwise find the list
+                // shared (until `mine` here is let go) and copy every event of it to change it.
+                streamed.put(StreamedRead.Batch(events: consume mine, firstComplete: part.firstComplete, fileIndex: fileIndex,
                                                 path: f.summary.path))
             } else if f.runs.isEmpty && !mine.contains(where: { $0.side == .relay }) {
                 if events.isEmpty { events = mine } else { events.append(contentsOf: mine) }

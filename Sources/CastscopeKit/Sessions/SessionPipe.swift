@@ -75,7 +75,9 @@ final class OrderedPipe<Item, Done>: @unchecked Sendable {
     private var held: Int { waiting.count - head + ready.count }
 
     /// Hands an item on (waits while the pipe is full; an empty pipe takes any item).
-    func put(_ s: Item) {
+    /// (`s` is taken, not copied: the receiver then holds the only reference to what it holds,
+    /// and changes it in place, not a copy of it.)
+    func put(_ s: consuming Item) {
         let n = weigh(s)
         pthread_mutex_lock(mutex)
         while held > 0 && (held >= capacity || weight + n > maxWeight) {

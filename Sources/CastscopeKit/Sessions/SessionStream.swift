@@ -65,21 +65,46 @@ public struct SessionStream {
         private var slots: [StreamOf] = []
         private var next = 0
         static let size = 8
+        /// The slot of the last stream found or noted (-1: none).
+        private(set) var last = -1
+        /// When each slot's stream last began a run of lines, for `SessionStream.flushLearned`
+        /// (0: written since).
+        private var touched: [Int] = []
+        private var clock = 0
         /// The slot of `e`'s stream, looked up in place.
         func slot(_ e: borrowing Event) -> Int? {
             for k in slots.indices where slots[k].holds(e) { return k }
             return nil
         }
         subscript(_ k: Int) -> StreamOf { _read { yield slots[k] } }
+        /// The last stream found or noted holds `e`.
+        func lastHolds(_ e: borrowing Event) -> Bool { last >= 0 && slots[last].holds(e) }
         func key(_ e: borrowing Event) -> String? { slot(e).map { slots[$0].key } }
+        /// Makes slot `k` the last, beginning a run of lines now.
+        mutating func touch(_ k: Int) {
+            last = k
+            clock += 1
+            touched[k] = clock
+        }
         mutating func note(_ s: StreamOf) {
-            if slots.count < Self.size { slots.append(s); return }
+            if slots.count < Self.size {
+                slots.append(s)
+                touched.append(0)
+                touch(slots.count - 1)
+                return
+            }
             slots[next] = s
+            touch(next)
             next = (next + 1) % Self.size
+        }
+        /// The slots touched since the last call, oldest run first; marks them written.
+        mutating func takeTouched() -> [Int] {
+            let k = touched.indices.filter { touched[$0] > 0 }.sorted { touched[$0] < touched[$1] }
+            for i in k { touched[i] = 0 }
+            return k
         }
     }
     var learned = Recent()
-    var lastLearned: StreamOf?
     var routed = Recent()
 
     var streams: [String: SessionBuilder.Stream] = [:]
@@ -147,7 +172,7 @@ public struct SessionStream {
         // function, would copy the event.
         for i in events.indices where events[i].side == .extension {
             // The same process as the line before (most lines): nothing new to learn.
-            if lastLearned?.holds(events[i]) == true {
+            if learned.lastHolds(events[i]) {
                 if learnsWholeBundle, let t = events[i].lastTime { runLast = max(runLast ?? t, t) }
                 continue
             }
@@ -155,28 +180,39 @@ public struct SessionStream {
             // One string per stream, shared by every table that names it; the last few are
             // remembered, so that alternating processes do not build and hash it per line.
             if let k = learned.slot(events[i]) {
-                lastLearned = learned[k]
+                learned.touch(k)
             } else {
                 let pid = events[i].pid, process = events[i].process, path = events[i].sourcePath
                 let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: path)).memberAfterInsert
                 var of = StreamOf(pid: pid, process: process, path: path, key: k)
                 if learnsWholeBundle { of.index = lastLineIndex(k) }
+                // The stream it replaces may have begun the latest run of its pid or name.
+                flushLearned()
                 learned.note(of)
-                // The stream of the latest line of a pid or process name is the one a kill names.
-                lastLearned = of
             }
             if learnsWholeBundle { runLast = events[i].lastTime }
-            if let pid = events[i].pid { keyByPid[pid] = lastLearned!.key }
-            if let process = events[i].process { keyByProcess[process] = lastLearned!.key }
         }
         noteRunEnd()
+        flushLearned()
+    }
+
+    /// The stream of the latest line of a pid or process name is the one a kill names: noted
+    /// for the streams whose runs of lines began since the last time, in the order they did
+    /// (once per few streams, not per run: alternating processes begin a run every line or two).
+    private mutating func flushLearned() {
+        for k in learned.takeTouched() {
+            if let pid = learned[k].pid { keyByPid[pid] = learned[k].key }
+            if let process = learned[k].process { keyByProcess[process] = learned[k].key }
+        }
     }
 
     /// The time of the last line of the run of one stream's lines just learned (consecutive
     /// lines of one process: noted once per run, not per line).
     var runLast: Int64?
     private mutating func noteRunEnd() {
-        guard let t = runLast, let i = lastLearned?.index, i >= 0 else { return }
+        guard let t = runLast, learned.last >= 0 else { return }
+        let i = learned[learned.last].index
+        guard i >= 0 else { return }
         noteLastLine(i, t)
         runLast = nil
     }
@@ -200,7 +236,6 @@ public struct SessionStream {
         keyByPid = other.keyByPid
         keyByProcess = other.keyByProcess
         learned = other.learned
-        lastLearned = other.lastLearned
         learnsWholeBundle = other.learnsWholeBundle
         lastLineAt = other.lastLineAt
         lastLines = other.lastLines

@@ -65,7 +65,7 @@ final class StreamedRead: @unchecked Sendable {
     }
 
     /// One range's events, in file order (called by the readers, one at a time).
-    func put(_ b: Batch) {
+    func put(_ b: consuming Batch) {
         guard abandoned == nil else { return }
         pipe?.put(b)
     }
