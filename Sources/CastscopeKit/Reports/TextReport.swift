@@ -37,13 +37,17 @@ public struct TextReport {
     func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
     /// `body`'s bytes in the colour `code` (as `paint`, without building a `String`).
-    func painted(_ out: inout OutputBuffer, _ code: StaticString, _ body: (inout OutputBuffer) -> Void) {
-        guard color else { body(&out); return }
+    /// Starts the colour `code` (SGR) when colouring; `paintOff` ends it. (A pair of calls,
+    /// not a closure around the painted bytes: a closure's captures, the row or the session
+    /// and this report, were copied per call, a retain and release for each of their strings.)
+    func paintOn(_ out: inout OutputBuffer, _ code: StaticString) {
+        guard color else { return }
         out.append("\u{1B}[")
         code.withUTF8Buffer { out.append(UnsafeRawBufferPointer($0)) }
         out.byte(UInt8(ascii: "m"))
-        body(&out)
-        out.append("\u{1B}[0m")
+    }
+    func paintOff(_ out: inout OutputBuffer) {
+        if color { out.append("\u{1B}[0m") }
     }
     func dim(_ s: String) -> String { paint(s, "2") }
     func bold(_ s: String) -> String { paint(s, "1") }
@@ -443,15 +447,15 @@ public struct TextReport {
         out.append(f.message)
         out.byte(0x0A)
         guard !f.evidence.isEmpty else { return }
-        painted(&out, "2") { o in
-            o.append("      ")
-            for (k, e) in f.evidence.enumerated() {
-                if k > 0 { o.append(", ") }
-                o.append(e.path)
-                o.byte(UInt8(ascii: ":"))
-                o.int(e.line)
-            }
+        paintOn(&out, "2")
+        out.append("      ")
+        for (k, e) in f.evidence.enumerated() {
+            if k > 0 { out.append(", ") }
+            out.append(e.path)
+            out.byte(UInt8(ascii: ":"))
+            out.int(e.line)
         }
+        paintOff(&out)
         out.byte(0x0A)
     }
 
@@ -470,7 +474,10 @@ public struct TextReport {
     /// One session written as bytes: the summary lines, the findings, the timeline rows and
     /// the lines that decided the outcome.
     public func session(_ s: Session, findings: [Finding] = [], into out: inout OutputBuffer) {
-        painted(&out, "1") { $0.append("━━ "); $0.append(s.id) }
+        paintOn(&out, "1")
+        out.append("━━ ")
+        out.append(s.id)
+        paintOff(&out)
         out.append("  ")
         // Who: `sdk · process[pid]` (or `pid N` without a process name).
         out.append(s.sdk)
@@ -495,7 +502,11 @@ public struct TextReport {
         } else {
             out.append("(no times in these lines)")
         }
-        if s.startInferred { painted(&out, "2") { $0.append("  (no broadcastStarted line: starts at its first line)") } }
+        if s.startInferred {
+            paintOn(&out, "2")
+            out.append("  (no broadcastStarted line: starts at its first line)")
+            paintOff(&out)
+        }
         out.append("\n   why: ")
         out.append(s.reason)
         out.byte(0x0A)
@@ -533,7 +544,9 @@ public struct TextReport {
                 }
             } else if s.connectedAt == nil {
                 out.append("; ")
-                painted(&out, "31") { $0.append("never connected") }
+                paintOn(&out, "31")
+                out.append("never connected")
+                paintOff(&out)
             }
             out.byte(0x0A)
         }
@@ -561,7 +574,11 @@ public struct TextReport {
         out.byte(0x0A)
         // By index: `for t in` would copy each row (a retain and release per string).
         let rows = Timeline.entries(s.events)
-        for i in rows.indices { timelineRow(rows[i], start: s.start, into: &out) }
+        // Each row where it lies (`rows[i]` handed on is a copy of its strings).
+        let start = s.start
+        rows.withUnsafeBufferPointer { rows in
+            for i in rows.indices { timelineRow(rows[i], start: start, into: &out) }
+        }
         if !s.deciding.isEmpty {
             out.append("   decided by:\n")
             for e in s.deciding {
@@ -579,16 +596,16 @@ public struct TextReport {
     func timelineRow(_ t: TimelineEntry, start: Int64?, into out: inout OutputBuffer) {
         out.append("     ")
         var relCount = 0
-        painted(&out, "2") { o in
-            let before = o.count
-            if let tt = t.time, let start {
-                let d = tt - start
-                o.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-                o.decimal(Double(d.magnitude) / 1e6, 3)
-            }
-            relCount = o.count - before  // ASCII: bytes are characters
-            if relCount < 10 { o.repeating(0x20, count: 10 - relCount) }
+        paintOn(&out, "2")
+        let before = out.count
+        if let tt = t.time, let start {
+            let d = tt - start
+            out.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            out.decimal(Double(d.magnitude) / 1e6, 3)
         }
+        relCount = out.count - before  // ASCII: bytes are characters
+        if relCount < 10 { out.repeating(0x20, count: 10 - relCount) }
+        paintOff(&out)
         let tag = Self.sideTag(t.side)
         out.byte(0x20)
         out.append(tag)
@@ -598,14 +615,18 @@ public struct TextReport {
             let source = shortSpan(t.first, t.last)
             let budget = width - (5 + max(10, relCount) + 1 + tag.count + 2) - (2 + source.count) - (t.timeInferred ? 2 : 0)
             out.append(Self.cut(t.text.replacingOccurrences("\n", " ⏎ "), max(12, budget)))
-            if t.timeInferred { painted(&out, "2") { $0.append(" ~") } }
+            if t.timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
             out.append("  ")
-            painted(&out, "2") { $0.append(source) }
+            paintOn(&out, "2")
+            out.append(source)
+            paintOff(&out)
         } else {
             oneLine(t.text, into: &out)
-            if t.timeInferred { painted(&out, "2") { $0.append(" ~") } }
+            if t.timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
             out.append("  ")
-            painted(&out, "2") { shortSpan(t.first, t.last, into: &$0) }
+            paintOn(&out, "2")
+            shortSpan(t.first, t.last, into: &out)
+            paintOff(&out)
         }
         out.byte(0x0A)
     }
