@@ -574,11 +574,8 @@ public struct TextReport {
         out.byte(0x0A)
         // By index: `for t in` would copy each row (a retain and release per string).
         let rows = Timeline.entries(s.events)
-        // Each row where it lies (`rows[i]` handed on is a copy of its strings).
-        let start = s.start
-        rows.withUnsafeBufferPointer { rows in
-            for i in rows.indices { timelineRow(rows[i], start: start, into: &out) }
-        }
+        // Each row read where it lies (`rows[i]` handed on is a copy of its strings).
+        for i in rows.indices { timelineRow(rows, i, start: s.start, into: &out) }
         if !s.deciding.isEmpty {
             out.append("   decided by:\n")
             for e in s.deciding {
@@ -593,12 +590,12 @@ public struct TextReport {
 
     /// `     +3.912     ext  message  [2]:77`: the time from the session's start (padded to
     /// 10), the side, the message (cut to the terminal when there is a width), the source.
-    func timelineRow(_ t: TimelineEntry, start: Int64?, into out: inout OutputBuffer) {
+    func timelineRow(_ rows: [TimelineEntry], _ i: Int, start: Int64?, into out: inout OutputBuffer) {
         out.append("     ")
         var relCount = 0
         paintOn(&out, "2")
         let before = out.count
-        if let tt = t.time, let start {
+        if let tt = rows[i].time, let start {
             let d = tt - start
             out.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
             out.decimal(Double(d.magnitude) / 1e6, 3)
@@ -606,26 +603,26 @@ public struct TextReport {
         relCount = out.count - before  // ASCII: bytes are characters
         if relCount < 10 { out.repeating(0x20, count: 10 - relCount) }
         paintOff(&out)
-        let tag = Self.sideTag(t.side)
+        let tag = Self.sideTag(rows[i].side)
         out.byte(0x20)
         out.append(tag)
         out.append("  ")
         if let width {
             // The row fits the terminal: the message is cut, the source stays whole.
-            let source = shortSpan(t.first, t.last)
-            let budget = width - (5 + max(10, relCount) + 1 + tag.count + 2) - (2 + source.count) - (t.timeInferred ? 2 : 0)
-            out.append(Self.cut(t.text.replacingOccurrences("\n", " ⏎ "), max(12, budget)))
-            if t.timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
+            let source = shortSpan(rows[i].first, rows[i].last)
+            let budget = width - (5 + max(10, relCount) + 1 + tag.count + 2) - (2 + source.count) - (rows[i].timeInferred ? 2 : 0)
+            out.append(Self.cut(rows[i].text.replacingOccurrences("\n", " ⏎ "), max(12, budget)))
+            if rows[i].timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
             out.append("  ")
             paintOn(&out, "2")
             out.append(source)
             paintOff(&out)
         } else {
-            oneLine(t.text, into: &out)
-            if t.timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
+            oneLine(rows[i].text, into: &out)
+            if rows[i].timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
             out.append("  ")
             paintOn(&out, "2")
-            shortSpan(t.first, t.last, into: &out)
+            shortSpan(rows[i].first, rows[i].last, into: &out)
             paintOff(&out)
         }
         out.byte(0x0A)

@@ -136,7 +136,12 @@ public enum Timeline {
         var counts: [Int] = []
         var timesOf: [[Int64]] = []
         for i in run {
-            var k = texts.firstIndex(where: { $0 == events[i].message }) ?? -1
+            // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
+            var k = -1
+            for j in texts.indices where texts[j] == events[i].message {
+                k = j
+                break
+            }
             if k < 0 {
                 texts.append(events[i].message)
                 counts.append(0)
