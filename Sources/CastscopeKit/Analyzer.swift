@@ -521,14 +521,14 @@ public final class Analyzer {
             DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
                 var r = TextResult()
                 // Streaming gave up: the bundle is read again, the rest of this read is waste.
-                if let streamed, streamed.abandoned != nil { return results.set(k, r, take: taker.take) }
+                if let streamed, streamed.abandoned != nil { return results.set(k, &r, take: taker.take) }
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
                     r = context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget, onRecord: nil)
                 } catch let e as InputError {
                     r.problems = [e]
                 } catch {}
-                results.set(k, r, take: taker.take)
+                results.set(k, &r, take: taker.take)
             }
             finishFile(file, path: path, format: format, fileIndex: fileIndex)
             return true
@@ -577,7 +577,7 @@ public final class Analyzer {
                     part.lineCount = r.read
                     outcome.add(read: r.read, clean: r.error == nil && r.damaged == 0)
                 }
-                results.set(k, part, take: taker.take)
+                results.set(k, &part, take: taker.take)
             }
             guard !outcome.failed, UInt64(outcome.read) == promised else {
                 if let relayStage, relayStage.taken != firstTaken {
@@ -1044,9 +1044,13 @@ final class ResultSlots: @unchecked Sendable {
     init(count: Int) { slots = Array(repeating: nil, count: count) }
     /// Stores range `k`'s result, then hands on (in range order, under the lock) every result
     /// whose ranges before it were handed on; each is let go once handed on.
-    func set(_ k: Int, _ r: TextResult, take: (consuming TextResult) -> Void) {
+    /// (`r` is moved out, left empty: the one who is handed it holds the only reference to its
+    /// events, and changes them in place instead of copying every one of them.)
+    func set(_ k: Int, _ r: inout TextResult, take: (consuming TextResult) -> Void) {
+        var mine: TextResult? = TextResult()
+        swap(&mine!, &r)
         lock.locked {
-            slots[k] = r
+            slots[k] = mine.take()
             while next < slots.count, let ready = slots[next] {
                 slots[next] = nil
                 next += 1

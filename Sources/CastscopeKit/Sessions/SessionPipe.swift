@@ -131,7 +131,7 @@ final class OrderedPipe<Item, Done>: @unchecked Sendable {
         committing = true
         while let d = ready.removeValue(forKey: committed) {
             pthread_mutex_unlock(mutex)
-            commit(d)
+            commit(consume d)
             pthread_mutex_lock(mutex)
             committed += 1
         }

@@ -14,11 +14,21 @@
 /// lines (the join needs every session), a line earlier than one already fed, or anything
 /// that is not one text file's ranges.
 final class StreamedRead: @unchecked Sendable {
-    struct Batch {
+    /// A class: handed from thread to thread, it is the reference to it that is copied, and the
+    /// list it holds stays the only reference to its events (a copy of a struct holding the
+    /// list, somewhere on the way, made the thread that takes it copy every event of it to
+    /// resolve their times in place).
+    final class Batch {
         var events: [Event]
-        var firstComplete: ParsedTime?
-        var fileIndex: Int
-        var path: String
+        let firstComplete: ParsedTime?
+        let fileIndex: Int
+        let path: String
+        init(events: consuming [Event], firstComplete: ParsedTime?, fileIndex: Int, path: String) {
+            self.events = events
+            self.firstComplete = firstComplete
+            self.fileIndex = fileIndex
+            self.path = path
+        }
     }
 
     let stage: SessionStage
@@ -65,17 +75,16 @@ final class StreamedRead: @unchecked Sendable {
     }
 
     /// One range's events, in file order (called by the readers, one at a time).
-    func put(_ b: consuming Batch) {
+    func put(_ b: Batch) {
         guard abandoned == nil else { return }
         pipe?.put(b)
     }
 
-    private func take(_ batch: consuming Batch) {
+    private func take(_ b: Batch) {
         guard abandoned == nil else { return }
         // Moved out of the batch: the list is then not shared, and is changed in place.
-        var b = batch
-        var events = b.events
-        b.events = []
+        var events: [Event] = []
+        swap(&events, &b.events)
         if let f = fileIndex, f != b.fileIndex { return giveUp("more than one file") }
         if fileIndex == nil {
             fileIndex = b.fileIndex
