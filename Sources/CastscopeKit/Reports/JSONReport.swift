@@ -228,16 +228,16 @@ public enum JSONReport {
         w.string("capture", s.capture)
         w.string("process", s.process)
         w.int("pid", s.pid)
-        w.string("start", time(s.start, s.displayOffset))
-        w.string("end", time(s.end, s.displayOffset))
+        w.time("start", s.start, offset: s.displayOffset)
+        w.time("end", s.end, offset: s.displayOffset)
         w.number("durationSeconds", seconds(s.duration))
         w.bool("startInferred", s.startInferred)
         w.string("outcome", s.outcome.rawValue)
         w.string("reason", s.reason)
         w.open("connect")
         w.int("attempts", s.attempts.count)
-        w.int("failed", s.attempts.filter { $0.failure != nil }.count)
-        w.string("connectedAt", time(s.connectedAt, s.displayOffset))
+        w.int("failed", s.attempts.reduce(0) { $0 + ($1.failure != nil ? 1 : 0) })
+        w.time("connectedAt", s.connectedAt, offset: s.displayOffset)
         w.number("secondsToConnect", seconds(s.connectedAt.flatMap { c in s.start.map { c - $0 } }))
         if let c = s.attemptCadence {
             w.open("intervalMs")
@@ -251,19 +251,20 @@ public enum JSONReport {
         for (cause, n) in s.failureCauses { w.int(cause, n) }
         w.close()
         w.open("list", array: true)
-        for a in s.attempts {
+        // By index, here and below: `for a in` copies each element's strings.
+        for i in s.attempts.indices {
             w.open()
-            w.time("time", a.time, offset: s.displayOffset)
-            w.string("failure", a.failure)
-            w.source("source", a.source)
+            w.time("time", s.attempts[i].time, offset: s.displayOffset)
+            w.string("failure", s.attempts[i].failure)
+            w.source("source", s.attempts[i].source)
             w.close()
         }
         w.close(array: true)
         w.close()
         w.open("frames")
         w.int("count", s.frames)
-        w.string("first", time(s.firstFrameAt, s.displayOffset))
-        w.string("last", time(s.lastFrameAt, s.displayOffset))
+        w.time("first", s.firstFrameAt, offset: s.displayOffset)
+        w.time("last", s.lastFrameAt, offset: s.displayOffset)
         if let a = s.firstFrameAt, let b = s.lastFrameAt, b > a, s.frames > 1 {
             w.number("perSecond", Double(s.frames - 1) / (Double(b - a) / 1e6), places: 2)
         } else {
@@ -277,7 +278,7 @@ public enum JSONReport {
         for i in s.events.indices where s.events[i].code == .relayStats {
             s.events[i].forEachStat { t, _, frames, fps, dropped in
                 w.open()
-                w.string("time", time(t, s.displayOffset))
+                w.time("time", t, offset: s.displayOffset)
                 w.number("t", t.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
                 w.int("frames", frames)
                 w.number("fps", fps, places: 2)
@@ -289,26 +290,27 @@ public enum JSONReport {
         w.close()
         if let r = s.relay { relay(&w, r, offset: 0, key: "relay") } else { w.raw("relay", "null") }
         w.open("decidedBy", array: true)
-        for e in s.deciding {
+        for i in s.deciding.indices {
             w.open()
-            w.string("source", e.source.description)
-            w.string("event", e.kind)
-            w.string("message", e.message)
+            w.source("source", s.deciding[i].source)
+            w.string("event", s.deciding[i].kind)
+            w.string("message", s.deciding[i].message)
             w.close()
         }
         w.close(array: true)
         w.open("timeline", array: true)
-        for t in Timeline.entries(s.events) {
+        let rows = Timeline.entries(s.events)
+        for i in rows.indices {
             w.open()
-            w.time("time", t.time, offset: s.displayOffset)
-            w.number("t", t.time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
-            w.string("side", t.side.rawValue)
-            w.string("event", t.kind)
-            w.string("message", t.text)
-            w.int("count", t.count)
-            w.source("source", t.first)
-            if t.count > 1 { w.source("lastSource", t.last) }
-            if t.timeInferred { w.bool("timeInferred", true) }
+            w.time("time", rows[i].time, offset: s.displayOffset)
+            w.number("t", rows[i].time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
+            w.string("side", rows[i].side.rawValue)
+            w.string("event", rows[i].kind)
+            w.string("message", rows[i].text)
+            w.int("count", rows[i].count)
+            w.source("source", rows[i].first)
+            if rows[i].count > 1 { w.source("lastSource", rows[i].last) }
+            if rows[i].timeInferred { w.bool("timeInferred", true) }
             w.close()
         }
         w.close(array: true)
