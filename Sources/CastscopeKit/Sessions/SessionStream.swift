@@ -48,12 +48,9 @@ public struct SessionStream {
         var key: String
         /// Where its last line's time is kept (`lastLines`), when learning notes it.
         var index = -1
-        func same(_ pid: Int?, _ process: String?, _ path: String) -> Bool {
-            pid == self.pid && process == self.process && (pid != nil || path == self.path)
-        }
-        /// `same` for an event's own fields, read in place: no copy of the event's strings
-        /// (called per line, where a copy of this value and of the event's strings was a
-        /// fifth of building sessions).
+        /// The stream of `e` (same pid and process, and file when there is no pid), its fields
+        /// read in place: no copy of the event's strings (called per line, where a copy of
+        /// this value and of the event's strings was a fifth of building sessions).
         func holds(_ e: borrowing Event) -> Bool {
             guard e.pid == pid, e.process == process else { return false }
             return pid != nil || e.sourcePath == path
