@@ -1047,8 +1047,8 @@ final class ResultSlots: @unchecked Sendable {
     /// (`r` is moved out, left empty: the one who is handed it holds the only reference to its
     /// events, and changes them in place instead of copying every one of them.)
     func set(_ k: Int, _ r: inout TextResult, take: (consuming TextResult) -> Void) {
-        var mine: TextResult? = TextResult()
-        swap(&mine!, &r)
+        var mine: TextResult? = r
+        r = TextResult()
         lock.locked {
             slots[k] = mine.take()
             while next < slots.count, let ready = slots[next] {

@@ -36,7 +36,6 @@ public struct TextReport {
 
     func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
-    /// `body`'s bytes in the colour `code` (as `paint`, without building a `String`).
     /// Starts the colour `code` (SGR) when colouring; `paintOff` ends it. (A pair of calls,
     /// not a closure around the painted bytes: a closure's captures, the row or the session
     /// and this report, were copied per call, a retain and release for each of their strings.)
@@ -442,7 +441,7 @@ public struct TextReport {
         out.append(": [")
         out.append(f.kind)
         out.byte(UInt8(ascii: "]"))
-        if color { out.append("\u{1B}[0m") }
+        paintOff(&out)
         out.byte(0x20)
         out.append(f.message)
         out.byte(0x0A)
@@ -592,7 +591,6 @@ public struct TextReport {
     /// 10), the side, the message (cut to the terminal when there is a width), the source.
     func timelineRow(_ rows: [TimelineEntry], _ i: Int, start: Int64?, into out: inout OutputBuffer) {
         out.append("     ")
-        var relCount = 0
         paintOn(&out, "2")
         let before = out.count
         if let tt = rows[i].time, let start {
@@ -600,7 +598,7 @@ public struct TextReport {
             out.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
             out.decimal(Double(d.magnitude) / 1e6, 3)
         }
-        relCount = out.count - before  // ASCII: bytes are characters
+        let relCount = out.count - before  // ASCII: bytes are characters
         if relCount < 10 { out.repeating(0x20, count: 10 - relCount) }
         paintOff(&out)
         let tag = Self.sideTag(rows[i].side)

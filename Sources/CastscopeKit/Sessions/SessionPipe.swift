@@ -112,11 +112,15 @@ final class OrderedPipe<Item, Done>: @unchecked Sendable {
             head = 0
         }
         taken += 1
-        if senderWaits {
-            senderWaits = false
-            pthread_cond_signal(roomWait)
-        }
+        wakeSender()
         return (taken - 1, s)
+    }
+
+    /// Lets a sender waiting for room try again (under the lock).
+    private func wakeSender() {
+        guard senderWaits else { return }
+        senderWaits = false
+        pthread_cond_signal(roomWait)
     }
 
     /// A prepared item: committed with those after it that are ready, when its turn has come
@@ -136,10 +140,7 @@ final class OrderedPipe<Item, Done>: @unchecked Sendable {
             committed += 1
         }
         committing = false
-        if senderWaits {
-            senderWaits = false
-            pthread_cond_signal(roomWait)
-        }
+        wakeSender()
         pthread_mutex_unlock(mutex)
     }
 
