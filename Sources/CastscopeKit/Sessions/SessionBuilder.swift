@@ -111,14 +111,17 @@ public struct SessionBuilder {
     /// The in-app capture stream a line belongs to: `capture.*` lines, and a ReplayKit error
     /// that is RPScreenRecorder's own start failure or comes while a capture is open in the
     /// same process (or file).
-    func captureKey(_ e: Event, _ streams: [String: Stream]) -> String? {
-        // The kind first: most lines are neither, and the key is a string built per line.
+    func captureKey(_ e: Event, _ stream: (String) -> Stream?) -> String? {
+        // The kind first: most lines are neither, and the key is a string built per line. A
+        // capture kind's code is `.other` or `.captureFrame` (a code is a number to test; the
+        // kind's prefix is not).
+        guard e.code == .other || e.code == .captureFrame || e.code == .replaykitError else { return nil }
         let capture = e.kind.hasPrefix("capture.")
         guard capture || e.code == .replaykitError else { return nil }
         let k = "in-app:" + Self.streamKey(e)
         if capture { return k }
         if e.attr("method")?.hasPrefix("startCapture") == true || e.message.hasBytes("[RPScreenRecorder startCapture") { return k }
-        if let s = streams[k], s.phase != .idle, s.phase != .ended { return k }
+        if let s = stream(k), s.phase != .idle, s.phase != .ended { return k }
         return nil
     }
 

@@ -48,6 +48,8 @@ public struct SessionStream {
         var key: String
         /// Where its last line's time is kept (`lastLines`), when learning notes it.
         var index = -1
+        /// Its number in `streams`, once routed (-1: learned only).
+        var stream = -1
         /// The stream of `e` (same pid and process, and file when there is no pid), its fields
         /// read in place: no copy of the event's strings (called per line, where a copy of
         /// this value and of the event's strings was a fifth of building sessions).
@@ -77,6 +79,7 @@ public struct SessionStream {
         /// The last stream found or noted holds `e`.
         func lastHolds(_ e: borrowing Event) -> Bool { last >= 0 && slots[last].holds(e) }
         func key(_ e: borrowing Event) -> String? { slot(e).map { slots[$0].key } }
+        func stream(_ e: borrowing Event) -> Int? { slot(e).map { slots[$0].stream } }
         /// Makes slot `k` the last, beginning a run of lines now.
         mutating func touch(_ k: Int) {
             last = k
@@ -104,14 +107,32 @@ public struct SessionStream {
     var learned = Recent()
     var routed = Recent()
 
-    var streams: [String: SessionBuilder.Stream] = [:]
-    /// Streams in order of first appearance (lines of processes without a session are placed
-    /// in that order at the end, as `SessionBuilder.build` did).
-    var streamRank: [String: Int] = [:]
+    /// The streams by number, numbered in order of first appearance (lines of processes
+    /// without a session are placed in that order at the end, as `SessionBuilder.build` did).
+    /// A line is routed to a number, not a key: looking a key up hashed it per line.
+    var streams: [SessionBuilder.Stream] = []
+    /// Each stream's key, and whether it is an in-app capture's (`in-app:…`).
+    var streamKeys: [String] = []
+    var isCapture: [Bool] = []
+    var streamNumbers: [String: Int] = [:]
+
+    /// The number of stream `key`, made when it is new.
+    mutating func number(_ key: String) -> Int {
+        if let n = streamNumbers[key] { return n }
+        streams.append(SessionBuilder.Stream())
+        streamKeys.append(key)
+        isCapture.append(key.hasPrefix("in-app:"))
+        streamNumbers[key] = streams.count - 1
+        return streams.count - 1
+    }
+
+    /// Stream `key`, if it has had a line.
+    func stream(_ key: String) -> SessionBuilder.Stream? { streamNumbers[key].map { streams[$0] } }
     /// Sessions opened and not handed on, in start order: where to find each, and the lines of
     /// other processes that joined it (kept apart until it closes: its end is its own last line).
     struct Live {
-        var key: String
+        /// Its stream's number.
+        var stream: Int
         var seq: Int
         var joined: [Event] = []
         var ready = false
@@ -261,27 +282,25 @@ public struct SessionStream {
                 sweep(final: false, emit: emit)
             }
         }
-        guard let k = route(e) else { pending.append(e); return }
-        // Changed in place in the table, taken out of `self` meanwhile (one look-up; neither
-        // the stream nor its sessions copied).
-        var table: [String: SessionBuilder.Stream] = [:]
+        guard let n = route(e) else { pending.append(e); return }
+        // Changed in place in the list, taken out of `self` meanwhile (neither the stream nor
+        // its sessions copied).
+        var table: [SessionBuilder.Stream] = []
         swap(&table, &streams)
-        var isNew = false
-        feed(e, key: k, into: &table[k, default: { isNew = true; return SessionBuilder.Stream() }()])
+        feed(e, stream: n, into: &table[n])
         swap(&table, &streams)
-        if isNew, streamRank[k] == nil { streamRank[k] = streamRank.count }
     }
 
-    private mutating func feed(_ e: Event, key k: String, into s: inout SessionBuilder.Stream) {
+    private mutating func feed(_ e: Event, stream k: Int, into s: inout SessionBuilder.Stream) {
         let before = s.sessions.count
-        if k.hasPrefix("in-app:") { builder.feedCapture(e, into: &s) } else { builder.feed(e, into: &s) }
+        if isCapture[k] { builder.feedCapture(e, into: &s) } else { builder.feed(e, into: &s) }
         if s.sessions.count > before {
             // The new session is the stream's last; the one before it (if any) has ended.
             if s.sessions.count >= 2 { noteEnd(seq: s.sessions[s.sessions.count - 2].seq, end: s.sessions[s.sessions.count - 2].end) }
             let n = s.sessions.count - 1
             s.sessions[n].id = "S\(nextSeq)"
             s.sessions[n].seq = nextSeq
-            live.append(Live(key: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
+            live.append(Live(stream: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
                              process: s.sessions[n].process))
             if let p = live.last!.supersedeKey { newestByProcess[p] = nextSeq }
             nextSeq += 1
@@ -307,19 +326,17 @@ public struct SessionStream {
 
     /// The end of the logs: every session closes and is handed on, every line is placed.
     public mutating func finish(emit: (Session) -> Void) {
-        // In order of first appearance (ranks sorted directly: no look-up per comparison).
-        let order = streamRank.sorted { $0.value < $1.value }.map(\.key).filter { streams[$0] != nil }
-        for k in order {
-            guard var s = streams[k], s.phase != .ended, !s.sessions.isEmpty else { continue }
-            builder.finish(&s)
-            s.phase = .ended
-            streams[k] = s
-            if let n = s.sessions.indices.last { noteEnd(seq: s.sessions[n].seq, end: s.sessions[n].end) }
+        // In order of first appearance.
+        for k in streams.indices {
+            guard streams[k].phase != .ended, !streams[k].sessions.isEmpty else { continue }
+            builder.finish(&streams[k])
+            streams[k].phase = .ended
+            if let n = streams[k].sessions.indices.last { noteEnd(seq: streams[k].sessions[n].seq, end: streams[k].sessions[n].end) }
         }
         // Lines of processes that never opened a session are placed like host lines.
-        for k in order where !(streams[k]?.preamble.isEmpty ?? true) {
-            pending.append(contentsOf: streams[k]!.preamble)
-            streams[k]!.preamble = []
+        for k in streams.indices where !streams[k].preamble.isEmpty {
+            pending.append(contentsOf: streams[k].preamble)
+            streams[k].preamble = []
         }
         sweep(final: true, emit: emit)
     }
@@ -335,16 +352,25 @@ public struct SessionStream {
     }
 
     /// The stream a line belongs to (`SessionBuilder.build`'s routing), or nil for a host line.
-    mutating func route(_ e: Event) -> String? {
-        if let ck = builder.captureKey(e, streams) { return ck }
+    /// By number: an extension line of a stream routed lately (most lines) finds it in
+    /// `routed`, with no key built or hashed.
+    mutating func route(_ e: Event) -> Int? {
+        if let ck = builder.captureKey(e, { stream($0) }) { return number(ck) }
         if e.side == .extension {
-            if let k = routed.key(e) { return k }
+            if let n = routed.stream(e) { return n }
             var k = SessionBuilder.streamKey(e)
             k = extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
-            routed.note(StreamOf(pid: e.pid, process: e.process, path: e.sourcePath, key: k))
-            return k
+            var of = StreamOf(pid: e.pid, process: e.process, path: e.sourcePath, key: k)
+            of.stream = number(k)
+            routed.note(of)
+            return of.stream
         }
         guard e.side == .system else { return nil }
+        return systemKey(e).map { number($0) }
+    }
+
+    /// The stream a system line (a kill, a crash, an exit) is about, if any.
+    private mutating func systemKey(_ e: Event) -> String? {
         if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] { return tk }
         if let name = e.attr("target"), let tk = keyByProcess[name] { return tk }
         // The line's own stream key, built only now (a string per system line).
@@ -371,7 +397,7 @@ public struct SessionStream {
         else { return nil }
         var found: String?
         for k in extensionKeys {
-            guard let st = streams[k], st.phase != .idle, st.phase != .ended else { continue }
+            guard let n = streamNumbers[k], streams[n].phase != .idle, streams[n].phase != .ended else { continue }
             guard found == nil else { return nil }
             found = k
         }
@@ -379,7 +405,7 @@ public struct SessionStream {
     }
 
     func session(_ l: Live) -> Session? {
-        streams[l.key]?.sessions.first { $0.seq == l.seq }
+        streams[l.stream].sessions.first { $0.seq == l.seq }
     }
 
     /// The end of an ended session's span: its end, else (an untimed end line) its last line.
@@ -426,7 +452,7 @@ public struct SessionStream {
     /// The logs have passed the last line of the session's stream (known when the whole
     /// bundle was learned first).
     func streamEnded(_ l: Live) -> Bool {
-        guard let i = lastLineAt[l.key], let last = lastLines[i] else { return false }
+        guard let i = lastLineAt[streamKeys[l.stream]], let last = lastLines[i] else { return false }
         return now > last
     }
 
@@ -438,12 +464,11 @@ public struct SessionStream {
             // copy of the whole list each time).
             for i in live.indices where !live[i].ended {
                 let l = live[i]
-                guard let own = l.lastOwn, now - own > idleHorizon, superseded(l) || streamEnded(l), var s = streams[l.key]
-                else { continue }
-                builder.finish(&s)
-                s.phase = .ended
-                streams[l.key] = s
-                if let n = s.sessions.indices.last { noteEnd(seq: s.sessions[n].seq, end: s.sessions[n].end) }
+                guard let own = l.lastOwn, now - own > idleHorizon, superseded(l) || streamEnded(l) else { continue }
+                let k = l.stream
+                builder.finish(&streams[k])
+                streams[k].phase = .ended
+                if let n = streams[k].sessions.indices.last { noteEnd(seq: streams[k].sessions[n].seq, end: streams[k].sessions[n].end) }
             }
         }
         // Place the lines the logs have passed by the look-ahead (all of them at the end).
@@ -499,18 +524,17 @@ public struct SessionStream {
     /// A ready session taken out of its stream, with the lines of other processes that joined
     /// it, decided: what is handed on.
     private mutating func takeOut(_ l: Live) -> Session {
-        // Taken out (not copied) so that removing the session does not copy the others.
-        var stream = streams.removeValue(forKey: l.key)!
-        let k = stream.sessions.firstIndex { $0.seq == l.seq }!
-        var s = stream.sessions.remove(at: k)
-        if stream.sessions.isEmpty {
+        // Removed in place (not copied) so that removing the session does not copy the others.
+        let n = l.stream
+        let k = streams[n].sessions.firstIndex { $0.seq == l.seq }!
+        var s = streams[n].sessions.remove(at: k)
+        if streams[n].sessions.isEmpty {
             // Kept (small: no buffer left) so that later lines of the process are not a new
             // session: they go to `late`, and are placed like host lines.
-            stream.sessions = []
-            stream.sawError = nil
-            stream.peerClosed = nil
+            streams[n].sessions = []
+            streams[n].sawError = nil
+            streams[n].peerClosed = nil
         }
-        streams[l.key] = stream
         if !l.joined.isEmpty {
             s.events.append(contentsOf: l.joined)
             s.events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
