@@ -79,6 +79,9 @@ public struct AnalysisReport: Sendable {
     public var streamed: SessionTally?
 
     /// How many sessions of each outcome, kept or handed on.
+    /// How many sessions the bundle has (`tally.count`, without counting outcomes).
+    public var sessionCount: Int { streamed?.count ?? sessions.count }
+
     public var tally: SessionTally {
         if let streamed { return streamed }
         var t = SessionTally()

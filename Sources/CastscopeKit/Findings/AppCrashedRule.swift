@@ -7,6 +7,8 @@
 /// line of evidence.
 struct AppCrashedRule: FindingRule {
     let kind = "app-crashed"
+    /// Made once (an array and its filter per call was most of the rule on a session of its own).
+    static let kinds = KindSet([.appCrashed])
 
     /// `line` is the debugger's SIGABRT stop that ends the uncaught exception `previous` (the same
     /// process when the stop names one; within a minute when both have times).
@@ -20,7 +22,7 @@ struct AppCrashedRule: FindingRule {
     }
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        perLine(r, kinds: KindSet([.appCrashed]), continues: Self.sameCrash) { e in
+        perLine(r, kinds: Self.kinds, continues: Self.sameCrash) { e in
             guard e.code == .appCrashed else { return nil }
             let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" } ?? "the debugged process"
             let what: String

@@ -191,10 +191,19 @@ public enum Findings {
     static let orphanRelayRuleAt = rules.firstIndex { $0 is OrphanRelaySessionRule } ?? -1
 
     /// The findings of one session, as `run` makes them for it in a whole report.
+    /// (`run`'s order for one session is the rules' order, most severe first: no table of
+    /// session places, no sort by them, no list to filter afterwards.)
     public static func forSession(_ s: Session, _ t: Thresholds) -> [Finding] {
         var one = AnalysisReport()
         one.sessions = [s]
-        return run(one, t).made.filter { $0.session == s.id }
+        var found: [Finding] = []
+        for at in rules.indices where at != orphanRelayRuleAt {
+            for f in rules[at].findings(one, t) where f.session == s.id { found.append(f) }
+        }
+        guard found.indices.dropFirst().contains(where: { found[$0].severity > found[$0 - 1].severity }) else { return found }
+        // Stable: by severity, then the rules' order.
+        let ranks = found.map { -$0.severity.rank }
+        return found.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { found[$0] }
     }
 
     /// All findings, most severe first within each session, sessions in order.
