@@ -134,7 +134,9 @@ public struct OutputBuffer: Sendable {
             return
         }
         key.withUTF8 { u in
-            guard OutputBuffer.jsonEscape.withUnsafeBufferPointer({ Self.jsonClean(UnsafeRawBufferPointer(u), $0) }) else {
+            // Compared, not looked up in `jsonEscape`: a key is a few bytes, and reaching the
+            // table (a lazy global) cost more than the test, per member.
+            guard !u.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else {
                 writeLead(room(lead))
                 storage.count += lead
                 jsonString(UnsafeRawBufferPointer(u))
