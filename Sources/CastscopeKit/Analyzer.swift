@@ -78,10 +78,10 @@ public struct AnalysisReport: Sendable {
     /// kept in `sessions`: what the report's header needs of them.
     public var streamed: SessionTally?
 
-    /// How many sessions of each outcome, kept or handed on.
     /// How many sessions the bundle has (`tally.count`, without counting outcomes).
     public var sessionCount: Int { streamed?.count ?? sessions.count }
 
+    /// How many sessions of each outcome, kept or handed on.
     public var tally: SessionTally {
         if let streamed { return streamed }
         var t = SessionTally()

@@ -78,7 +78,6 @@ public struct SessionStream {
         subscript(_ k: Int) -> StreamOf { _read { yield slots[k] } }
         /// The last stream found or noted holds `e`.
         func lastHolds(_ e: borrowing Event) -> Bool { last >= 0 && slots[last].holds(e) }
-        func key(_ e: borrowing Event) -> String? { slot(e).map { slots[$0].key } }
         func stream(_ e: borrowing Event) -> Int? { slot(e).map { slots[$0].stream } }
         /// Makes slot `k` the last, beginning a run of lines now.
         mutating func touch(_ k: Int) {
