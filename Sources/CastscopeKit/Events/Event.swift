@@ -146,7 +146,6 @@ public struct Event: Sendable {
     }
 
     /// Calls `body` with the time and source of every line the event stands for, in order.
-    @inline(__always)
     public func forEachLine(_ body: (Int64?, SourceRef) -> Void) {
         let path = source.path
         forEachTimeAndLine { t, line in body(t, SourceRef(path: path, line: line)) }
@@ -154,13 +153,11 @@ public struct Event: Sendable {
 
     /// Each line's time only (no source reference built per line: a run of frame lines is
     /// tens of thousands of them).
-    @inline(__always)
     public func forEachTime(_ body: (Int64?) -> Void) {
         forEachTimeAndLine { t, _ in body(t) }
     }
 
     /// Each line's time and line number (in `source.path`), without building references.
-    @inline(__always)
     public func forEachTimeAndLine(_ body: (Int64?, Int) -> Void) {
         guard let r = repeats else { body(time, source.line); return }
         let n = r.lines.count
