@@ -46,10 +46,20 @@ struct HotPathTests {
             texts.append(String(repeating: "c", count: n) + "\r")
             texts.append(String(repeating: "d", count: n) + "\r\n")
         }
+        // Characters, not bytes or scalars: combining marks and CR LF are one character each.
+        for n in [limit - 1, limit, limit + 1, 2 * limit] {
+            texts.append(String(repeating: "e\u{301}", count: n))
+            texts.append(String(repeating: "f", count: n - 1) + "\r\n" + "g")
+        }
         for t in texts {
             var out = OutputBuffer()
             report.oneLine(t, into: &out)
             #expect(out.string == report.oneLine(t), "\(t.utf8.count) bytes")
+            // What `oneLine` promises, said the slow way: newlines shown, more than `limit`
+            // characters cut to `limit - 1` and an ellipsis.
+            let shown = t.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ⏎ ")
+            let expected = shown.count > limit ? String(shown.prefix(limit - 1)) + "…" : shown
+            #expect(report.oneLine(t) == expected, "\(t.utf8.count) bytes")
         }
     }
 

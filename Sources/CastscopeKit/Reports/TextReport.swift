@@ -73,7 +73,15 @@ public struct TextReport {
 
     func oneLine(_ s: String) -> String {
         var t = s.replacingOccurrences("\n", " ⏎ ")
-        if t.count > maxMessage { t = String(t.prefix(maxMessage - 1)) + "…" }
+        // `t.count > maxMessage`, then its first `maxMessage - 1` characters, walking no
+        // further than that (a folded row's text can be kilobytes: counting all of it was
+        // most of the cost of writing it).
+        guard maxMessage > 0 else { return t }
+        if let end = t.index(t.startIndex, offsetBy: maxMessage - 1, limitedBy: t.endIndex), end < t.endIndex,
+            t.index(after: end) < t.endIndex
+        {
+            t = String(t[..<end]) + "…"
+        }
         return t
     }
 
@@ -632,7 +640,10 @@ extension String {
 
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
         // Fast path on bytes: most messages hold no occurrence.
-        if let first = target.utf8.first, !utf8.contains(first) { return self }
+        if let first = target.utf8.first {
+            var copy = self
+            if copy.withUTF8({ u in u.baseAddress.map { memchr($0, Int32(first), u.count) == nil } ?? true }) { return self }
+        }
         return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
