@@ -39,6 +39,19 @@ struct PatternTests {
         #expect(try fields("failure: {status:int}", "failure: socket binding") == nil)
     }
 
+    @Test("a run of spaces of every length, at the end of the line or not, eight bytes a step or one")
+    func spacesRunOfEveryLength() throws {
+        for k in 1...40 {
+            let gap = String(repeating: " ", count: k)
+            #expect(try fields("{a:word}{sp}{b:word} {message}", "x\(gap)y z") == ["a": "x", "b": "y", "message": "z"], "\(k) spaces")
+            // Nothing after the spaces: `{sp}` takes them all, then the literal has no room.
+            #expect(try fields("{a:word}{sp}{message}", "x\(gap)") == ["a": "x", "message": ""], "\(k) spaces at the end")
+            #expect(try fields("{a:word}{sp}|", "x\(gap)") == nil, "\(k) spaces, no bar")
+            // A tab ends the run.
+            #expect(try fields("{a:word}{sp}\t{message}", "x\(gap)\tq") == ["a": "x", "message": "q"], "\(k) spaces, a tab")
+        }
+    }
+
     @Test func searchFindsThePatternAnywhere() throws {
         #expect(try fields("open socket connection", "[Broadcast] open socket connection", search: true) == [:])
         #expect(try fields("EXC_RESOURCE -> {target}[{pid:int}] exceeded", "kernel: EXC_RESOURCE -> Ext[9] exceeded mem", search: true)

@@ -262,6 +262,17 @@ final class PatternProgram: @unchecked Sendable {
                 pc += 1
             case 2:
                 guard pos < n, byte(pos) == 0x20 else { return false }
+                pos += 1
+                // `log show` pads its columns with dozens of spaces: eight bytes a step, the
+                // first other byte found from the XOR's low zero bytes.
+                while pos + 8 <= n {
+                    let x = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: pos, as: UInt64.self)) ^ 0x2020_2020_2020_2020
+                    if x != 0 {
+                        pos += x.trailingZeroBitCount >> 3
+                        break
+                    }
+                    pos += 8
+                }
                 while pos < n, byte(pos) == 0x20 { pos += 1 }
                 pc += 1
             case 4:
