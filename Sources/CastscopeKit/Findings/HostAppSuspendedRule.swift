@@ -15,9 +15,16 @@ struct HostAppSuspendedRule: FindingRule {
         } : []
         return lone + r.sessions.borrowingCompactMap { s in
             guard let c = s.connectedAt, let span = s.span else { return nil }
-            // By index: `first(where:)` copies every line it looks at.
-            guard let at = s.events.firstIndex(where: { $0.code == .appSuspended && ($0.time.map { $0 >= c && span.contains($0) } ?? false) })
-            else { return nil }
+            // By index and code first: `firstIndex(where:)` handed its closure a copy of every
+            // line it looked at.
+            var found: Int?
+            for i in s.events.indices where s.events[i].code == .appSuspended {
+                if let t = s.events[i].time, t >= c, span.contains(t) {
+                    found = i
+                    break
+                }
+            }
+            guard let at = found else { return nil }
             let e = s.events[at]
             let app = e.attr("bundle").map { " \($0)" } ?? ""
             return s.finding(kind, .error, at: e.time,
