@@ -77,7 +77,7 @@ public enum Timeline {
         var out: [TimelineEntry] = []
         var at: [Int] = []
         for run in runs {
-            let lines = run.reduce(0) { $0 + events[$1].count }
+            let lines = events.withUnsafeBufferPointer { ev in run.reduce(0) { $0 + ev[$1].count } }
             // Fold only a run that repeats itself; three different lines stay three rows.
             // (A compacted relay stats run is always folded: its lines' own texts are not kept.)
             if (lines >= minimumRun && repeatsItself(run, lines: lines, events))
@@ -135,30 +135,34 @@ public enum Timeline {
         var texts: [String] = []
         var counts: [Int] = []
         var timesOf: [[Int64]] = []
-        for i in run {
-            // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
-            var k = -1
-            for j in texts.indices where texts[j] == events[i].message {
-                k = j
-                break
+        // Through a buffer pointer: an element of the array itself was copied, every field,
+        // for each of its computed properties read (the message, the times).
+        events.withUnsafeBufferPointer { ev in
+            for i in run {
+                // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
+                var k = -1
+                for j in texts.indices where texts[j] == ev[i].message {
+                    k = j
+                    break
+                }
+                if k < 0 {
+                    texts.append(ev[i].message)
+                    counts.append(0)
+                    timesOf.append([])
+                    k = texts.count - 1
+                }
+                // Moved out while the closure appends (a list per line, or appending through
+                // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
+                var times: [Int64] = []
+                swap(&times, &timesOf[k])
+                var count = 0
+                Event.forEachTime(repeats: ev[i].repeats, time: ev[i].time) { t in
+                    count += 1
+                    if let t { times.append(t) }
+                }
+                swap(&times, &timesOf[k])
+                counts[k] += count
             }
-            if k < 0 {
-                texts.append(events[i].message)
-                counts.append(0)
-                timesOf.append([])
-                k = texts.count - 1
-            }
-            // Moved out while the closure appends (a list per line, or appending through
-            // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
-            var times: [Int64] = []
-            swap(&times, &timesOf[k])
-            var count = 0
-            events[i].forEachTime { t in
-                count += 1
-                if let t { times.append(t) }
-            }
-            swap(&times, &timesOf[k])
-            counts[k] += count
         }
         // The row's text, written as bytes: `text ×N over D, every G; …`.
         var text = OutputBuffer(capacity: 256)
@@ -183,10 +187,13 @@ public enum Timeline {
             }
         }
         let first = run[0]
-        return TimelineEntry(time: events[first].time, side: events[first].side, kind: events[first].kind,
-                             text: text.string, count: run.reduce(0) { $0 + events[$1].count },
-                             first: events[first].source, last: events[run[run.count - 1]].lastSource,
-                             timeInferred: run.contains { events[$0].timeInferred }, displayOffset: events[first].displayOffset)
+        // The lines counted above (`count` read through the array copied each event).
+        return events.withUnsafeBufferPointer { ev in
+            TimelineEntry(time: ev[first].time, side: ev[first].side, kind: ev[first].kind,
+                          text: text.string, count: counts.reduce(0, +),
+                          first: ev[first].source, last: ev[run[run.count - 1]].lastSource,
+                          timeInferred: run.contains { ev[$0].timeInferred }, displayOffset: ev[first].displayOffset)
+        }
     }
 }
 
