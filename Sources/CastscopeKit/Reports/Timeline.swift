@@ -76,6 +76,9 @@ public enum Timeline {
         // nearly all, are returned as they are, not copied out of pairs).
         var out: [TimelineEntry] = []
         var at: [Int] = []
+        // Rows are at most one per event but for expanded repeats: room made once, not grown.
+        out.reserveCapacity(events.count)
+        at.reserveCapacity(events.count)
         for run in runs {
             let lines = events.withUnsafeBufferPointer { ev in run.reduce(0) { $0 + ev[$1].count } }
             // Fold only a run that repeats itself; three different lines stay three rows.
