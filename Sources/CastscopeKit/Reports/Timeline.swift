@@ -138,8 +138,8 @@ public enum Timeline {
         var texts: [String] = []
         var counts: [Int] = []
         var timesOf: [[Int64]] = []
-        // Through a buffer pointer: an element of the array itself was copied, every field,
-        // for each of its computed properties read (the message, the times).
+        // Through a buffer pointer, and the times by the two fields they come from: a method
+        // called on an element of the array (`forEachTime`, `count`) copied the whole event.
         events.withUnsafeBufferPointer { ev in
             for i in run {
                 // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
