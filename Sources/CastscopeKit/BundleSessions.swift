@@ -24,6 +24,12 @@ extension Analyzer {
 
     static func sortsBefore(_ a: Event, _ b: Event) -> Bool { orderKey(a) < orderKey(b) }
 
+    /// `sortsBefore(events[i], events[j])`, the fields read in place (handing the events to a
+    /// function copied both).
+    @inline(__always) static func sortsBefore(_ events: [Event], _ i: Int, _ j: Int) -> Bool {
+        (events[i].time ?? Int64.min, events[i].fileIndex, events[i].order) < (events[j].time ?? Int64.min, events[j].fileIndex, events[j].order)
+    }
+
     /// `--since` / `--until` in the report's zone.
     func window(zone: Int?) -> (Int64?, Int64?) {
         let now = options.now ?? currentMicros()
@@ -62,8 +68,8 @@ extension Analyzer {
         // Relay lines of a session the stage did not take (their times needed the bundle) join
         // its sessions now; they are deduped and windowed there, session by session.
         var heldRelay: [Event] = []
-        if relayStage != nil, events.contains(where: { $0.side == .relay }) {
-            heldRelay = events.moveOut { $0.side == .relay && $0.attr("session") != nil }
+        if relayStage != nil, events.indices.contains(where: { events[$0].side == .relay }) {
+            heldRelay = events.moveOut(side: .relay) { $0.attr("session") != nil }
         }
         Self.dedupe(&events)
         Stages.mark("times, zone, dedupe")
@@ -76,13 +82,13 @@ extension Analyzer {
         report.filteredOut = Self.applyWindow(&events, window)
         // One file read in order is mostly sorted already: checked first (a sort moves every
         // event, and its buffer doubles the memory for a moment).
-        if events.indices.dropFirst().contains(where: { Self.sortsBefore(events[$0], events[$0 - 1]) }) {
+        if events.indices.dropFirst().contains(where: { Self.sortsBefore(events, $0, $0 - 1) }) {
             events.sort(by: Self.sortsBefore)
         }
         report.eventCount = Self.lineCount(events)
         // Split without a second copy of every event: the relay lines left here (the stage took
         // the relay's journal) are moved out, the device lines stay in place.
-        let relayEvents = events.moveOut { $0.side == .relay }
+        let relayEvents = events.moveOut(side: .relay)
         var deviceEvents: [Event] = []
         swap(&deviceEvents, &events)
         events = []  // the sessions keep what they need: no third copy of every event
@@ -149,7 +155,7 @@ extension Analyzer {
             if !sawUnzoned { sawUnzoned = chunk.contains { $0.displayOffset == Fmt.unzoned } }
             if firstTimedOrder == nil { firstTimedOrder = chunk.first(where: { $0.time != nil })?.order }
             choice.see(&chunk, chunk.indices)
-            if holdsRelay { heldRelay.append(contentsOf: chunk.moveOut(where: heldForRelay)) }
+            if holdsRelay { heldRelay.append(contentsOf: chunk.moveOut(side: .relay, where: heldForRelay)) }
             // What is noted per chunk goes by the number of `writeSorted` calls.
             guard !chunk.isEmpty else { return }
             var seen = Dedupe()
@@ -229,7 +235,7 @@ extension Analyzer {
         sorted.merge(by: Self.sortsBefore) { block in
             _ = Self.applyWindow(&block, window)
             if relayLeft {
-                var relay = block.moveOut { $0.side == .relay }
+                var relay = block.moveOut(side: .relay)
                 if case .phone(let phone) = relayDisplay {
                     for i in relay.indices { relay[i].displayOffset = phone }
                 }

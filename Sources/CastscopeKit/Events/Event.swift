@@ -201,12 +201,14 @@ extension Array where Element == Event {
     }
 
     /// Moves the events `isOut` picks into a list of their own and closes the gaps they leave:
-    /// both keep their order, and the events that stay are not copied.
-    mutating func moveOut(where isOut: (Event) -> Bool) -> [Event] {
+    /// both keep their order, and the events that stay are not copied. With `side`, only events
+    /// of that side are candidates, tested on the field first: handing an event to `isOut`
+    /// copies it, and most lists hold few of the side moved out (relay lines in a device's log).
+    mutating func moveOut(side: Side? = nil, where isOut: (Event) -> Bool = { _ in true }) -> [Event] {
         var out: [Event] = []
         var kept = 0
         for i in indices {
-            if isOut(self[i]) {
+            if side.map({ self[i].side == $0 }) ?? true, isOut(self[i]) {
                 out.append(self[i])
                 continue
             }
