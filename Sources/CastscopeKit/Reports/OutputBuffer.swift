@@ -134,9 +134,9 @@ public struct OutputBuffer: Sendable {
             return
         }
         key.withUTF8 { u in
-            // Compared, not looked up in `jsonEscape`: a key is a few bytes, and reaching the
-            // table (a lazy global) cost more than the test, per member.
-            guard !u.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else {
+            // Tested byte by byte, not looked up in `jsonEscape`: a key is a few bytes, and
+            // reaching the table (a lazy global) cost more than the test, per member.
+            guard !u.contains(where: Self.jsonEscapes) else {
                 writeLead(room(lead))
                 storage.count += lead
                 jsonString(UnsafeRawBufferPointer(u))
@@ -359,10 +359,11 @@ public struct OutputBuffer: Sendable {
         return true
     }
 
-    /// 1 for the bytes a JSON string must escape: `"`, `\`, C0 controls and DEL.
-    static let jsonEscape: [UInt8] = (0..<256).map { b in
-        b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F ? 1 : 0
-    }
+    /// Whether a JSON string must escape `b`: `"`, `\`, C0 controls and DEL.
+    @inline(__always) static func jsonEscapes(_ b: UInt8) -> Bool { b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F }
+
+    /// `jsonEscapes` as a table: 1 for the bytes a JSON string must escape.
+    static let jsonEscape: [UInt8] = (0...255).map { jsonEscapes(UInt8($0)) ? 1 : 0 }
 }
 
 extension UInt {
