@@ -154,24 +154,19 @@ public struct Event: Sendable {
     /// Each line's time only (no source reference built per line: a run of frame lines is
     /// tens of thousands of them).
     public func forEachTime(_ body: (Int64?) -> Void) {
-        Self.forEachTime(repeats: repeats, time: time, body)
-    }
-
-    /// `forEachTime` of an event given by the two fields it reads, so that a caller holding a
-    /// list of events can read them in place (a method called on an element copied the whole
-    /// event first, a retain and a release per reference in it).
-    static func forEachTime(repeats r: Repeats?, time: Int64?, _ body: (Int64?) -> Void) {
-        guard let r else { body(time); return }
-        let n = r.lines.count
-        let known = min(n, r.times.count)
-        r.times.withUnsafeBufferPointer { times in
-            for k in 0..<n { body(k < known ? times[k] : time) }
-        }
+        forEachTimeAndLine { t, _ in body(t) }
     }
 
     /// Each line's time and line number (in `source.path`), without building references.
     public func forEachTimeAndLine(_ body: (Int64?, Int) -> Void) {
-        guard let r = repeats else { body(time, source.line); return }
+        Self.forEachTimeAndLine(repeats: repeats, time: time, line: line, body)
+    }
+
+    /// The same for an event given by the three fields it reads, so that a caller holding a
+    /// list of events can read them in place (a method called on an element copied the whole
+    /// event first, a retain and a release per reference in it).
+    static func forEachTimeAndLine(repeats r: Repeats?, time: Int64?, line: Int, _ body: (Int64?, Int) -> Void) {
+        guard let r else { body(time, line); return }
         let n = r.lines.count
         let known = min(n, r.times.count)
         r.times.withUnsafeBufferPointer { times in

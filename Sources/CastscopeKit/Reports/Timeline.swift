@@ -159,7 +159,7 @@ public enum Timeline {
                 var times: [Int64] = []
                 swap(&times, &timesOf[k])
                 var count = 0
-                Event.forEachTime(repeats: ev[i].repeats, time: ev[i].time) { t in
+                Event.forEachTimeAndLine(repeats: ev[i].repeats, time: ev[i].time, line: ev[i].line) { t, _ in
                     count += 1
                     if let t { times.append(t) }
                 }
