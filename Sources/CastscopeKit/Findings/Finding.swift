@@ -259,7 +259,8 @@ extension String {
     /// Substring search on UTF-8 bytes (memchr + memcmp), without the generic string machinery.
     func hasBytes(_ needle: String) -> Bool {
         var copy = self
-        return copy.withUTF8 { findBytes(UnsafeRawBufferPointer($0), Array(needle.utf8), from: 0) != nil }
+        var n = needle
+        return copy.withUTF8 { h in n.withUTF8 { findBytes(UnsafeRawBufferPointer(h), UnsafeRawBufferPointer($0), from: 0) != nil } }
     }
 }
 

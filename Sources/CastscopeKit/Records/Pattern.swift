@@ -384,18 +384,22 @@ final class PatternProgram: @unchecked Sendable {
 /// The index of the first occurrence of `needle` in `hay` at or after `from` (memchr for the
 /// first byte, then memcmp).
 func findBytes(_ hay: UnsafeRawBufferPointer, _ needle: [UInt8], from: Int) -> Int? {
-    guard let base = hay.baseAddress, let first = needle.first else { return needle.isEmpty ? from : nil }
+    needle.withUnsafeBytes { findBytes(hay, $0, from: from) }
+}
+
+/// The same with the needle's bytes lent (a string's UTF-8 in place: no array made per search).
+func findBytes(_ hay: UnsafeRawBufferPointer, _ needle: UnsafeRawBufferPointer, from: Int) -> Int? {
+    guard let base = hay.baseAddress, let n = needle.baseAddress, !needle.isEmpty else { return needle.isEmpty ? from : nil }
+    let first = needle[0]
     var i = from
     let last = hay.count - needle.count
-    return needle.withUnsafeBytes { n in
-        while i <= last {
-            guard let hit = memchr(base + i, Int32(first), last - i + 1) else { return nil }
-            let at = base.distance(to: UnsafeRawPointer(hit))
-            if memcmp(base + at, n.baseAddress!, needle.count) == 0 { return at }
-            i = at + 1
-        }
-        return nil
+    while i <= last {
+        guard let hit = memchr(base + i, Int32(first), last - i + 1) else { return nil }
+        let at = base.distance(to: UnsafeRawPointer(hit))
+        if memcmp(base + at, n, needle.count) == 0 { return at }
+        i = at + 1
     }
+    return nil
 }
 
 extension PatternProgram {

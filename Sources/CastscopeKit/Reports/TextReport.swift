@@ -640,10 +640,7 @@ extension String {
 
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
         // Fast path on bytes: most messages hold no occurrence.
-        if let first = target.utf8.first {
-            var copy = self
-            if copy.withUTF8({ u in u.baseAddress.map { memchr($0, Int32(first), u.count) == nil } ?? true }) { return self }
-        }
+        guard hasBytes(target) else { return self }
         return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
