@@ -24,10 +24,14 @@ extension Analyzer {
 
     static func sortsBefore(_ a: Event, _ b: Event) -> Bool { orderKey(a) < orderKey(b) }
 
-    /// `sortsBefore(events[i], events[j])`, the fields read in place (handing the events to a
-    /// function copied both).
+    /// `orderKey(events[i])`, the fields read in place (handing the event to a function copied it).
+    @inline(__always) static func orderKey(_ events: [Event], _ i: Int) -> (Int64, Int, Int) {
+        (events[i].time ?? Int64.min, events[i].fileIndex, events[i].order)
+    }
+
+    /// `sortsBefore(events[i], events[j])`, read in place.
     @inline(__always) static func sortsBefore(_ events: [Event], _ i: Int, _ j: Int) -> Bool {
-        (events[i].time ?? Int64.min, events[i].fileIndex, events[i].order) < (events[j].time ?? Int64.min, events[j].fileIndex, events[j].order)
+        orderKey(events, i) < orderKey(events, j)
     }
 
     /// `--since` / `--until` in the report's zone.
@@ -68,7 +72,7 @@ extension Analyzer {
         // Relay lines of a session the stage did not take (their times needed the bundle) join
         // its sessions now; they are deduped and windowed there, session by session.
         var heldRelay: [Event] = []
-        if relayStage != nil, events.indices.contains(where: { events[$0].side == .relay }) {
+        if relayStage != nil {
             heldRelay = events.moveOut(side: .relay) { $0.attr("session") != nil }
         }
         Self.dedupe(&events)
@@ -125,7 +129,6 @@ extension Analyzer {
             return sessionsInMemory(&events, files: files, report: &report, relayStage: relayStage)
         }
         let holdsRelay = relayStage != nil
-        func heldForRelay(_ e: Event) -> Bool { e.side == .relay && e.attr("session") != nil }
         // (1)
         var resolvers = timeResolvers(files)
         var choice = DisplayZoneChoice(option: options.displayZone)
@@ -155,7 +158,7 @@ extension Analyzer {
             if !sawUnzoned { sawUnzoned = chunk.contains { $0.displayOffset == Fmt.unzoned } }
             if firstTimedOrder == nil { firstTimedOrder = chunk.first(where: { $0.time != nil })?.order }
             choice.see(&chunk, chunk.indices)
-            if holdsRelay { heldRelay.append(contentsOf: chunk.moveOut(side: .relay, where: heldForRelay)) }
+            if holdsRelay { heldRelay.append(contentsOf: chunk.moveOut(side: .relay) { $0.attr("session") != nil }) }
             // What is noted per chunk goes by the number of `writeSorted` calls.
             guard !chunk.isEmpty else { return }
             var seen = Dedupe()

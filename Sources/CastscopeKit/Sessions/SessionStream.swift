@@ -619,7 +619,7 @@ struct StreamLearning {
         var lastT: Int64?
         for i in events.indices where events[i].side == .extension {
             let pid = events[i].pid, process = events[i].process
-            let at = Analyzer.orderKey(events[i])
+            let at = Analyzer.orderKey(events, i)
             let t = events[i].lastTime
             if let l = last, l.pid == pid, l.process == process, pid != nil || l.path == events[i].sourcePath {
                 if lastAt < at { lastAt = at }
