@@ -59,11 +59,14 @@ public struct SessionStream {
         }
     }
     /// The streams of the last few extension lines learned, and routed: lines of one process
-    /// mostly follow each other, or alternate among the few extensions running at once.
+    /// mostly follow each other, or alternate among the extensions running at once. Sixty-four:
+    /// a busy log has dozens at once (ten times the bench's dense log had ~30), and with eight
+    /// nearly every line missed, building and hashing its stream's key (a third of the
+    /// session thread).
     struct Recent {
         private var slots: [StreamOf] = []
         private var next = 0
-        static let size = 8
+        static let size = 64
         /// The slot of the last stream found or noted (-1: none).
         private(set) var last = -1
         /// When each slot's stream last began a run of lines, for `SessionStream.flushLearned`
@@ -85,6 +88,9 @@ public struct SessionStream {
             clock += 1
             touched[k] = clock
         }
+        /// Whether `note` would write over a slot whose run of lines has not been written to
+        /// the pid and name tables yet (`takeTouched`).
+        var replacesTouched: Bool { slots.count >= Self.size && touched[next] > 0 }
         mutating func note(_ s: StreamOf) {
             if slots.count < Self.size {
                 slots.append(s)
@@ -209,8 +215,12 @@ public struct SessionStream {
                 let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: path)).memberAfterInsert
                 var of = StreamOf(pid: pid, process: process, path: path, key: k)
                 if learnsWholeBundle { of.index = lastLineIndex(k) }
-                // The stream it replaces may have begun the latest run of its pid or name.
-                flushLearned()
+                // The stream it replaces may have begun the latest run of its pid or name:
+                // the runs waiting are written first, in the order they began. Otherwise they
+                // wait (the tables are read only after `learn`, and what they end with is the
+                // latest run of each pid and name either way): with many extensions at once,
+                // writing every waiting run at each new stream was most of learning.
+                if learned.replacesTouched { flushLearned() }
                 learned.note(of)
             }
             if learnsWholeBundle { runLast = events[i].lastTime }
