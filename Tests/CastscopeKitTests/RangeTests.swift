@@ -132,3 +132,54 @@ struct SplitMix {
         return z ^ (z >> 31)
     }
 }
+
+extension RangeTests {
+    /// A big file streamed while read is cut so that a range holds about
+    /// `streamedRangeEvents` events: noise keeps the largest ranges, a log of nothing but
+    /// extension lines gets small ones (the ranges waiting are what is held), the busy part
+    /// found wherever it is in the file, and never below `minimumStreamedRange`.
+    @Test("streamed ranges shrink where recognized lines are dense")
+    func streamedRangesFollowDensity() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let registry = try ParserRegistry.builtin()
+        let analyzer = try Analyzer(registry: registry)
+        let context = ReadContext(factory: EventFactory(registry: registry), prefilter: analyzer.prefilter, filter: JournalFilter(),
+                                  maxLineLength: 1 << 20)
+        let format = try #require(registry.format(named: "apple-default"))
+        func line(_ i: Int, _ message: String, pid: Int) -> String {
+            "2026-03-12 10:\(String(format: "%02d:%02d", i / 60000 % 60, i / 1000 % 60)).\(String(format: "%06d", i % 1000 * 1000))+0100 "
+                + "0x4e470    Default     0x0                  \(pid)   0    \(message)\n"
+        }
+        let noise = "locationd: [com.apple.locationd.Core:Client] os_transaction releasing: (0x16c179c20) GetIdentifyingInformation"
+        func range(_ name: String, busy: (Int) -> Bool) throws -> UInt64 {
+            var text = ""
+            for i in 0..<8000 {
+                if busy(i) {
+                    text += line(i, i % 2 == 0 ? "BroadcastExtension: [SBCBroadcast] broadcastStarted - appGroup=group.example"
+                                                : "BroadcastExtension: [SBCBroadcast] broadcastFinished", pid: 1000 + i / 2)
+                } else {
+                    text += line(i, noise, pid: 87)
+                }
+            }
+            let file = dir.appendingPathComponent(name)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            let size = UInt64(text.utf8.count)
+            #expect(size > 16 * (16 << 10))
+            return analyzer.streamedRange(context, diskPath: file.path, path: name, size: size, format: format)
+        }
+        #expect(try range("noise.log", busy: { _ in false }) == analyzer.maximumStreamedRange)
+        // Every line an extension's: a 16 KB sample holds ~100 events, a range ~1.3 MB.
+        let dense = try range("dense.log", busy: { _ in true })
+        #expect(dense >= analyzer.minimumStreamedRange && dense < 2 << 20)
+        // One line in four: ranges about four times as big.
+        let quarter = try range("quarter.log", busy: { $0 % 4 == 0 })
+        #expect(quarter > 3 * dense && quarter < analyzer.maximumStreamedRange)
+        // Busy only in the last quarter of the file: still found.
+        let late = try range("late.log", busy: { $0 >= 6000 })
+        #expect(late < 2 << 20)
+        // Never below the minimum.
+        analyzer.minimumStreamedRange = 4 << 20
+        #expect(try range("dense2.log", busy: { _ in true }) == 4 << 20)
+    }
+}
