@@ -296,7 +296,7 @@ public final class Analyzer {
     /// The bytes of a range of a big file streamed or held on disk: `maximumStreamedRange`, or
     /// less where recognized lines are dense, so that a range holds about `streamedRangeEvents`
     /// events (the ranges read and waiting are what is held: a log of nothing but extension
-    /// lines, 600,000 sessions in 293 MB, peaked at 138 MB with 16 MB ranges, 58 MB now). The
+    /// lines, 600,000 sessions in 293 MB, peaked at 144 MB with 16 MB ranges, 59 MB now). The
     /// density is the highest of sixteen 16 KB samples spread over the file (a log's busy
     /// hours may be anywhere; a busy stretch between samples still gets the larger ranges).
     func streamedRange(_ context: ReadContext, diskPath: String, path: String, size: UInt64, format: LogFormat) -> UInt64 {
