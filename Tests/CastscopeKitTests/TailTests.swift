@@ -158,7 +158,7 @@ struct TailTests {
             first.feed(seq)
             usleep(10_000)
         }
-        #expect(tail1.out.waitFor(timeout: 5) { _ in tail1.seen.count >= 40 })
+        #expect(tail1.out.waitFor(timeout: 30) { _ in tail1.seen.count >= 40 })
         tail1.stop(SIGTERM)
         #expect(tail1.process.terminationStatus == 0)
 
@@ -182,7 +182,7 @@ struct TailTests {
             second.feed(seq)
             usleep(10_000)
         }
-        #expect(tail2.out.waitFor(timeout: 10) { _ in tail2.seen.count >= 100 }, "tail 2 saw \(tail2.seen.count)")
+        #expect(tail2.out.waitFor(timeout: 30) { _ in tail2.seen.count >= 100 }, "tail 2 saw \(tail2.seen.count)")
         tail2.stop(SIGINT)
         try second.finish()
 
@@ -211,14 +211,14 @@ struct TailTests {
         for seq in 1...10 { first.feed(seq) }
         try first.finish()
         let tail1 = try TailProcess(directory: journals, cursor: cursor, scratch: dir, extra: ["--from-start"])
-        #expect(tail1.out.waitFor(timeout: 5) { _ in tail1.seen.count >= 10 })
+        #expect(tail1.out.waitFor(timeout: 30) { _ in tail1.seen.count >= 10 })
         tail1.stop()
         try FileManager.default.removeItem(at: old)  // vacuumed
         let second = try JournalFeeder(output: journals.appendingPathComponent("new.journal"))
         for seq in 11...15 { second.feed(seq) }
         try second.finish()
         let tail2 = try TailProcess(directory: journals, cursor: cursor, scratch: dir)
-        #expect(tail2.out.waitFor(timeout: 5) { _ in tail2.seen.count >= 5 })
+        #expect(tail2.out.waitFor(timeout: 30) { _ in tail2.seen.count >= 5 })
         tail2.stop()
         let gap = tail2.out.all.first(where: { $0.0.contains("\"type\":\"gap\"") })?.0 ?? ""
         #expect(gap.contains("\"from\":\"20"), "\(gap)")
