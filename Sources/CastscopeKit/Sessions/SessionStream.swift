@@ -104,15 +104,11 @@ public struct SessionStream {
         }
         /// The slots touched since the last call, oldest run first; marks them written.
         mutating func takeTouched() -> [Int] {
-            // The least stamp left, each time (eight slots at most: no filtered list to sort).
-            var k: [Int] = []
-            while true {
-                var least = -1
-                for i in touched.indices where touched[i] > 0 && (least < 0 || touched[i] < touched[least]) { least = i }
-                guard least >= 0 else { return k }
-                touched[least] = 0
-                k.append(least)
-            }
+            // Sorted by stamp (each stamp is a slot's own): with 64 slots, picking the least
+            // stamp left, one pass per slot taken, was 64 steps per run written.
+            let k = touched.indices.filter { touched[$0] > 0 }.sorted { touched[$0] < touched[$1] }
+            for i in k { touched[i] = 0 }
+            return k
         }
     }
     var learned = Recent()
