@@ -88,6 +88,26 @@ struct SampleTests {
         #expect(sources.contains(b + "device/livekit-log-show.ndjson:5"))
     }
 
+    @Test("a bundle re-packed as .tar.xz, .tar.bz2 or .tar.zst reads as its folder does")
+    func otherCompressedBundles() throws {
+        let folder = packageRoot.appendingPathComponent("samples/stopped-10001")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+        let entries = try names.map { ("stopped-10001/" + $0, Array(try Data(contentsOf: folder.appendingPathComponent($0)))) }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let plain = try #require(try castscope(["analyze", "--json", "samples/stopped-10001"]).json)
+        for (kind, ext) in [(ArchiveKind.tarXz, "tar.xz"), (.tarBz2, "tar.bz2"), (.tarZst, "tar.zst")] {
+            let path = dir.appendingPathComponent("bundle.\(ext)").path
+            try Data(makeArchive(kind, entries)).write(to: URL(fileURLWithPath: path))
+            let r = try castscope(["analyze", "--json", path])
+            #expect(r.status == 0, "\(ext): \(r.stderr)")
+            let json = try #require(r.json)
+            #expect((json["sessions"] as? [[String: Any]])?.map { $0["outcome"] as? String } == ["stopped-by-host"], "\(ext)")
+            #expect(recognized(json).map(\.0) == recognized(plain).map(\.0), "\(ext)")
+            #expect(recognized(json).map(\.1).allSatisfy { $0.hasPrefix(path + "!stopped-10001/") }, "\(ext)")
+        }
+    }
+
     @Test("standard input is read with '-'")
     func stdin() throws {
         let data = try Data(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt"))

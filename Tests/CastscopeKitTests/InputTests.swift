@@ -102,6 +102,37 @@ struct InputTests {
         }
     }
 
+    @Test("xz, bzip2 and zstd: a member compressed on its own and a tar compressed whole are read like gzip's; a cut one keeps its lines and names the byte")
+    func otherCompressions() throws {
+        let text = (0..<3000).map { "2026-03-12 10:20:\(String(format: "%02d", $0 % 60)).5 line \($0) open socket connection\n" }.joined()
+        let bytes = Array(text.utf8)
+        for (kind, tarKind, name) in [(ArchiveKind.xz, ArchiveKind.tarXz, "xz"), (.bz2, .tarBz2, "bz2"), (.zst, .tarZst, "zst")] {
+            var seen: [String: [UInt8]] = [:]
+            var errors: [String] = []
+            let walker = BundleWalker(visit: { path, source in seen[path] = try drain(source) },
+                                      report: { errors.append($0.description) })
+            let alone = makeArchive(kind, [("a", bytes)])
+            #expect(sniff(alone) == .compressed, "\(name)")
+            walker.stream(MemorySource(alone), path: "syslog.1.\(name)", depth: 0)
+            walker.stream(MemorySource(makeArchive(tarKind, [("logs/ext.log", bytes), ("logs/app.txt", Array("hi\n".utf8))])),
+                          path: "bundle.tar.\(name)", depth: 0)
+            #expect(errors == [], "\(name)")
+            #expect(seen == ["syslog.1.\(name)": bytes, "bundle.tar.\(name)!logs/ext.log": bytes,
+                             "bundle.tar.\(name)!logs/app.txt": Array("hi\n".utf8)], "\(name)")
+
+            // Cut in the middle: what came before the cut is read, and one error names the file and the byte.
+            let cut = Array(alone.prefix(alone.count * 2 / 3))
+            seen = [:]
+            walker.stream(MemorySource(cut), path: "cut.\(name)", depth: 0)
+            #expect(errors.count == 1, "\(name)")
+            #expect(errors.first?.hasPrefix("cut.\(name): ") == true, "\(name): \(errors)")
+            if let got = seen["cut.\(name)"] { #expect(bytes.starts(with: got), "\(name)") }
+        }
+        // Only the magic numbers decide, not the name; a text file that starts like one is text.
+        #expect(sniff(Array("BZh9 is not bzip2\n".utf8)) == .text)
+        #expect(Compression.sniff([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00, 0x00]) == .xz)
+    }
+
     @Test("nested archives are streamed with their provenance; unsafe names are refused")
     func nestedArchives() throws {
         let inner = makeArchive(.zip, [("logs/ext.log", Array("open socket connection\n".utf8)),

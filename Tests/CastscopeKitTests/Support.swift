@@ -65,9 +65,10 @@ func temporaryDirectory() throws -> URL {
     return url
 }
 
-enum ArchiveKind { case zip, tar, tarGz, gz }
+enum ArchiveKind { case zip, tar, tarGz, gz, tarXz, tarBz2, tarZst, xz, bz2, zst }
 
-/// Writes an archive in memory with libarchive (zip, tar, tar.gz, or a raw .gz of one member).
+/// Writes an archive in memory with libarchive (zip, tar, tar.gz/.xz/.bz2/.zst, or one member
+/// compressed on its own: .gz, .xz, .bz2, .zst).
 func makeArchive(_ kind: ArchiveKind, _ entries: [(String, [UInt8])]) -> [UInt8] {
     let a = archive_write_new()!
     defer { archive_write_free(a) }
@@ -80,6 +81,16 @@ func makeArchive(_ kind: ArchiveKind, _ entries: [(String, [UInt8])]) -> [UInt8]
     case .gz:
         archive_write_set_format_raw(a)
         archive_write_add_filter_gzip(a)
+    case .tarXz, .tarBz2, .tarZst:
+        archive_write_set_format_pax_restricted(a)
+    case .xz, .bz2, .zst:
+        archive_write_set_format_raw(a)
+    }
+    switch kind {
+    case .tarXz, .xz: archive_write_add_filter_xz(a)
+    case .tarBz2, .bz2: archive_write_add_filter_bzip2(a)
+    case .tarZst, .zst: archive_write_add_filter_zstd(a)
+    default: break
     }
     let capacity = entries.reduce(1 << 20) { $0 + $1.1.count * 2 }
     var buffer = [UInt8](repeating: 0, count: capacity)

@@ -14,6 +14,8 @@ final class ArchiveReader {
         let source: ByteSource
         let buffer: UnsafeMutableRawBufferPointer
         var error: InputError?
+        /// Bytes read from `source` so far.
+        var consumed: UInt64 = 0
         init(source: ByteSource) {
             self.source = source
             buffer = .allocate(byteCount: 256 * 1024, alignment: 16)
@@ -21,19 +23,36 @@ final class ArchiveReader {
         deinit { buffer.deallocate() }
     }
 
-    init(source: ByteSource, path: String) throws {
+    /// What the damaged data is called in an error ("archive member", "xz data").
+    let what: String
+
+    /// `compressed` names a compression (`Compression`) whose output is read as one stream
+    /// (`decompressed`); nil reads a tar or zip's members.
+    init(source: ByteSource, path: String, compressed: Compression? = nil) throws {
         let lib: LibArchive
         switch LibArchive.shared {
         case .success(let l): lib = l
-        case .failure(let why): throw InputError(path: path, "cannot read archives: \(why)")
+        case .failure(let why): throw InputError(path: path, "cannot read \(compressed.map { "\($0.rawValue) data" } ?? "archives"): \(why)")
+        }
+        if compressed == .zstd && lib.supportFilterZstd == nil || compressed == .lz4 && lib.supportFilterLz4 == nil {
+            throw InputError(path: path, "cannot read \(compressed!.rawValue) data: this libarchive has no \(compressed!.rawValue) filter")
         }
         guard let a = lib.readNew() else { throw InputError(path: path, "libarchive: out of memory") }
+        // Filters by name only: libarchive's "all" also runs outside programs (lrzip, lzop,
+        // grzip) on their magic bytes, which a hostile file must not start.
         _ = lib.supportFilterGzip(a)
         _ = lib.supportFilterBzip2(a)
         _ = lib.supportFilterXz(a)
-        _ = lib.supportFormatTar(a)
-        _ = lib.supportFormatGnutar(a)
-        _ = lib.supportFormatZip(a)
+        _ = lib.supportFilterZstd?(a)
+        _ = lib.supportFilterLz4?(a)
+        if compressed != nil {
+            _ = lib.supportFormatRaw(a)
+        } else {
+            _ = lib.supportFormatTar(a)
+            _ = lib.supportFormatGnutar(a)
+            _ = lib.supportFormatZip(a)
+        }
+        what = compressed.map { "\($0.rawValue) data" } ?? "archive member"
         self.lib = lib
         handle = a
         self.path = path
@@ -44,7 +63,7 @@ final class ArchiveReader {
             // and releases the box: freeing them here too was a double free (exit 139 on a
             // 512-byte tar with a bad checksum).
             throw box.takeUnretainedValue().error
-                ?? InputError(path: path, "not a readable archive: \(Self.message(lib, a))")
+                ?? InputError(path: path, "not readable \(what == "archive member" ? "as an archive" : what): \(Self.message(lib, a))")
         }
     }
 
@@ -54,7 +73,18 @@ final class ArchiveReader {
     }
 
     static func message(_ lib: LibArchive, _ a: OpaquePointer) -> String {
-        lib.errorString(a).map { String(cString: $0) } ?? "unknown libarchive error"
+        let text = lib.errorString(a).map { String(cString: $0) } ?? "unknown libarchive error"
+        return text.split(separator: " ").joined(separator: " ")
+    }
+
+    /// The error for data that cannot be read on. A member's offset is in the member's bytes;
+    /// compressed data's is in the file, as far as it was read (what gzip's errors give), with
+    /// what was decompressed before it.
+    func damaged(path: String, produced: UInt64) -> InputError {
+        let why = Self.message(lib, handle)
+        if what == "archive member" { return InputError(path: path, offset: produced, "damaged archive member: \(why)") }
+        return InputError(path: path, offset: box.takeUnretainedValue().consumed,
+                          "damaged \(what): \(why) (\(produced) bytes decompressed before it)")
     }
 
     struct Entry {
@@ -95,13 +125,40 @@ final class ArchiveReader {
             let n = reader.lib.readData(reader.handle, buffer.baseAddress, buffer.count)
             if n < 0 {
                 throw reader.box.takeUnretainedValue().error
-                    ?? InputError(path: path, offset: consumedOffset,
-                                  "damaged archive member: \(ArchiveReader.message(reader.lib, reader.handle))")
+                    ?? reader.damaged(path: path, produced: consumedOffset)
             }
             consumedOffset += UInt64(n)
             return n
         }
     }
+}
+
+/// Compressions other than gzip (which has its own inflater, `GzipSource`), read through
+/// libarchive's filters: a rotated `syslog.1.xz`, a bundle re-packed as `.tar.xz`, `.tar.bz2`,
+/// `.tar.zst`. Their output is sniffed again like an inflated gzip.
+enum Compression: String, Sendable {
+    case xz, bzip2, zstd, lz4
+
+    /// The magic numbers at the start of a stream.
+    static func sniff(_ head: [UInt8]) -> Compression? {
+        if head.starts(with: [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return .xz }
+        if head.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) { return .zstd }
+        if head.starts(with: [0x04, 0x22, 0x4D, 0x18]) { return .lz4 }
+        // "BZh", the block size '1'...'9', then a block's magic (pi) or the end of an empty stream's (sqrt pi)
+        if head.count >= 10, head.starts(with: [0x42, 0x5A, 0x68]), (0x31...0x39).contains(head[3]),
+            head[4..<10].elementsEqual([0x31, 0x41, 0x59, 0x26, 0x53, 0x59]) || head[4..<10].elementsEqual([0x17, 0x72, 0x45, 0x38, 0x50, 0x90])
+        {
+            return .bzip2
+        }
+        return nil
+    }
+}
+
+/// The decompressed bytes of an `.xz` / `.bz2` / `.zst` / `.lz4` stream.
+func decompressed(_ source: ByteSource, path: String, _ compression: Compression) throws -> ByteSource {
+    let reader = try ArchiveReader(source: source, path: path, compressed: compression)
+    guard try reader.nextEntry() != nil else { throw InputError(path: path, "\(compression.rawValue) data: empty") }
+    return reader.entrySource(displayPath: path)
 }
 
 /// True when an archive member name could escape the bundle (absolute, or a `..` component).
@@ -117,6 +174,7 @@ private func archiveReadCallback(
     let box = Unmanaged<ArchiveReader.CallbackBox>.fromOpaque(client!).takeUnretainedValue()
     do {
         let n = try box.source.read(into: box.buffer)
+        box.consumed += UInt64(n)
         bufOut?.pointee = UnsafeRawPointer(box.buffer.baseAddress)
         return n
     } catch let e as InputError {

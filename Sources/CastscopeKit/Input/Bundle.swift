@@ -7,12 +7,15 @@ import Darwin
 /// What the first bytes of a stream say it is.
 public enum ContentKind: String, Sendable {
     case gzip, zip, tar, journal, text
+    /// xz, bzip2, zstd or lz4 (`Compression`), decompressed through libarchive.
+    case compressed
     /// An Apple Unified Logging tracev3 file (header chunk 0x1000, 208 bytes).
     case tracev3
 }
 
 func sniff(_ head: [UInt8]) -> ContentKind {
     if head.count >= 2 && head[0] == 0x1F && head[1] == 0x8B { return .gzip }
+    if Compression.sniff(head) != nil { return .compressed }
     if head.count >= 4 && head[0] == 0x50 && head[1] == 0x4B
         && ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6))
     {
@@ -194,6 +197,9 @@ public struct BundleWalker {
                 // Inflate with our own zlib stream, on another core, ahead of the parser; the
                 // inflated bytes are sniffed again (text, a tar, a zip or a journal).
                 stream(ReadAheadSource(try GzipSource(input: replay, path: path)), path: path, depth: depth + 1, tally: tally)
+            case .compressed:
+                // Decompressed on another core, ahead of the parser, and sniffed again.
+                stream(ReadAheadSource(try decompressed(replay, path: path, Compression.sniff(head)!)), path: path, depth: depth + 1, tally: tally)
             case .zip, .tar:
                 try readArchive(replay, path: path, depth: depth, tally: tally)
             case .journal:

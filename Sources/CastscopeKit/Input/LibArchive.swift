@@ -24,6 +24,11 @@ struct LibArchive {
     let supportFormatTar: @convention(c) (OpaquePointer?) -> Int32
     let supportFormatGnutar: @convention(c) (OpaquePointer?) -> Int32
     let supportFormatZip: @convention(c) (OpaquePointer?) -> Int32
+    /// One unnamed member: the bytes a compression filter gives (a lone `.xz`, `.bz2`, `.zst`).
+    let supportFormatRaw: @convention(c) (OpaquePointer?) -> Int32
+    /// Filters a libarchive may be built without (nil then: such a file is said not readable).
+    let supportFilterZstd: (@convention(c) (OpaquePointer?) -> Int32)?
+    let supportFilterLz4: (@convention(c) (OpaquePointer?) -> Int32)?
     /// archive_read_open(a, client, open callback, read callback, close callback)
     let readOpen: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeRawPointer?, ReadCallback?, UnsafeRawPointer?) -> Int32
     let readNextHeader: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
@@ -62,6 +67,9 @@ struct LibArchive {
             guard let p = dlsym(handle, name) else { throw LoadError(description: "libarchive lacks \(name)") }
             return unsafeBitCast(p, to: T.self)
         }
+        func optional<T>(_ name: String) -> T? {
+            dlsym(handle, name).map { unsafeBitCast($0, to: T.self) }
+        }
         do {
             return .success(try LibArchive(
                 readNew: symbol("archive_read_new"),
@@ -71,6 +79,9 @@ struct LibArchive {
                 supportFormatTar: symbol("archive_read_support_format_tar"),
                 supportFormatGnutar: symbol("archive_read_support_format_gnutar"),
                 supportFormatZip: symbol("archive_read_support_format_zip"),
+                supportFormatRaw: symbol("archive_read_support_format_raw"),
+                supportFilterZstd: optional("archive_read_support_filter_zstd"),
+                supportFilterLz4: optional("archive_read_support_filter_lz4"),
                 readOpen: symbol("archive_read_open"),
                 readNextHeader: symbol("archive_read_next_header"),
                 readData: symbol("archive_read_data"),
