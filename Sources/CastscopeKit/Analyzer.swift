@@ -1186,7 +1186,12 @@ struct ReadContext: Sendable {
                 // (one look at the message's first byte: a header's `Hardware Model:`, an entry's `{`)
                 let mayConcern = CrashReportText.mayConcern(rec)
                 if crashReport.isOpen || mayConcern {
-                    for report in (crashReport.see(rec).map { [$0] } ?? JetsamFragmentText.records(in: rec))
+                    let reports = crashReport.see(rec) { before, body in
+                        lines.precedingLines { number, bytes in
+                            number >= before || body(String(decoding: bytes, as: UTF8.self))
+                        }
+                    }
+                    for report in (reports.isEmpty ? JetsamFragmentText.records(in: rec) : reports)
                     where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                       to: &result.events)
                     {
@@ -1201,6 +1206,12 @@ struct ReadContext: Sendable {
                     try added(line: rec.line)
                 }
                 tick()
+            }
+            for report in crashReport.finish()
+            where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
+                              to: &result.events)
+            {
+                try added(line: report.line)
             }
         } catch let e as InputError {
             result.problems.append(e)

@@ -54,7 +54,10 @@ Thread 0 Crashed:
         let r = try IPSReport.parse(jetsamIPS, path: "JetsamEvent.ips")
         #expect(r.kind == .jetsam && r.bugType == "298")
         #expect(r.records.map(\.message) == ["JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 51 MB (3301 pages); largest process BroadcastExtension"])
-        #expect(r.records.first?.time?.epochMicros == 1_773_356_394_100_000)
+        // The report's wall clock and zone (`2026-03-12 23:59:54.10 +0100`), as written.
+        let t = try #require(r.records.first?.time)
+        #expect(t.instant(defaultYear: 0, defaultMonth: 1, defaultDay: 1, defaultOffset: 0) == 1_773_356_394_100_000)
+        #expect(t.offset == 3600 && t.secondOfDay == 23 * 3600 + 59 * 60 + 54 && t.day == 12, "\(t)")
     }
 
     @Test func crashReportsJSONAndText() throws {

@@ -762,8 +762,11 @@ struct RealPasteTests {
     }
 
     /// A sixth survey: a crash report pasted as text (an Apple forum thread, with the extension's
-    /// names put in) is the kill the `.ips` file would give; a header with no process named,
-    /// or a report cut before its exception, gives nothing.
+    /// names put in) is the kill the `.ips` file would give, at the report's time in its zone; a
+    /// report cut before its exception gives nothing. Its exception part pasted alone (the
+    /// forum post's first lines; a Twilio issue's `Exception Type: EXC_BAD_ACCESS (SIGSEGV)`
+    /// paste) is a crash of a process it does not name, unless a whole report of the same
+    /// crash follows in the file.
     @Test("a crash report pasted as text is its process's kill, at the report's time, on its termination line")
     func pastedCrashReport() throws {
         let header = """
@@ -797,7 +800,7 @@ struct RealPasteTests {
         let message = a.messages("extension-killed").first ?? ""
         #expect(message.contains("ScreenShareExt[482] was killed (Crash report: ScreenShareExt[482] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD 0xd00d2bad)"), "\(message)")
         let start = a.sessions.first?["start"] as? String ?? ""
-        #expect(start.hasPrefix("2024-05-01T15:47:45.5386"), "\(start)")
+        #expect(start.hasPrefix("2024-05-01T16:47:45.5386") && start.hasSuffix("+01:00"), "\(start)")
         // The evidence is the termination line (19 of the paste).
         let evidence = "\(a.findings.first?["evidence"] ?? "")"
         #expect(evidence.contains("paste.txt:19"), "\(evidence)")
@@ -805,9 +808,43 @@ struct RealPasteTests {
         let jetsam = try analyze("Hardware Model:      iPhone14,2\nProcess:             BroadcastUpload [77]\nDate/Time:           2024-05-01 16:47:45.5386 +0100\n"
                                  + "Exception Type:  EXC_RESOURCE (SIGKILL)\nException Subtype: MEMORY\nTermination Reason: Namespace JETSAM, Code 0x3 (per-process-limit)\n")
         #expect(jetsam.outcomes == ["killed"], "\(jetsam.outcomes)")
-        // No process named, or no exception: nothing made up.
+        // No process named: a crash, whose is not made up; no session.
         let noProcess = try analyze("Hardware Model:      iPhone14,2\nException Type:  EXC_CRASH (SIGKILL)\nTermination Reason: RUNNINGBOARD 0xd00d2bad\n")
-        #expect(noProcess.kinds.isEmpty && noProcess.sessions.isEmpty)
+        #expect(noProcess.kinds == ["app-crashed"] && noProcess.sessions.isEmpty, "\(noProcess.kinds)")
+        #expect(noProcess.messages("app-crashed") == ["a process the pasted crash report does not name crashed (EXC_CRASH (SIGKILL); termination RUNNINGBOARD 0xd00d2bad): whatever it was sharing or serving stopped with it"],
+                "\(noProcess.messages("app-crashed"))")
+        // The part from `Exception Type:` on, as an issue's paste has it (twilio-video-ios #114).
+        let twilio = try analyze("""
+            Exception Type:  EXC_BAD_ACCESS (SIGSEGV)
+            Exception Subtype: KERN_INVALID_ADDRESS at 0x0000e9d037ba924c
+            VM Region Info: 0xe9d037ba924c is not in any region.  Bytes after previous region: 256599461106253
+                  REGION TYPE                      START - END             [ VSIZE] PRT/MAX SHRMOD  REGION DETAIL
+
+            Termination Signal: Segmentation fault: 11
+            Termination Reason: Namespace SIGNAL, Code 0xb
+            Terminating Process: exc handler [6008]
+            Triggered by Thread:  7
+
+            Thread 7 name:  MediaFactoryImpl::signaling
+            Thread 7 Crashed:
+            0   TwilioVideo                   \t0x0000000100960e58 0x10065c000 + 3165784
+
+            """)
+        #expect(twilio.kinds == ["app-crashed"], "\(twilio.kinds)")
+        #expect(twilio.messages("app-crashed").first?.contains("(EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS at 0x0000e9d037ba924c; termination Namespace SIGNAL, Code 0xb)") == true,
+                "\(twilio.messages("app-crashed"))")
+        #expect("\(twilio.findings.first?["evidence"] ?? "")".contains("paste.txt:7"))
+        // A paste that begins at `Process:` (the device lines left out) names it: the extension's kill.
+        let fromProcess = try analyze("Process:             BroadcastUpload [4821]\nIdentifier:          com.example.app.BroadcastUpload\n"
+                                      + "Date/Time:           2024-05-02 10:11:12.123 +0200\n\nException Type:  EXC_RESOURCE\nException Subtype: MEMORY\n"
+                                      + "Exception Message: (Limit 50 MB) Crossed High Water Mark\nTriggered by Thread:  3\n")
+        #expect(fromProcess.outcomes == ["killed"] && fromProcess.kinds == ["extension-killed"], "\(fromProcess.kinds)")
+        #expect((fromProcess.sessions.first?["start"] as? String ?? "") == "2024-05-02T10:11:12.123000+02:00", "\(fromProcess.sessions)")
+        // Quoted twice with a different crash between: each unnamed one that no whole report
+        // claims is kept, the one a report claims is not.
+        let two = try analyze("Exception Type:  EXC_CRASH (SIGABRT)\nTermination Reason: A\n\n" + header)
+        #expect(two.kinds.sorted() == ["app-crashed", "extension-killed"], "\(two.kinds)")
+        #expect(two.messages("app-crashed").first?.contains("(EXC_CRASH (SIGABRT); termination A)") == true, "\(two.messages("app-crashed"))")
         let cut = try analyze("Hardware Model:      iPhone14,2\nProcess:             ScreenShareExt [482]\nTermination Reason: RUNNINGBOARD 0xd00d2bad\n")
         #expect(cut.kinds.isEmpty && cut.sessions.isEmpty)
         // A JetsamEvent's process entries pasted as JSON (an Apple forum thread): each killed
@@ -842,8 +879,8 @@ struct RealPasteTests {
         let pino = try analyze("2023-09-08T17:20:30+0200 host relay[811]: {\"level\":30,\"pid\":811,\"name\":\"relay\",\"msg\":\"peer left\",\"reason\":\"timeout\"}\n")
         #expect(pino.kinds.isEmpty && pino.sessions.isEmpty && pino.unattachedCount == 0, "\(pino.kinds)")
         // Lines far after the model are no header of it.
-        let far = try analyze("Hardware Model:      iPhone14,2\n" + String(repeating: "noise\n", count: 70)
-                              + "Process:             ScreenShareExt [482]\nException Type:  EXC_CRASH (SIGKILL)\nTermination Reason: x\n")
+        let far = try analyze("Hardware Model:      iPhone14,2\nProcess:             ScreenShareExt [482]\n" + String(repeating: "noise\n", count: 70)
+                              + "Termination Reason: x\n")
         #expect(far.kinds.isEmpty)
     }
 

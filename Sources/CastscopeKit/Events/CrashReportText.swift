@@ -2,17 +2,28 @@
 /// `Hardware Model:`, `Process:  ScreenShareExt [482]`, `Date/Time:`, `Exception Type:
 /// EXC_CRASH (SIGKILL)`, `Termination Reason: RUNNINGBOARD 0xd00d2bad`) is one event, as the
 /// `.ips` file itself gives (`IPSReport.crash(text:)`): the process it names killed or crashed,
-/// at the report's time.
+/// at the report's time. A paste of only its exception part (from `Exception Type:` on, as
+/// people paste it into an issue) is one too; without `Process:` it names no process, and is a
+/// crash (`app-crashed`) rather than an extension's kill.
 ///
-/// The header's `Hardware Model:` line (a `crash.header` in `apple-reports`; every layout has it
-/// before `Process:`) passes the prefilter, and the reader then parses the next lines in full
+/// The lines that open a header (`RecordReader.crashReportOpeners`: `Hardware Model:`,
+/// `Exception Type:  EXC_…`; each a `crash.header` in `apple-reports`) pass the
+/// prefilter, and the reader then parses the next lines in full
 /// (`RecordReader.crashReportHeaderLines`): their words are no vocabulary's (an anchor on
-/// "Process" or "Incident Identifier" would slow every log that names FrontBoard's processes
-/// or bundle identifiers). They come here as records; the report's event is made at its
-/// termination reason, or at its first thread (a report without one), on that line.
+/// "Process:" slowed a noisy 256 MB log by a fifth). A paste that begins at `Process:` is
+/// opened at its `Exception Type:`, and its `Process:` and `Date/Time:` are looked back for in
+/// the lines the reader still holds.
+/// They come here as records; the report's event is made at its termination reason, or at its
+/// first thread (a report without one), on that line.
 struct CrashReportText {
     static let kind = "crash.header"
-    static let opener = String(decoding: RecordReader.crashReportOpener, as: UTF8.self)
+    static let openers = RecordReader.crashReportOpeners.map { String(decoding: $0, as: UTF8.self) }
+    /// The opener that is also a key: it opens a header only where none is open.
+    static let keyOpeners: Set<String> = ["Exception Type:"]
+    /// Keys looked back for from that opener, and how many lines back (a header's `Process:` is
+    /// about 15 lines before its `Exception Type:`).
+    static let lookedBack = ["Process:", "Date/Time:"]
+    static let lookBack = 30
     /// Lines after the opener a header may take (the reader parses that many whole).
     static let span = RecordReader.crashReportHeaderLines
     static let keys = ["Process:", "Date/Time:", "Exception Type:", "Exception Subtype:", "Exception Message:", "Exception Note:",
@@ -20,25 +31,75 @@ struct CrashReportText {
 
     private var opened: Int?
     private var lines: [String] = []
+    /// A report that names no process, held until the file shows whether a whole report of the
+    /// same crash follows (a forum post quotes the exception, then attaches the report): then it
+    /// is that report's, and only the named one is kept. With its reason.
+    private var unnamed: (record: RawRecord, reason: String)?
     var isOpen: Bool { opened != nil }
 
-    /// Whether `rec` may open a header (`Hardware Model:`) or be a JetsamEvent entry (`{`): its
-    /// message's first byte, so that every other record costs one look.
+    /// Whether `rec` may open a header (an opener's first byte) or be a JetsamEvent entry (`{`):
+    /// its message's first byte, so that every other record costs one look.
     static func mayConcern(_ rec: RawRecord) -> Bool {
         rec.withBytes(.message) { bytes in
             let i = RecordReader.indentEnd(bytes)
-            return i < bytes.count && (bytes[i] == UInt8(ascii: "H") || bytes[i] == UInt8(ascii: "{"))
+            guard i < bytes.count else { return false }
+            let b = bytes[i]
+            return b == UInt8(ascii: "H") || b == UInt8(ascii: "E") || b == UInt8(ascii: "{")
         } ?? false
     }
 
-    /// One record of the file, in order; returns a report's record when this line ends a header.
-    mutating func see(_ rec: RawRecord) -> RawRecord? {
+    /// One record of the file, in order; returns the reports' records this line ends (a header,
+    /// and an earlier report that names no process, once it is known to be no other's).
+    /// `earlier` gives the lines before a line that the reader still holds, the last first (a
+    /// paste's `Process:` and `Date/Time:` before its `Exception Type:`).
+    mutating func see(_ rec: RawRecord, earlier: (Int, (String) -> Bool) -> Void) -> [RawRecord] {
+        guard let made = header(rec, earlier: earlier) else { return [] }
+        let reason = Self.reason(made)
+        let held = unnamed
+        unnamed = nil
+        if reason.named {
+            return (held.map { $0.reason == reason.text ? [] : [$0.record] } ?? []) + [made]
+        }
+        unnamed = (made, reason.text)
+        return held.map { [$0.record] } ?? []
+    }
+
+    /// At the end of the file: a report that names no process, still held.
+    mutating func finish() -> [RawRecord] {
+        defer { unnamed = nil }
+        return unnamed.map { [$0.record] } ?? []
+    }
+
+    /// What a report's record says ended the process, and whether it names the process.
+    private static func reason(_ rec: RawRecord) -> (text: String, named: Bool) {
+        let m = rec.string(.message) ?? ""
+        if let r = m.firstRange(of: IPSReport.unnamedCrashPrefix) { return (String(m[r.upperBound...]), false) }
+        if let r = m.firstRange(of: "] terminated: ") { return (String(m[r.upperBound...]), true) }
+        return (m, true)
+    }
+
+    /// A header's record when `rec` ends one.
+    private mutating func header(_ rec: RawRecord, earlier: (Int, (String) -> Bool) -> Void) -> RawRecord? {
         guard opened != nil || rec.withBytes(.message, { RecordReader.opensCrashReport($0) }) == true else { return nil }
         guard let message = rec.string(.message) else { return nil }
         let text = message.trimmingSpaces()
-        if text.hasPrefix(Self.opener) {
+        if let opener = Self.openers.first(where: { text.hasPrefix($0) }), opened == nil || !Self.keyOpeners.contains(opener) {
+            // A new report (its model line: nothing kept comes before it), or the part of one a
+            // paste begins with.
             opened = rec.line
             lines = []
+            if Self.keyOpeners.contains(opener) {
+                // The lines the prefilter passed over before it, up to a blank-free distance
+                // a header has: its `Process:` and `Date/Time:`.
+                var seen = 0
+                earlier(rec.line) { line in
+                    seen += 1
+                    let t = line.trimmingSpaces()
+                    if Self.lookedBack.contains(where: { t.hasPrefix($0) }) { lines.insert(t, at: 0) }
+                    return seen < Self.lookBack && !t.hasPrefix("Process:")
+                }
+                lines.append(text)
+            }
             return nil
         }
         guard let start = opened, rec.line - start <= Self.span else {
@@ -46,15 +107,22 @@ struct CrashReportText {
             return nil
         }
         if Self.keys.contains(where: { text.hasPrefix($0) }) { lines.append(text) }
-        if text.hasPrefix("Termination Reason:") || text.hasPrefix("Triggered by Thread:") || text.hasPrefix("Thread 0") {
+        if text.hasPrefix("Termination Reason:") || text.hasPrefix("Triggered by Thread:") || text.hasPrefix("Thread 0")
+            || Self.threadCrashed(text)
+        {
             opened = nil
             return record(line: rec.line)
         }
         return nil
     }
 
+    /// `Thread 7 Crashed:` (a paste that begins after the `Triggered by Thread:` line).
+    static func threadCrashed(_ text: String) -> Bool {
+        text.hasPrefix("Thread ") && text.hasSuffix(" Crashed:")
+    }
+
     private func record(line: Int) -> RawRecord? {
-        guard lines.contains(where: { $0.hasPrefix("Process:") }), lines.contains(where: { $0.hasPrefix("Exception Type:") }),
+        guard lines.contains(where: { $0.hasPrefix("Exception Type:") }),
             let r = IPSReport.crash(text: lines.joined(separator: "\n")).records.first
         else { return nil }
         var rec = RawRecord()

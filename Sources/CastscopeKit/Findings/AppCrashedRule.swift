@@ -24,9 +24,13 @@ struct AppCrashedRule: FindingRule {
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         perLine(r, kinds: Self.kinds, continues: Self.sameCrash) { e in
             guard e.code == .appCrashed else { return nil }
-            let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" } ?? "the debugged process"
+            let report = e.message.hasPrefix("Crash report of a process")
+            let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" }
+                ?? (report ? "a process the pasted crash report does not name" : "the debugged process")
             let what: String
-            if let exception = e.attr("exception") {
+            if report, let reason = e.attr("reason") {
+                what = reason
+            } else if let exception = e.attr("exception") {
                 let reason = e.attr("reason").map { ": \($0)" } ?? ""
                 what = "uncaught exception \(exception)\(reason)"
             } else if let reason = e.attr("reason") {

@@ -15,6 +15,8 @@ public final class LineReader {
     private var start = 0
     private var end = 0
     private var eof = false
+    /// The buffer's first byte starts a line (false after an overlong line's tail).
+    private var bufferStartsLine = true
     /// Where the last complete line in the buffer ends (-1: not known since the last fill).
     private var completeEnd = -1
     /// 1-based number of the line last returned.
@@ -43,6 +45,7 @@ public final class LineReader {
         completeEnd = -1
         if eof { return false }
         if start > 0 {
+            bufferStartsLine = true
             let remaining = end - start
             if remaining > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + start, remaining) }
             start = 0
@@ -84,6 +87,7 @@ public final class LineReader {
                 while true {
                     start = 0
                     end = 0
+                    bufferStartsLine = false
                     guard try fill() else { break }
                     if let nl = memchr(buffer.baseAddress!, 0x0A, end) {
                         let i = buffer.baseAddress!.distance(to: nl)
@@ -130,6 +134,26 @@ public final class LineReader {
         start += bytes
         lineNumber += n
         return start == stop
+    }
+
+    /// The lines already read that the buffer still holds (those since its last refill), the
+    /// last first, each with its number: `body` returns false to stop. For a look back at a
+    /// few lines the prefilter passed over (a pasted crash report's `Process:`).
+    public func precedingLines(_ body: (Int, UnsafeRawBufferPointer) -> Bool) {
+        guard start > 0, buffer[start - 1] == 0x0A else { return }
+        var lineEnd = start - 1
+        var number = lineNumber
+        while number > 0 {
+            var lineStart = lineEnd
+            while lineStart > 0 && buffer[lineStart - 1] != 0x0A { lineStart -= 1 }
+            // (the tail of an overlong line is no line)
+            if lineStart == 0 && !bufferStartsLine { return }
+            var e = lineEnd
+            if e > lineStart && buffer[e - 1] == 0x0D { e -= 1 }
+            guard body(number, UnsafeRawBufferPointer(rebasing: buffer[lineStart..<e])), lineStart > 0 else { return }
+            lineEnd = lineStart - 1
+            number -= 1
+        }
     }
 
     /// The end of the buffer's last complete line (looked for once per fill: the skimmer asks

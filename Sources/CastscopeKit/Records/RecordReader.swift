@@ -64,10 +64,17 @@ public final class RecordReader {
     private var pendingJoined = 0
     static let maxJoinedLines = 200
     /// Lines still to parse whole, whatever the prefilter says: a crash report's header after
-    /// its `Hardware Model:` line (always before `Process:`), whose keys (`Process:`, `Exception Type:`) are
+    /// the line that opens it, whose keys (`Process:`, `Date/Time:`, `Termination Reason:`) are
     /// no vocabulary's words (`CrashReportText` reads them).
     private var wholeLinesLeft = 0
-    public static let crashReportOpener = Array("Hardware Model:".utf8)
+    /// The lines that open a pasted crash report's header: its `Hardware Model:` (every layout
+    /// has one before `Process:`), and `Exception Type:`, where a
+    /// paste of only the part that matters begins (`Exception Type: EXC_RESOURCE`, its subtype
+    /// and `(Limit 50 MB)` message, `Termination Reason:`), or the first line after a paste's
+    /// `Process:` and `Date/Time:` that the prefilter lets through (`CrashReportText` looks back
+    /// for them: `Process:` itself is no anchor, it would slow every noisy log by a fifth).
+    /// They start with different bytes.
+    public static let crashReportOpeners = ["Hardware Model:", "Exception Type:"].map { Array($0.utf8) }
     public static let crashReportHeaderLines = 60
     private var scratch: [UInt8] = []
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
@@ -462,12 +469,22 @@ public final class RecordReader {
             || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_") || b == UInt8(ascii: ":")
     }
 
-    /// `line` opens a crash report's header (`Hardware Model:`, after any indent).
+    /// `line` opens a crash report's header (one of `crashReportOpeners`, after any indent).
     @inline(__always) static func opensCrashReport(_ line: UnsafeRawBufferPointer) -> Bool {
+        crashReportOpener(line) != nil
+    }
+
+    /// Which of `crashReportOpeners` `line` starts with (after any indent).
+    @inline(__always) static func crashReportOpener(_ line: UnsafeRawBufferPointer) -> Int? {
         let i = indentEnd(line)
-        guard i < line.count, line[i] == UInt8(ascii: "H"), line.count - i >= crashReportOpener.count else { return false }
-        for k in crashReportOpener.indices where line[i + k] != crashReportOpener[k] { return false }
-        return true
+        guard i < line.count else { return nil }
+        let first = line[i]
+        guard first == UInt8(ascii: "H") || first == UInt8(ascii: "E") else { return nil }
+        opener: for (n, opener) in crashReportOpeners.enumerated() where opener[0] == first && line.count - i >= opener.count {
+            for k in opener.indices where line[i + k] != opener[k] { continue opener }
+            return n
+        }
+        return nil
     }
 
     /// Where `text`'s leading spaces and TABs end.
