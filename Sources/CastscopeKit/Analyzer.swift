@@ -259,14 +259,14 @@ public final class Analyzer {
         // Text, or gzip of text; not an archive or a journal (those are read another way:
         // trying would only cost a second read).
         guard let source = try? RangeFileSource(path: path, from: 0, to: size),
-            let head = try? readUpTo(512, from: source)
+            let head = try? readUpTo(BundleWalker.headBytes, from: source)
         else { return false }
         // (docker compose output and Markdown notes are read by one reader, through their own source)
         switch sniff(head) {
         case .text: return !BundleWalker.readsThroughOwnSource(path: path, head: head)
         case .gzip:
             guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: path),
-                let inner = try? readUpTo(512, from: inflated)
+                let inner = try? readUpTo(BundleWalker.headBytes, from: inflated)
             else { return false }
             return sniff(inner) == .text && !BundleWalker.readsThroughOwnSource(path: path, head: inner)
         default: return false

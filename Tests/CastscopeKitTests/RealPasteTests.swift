@@ -951,6 +951,77 @@ struct RealPasteTests {
         #expect(spaces.records == 2, "\(spaces.records)")
         #expect(spaces.unparsed == 1, "\(spaces.unparsed)")
     }
+
+    /// A seventh survey (formats): Xcode 15+ copies its console with metadata as each entry's
+    /// message lines, then `Type: … | Timestamp: … | Process: … | …` (four real pastes: an
+    /// Apple forum thread's BobCam agent, a visionOS app, a macOS app with blank lines between
+    /// entries, a feedback report without `Process:` and a `+0900` zone after a 660-byte
+    /// message). The lines below are the first of the BobCam paste, then a broadcast
+    /// extension's entries in the same layout.
+    @Test("Xcode's console copied with metadata: one record per entry at its first line, with its time, process and subsystem; print() entries take the next time")
+    func xcodeConsoleWithMetadata() throws {
+        let bobcam = """
+            Publishing changes from background threads is not allowed; make sure to publish values from the main thread (via operators like receive(on:)) on model updates.
+            Type: Fault | Timestamp: 2025-08-22 10:41:12.881714+09:00 | Process: BobCamAgent | Library: SwiftUICore | Subsystem: com.apple.runtime-issues | Category: SwiftUI | TID: 0xf900
+            Frame dropped
+            Frame dropped
+            Type: stdio
+            App is being debugged, do not track this hang
+            Type: Error | Timestamp: 2025-08-22 10:41:13.994158+09:00 | Process: BobCamAgent | Library: HangTracer | Subsystem: com.apple.hangtracer | Category:  | TID: 0xf700
+            Hang detected: 0.77s (debugger attached, not reporting)
+            Type: Error | Timestamp: 2025-08-22 10:41:13.994268+09:00 | Process: BobCamAgent | Library: HangTracer | Subsystem: com.apple.hangtracer | Category:  | TID: 0xf700
+
+            """
+        // The source: one JSON line per entry at its first line, the entry's other lines empty.
+        let out = String(decoding: try drain(XcodeMetadataSource(MemorySource(bobcam))), as: UTF8.self)
+        let outLines = out.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(outLines.count == bobcam.split(separator: "\n", omittingEmptySubsequences: false).count, "\(out)")
+        #expect(outLines[0].hasPrefix(#"{"xcodeConsole":1,"message":"Publishing changes"#) && outLines[1].isEmpty, "\(out)")
+        #expect(outLines[2] == #"{"xcodeConsole":1,"message":"Frame dropped\nFrame dropped","type":"stdio","process":"BobCamAgent","timestamp":"2025-08-22 10:41:13.994158+09:00","timeInferred":true}"#,
+                "\(outLines[2])")
+        #expect(outLines[5].contains(#""category":"","tid":"0xf700""#) && outLines[7].contains("Hang detected"), "\(out)")
+        let real = try analyze(bobcam)
+        #expect(real.format == "xcode-metadata" && real.records == 4 && real.unparsed == 0, "\(real.format ?? "") \(real.records)")
+
+        // A broadcast extension's entries: one session, each line cited where it is.
+        let meta = " | Process: BroadcastExtension | Library: BroadcastExtension | Subsystem: org.jitsi.meet.broadcast | Category: socket | TID: 0x1f03"
+        let ext = """
+            broadcastStarted(withSetupInfo:)
+            Type: stdio
+            Open socket connection
+            Type: Notice | Timestamp: 2026-03-12 10:15:02.104211+01:00\(meta)
+            client stream open completed
+            Type: Notice | Timestamp: 2026-03-12 10:15:02.110000+01:00\(meta)
+
+            video sample processed successfully
+            Type: stdio
+            server socket closed
+            Type: Notice | Timestamp: 2026-03-12 10:15:12.000000+01:00\(meta)
+            client connection did close: (null)
+            Type: Notice | Timestamp: 2026-03-12 10:15:12.000100+01:00\(meta)
+
+            """
+        let a = try analyze(ext)
+        #expect(a.format == "xcode-metadata" && a.records == 6, "\(a.format ?? "") \(a.records)")
+        #expect(a.outcomes == ["stopped-by-host"], "\(a.outcomes)")
+        #expect(a.sessions.first?["process"] as? String == "BroadcastExtension", "\(a.sessions)")
+        let rows = a.timeline(0).map { "\($0["time"] as? String ?? "-") \($0["source"] as? String ?? "")" }
+        #expect(rows.first?.hasPrefix("2026-03-12T10:15:02.104211+01:00 ") == true && rows.first?.hasSuffix("paste.txt:1") == true, "\(rows)")
+        #expect(rows.contains { $0.hasPrefix("2026-03-12T10:15:12.000000+01:00") && $0.hasSuffix("paste.txt:8") }, "\(rows)")
+        #expect(rows.contains { $0.hasSuffix("paste.txt:12") }, "\(rows)")
+
+        // A first message longer than 512 bytes before its metadata line, with no `Process:`
+        // and a `+0900` zone (the feedback report's paste); a last entry whose metadata the
+        // selection left out takes the last time.
+        let long = "> {CSInlineDonation[async]: " + String(repeating: "x", count: 640) + "}\n"
+            + "Type: Error | Timestamp: 2026-07-04 22:23:14.279294+0900 | Library: CoreSpotlight | Subsystem: com.apple.corespotlight | Category: index | TID: 0xf09f\n"
+            + "broadcastFinished\n"
+        let l = try analyze(long)
+        #expect(l.format == "xcode-metadata" && l.records == 2, "\(l.format ?? "") \(l.records)")
+        // A file with no metadata line is not this format.
+        #expect(!XcodeMetadataSource.detect(Array("Type: stdio is a word here\nTimestamp: 3\n".utf8)))
+        #expect(!XcodeMetadataSource.detect(Array("Process: x | Foo: y\n".utf8)))
+    }
 }
 
 /// Bytes in memory as a `ByteSource`.

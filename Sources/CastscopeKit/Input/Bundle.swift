@@ -168,11 +168,15 @@ public struct BundleWalker {
         }
     }
 
+    /// The first bytes read to tell what a stream is (and whether its text needs a source of
+    /// its own: an Xcode entry's metadata line can follow a first message of a few hundred bytes).
+    static let headBytes = 4096
+
     /// Text read through a source of its own, by one reader (never in ranges, nor streamed
     /// as it is read): docker compose output (`ComposePrefixSource`), Markdown notes
     /// (`MarkdownSource`).
     static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
-        ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
+        ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path) || XcodeMetadataSource.detect(head)
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
@@ -181,7 +185,7 @@ public struct BundleWalker {
         // disk read as it is still is).
         if tally.stopped && (depth > 0 || diskPath == nil) { return }
         do {
-            let head = try readUpTo(512, from: source)
+            let head = try readUpTo(Self.headBytes, from: source)
             let replay = PrefixedSource(prefix: head, rest: source)
             let kind = sniff(head)
             if tally.exhausted && (kind != .text || diskPath == nil) {
@@ -225,6 +229,9 @@ public struct BundleWalker {
                 } else if ComposePrefixSource.detect(head) {
                     // `docker compose logs`: the service's name off each line.
                     try visit(path, ComposePrefixSource(text))
+                } else if XcodeMetadataSource.detect(head) {
+                    // Xcode's console with metadata: each entry one line.
+                    try visit(path, XcodeMetadataSource(text))
                 } else {
                     // Its code blocks and quotes (a Markdown file is small).
                     try visit(path, try MarkdownSource.open(text))

@@ -526,6 +526,40 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/xcode-metadata.json", ##"""
+{
+  "name": "xcode-metadata",
+  "title": "Xcode 15+ debug console copied with its metadata (each entry's message lines, then `Type: Error | Timestamp: … | Process: … | Library: … | Subsystem: … | Category: … | TID: …`, or `Type: stdio` after print() output): `XcodeMetadataSource` turns each entry into one line of these keys at the entry's first line; print() entries take the next entry's time (marked ~)",
+  "kind": "json-lines",
+  "detectKeys": ["xcodeConsole"],
+  "fields": {
+    "time": "timestamp",
+    "message": "message",
+    "process": "process",
+    "pid": "pid",
+    "tid": "tid",
+    "subsystem": "subsystem",
+    "category": "category",
+    "library": "library",
+    "level": "type"
+  },
+  "priority": 25,
+  "samples": [
+    {
+      "line": "{\"xcodeConsole\":1,\"message\":\"Hang detected: 0.77s (debugger attached, not reporting)\",\"type\":\"Error\",\"timestamp\":\"2025-08-22 10:41:13.994158+09:00\",\"process\":\"BobCamAgent\",\"library\":\"HangTracer\",\"subsystem\":\"com.apple.hangtracer\",\"category\":\"\",\"tid\":\"0xf700\"}",
+      "expect": {"time": "2025-08-22T10:41:13.994158+09:00", "process": "BobCamAgent", "tid": "0xf700", "library": "HangTracer", "subsystem": "com.apple.hangtracer", "level": "Error", "message": "Hang detected: 0.77s (debugger attached, not reporting)"}
+    },
+    {
+      "line": "{\"xcodeConsole\":1,\"message\":\"> {CSInlineDonation[async]: add-update-items:3}: Encountered translation error\",\"type\":\"Error\",\"timestamp\":\"2026-07-04 22:23:14.279294+0900\",\"library\":\"CoreSpotlight\",\"subsystem\":\"com.apple.corespotlight\",\"category\":\"index\",\"tid\":\"0xf09f\"}",
+      "expect": {"time": "2026-07-04T22:23:14.279294+09:00", "category": "index", "message": "> {CSInlineDonation[async]: add-update-items:3}: Encountered translation error"}
+    },
+    {
+      "line": "{\"xcodeConsole\":1,\"message\":\"broadcast started\",\"type\":\"stdio\",\"timestamp\":\"2026-03-12 10:15:02.104211+01:00\",\"timeInferred\":true}",
+      "expect": {"time": "2026-03-12T10:15:02.104211+01:00", "level": "stdio", "message": "broadcast started"}
+    }
+  ]
+}
+"""##),
         ("formats/xcode-untimed.json", ##"""
 {
   "name": "xcode-untimed",

@@ -705,7 +705,10 @@ public final class RecordReader {
         var best = [Int](repeating: -1, count: keyTable.count)
         var ranges = [Range<Int>](repeating: 0..<0, count: keyTable.count)
         var filterValues: [(Int, String)] = []
+        // (`"timeInferred":true`: a time a source took from a neighbouring entry, `XcodeMetadataSource`)
+        var inferred = false
         let ok = JSONScan.forEachMember(p) { key, range in
+            if key.count == 12, key.elementsEqual(Self.timeInferredKey) { inferred = true }
             if !filterKeys.isEmpty, let f = filterKeys.firstIndex(where: { $0.elementsEqual(key) }) {
                 var v: [UInt8] = []
                 JSONScan.appendValue(p, range, into: &v)
@@ -744,9 +747,12 @@ public final class RecordReader {
         value.removeAll(keepingCapacity: true)
         JSONScan.appendValue(p, ranges[chosen[RecordField.message.rawValue]], into: &value)
         pending.set(.message, bytes: value)
+        if inferred && pending.time != nil { pending.timeInferred = true }
         hasPending = true
         try emitPending(sink)
     }
+
+    static let timeInferredKey = Array("timeInferred".utf8)
 
     private func passes(_ values: [(Int, String)]) -> Bool {
         let groups = filter.groups
