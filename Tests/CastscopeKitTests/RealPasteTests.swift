@@ -952,6 +952,19 @@ struct RealPasteTests {
         #expect(spaces.unparsed == 1, "\(spaces.unparsed)")
     }
 
+    /// `journalctl -o export` pasted with the shell's prompt before it and after it (systemd
+    /// #16202): the prompt is no binary field whose "size" swallows the first entry.
+    @Test("a shell prompt around a pasted export is an unparsed line, not a binary field")
+    func exportAfterPrompt() throws {
+        let entry = { (i: Int, m: String) in
+            "__CURSOR=s=\(i)\n__REALTIME_TIMESTAMP=\(1_773_306_904_000_000 + i * 1_000_000)\n_PID=811\nSYSLOG_IDENTIFIER=broadcast-relay\nMESSAGE=\(m)\n\n"
+        }
+        let a = try analyze("ruben@nas:~$ journalctl --no-pager -o export -n 2\n"
+                            + entry(1, "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted from 10.0.0.7")
+                            + entry(2, "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed") + "ruben@nas:~$ \n", name: "relay.export")
+        #expect(a.format == "journal-export" && a.records == 2 && a.unparsed == 2 && a.errors.isEmpty, "\(a.format ?? "") \(a.records) \(a.unparsed) \(a.errors)")
+    }
+
     /// A seventh survey (formats): Xcode 15+ copies its console with metadata as each entry's
     /// message lines, then `Type: … | Timestamp: … | Process: … | …` (four real pastes: an
     /// Apple forum thread's BobCam agent, a visionOS app, a macOS app with blank lines between

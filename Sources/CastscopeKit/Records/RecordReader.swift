@@ -835,6 +835,14 @@ public final class RecordReader {
                 }
                 continue
             }
+            // A line that cannot be a field's name (journald's are A–Z, 0–9 and `_`): the shell
+            // prompt a paste starts with (`user@host:~$ journalctl -o export`), not a binary
+            // field whose "size" would swallow the entry after it.
+            if !line.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }) {
+                unparsed()
+                if fields.isEmpty { inEntry = false }
+                continue
+            }
             // Binary-safe field: NAME\n, 64-bit little-endian size, data, \n.
             let name = Array(line)
             guard let sizeBytes = try lines.readExact(8) else {
