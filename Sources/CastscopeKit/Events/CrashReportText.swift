@@ -89,8 +89,8 @@ struct CrashReportText {
             opened = rec.line
             lines = []
             if Self.keyOpeners.contains(opener) {
-                // The lines the prefilter passed over before it, up to a blank-free distance
-                // a header has: its `Process:` and `Date/Time:`.
+                // The lines the prefilter passed over before it (up to `lookBack`, back to
+                // the nearest `Process:`): its `Process:` and `Date/Time:`.
                 var seen = 0
                 earlier(rec.line) { line in
                     seen += 1
