@@ -185,8 +185,8 @@ public struct BundleWalker {
         // disk read as it is still is).
         if tally.stopped && (depth > 0 || diskPath == nil) { return }
         do {
-            let head = try readUpTo(Self.headBytes, from: source)
-            let replay = PrefixedSource(prefix: head, rest: source)
+            // (damage within the first bytes is met again after them, with its offset)
+            let (head, replay) = try readHead(Self.headBytes, from: source)
             let kind = sniff(head)
             if tally.exhausted && (kind != .text || diskPath == nil) {
                 report(InputError(path: path, "not read: the bundle budget is spent (see the error above)"))

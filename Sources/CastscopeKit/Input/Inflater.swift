@@ -14,6 +14,8 @@ public final class GzipSource: ByteSource {
     private var inputEOF = false
     private var finished = false
     private var producedAny = false
+    /// Damage met after some output of a read: thrown at the next.
+    private var damage: InputError?
 
     public init(input: ByteSource, path: String) throws {
         self.input = input
@@ -48,6 +50,7 @@ public final class GzipSource: ByteSource {
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if let damage { throw damage }
         guard !finished, let outBase = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
             if stream.pointee.avail_in == 0 && !inputEOF { try refill() }
@@ -77,7 +80,15 @@ public final class GzipSource: ByteSource {
                 atMemberEnd = true
             default:
                 let msg = stream.pointee.msg.map { String(cString: $0) } ?? "inflate failed"
-                throw InputError(path: path, offset: consumedOffset, "gzip: \(msg) (zlib \(rc))")
+                let error = InputError(path: path, offset: consumedOffset, "gzip: \(msg) (zlib \(rc))")
+                // What this call inflated before the damage (a bad CRC is found after the whole
+                // member's output) is handed out first; the error comes at the next read.
+                if produced > 0 {
+                    damage = error
+                    producedAny = true
+                    return produced
+                }
+                throw error
             }
             if produced > 0 { producedAny = true; return produced }
         }
