@@ -23,8 +23,10 @@ final class ArchiveReader {
         deinit { buffer.deallocate() }
     }
 
-    /// What the damaged data is called in an error ("archive member", "xz data").
-    let what: String
+    /// The compression read as one stream, or nil: a tar or zip's members.
+    let compressed: Compression?
+    /// What damaged data is called in an error ("archive member", "xz data").
+    var what: String { compressed.map { "\($0.rawValue) data" } ?? "archive member" }
 
     /// `compressed` names a compression (`Compression`) whose output is read as one stream
     /// (`decompressed`); nil reads a tar or zip's members.
@@ -52,7 +54,7 @@ final class ArchiveReader {
             _ = lib.supportFormatGnutar(a)
             _ = lib.supportFormatZip(a)
         }
-        what = compressed.map { "\($0.rawValue) data" } ?? "archive member"
+        self.compressed = compressed
         self.lib = lib
         handle = a
         self.path = path
@@ -63,7 +65,7 @@ final class ArchiveReader {
             // and releases the box: freeing them here too was a double free (exit 139 on a
             // 512-byte tar with a bad checksum).
             throw box.takeUnretainedValue().error
-                ?? InputError(path: path, "not readable \(what == "archive member" ? "as an archive" : what): \(Self.message(lib, a))")
+                ?? InputError(path: path, "not readable \(compressed == nil ? "as an archive" : what): \(Self.message(lib, a))")
         }
     }
 
@@ -82,7 +84,7 @@ final class ArchiveReader {
     /// what was decompressed before it.
     func damaged(path: String, produced: UInt64) -> InputError {
         let why = Self.message(lib, handle)
-        if what == "archive member" { return InputError(path: path, offset: produced, "damaged archive member: \(why)") }
+        if compressed == nil { return InputError(path: path, offset: produced, "damaged archive member: \(why)") }
         return InputError(path: path, offset: box.takeUnretainedValue().consumed,
                           "damaged \(what): \(why) (\(produced) bytes decompressed before it)")
     }

@@ -39,8 +39,8 @@ public final class XcodeMetadataSource: ByteSource {
     private var heldBytes = 0
     private var lastTimestamp: [UInt8]?
     private var lastProcess: [UInt8]?
-    /// Bytes ready to hand out.
-    private var out: [UInt8] = []
+    /// Bytes ready to hand out (written, and escaped for JSON, by the reports' byte buffer).
+    private var out = OutputBuffer()
     private var outPos = 0
     static let maxEntryLines = 200
     static let maxHeldBytes = 4 << 20
@@ -55,7 +55,7 @@ public final class XcodeMetadataSource: ByteSource {
     public static func detect(_ head: [UInt8]) -> Bool {
         var start = 0
         for i in head.indices where head[i] == 0x0A {
-            if i > start, timedMetadata(head[start..<i]) { return true }
+            if i > start, metadata(head[start..<i])?.contains(where: { $0.0 == "timestamp" }) == true { return true }
             start = i + 1
         }
         // The line the head ends in (after a long first message): its start says enough.
@@ -63,17 +63,14 @@ public final class XcodeMetadataSource: ByteSource {
         return tail.starts(with: "Type: ".utf8) && tail.firstRange(of: " | Timestamp: 20".utf8) != nil
     }
 
-    enum Metadata {
-        /// The fields, keys lower-cased (`type`, `timestamp`, `process`, `library`, `subsystem`, `category`, `tid`, `pid`).
-        case entry([(String, [UInt8])])
-    }
-
     static let keys: Set<String> = ["Type", "Timestamp", "Process", "Library", "Subsystem", "Category", "TID", "PID"]
 
-    /// The fields of a metadata line, or nil: every ` | `-separated part is `Key: value` with
-    /// a key Xcode shows, and there is a `Timestamp` or the line is `Type: stdio` (or another
-    /// type alone).
-    static func metadata(_ line: ArraySlice<UInt8>) -> Metadata? {
+    /// The fields of a metadata line (keys lower-cased: `type`, `timestamp`, `process`,
+    /// `library`, `subsystem`, `category`, `tid`, `pid`), or nil: every ` | `-separated part is
+    /// `Key: value` with a key Xcode shows, and there is a `Timestamp` or the line is `Type:
+    /// stdio` (or another type alone). Detection wants one with a `Timestamp` (`Type: stdio`
+    /// alone is too little to tell).
+    static func metadata(_ line: ArraySlice<UInt8>) -> [(String, [UInt8])]? {
         var l = Array(line)
         if l.last == 0x0D { l.removeLast() }
         guard l.count >= 6, l[0] == UInt8(ascii: "T") || l[0] == UInt8(ascii: "P") || l[0] == UInt8(ascii: "L") || l[0] == UInt8(ascii: "S") || l[0] == UInt8(ascii: "C")
@@ -102,16 +99,9 @@ public final class XcodeMetadataSource: ByteSource {
         if let type = fields.first(where: { $0.0 == "type" })?.1, type.isEmpty || type.contains(0x20) { return nil }
         if let t = fields.first(where: { $0.0 == "timestamp" })?.1 {
             guard t.count >= 19, t[0..<4].allSatisfy(isDigit), t[4] == UInt8(ascii: "-"), fields.count >= 2 else { return nil }
-            return .entry(fields)
+            return fields
         }
-        return fields.count == 1 && fields[0].0 == "type" ? .entry(fields) : nil
-    }
-
-    /// A metadata line with a time: what detection needs to see (`Type: stdio` alone is
-    /// too little to tell).
-    static func timedMetadata(_ line: ArraySlice<UInt8>) -> Bool {
-        guard case .entry(let fields)? = metadata(line) else { return false }
-        return fields.contains { $0.0 == "timestamp" }
+        return fields.count == 1 && fields[0].0 == "type" ? fields : nil
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -159,7 +149,7 @@ public final class XcodeMetadataSource: ByteSource {
     }
 
     private func take(_ l: [UInt8]) {
-        if case .entry(let fields)? = Self.metadata(l[...]) {
+        if let fields = Self.metadata(l[...]) {
             entry(fields)
             return
         }
@@ -186,49 +176,37 @@ public final class XcodeMetadataSource: ByteSource {
         let lines = message
         message = []
         messageBytes = 0
-        let timed = fields.contains { $0.0 == "timestamp" && !$0.1.isEmpty }
-        let json = render(message: lines, fields: fields)
+        let time = fields.first(where: { $0.0 == "timestamp" })?.1
         // The entry's other lines and its metadata line: empty lines.
-        emit(json, blankLines: lines.count, needsTime: !timed, raw: false)
-        if timed, let t = fields.first(where: { $0.0 == "timestamp" })?.1 {
-            resolve(with: t, process: fields.first(where: { $0.0 == "process" })?.1)
-        }
+        emit(render(message: lines, fields: fields), blankLines: lines.count, needsTime: time == nil, raw: false)
+        if let time { resolve(with: time, process: fields.first(where: { $0.0 == "process" })?.1) }
     }
 
     /// `{"xcodeConsole":1,"message":"…","type":"Error","timestamp":"…",…}` (the first key is what
     /// detection looks for); a time given later is added at the end.
     private func render(message lines: [[UInt8]], fields: [(String, [UInt8])]) -> [UInt8] {
-        var j: [UInt8] = Array(#"{"xcodeConsole":1,"message":""#.utf8)
+        var text: [UInt8] = []
         for (k, l) in lines.enumerated() {
-            if k > 0 { j.append(contentsOf: Array(#"\n"#.utf8)) }
-            Self.escape(l.last == 0x0D ? l.dropLast() : l[...], into: &j)
+            if k > 0 { text.append(0x0A) }
+            text.append(contentsOf: l.last == 0x0D ? l.dropLast() : l[...])
         }
-        j.append(UInt8(ascii: "\""))
-        for (key, value) in fields {
-            j.append(contentsOf: Array(",\"\(key)\":\"".utf8))
-            Self.escape(value[...], into: &j)
-            j.append(UInt8(ascii: "\""))
-        }
-        return j
+        var j = OutputBuffer()
+        j.append(#"{"xcodeConsole":1,"message":"#)
+        text.withUnsafeBytes { j.jsonString($0) }
+        for (key, value) in fields { Self.member(key, value, into: &j) }
+        return j.bytes
     }
 
-    static func escape(_ bytes: ArraySlice<UInt8>, into j: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        for b in bytes {
-            switch b {
-            case UInt8(ascii: "\""): j.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): j.append(contentsOf: [0x5C, 0x5C])
-            case 0x09: j.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F: j.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]])
-            default: j.append(b)
-            }
-        }
+    /// `,"key":"value"`.
+    static func member(_ key: String, _ value: [UInt8], into j: inout OutputBuffer) {
+        j.append(",\"\(key)\":")
+        value.withUnsafeBytes { j.jsonString($0) }
     }
 
     /// Hands a line on, or holds it (and everything after it) while an entry waits for a time.
     private func emit(_ bytes: [UInt8], blankLines: Int, needsTime: Bool, raw: Bool) {
         if held.isEmpty && !needsTime {
-            if raw { out.append(contentsOf: bytes); out.append(0x0A) } else { write(bytes, blankLines: blankLines, time: nil, inferred: false) }
+            if raw { out.append(contentsOf: bytes); out.byte(0x0A) } else { write(bytes, blankLines: blankLines, time: nil, inferred: false) }
             return
         }
         held.append(Held(bytes: bytes, blankLines: blankLines, needsTime: needsTime, raw: raw))
@@ -243,7 +221,7 @@ public final class XcodeMetadataSource: ByteSource {
         for h in held {
             if h.raw {
                 out.append(contentsOf: h.bytes)
-                out.append(0x0A)
+                out.byte(0x0A)
             } else {
                 write(h.bytes, blankLines: h.blankLines, time: h.needsTime ? time : nil, inferred: h.needsTime && time != nil,
                       process: h.needsTime ? process : nil)
@@ -259,19 +237,11 @@ public final class XcodeMetadataSource: ByteSource {
 
     private func write(_ json: [UInt8], blankLines: Int, time: [UInt8]?, inferred: Bool, process: [UInt8]? = nil) {
         out.append(contentsOf: json)
-        if let process {
-            out.append(contentsOf: Array(#","process":""#.utf8))
-            Self.escape(process[...], into: &out)
-            out.append(UInt8(ascii: "\""))
-        }
-        if let time {
-            out.append(contentsOf: Array(#","timestamp":""#.utf8))
-            Self.escape(time[...], into: &out)
-            out.append(UInt8(ascii: "\""))
-        }
-        if inferred { out.append(contentsOf: Array(#","timeInferred":true"#.utf8)) }
-        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
-        for _ in 0..<blankLines { out.append(0x0A) }
+        if let process { Self.member("process", process, into: &out) }
+        if let time { Self.member("timestamp", time, into: &out) }
+        if inferred { out.append(#","timeInferred":true"#) }
+        out.byte(UInt8(ascii: "}"))
+        out.repeating(0x0A, count: 1 + blankLines)
     }
 
     private func finish() {

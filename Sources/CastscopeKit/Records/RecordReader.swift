@@ -471,20 +471,15 @@ public final class RecordReader {
 
     /// `line` opens a crash report's header (one of `crashReportOpeners`, after any indent).
     @inline(__always) static func opensCrashReport(_ line: UnsafeRawBufferPointer) -> Bool {
-        crashReportOpener(line) != nil
-    }
-
-    /// Which of `crashReportOpeners` `line` starts with (after any indent).
-    @inline(__always) static func crashReportOpener(_ line: UnsafeRawBufferPointer) -> Int? {
         let i = indentEnd(line)
-        guard i < line.count else { return nil }
+        guard i < line.count else { return false }
         let first = line[i]
-        guard first == UInt8(ascii: "H") || first == UInt8(ascii: "E") else { return nil }
-        opener: for (n, opener) in crashReportOpeners.enumerated() where opener[0] == first && line.count - i >= opener.count {
+        guard first == UInt8(ascii: "H") || first == UInt8(ascii: "E") else { return false }
+        opener: for opener in crashReportOpeners where opener[0] == first && line.count - i >= opener.count {
             for k in opener.indices where line[i + k] != opener[k] { continue opener }
-            return n
+            return true
         }
-        return nil
+        return false
     }
 
     /// Where `text`'s leading spaces and TABs end.

@@ -48,45 +48,20 @@ public struct IPSReport: Sendable {
         throw InputError(path: path, "not an .ips report castscope reads (neither JSON nor a crash report's text)")
     }
 
-    /// `2026-03-12 23:59:52.00 +0100` → parsed (the zone's space dropped).
+    /// `2026-03-12 23:59:52.00 +0100` → parsed (the zone's space dropped): the wall clock and
+    /// its zone as the report writes them, as a log line's are, so that a bundle whose only times
+    /// are a report's is shown in the phone's zone; without a zone, the instant `-S` would take.
     static func reportTime(_ s: String) -> ParsedTime? {
         var t = s.trimmingSpaces()
         if let sp = t.lastIndex(of: " "), let sign = t[t.index(after: sp)...].first, sign == "+" || sign == "-" {
             t.remove(at: sp)
         }
+        var parsed = ParsedTime()
+        var text = t
+        let end = text.withUTF8 { TimeScan.iso(UnsafeRawBufferPointer($0), 0, into: &parsed) }
+        if end == t.utf8.count, parsed.offset != nil { return parsed }
         guard let micros = TimeArgument.parse(t) else { return nil }
-        // The wall clock and its zone, as the report writes them (`10:11:12.123 +0200`), so
-        // that a bundle whose only times are a report's is shown in the phone's zone.
-        guard let zone = zoneSeconds(s.trimmingSpaces().split(separator: " ").last.map(String.init) ?? "") else {
-            return .epoch(micros: micros)
-        }
-        let local = micros + Int64(zone) * 1_000_000
-        guard ParsedTime.epochRange.contains(local) else { return .epoch(micros: micros) }
-        let days = local >= 0 ? local / 86_400_000_000 : (local - 86_399_999_999) / 86_400_000_000
-        let rest = local - days * 86_400_000_000
-        let (y, m, d) = civilFromDays(Int(days))
-        var p = ParsedTime()
-        p.year = y
-        p.month = m
-        p.day = d
-        p.hasYear = true
-        p.hasDate = true
-        p.secondOfDay = Int(rest / 1_000_000)
-        p.micro = Int(rest % 1_000_000)
-        p.offset = zone
-        return p
-    }
-
-    /// `+0200`, `-05:30`: seconds east of UTC.
-    static func zoneSeconds(_ s: String) -> Int? {
-        let b = Array(s.utf8)
-        guard b.count == 5 || b.count == 6, b[0] == UInt8(ascii: "+") || b[0] == UInt8(ascii: "-") else { return nil }
-        let digits = b.dropFirst().filter { $0 != UInt8(ascii: ":") }
-        guard digits.count == 4, digits.allSatisfy(isDigit), b.count == 5 || b[3] == UInt8(ascii: ":") else { return nil }
-        let v = digits.map { Int($0 - 0x30) }
-        let seconds = (v[0] * 10 + v[1]) * 3600 + (v[2] * 10 + v[3]) * 60
-        guard seconds <= 14 * 3600 else { return nil }
-        return b[0] == UInt8(ascii: "-") ? -seconds : seconds
+        return .epoch(micros: micros)
     }
 
     static func jetsam(_ body: JSONValue, bug: String?, time: ParsedTime?) -> IPSReport {
@@ -124,25 +99,21 @@ public struct IPSReport: Sendable {
     static func crashRecord(_ c: Crash) -> Record {
         let who = "\(c.process)[\(c.pid.map(String.init) ?? "?")]"
         let all = c.subtype + " " + c.message
+        // `EXC_CRASH (SIGKILL), subtype, message; termination …`
+        var detail = c.type
+        if !c.signal.isEmpty { detail += " (\(c.signal))" }
+        for part in [c.subtype, c.message] where !part.isEmpty { detail += ", \(part)" }
+        if !c.termination.isEmpty { detail += "; termination \(c.termination)" }
         if c.process == "?" {
             // (a paste of the exception part only: a crash, but whose is not said)
-            var m = "\(unnamedCrashPrefix)\(c.type)"
-            if !c.signal.isEmpty { m += " (\(c.signal))" }
-            for part in [c.subtype, c.message] where !part.isEmpty { m += ", \(part)" }
-            if !c.termination.isEmpty { m += "; termination \(c.termination)" }
-            return Record(time: c.time, process: "?", pid: nil, message: m)
+            return Record(time: c.time, process: "?", pid: nil, message: unnamedCrashPrefix + detail)
         }
         if c.type.hasPrefix("EXC_RESOURCE"), all.uppercased().contains("MEMORY"), let mb = limitMB(all) {
             let kind = ["ActiveHard", "ActiveSoft", "InactiveHard", "InactiveSoft"].first { all.contains($0) } ?? "Limit"
             return Record(time: c.time, process: c.process, pid: c.pid,
                           message: "EXC_RESOURCE -> \(who) exceeded mem limit: \(kind) \(mb) MB (crash report)")
         }
-        var m = "Crash report: \(who) terminated: \(c.type)"
-        if !c.signal.isEmpty { m += " (\(c.signal))" }
-        if !c.subtype.isEmpty { m += ", \(c.subtype)" }
-        if !c.message.isEmpty { m += ", \(c.message)" }
-        if !c.termination.isEmpty { m += "; termination \(c.termination)" }
-        return Record(time: c.time, process: c.process, pid: c.pid, message: m)
+        return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report: \(who) terminated: \(detail)")
     }
 
     /// `… 50 MB …` in an exception's subtype or message.
