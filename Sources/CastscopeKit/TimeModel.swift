@@ -313,11 +313,11 @@ struct FileTimeResolver {
                 if let p = previousSecond, t.secondOfDay < p - 43_200 { dayShift += 1 }
                 previousSecond = t.secondOfDay
                 (y, m, d) = civilFromDays(daysFromCivil(y, m, d) + dayShift)
-                events[i].timeInferred = events[i].timeInferred || assumedToday
+                events[i].timeInferred = events[i].timeInferred || assumedToday || t.sinceBoot
             } else if !t.hasYear {
                 y = Self.year(month: t.month, day: t.day, reference: refDate, isToday: assumedToday)
             }
-            if !noted && (!t.hasDate || !t.hasYear) { note(hasDate: t.hasDate) }
+            if !noted && (!t.hasDate || !t.hasYear) { note(hasDate: t.hasDate, sinceBoot: t.sinceBoot) }
             events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
             events[i].displayOffset = t.offset ?? (zoneless ? Fmt.unzoned : refOffset)
             if let r = events[i].repeats, let head = events[i].time {
@@ -355,8 +355,16 @@ struct FileTimeResolver {
         return y
     }
 
-    private mutating func note(hasDate: Bool) {
+    private mutating func note(hasDate: Bool, sinceBoot: Bool) {
         noted = true
+        if sinceBoot {
+            // No wall clock at all: every time is marked ~, and the header says so.
+            let day = formatDate(refDate)
+            let source = dateGiven ? "--date" : assumedToday ? "today, pass --date" : "the bundle"
+            notes.append("lines carry seconds since boot, no wall clock (journalctl -o short-monotonic): counted from 00:00 of \(day) (\(source))")
+            headerNotes.append("seconds since boot in the lines, no wall clock: counted from 00:00 of \(day) (\(source)), times marked ~")
+            return
+        }
         let what = !hasDate ? "date" : "year"
         if !assumedToday {
             let source = dateGiven ? "--date" : "the bundle"

@@ -351,6 +351,55 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/journal-json-pretty.json", ##"""
+{
+  "name": "journal-json-pretty",
+  "title": "journalctl -o json-pretty (one indented object per entry, a binary MESSAGE as an array of bytes)",
+  "kind": "json-array",
+  "detectKeys": ["__REALTIME_TIMESTAMP", "__CURSOR"],
+  "fields": {
+    "time": ["_SOURCE_REALTIME_TIMESTAMP", "__REALTIME_TIMESTAMP"],
+    "timeFormat": "epoch-us",
+    "message": "MESSAGE",
+    "process": ["SYSLOG_IDENTIFIER", "_COMM"],
+    "pid": ["_PID", "SYSLOG_PID"],
+    "host": "_HOSTNAME",
+    "level": "PRIORITY"
+  },
+  "journal": true,
+  "priority": 10,
+  "samples": [
+    {
+      "lines": [
+        "{",
+        "\t\"__MONOTONIC_TIMESTAMP\" : \"1000001000\",",
+        "\t\"PRIORITY\" : \"6\",",
+        "\t\"SYSLOG_IDENTIFIER\" : \"broadcast-relay\",",
+        "\t\"_HOSTNAME\" : \"relay1\",",
+        "\t\"_PID\" : \"811\",",
+        "\t\"__REALTIME_TIMESTAMP\" : \"1773306904673211\",",
+        "\t\"MESSAGE\" : \"session 0b7f3c1e accepted peer=iPhone14,2\\nsecond line of it\",",
+        "\t\"__CURSOR\" : \"s=482ec6874867442fa2efffdcffc29d74;i=1;b=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e;m=3b9acde8;t=64cd030217bbb;x=1212d1da20740449\"",
+        "}"
+      ],
+      "expect": {"time": "2026-03-12T09:15:04.673211+00:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e accepted peer=iPhone14,2\nsecond line of it"}
+    },
+    {
+      "lines": [
+        "{",
+        "\t\"__REALTIME_TIMESTAMP\" : \"1773306905673211\",",
+        "\t\"MESSAGE\" : [",
+        "\t\t104,",
+        "\t\t105",
+        "\t],",
+        "\t\"_COMM\" : \"su\"",
+        "}"
+      ],
+      "expect": {"time": "2026-03-12T09:15:05.673211+00:00", "process": "su", "message": "hi"}
+    }
+  ]
+}
+"""##),
         ("formats/journal-json.json", ##"""
 {
   "name": "journal-json",
@@ -380,6 +429,38 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/journal-short-full.json", ##"""
+{
+  "name": "journal-short-full",
+  "title": "journalctl -o short-full / with-unit (weekday, date, time, zone name; with-unit names the unit for the identifier)",
+  "kind": "lines",
+  "patterns": [
+    "{time:full} {host:word} {ident:word}.service{?[{pid:int}]}: {message}",
+    "{time:full} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+  ],
+  "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
+  "continuation": "indented",
+  "priority": 15,
+  "samples": [
+    {
+      "line": "Thu 2026-03-12 10:15:04 CET relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2",
+      "expect": {"time": "2026-03-12T10:15:04.000000+01:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e accepted peer=iPhone14,2"}
+    },
+    {
+      "line": "Thu 2026-03-12 09:15:04 UTC relay1 broadcast-relay.service[811]: session 0b7f3c1e stats frames=10",
+      "expect": {"time": "2026-03-12T09:15:04.000000+00:00", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e stats frames=10"}
+    },
+    {
+      "line": "Thu 2026-03-12 12:15:04 +03 relay1 kernel: usb 1-1: new high-speed USB device",
+      "expect": {"time": "2026-03-12T12:15:04.000000+03:00", "process": "kernel", "message": "usb 1-1: new high-speed USB device"}
+    },
+    {
+      "line": "Thu 2026-03-12 17:15:04 CST relay1 broadcast-relay[811]: session 0b7f3c1e closed reason=peer-eof",
+      "expect": {"time": "2026-03-12T17:15:04.000000+00:00", "process": "broadcast-relay"}
+    }
+  ]
+}
+"""##),
         ("formats/journal-short-iso.json", ##"""
 {
   "name": "journal-short-iso",
@@ -403,6 +484,68 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/journal-short-localized.json", ##"""
+{
+  "name": "journal-short-localized",
+  "title": "journalctl -o short / short-precise under a non-English LC_TIME (`marras 24 17:50:27`, `Mär 14 …`, `jun 21 …`: month names of 37 locales)",
+  "kind": "lines",
+  "patterns": [
+    "{time:bsdlocal} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+  ],
+  "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
+  "continuation": "indented",
+  "priority": 14,
+  "samples": [
+    {
+      "line": "marras 24 17:50:27 vmtarasxp.tq-net.de uuno[1095]: UUNO log 2",
+      "expect": {"time": "2000-11-24T17:50:27.000000+00:00", "host": "vmtarasxp.tq-net.de", "process": "uuno", "pid": "1095", "message": "UUNO log 2"}
+    },
+    {
+      "line": "jun 21 14:29:20 cosima kernel: microcode: microcode updated early to revision 0x88, date = 2021-03-31",
+      "expect": {"time": "2000-06-21T14:29:20.000000+00:00", "host": "cosima", "process": "kernel"}
+    },
+    {
+      "line": "Mär 14 10:12:31.545053 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2",
+      "expect": {"time": "2000-03-14T10:12:31.545053+00:00", "process": "broadcast-relay", "pid": "811"}
+    },
+    {
+      "line": "déc. 02 08:00:01 relais broadcast-relay[811]: session 0b7f3c1e closed reason=peer-eof",
+      "expect": {"time": "2000-12-02T08:00:01.000000+00:00", "host": "relais"}
+    },
+    {
+      "line": "мар 14 10:12:31 relay1 broadcast-relay[811]: session 0b7f3c1e accepted",
+      "expect": {"time": "2000-03-14T10:12:31.000000+00:00", "host": "relay1"}
+    }
+  ]
+}
+"""##),
+        ("formats/journal-short-monotonic.json", ##"""
+{
+  "name": "journal-short-monotonic",
+  "title": "journalctl -o short-monotonic / short-delta (seconds since boot, no wall clock: counted from midnight of the bundle's date, marked ~)",
+  "kind": "lines",
+  "patterns": [
+    "{time:mono} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+  ],
+  "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
+  "continuation": "indented",
+  "priority": 15,
+  "samples": [
+    {
+      "line": "[ 1000.001000] relay1 broadcast-relay[811]: session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 accepted peer=iPhone14,2 room=standup",
+      "expect": {"time": "2000-01-01T00:16:40.001000+00:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 accepted peer=iPhone14,2 room=standup"}
+    },
+    {
+      "line": "[ 1000.002000 <    0.001000 >] relay1 broadcast-relay[811]: session 0b7f3c1e stats frames=10",
+      "expect": {"time": "2000-01-01T00:16:40.002000+00:00", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e stats frames=10"}
+    },
+    {
+      "line": "[    3.437402] fedora kernel: nouveau 0000:01:00.0: DRM: VRAM: 2048 MiB",
+      "expect": {"time": "2000-01-01T00:00:03.437402+00:00", "host": "fedora", "process": "kernel", "message": "nouveau 0000:01:00.0: DRM: VRAM: 2048 MiB"}
+    }
+  ]
+}
+"""##),
         ("formats/journal-short-precise.json", ##"""
 {
   "name": "journal-short-precise",
@@ -422,6 +565,71 @@ enum BuiltinParsers {
     {
       "line": "Jul 09 11:02:20 localhost.localdomain bash[18117]: hello",
       "expect": {"process": "bash", "pid": "18117", "message": "hello"}
+    }
+  ]
+}
+"""##),
+        ("formats/journal-short-unix.json", ##"""
+{
+  "name": "journal-short-unix",
+  "title": "journalctl -o short-unix (seconds since the epoch, UTC)",
+  "kind": "lines",
+  "patterns": [
+    "{time:epoch} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+  ],
+  "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
+  "continuation": "indented",
+  "priority": 15,
+  "samples": [
+    {
+      "line": "1773306904.673211 relay1 broadcast-relay[811]: session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 accepted peer=iPhone14,2 room=standup",
+      "expect": {"time": "2026-03-12T09:15:04.673211+00:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 accepted peer=iPhone14,2 room=standup"}
+    }
+  ]
+}
+"""##),
+        ("formats/journal-verbose.json", ##"""
+{
+  "name": "journal-verbose",
+  "title": "journalctl -o verbose (entry header with time and cursor, then every field indented; also cut at the pager's width)",
+  "kind": "journal-verbose",
+  "fields": {
+    "time": ["_SOURCE_REALTIME_TIMESTAMP"],
+    "timeFormat": "epoch-us",
+    "message": "MESSAGE",
+    "process": ["SYSLOG_IDENTIFIER", "_COMM"],
+    "pid": ["_PID", "SYSLOG_PID"],
+    "host": "_HOSTNAME",
+    "level": "PRIORITY"
+  },
+  "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
+  "journal": true,
+  "priority": 10,
+  "samples": [
+    {
+      "lines": [
+        "Thu 2026-03-12 09:15:04.673211 UTC [s=482ec6874867442fa2efffdcffc29d74;i=1;b=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e;m=3b9acde8;t=64cd030217bbb;x=1212d1da20740449]",
+        "    _BOOT_ID=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e",
+        "    _HOSTNAME=relay1",
+        "    SYSLOG_IDENTIFIER=broadcast-relay",
+        "    _PID=811",
+        "    PRIORITY=6",
+        "    MESSAGE=session 0b7f3c1e accepted peer=iPhone14,2",
+        "            second line of it",
+        "Thu 2026-03-12 09:15:05.673211 UTC [s=482ec6874867442fa2efffdcffc29d74;i=2;b=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e;m=3b9ad1d0;t=64cd03030bdfb;x=c3015cce933015ef]"
+      ],
+      "expect": {"time": "2026-03-12T09:15:04.673211+00:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "level": "6", "message": "session 0b7f3c1e accepted peer=iPhone14,2\nsecond line of it"}
+    },
+    {
+      "lines": [
+        "Sat 2019-08-17 23:16:27.839596 PDT [s=018b5ea1065b4eca938caedebbf94c60;i=7952;b=",
+        "    PRIORITY=6",
+        "    SYSLOG_IDENTIFIER=xkeysnail",
+        "    _COMM=xkeysnail",
+        "    MESSAGE=  File \"/usr/local/lib/python3.7/dist-packages/xkeysnail/__init__.py",
+        "    _PID=1551"
+      ],
+      "expect": {"time": "2019-08-17T23:16:27.839596-07:00", "process": "xkeysnail", "pid": "1551", "message": "  File \"/usr/local/lib/python3.7/dist-packages/xkeysnail/__init__.py"}
     }
   ]
 }
@@ -734,6 +942,311 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("tables/month-names.json", ##"""
+{
+ "table": "month-names",
+ "title": "Month abbreviations (%b) journalctl -o short prints under a non-English LC_TIME; English ones are read by every format, in any letter case here",
+ "source": "glibc locale sources (Debian's locales package): de_DE de_AT fr_FR es_ES es_MX it_IT pt_BR pt_PT nl_NL sv_SE da_DK nb_NO fi_FI pl_PL cs_CZ sk_SK hu_HU ro_RO tr_TR ru_RU uk_UA el_GR ja_JP ko_KR zh_CN zh_TW id_ID vi_VN ca_ES sl_SI et_EE lv_LV lt_LT bg_BG he_IL en_DK en_IE; written by scripts/generate-month-names.py",
+ "months": [
+  {
+   "month": 1,
+   "names": [
+    "Jän",
+    "janv.",
+    "ene",
+    "gen",
+    "jan",
+    "jan.",
+    "tammi",
+    "sty",
+    "led",
+    "ian",
+    "Oca",
+    "янв",
+    "січ",
+    "Ιαν",
+    "1月",
+    "1월",
+    "Thg 1",
+    "de gen.",
+    "jaan",
+    "saus.",
+    "яну",
+    "ינו"
+   ]
+  },
+  {
+   "month": 2,
+   "names": [
+    "févr.",
+    "feb",
+    "fev",
+    "feb.",
+    "helmi",
+    "lut",
+    "úno",
+    "febr",
+    "Şub",
+    "фев",
+    "лют",
+    "Φεβ",
+    "2月",
+    "2월",
+    "Thg 2",
+    "de febr.",
+    "veebr",
+    "vas.",
+    "פבר"
+   ]
+  },
+  {
+   "month": 3,
+   "names": [
+    "Mär",
+    "mars",
+    "mar",
+    "mrt",
+    "maalis",
+    "bře",
+    "márc",
+    "мар",
+    "бер",
+    "Μαρ",
+    "3月",
+    "3월",
+    "Thg 3",
+    "de març",
+    "märts",
+    "kov.",
+    "מרץ"
+   ]
+  },
+  {
+   "month": 4,
+   "names": [
+    "avril",
+    "abr",
+    "apr",
+    "april",
+    "huhti",
+    "kwi",
+    "dub",
+    "ápr",
+    "Nis",
+    "апр",
+    "кві",
+    "Απρ",
+    "4月",
+    "4월",
+    "Thg 4",
+    "d’abr.",
+    "bal.",
+    "אפר"
+   ]
+  },
+  {
+   "month": 5,
+   "names": [
+    "Mai",
+    "mai",
+    "may",
+    "mag",
+    "mei",
+    "maj",
+    "touko",
+    "kvě",
+    "máj",
+    "мая",
+    "тра",
+    "Μαΐ",
+    "5月",
+    "5월",
+    "Mei",
+    "Thg 5",
+    "de maig",
+    "geg.",
+    "май",
+    "מאי"
+   ]
+  },
+  {
+   "month": 6,
+   "names": [
+    "juin",
+    "jun",
+    "giu",
+    "juni",
+    "kesä",
+    "cze",
+    "čen",
+    "jún",
+    "iun",
+    "Haz",
+    "июн",
+    "чер",
+    "Ιουν",
+    "6月",
+    "6월",
+    "Thg 6",
+    "de juny",
+    "juuni",
+    "jūn",
+    "birž.",
+    "юни",
+    "יונ"
+   ]
+  },
+  {
+   "month": 7,
+   "names": [
+    "juil.",
+    "jul",
+    "lug",
+    "juli",
+    "heinä",
+    "lip",
+    "čec",
+    "júl",
+    "iul",
+    "Tem",
+    "июл",
+    "лип",
+    "Ιουλ",
+    "7月",
+    "7월",
+    "Thg 7",
+    "de jul.",
+    "juuli",
+    "jūl",
+    "liep.",
+    "юли",
+    "יול"
+   ]
+  },
+  {
+   "month": 8,
+   "names": [
+    "août",
+    "ago",
+    "aug",
+    "aug.",
+    "elo",
+    "sie",
+    "srp",
+    "Ağu",
+    "авг",
+    "сер",
+    "Αυγ",
+    "8月",
+    "8월",
+    "Agu",
+    "Thg 8",
+    "d’ag.",
+    "avg",
+    "rugp.",
+    "אוג"
+   ]
+  },
+  {
+   "month": 9,
+   "names": [
+    "sept.",
+    "sep",
+    "set",
+    "sep.",
+    "syys",
+    "wrz",
+    "zář",
+    "szept",
+    "Eyl",
+    "сен",
+    "вер",
+    "Σεπ",
+    "9月",
+    "9월",
+    "Thg 9",
+    "de set.",
+    "sept",
+    "rugs.",
+    "сеп",
+    "ספט"
+   ]
+  },
+  {
+   "month": 10,
+   "names": [
+    "Okt",
+    "oct.",
+    "oct",
+    "ott",
+    "out",
+    "okt",
+    "okt.",
+    "loka",
+    "paź",
+    "říj",
+    "Eki",
+    "окт",
+    "жов",
+    "Οκτ",
+    "10月",
+    "10월",
+    "Thg 10",
+    "d’oct.",
+    "spal.",
+    "אוק"
+   ]
+  },
+  {
+   "month": 11,
+   "names": [
+    "nov.",
+    "nov",
+    "marras",
+    "lis",
+    "Kas",
+    "ноя",
+    "лис",
+    "Νοε",
+    "11月",
+    "11월",
+    "Thg 11",
+    "de nov.",
+    "lapkr.",
+    "ное",
+    "נוב"
+   ]
+  },
+  {
+   "month": 12,
+   "names": [
+    "Dez",
+    "déc.",
+    "dic",
+    "dez",
+    "dec",
+    "des.",
+    "joulu",
+    "gru",
+    "pro",
+    "Ara",
+    "дек",
+    "гру",
+    "Δεκ",
+    "12月",
+    "12월",
+    "Des",
+    "Thg 12",
+    "de des.",
+    "dets",
+    "gruod.",
+    "דצמ"
+   ]
+  }
+ ],
+ "ambiguous": []
+}
+"""##),
         ("tables/replaykit-errors.json", ##"""
 {
   "table": "replaykit-errors",
@@ -925,6 +1438,69 @@ enum BuiltinParsers {
       "case": "codeSuccessful",
       "meaning": "saved to the photo library (not an error)"
     }
+  ]
+}
+"""##),
+        ("tables/time-zone-abbreviations.json", ##"""
+{
+  "table": "time-zone-abbreviations",
+  "title": "Zone abbreviations journalctl prints after a time (-o short-full, with-unit, verbose): each names one offset in tzdata; an abbreviation tzdata gives to zones of different offsets is listed as ambiguous and read as no zone (like -o short); numeric ones (+03, -0330) need no table",
+  "source": "tzdata as glibc prints it (`TZ=Zone date +%Z%z` in January and July, Debian 12)",
+  "zones": [
+    {"abbreviation": "UTC", "offset": "+00:00"},
+    {"abbreviation": "UT", "offset": "+00:00"},
+    {"abbreviation": "GMT", "offset": "+00:00"},
+    {"abbreviation": "Z", "offset": "+00:00"},
+    {"abbreviation": "WET", "offset": "+00:00"},
+    {"abbreviation": "WEST", "offset": "+01:00"},
+    {"abbreviation": "BST", "offset": "+01:00"},
+    {"abbreviation": "CET", "offset": "+01:00"},
+    {"abbreviation": "CEST", "offset": "+02:00"},
+    {"abbreviation": "MET", "offset": "+01:00"},
+    {"abbreviation": "MEST", "offset": "+02:00"},
+    {"abbreviation": "EET", "offset": "+02:00"},
+    {"abbreviation": "EEST", "offset": "+03:00"},
+    {"abbreviation": "MSK", "offset": "+03:00"},
+    {"abbreviation": "IDT", "offset": "+03:00"},
+    {"abbreviation": "SAST", "offset": "+02:00"},
+    {"abbreviation": "CAT", "offset": "+02:00"},
+    {"abbreviation": "EAT", "offset": "+03:00"},
+    {"abbreviation": "WAT", "offset": "+01:00"},
+    {"abbreviation": "PKT", "offset": "+05:00"},
+    {"abbreviation": "WIB", "offset": "+07:00"},
+    {"abbreviation": "WITA", "offset": "+08:00"},
+    {"abbreviation": "WIT", "offset": "+09:00"},
+    {"abbreviation": "HKT", "offset": "+08:00"},
+    {"abbreviation": "AWST", "offset": "+08:00"},
+    {"abbreviation": "JST", "offset": "+09:00"},
+    {"abbreviation": "KST", "offset": "+09:00"},
+    {"abbreviation": "ACST", "offset": "+09:30"},
+    {"abbreviation": "ACDT", "offset": "+10:30"},
+    {"abbreviation": "AEST", "offset": "+10:00"},
+    {"abbreviation": "AEDT", "offset": "+11:00"},
+    {"abbreviation": "ChST", "offset": "+10:00"},
+    {"abbreviation": "NZST", "offset": "+12:00"},
+    {"abbreviation": "NZDT", "offset": "+13:00"},
+    {"abbreviation": "NST", "offset": "-03:30"},
+    {"abbreviation": "NDT", "offset": "-02:30"},
+    {"abbreviation": "AST", "offset": "-04:00"},
+    {"abbreviation": "ADT", "offset": "-03:00"},
+    {"abbreviation": "EST", "offset": "-05:00"},
+    {"abbreviation": "EDT", "offset": "-04:00"},
+    {"abbreviation": "CDT", "offset": "-05:00"},
+    {"abbreviation": "MST", "offset": "-07:00"},
+    {"abbreviation": "MDT", "offset": "-06:00"},
+    {"abbreviation": "PDT", "offset": "-07:00"},
+    {"abbreviation": "AKST", "offset": "-09:00"},
+    {"abbreviation": "AKDT", "offset": "-08:00"},
+    {"abbreviation": "HST", "offset": "-10:00"},
+    {"abbreviation": "HDT", "offset": "-09:00"},
+    {"abbreviation": "SST", "offset": "-11:00"}
+  ],
+  "ambiguous": [
+    {"abbreviation": "CST", "meanings": "America/Chicago -06:00, Asia/Shanghai and Asia/Taipei +08:00, America/Havana -05:00"},
+    {"abbreviation": "IST", "meanings": "Asia/Kolkata +05:30, Asia/Jerusalem +02:00, Europe/Dublin (summer) +01:00"},
+    {"abbreviation": "PST", "meanings": "America/Los_Angeles -08:00, Asia/Manila +08:00"}
   ]
 }
 """##),

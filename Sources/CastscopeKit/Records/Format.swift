@@ -32,6 +32,8 @@ public struct LogFormat: Sendable {
         case jsonArray = "json-array"
         /// Journal Export Format (`journalctl -o export`), binary-safe.
         case journalExport = "journal-export"
+        /// journalctl -o verbose: an entry header, then its fields indented (`JournalVerbose`).
+        case journalVerbose = "journal-verbose"
         /// Message-only lines (Xcode's structured console copy, pasted snippets).
         case plain
     }

@@ -84,6 +84,8 @@ public struct FormatDetector {
             for line in lines where line.starts(with: "__CURSOR=".utf8) || line.starts(with: "__REALTIME_TIMESTAMP=".utf8) {
                 total += 3
             }
+        case .journalVerbose:
+            total = JournalVerbose.score(lines)
         }
         return total
     }

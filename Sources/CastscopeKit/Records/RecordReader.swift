@@ -32,8 +32,8 @@ extension ReadStats {
 public final class RecordReader {
     public let format: LogFormat
     let lines: LineReader
-    public private(set) var stats = ReadStats()
-    public private(set) var problems: [InputError] = []
+    public internal(set) var stats = ReadStats()
+    public internal(set) var problems: [InputError] = []
 
     private var pending = RawRecord()
     private var hasPending = false
@@ -80,7 +80,7 @@ public final class RecordReader {
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
     /// journalctl-style matches, applied to journal renderings (export, JSON).
     private let filter: JournalFilter
-    private let filterKeys: [[UInt8]]
+    let filterKeys: [[UInt8]]
 
     /// Lines the prefilter rejects are never parsed (only counted, and closing the record before).
     private let prefilter: Prefilter?
@@ -138,20 +138,21 @@ public final class RecordReader {
         case .jsonLines: try runJSONLines(sink)
         case .jsonArray: try runJSONArray(sink)
         case .journalExport: try runExport(sink)
+        case .journalVerbose: try runVerbose(sink)
         }
         problems.append(contentsOf: lines.problems)
     }
 
     // MARK: text lines
 
-    private func checkUTF8(_ line: UnsafeRawBufferPointer) {
+    func checkUTF8(_ line: UnsafeRawBufferPointer) {
         if !isASCII(line) && !isValidUTF8(line) {
             stats.invalidUTF8Lines += 1
             if stats.firstInvalidUTF8 == nil { stats.firstInvalidUTF8 = lines.lineNumber }
         }
     }
 
-    private func isSkippable(_ line: UnsafeRawBufferPointer) -> Bool {
+    func isSkippable(_ line: UnsafeRawBufferPointer) -> Bool {
         var allBlank = true
         for b in line where b != 0x20 && b != 0x09 { allBlank = false; break }
         if allBlank { return true }
@@ -605,7 +606,7 @@ public final class RecordReader {
         }
     }
 
-    private func unparsed() {
+    func unparsed() {
         stats.unparsed += 1
         if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
     }
@@ -687,7 +688,7 @@ public final class RecordReader {
         return UnsafeRawBufferPointer(rebasing: p[s..<e])
     }
 
-    private func lookup(_ key: UnsafeRawBufferPointer) -> Int? {
+    func lookup(_ key: UnsafeRawBufferPointer) -> Int? {
         for (i, entry) in keyTable.enumerated() where entry.key.count == key.count {
             if entry.key.withUnsafeBytes({ memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 }) { return i }
         }
@@ -770,6 +771,37 @@ public final class RecordReader {
         }
     }
 
+    /// Turns one journal entry's fields (those the format reads, by key-table index) into a
+    /// record, honouring the keys' priorities, and empties them: export and verbose text.
+    /// `headerTime` is the entry's time when no field gives one (verbose's entry header).
+    func emitJournalEntry(_ fields: inout [(Int, [UInt8])], _ filterValues: inout [(Int, String)], line: Int,
+                          headerTime: ParsedTime? = nil, _ sink: (inout RawRecord) throws -> Void) throws {
+        defer { fields.removeAll(keepingCapacity: true); filterValues.removeAll() }
+        guard !fields.isEmpty else { return }
+        if !filterKeys.isEmpty && !passes(filterValues) { stats.skipped += 1; return }
+        pending.reset(line: line)
+        var timeRank = Int.max
+        var fieldRank = [Int](repeating: Int.max, count: RecordField.allCases.count)
+        var chosen = [[UInt8]?](repeating: nil, count: RecordField.allCases.count)
+        for (i, value) in fields {
+            let entry = keyTable[i]
+            if let f = entry.field {
+                if entry.rank < fieldRank[f.rawValue] { fieldRank[f.rawValue] = entry.rank; chosen[f.rawValue] = value }
+            } else if entry.rank < timeRank {
+                timeRank = entry.rank
+                pending.time = parseTimeValue(value)
+            }
+        }
+        if pending.time == nil { pending.time = headerTime }
+        guard let message = chosen[RecordField.message.rawValue] else { stats.skipped += 1; return }
+        for f in RecordField.allCases where f != .message {
+            if let v = chosen[f.rawValue] { pending.set(f, bytes: v) }
+        }
+        pending.set(.message, bytes: message)
+        hasPending = true
+        try emitPending(sink)
+    }
+
     // MARK: journal export
 
     private func runExport(_ sink: (inout RawRecord) throws -> Void) throws {
@@ -781,30 +813,8 @@ public final class RecordReader {
         // that ends it, and reading goes on with the next entry (it used to stop the file).
         var skippingEntry = false
         func finish() throws {
-            defer { fields.removeAll(keepingCapacity: true); filterValues.removeAll(); inEntry = false }
-            guard !fields.isEmpty else { return }
-            if !filterKeys.isEmpty && !passes(filterValues) { stats.skipped += 1; return }
-            // Build a JSON-free record from the collected fields, honouring key priorities.
-            pending.reset(line: entryLine)
-            var timeRank = Int.max
-            var fieldRank = [Int](repeating: Int.max, count: RecordField.allCases.count)
-            var chosen = [[UInt8]?](repeating: nil, count: RecordField.allCases.count)
-            for (i, value) in fields {
-                let entry = keyTable[i]
-                if let f = entry.field {
-                    if entry.rank < fieldRank[f.rawValue] { fieldRank[f.rawValue] = entry.rank; chosen[f.rawValue] = value }
-                } else if entry.rank < timeRank {
-                    timeRank = entry.rank
-                    pending.time = parseTimeValue(value)
-                }
-            }
-            guard let message = chosen[RecordField.message.rawValue] else { stats.skipped += 1; return }
-            for f in RecordField.allCases where f != .message {
-                if let v = chosen[f.rawValue] { pending.set(f, bytes: v) }
-            }
-            pending.set(.message, bytes: message)
-            hasPending = true
-            try emitPending(sink)
+            defer { inEntry = false }
+            try emitJournalEntry(&fields, &filterValues, line: entryLine, sink)
         }
         while let line = try lines.nextLine() {
             stats.lines += 1

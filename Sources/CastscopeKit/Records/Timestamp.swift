@@ -14,7 +14,7 @@ public struct ParsedTime: Sendable, Hashable {
     private var epoch: Int64 = 0
 
     private static let yearFlag: UInt8 = 1, dateFlag: UInt8 = 2, offsetFlag: UInt8 = 4, swappedFlag: UInt8 = 8,
-        epochFlag: UInt8 = 16
+        epochFlag: UInt8 = 16, sinceBootFlag: UInt8 = 32
 
     private func flag(_ f: UInt8) -> Bool { flags & f != 0 }
     private mutating func set(_ f: UInt8, _ on: Bool) { flags = on ? flags | f : flags & ~f }
@@ -37,6 +37,9 @@ public struct ParsedTime: Sendable, Hashable {
     }
     /// Set when the line had day and month swapped (`yyyy-dd-MM`, seen in HaishinKit's logger).
     public var swappedDayMonth: Bool { get { flag(Self.swappedFlag) } set { set(Self.swappedFlag, newValue) } }
+    /// Seconds since boot, not a time of day (journalctl `-o short-monotonic`): kept in
+    /// `secondOfDay` (which may then pass a day) and placed like a time without a date.
+    public var sinceBoot: Bool { get { flag(Self.sinceBootFlag) } set { set(Self.sinceBootFlag, newValue) } }
     /// A complete instant (µs since the epoch) given directly (journald timestamps).
     public var epochMicros: Int64? {
         get { flag(Self.epochFlag) ? epoch : nil }
@@ -108,6 +111,7 @@ public func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
 }
 
 @inline(__always) func isDigit(_ b: UInt8) -> Bool { b &- 0x30 < 10 }
+@inline(__always) func isLetter(_ b: UInt8) -> Bool { (b | 0x20) &- 0x61 < 26 }
 
 /// Hand scanners over bytes. Each returns the index just past the timestamp, or nil.
 enum TimeScan {
@@ -206,9 +210,15 @@ enum TimeScan {
             if p[i] == u[0] && p[i + 1] == u[1] && p[i + 2] == u[2] { month = k + 1; break }
         }
         guard month > 0 else { return nil }
-        let d1 = p[i + 4]
-        let d2 = p[i + 5]
-        guard isDigit(d2), d1 == UInt8(ascii: " ") || isDigit(d1), p[i + 6] == UInt8(ascii: " ") else {
+        return dayAndClock(p, i + 3, month: month, into: &t)
+    }
+
+    /// ` dd HH:MM:SS[.f]` after a month's name that ends at `m`.
+    private static func dayAndClock(_ p: UnsafeRawBufferPointer, _ m: Int, month: Int, into t: inout ParsedTime) -> Int? {
+        guard m + 12 <= p.count, p[m] == 0x20 else { return nil }
+        let d1 = p[m + 1]
+        let d2 = p[m + 2]
+        guard isDigit(d2), d1 == UInt8(ascii: " ") || isDigit(d1), p[m + 3] == UInt8(ascii: " ") else {
             return nil
         }
         let day = (d1 == UInt8(ascii: " ") ? 0 : Int(d1 &- 0x30)) * 10 + Int(d2 &- 0x30)
@@ -216,7 +226,97 @@ enum TimeScan {
         t.month = month
         t.day = day
         t.hasDate = true
-        return clock(p, i + 7, into: &t)
+        return clock(p, m + 4, into: &t)
+    }
+
+    /// `bsd` with the month named as journalctl `-o short` names it under a non-English LC_TIME
+    /// (`marras 24 17:50:27`, `Mär 14 …`, `jun 21 …`): English in any letter case, or a name from
+    /// `parsers/tables/month-names.json`.
+    static func bsdLocalized(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        if i + 3 < p.count, p[i + 3] == 0x20 {
+            for (k, name) in months.enumerated() {
+                let u = Array(name.utf8)
+                if p[i] | 0x20 == u[0] | 0x20 && p[i + 1] | 0x20 == u[1] && p[i + 2] | 0x20 == u[2] {
+                    return dayAndClock(p, i + 3, month: k + 1, into: &t)
+                }
+            }
+        }
+        guard i < p.count, let candidates = MonthNames.byFirstByte[p[i]] else { return nil }
+        for (name, month) in candidates where i + name.count <= p.count {
+            var k = 0
+            while k < name.count, p[i + k] == name[k] { k += 1 }
+            if k == name.count, let end = dayAndClock(p, i + k, month: month, into: &t) { return end }
+        }
+        return nil
+    }
+
+    /// `[Www ]YYYY-MM-DD HH:MM:SS[.f] ZONE` (journalctl `-o short-full`, `with-unit`, the entry
+    /// header of `-o verbose`): the zone an abbreviation (`ZoneAbbreviations`; an ambiguous or
+    /// unknown one leaves the time without a zone) or numeric (`+03`, `-0330`, tzdata's for zones
+    /// without an abbreviation).
+    static func full(_ p: UnsafeRawBufferPointer, _ i0: Int, into t: inout ParsedTime) -> Int? {
+        var i = i0
+        if i + 4 <= p.count, isLetter(p[i]), isLetter(p[i + 1]), isLetter(p[i + 2]), p[i + 3] == 0x20 { i += 4 }
+        guard i + 10 < p.count, p[i + 10] == 0x20, let k = iso(p, i, into: &t) else { return nil }
+        if t.offset != nil { return k }
+        guard k + 1 < p.count, p[k] == 0x20 else { return nil }
+        let z = k + 1
+        if p[z] == UInt8(ascii: "+") || p[z] == UInt8(ascii: "-") {
+            let e = zone(p, z, into: &t)
+            return e > z && (e == p.count || !isDigit(p[e])) ? e : nil
+        }
+        var e = z
+        while e < p.count, e - z < 6, isLetter(p[e]) { e += 1 }
+        guard e > z, e == p.count || p[e] == 0x20 || p[e] == 0x09 else { return nil }
+        t.offset = ZoneAbbreviations.offset(p, z..<e)
+        return e
+    }
+
+    /// `1773306904.673211`: seconds since the epoch and a fraction (journalctl `-o short-unix`);
+    /// nine to eleven digits (2001 to 5138), the fraction required.
+    static func epoch(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        var j = i
+        var seconds: Int64 = 0
+        while j < p.count, j - i < 12, isDigit(p[j]) {
+            seconds = seconds * 10 + Int64(p[j] &- 0x30)
+            j += 1
+        }
+        guard j - i >= 9, j - i <= 11, j < p.count, p[j] == UInt8(ascii: ".") else { return nil }
+        var f = ParsedTime()
+        let e = fraction(p, j, into: &f)
+        guard e > j else { return nil }
+        t = .epoch(micros: seconds * 1_000_000 + Int64(f.micro))
+        return e
+    }
+
+    /// `[ 1000.001000]` (journalctl `-o short-monotonic`: seconds since boot), also with the
+    /// step from the line before (`[ 1000.002000 <    0.001000 >]`, `-o short-delta`).
+    static func mono(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard i < p.count, p[i] == UInt8(ascii: "[") else { return nil }
+        var j = i + 1
+        func seconds(_ into: inout ParsedTime) -> Int? {
+            while j < p.count, p[j] == 0x20 { j += 1 }
+            let start = j
+            var v = 0
+            while j < p.count, j - start < 10, isDigit(p[j]) { v = v * 10 + Int(p[j] &- 0x30); j += 1 }
+            guard j > start else { return nil }
+            let e = fraction(p, j, into: &into)
+            guard e > j else { return nil }
+            j = e
+            while j < p.count, p[j] == 0x20 { j += 1 }
+            return v
+        }
+        guard let s = seconds(&t) else { return nil }
+        if j < p.count, p[j] == UInt8(ascii: "<") {
+            j += 1
+            var delta = ParsedTime()
+            guard seconds(&delta) != nil, j < p.count, p[j] == UInt8(ascii: ">") else { return nil }
+            j += 1
+        }
+        guard j < p.count, p[j] == UInt8(ascii: "]") else { return nil }
+        t.secondOfDay = s
+        t.sinceBoot = true
+        return j + 1
     }
 
     /// `HH:MM:SS[.f][±HHMM]` (Console.app copy: no date).

@@ -1,0 +1,48 @@
+/// Data tables the timestamp scanners read (`parsers/tables/`), each read once.
+
+/// The zone abbreviations journalctl prints after a time (`-o short-full`, `with-unit`, the
+/// entry header of `-o verbose`), read once from `parsers/tables/time-zone-abbreviations.json`.
+/// An abbreviation tzdata gives to zones of different offsets (`CST`, `IST`, `PST`) is not in it:
+/// such a time is read without a zone, as `-o short`'s is.
+enum ZoneAbbreviations {
+    static let offsets: [[UInt8]: Int] = {
+        var table: [[UInt8]: Int] = [:]
+        guard let text = BuiltinParsers.files.first(where: { $0.path == "tables/time-zone-abbreviations.json" })?.text,
+            let json = try? JSONValue.parse(text)
+        else { return table }
+        for row in json["zones"]?.arrayValue ?? [] {
+            guard let name = row["abbreviation"]?.stringValue, let text = row["offset"]?.stringValue else { continue }
+            let bytes = Array(text.utf8)
+            var t = ParsedTime()
+            let end = bytes.withUnsafeBytes { TimeScan.zone($0, 0, into: &t) }
+            guard end == bytes.count, let offset = t.offset else { continue }
+            table[Array(name.utf8)] = offset
+        }
+        return table
+    }()
+
+    /// Seconds east of UTC for the abbreviation in `p[range]`, nil when ambiguous or unknown.
+    static func offset(_ p: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int? {
+        offsets[Array(p[range])]
+    }
+}
+
+/// Month abbreviations of non-English locales (`parsers/tables/month-names.json`), by first
+/// byte, longest first (`de gen.` before `de`).
+enum MonthNames {
+    static let byFirstByte: [UInt8: [(name: [UInt8], month: Int)]] = {
+        var table: [UInt8: [(name: [UInt8], month: Int)]] = [:]
+        guard let text = BuiltinParsers.files.first(where: { $0.path == "tables/month-names.json" })?.text,
+            let json = try? JSONValue.parse(text)
+        else { return table }
+        for row in json["months"]?.arrayValue ?? [] {
+            guard let m = row["month"]?.stringValue.flatMap({ Int($0) }) else { continue }
+            for name in row["names"]?.arrayValue ?? [] {
+                guard let n = name.stringValue, let first = n.utf8.first else { continue }
+                table[first, default: []].append((Array(n.utf8), m))
+            }
+        }
+        for key in table.keys { table[key]!.sort { $0.name.count > $1.name.count } }
+        return table
+    }()
+}
