@@ -19,9 +19,10 @@ public struct EventFactory: Sendable {
             guard let (hit, message, _) = recognize(rec, interner) else { return nil }
             return event(rec, hit, message, rec.withBytes(.process) { interner.process($0).name }, rec.pid, path, order, fileIndex)
         }
-        guard let hit = rec.withBytes(.message, { matcher.match($0, category: rec.string(.category)) }) ?? nil else { return nil }
-        return event(rec, hit, rec.string(.message) ?? "", rec.string(.process).map(Interner.processName), rec.pid, path, order,
-                     fileIndex)
+        guard let (hit, message) = rec.withMessage({ bytes in
+            matcher.match(bytes, category: rec.string(.category)).map { ($0, String(decoding: bytes, as: UTF8.self)) }
+        }) ?? nil else { return nil }
+        return event(rec, hit, message, rec.string(.process).map(Interner.processName), rec.pid, path, order, fileIndex)
     }
 
     /// Adds `rec`'s event (if the vocabulary recognizes it) to `events` through `compactor`;
@@ -57,7 +58,7 @@ public struct EventFactory: Sendable {
     /// The rule `rec`'s message matches and the message as events share it, remembered per
     /// distinct message and category.
     private func recognize(_ rec: RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String, Int)? {
-        guard let (h, m, k) = rec.withBytes(.message, { bytes in
+        guard let (h, m, k) = rec.withMessage({ bytes in
             rec.withBytes(.category) { interner.verdict(bytes, category: $0) { matcher.match(bytes, category: rec.string(.category)) } }
                 ?? interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) }
         }) ?? nil, let h, let m else { return nil }

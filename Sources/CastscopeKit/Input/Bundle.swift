@@ -173,10 +173,11 @@ public struct BundleWalker {
     static let headBytes = 4096
 
     /// Text read through a source of its own, by one reader (never in ranges, nor streamed
-    /// as it is read): docker compose output (`ComposePrefixSource`), Markdown notes
-    /// (`MarkdownSource`).
+    /// as it is read): terminal colours (`TerminalEscapeSource`), docker compose output
+    /// (`ComposePrefixSource`), Markdown notes (`MarkdownSource`), Xcode's console with metadata.
     static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
-        ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path) || XcodeMetadataSource.detect(head)
+        TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
+            || XcodeMetadataSource.detect(head)
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
@@ -223,18 +224,22 @@ public struct BundleWalker {
             case .text:
                 let ownSource = Self.readsThroughOwnSource(path: path, head: head)
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
-                let text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
-                if !ownSource {
-                    try visit(path, text)
-                } else if ComposePrefixSource.detect(head) {
+                var text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
+                // A terminal's colours come off first; what is under them decides the rest.
+                let colored = TerminalEscapeSource.detect(head)
+                let head = colored ? TerminalEscapeSource.stripped(head) : head
+                if colored { text = TerminalEscapeSource(text) }
+                if ComposePrefixSource.detect(head) {
                     // `docker compose logs`: the service's name off each line.
                     try visit(path, ComposePrefixSource(text))
                 } else if XcodeMetadataSource.detect(head) {
                     // Xcode's console with metadata: each entry one line.
                     try visit(path, XcodeMetadataSource(text))
-                } else {
+                } else if MarkdownSource.isMarkdown(path) {
                     // Its code blocks and quotes (a Markdown file is small).
                     try visit(path, try MarkdownSource.open(text))
+                } else {
+                    try visit(path, text)
                 }
             }
         } catch let e as InputError {

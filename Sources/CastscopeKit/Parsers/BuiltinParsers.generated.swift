@@ -249,6 +249,29 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/go-ios-syslog.json", ##"""
+{
+  "name": "go-ios-syslog",
+  "title": "go-ios `ios syslog --parse` (one object per device syslog line: year assumed by go-ios, no zone, no fraction)",
+  "kind": "json-lines",
+  "detectKeys": ["device", "process"],
+  "fields": {
+    "time": "timestamp",
+    "message": "message",
+    "process": "process",
+    "pid": "pid",
+    "level": "level",
+    "device": "device"
+  },
+  "priority": 9,
+  "samples": [
+    {
+      "line": "{\"device\":\"Ip\",\"level\":\"Notice\",\"message\":\"\\u003cprivate\\u003e\",\"pid\":\"79\",\"process\":\"locationd(TrackingAvoidance)\",\"timestamp\":\"2024-08-06T14:25:59\"}",
+      "expect": {"time": "2024-08-06T14:25:59.000000+00:00", "process": "locationd(TrackingAvoidance)", "pid": "79", "level": "Notice", "device": "Ip", "message": "<private>"}
+    }
+  ]
+}
+"""##),
         ("formats/haishinkit.json", ##"""
 {
   "name": "haishinkit",
@@ -643,6 +666,62 @@ enum BuiltinParsers {
     {
       "line": "[modules/RTC/ScreenObtainer] Using getDisplayMedia for screen sharing",
       "expect": {"message": "[modules/RTC/ScreenObtainer] Using getDisplayMedia for screen sharing"}
+    }
+  ]
+}
+"""##),
+        ("formats/pymobiledevice3-json.json", ##"""
+{
+  "name": "pymobiledevice3-json",
+  "title": "pymobiledevice3 syslog live --format json (one object per entry: local time without a zone, process and image as paths)",
+  "kind": "json-lines",
+  "detectKeys": ["mach_timestamp", "procid", "process_image_uuid"],
+  "fields": {
+    "time": "timestamp",
+    "message": "message",
+    "process": "filename",
+    "pid": "pid",
+    "tid": "thread_id",
+    "level": "level",
+    "library": "image_name"
+  },
+  "processIsPath": true,
+  "priority": 10,
+  "samples": [
+    {
+      "line": "{\"pid\": 2915, \"procid\": 2915, \"thread_id\": 88121, \"timestamp\": \"2026-04-16T12:52:32.707333\", \"level\": \"NOTICE\", \"image_name\": \"/System/Library/Frameworks/ReplayKit.framework/ReplayKit\", \"image_offset\": 12345, \"image_uuid\": null, \"process_image_uuid\": null, \"filename\": \"/private/var/containers/Bundle/Application/X/App.app/PlugIns/BroadcastExtension.appex/BroadcastExtension\", \"mach_timestamp\": 1234567, \"message\": \"broadcastStarted\", \"label\": {\"subsystem\": \"com.example.app\", \"category\": \"broadcast\"}}",
+      "expect": {"time": "2026-04-16T12:52:32.707333+00:00", "process": "BroadcastExtension", "pid": "2915", "tid": "88121", "level": "NOTICE", "message": "broadcastStarted"}
+    }
+  ]
+}
+"""##),
+        ("formats/pymobiledevice3.json", ##"""
+{
+  "name": "pymobiledevice3",
+  "title": "pymobiledevice3 syslog live (an iPhone's log on Linux or Windows: local time without a zone, UTC with one before April 2021; process{image}[pid] <LEVEL>: (Notice before 2023); ` [subsystem][category]` at the end with --label; its colours are taken off)",
+  "kind": "lines",
+  "patterns": [
+    "{time:iso} {process}{{{library}}}[{pid:int}] <{level:word}>: {message} [{subsystem:word}][{category}]",
+    "{time:iso} {process}{{{library}}}[{pid:int}] <{level:word}>: {message}"
+  ],
+  "continuation": "join",
+  "priority": 20,
+  "samples": [
+    {
+      "line": "2026-02-21 21:22:45.272141 BroadcastExtension{JitsiMeetSDK}[2915] <NOTICE>: Broadcast started",
+      "expect": {"time": "2026-02-21T21:22:45.272141+00:00", "process": "BroadcastExtension", "library": "JitsiMeetSDK", "pid": "2915", "level": "NOTICE", "message": "Broadcast started"}
+    },
+    {
+      "line": "2026-02-21 21:22:46 replayd{ReplayKit}[107] <ERROR>: -[RPBroadcastExtensionProxy extensionDidFinish] [com.apple.ReplayKit][RPBroadcast]",
+      "expect": {"time": "2026-02-21T21:22:46.000000+00:00", "process": "replayd", "library": "ReplayKit", "level": "ERROR", "subsystem": "com.apple.ReplayKit", "category": "RPBroadcast", "message": "-[RPBroadcastExtensionProxy extensionDidFinish]"}
+    },
+    {
+      "line": "2021-04-10T12:00:01+00:00 kernel{}[0] <Notice>: AppleH13CamIn::power_off_hardware",
+      "expect": {"time": "2021-04-10T12:00:01.000000+00:00", "process": "kernel", "pid": "0", "level": "Notice", "message": "AppleH13CamIn::power_off_hardware"}
+    },
+    {
+      "line": "2026-02-21 21:22:47.001000 BroadcastExtension{}[2915] <INFO>: client connection did close nil ",
+      "expect": {"process": "BroadcastExtension", "library": "", "message": "client connection did close nil "}
     }
   ]
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The record fields castscope keeps from any format.
 public enum RecordField: Int, CaseIterable, Sendable {
     case process, pid, tid, level, subsystem, category, library, host, device, message
@@ -240,6 +246,20 @@ public struct RawRecord {
         guard starts[f.rawValue] >= 0 else { return nil }
         let r = starts[f.rawValue]..<ends[f.rawValue]
         return storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[r])) }
+    }
+
+    /// The message's bytes, a terminal's escape sequences taken out when it has any (a service
+    /// logging in colour stores them in its journal entries; `journalctl` colours warnings in
+    /// its text; a coloured line past a file's first bytes is not stripped by its source).
+    public func withMessage<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        let m = RecordField.message.rawValue
+        guard starts[m] >= 0 else { return nil }
+        let r = starts[m]..<ends[m]
+        return storage.withUnsafeBytes { all -> R in
+            let bytes = UnsafeRawBufferPointer(rebasing: all[r])
+            guard let base = bytes.baseAddress, memchr(base, 0x1B, bytes.count) != nil else { return body(bytes) }
+            return TerminalEscapeSource.stripped(Array(bytes)).withUnsafeBytes(body)
+        }
     }
 
     /// The pid field as a number (as `Int(String)` reads it), without making a `String`.

@@ -27,22 +27,33 @@ enum ZoneAbbreviations {
     }
 }
 
-/// Month abbreviations of non-English locales (`parsers/tables/month-names.json`), by first
-/// byte, longest first (`de gen.` before `de`).
+/// Month abbreviations of non-English locales (`parsers/tables/month-names.json`), and the
+/// English ones in any letter case.
 enum MonthNames {
-    static let byFirstByte: [UInt8: [(name: [UInt8], month: Int)]] = {
-        var table: [UInt8: [(name: [UInt8], month: Int)]] = [:]
+    static let months: [[UInt8]: Int] = {
+        var table: [[UInt8]: Int] = [:]
+        for (k, name) in TimeScan.months.enumerated() {
+            table[Array(name.lowercased().utf8)] = k + 1
+            table[Array(name.uppercased().utf8)] = k + 1
+        }
         guard let text = BuiltinParsers.files.first(where: { $0.path == "tables/month-names.json" })?.text,
             let json = try? JSONValue.parse(text)
         else { return table }
         for row in json["months"]?.arrayValue ?? [] {
             guard let m = row["month"]?.stringValue.flatMap({ Int($0) }) else { continue }
             for name in row["names"]?.arrayValue ?? [] {
-                guard let n = name.stringValue, let first = n.utf8.first else { continue }
-                table[first, default: []].append((Array(n.utf8), m))
+                guard let n = name.stringValue, !n.isEmpty else { continue }
+                table[Array(n.utf8)] = m
             }
         }
-        for key in table.keys { table[key]!.sort { $0.name.count > $1.name.count } }
         return table
     }()
+
+    /// Longer than any name (the table's longest are 8 bytes: `de febr.`, `gruod.`).
+    static let longest = 12
+
+    static func month(_ name: UnsafeRawBufferPointer) -> Int? {
+        if name.count == 3, let k = TimeScan.months.firstIndex(where: { $0.utf8.elementsEqual(name) }) { return k + 1 }
+        return months[Array(name)]
+    }
 }

@@ -233,22 +233,19 @@ enum TimeScan {
     /// (`marras 24 17:50:27`, `Mär 14 …`, `jun 21 …`): English in any letter case, or a name from
     /// `parsers/tables/month-names.json`.
     static func bsdLocalized(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
-        if i + 3 < p.count, p[i + 3] == 0x20 {
-            for (k, name) in months.enumerated() {
-                let u = Array(name.utf8)
-                if p[i] | 0x20 == u[0] | 0x20 && p[i + 1] | 0x20 == u[1] && p[i + 2] | 0x20 == u[2] {
-                    return dayAndClock(p, i + 3, month: k + 1, into: &t)
-                }
+        // The day and time decide where the name ends (a name may hold a space: `Thg 1`); the
+        // table is consulted only for a line of that shape.
+        var m = i + 1
+        while m < p.count, m - i <= MonthNames.longest {
+            if p[m] == 0x20, m + 12 <= p.count, p[m + 3] == 0x20, p[m + 6] == UInt8(ascii: ":"), isDigit(p[m + 2]) {
+                let name = UnsafeRawBufferPointer(rebasing: p[i..<m])
+                if let month = MonthNames.month(name), let end = dayAndClock(p, m, month: month, into: &t) { return end }
             }
-        }
-        guard i < p.count, let candidates = MonthNames.byFirstByte[p[i]] else { return nil }
-        for (name, month) in candidates where i + name.count <= p.count {
-            var k = 0
-            while k < name.count, p[i + k] == name[k] { k += 1 }
-            if k == name.count, let end = dayAndClock(p, i + k, month: month, into: &t) { return end }
+            m += 1
         }
         return nil
     }
+
 
     /// `[Www ]YYYY-MM-DD HH:MM:SS[.f] ZONE` (journalctl `-o short-full`, `with-unit`, the entry
     /// header of `-o verbose`): the zone an abbreviation (`ZoneAbbreviations`; an ambiguous or
