@@ -6,13 +6,14 @@ import Testing
 let journalctl = "/usr/bin/journalctl"
 
 /// What the real journalctl prints for a journal file in one output mode (`TZ` as given).
-func journalctlOutput(_ file: URL, mode: String, tz: String = "UTC") throws -> Data {
+func journalctlOutput(_ file: URL, mode: String, tz: String = "UTC", env more: [String: String] = [:]) throws -> Data {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: journalctl)
     p.arguments = ["--file=" + file.path, "--no-pager", "-o", mode]
     var env = ProcessInfo.processInfo.environment
     env["TZ"] = tz
     env["LC_ALL"] = "C"
+    for (k, v) in more { env[k] = v }
     p.environment = env
     let out = Pipe()
     p.standardOutput = out

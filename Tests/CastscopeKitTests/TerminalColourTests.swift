@@ -16,6 +16,7 @@ struct TerminalColourTests {
             ("\(e)]0;title\u{07}after\n", "after\n"),
             ("\(e)]8;;https://x\(e)\\link\(e)]8;;\(e)\\\n", "link\n"),
             ("\(e)(Bplain\(e)7\(e)8\n", "plain\n"),
+            ("\(e)P+q544e\(e)\\kept\n", "kept\n"),
             ("\(e)[12\nnext\n", "\nnext\n"),
             ("a\(e)\(e)[1mb\n", "ab\n"),
             ("no escapes at all\n", "no escapes at all\n"),
@@ -26,8 +27,11 @@ struct TerminalColourTests {
             // The same across reads of one byte each.
             #expect(try drain(TerminalEscapeSource(ChunkedSource(bytes, chunk: 1))) == Array(want.utf8), "\(input.debugDescription)")
         }
-        #expect(TerminalEscapeSource.detect(Array("x\(e)[0m".utf8)))
-        #expect(!TerminalEscapeSource.detect(Array("[0;32m  OK  [0m] lost its ESC in a paste".utf8)))
+        // A coloured capture: lines that begin with a sequence. Not: one inside a line (an
+        // export's value must keep its bytes), nor a paste that lost its ESC bytes.
+        #expect(TerminalEscapeSource.detect(Array("\(e)[32mone\(e)[0m\n\(e)[32mtwo\(e)[0m\nthree\n".utf8)))
+        #expect(!TerminalEscapeSource.detect(Array("MESSAGE=\(e)[31mred\(e)[0m\nMESSAGE=\(e)[31mred\n".utf8)))
+        #expect(!TerminalEscapeSource.detect(Array("[0;32m  OK  [0m] lost its ESC in a paste\n[0;32m  OK  [0m]\n".utf8)))
     }
 
     @Test("a file coloured from its first line (pymobiledevice3 with colour, a script capture) is detected and read as its format")
@@ -101,15 +105,7 @@ struct TerminalColourTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         // SYSTEMD_COLORS=1: journalctl colours the relay's stall warning (line 116 of 117).
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: journalctl)
-        p.arguments = ["--file=" + relayJournal.path, "--no-pager", "-o", "short-precise"]
-        p.environment = ["SYSTEMD_COLORS": "1", "TZ": "UTC", "PATH": "/usr/bin:/bin"]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try p.run()
-        let coloured = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
+        let coloured = try journalctlOutput(relayJournal, mode: "short-precise", env: ["SYSTEMD_COLORS": "1"])
         #expect(coloured.contains(0x1B), "journalctl printed no colour")
         let text = dir.appendingPathComponent("coloured.txt")
         try coloured.write(to: text)

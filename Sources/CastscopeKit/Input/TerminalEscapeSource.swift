@@ -1,8 +1,8 @@
 /// Text captured from a terminal with its colours: `script` sessions, `pymobiledevice3 syslog
 /// live -o` with colour on, `journalctl` or `docker compose logs` forced to colour, CI logs.
 /// Every line starts with `ESC[32m` or the like, so no format would recognize it. This source
-/// takes the escape sequences out (CSI `ESC [ … final`, OSC `ESC ] … BEL` or `ESC \`, and the
-/// two- and three-byte `ESC x`), streaming, across reads; the text and its line breaks pass
+/// takes the escape sequences out (CSI `ESC [ … final`; OSC `ESC ] … BEL` or `ESC \`, and DCS,
+/// SOS, PM, APC likewise; the two- and three-byte `ESC x`), streaming, across reads; the text and its line breaks pass
 /// unchanged, so line numbers stay the file's. The result is sniffed again (compose prefixes,
 /// Xcode metadata), as an inflated file is.
 public final class TerminalEscapeSource: ByteSource {
@@ -18,11 +18,24 @@ public final class TerminalEscapeSource: ByteSource {
 
     public var consumedOffset: UInt64 { source.consumedOffset }
 
-    /// Whether a file's first bytes hold a CSI sequence (`ESC [`).
+    /// Whether a file's first bytes are a coloured capture: lines that begin with a CSI sequence
+    /// (`ESC [`), at least two and one in four (a tool colours each line's time or level). An
+    /// escape inside a line (a journal export's value, a message) is not enough: a binary-safe
+    /// export must keep its bytes, and a coloured message is matched without its codes anyway
+    /// (`RawRecord.withMessage`).
     public static func detect(_ head: [UInt8]) -> Bool {
-        guard head.count > 1 else { return false }
-        for i in 0..<(head.count - 1) where head[i] == 0x1B && head[i + 1] == UInt8(ascii: "[") { return true }
-        return false
+        var lines = 0
+        var coloured = 0
+        var start = 0
+        while start < head.count {
+            let end = head[start...].firstIndex(of: 0x0A) ?? head.count
+            if end > start {
+                lines += 1
+                if end - start > 1 && head[start] == 0x1B && head[start + 1] == UInt8(ascii: "[") { coloured += 1 }
+            }
+            start = end + 1
+        }
+        return coloured >= 2 && coloured * 4 >= lines
     }
 
     /// `head` without its sequences (what this source would hand out for it).
@@ -48,18 +61,17 @@ public final class TerminalEscapeSource: ByteSource {
             let b = p[r]
             switch state {
             case .text:
-                if b == 0x1B {
-                    state = .escape
-                    length = 1
-                } else {
-                    p[w] = b
-                    w += 1
-                }
-                continue
+                break
             case .escape:
                 length += 1
                 if b == UInt8(ascii: "[") { state = .csi; continue }
-                if b == UInt8(ascii: "]") { state = .osc; continue }
+                // OSC, and DCS, SOS, PM, APC: strings up to BEL or `ESC \`.
+                if b == UInt8(ascii: "]") || b == UInt8(ascii: "P") || b == UInt8(ascii: "X") || b == UInt8(ascii: "^")
+                    || b == UInt8(ascii: "_")
+                {
+                    state = .osc
+                    continue
+                }
                 // `ESC ( B` and the like: intermediates, then a final byte.
                 if b >= 0x20 && b <= 0x2F && length < 4 { continue }
                 state = .text
@@ -79,7 +91,7 @@ public final class TerminalEscapeSource: ByteSource {
                 state = .text
                 if b == UInt8(ascii: "\\") { continue }
             }
-            // A byte that ends a sequence without belonging to it is text (or a new escape).
+            // Text, or a byte that ends a sequence without belonging to it (or a new escape).
             if b == 0x1B {
                 state = .escape
                 length = 1

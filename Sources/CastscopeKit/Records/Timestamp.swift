@@ -246,7 +246,6 @@ enum TimeScan {
         return nil
     }
 
-
     /// `[Www ]YYYY-MM-DD HH:MM:SS[.f] ZONE` (journalctl `-o short-full`, `with-unit`, the entry
     /// header of `-o verbose`): the zone an abbreviation (`ZoneAbbreviations`; an ambiguous or
     /// unknown one leaves the time without a zone) or numeric (`+03`, `-0330`, tzdata's for zones
