@@ -31,6 +31,21 @@ struct ParsersTests {
         #expect(ParserRegistry.builtinFormatNames.sorted() == (try ParserRegistry.builtin()).formats.map(\.name).sorted())
     }
 
+    @Test("every table in parsers/tables/ parses, is named after its file, and gives its reader rows (they are not parsed at start)")
+    func tablesParse() throws {
+        let tables = BuiltinParsers.files.filter { $0.path.hasPrefix(BuiltinParsers.tablesFolder) }
+        #expect(tables.count == 3)
+        for file in tables {
+            let name = String(file.path.dropFirst(BuiltinParsers.tablesFolder.count).dropLast(".json".count))
+            let json = try #require(BuiltinParsers.table(name), "\(file.path)")
+            #expect(json["table"]?.stringValue == name, "\(file.path)")
+        }
+        #expect(ZoneAbbreviations.offsets[Array("CEST".utf8)] == 7200)
+        #expect(ZoneAbbreviations.offsets[Array("CST".utf8)] == nil)
+        #expect(MonthNames.months[Array("marras".utf8)] == 11)
+        #expect(ReplayKitErrorRule.table["-5803"] != nil)
+    }
+
     @Test("a broken sample is reported with its file and sample number")
     func brokenSampleIsCaught() throws {
         var registry = try ParserRegistry.builtin()

@@ -95,9 +95,7 @@ struct ReplayKitErrorRule: FindingRule {
     /// The table, read once from the definition compiled in from `parsers/`.
     static let table: [String: Entry] = {
         var t: [String: Entry] = [:]
-        guard let text = BuiltinParsers.files.first(where: { $0.path == "tables/replaykit-errors.json" })?.text,
-            let json = try? JSONValue.parse(text)
-        else { return t }
+        guard let json = BuiltinParsers.table("replaykit-errors") else { return t }
         for row in json["codes"]?.arrayValue ?? [] {
             guard let c = row["code"]?.stringValue, let k = row["case"]?.stringValue, let m = row["meaning"]?.stringValue else { continue }
             t[c] = Entry(case: k, meaning: m)

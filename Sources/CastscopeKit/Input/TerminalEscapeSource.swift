@@ -2,8 +2,8 @@
 /// live -o` with colour on, `journalctl` or `docker compose logs` forced to colour, CI logs.
 /// Every line starts with `ESC[32m` or the like, so no format would recognize it. This source
 /// takes the escape sequences out (CSI `ESC [ … final`; OSC `ESC ] … BEL` or `ESC \`, and DCS,
-/// SOS, PM, APC likewise; the two- and three-byte `ESC x`), streaming, across reads; the text and its line breaks pass
-/// unchanged, so line numbers stay the file's. The result is sniffed again (compose prefixes,
+/// SOS, PM, APC likewise; the two- and three-byte `ESC x`), streaming, across reads; the text
+/// and its line breaks pass unchanged, so line numbers stay the file's. The result is sniffed again (compose prefixes,
 /// Xcode metadata), as an inflated file is.
 public final class TerminalEscapeSource: ByteSource {
     private let source: ByteSource

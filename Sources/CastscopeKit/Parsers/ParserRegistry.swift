@@ -15,7 +15,8 @@ public struct ParserRegistry: Sendable {
     /// The definitions compiled into the binary.
     public static func builtin() throws -> ParserRegistry {
         var r = ParserRegistry()
-        for (path, text) in BuiltinParsers.files {
+        // (tables are read by the stage that uses them, when it first does: not parsed here)
+        for (path, text) in BuiltinParsers.files where !path.hasPrefix(BuiltinParsers.tablesFolder) {
             try r.add(text: text, origin: "parsers/" + path)
         }
         return r
@@ -81,4 +82,16 @@ public struct ParserRegistry: Sendable {
     }
 
     public func format(named name: String) -> LogFormat? { formats.first(where: { $0.name == name }) }
+}
+
+extension BuiltinParsers {
+    static let tablesFolder = "tables/"
+
+    /// A data table compiled in from `parsers/tables/NAME.json`, parsed; nil when absent or not
+    /// JSON (a test checks every table parses).
+    static func table(_ name: String) -> JSONValue? {
+        let path = tablesFolder + name + ".json"
+        guard let text = files.first(where: { $0.path == path })?.text else { return nil }
+        return try? JSONValue.parse(text)
+    }
 }

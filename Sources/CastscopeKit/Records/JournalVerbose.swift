@@ -55,6 +55,8 @@ enum JournalVerbose {
         return k < line.count && line[k] == UInt8(ascii: "=") ? k : nil
     }
 
+    /// A byte of a journald field name (A–Z, 0–9, `_`): verbose's field lines, export's binary
+    /// field names.
     @inline(__always) static func isNameByte(_ b: UInt8) -> Bool {
         (b >= 0x41 && b <= 0x5A) || isDigit(b) || b == 0x5F
     }

@@ -11,14 +11,14 @@ import Darwin
 /// - `{name}` captures as little text as lets the rest match (the whole rest when last);
 /// - `{name:type}` captures a typed value: `word` (no spaces), `int`, `hex` (`0x` optional),
 ///   `iso`, `isotz` (with a zone), `isolocal` (without), `bsd`, `clock`, `full` (weekday, date,
-///   time and zone name), `epoch` (seconds since 1970), `mono` (`[ seconds since boot]`), `bsdlocal` (`bsd` with a month
-///   name of any locale; timestamps, see `TimeScan`);
+///   time and zone name), `epoch` (seconds since 1970), `mono` (`[ seconds since boot]`),
+///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
 /// limited to the places where the next literal starts.
 public struct Pattern: Sendable {
-    public enum FieldType: String, Sendable {
+    public enum FieldType: String, Sendable, CaseIterable {
         case any, word, int, hex, iso, isotz, isolocal, bsd, clock, full, epoch, mono, bsdlocal
     }
 
@@ -170,8 +170,8 @@ final class PatternProgram: @unchecked Sendable {
     struct Step {
         /// 0 end, 1 literal, 2 spaces, 3 field, 4 optional group.
         var kind: UInt8 = 0
-        /// For fields: 0 any, 1 word, 2 int, 3 hex, 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock,
-        /// 9 full, 10 epoch, 11 mono, 12 bsdlocal.
+        /// For fields: the type's index in `FieldType.allCases` (0 any, 1 word, 2 int, 3 hex,
+        /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal).
         var type: UInt8 = 0
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
@@ -208,8 +208,7 @@ final class PatternProgram: @unchecked Sendable {
             case .field(let slot, let type):
                 step.kind = 3
                 step.slot = Int32(slot)
-                let types: [Pattern.FieldType] = [.any, .word, .int, .hex, .iso, .isotz, .isolocal, .bsd, .clock, .full, .epoch, .mono, .bsdlocal]
-                step.type = UInt8(types.firstIndex(of: type)!)
+                step.type = UInt8(Pattern.FieldType.allCases.firstIndex(of: type)!)
                 switch ops[k + 1] {
                 case .end: step.next = -2
                 case .literal(let l): step.next = Int16(l[0])

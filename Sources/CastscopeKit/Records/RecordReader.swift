@@ -843,7 +843,7 @@ public final class RecordReader {
             // A line that cannot be a field's name (journald's are A–Z, 0–9 and `_`): the shell
             // prompt a paste starts with (`user@host:~$ journalctl -o export`), not a binary
             // field whose "size" would swallow the entry after it.
-            if !line.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }) {
+            if !line.allSatisfy(JournalVerbose.isNameByte) {
                 unparsed()
                 if fields.isEmpty { inEntry = false }
                 continue

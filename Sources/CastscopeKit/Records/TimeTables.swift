@@ -7,9 +7,7 @@
 enum ZoneAbbreviations {
     static let offsets: [[UInt8]: Int] = {
         var table: [[UInt8]: Int] = [:]
-        guard let text = BuiltinParsers.files.first(where: { $0.path == "tables/time-zone-abbreviations.json" })?.text,
-            let json = try? JSONValue.parse(text)
-        else { return table }
+        guard let json = BuiltinParsers.table("time-zone-abbreviations") else { return table }
         for row in json["zones"]?.arrayValue ?? [] {
             guard let name = row["abbreviation"]?.stringValue, let text = row["offset"]?.stringValue else { continue }
             let bytes = Array(text.utf8)
@@ -28,7 +26,7 @@ enum ZoneAbbreviations {
 }
 
 /// Month abbreviations of non-English locales (`parsers/tables/month-names.json`), and the
-/// English ones in any letter case.
+/// English ones in lower, upper and title case.
 enum MonthNames {
     static let months: [[UInt8]: Int] = {
         var table: [[UInt8]: Int] = [:]
@@ -36,9 +34,7 @@ enum MonthNames {
             table[Array(name.lowercased().utf8)] = k + 1
             table[Array(name.uppercased().utf8)] = k + 1
         }
-        guard let text = BuiltinParsers.files.first(where: { $0.path == "tables/month-names.json" })?.text,
-            let json = try? JSONValue.parse(text)
-        else { return table }
+        guard let json = BuiltinParsers.table("month-names") else { return table }
         for row in json["months"]?.arrayValue ?? [] {
             guard let m = row["month"]?.stringValue.flatMap({ Int($0) }) else { continue }
             for name in row["names"]?.arrayValue ?? [] {
