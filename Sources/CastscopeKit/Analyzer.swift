@@ -508,7 +508,9 @@ public final class Analyzer {
                                           adapts: head.count >= 64 * 1024,
                                           budget: EventBudget(limit: self.options.budget.maxEventsPerFile),
                                           cutEvery: streamed == nil && !mayHold ? 0 : self.streamedBatchEvents,
-                                          onPart: { absorbPart($0, fileIndex: fileIndex, into: &file) }) {
+                                          onPart: { absorbPart($0, fileIndex: fileIndex, into: &file) },
+                                          // Streaming gave up (relay lines): it is read again.
+                                          stops: { streamed?.abandoned != nil }) {
                     recordCount += 1
                     if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
                 }
@@ -1128,6 +1130,9 @@ public final class NSLockLite: @unchecked Sendable {
     }
 }
 
+/// Thrown inside `ReadContext.read` when the reading is called off (`stops`).
+private struct StopReading: Error {}
+
 /// Everything a text reader needs, shareable between threads (all read-only).
 struct ReadContext: Sendable {
     let factory: EventFactory
@@ -1141,10 +1146,10 @@ struct ReadContext: Sendable {
     /// plain pointers (`PrefilterScanner`) either way.
     /// With `cutEvery`, the events are handed to `onPart` that many at a time as they are read
     /// (a file read by one reader, streamed while read); the result then holds the rest, and
-    /// the whole file's counts.
+    /// the whole file's counts; when `stops` says so after a part, the rest is not read.
     func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, pool: ResultSlots? = nil,
               budget: EventBudget? = nil, cutEvery: Int = 0, onPart: (consuming TextResult) -> Void = { _ in },
-              onRecord: (() -> Void)?) -> TextResult
+              stops: () -> Bool = { false }, onRecord: (() -> Void)?) -> TextResult
     {
         var result = TextResult()
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
@@ -1176,6 +1181,7 @@ struct ReadContext: Sendable {
                 result.events = [last]
                 compactor.forgetOpenRuns()
                 onPart(part)
+                if stops() { throw StopReading() }
             }
         }
         do {
@@ -1215,6 +1221,7 @@ struct ReadContext: Sendable {
             }
         } catch let e as InputError {
             result.problems.append(e)
+        } catch is StopReading {
         } catch {
             result.problems.append(InputError(path: path, "\(error)"))
         }
@@ -1225,21 +1232,32 @@ struct ReadContext: Sendable {
         return result
     }
 
+    static let cursorField = Array("__CURSOR=".utf8)
+    static let realtimeField = Array("__REALTIME_TIMESTAMP=".utf8)
+
     /// Byte ranges of a file that start at record starts, so that each can be read on its own
     /// (no record spans two). Formats whose lines depend on earlier ones (Xcode print() lines,
-    /// JSON arrays, export entries) are not split.
+    /// JSON arrays) are not split; export entries are split where journalctl starts one.
     func splitPoints(_ path: String, size: UInt64, format: LogFormat, parts: Int) throws -> [Range<UInt64>] {
         let splittable: Bool
         switch format.kind {
-        case .plain, .jsonLines: splittable = true
+        case .plain, .jsonLines, .journalExport: splittable = true
         case .lines:
             if case .unknown = format.startProbe { splittable = false } else { splittable = format.continuation != .print }
         default: splittable = false
         }
         guard splittable, parts > 1 else { return [0..<size] }
-        /// Whether a whole line starts a record (a range may begin there).
-        func startsRecord(_ line: ArraySlice<UInt8>) -> Bool {
-            line.withUnsafeBytes { line in
+        /// Whether a whole line starts a record (a range may begin there). `before` is the line
+        /// before it when the window holds it whole, and `window[end...]` what follows it.
+        func startsRecord(_ line: ArraySlice<UInt8>, after before: ArraySlice<UInt8>?, in window: [UInt8], end: Int) -> Bool {
+            if format.kind == .journalExport {
+                // An export entry as journalctl writes it: after the blank line that ends the
+                // entry before it, its cursor, then its time. (Only a binary field's bytes could
+                // look like that as well; an export without cursors is read by one reader.)
+                return before?.isEmpty == true && line.starts(with: Self.cursorField)
+                    && window[min(end + 1, window.count)...].starts(with: Self.realtimeField)
+            }
+            return line.withUnsafeBytes { line in
                 switch format.kind {
                 case .plain: return true
                 case .jsonLines: return line.first == UInt8(ascii: "{")
@@ -1256,10 +1274,12 @@ struct ReadContext: Sendable {
             for span in [16 * 1024, 256 * 1024] where found == nil {
                 let window = try readUpTo(span, from: RangeFileSource(path: path, from: target, to: min(size, target + UInt64(span))))
                 var i = window.firstIndex(of: 0x0A).map { $0 + 1 }
+                var before: ArraySlice<UInt8>?  // the line cut by the window's start: not whole
                 while let start = i, start < window.count {
                     // A line cut by the window's end is not judged.
                     guard let end = window[start...].firstIndex(of: 0x0A) else { break }
-                    if startsRecord(window[start..<end]) { found = target + UInt64(start); break }
+                    if startsRecord(window[start..<end], after: before, in: window, end: end) { found = target + UInt64(start); break }
+                    before = window[start..<end]
                     i = end + 1
                 }
                 if target + UInt64(span) >= size { break }
@@ -1274,9 +1294,11 @@ struct ReadContext: Sendable {
                 found = nil
                 let window = try readUpTo(64 * 1024, from: RangeFileSource(path: path, from: past, to: min(size, past + 64 * 1024)))
                 var i = 0
+                var before: ArraySlice<UInt8>?
                 while i < window.count, found == nil {
                     guard let end = window[i...].firstIndex(of: 0x0A) else { break }
-                    if startsRecord(window[i..<end]) { f = past + UInt64(i); found = f }
+                    if startsRecord(window[i..<end], after: before, in: window, end: end) { f = past + UInt64(i); found = f }
+                    before = window[i..<end]
                     i = end + 1
                 }
             }

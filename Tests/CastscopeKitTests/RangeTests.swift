@@ -183,3 +183,80 @@ extension RangeTests {
         #expect(try range("dense2.log", busy: { _ in true }) == 4 << 20)
     }
 }
+
+extension RangeTests {
+    /// `journalctl -o export` of a relay with many sessions: entries of text fields and, now and
+    /// then, a binary-safe MESSAGE (a multi-line one, whose bytes hold a blank line and a
+    /// `__CURSOR=` line of their own), and an entry journalctl wrote without a cursor.
+    func relayExport(entries count: Int) -> Data {
+        var out = Data()
+        var rng = SplitMix(seed: 11)
+        var open: [Int] = []
+        var next = 0
+        for i in 0..<count {
+            let t = 1_773_306_904_000_000 + i * 40_000
+            let message: String
+            if open.count < 8 || rng.next() % 6 == 0 {
+                open.append(next)
+                message = "session \(String(format: "%08x", next))-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=r\(next)"
+                next += 1
+            } else if rng.next() % 5 == 0 {
+                let s = open.remove(at: Int(rng.next() % UInt64(open.count)))
+                message = "session \(String(format: "%08x", s))-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=120 duration=13.0s"
+            } else {
+                let s = open[Int(rng.next() % UInt64(open.count))]
+                message = "session \(String(format: "%08x", s))-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0"
+            }
+            if i % 97 != 50 { out += Data("__CURSOR=s=5272d5c3;i=\(String(i, radix: 16));b=0;m=0;t=\(String(t, radix: 16));x=1\n".utf8) }
+            out += Data("__REALTIME_TIMESTAMP=\(t)\n_PID=811\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\nPRIORITY=6\n".utf8)
+            if i % 41 == 7 {
+                let value = Data((message + "\n\n__CURSOR=s=inside;i=1\nMESSAGE=not a field\n").utf8)
+                out += Data("MESSAGE\n".utf8)
+                withUnsafeBytes(of: UInt64(value.count).littleEndian) { out.append(contentsOf: $0) }
+                out += value + Data("\n".utf8)
+            } else {
+                out += Data("MESSAGE=\(message)\n".utf8)
+            }
+            out += Data("\n".utf8)
+        }
+        return out
+    }
+
+    @Test("a journal export is read in ranges cut where journalctl starts an entry, with the report of one reader")
+    func exportRangesAgreeWithOneReader() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("relay.export")
+        let bytes = relayExport(entries: 6_000)
+        try bytes.write(to: file)
+        let registry = try ParserRegistry.builtin()
+
+        func report(threads: Int, perThread: Int, minimum: UInt64) throws -> String {
+            let analyzer = try Analyzer(registry: registry)
+            analyzer.parallelism = threads
+            analyzer.parallelThreshold = 64 * 1024
+            analyzer.rangesPerThread = perThread
+            analyzer.minimumRange = minimum
+            return JSONReport.render(analyzer.analyze([file.path]))
+        }
+        let one = try report(threads: 1, perThread: 1, minimum: 1 << 40)
+        #expect(one.contains("\"format\": \"journal-export\"") && one.contains("orphan-relay-session"))
+        for (threads, perThread, minimum) in [(2, 4, UInt64(64 * 1024)), (3, 16, UInt64(16 * 1024))] {
+            let many = try report(threads: threads, perThread: perThread, minimum: minimum)
+            #expect(many == one, "\(threads) threads × \(perThread) ranges")
+        }
+
+        // Every cut is a cursor line after the blank line that ends an entry, never the
+        // look-alike inside a binary MESSAGE, and there were many.
+        let context = ReadContext(factory: EventFactory(registry: registry), prefilter: Prefilter(anchors: []), filter: JournalFilter(),
+                                  maxLineLength: 1 << 20)
+        let format = try #require(registry.format(named: "journal-export"))
+        let ranges = try context.splitPoints(file.path, size: UInt64(bytes.count), format: format, parts: 64)
+        #expect(ranges.count > 50)
+        for r in ranges.dropFirst() {
+            let at = Int(r.lowerBound)
+            #expect(bytes[at - 2..<at] == Data("\n\n".utf8))
+            #expect(bytes[at..<at + 12] == Data("__CURSOR=s=5".utf8))
+        }
+    }
+}
