@@ -27,6 +27,21 @@ struct PatternTests {
         #expect(try fields(p, "localhost kernel: x86/PAT: cfg") == ["host": "localhost", "ident": "kernel", "message": "x86/PAT: cfg"])
     }
 
+    /// A word before an optional group ends only where the group or what follows it can
+    /// begin (its two first bytes); the match is the one trying every end gave.
+    @Test("a field before an optional group: the ends tried are those where the group or the rest begins")
+    func fieldBeforeOptionalGroup() throws {
+        let p = "{ident:word}{?[{pid:int}]}: {message}"
+        #expect(try fields(p, "a[b]c[12]: m") == ["ident": "a[b]c", "pid": "12", "message": "m"])
+        #expect(try fields(p, "a:b: m") == ["ident": "a:b", "message": "m"])
+        #expect(try fields(p, "x[1]: [2]: m") == ["ident": "x", "pid": "1", "message": "[2]: m"])
+        #expect(try fields(p, "x[y]: m") == ["ident": "x[y]", "message": "m"])
+        #expect(try fields(p, "x[1] m") == nil)
+        #expect(try fields("{a}{?<{b:int}>} {c}", "p<q> <3> r") == ["a": "p<q>", "c": "<3> r"])
+        #expect(try fields("{a}{?<{b:int}>} {c}", "p<3> r") == ["a": "p", "b": "3", "c": "r"])
+        #expect(try fields("{a}{?<{b:int}>} {c}", "p q") == ["a": "p", "c": "q"])
+    }
+
     @Test func wordNeverSpansSpaces() throws {
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[R26089->Q10431] Question for <mask.hash: 'x'>") == nil)
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[system:] Setting") == ["subsystem": "system", "category": "", "message": "Setting"])

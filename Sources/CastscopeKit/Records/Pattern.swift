@@ -176,6 +176,9 @@ final class PatternProgram: @unchecked Sendable {
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
         var next: Int16 = -1
+        /// Before an optional group: `next` is the group's first byte, and this the first byte
+        /// of what follows the group (both known, or `next` is -1); -1 otherwise.
+        var next2: Int16 = -1
         var slot: Int32 = 0
         /// Literal: pool offset and length. Optional group: the step after it, and its slots.
         var a: Int32 = 0
@@ -209,10 +212,24 @@ final class PatternProgram: @unchecked Sendable {
                 step.kind = 3
                 step.slot = Int32(slot)
                 step.type = UInt8(Pattern.FieldType.allCases.firstIndex(of: type)!)
+                /// The byte an op needs first, when it needs a given one.
+                func firstByte(_ op: Pattern.Op) -> UInt8? {
+                    switch op {
+                    case .literal(let l): return l.first
+                    case .spaces: return 0x20
+                    default: return nil
+                    }
+                }
                 switch ops[k + 1] {
                 case .end: step.next = -2
                 case .literal(let l): step.next = Int16(l[0])
                 case .spaces: step.next = 0x20
+                case .optional(let skipTo, _, _):
+                    // (`{ident:word}{?[{pid:int}]}: `: the word ends before `[` or `:`)
+                    if let inGroup = firstByte(ops[k + 2]), let after = firstByte(ops[skipTo]) {
+                        step.next = Int16(inGroup)
+                        step.next2 = Int16(after)
+                    }
                 default: step.next = -1
                 }
             case .optional(let skipTo, let firstSlot, let lastSlot):
@@ -334,7 +351,7 @@ final class PatternProgram: @unchecked Sendable {
                         st.end = n
                         return true
                     }
-                    if word && step.next == 0x20 {
+                    if word && step.next == 0x20 && step.next2 < 0 {
                         // A word before a space ends at its first space or tab: the only
                         // candidate, so the rest is matched here, not tried in a nested run.
                         var e = pos
@@ -347,7 +364,7 @@ final class PatternProgram: @unchecked Sendable {
                         continue
                     }
                     let limit = min(n, pos + Pattern.maxFieldLength)
-                    if !word && step.next >= 0 {
+                    if !word && step.next >= 0 && step.next2 < 0 {
                         // Any text up to a byte the next step needs: each occurrence is a
                         // candidate end, found with memchr.
                         var e = pos
@@ -368,7 +385,11 @@ final class PatternProgram: @unchecked Sendable {
                         if word, e > pos, byte(e - 1) == 0x20 || byte(e - 1) == 0x09 { return false }
                         if step.next >= 0 {
                             guard e < n else { return false }
-                            if byte(e) != UInt8(step.next) { e += 1; continue }
+                            let b = byte(e)
+                            if b != UInt8(step.next) && (step.next2 < 0 || b != UInt8(truncatingIfNeeded: step.next2)) {
+                                e += 1
+                                continue
+                            }
                         }
                         starts![slot] = pos
                         ends![slot] = e
