@@ -180,6 +180,38 @@ struct RealPasteTests {
         #expect(c.errors.contains { $0.contains("truncated") })
     }
 
+    @Test("log show --style json written again by jq (`\"key\": value`): read as such; lines of nothing are passed over, escaped words still found")
+    func appleJSONRewritten() throws {
+        func record(_ message: String, _ n: Int) -> String {
+            """
+            {
+              "backtrace": {
+                "frames": [
+                  {
+                    "imageOffset": 279748
+                  }
+                ]
+              },
+              "eventMessage": "\(message)",
+              "messageType": "Default",
+              "processID": 912,
+              "processImagePath": "\\/private\\/var\\/A\\/BroadcastExtension.appex\\/BroadcastExtension",
+              "timestamp": "2026-03-12 10:00:\(String(format: "%02d", n)).100000+0100"
+            }
+            """
+        }
+        let messages = ["broadcast started", "Open socket connection", "client stream open completed"]
+            + (0..<20).map { "Scene lifecycle state did change: Foreground \($0)" }
+            // (`\u0064`: the prefilter sees the escape, not the word; the object is read whole)
+            + ["video sample processed successfully", "Broadcast finishe\\u0064"]
+        let text = "[\n" + messages.enumerated().map { record($1, $0) }.joined(separator: ",\n") + "\n]\n"
+        let a = try analyze(text, name: "rewritten.json")
+        #expect(a.format == "apple-json")
+        #expect(a.records == messages.count)
+        #expect(a.unparsed == 0)
+        #expect(a.outcomes == ["completed"])
+    }
+
     @Test("log show --style ndjson with nested objects on one line")
     func appleNDJSONNested() throws {
         let lines = (0..<3).map { i in

@@ -139,14 +139,21 @@ struct CrashReportText {
 /// gives (`IPSReport.jetsam`, 16 KB pages: the fragment has no page size).
 enum JetsamFragmentText {
     static let maxObjects = 64
+    private static let reasonKey = Array("\"reason\"".utf8)
+    private static let rpagesKey = Array("\"rpages\"".utf8)
+    private static let nameKey = Array("\"name\"".utf8)
 
     /// The kill records of the objects in `message` that have a `reason` and a `name`.
     static func records(in rec: RawRecord) -> [RawRecord] {
-        guard rec.withBytes(.message, { bytes in
+        // (bytes compared, not `String.contains`, which compares characters: a JSON dump read
+        // as plain text is one record per object, and comes here whole)
+        guard let bytes = rec.withBytes(.message, { bytes -> [UInt8]? in
             let i = RecordReader.indentEnd(bytes)
-            return i < bytes.count && bytes[i] == UInt8(ascii: "{") && bytes.count > 40
-        }) == true, let message = rec.string(.message), message.contains("\"reason\"") else { return [] }
-        let bytes = Array(message.utf8)
+            guard i < bytes.count && bytes[i] == UInt8(ascii: "{") && bytes.count > 40,
+                findBytes(bytes, reasonKey, from: i) != nil
+            else { return nil }
+            return Array(bytes)
+        }) ?? nil else { return [] }
         var objects: [String] = []
         var depth = 0
         var start = -1
@@ -168,9 +175,10 @@ enum JetsamFragmentText {
                 guard depth == 0, start >= 0 else { continue }
                 // A process entry has its resident pages (a JSON log line with a `reason` and a
                 // `name` is no kill); at most `maxObjects` per record.
-                let object = String(decoding: bytes[start...i], as: UTF8.self)
-                if object.contains("\"rpages\""), object.contains("\"reason\""), object.contains("\"name\"") {
-                    objects.append(object)
+                let object = bytes[start...i]
+                let has = { (key: [UInt8]) in object.withUnsafeBytes { findBytes($0, key, from: 0) != nil } }
+                if has(rpagesKey), has(reasonKey), has(nameKey) {
+                    objects.append(String(decoding: object, as: UTF8.self))
                     if objects.count == maxObjects { break scan }
                 }
             default: break

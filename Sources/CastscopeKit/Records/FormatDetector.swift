@@ -75,10 +75,14 @@ public struct FormatDetector {
                 if keys.contains(where: { contains(line, $0) }) { total += 1 }
             }
         case .jsonArray:
-            let keys = format.detectKeys.map { Array("\"\($0)\" : ".utf8) }
+            // `log show`'s `"key" : value`, and the same array written again by jq or a
+            // script (`"key": value`), a member on a line of its own (not an object per line).
+            let keys = format.detectKeys.flatMap { [Array("\"\($0)\" : ".utf8), Array("\"\($0)\": ".utf8)] }
             for line in lines {
                 if line.elementsEqual("[{".utf8) { total += 3; continue }
-                if keys.contains(where: { contains(line, $0) }) { total += 1 }
+                let i = RecordReader.indentEnd(line)
+                guard i < line.count, line[i] == UInt8(ascii: "\"") else { continue }
+                if keys.contains(where: { line[i...].starts(with: $0) }) { total += 1 }
             }
         case .journalExport:
             for line in lines where line.starts(with: "__CURSOR=".utf8) || line.starts(with: "__REALTIME_TIMESTAMP=".utf8) {

@@ -589,7 +589,7 @@ public final class RecordReader {
             checkUTF8(line)
             // (Apple's closing `{"count":N,"finished":1}` is no record: it takes the slow path.)
             if let scanner, stats.records > 0, line.first == UInt8(ascii: "{"), !line.starts(with: #"{"count":"#.utf8),
-                !scanner.mayMatch(line)
+                !scanner.mayMatch(line), !Self.mayHideAnchor(line)
             {
                 stats.records += 1  // cannot hold a recognized message: not parsed
                 continue
@@ -605,6 +605,19 @@ public final class RecordReader {
             }
         }
     }
+
+    /// Whether a JSON text's escapes may hide an anchor from the prefilter, which sees its raw
+    /// bytes: `\"` (an anchor may hold a quote) or `\u`. Apple's `\/` hides none.
+    static func mayHideAnchor(_ p: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        while let at = findBytes(p, backslash, from: i), at + 1 < p.count {
+            let next = p[at + 1]
+            if next == UInt8(ascii: "\"") || next == UInt8(ascii: "u") { return true }
+            i = at + 2
+        }
+        return false
+    }
+    private static let backslash: [UInt8] = [UInt8(ascii: "\\")]
 
     func unparsed() {
         stats.unparsed += 1
@@ -622,6 +635,10 @@ public final class RecordReader {
         var inString = false
         var escaped = false
         var startLine = 0
+        let scanner = prefilter?.scanner
+        // The quoted keys that give a record its message: an object without one is skipped,
+        // not counted as a record, so only one with one may be passed over unparsed.
+        let messageKeys = keyTable.filter { $0.field == .message }.map { [UInt8(ascii: "\"")] + $0.key + [UInt8(ascii: "\"")] }
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
@@ -637,7 +654,12 @@ public final class RecordReader {
             }
             var stray = false
             var objects = 0
-            for b in line {
+            // The object's bytes on this line start here; they are appended a run at a time.
+            var from = 0
+            let n = line.count
+            var i = 0
+            while i < n {
+                let b = line[i]
                 if depth == 0 {
                     switch b {
                     case UInt8(ascii: "{"):
@@ -645,18 +667,31 @@ public final class RecordReader {
                         inString = false
                         escaped = false
                         text.removeAll(keepingCapacity: true)
-                        text.append(b)
+                        from = i
                         startLine = lines.lineNumber
                     case UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: ","), 0x20, 0x09, 0x0D:
                         break
                     default:
                         stray = true
                     }
+                    i += 1
                     continue
                 }
-                text.append(b)
                 if inString {
-                    if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                    if escaped {
+                        escaped = false
+                    } else if b == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if b == UInt8(ascii: "\"") {
+                        inString = false
+                    } else {
+                        // The rest of a string's plain bytes in one step.
+                        var j = i + 1
+                        while j < n, line[j] != UInt8(ascii: "\""), line[j] != UInt8(ascii: "\\") { j += 1 }
+                        i = j
+                        continue
+                    }
+                    i += 1
                     continue
                 }
                 switch b {
@@ -666,12 +701,27 @@ public final class RecordReader {
                     depth -= 1
                     if depth == 0 {
                         objects += 1
-                        try text.withUnsafeBytes { try object($0, sink, line: startLine) }
+                        text.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[from...i]))
+                        try text.withUnsafeBytes { p in
+                            // Like an `--style ndjson` line: an object with a message whose bytes
+                            // hold no vocabulary anchor is a record nothing can come of.
+                            if let scanner, stats.records > 0, filterKeys.isEmpty, !scanner.mayMatch(p), !Self.mayHideAnchor(p),
+                                messageKeys.contains(where: { findBytes(p, $0, from: 0) != nil })
+                            {
+                                stats.records += 1
+                            } else {
+                                try object(p, sink, line: startLine)
+                            }
+                        }
                     }
                 default: break
                 }
+                i += 1
             }
-            if depth > 0 { text.append(0x0A) }
+            if depth > 0 {
+                text.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[from..<n]))
+                text.append(0x0A)
+            }
             // A stray `}` or text outside any object, with no object on the line: not JSON.
             if stray && objects == 0 && depth == 0 { unparsed() }
         }
