@@ -56,6 +56,17 @@ struct RecordTests {
         #expect(got.map(\.2) == [1, 9])
     }
 
+    @Test("an Xcode paste that lost its line breaks: a record starts at each time, with or without a zone, not at other numbers")
+    func xcodeCollapsedRecords() throws {
+        let line = "2021-12-23 02:56:59.980625+0530 App[12778:1168260] took 12 ms 2021-12-23 02:57:00.000001 App[12778:1168260] "
+            + "fail: 61 2021-12-23 02:57:01.5+0530 App[12778:1168260] done `2021-12-23 02:57:02.0 x"
+        let registry = try ParserRegistry.builtin()
+        let reader = RecordReader(format: registry.format(named: "xcode")!, lines: LineReader(source: MemorySource(Array((line + "\n").utf8)), path: "x"))
+        var got: [String?] = []
+        try reader.run { got.append($0.string(.message)) }
+        #expect(got == ["took 12 ms", "fail: 61", "done `2021-12-23 02:57:02.0 x"])
+    }
+
     @Test func detectionPicksTheFormatOfEachRealLayout() throws {
         let registry = try ParserRegistry.builtin()
         let detector = FormatDetector(formats: registry.formats)

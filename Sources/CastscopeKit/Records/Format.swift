@@ -90,6 +90,8 @@ public struct LogFormat: Sendable {
     public var swapDayMonth: Set<Int> = []
     public var samples: [Sample]
     let startProbe: RecordStartProbe
+    /// Each pattern's own cheap start test (`.unknown` where it has none).
+    let patternProbes: [RecordStartProbe]
     /// Where the definition came from (built-in or a user file).
     public var origin: String
 
@@ -169,6 +171,7 @@ public struct LogFormat: Sendable {
         self.samples = samples
         // The cheap record-start test holds only when every pattern starts the same way.
         let probes = patterns.map { RecordStartProbe($0) }
+        patternProbes = probes
         startProbe = probes.dropFirst().allSatisfy({ $0.sameTest(as: probes[0]) }) ? RecordStartProbe(patterns.first) : .unknown
     }
 }
@@ -291,16 +294,20 @@ extension LogFormat {
     /// Where, after position 0, a record of this format starts inside `line` (after a space),
     /// for pastes that lost their line breaks.
     func collapsedRecordStart(_ line: UnsafeRawBufferPointer, _ matches: inout [PatternMatch]) -> Int? {
-        guard splitCollapsed, line.count > 1 else { return nil }
-        var i = 1
-        while i < line.count {
-            if line[i - 1] == 0x20 && isDigit(line[i]) {
-                let rest = UnsafeRawBufferPointer(rebasing: line[i...])
-                // The cheap test first: most digits after a space are no timestamp.
-                if startProbe.test(rest) == false { i += 1; continue }
-                for (k, p) in patterns.enumerated() where p.match(rest, into: &matches[k]) { return i }
+        guard splitCollapsed, line.count > 1, let base = line.baseAddress else { return nil }
+        let n = line.count
+        var from = 0
+        // Each space with a digit after it.
+        while from < n - 1, let hit = memchr(base + from, 0x20, n - 1 - from) {
+            let i = base.distance(to: UnsafeRawPointer(hit)) + 1
+            from = i
+            guard isDigit(line[i]) else { continue }
+            let rest = UnsafeRawBufferPointer(rebasing: line[i...])
+            // The cheap test first, each pattern's own: most digits after a space are no
+            // timestamp (Xcode's patterns do not all start alike, so the format has no one test).
+            for k in patterns.indices where patternProbes[k].test(rest) != false && patterns[k].match(rest, into: &matches[k]) {
+                return i
             }
-            i += 1
         }
         return nil
     }
