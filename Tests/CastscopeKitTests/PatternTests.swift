@@ -42,6 +42,18 @@ struct PatternTests {
         #expect(try fields("{a}{?<{b:int}>} {c}", "p q") == ["a": "p", "c": "q"])
     }
 
+    @Test("a pattern's anchor holds no byte a JSON writer escapes, so it is found in a JSON export's raw bytes")
+    func anchorsAvoidJSONEscapes() throws {
+        #expect(try Pattern("didTimeout() > connection timedout").anchor == Array(" connection timedout".utf8))
+        #expect(try Pattern(#"x {a} Name(rawValue: "ioError") y"#).anchor == Array(" Name(rawValue: ".utf8))
+        #expect(try Pattern("open /tmp/{f}").anchor == Array("open ".utf8))
+        for vocabulary in try ParserRegistry.builtin().vocabularies {
+            for rule in vocabulary.rules {
+                #expect(!rule.pattern.anchor.contains { Pattern.jsonEscaped.contains($0) }, "\(rule.pattern.source)")
+            }
+        }
+    }
+
     @Test func wordNeverSpansSpaces() throws {
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[R26089->Q10431] Question for <mask.hash: 'x'>") == nil)
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[system:] Setting") == ["subsystem": "system", "category": "", "message": "Setting"])

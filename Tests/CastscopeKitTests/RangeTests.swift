@@ -51,6 +51,17 @@ struct RangeTests {
         return out
     }
 
+    /// The JSON report of `path` read by `threads` threads in up to `perThread` ranges each,
+    /// none smaller than `minimum` bytes (files of 64 KB or more are cut).
+    func rangedReport(_ path: String, _ registry: ParserRegistry, threads: Int, perThread: Int, minimum: UInt64) throws -> String {
+        let analyzer = try Analyzer(registry: registry)
+        analyzer.parallelism = threads
+        analyzer.parallelThreshold = 64 * 1024
+        analyzer.rangesPerThread = perThread
+        analyzer.minimumRange = minimum
+        return JSONReport.render(analyzer.analyze([path]))
+    }
+
     @Test("the report is the same for one reader and for many ranges on several threads")
     func rangesAgreeWithOneReader() throws {
         let dir = try temporaryDirectory()
@@ -60,12 +71,7 @@ struct RangeTests {
         let registry = try ParserRegistry.builtin()
 
         func report(threads: Int, perThread: Int, minimum: UInt64) throws -> String {
-            let analyzer = try Analyzer(registry: registry)
-            analyzer.parallelism = threads
-            analyzer.parallelThreshold = 64 * 1024
-            analyzer.rangesPerThread = perThread
-            analyzer.minimumRange = minimum
-            return JSONReport.render(analyzer.analyze([file.path]))
+            try rangedReport(file.path, registry, threads: threads, perThread: perThread, minimum: minimum)
         }
         let one = try report(threads: 1, perThread: 1, minimum: 1 << 40)
         // Sessions were found (the comparison below is about something).
@@ -232,12 +238,7 @@ extension RangeTests {
         let registry = try ParserRegistry.builtin()
 
         func report(threads: Int, perThread: Int, minimum: UInt64) throws -> String {
-            let analyzer = try Analyzer(registry: registry)
-            analyzer.parallelism = threads
-            analyzer.parallelThreshold = 64 * 1024
-            analyzer.rangesPerThread = perThread
-            analyzer.minimumRange = minimum
-            return JSONReport.render(analyzer.analyze([file.path]))
+            try rangedReport(file.path, registry, threads: threads, perThread: perThread, minimum: minimum)
         }
         let one = try report(threads: 1, perThread: 1, minimum: 1 << 40)
         #expect(one.contains("\"format\": \"journal-export\"") && one.contains("orphan-relay-session"))

@@ -111,16 +111,30 @@ struct TerminalColourTests {
         try coloured.write(to: text)
         let got = try #require(try castscope(["analyze", "--json", text.path]).json)
         #expect((got["summary"] as? [String: Any])?["events"] as? Int == 117)
-        // A relay logging in colour into its journal.
-        var export = "__REALTIME_TIMESTAMP=1773306904673211\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\n_PID=811\n"
+        // A relay logging in colour into its journal (after a line of nothing: the readers
+        // read a file's first record whatever it holds).
+        var export = "__REALTIME_TIMESTAMP=1773306904000000\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\n_PID=811\n"
+        export += "MESSAGE=worker 0 heartbeat ok queue=0\n\n"
+        export += "__REALTIME_TIMESTAMP=1773306904673211\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\n_PID=811\n"
         export += "MESSAGE=\(Self.esc)[32msession 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup\(Self.esc)[0m\n\n"
         export += "__REALTIME_TIMESTAMP=1773306906673211\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\n_PID=811\n"
         export += "MESSAGE=\(Self.esc)[33msession 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=20 duration=2.0s\(Self.esc)[0m\n\n"
         let journal = dir.appendingPathComponent("colour.journal")
         try makeJournal(Data(export.utf8), at: journal)
-        let j = try #require(try castscope(["analyze", "--json", journal.path]).json)
-        let relay = try #require((j["relaySessions"] as? [[String: Any]])?.first)
-        #expect(relay["reason"] as? String == "peer-eof")
-        #expect(relay["peer"] as? String == "iPhone14,2")
+        // The journal, and journalctl's JSON of it, which writes such a MESSAGE as its bytes'
+        // values (`"MESSAGE":[27,91,…]`: the prefilter, reading raw bytes, must not pass it over).
+        var inputs = [journal]
+        for mode in ["json", "json-pretty", "json-seq"] {
+            let file = dir.appendingPathComponent("colour.\(mode).txt")
+            try journalctlOutput(journal, mode: mode).write(to: file)
+            inputs.append(file)
+        }
+        #expect(try String(contentsOf: inputs[1], encoding: .utf8).contains("\"MESSAGE\":[27,"))
+        for input in inputs {
+            let j = try #require(try castscope(["analyze", "--json", input.path]).json, "\(input.lastPathComponent)")
+            let relay = try #require((j["relaySessions"] as? [[String: Any]])?.first, "\(input.lastPathComponent)")
+            #expect(relay["reason"] as? String == "peer-eof", "\(input.lastPathComponent)")
+            #expect(relay["peer"] as? String == "iPhone14,2", "\(input.lastPathComponent)")
+        }
     }
 }

@@ -36,7 +36,9 @@ public struct Pattern: Sendable {
     let program: PatternProgram
     /// Capture names by slot.
     public let names: [String]
-    /// The longest literal of the pattern, for `contains` prefiltering.
+    /// The longest run of a literal of the pattern without a byte JSON writers escape (`"`,
+    /// `\`, `/`, `<`, `>`, `&`), for `contains` prefiltering: it is found in a JSON export's
+    /// raw bytes as well (Apple writes `/` as `\/`, Go `<` as `\u003c`).
     public let anchor: [UInt8]
 
     public struct CompileError: Error, CustomStringConvertible {
@@ -109,12 +111,18 @@ public struct Pattern: Sendable {
         self.ops = ops
         self.names = names
         program = PatternProgram(ops)
-        var best: [UInt8] = []
-        for op in ops { if case .literal(let l) = op, l.count > best.count { best = l } }
-        anchor = best
+        var best: ArraySlice<UInt8> = []
+        for op in ops {
+            guard case .literal(let l) = op else { continue }
+            for run in l.split(whereSeparator: { Pattern.jsonEscaped.contains($0) }) where run.count > best.count { best = run }
+        }
+        anchor = Array(best)
     }
 
     public func slot(_ name: String) -> Int? { names.firstIndex(of: name) }
+
+    /// Bytes a JSON writer may write as an escape (see `anchor`).
+    static let jsonEscaped: Set<UInt8> = Set("\"\\/<>&".utf8)
 }
 
 /// Reusable match state: capture ranges by slot, and the timestamp if the pattern has one.

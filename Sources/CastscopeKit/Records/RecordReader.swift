@@ -78,6 +78,8 @@ public final class RecordReader {
     public static let crashReportHeaderLines = 60
     private var scratch: [UInt8] = []
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]
+    /// The quoted JSON keys that give a record its message.
+    private let messageKeys: [[UInt8]]
     /// journalctl-style matches, applied to journal renderings (export, JSON).
     private let filter: JournalFilter
     let filterKeys: [[UInt8]]
@@ -124,6 +126,7 @@ public final class RecordReader {
             for (rank, k) in keys.enumerated() { table.append((Array(k.utf8), field, rank)) }
         }
         keyTable = table
+        messageKeys = table.filter { $0.field == .message }.map { [UInt8(ascii: "\"")] + $0.key + [UInt8(ascii: "\"")] }
     }
 
     deinit {
@@ -589,7 +592,7 @@ public final class RecordReader {
             checkUTF8(line)
             // (Apple's closing `{"count":N,"finished":1}` is no record: it takes the slow path.)
             if let scanner, stats.records > 0, line.first == UInt8(ascii: "{"), !line.starts(with: #"{"count":"#.utf8),
-                !scanner.mayMatch(line), !Self.mayHideAnchor(line)
+                !scanner.mayMatch(line), !mayHideAnchor(line)
             {
                 stats.records += 1  // cannot hold a recognized message: not parsed
                 continue
@@ -606,18 +609,28 @@ public final class RecordReader {
         }
     }
 
-    /// Whether a JSON text's escapes may hide an anchor from the prefilter, which sees its raw
-    /// bytes: `\"` (an anchor may hold a quote) or `\u`. Apple's `\/` hides none.
-    static func mayHideAnchor(_ p: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        while let at = findBytes(p, backslash, from: i), at + 1 < p.count {
-            let next = p[at + 1]
-            if next == UInt8(ascii: "\"") || next == UInt8(ascii: "u") { return true }
-            i = at + 2
+    /// Whether a journal's JSON text may hold a message the prefilter, which sees its raw
+    /// bytes, cannot read: journalctl writes a MESSAGE with a control byte (a colour code) or
+    /// invalid UTF-8 as an array of its bytes' values (`"MESSAGE":[115,101,…]`). (Escapes hide
+    /// no anchor: anchors hold no byte a JSON writer escapes, `Pattern.anchor`.)
+    func mayHideAnchor(_ p: UnsafeRawBufferPointer) -> Bool {
+        guard format.isJournal else { return false }
+        @inline(__always) func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+        for key in messageKeys {
+            var i = 0
+            while let at = findBytes(p, key, from: i) {
+                var j = at + key.count
+                while j < p.count, isSpace(p[j]) { j += 1 }
+                if j < p.count, p[j] == UInt8(ascii: ":") {
+                    j += 1
+                    while j < p.count, isSpace(p[j]) { j += 1 }
+                    if j < p.count, p[j] == UInt8(ascii: "[") { return true }
+                }
+                i = at + 1
+            }
         }
         return false
     }
-    private static let backslash: [UInt8] = [UInt8(ascii: "\\")]
 
     func unparsed() {
         stats.unparsed += 1
@@ -636,9 +649,6 @@ public final class RecordReader {
         var escaped = false
         var startLine = 0
         let scanner = prefilter?.scanner
-        // The quoted keys that give a record its message: an object without one is skipped,
-        // not counted as a record, so only one with one may be passed over unparsed.
-        let messageKeys = keyTable.filter { $0.field == .message }.map { [UInt8(ascii: "\"")] + $0.key + [UInt8(ascii: "\"")] }
         while let line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
@@ -704,8 +714,10 @@ public final class RecordReader {
                         text.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[from...i]))
                         try text.withUnsafeBytes { p in
                             // Like an `--style ndjson` line: an object with a message whose bytes
-                            // hold no vocabulary anchor is a record nothing can come of.
-                            if let scanner, stats.records > 0, filterKeys.isEmpty, !scanner.mayMatch(p), !Self.mayHideAnchor(p),
+                            // hold no vocabulary anchor is a record nothing can come of. (An
+                            // object without a message is skipped, not counted as a record: it
+                            // is read.)
+                            if let scanner, stats.records > 0, filterKeys.isEmpty, !scanner.mayMatch(p), !mayHideAnchor(p),
                                 messageKeys.contains(where: { findBytes(p, $0, from: 0) != nil })
                             {
                                 stats.records += 1
