@@ -592,7 +592,7 @@ public final class RecordReader {
             checkUTF8(line)
             // (Apple's closing `{"count":N,"finished":1}` is no record: it takes the slow path.)
             if let scanner, stats.records > 0, line.first == UInt8(ascii: "{"), !line.starts(with: #"{"count":"#.utf8),
-                !scanner.mayMatch(line), !mayHideAnchor(line)
+                !scanner.mayMatch(line), passesOver(valueStart: messageValueStart(line))
             {
                 stats.records += 1  // cannot hold a recognized message: not parsed
                 continue
@@ -609,12 +609,9 @@ public final class RecordReader {
         }
     }
 
-    /// Whether a journal's JSON text may hold a message the prefilter, which sees its raw
-    /// bytes, cannot read: journalctl writes a MESSAGE with a control byte (a colour code) or
-    /// invalid UTF-8 as an array of its bytes' values (`"MESSAGE":[115,101,…]`). (Escapes hide
-    /// no anchor: anchors hold no byte a JSON writer escapes, `Pattern.anchor`.)
-    func mayHideAnchor(_ p: UnsafeRawBufferPointer) -> Bool {
-        guard format.isJournal else { return false }
+    /// The first byte of the value of `p`'s message member (after its quoted key, `:` and white
+    /// space), or nil when it has none.
+    func messageValueStart(_ p: UnsafeRawBufferPointer) -> UInt8? {
         @inline(__always) func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
         for key in messageKeys {
             var i = 0
@@ -624,12 +621,21 @@ public final class RecordReader {
                 if j < p.count, p[j] == UInt8(ascii: ":") {
                     j += 1
                     while j < p.count, isSpace(p[j]) { j += 1 }
-                    if j < p.count, p[j] == UInt8(ascii: "[") { return true }
+                    if j < p.count { return p[j] }
                 }
                 i = at + 1
             }
         }
-        return false
+        return nil
+    }
+
+    /// Whether a JSON text without an anchor in its raw bytes may be passed over unparsed: not
+    /// when it is a journal's whose message is an array, as journalctl writes a MESSAGE with a
+    /// control byte (a colour code) or invalid UTF-8: its bytes' values (`"MESSAGE":[115,101,…]`),
+    /// which the prefilter cannot read. (Escapes hide no anchor: anchors hold no byte a JSON
+    /// writer escapes, `Pattern.anchor`.) `valueStart` is `messageValueStart`'s answer.
+    func passesOver(valueStart: @autoclosure () -> UInt8?) -> Bool {
+        !format.isJournal || valueStart() != UInt8(ascii: "[")
     }
 
     func unparsed() {
@@ -717,8 +723,8 @@ public final class RecordReader {
                             // hold no vocabulary anchor is a record nothing can come of. (An
                             // object without a message is skipped, not counted as a record: it
                             // is read.)
-                            if let scanner, stats.records > 0, filterKeys.isEmpty, !scanner.mayMatch(p), !mayHideAnchor(p),
-                                messageKeys.contains(where: { findBytes(p, $0, from: 0) != nil })
+                            if let scanner, stats.records > 0, filterKeys.isEmpty, !scanner.mayMatch(p),
+                                let start = messageValueStart(p), passesOver(valueStart: start)
                             {
                                 stats.records += 1
                             } else {
