@@ -207,3 +207,27 @@ struct RFC3339Tests {
         }
     }
 }
+
+extension HotPathTests {
+    @Test("lines of one message and process from different hosts keep their own host (texts are shared per host)")
+    func hostsKeepTheirOwn() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("device-syslog.txt")
+        var text = "Timestamp                       (process)[PID]\n"
+        var hostOfLine: [Int: String] = [:]
+        for i in 0..<60 {
+            // Two devices' syslogs merged, and one line with no host name at all.
+            let host = i % 3 == 0 ? "Johns-iPhone" : "localhost"
+            let second = String(format: "%02d", i)
+            text += "2026-03-12 10:20:\(second).514204+0100  \(host) BroadcastExtension[1204]: [io.livekit.example.flutter:Broadcast] open socket connection\n"
+            hostOfLine[i + 2] = host
+        }
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let report = try Analyzer(registry: try ParserRegistry.builtin()).analyze([file.path])
+        let events = report.sessions.flatMap(\.events).filter { $0.kind == "socket.connect_attempt" }
+        #expect(events.count == 60)
+        for e in events { #expect(e.attr("host") == hostOfLine[e.line], "line \(e.line)") }
+        #expect(Set(events.compactMap { $0.attr("host") }) == ["Johns-iPhone", "localhost"])
+    }
+}

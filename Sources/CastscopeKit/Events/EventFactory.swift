@@ -40,11 +40,14 @@ public struct EventFactory: Sendable {
             return true
         }
         // Not `compactor.add`: the line was just found not to continue a run.
-        if verdict >= 0, processIndex >= 0 || process == nil, !rec.has(.host) {
-            // The text of the events of one message, process and file is made once.
-            let text = interner.text(verdict: verdict, process: processIndex, path: path) {
+        // (A syslog layout's host, `localhost` on every line of a device's log, is one of the
+        // texts too: an attribute list and a text per line were ~170 bytes of each event.)
+        let (host, hostIndex) = rec.withBytes(.host) { interner.host($0) } ?? (nil, -1)
+        if verdict >= 0, processIndex >= 0 || process == nil, hostIndex >= 0 || host == nil {
+            // The text of the events of one message, process, host and file is made once.
+            let text = interner.text(verdict: verdict, process: processIndex, host: hostIndex, path: path) {
                 Event.Text(kind: hit.rule.event, code: hit.code, sdk: hit.rule.sdk, process: process, message: message,
-                           attrs: hit.attrs, path: path)
+                           attrs: host.map { hit.attrs + [("host", $0)] } ?? hit.attrs, path: path)
             }
             compactor.absorb(Event(text: text, side: hit.rule.side, time: nil, timeInferred: rec.timeInferred, pid: pid,
                                    line: rec.line, order: order, parsedTime: rec.time, fileIndex: fileIndex),
@@ -97,6 +100,8 @@ public final class Interner {
     public let capacity: Int
     /// Process names as events carry them (see `processName`).
     private var processes = BytesTable<String>()
+    /// Host names (syslog layouts), likewise.
+    private var hosts = BytesTable<String>()
     /// What the vocabulary made of a message already seen (the same frame line thousands of
     /// times): matching depends on the message and its category only. With a hit, the
     /// message as the events share it.
@@ -106,13 +111,14 @@ public final class Interner {
     /// reference to each of its strings taken, and given back, per event.
     private var texts: [Int: Event.Text] = [:]
 
-    public init(capacity: Int = 8192) { self.capacity = capacity }
+    public init(capacity: Int = 8192) { self.capacity = min(capacity, 1 << 20) }
 
     /// The text of an event whose message is verdict `verdict` and process name `process`
     /// (indexes given by `verdict` and `process`, -1 for none), in `path`: made by `make` the
     /// first time.
-    func text(verdict: Int, process: Int, path: String, _ make: () -> Event.Text) -> Event.Text {
-        let key = verdict << 32 | (process & 0xFFFF_FFFF)
+    func text(verdict: Int, process: Int, host: Int = -1, path: String, _ make: () -> Event.Text) -> Event.Text {
+        // Each index is below `capacity` (at most 2^21 here), or -1: all ones in its 21 bits.
+        let key = verdict << 42 | (process & 0x1F_FFFF) << 21 | (host & 0x1F_FFFF)
         if let t = texts[key], t.path == path { return t }
         let t = make()
         if texts.count < capacity { texts[key] = t }
@@ -148,6 +154,16 @@ public final class Interner {
         guard processes.count < capacity else { return (name, -1) }
         processes.insert(bytes, key, name)
         return (name, processes.count - 1)
+    }
+
+    /// The host name of a record (a syslog layout's), and where it is kept (-1: not kept).
+    func host(_ bytes: UnsafeRawBufferPointer) -> (name: String, index: Int) {
+        let key = Self.hash(bytes)
+        if let k = hosts.find(bytes, key, { _ in true }) { return (hosts.values[k], k) }
+        let name = String(decoding: bytes, as: UTF8.self)
+        guard hosts.count < capacity else { return (name, -1) }
+        hosts.insert(bytes, key, name)
+        return (name, hosts.count - 1)
     }
 
     /// `proc(library)` (idevicesyslog) names the process `proc`; a name with a space before

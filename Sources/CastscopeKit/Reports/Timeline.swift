@@ -76,9 +76,10 @@ public enum Timeline {
         // nearly all, are returned as they are, not copied out of pairs).
         var out: [TimelineEntry] = []
         var at: [Int] = []
-        // Rows are at most one per event but for expanded repeats: room made once, not grown.
-        out.reserveCapacity(events.count)
-        at.reserveCapacity(events.count)
+        // Rows are at most one per event but for expanded repeats: room made once, not grown,
+        // up to a point (a retry storm's hundreds of thousands of lines fold into a few rows).
+        out.reserveCapacity(min(events.count, 4096))
+        at.reserveCapacity(min(events.count, 4096))
         for run in runs {
             let lines = events.withUnsafeBufferPointer { ev in run.reduce(0) { $0 + ev[$1].count } }
             // Fold only a run that repeats itself; three different lines stay three rows.
