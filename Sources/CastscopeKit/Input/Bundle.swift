@@ -177,7 +177,7 @@ public struct BundleWalker {
     /// (`ComposePrefixSource`), Markdown notes (`MarkdownSource`), Xcode's console with metadata.
     static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
-            || XcodeMetadataSource.detect(head)
+            || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
@@ -225,10 +225,18 @@ public struct BundleWalker {
                 let ownSource = Self.readsThroughOwnSource(path: path, head: head)
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 var text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
-                // A terminal's colours come off first; what is under them decides the rest.
+                // UTF-16 (a Windows shell's redirect) is made UTF-8 first.
+                var head = head
+                if let order = UTF16Source.detect(head) {
+                    text = UTF16Source(text, order)
+                    head = UTF16Source.decoded(head, order)
+                }
+                // A terminal's colours come off next; what is under them decides the rest.
                 let colored = TerminalEscapeSource.detect(head)
-                let head = colored ? TerminalEscapeSource.stripped(head) : head
-                if colored { text = TerminalEscapeSource(text) }
+                if colored {
+                    head = TerminalEscapeSource.stripped(head)
+                    text = TerminalEscapeSource(text)
+                }
                 if ComposePrefixSource.detect(head) {
                     // `docker compose logs`: the service's name off each line.
                     try visit(path, ComposePrefixSource(text))
