@@ -5,7 +5,7 @@ import Testing
 
 /// A log saved as UTF-16 (Windows PowerShell 5.1's `>` and `Out-File`, Notepad's "Unicode")
 /// reads as the UTF-8 text it holds.
-@Suite("UTF-16 text")
+@Suite("UTF-16 text and byte-order marks")
 struct UTF16Tests {
     static func utf16(_ s: String, _ order: UTF16Source.Order, bom: Bool) -> [UInt8] {
         var out: [UInt8] = []
@@ -69,5 +69,30 @@ struct UTF16Tests {
         }
         #expect(reports["syslog.txt"]!.contains("failed-to-connect"))
         for (name, _) in files.dropFirst() { #expect(reports[name] == reports["syslog.txt"], "\(name)") }
+    }
+
+    @Test("a UTF-8 byte-order mark before the first line (Notepad, PowerShell 7): the first ndjson object and a header are kept, plain and gzipped")
+    func utf8Mark() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for sample in ["samples/sendbird-call-ended/log-show.ndjson", "samples/retry-storm/log-stream-debug.txt"] {
+            let bytes = Array(try Data(contentsOf: packageRoot.appendingPathComponent(sample)))
+            let files: [(String, [UInt8])] = [
+                ("plain.log", bytes),
+                ("marked.log", [0xEF, 0xBB, 0xBF] + bytes),
+                ("marked.log.gz", makeArchive(.gz, [("marked.log", [0xEF, 0xBB, 0xBF] + bytes)])),
+            ]
+            var reports: [String: String] = [:]
+            for (name, content) in files {
+                let url = dir.appendingPathComponent(name)
+                try Data(content).write(to: url)
+                let out = try castscope(["analyze", "--no-color", url.path])
+                #expect(out.status == 0, "\(name): \(out.stderr)")
+                #expect(!out.stdout.contains("unparsed"), "\(sample) \(name)")
+                reports[name] = out.stdout.replacingOccurrences(of: url.path, with: "F").replacingOccurrences(of: name, with: "F")
+            }
+            #expect(reports["marked.log"] == reports["plain.log"], "\(sample)")
+            #expect(reports["marked.log.gz"] == reports["plain.log"], "\(sample)")
+        }
     }
 }

@@ -177,7 +177,7 @@ public struct BundleWalker {
     /// (`ComposePrefixSource`), Markdown notes (`MarkdownSource`), Xcode's console with metadata.
     static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
-            || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil
+            || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
@@ -230,6 +230,9 @@ public struct BundleWalker {
                 if let order = UTF16Source.detect(head) {
                     text = UTF16Source(text, order)
                     head = UTF16Source.decoded(head, order)
+                } else if UTF8MarkSource.detect(head) {
+                    text = UTF8MarkSource(text)
+                    head.removeFirst(3)
                 }
                 // A terminal's colours come off next; what is under them decides the rest.
                 let colored = TerminalEscapeSource.detect(head)

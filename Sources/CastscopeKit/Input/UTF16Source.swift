@@ -149,3 +149,26 @@ public final class UTF16Source: ByteSource {
         }
     }
 }
+
+/// A UTF-8 byte-order mark (`EF BB BF`) before a file's first line (Notepad's "UTF-8 with
+/// BOM", PowerShell 7's `utf8BOM`): taken off, or the first line (an ndjson object, a header)
+/// was not a record. Such a file is read by one reader, its line numbers kept.
+public final class UTF8MarkSource: ByteSource {
+    private let source: ByteSource
+    private var toDrop = 3
+
+    public init(_ source: ByteSource) { self.source = source }
+
+    public var consumedOffset: UInt64 { source.consumedOffset }
+
+    public static func detect(_ head: [UInt8]) -> Bool { head.count >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while toDrop > 0 {
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(toDrop)))
+            if n == 0 { return 0 }
+            toDrop -= n
+        }
+        return try source.read(into: buffer)
+    }
+}
