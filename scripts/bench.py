@@ -2,7 +2,8 @@
 """`make bench`: castscope against the tools a user would otherwise run, measured in the same
 run on this machine, alternately, several times; prints medians, ratios and peak RSS.
 
-BENCH_SECTION=densities runs only the session-density table (issue 15).
+BENCH_SECTION=densities runs only the session-density table (issue 15), which ends with one
+session that retries for BENCH_STORM_HOURS hours (default 10: every line recognized, all open).
 BENCH_SECTION=unified-logging runs only the Apple Unified Logging rows (BENCH_UL_COPIES copies
 of the reference tracev3, default 300). Inputs are generated (BENCH_SIZE MB of noisy `log show`, default 256; its gzip; a relay
 journal of BENCH_ENTRIES entries built with systemd-journal-remote, default 1,000,000).
@@ -16,6 +17,7 @@ SIZE = int(os.environ.get("BENCH_SIZE", "256"))
 ENTRIES = int(os.environ.get("BENCH_ENTRIES", "1000000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 RELAY_SESSIONS = int(os.environ.get("BENCH_RELAY_SESSIONS", "50000"))
+STORM_HOURS = int(os.environ.get("BENCH_STORM_HOURS", "10"))
 WORK = os.environ.get("BENCH_DIR", os.path.join(tempfile.gettempdir(), "castscope-bench"))
 JR = "/lib/systemd/systemd-journal-remote"
 
@@ -97,6 +99,35 @@ def gen_relay_sessions(sessions=RELAY_SESSIONS):
     p.stdin.close()
     p.wait()
     return sorted(glob.glob(base + "*.journal"))
+
+
+def gen_storm(hours=STORM_HOURS):
+    """One session that never connects: a Jitsi-design extension retrying every 100 ms for HOURS
+    hours (an attempt and its failure per try) in a device syslog (`log stream --style syslog`).
+    Every line is recognized and all of them belong to one open session."""
+    os.makedirs(WORK, exist_ok=True)
+    log = os.path.join(WORK, f"storm-{hours}h.log")
+    if os.path.exists(log):
+        return log
+    t0 = 1773307200492204  # 2026-03-12 09:20:00.492204 UTC
+    def ts(us):
+        s, u = divmod(us + 3600 * 1_000_000, 1_000_000)  # shown at +0100
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s)) + f".{u:06d}+0100"
+    pre = "  localhost BroadcastExtension[1204]: [io.livekit.example.flutter:Broadcast] "
+    with open(log + ".part", "w") as out:
+        out.write("Timestamp                       (process)[PID]\n")
+        out.write(ts(t0) + "  localhost BroadcastExtension[1204]: (ReplayKit) [com.apple.ReplayKit:RPBroadcastExtension] extension started\n")
+        buf = []
+        for i in range(1, hours * 36000 + 1):
+            us = t0 + i * 100_000
+            buf.append(ts(us) + pre + "open socket connection\n")
+            buf.append(ts(us + 310) + pre + "failure: socket file missing\n")
+            if len(buf) >= 20000:
+                out.write("".join(buf))
+                buf.clear()
+        out.write("".join(buf))
+    os.rename(log + ".part", log)
+    return log
 
 
 def gen_inputs():
@@ -242,6 +273,14 @@ def densities(lnav_ok):
                    ("grep", shell("grep -F -a ' accepted ' " + " ".join(journals) + " | cat > /dev/null")),
                    ("journalctl", shell(f"journalctl {files} -o export > /dev/null"))])
         rows.append((f"relay journal, {mb:.0f} MB, {RELAY_SESSIONS} sessions", r, "grep"))
+    # A shape, not a density: one session with every line of the file, an extension that
+    # never reached the host app and retried every 100 ms for hours.
+    storm = gen_storm()
+    subprocess.run(["cat", storm], stdout=subprocess.DEVNULL)
+    mb = os.path.getsize(storm) / 1e6
+    r = bench([("text", [BIN, "analyze", "--no-color", storm]), ("json", [BIN, "analyze", "--json", storm]),
+               ("grep", shell(f"grep -F -e 'open socket connection' -e 'socket file missing' {storm} | cat > /dev/null"))])
+    rows.append((f"one session retrying for {STORM_HOURS} h (every line recognized), {mb:.0f} MB", r, "grep"))
     for label, r, base in rows:
         print(f"  {label}")
         for out in ("text", "json"):
