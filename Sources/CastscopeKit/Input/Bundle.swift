@@ -178,6 +178,7 @@ public struct BundleWalker {
     static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
+            || QuotedLinesSource.detect(head) != nil
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
@@ -239,6 +240,13 @@ public struct BundleWalker {
                 if colored {
                     head = TerminalEscapeSource.stripped(head)
                     text = TerminalEscapeSource(text)
+                }
+                // Every line indented or quoted (`> `, a quote of an indented block): the
+                // prefix off, as often as it is nested. (A Markdown file's quotes are its own.)
+                for _ in 0..<4 where !MarkdownSource.isMarkdown(path) {
+                    guard let prefix = QuotedLinesSource.detect(head) else { break }
+                    text = QuotedLinesSource(text, prefix: prefix)
+                    head = QuotedLinesSource.stripped(head, prefix: prefix)
                 }
                 if ComposePrefixSource.detect(head) {
                     // `docker compose logs`: the service's name off each line.

@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A log pasted with every line indented or quoted: four spaces or a tab (a code block on
+/// Stack Overflow, a wiki, an issue's raw text), `> ` (an e-mail reply, a quote in a ticket),
+/// `> > ` (a reply to one). No format begins its lines so, so none was detected: the file was
+/// read as plain text with its times lost. This source takes the common prefix off each line
+/// that has it (lines without it pass unchanged; a line that is only part of it, a quote's
+/// empty `>`, becomes empty), so that the lines are read as the tool wrote them; line numbers
+/// stay the file's. Streaming: the prefix is known from the file's first bytes.
+public final class QuotedLinesSource: ByteSource {
+    private let source: ByteSource
+    private let prefix: [UInt8]
+    private var input = [UInt8](repeating: 0, count: 64 << 10)
+    private var out: [UInt8] = []
+    private var outPos = 0
+    /// Bytes of the prefix matched at the start of the current line (-1: past the prefix).
+    private var matched = 0
+    private var eof = false
+
+    public init(_ source: ByteSource, prefix: [UInt8]) {
+        self.source = source
+        self.prefix = prefix
+    }
+
+    public var consumedOffset: UInt64 { source.consumedOffset }
+
+    @inline(__always) static func isLead(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == UInt8(ascii: ">") }
+
+    /// The prefix every line of `head` carries, or nil: the first line that is not blank has a
+    /// lead of spaces, tabs and `>` (a quote's `>` then its space), and at least four in five
+    /// lines that are not blank share it. The prefix is the longest lead they all start with;
+    /// deeper indentation (a message's continuation) stays.
+    public static func detect(_ head: [UInt8]) -> [UInt8]? {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        for i in head.indices where head[i] == 0x0A {
+            lines.append(head[start..<i])
+            start = i + 1
+        }
+        // (the line the head ends in may be cut: not counted)
+        func lead(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+            var end = line.startIndex
+            while end < line.endIndex, isLead(line[end]) { end += 1 }
+            return line[line.startIndex..<end]
+        }
+        let nonBlank = lines.map { $0.last == 0x0D ? $0.dropLast() : $0 }.filter { line in line.contains { !isLead($0) } }
+        guard nonBlank.count >= 3, var common = Optional(Array(lead(nonBlank[0]))), !common.isEmpty else { return nil }
+        var sharing = 0
+        for line in nonBlank {
+            let l = lead(line)
+            guard !l.isEmpty else { continue }
+            var n = 0
+            while n < common.count, n < l.count, l[l.startIndex + n] == common[n] { n += 1 }
+            guard n > 0 else { continue }
+            if n < common.count { common.removeLast(common.count - n) }
+            sharing += 1
+        }
+        guard sharing * 5 >= nonBlank.count * 4 else { return nil }
+        // A quote's `>` keeps one space after it in the prefix at most; spaces and tabs alone
+        // are an indentation of at least two (one space is a layout's own).
+        if common.contains(UInt8(ascii: ">")) {
+            while let last = common.last, last != UInt8(ascii: ">"), common.count >= 2, common[common.count - 2] != UInt8(ascii: ">") {
+                common.removeLast()
+            }
+            return common
+        }
+        return common.count >= 2 || common == [0x09] ? common : nil
+    }
+
+    /// `head` as this source hands it out.
+    public static func stripped(_ head: [UInt8], prefix: [UInt8]) -> [UInt8] {
+        let s = QuotedLinesSource(MemorySource(head), prefix: prefix)
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while let n = try? buffer.withUnsafeMutableBytes({ try s.read(into: $0) }), n > 0 { out += buffer[0..<n] }
+        return out
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while outPos == out.count {
+            out.removeAll(keepingCapacity: true)
+            outPos = 0
+            if eof { return 0 }
+            let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 {
+                eof = true
+                // A line that ended inside a prefix it only began: what was held comes out.
+                if matched > 0 { out.append(contentsOf: prefix[0..<matched]) }
+                continue
+            }
+            strip(n)
+        }
+        let n = min(buffer.count, out.count - outPos)
+        out.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + outPos, byteCount: n) }
+        outPos += n
+        return n
+    }
+
+    /// Copies `input[0..<n]` to `out` without the prefix at each line's start.
+    private func strip(_ n: Int) {
+        var i = 0
+        while i < n {
+            if matched >= 0 {
+                let b = input[i]
+                if matched < prefix.count, b == prefix[matched] {
+                    matched += 1
+                    i += 1
+                    if matched == prefix.count { matched = -1 }
+                    continue
+                }
+                // Not (all of) the prefix: a line that is only its start is an empty line;
+                // any other keeps the bytes matched.
+                if b != 0x0A && !(b == 0x0D && i + 1 < n && input[i + 1] == 0x0A) { out.append(contentsOf: prefix[0..<matched]) }
+                matched = -1
+            }
+            // The rest of the line, through its newline.
+            let rest = input.withUnsafeBytes { raw -> Int in
+                let base = raw.baseAddress! + i
+                if let nl = memchr(base, 0x0A, n - i) { return base.distance(to: UnsafeRawPointer(nl)) + 1 }
+                return n - i
+            }
+            out.append(contentsOf: input[i..<(i + rest)])
+            i += rest
+            if out.last == 0x0A { matched = 0 }
+        }
+    }
+}

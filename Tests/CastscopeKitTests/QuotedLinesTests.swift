@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// A log pasted with every line indented (a code block on Stack Overflow, a wiki) or quoted
+/// (`> ` in an e-mail reply or a ticket) reads as the log under the prefix.
+@Suite("Indented and quoted pastes")
+struct QuotedLinesTests {
+    @Test("the prefix: four spaces, a tab, `> `, `> > `, `>` then an indentation; none for a layout's own leading spaces")
+    func detection() {
+        func lines(_ prefix: String, _ body: [String] = ["Mar 12 11:02:07 BroadcastExtension[915] <Notice>: broadcast started",
+                                                          "Mar 12 11:02:07 BroadcastExtension[915] <Notice>: Open socket connection",
+                                                          "", "Mar 12 11:02:08 BroadcastExtension[915] <Notice>: Socket connected"]) -> [UInt8] {
+            Array(body.map { $0.isEmpty ? ($0 + prefix.filter { $0 == ">" }) : prefix + $0 }.joined(separator: "\n").utf8) + [0x0A]
+        }
+        #expect(QuotedLinesSource.detect(lines("    ")) == Array("    ".utf8))
+        #expect(QuotedLinesSource.detect(lines("\t")) == [0x09])
+        #expect(QuotedLinesSource.detect(lines("> ")) == Array("> ".utf8))
+        #expect(QuotedLinesSource.detect(lines("> > ")) == Array("> > ".utf8))
+        #expect(QuotedLinesSource.detect(lines(">     ")) == Array("> ".utf8))
+        #expect(QuotedLinesSource.detect(lines("")) == nil)
+        #expect(QuotedLinesSource.detect(lines(" ")) == nil)
+        // journalctl -o json-pretty and -o verbose indent their fields, not their first line.
+        #expect(QuotedLinesSource.detect(Array("{\n\t\"MESSAGE\" : \"a\",\n\t\"_PID\" : \"1\",\n\t\"PRIORITY\" : \"6\"\n}\n".utf8)) == nil)
+        #expect(QuotedLinesSource.detect(Array("Thu 2026-03-12 10:20:00.1 UTC [s=1]\n    _PID=1\n    MESSAGE=a\n    PRIORITY=6\n".utf8)) == nil)
+        // Most lines unindented, a few continuation lines indented.
+        #expect(QuotedLinesSource.detect(lines("", ["a 1", "  more", "b 2", "c 3", "d 4"])) == nil)
+    }
+
+    @Test("the prefix comes off each line that has it, in reads of any size; other lines and deeper indentation stay; a quote's lone `>` is an empty line")
+    func stripping() throws {
+        let input = Array("> one\r\n>\n> two\nthree\n>   four\n> five".utf8)
+        let want = Array("one\r\n\ntwo\nthree\n  four\nfive".utf8)
+        for chunk in [1, 2, 3, 5, 4096] {
+            #expect(try drain(QuotedLinesSource(ChunkedSource(input, chunk: chunk), prefix: Array("> ".utf8))) == want, "chunk \(chunk)")
+        }
+        #expect(QuotedLinesSource.stripped(input, prefix: Array("> ".utf8)) == want)
+        // A last line that is only the start of the prefix keeps it.
+        #expect(try drain(QuotedLinesSource(MemorySource(Array("> a\n>".utf8)), prefix: Array("> ".utf8))) == Array("a\n>".utf8))
+    }
+
+    @Test("samples pasted indented (device syslog, log show, ndjson, journal export) or quoted, plain and gzipped: the same report as the file")
+    func sameReports() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let samples = ["samples/stopped-10001/device-syslog.txt", "samples/healthy-jitsi/sysdiagnose-log-show.txt",
+                       "samples/sendbird-call-ended/log-show.ndjson", "samples/relay/relay.export"]
+        for sample in samples {
+            let text = try String(contentsOf: packageRoot.appendingPathComponent(sample), encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            func prefixed(_ p: String) -> [UInt8] { Array(lines.map { $0.isEmpty ? "" : p + $0 }.joined(separator: "\n").utf8) }
+            let files: [(String, [UInt8])] = [
+                ("plain", Array(text.utf8)), ("spaces", prefixed("    ")), ("tab", prefixed("\t")), ("quote", prefixed("> ")),
+                ("quoted-block", prefixed(">     ")), ("quote.gz", makeArchive(.gz, [("q", prefixed("> "))])),
+            ]
+            var reports: [String: String] = [:]
+            for (name, bytes) in files {
+                let url = dir.appendingPathComponent(name)
+                try Data(bytes).write(to: url)
+                let out = try castscope(["analyze", "--no-color", url.path])
+                #expect(out.status == 0, "\(sample) \(name): \(out.stderr)")
+                reports[name] = out.stdout.replacingOccurrences(of: url.path, with: "F").replacingOccurrences(of: name, with: "F")
+            }
+            #expect(reports["plain"]!.contains("recognized"))
+            for (name, _) in files.dropFirst() { #expect(reports[name] == reports["plain"], "\(sample) \(name)") }
+        }
+    }
+}
