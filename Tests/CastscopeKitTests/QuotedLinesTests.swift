@@ -54,14 +54,7 @@ struct QuotedLinesTests {
                 ("plain", Array(text.utf8)), ("spaces", prefixed("    ")), ("tab", prefixed("\t")), ("quote", prefixed("> ")),
                 ("quoted-block", prefixed(">     ")), ("quote.gz", makeArchive(.gz, [("q", prefixed("> "))])),
             ]
-            var reports: [String: String] = [:]
-            for (name, bytes) in files {
-                let url = dir.appendingPathComponent(name)
-                try Data(bytes).write(to: url)
-                let out = try castscope(["analyze", "--no-color", url.path])
-                #expect(out.status == 0, "\(sample) \(name): \(out.stderr)")
-                reports[name] = out.stdout.replacingOccurrences(of: url.path, with: "F").replacingOccurrences(of: name, with: "F")
-            }
+            let reports = try reportsWithoutNames(files, in: dir)
             #expect(reports["plain"]!.contains("recognized"))
             for (name, _) in files.dropFirst() { #expect(reports[name] == reports["plain"], "\(sample) \(name)") }
         }

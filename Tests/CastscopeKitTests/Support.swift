@@ -149,3 +149,21 @@ func onTerminal(_ command: String, env: [String: String] = [:]) throws -> String
     p.waitUntilExit()
     return String(decoding: data, as: UTF8.self)
 }
+
+/// `castscope analyze --no-color` of each of `files` (name, bytes) written into `dir`, by
+/// name, with every file's name (and each of `alsoNames`: a member's display path) given as
+/// `F`: for comparing the reports of one log stored in several ways.
+func reportsWithoutNames(_ files: [(String, [UInt8])], in dir: URL, alsoNames: [String] = []) throws -> [String: String] {
+    let names = (files.map(\.0) + alsoNames).sorted { $0.count > $1.count }
+    var reports: [String: String] = [:]
+    for (name, bytes) in files {
+        let url = dir.appendingPathComponent(name)
+        try Data(bytes).write(to: url)
+        let out = try castscope(["analyze", "--no-color", url.path])
+        #expect(out.status == 0, "\(name): \(out.stderr)")
+        var report = out.stdout.replacingOccurrences(of: dir.path + "/", with: "")
+        for n in names { report = report.replacingOccurrences(of: n, with: "F") }
+        reports[name] = report
+    }
+    return reports
+}

@@ -130,15 +130,7 @@ public final class ComposePrefixSource: ByteSource {
                     }
                 }
             } else {
-                // The rest of the line, through its newline.
-                let rest = input.withUnsafeBytes { raw -> Int in
-                    let base = raw.baseAddress! + inPos
-                    if let nl = memchr(base, 0x0A, inEnd - inPos) { return base.distance(to: UnsafeRawPointer(nl)) + 1 }
-                    return inEnd - inPos
-                }
-                out.append(contentsOf: input[inPos..<(inPos + rest)])
-                inPos += rest
-                if out.last == 0x0A { deciding = true }
+                if copyRestOfLine(input, from: &inPos, to: inEnd, into: &out) { deciding = true }
             }
             if out.count >= 32 << 10 { break }
         }
@@ -151,4 +143,18 @@ public final class ComposePrefixSource: ByteSource {
         head.removeAll()
         return true
     }
+}
+
+/// Appends `input[from..<end]` up to and with its first line feed to `out` and moves `from`
+/// past it; true when a line feed ended what was copied (a line-prefix source's pass-through).
+func copyRestOfLine(_ input: [UInt8], from: inout Int, to end: Int, into out: inout [UInt8]) -> Bool {
+    let start = from
+    let rest = input.withUnsafeBytes { raw -> Int in
+        let base = raw.baseAddress! + start
+        if let nl = memchr(base, 0x0A, end - start) { return base.distance(to: UnsafeRawPointer(nl)) + 1 }
+        return end - start
+    }
+    out.append(contentsOf: input[start..<(start + rest)])
+    from += rest
+    return rest > 0 && input[from - 1] == 0x0A
 }

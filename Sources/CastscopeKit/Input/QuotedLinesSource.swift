@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A log pasted with every line indented or quoted: four spaces or a tab (a code block on
 /// Stack Overflow, a wiki, an issue's raw text), `> ` (an e-mail reply, a quote in a ticket),
 /// `> > ` (a reply to one). No format begins its lines so, so none was detected: the file was
@@ -118,14 +112,7 @@ public final class QuotedLinesSource: ByteSource {
                 matched = -1
             }
             // The rest of the line, through its newline.
-            let rest = input.withUnsafeBytes { raw -> Int in
-                let base = raw.baseAddress! + i
-                if let nl = memchr(base, 0x0A, n - i) { return base.distance(to: UnsafeRawPointer(nl)) + 1 }
-                return n - i
-            }
-            out.append(contentsOf: input[i..<(i + rest)])
-            i += rest
-            if out.last == 0x0A { matched = 0 }
+            if copyRestOfLine(input, from: &i, to: n, into: &out) { matched = 0 }
         }
     }
 }
