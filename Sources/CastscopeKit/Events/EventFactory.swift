@@ -17,12 +17,14 @@ public struct EventFactory: Sendable {
     public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
         if let interner {
             guard let (hit, message, _) = recognize(rec, interner) else { return nil }
-            return event(rec, hit, message, rec.withBytes(.process) { interner.process($0).name }, rec.pid, path, order, fileIndex)
+            return event(rec, hit, message, rec.withBytes(.process) { interner.process($0).name }, rec.string(.host), rec.pid, path,
+                         order, fileIndex)
         }
         guard let (hit, message) = rec.withMessage({ bytes in
             matcher.match(bytes, category: rec.string(.category)).map { ($0, String(decoding: bytes, as: UTF8.self)) }
         }) ?? nil else { return nil }
-        return event(rec, hit, message, rec.string(.process).map(Interner.processName), rec.pid, path, order, fileIndex)
+        return event(rec, hit, message, rec.string(.process).map(Interner.processName), rec.string(.host), rec.pid, path, order,
+                     fileIndex)
     }
 
     /// Adds `rec`'s event (if the vocabulary recognizes it) to `events` through `compactor`;
@@ -47,13 +49,13 @@ public struct EventFactory: Sendable {
             // The text of the events of one message, process, host and file is made once.
             let text = interner.text(verdict: verdict, process: processIndex, host: hostIndex, path: path) {
                 Event.Text(kind: hit.rule.event, code: hit.code, sdk: hit.rule.sdk, process: process, message: message,
-                           attrs: host.map { hit.attrs + [("host", $0)] } ?? hit.attrs, path: path)
+                           attrs: Self.attrs(hit, host: host), path: path)
             }
             compactor.absorb(Event(text: text, side: hit.rule.side, time: nil, timeInferred: rec.timeInferred, pid: pid,
                                    line: rec.line, order: order, parsedTime: rec.time, fileIndex: fileIndex),
                              into: &events)
         } else {
-            compactor.absorb(event(rec, hit, message, process, pid, path, order, fileIndex), into: &events)
+            compactor.absorb(event(rec, hit, message, process, host, pid, path, order, fileIndex), into: &events)
         }
         return true
     }
@@ -68,15 +70,18 @@ public struct EventFactory: Sendable {
         return (h, m, k)
     }
 
-    private func event(_ rec: RawRecord, _ hit: EventMatcher.Hit, _ message: String, _ process: String?, _ pid: Int?,
-                       _ path: String, _ order: Int, _ fileIndex: Int) -> Event
+    /// A hit's attributes, with the record's host name last when it has one.
+    private static func attrs(_ hit: EventMatcher.Hit, host: String?) -> [(String, String)] {
+        host.map { hit.attrs + [("host", $0)] } ?? hit.attrs
+    }
+
+    private func event(_ rec: RawRecord, _ hit: EventMatcher.Hit, _ message: String, _ process: String?, _ host: String?,
+                       _ pid: Int?, _ path: String, _ order: Int, _ fileIndex: Int) -> Event
     {
-        var attrs = hit.attrs
-        if let host = rec.string(.host) { attrs.append(("host", host)) }
-        return Event(
+        Event(
             kind: hit.rule.event, code: hit.code, sdk: hit.rule.sdk, side: hit.rule.side,
             time: nil, timeInferred: rec.timeInferred, process: process, pid: pid,
-            message: message, attrs: attrs,
+            message: message, attrs: Self.attrs(hit, host: host),
             source: SourceRef(path: path, line: rec.line), order: order,
             parsedTime: rec.time, fileIndex: fileIndex)
     }
@@ -148,22 +153,25 @@ public final class Interner {
 
     /// The process name of a record as events carry it, and where it is kept (-1: not kept).
     func process(_ bytes: UnsafeRawBufferPointer) -> (name: String, index: Int) {
-        let key = Self.hash(bytes)
-        if let k = processes.find(bytes, key, { _ in true }) { return (processes.values[k], k) }
-        let name = Self.processName(String(decoding: bytes, as: UTF8.self))
-        guard processes.count < capacity else { return (name, -1) }
-        processes.insert(bytes, key, name)
-        return (name, processes.count - 1)
+        Self.name(bytes, in: &processes, capacity: capacity, Self.processName)
     }
 
     /// The host name of a record (a syslog layout's), and where it is kept (-1: not kept).
     func host(_ bytes: UnsafeRawBufferPointer) -> (name: String, index: Int) {
-        let key = Self.hash(bytes)
-        if let k = hosts.find(bytes, key, { _ in true }) { return (hosts.values[k], k) }
-        let name = String(decoding: bytes, as: UTF8.self)
-        guard hosts.count < capacity else { return (name, -1) }
-        hosts.insert(bytes, key, name)
-        return (name, hosts.count - 1)
+        Self.name(bytes, in: &hosts, capacity: capacity) { $0 }
+    }
+
+    /// `bytes` as `table` keeps it (`make` of its text, the first time), and where (-1: the
+    /// table is full and it is not kept).
+    private static func name(_ bytes: UnsafeRawBufferPointer, in table: inout BytesTable<String>, capacity: Int,
+                             _ make: (String) -> String) -> (name: String, index: Int)
+    {
+        let key = hash(bytes)
+        if let k = table.find(bytes, key, { _ in true }) { return (table.values[k], k) }
+        let name = make(String(decoding: bytes, as: UTF8.self))
+        guard table.count < capacity else { return (name, -1) }
+        table.insert(bytes, key, name)
+        return (name, table.count - 1)
     }
 
     /// `proc(library)` (idevicesyslog) names the process `proc`; a name with a space before

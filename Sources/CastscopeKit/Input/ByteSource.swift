@@ -91,11 +91,7 @@ public final class PrefixedSource: ByteSource {
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if prefixPos < prefix.count {
-            let n = min(buffer.count, prefix.count - prefixPos)
-            prefix.withUnsafeBytes { src in
-                buffer.baseAddress!.copyMemory(from: src.baseAddress! + prefixPos, byteCount: n)
-            }
-            prefixPos += n
+            let n = handOut(prefix, from: &prefixPos, into: buffer)
             if prefixPos == prefix.count { prefix = []; prefixPos = 0 }
             return n
         }
@@ -161,14 +157,27 @@ public final class MemorySource: ByteSource {
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
     public convenience init(_ text: String) { self.init(Array(text.utf8)) }
     public var consumedOffset: UInt64 { UInt64(position) }
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = min(buffer.count, bytes.count - position)
-        if n > 0 {
-            bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: n) }
-        }
-        position += n
-        return n
-    }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { handOut(bytes, from: &position, into: buffer) }
+}
+
+/// Copies as much of `bytes[position...]` as `buffer` holds into it and moves `position` past
+/// what was copied; the count (a source handing out bytes it holds).
+func handOut(_ bytes: [UInt8], from position: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    let n = min(buffer.count, bytes.count - position)
+    guard n > 0 else { return 0 }
+    let from = position
+    bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + from, byteCount: n) }
+    position += n
+    return n
+}
+
+/// Everything `source` gives, to its end or its first error (a head put through a source of
+/// its own: what that source makes of a file's first bytes).
+func drained(_ source: ByteSource) -> [UInt8] {
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while let n = try? buffer.withUnsafeMutableBytes({ try source.read(into: $0) }), n > 0 { out += buffer[0..<n] }
+    return out
 }
 
 /// A byte range of a file on disk, read with pread(2): lets one big file be parsed in parallel.

@@ -87,10 +87,7 @@ public final class ComposePrefixSource: ByteSource {
             outPos = 0
             guard try produce() else { return 0 }
         }
-        let n = min(buffer.count, out.count - outPos)
-        out.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + outPos, byteCount: n) }
-        outPos += n
-        return n
+        return handOut(out, from: &outPos, into: buffer)
     }
 
     /// Decides what the next input bytes become; false at the end.

@@ -42,7 +42,9 @@ public final class QuotedLinesSource: ByteSource {
             return line[line.startIndex..<end]
         }
         let nonBlank = lines.map { $0.last == 0x0D ? $0.dropLast() : $0 }.filter { line in line.contains { !isLead($0) } }
-        guard nonBlank.count >= 3, var common = Optional(Array(lead(nonBlank[0]))), !common.isEmpty else { return nil }
+        guard nonBlank.count >= 3 else { return nil }
+        var common = Array(lead(nonBlank[0]))
+        guard !common.isEmpty else { return nil }
         var sharing = 0
         for line in nonBlank {
             let l = lead(line)
@@ -67,11 +69,7 @@ public final class QuotedLinesSource: ByteSource {
 
     /// `head` as this source hands it out.
     public static func stripped(_ head: [UInt8], prefix: [UInt8]) -> [UInt8] {
-        let s = QuotedLinesSource(MemorySource(head), prefix: prefix)
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while let n = try? buffer.withUnsafeMutableBytes({ try s.read(into: $0) }), n > 0 { out += buffer[0..<n] }
-        return out
+        drained(QuotedLinesSource(MemorySource(head), prefix: prefix))
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -88,10 +86,7 @@ public final class QuotedLinesSource: ByteSource {
             }
             strip(n)
         }
-        let n = min(buffer.count, out.count - outPos)
-        out.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + outPos, byteCount: n) }
-        outPos += n
-        return n
+        return handOut(out, from: &outPos, into: buffer)
     }
 
     /// Copies `input[0..<n]` to `out` without the prefix at each line's start.

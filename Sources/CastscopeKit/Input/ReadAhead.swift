@@ -102,9 +102,6 @@ public final class ReadAheadSource: ByteSource, @unchecked Sendable {
             pthread_mutex_unlock(mutex)
             position = 0
         }
-        let n = min(buffer.count, current.count - position)
-        current.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: n) }
-        position += n
-        return n
+        return handOut(current, from: &position, into: buffer)
     }
 }

@@ -46,25 +46,16 @@ public final class UTF16Source: ByteSource {
     }
 
     /// `head` as this source hands it out (its last character may be cut).
-    public static func decoded(_ head: [UInt8], _ order: Order) -> [UInt8] {
-        let s = UTF16Source(MemorySource(head), order)
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while let n = try? buffer.withUnsafeMutableBytes({ try s.read(into: $0) }), n > 0 { out += buffer[0..<n] }
-        return out
-    }
+    public static func decoded(_ head: [UInt8], _ order: Order) -> [UInt8] { drained(UTF16Source(MemorySource(head), order)) }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard buffer.count > 0, let to = buffer.baseAddress else { return 0 }
+        guard buffer.count > 0 else { return 0 }
         if readyStart == ready.count {
             readyStart = 0
-            ready.removeAll(keepingCapacity: true)
+            ready = []
             try fill()
         }
-        let n = min(buffer.count, ready.count - readyStart)
-        ready.withUnsafeBytes { to.copyMemory(from: $0.baseAddress! + readyStart, byteCount: n) }
-        readyStart += n
-        return n
+        return handOut(ready, from: &readyStart, into: buffer)
     }
 
     /// Decoded bytes not yet handed out.
