@@ -1186,8 +1186,13 @@ struct ReadContext: Sendable {
         }
         do {
             try reader.run { rec in
-                if result.firstComplete == nil, let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
-                    result.firstComplete = t
+                if result.firstComplete == nil {
+                    if let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
+                        result.firstComplete = t
+                    } else if let h = reader.stats.headerTime {
+                        // `-o short` lines under journalctl's header: its year (and zone)
+                        result.firstComplete = h
+                    }
                 }
                 // (one look at the message's first byte: a header's `Hardware Model:`, an entry's `{`)
                 let mayConcern = CrashReportText.mayConcern(rec)

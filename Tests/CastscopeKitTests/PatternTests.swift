@@ -118,6 +118,16 @@ struct TimestampTests {
         let t = iso("2025-26-09 13:04:04.774")
         #expect(t?.swappedDayMonth == true)
         #expect(render(t) == "2025-09-26T13:04:04.774000+00:00")
+        // A day-first writer's 12-12 (or 03-03) reads the same both ways: not counted as swapped,
+        // so no note says it was (HaishinKit #945's paste got one).
+        for same in ["2021-12-12 10:13:52.856", "2021-03-03 10:13:52.856"] {
+            var u = iso(same)
+            u?.swapDayMonth()
+            #expect(u?.swappedDayMonth == false)
+        }
+        var v = iso("2021-03-12 10:13:52.856")
+        v?.swapDayMonth()
+        #expect(v?.swappedDayMonth == true && render(v) == "2021-12-03T10:13:52.856000+00:00")
     }
 
     @Test func bsdAndClock() {

@@ -32,12 +32,12 @@ struct RealPasteTests {
     }
 
     /// Writes `text` to a file and runs `castscope analyze --json` on it.
-    func analyze(_ text: String, name: String = "paste.txt", _ args: [String] = []) throws -> Analysis {
+    func analyze(dated: Bool = true, _ text: String, name: String = "paste.txt", _ args: [String] = []) throws -> Analysis {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent(name)
         try Data(text.utf8).write(to: url)
-        let r = try castscope(["analyze", "--json", "--date", "2026-03-12"] + args + [url.path])
+        let r = try castscope(["analyze", "--json"] + (dated ? ["--date", "2026-03-12"] : []) + args + [url.path])
         let json = try #require(r.json, "no JSON: \(r.stderr)")
         return Analysis(json: json)
     }
@@ -66,7 +66,8 @@ struct RealPasteTests {
         "formats-journalctl-json-sentinel-linux.txt":
             Expected(format: "journal-json", records: 4, unparsed: 8, events: [], outcomes: [], findings: []),
         "formats-journalctl-short-iso-offset-without-colon-systemd-29134.txt":
-            Expected(format: "journal-short-iso", records: 11, unparsed: 1, events: [], outcomes: [], findings: []),
+            // (two shell prompts: the second, after lines no anchor hits, was lost uncounted)
+            Expected(format: "journal-short-iso", records: 11, unparsed: 2, events: [], outcomes: [], findings: []),
         "formats-journalctl-short-precise-bottlerocket-2900.txt":
             Expected(format: "journal-short-precise", records: 4, unparsed: 0, events: [], outcomes: [], findings: []),
         "formats-logshow-default-header-footer-simoncblyth-env.txt":
@@ -554,6 +555,10 @@ struct RealPasteTests {
             ("xcode", "2024-05-01 10:00:00.000001+0200 App[1:2] opts = {\n  a = 1;\n}\nopen socket connection\nprint\n"),
             ("plain", "options = {\n  open socket connection\n}\nx\n"),
             ("console-copy", "default\t11:35:41.397185+0100\tExt\topen socket connection\n\tcont\ngarbage\n"),
+            // `-o short` then `-o short-iso` in one paste: the second mode's lines, after records no
+            // anchor hits, are unparsed either way (they were lost uncounted on the fast path).
+            ("journal-short-precise", "Sep 16 11:47:50 h systemd[1004]: Starting Default.\nSep 16 11:47:50 h systemd[1004]: Reached.\n"
+                + "2015-09-16T11:47:50+0200 h systemd[1004]: Starting Default.\nhello world\n  indented goes on\n"),
         ]
         for (name, text) in inputs {
             let format = try #require(registry.format(named: name))
@@ -570,7 +575,75 @@ struct RealPasteTests {
             #expect(a.unparsed == b.unparsed, "\(name)")
             #expect(a.skipped == b.skipped, "\(name)")
             #expect(a.lines == b.lines, "\(name)")
+            if name.hasPrefix("journal") { #expect(a.records == 2 && a.unparsed == 2, "\(a)") }
         }
+    }
+
+    @Test("journalctl and syslog as pasted: RFC 5424, the header's year and zone, -x and systemctl status asides, TAB-indented verbose")
+    func journalctlAsPasted() throws {
+        // RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format) with a relay session in it; the
+        // forum paste's kernel line (`- - -`: no pid, msgid, structured data).
+        let rfc5424 = try analyze("""
+            <30>1 2026-03-12T10:15:04.221+01:00 relay1 broadcast-relay 811 - - session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+            <30>1 2026-03-12T10:15:09.221+01:00 relay1 broadcast-relay 811 - [meta seq="2"] session 0b7f3c1e closed reason=peer-eof frames=50 duration=5.0s
+            <4>1 2024-04-10T10:15:57.163826-07:00 T01 kernel - - - [25523.801864] WARNING: CPU: 12 PID: 42870 at fs/smb/client/file.c:3341
+
+            """)
+        #expect(rfc5424.format == "syslog-pri" && rfc5424.records == 3 && rfc5424.unparsed == 0)
+        let relay = try #require((rfc5424.json["relaySessions"] as? [[String: Any]])?.first)
+        #expect(relay["host"] as? String == "relay1")
+        #expect(relay["accepted"] as? String == "2026-03-12T09:15:04.221000+00:00")  // (relay times: UTC)
+        #expect(relay["reason"] as? String == "peer-eof")
+
+        // `-o short` under journalctl's header: the year and zone are the header's (not today's).
+        let header = try analyze(dated: false, """
+            $ journalctl -u broadcast-relay
+            -- Logs begin at Wed 2017-11-08 15:37:00 CET, end at Thu 2017-12-28 16:00:30 CET. --
+            Dec 28 06:43:00 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+            -- Subject: A start job for unit broadcast-relay.service has finished successfully
+            -- Defined-By: systemd
+            --
+            Dec 28 06:43:05 relay1 broadcast-relay[811]: session 0b7f3c1e closed reason=peer-eof frames=50 duration=5.0s
+
+            """)
+        #expect(header.records == 2 && header.unparsed == 1)
+        let accepted = try #require((header.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String)
+        #expect(accepted == "2017-12-28T05:43:00.000000+00:00")
+        // From CET to CEST the header says nothing of each line's zone: the year only.
+        let dst = try analyze(dated: false, """
+            -- Journal begins at Sat 2017-03-04 15:37:00 CET, ends at Thu 2017-04-06 16:00:30 CEST. --
+            Apr 06 06:43:00 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+
+            """)
+        #expect((dst.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2017-04-06T06:43:00.000000+00:00")
+
+        // `systemctl status`'s head before the lines: skipped, not unread.
+        let status = try analyze("""
+            ● broadcast-relay.service - Broadcast relay
+                 Loaded: loaded (/etc/systemd/system/broadcast-relay.service; enabled; vendor preset: enabled)
+                 Active: failed (Result: exit-code) since Thu 2026-03-12 10:15:09 CET; 5s ago
+               Main PID: 811 (code=exited, status=1/FAILURE)
+                 CGroup: /system.slice/broadcast-relay.service
+                         └─811 /usr/bin/broadcast-relay
+
+            Mar 12 10:15:04 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+
+            """)
+        #expect(status.records == 1 && status.unparsed == 0)
+        #expect(status.input["skipped"] as? Int == 7)  // six lines of the head, one blank
+
+        // `-o verbose` whose field indent became a TAB (a blog's code block).
+        let verbose = try analyze("""
+            Thu 2026-03-12 10:15:04.221000 CET [s=438c;i=1d8f;b=a6bd;m=1bfd5a3;t=5e6a;x=9c1a]
+            \tPRIORITY=6
+            \tSYSLOG_IDENTIFIER=broadcast-relay
+            \t_PID=811
+            \t_HOSTNAME=relay1
+            \tMESSAGE=session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+
+            """)
+        #expect(verbose.format == "journal-verbose" && verbose.records == 1 && verbose.unparsed == 0)
+        #expect((verbose.json["relaySessions"] as? [[String: Any]])?.first?["host"] as? String == "relay1")
     }
 
     // MARK: 10. vocabularies seen in real pastes

@@ -326,12 +326,16 @@ enum BuiltinParsers {
   "title": "libimobiledevice idevicesyslog (device syslog relay: no year, no zone)",
   "kind": "lines",
   "patterns": [
-    "{time:bsd} {?{device:word} }{process}[{pid:int}] <{level:word}>: {message}"
+    "{time:bsd}{sp}{?{device:word} }{process}[{pid:int}] <{level:word}>: {message}"
   ],
   "skip": ["[connected", "[disconnected"],
   "continuation": "none",
   "priority": 30,
   "samples": [
+    {
+      "line": "Dec  8 12:55:34  MYTEST[48944] <Debug>: [MYTEST]: Can U see me?(-p 7)",
+      "expect": {"process": "MYTEST", "pid": "48944", "level": "Debug", "message": "[MYTEST]: Can U see me?(-p 7)"}
+    },
     {
       "line": "Aug  2 14:36:36 SignalShareExtension(RunningBoardServices)[12841] <Notice>: Sending handshake request attempt #1 to server",
       "expect": {"time": "2000-08-02T14:36:36.000000+00:00", "process": "SignalShareExtension(RunningBoardServices)", "pid": "12841", "level": "Notice", "message": "Sending handshake request attempt #1 to server"}
@@ -776,6 +780,58 @@ enum BuiltinParsers {
       "expect": {
         "time": "2024-01-31T17:58:23.000000+08:00"
       }
+    }
+  ]
+}
+"""##),
+        ("formats/syslog-pri.json", ##"""
+{
+  "name": "syslog-pri",
+  "title": "syslog with its <PRI>: RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format, syslog-ng, a relay's remote syslog) and RFC 3164 as sent on the wire",
+  "kind": "lines",
+  "patterns": [
+    "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} {pid:int} {msgid:word} - {message}",
+    "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} - {msgid:word} - {message}",
+    "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} {pid:int} {msgid:word} [{sd}] {message}",
+    "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} - {msgid:word} [{sd}] {message}",
+    "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} {procid:word} {msgid:word} - {message}",
+    "<{pri:int}>{time:bsd} {host:word} {ident:word}{?[{pid:int}]}: {message}",
+    "<{pri:int}>{time:iso} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+  ],
+  "continuation": "join",
+  "priority": 15,
+  "samples": [
+    {
+      "line": "<4>1 2024-04-10T10:15:57.163826-07:00 T01 kernel - - - [25523.801864] WARNING: CPU: 12 PID: 42870 at fs/smb/client/file.c:3341",
+      "expect": {"time": "2024-04-10T10:15:57.163826-07:00", "host": "T01", "process": "kernel", "message": "[25523.801864] WARNING: CPU: 12 PID: 42870 at fs/smb/client/file.c:3341"}
+    },
+    {
+      "line": "<46>1 2016-08-18T10:35:20.662120+00:00 MYHOSTNAME rsyslogd - - - [origin software=\"rsyslogd\" swVersion=\"8.20.0\" x-pid=\"21741\"] start",
+      "expect": {"time": "2016-08-18T10:35:20.662120+00:00", "host": "MYHOSTNAME", "process": "rsyslogd", "message": "[origin software=\"rsyslogd\" swVersion=\"8.20.0\" x-pid=\"21741\"] start"}
+    },
+    {
+      "line": "<30>1 2026-03-12T10:15:04.221Z relay1 broadcast-relay 811 - - session 0b7f3c1e accepted peer=iPhone14,2",
+      "expect": {"time": "2026-03-12T10:15:04.221000+00:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e accepted peer=iPhone14,2"}
+    },
+    {
+      "line": "<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 1234 ID47 [exampleSDID@32473 iut=\"3\" eventSource=\"Application\"] An application event log entry",
+      "expect": {"host": "mymachine.example.com", "process": "evntslog", "pid": "1234", "message": "An application event log entry"}
+    },
+    {
+      "line": "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - 'su root' failed for lonvick on /dev/pts/8",
+      "expect": {"process": "su", "message": "'su root' failed for lonvick on /dev/pts/8"}
+    },
+    {
+      "line": "<6> 1 2020-11-19T23:58:33.111549+01:00 LABNBS5A kernel - - - [  153.655776]",
+      "expect": {"time": "2020-11-19T23:58:33.111549+01:00", "host": "LABNBS5A", "process": "kernel", "message": "[  153.655776]"}
+    },
+    {
+      "line": "<34>Oct 11 22:14:15 mymachine su[123]: 'su root' failed for lonvick on /dev/pts/8",
+      "expect": {"time": "2000-10-11T22:14:15.000000+00:00", "host": "mymachine", "process": "su", "pid": "123", "message": "'su root' failed for lonvick on /dev/pts/8"}
+    },
+    {
+      "line": "<30>2026-03-12T10:15:04.655028+01:00 relay1 broadcast-relay[811]: session 0b7f3c1e closed",
+      "expect": {"time": "2026-03-12T10:15:04.655028+01:00", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e closed"}
     }
   ]
 }
@@ -1897,7 +1953,7 @@ enum BuiltinParsers {
   "rules": [
     {"event": "app.broadcast_started_notified", "match": "Broadcast started", "anchored": true},
     {"event": "app.broadcast_stopped_notified", "match": "Broadcast stopped", "anchored": true},
-    {"event": "app.toggle_screen_share_unhandled", "match": "Sending `org.jitsi.meet.TOGGLE_SCREEN_SHARE` with no listeners registered."},
+    {"event": "app.toggle_screen_share_unhandled", "match": "`org.jitsi.meet.TOGGLE_SCREEN_SHARE` with no listeners registered"},
     {"event": "app.screenshare_requested", "match": "Using getDisplayMedia for screen sharing"},
     {"event": "app.screenshare_failed", "match": "Error creating screen-sharing stream {error}"},
     {"event": "app.screenshare_unsupported", "match": "Screen sharing not supported by the current browser:{browser}"}
@@ -1906,6 +1962,7 @@ enum BuiltinParsers {
     {"message": "Broadcast started", "event": "app.broadcast_started_notified"},
     {"message": "Broadcast stopped", "event": "app.broadcast_stopped_notified"},
     {"message": "Sending `org.jitsi.meet.TOGGLE_SCREEN_SHARE` with no listeners registered.", "event": "app.toggle_screen_share_unhandled"},
+    {"message": "`org.jitsi.meet.TOGGLE_SCREEN_SHARE` with no listeners registered.`", "event": "app.toggle_screen_share_unhandled"},
     {"message": "[modules/RTC/ScreenObtainer] Using getDisplayMedia for screen sharing", "event": "app.screenshare_requested"},
     {"message": "[JitsiMeetSDK] [modules/RTC/ScreenObtainer.js] Using getDisplayMedia for screen sharing", "event": "app.screenshare_requested"},
     {"message": "[app:tracks] Error creating screen-sharing stream Error(AbortError){\"message\":\"aborted\"}", "event": "app.screenshare_failed"},

@@ -44,16 +44,24 @@ enum JournalVerbose {
         return l >= 0x61 && l <= 0x66 ? l - 0x61 + 10 : nil
     }
 
-    /// A field line: four spaces, a field name (journald's are A–Z, 0–9 and `_`), `=`. Returns
-    /// the index of the `=`.
-    static func fieldLine(_ line: UnsafeRawBufferPointer) -> Int? {
-        guard line.count > 5, line[0] == 0x20, line[1] == 0x20, line[2] == 0x20, line[3] == 0x20,
-            isNameByte(line[4]), !isDigit(line[4])
-        else { return nil }
-        var k = 5
-        while k < line.count, k < 4 + 64, isNameByte(line[k]) { k += 1 }
-        return k < line.count && line[k] == UInt8(ascii: "=") ? k : nil
+    /// A field line: four spaces (or a tab, as a page or an editor turned them), a field name
+    /// (journald's are A–Z, 0–9 and `_`), `=`. Returns where the name starts and the index of the `=`.
+    static func field(_ line: UnsafeRawBufferPointer) -> (name: Int, eq: Int)? {
+        let name: Int
+        if line.count > 5, line[0] == 0x20, line[1] == 0x20, line[2] == 0x20, line[3] == 0x20 {
+            name = 4
+        } else if line.count > 2, line[0] == 0x09 {
+            name = 1
+        } else {
+            return nil
+        }
+        guard isNameByte(line[name]), !isDigit(line[name]) else { return nil }
+        var k = name + 1
+        while k < line.count, k < name + 64, isNameByte(line[k]) { k += 1 }
+        return k < line.count && line[k] == UInt8(ascii: "=") ? (name, k) : nil
     }
+
+    static func fieldLine(_ line: UnsafeRawBufferPointer) -> Int? { field(line)?.eq }
 
     /// A byte of a journald field name (A–Z, 0–9, `_`): verbose's field lines, export's binary
     /// field names.
@@ -100,8 +108,8 @@ extension RecordReader {
                 valueIndent = 0
                 continue
             }
-            if inEntry, let eq = JournalVerbose.fieldLine(line) {
-                let key = UnsafeRawBufferPointer(rebasing: line[4..<eq])
+            if inEntry, let (name, eq) = JournalVerbose.field(line) {
+                let key = UnsafeRawBufferPointer(rebasing: line[name..<eq])
                 let value = line[(eq + 1)...]
                 lastField = nil
                 lastFilter = nil

@@ -16,6 +16,10 @@ public struct ReadStats: Sendable {
     public var firstInvalidUTF8: Int?
     public var inferredTimes = 0
     public var swappedDayMonth = 0
+    /// The last entry's time in journalctl's header (`-- Logs begin at …, end at Thu
+    /// 2017-12-28 06:43:00 CET. --`): the year, and the zone when begin and end share one, of
+    /// `-o short` lines that have neither.
+    public var headerTime: ParsedTime?
 }
 
 extension ReadStats {
@@ -155,6 +159,14 @@ public final class RecordReader {
         }
     }
 
+    /// Counts a skipped line; journalctl's header gives the time its entries end at.
+    func skipped(_ line: UnsafeRawBufferPointer) {
+        stats.skipped += 1
+        if stats.headerTime == nil, line.count > 40, line[0] == UInt8(ascii: "-"), line[1] == UInt8(ascii: "-") {
+            stats.headerTime = JournalTextHeader.endTime(line)
+        }
+    }
+
     func isSkippable(_ line: UnsafeRawBufferPointer) -> Bool {
         var allBlank = true
         for b in line where b != 0x20 && b != 0x09 { allBlank = false; break }
@@ -220,7 +232,7 @@ public final class RecordReader {
             anchored = false
             if wholeLinesLeft > 0 { wholeLinesLeft -= 1 }
             if filtering, stats.records > 0, scan, !scanner.unsafelyUnwrapped.mayMatch(line), try irrelevant(line, sink) { continue }
-            if isSkippable(line) { stats.skipped += 1; continue }
+            if isSkippable(line) { skipped(line); continue }
             if Self.opensCrashReport(line) { wholeLinesLeft = Self.crashReportHeaderLines }
             pendingIrrelevant = false
             if format.kind == .plain {
@@ -283,7 +295,7 @@ public final class RecordReader {
             }
         }
         return Skimmer(scanner: scanner, skipFirstBytes: UnsafePointer(skipFirstBytes), probe: probeKind,
-                       skipsContinuations: format.kind != .plain, maxLineLength: lines.maxLineLength)
+                       skipsContinuations: format.kind != .plain && format.continuation == .join, maxLineLength: lines.maxLineLength)
     }
 
     /// A line the prefilter rejected: no recognized message can be in it. Returns false when
@@ -291,7 +303,7 @@ public final class RecordReader {
     /// a line the format cannot classify cheaply).
     private func irrelevant(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws -> Bool {
         if isSkippable(line) {
-            stats.skipped += 1
+            skipped(line)
             return true
         }
         if format.kind == .plain {
@@ -337,8 +349,14 @@ public final class RecordReader {
         default:
             // (A column-0 dump goes on to its closing bracket, whatever the record.)
             if hasPending && !pendingIrrelevant || pendingDepth > 0 { return false }  // continues a record that matters
-            if pendingIrrelevant { return true }
-            return false
+            guard pendingIrrelevant else { return false }
+            // Only a line that can continue a record is skipped with the record: in a tab or
+            // indented format, an indented line or a column-0 dump's bracket. Another line is the
+            // full path's to judge (unparsed), not lost uncounted (a paste of `journalctl -o
+            // short` then `-o short-iso` lost the second).
+            if format.continuation == .join { return true }
+            if let first = line.first, first == 0x20 || first == 0x09 { return true }
+            return Self.isLoneOpener(line) || Self.isLoneCloser(line)
         }
     }
 
@@ -410,6 +428,10 @@ public final class RecordReader {
                 waiting.append(rec)
             }
         default:
+            if JournalTextHeader.isAside(line, beforeRecords: !hasPending && stats.records == 0) {
+                skipped(line)
+                return
+            }
             stats.unparsed += 1
             if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
         }
@@ -494,6 +516,15 @@ public final class RecordReader {
     }
 
     /// A line that is only an opening bracket (the `(` a call stack starts with).
+    /// `}`, `};`, `),`, `]`: the line that closes a column-0 dump.
+    static func isLoneCloser(_ line: UnsafeRawBufferPointer) -> Bool {
+        var k = 0
+        while k < line.count, line[k] == 0x20 || line[k] == 0x09 { k += 1 }
+        guard k < line.count, line[k] == UInt8(ascii: "}") || line[k] == UInt8(ascii: "]") || line[k] == UInt8(ascii: ")") else { return false }
+        for b in line[(k + 1)...] where !(b == 0x20 || b == 0x0D || b == UInt8(ascii: ";") || b == UInt8(ascii: ",")) { return false }
+        return true
+    }
+
     static func isLoneOpener(_ line: UnsafeRawBufferPointer) -> Bool {
         var found: UInt8 = 0
         for b in line where b != 0x20 && b != 0x09 && b != 0x0D {
@@ -597,7 +628,7 @@ public final class RecordReader {
                 stats.records += 1  // cannot hold a recognized message: not parsed
                 continue
             }
-            if isSkippable(line) { stats.skipped += 1; continue }
+            if isSkippable(line) { skipped(line); continue }
             if let p = unwrap(line) {
                 try object(p, sink)
             } else if !scratch.isEmpty {
@@ -664,7 +695,7 @@ public final class RecordReader {
                 let structural = first == UInt8(ascii: "[") || first == UInt8(ascii: "{") || first == UInt8(ascii: "]")
                     || first == UInt8(ascii: ",") || first == UInt8(ascii: "}")
                 if !structural {
-                    if isSkippable(line) { stats.skipped += 1 } else { unparsed() }
+                    if isSkippable(line) { skipped(line) } else { unparsed() }
                     continue
                 }
             }
@@ -985,4 +1016,54 @@ func isValidUTF8(_ p: UnsafeRawBufferPointer) -> Bool {
         i += len
     }
     return true
+}
+
+/// The header journalctl (up to systemd 255) prints before `-o short` output: `-- Logs begin at
+/// Wed 2017-11-08 15:37:00 CET, end at Thu 2017-12-28 06:43:00 CET. --`, from v246 `-- Journal
+/// begins at …, ends at … --`.
+enum JournalTextHeader {
+    static let openers = [Array("-- Logs begin at ".utf8), Array("-- Journal begins at ".utf8)]
+
+    /// What journalctl and systemctl print around the entries, not an entry: `--` lines at the
+    /// start of a line (`-x`'s catalog text, `-- Boot …`, grep's group separator), and before the
+    /// first entry `systemctl status`'s head (`● relay.service - …`, `Loaded:`, `Active:`, the
+    /// CGroup tree). Such a line is skipped, not counted as unread.
+    static func isAside(_ line: UnsafeRawBufferPointer, beforeRecords: Bool) -> Bool {
+        if line.count >= 2, line[0] == UInt8(ascii: "-"), line[1] == UInt8(ascii: "-") { return true }
+        guard beforeRecords else { return false }
+        var i = 0
+        while i < line.count, line[i] == 0x20 { i += 1 }
+        let rest = UnsafeRawBufferPointer(rebasing: line[i...])
+        return statusHeads.contains { h in rest.count >= h.count && zip(h, rest).allSatisfy { $0 == $1 } }
+    }
+
+    static let statusHeads: [[UInt8]] = ["● ", "○ ", "× ", "↻ ", "Loaded: ", "Active: ", "Process: ", "Main PID: ", "Tasks: ",
+        "Memory: ", "CPU: ", "CGroup: ", "Docs: ", "TriggeredBy: ", "Triggers: ", "Status: ", "Drop-In: ", "Invocation: ",
+        "Mem peak: ", "IP: ", "IO: ", "└─", "├─", "│"].map { Array($0.utf8) }
+    static let ends = [Array(", end at ".utf8), Array(", ends at ".utf8)]
+
+    /// The time the entries end at: with its year, and with its zone only when the first entry's
+    /// is the same (a header from CET to CEST says nothing of the lines between).
+    static func endTime(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
+        guard let opener = openers.first(where: { o in line.count > o.count && zip(o, line).allSatisfy { $0 == $1 } }) else {
+            return nil
+        }
+        // Each time is read from the bytes up to the punctuation after its zone (`,`, `.`).
+        func time(_ from: Int, _ to: Int) -> ParsedTime? {
+            var t = ParsedTime()
+            let part = UnsafeRawBufferPointer(rebasing: line[..<to])
+            guard TimeScan.full(part, from, into: &t) == to, t.hasYear, t.hasDate else { return nil }
+            return t
+        }
+        for end in ends {
+            guard let at = findBytes(line, end, from: opener.count), let begin = time(opener.count, at) else { continue }
+            let from = at + end.count
+            var stop = findBytes(line, Array(". --".utf8), from: from) ?? line.count
+            while stop > from, line[stop - 1] == 0x20 || line[stop - 1] == 0x0D { stop -= 1 }
+            guard var t = time(from, stop) else { return nil }
+            if begin.offset != t.offset { t.offset = nil }
+            return t
+        }
+        return nil
+    }
 }

@@ -21,7 +21,9 @@ struct Skimmer {
     /// 1 ISO date, 2 BSD date, 3 clock, 4 word then tab (see `RecordStartProbe`); 0 for plain
     /// formats, where every line is a record.
     let probe: Int
-    /// Continuation lines of an irrelevant record are skipped (join, tab, indented formats).
+    /// Continuation lines of an irrelevant record are skipped (join formats: any line that does
+    /// not start a record; in tab and indented formats those lines are indented, which the full
+    /// path reads).
     let skipsContinuations: Bool
     let maxLineLength: Int
 

@@ -55,6 +55,8 @@ public struct ParsedTime: Sendable, Hashable {
     /// the scan already did (the middle field was above 12) or the result would be no date.
     mutating func swapDayMonth() {
         guard hasDate, !swappedDayMonth, day <= 12 else { return }
+        // 12-12 reads the same either way: nothing was swapped, nothing to note.
+        guard d != mo else { return }
         (mo, d) = (d, mo)
         swappedDayMonth = true
     }
