@@ -1,0 +1,49 @@
+/// The header older journalctl prints before its output: `-- Logs begin at Wed 2017-11-08
+/// 15:37:00 CET, end at Thu 2017-12-28 06:43:00 CET. --`, later `-- Journal begins at …, ends at
+/// … --` (recent versions print none); and the lines around entries that are not entries.
+enum JournalTextHeader {
+    static let openers = [Array("-- Logs begin at ".utf8), Array("-- Journal begins at ".utf8)]
+
+    /// What journalctl and systemctl print around the entries, not an entry: `--` lines at the
+    /// start of a line (`-x`'s catalog text, `-- Boot …`, grep's group separator), and before the
+    /// first entry `systemctl status`'s head (`● relay.service - …`, `Loaded:`, `Active:`, the
+    /// CGroup tree). Such a line is skipped, not counted as unread.
+    static func isAside(_ line: UnsafeRawBufferPointer, beforeRecords: Bool) -> Bool {
+        if line.count >= 2, line[0] == UInt8(ascii: "-"), line[1] == UInt8(ascii: "-") { return true }
+        guard beforeRecords else { return false }
+        var i = 0
+        while i < line.count, line[i] == 0x20 { i += 1 }
+        let rest = UnsafeRawBufferPointer(rebasing: line[i...])
+        return statusHeads.contains { h in rest.count >= h.count && zip(h, rest).allSatisfy { $0 == $1 } }
+    }
+
+    static let statusHeads: [[UInt8]] = ["● ", "○ ", "× ", "↻ ", "Loaded: ", "Active: ", "Process: ", "Main PID: ", "Tasks: ",
+        "Memory: ", "CPU: ", "CGroup: ", "Docs: ", "TriggeredBy: ", "Triggers: ", "Status: ", "Drop-In: ", "Invocation: ",
+        "Mem peak: ", "IP: ", "IO: ", "└─", "├─", "│"].map { Array($0.utf8) }
+    static let ends = [Array(", end at ".utf8), Array(", ends at ".utf8)]
+
+    /// The time the entries end at: with its year, and with its zone only when the first entry's
+    /// is the same (a header from CET to CEST says nothing of the lines between).
+    static func endTime(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
+        guard let opener = openers.first(where: { o in line.count > o.count && zip(o, line).allSatisfy { $0 == $1 } }) else {
+            return nil
+        }
+        // Each time is read from the bytes up to the punctuation after its zone (`,`, `.`).
+        func time(_ from: Int, _ to: Int) -> ParsedTime? {
+            var t = ParsedTime()
+            let part = UnsafeRawBufferPointer(rebasing: line[..<to])
+            guard TimeScan.full(part, from, into: &t) == to, t.hasYear, t.hasDate else { return nil }
+            return t
+        }
+        for end in ends {
+            guard let at = findBytes(line, end, from: opener.count), let begin = time(opener.count, at) else { continue }
+            let from = at + end.count
+            var stop = findBytes(line, Array(". --".utf8), from: from) ?? line.count
+            while stop > from, line[stop - 1] == 0x20 || line[stop - 1] == 0x0D { stop -= 1 }
+            guard var t = time(from, stop) else { return nil }
+            if begin.offset != t.offset { t.offset = nil }
+            return t
+        }
+        return nil
+    }
+}
