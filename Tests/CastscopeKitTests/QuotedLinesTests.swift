@@ -26,13 +26,22 @@ struct QuotedLinesTests {
         #expect(QuotedLinesSource.detect(Array("Thu 2026-03-12 10:20:00.1 UTC [s=1]\n    _PID=1\n    MESSAGE=a\n    PRIORITY=6\n".utf8)) == nil)
         // Most lines unindented, a few continuation lines indented.
         #expect(QuotedLinesSource.detect(lines("", ["a 1", "  more", "b 2", "c 3", "d 4"])) == nil)
+        // Long lines (ndjson, 1.8 KB messages): two whole lines and a cut one in the 4 KB head,
+        // as the walker sees it; and a paste of two lines.
+        let long = String(repeating: "x", count: 1800)
+        let head = Array(lines("> ", ["Mar 12 11:02:07 Ext[915] <Notice>: " + long, "Mar 12 11:02:08 Ext[915] <Notice>: " + long,
+                                      "Mar 12 11:02:09 Ext[915] <Notice>: " + long]).prefix(4096))
+        #expect(QuotedLinesSource.detect(head) == Array("> ".utf8))
+        #expect(QuotedLinesSource.detect(lines("    ", ["{\"a\": 1}", "{\"b\": 2}"])) == Array("    ".utf8))
     }
 
     @Test("the prefix comes off each line that has it, in reads of any size; other lines and deeper indentation stay; a quote's lone `>` is an empty line")
     func stripping() throws {
-        let input = Array("> one\r\n>\n> two\nthree\n>   four\n> five".utf8)
-        let want = Array("one\r\n\ntwo\nthree\n  four\nfive".utf8)
-        for chunk in [1, 2, 3, 5, 4096] {
+        // (`>` then CR LF is an empty line also when a read ends between the CR and the LF; `>`
+        // then a CR inside a line keeps both)
+        let input = Array("> one\r\n>\n> two\nthree\n>\r\n>\rx\n>   four\n> five".utf8)
+        let want = Array("one\r\n\ntwo\nthree\n\r\n>\rx\n  four\nfive".utf8)
+        for chunk in [1, 2, 3, 5, 7, 4096] {
             #expect(try drain(QuotedLinesSource(ChunkedSource(input, chunk: chunk), prefix: Array("> ".utf8))) == want, "chunk \(chunk)")
         }
         #expect(QuotedLinesSource.stripped(input, prefix: Array("> ".utf8)) == want)

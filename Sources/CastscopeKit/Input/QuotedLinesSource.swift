@@ -14,6 +14,9 @@ public final class QuotedLinesSource: ByteSource {
     /// Bytes of the prefix matched at the start of the current line (-1: past the prefix).
     private var matched = 0
     private var eof = false
+    /// A read ended in a CR right after a line's (partial) prefix: whether the line is only
+    /// that (CR LF) is known from the next read's first byte.
+    private var heldCR = false
 
     public init(_ source: ByteSource, prefix: [UInt8]) {
         self.source = source
@@ -35,14 +38,16 @@ public final class QuotedLinesSource: ByteSource {
             lines.append(head[start..<i])
             start = i + 1
         }
-        // (the line the head ends in may be cut: not counted)
+        // The line the head ends in may be cut: counted when its lead is whole (a byte after
+        // it): a log of long lines (ndjson, a 1 KB message) has few whole lines in a head.
+        if start < head.count { lines.append(head[start...]) }
         func lead(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
             var end = line.startIndex
             while end < line.endIndex, isLead(line[end]) { end += 1 }
             return line[line.startIndex..<end]
         }
         let nonBlank = lines.map { $0.last == 0x0D ? $0.dropLast() : $0 }.filter { line in line.contains { !isLead($0) } }
-        guard nonBlank.count >= 3 else { return nil }
+        guard nonBlank.count >= 2 else { return nil }
         var common = Array(lead(nonBlank[0]))
         guard !common.isEmpty else { return nil }
         var sharing = 0
@@ -82,6 +87,9 @@ public final class QuotedLinesSource: ByteSource {
                 eof = true
                 // A line that ended inside a prefix it only began: what was held comes out.
                 if matched > 0 { out.append(contentsOf: prefix[0..<matched]) }
+                if heldCR { out.append(0x0D) }
+                heldCR = false
+                matched = -1
                 continue
             }
             strip(n)
@@ -92,6 +100,13 @@ public final class QuotedLinesSource: ByteSource {
     /// Copies `input[0..<n]` to `out` without the prefix at each line's start.
     private func strip(_ n: Int) {
         var i = 0
+        if heldCR {
+            // CR LF after nothing but (part of) the prefix: an empty line; else the CR is text.
+            heldCR = false
+            if input[0] != 0x0A { out.append(contentsOf: prefix[0..<matched]) }
+            out.append(0x0D)
+            matched = -1
+        }
         while i < n {
             if matched >= 0 {
                 let b = input[i]
@@ -103,6 +118,10 @@ public final class QuotedLinesSource: ByteSource {
                 }
                 // Not (all of) the prefix: a line that is only its start is an empty line;
                 // any other keeps the bytes matched.
+                if b == 0x0D && i + 1 == n {
+                    heldCR = true
+                    return
+                }
                 if b != 0x0A && !(b == 0x0D && i + 1 < n && input[i + 1] == 0x0A) { out.append(contentsOf: prefix[0..<matched]) }
                 matched = -1
             }
