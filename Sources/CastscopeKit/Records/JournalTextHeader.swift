@@ -14,7 +14,7 @@ enum JournalTextHeader {
         var i = 0
         while i < line.count, line[i] == 0x20 { i += 1 }
         let rest = UnsafeRawBufferPointer(rebasing: line[i...])
-        return statusHeads.contains { h in rest.count >= h.count && zip(h, rest).allSatisfy { $0 == $1 } }
+        return statusHeads.contains { rest.starts(with: $0) }
     }
 
     static let statusHeads: [[UInt8]] = ["● ", "○ ", "× ", "↻ ", "Loaded: ", "Active: ", "Process: ", "Main PID: ", "Tasks: ",
@@ -25,9 +25,7 @@ enum JournalTextHeader {
     /// The time the entries end at: with its year, and with its zone only when the first entry's
     /// is the same (a header from CET to CEST says nothing of the lines between).
     static func endTime(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
-        guard let opener = openers.first(where: { o in line.count > o.count && zip(o, line).allSatisfy { $0 == $1 } }) else {
-            return nil
-        }
+        guard let opener = openers.first(where: { line.starts(with: $0) }) else { return nil }
         // Each time is read from the bytes up to the punctuation after its zone (`,`, `.`).
         func time(_ from: Int, _ to: Int) -> ParsedTime? {
             var t = ParsedTime()

@@ -61,8 +61,6 @@ enum JournalVerbose {
         return k < line.count && line[k] == UInt8(ascii: "=") ? (name, k) : nil
     }
 
-    static func fieldLine(_ line: UnsafeRawBufferPointer) -> Int? { field(line)?.eq }
-
     /// A byte of a journald field name (A–Z, 0–9, `_`): verbose's field lines, export's binary
     /// field names.
     @inline(__always) static func isNameByte(_ b: UInt8) -> Bool {
@@ -74,7 +72,7 @@ enum JournalVerbose {
         var headers = 0
         var fields = 0
         for line in lines {
-            if header(line) != nil { headers += 1 } else if headers > 0, fieldLine(line) != nil { fields += 1 }
+            if header(line) != nil { headers += 1 } else if headers > 0, field(line) != nil { fields += 1 }
         }
         return headers * 3 + fields
     }
