@@ -19,9 +19,11 @@ let package = Package(
         // LZ4 blocks of Apple Unified Logging chunksets (Records/UnifiedLog/LZ4.swift).
         .systemLibrary(name: "CCastscopeLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
         .systemLibrary(name: "CCastscopeArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        // glibc's malloc_trim (part of libc: no library to link), behind Sessions/FreedMemory.swift.
+        .systemLibrary(name: "CCastscopeMalloc"),
         .target(
             name: "CastscopeKit",
-            dependencies: ["CCastscopeSystemd", "CCastscopeZlib", "CCastscopeLZ4"],
+            dependencies: ["CCastscopeSystemd", "CCastscopeZlib", "CCastscopeLZ4", "CCastscopeMalloc"],
             // Release builds skip the run-time exclusivity checks (the compile-time ones stay;
             // debug builds and tests keep both): they were 2.4 % of the instructions on
             // noisy text, paid on every access to a class's stored property in the hot loops.

@@ -491,8 +491,8 @@ struct Analyze: ParsableCommand {
             analyzer.sessionSink = SessionSink(prepare: { session, findings in
                 streamed.map { $0.prepare(session, findings) }
             }, take: { session, findings, prepared in
-                let bytes = prepared as! [[UInt8]]
-                for (s, b) in zip(streamed, bytes) { s.take(b, findings) }
+                let parts = prepared as! [SessionPart]
+                for (s, b) in zip(streamed, parts) { s.take(b, findings) }
                 rowStream?.add(session, findings)
             })
         }

@@ -20,6 +20,19 @@ final class Spill {
         spillIfFull()
     }
 
+    func append(_ b: UnsafeRawBufferPointer) {
+        buffer.append(contentsOf: b)
+        spillIfFull()
+    }
+
+    /// Appends everything appended to `other` (false when reading it back failed).
+    func append(_ other: Spill) -> Bool {
+        other.forEachChunk {
+            append($0)
+            return true
+        }
+    }
+
     private func spillIfFull() {
         guard buffer.count >= 1 << 20, !failed else { return }
         if file == nil { file = tmpfile() }
@@ -40,6 +53,12 @@ final class Spill {
 
     /// Copies everything appended to `out`.
     func copy(to out: UnsafeMutablePointer<FILE>) -> Bool {
+        forEachChunk { OutputWriter.writeAll($0, to: out) }
+    }
+
+    /// Hands everything appended to `body`, a megabyte at a time, in order; false when a
+    /// read failed or `body` said so.
+    private func forEachChunk(_ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
         if let file {
             guard fflush(file) == 0 else { return false }
             rewind(file)
@@ -47,11 +66,51 @@ final class Spill {
             while true {
                 let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
                 if n == 0 { break }
-                guard chunk.withUnsafeBytes({ fwrite($0.baseAddress, 1, n, out) }) == n else { return false }
+                guard chunk.withUnsafeBytes({ body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }) else { return false }
             }
             if ferror(file) != 0 { return false }
         }
-        return buffer.withUnsafeBytes { OutputWriter.writeAll($0, to: out) }
+        return buffer.withUnsafeBytes { body($0) }
+    }
+}
+
+/// One session's bytes as `StreamedReport.prepare` made them: in memory, or, past a megabyte
+/// (a JSON session retrying for hours), in a `Spill` of their own, so that a session's report
+/// is never held whole.
+final class SessionPart: @unchecked Sendable {
+    var bytes: [UInt8] = []
+    var rest: Spill?
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// A part to be written through `sink`: the first chunk stays in `bytes`, a second one
+    /// moves both into a spill.
+    init() {}
+
+    func add(_ chunk: ArraySlice<UInt8>) -> Bool {
+        if let rest {
+            chunk.withUnsafeBytes { rest.append($0) }
+            return true
+        }
+        if bytes.isEmpty {
+            bytes = Array(chunk)
+            return true
+        }
+        let spill = Spill()
+        spill.append(bytes)
+        bytes = []
+        chunk.withUnsafeBytes { spill.append($0) }
+        rest = spill
+        return true
+    }
+
+    /// Appends the part to `spill` (false when the part's own spill could not be read back).
+    func write(to spill: Spill) -> Bool {
+        guard let rest else {
+            spill.append(bytes)
+            return true
+        }
+        return spill.append(rest)
     }
 }
 
@@ -67,6 +126,8 @@ final class StreamedReport {
     let initial: TextReport?
     let spill = Spill()
     var count = 0
+    /// A session's own spill could not be read back: the report would miss its bytes.
+    var lost = false
     /// JSON, when the report does not keep the findings of the sessions handed on
     /// (`Analyzer.keepsSessionFindings` off): their elements, for the `findings` array.
     let spillsFindings: Bool
@@ -87,20 +148,24 @@ final class StreamedReport {
         text = initial?.prepared(inputs: partial.inputs)
         spill.reset()
         count = 0
+        lost = false
         findingSpill.reset()
         findingCount = 0
     }
 
     /// A session's bytes, as `take` writes them (any thread; reads only what `begin` set).
-    func prepare(_ s: Session, _ findings: [Finding]) -> [UInt8] {
-        sessionBytes(s, findings, first: true)
+    func prepare(_ s: Session, _ findings: [Finding]) -> SessionPart {
+        guard text == nil else { return SessionPart(sessionBytes(s, findings, first: true)) }
+        let part = SessionPart()
+        _ = JSONReport.writeSessionElement(s, first: true) { part.add($0) }
+        return part
     }
 
-    /// The session `prepare` made `bytes` of, in its turn.
-    func take(_ bytes: [UInt8], _ findings: [Finding]) {
+    /// The session `prepare` made `part` of, in its turn.
+    func take(_ part: SessionPart, _ findings: [Finding]) {
         // A JSON element made as the first of its array: the comma that follows the one before.
         if text == nil && count > 0 { spill.append([UInt8(ascii: ",")]) }
-        spill.append(bytes)
+        if !part.write(to: spill) { lost = true }
         count += 1
         guard spillsFindings else { return }
         for f in findings {
@@ -131,6 +196,11 @@ final class StreamedReport {
             func sessions() -> Bool {
                 var ok = true
                 for (i, s) in report.sessions.enumerated() where ok {
+                    guard text != nil else {
+                        // JSON: written as it is made (a session can be tens of megabytes).
+                        ok = JSONReport.writeSessionElement(s, first: i == 0) { b in b.withUnsafeBytes { OutputWriter.writeAll($0, to: f) } }
+                        continue
+                    }
                     ok = sessionBytes(s, bySession[s.id] ?? [], first: i == 0).withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
                 }
                 return ok
@@ -155,6 +225,7 @@ final class StreamedReport {
     /// Writes head, sessions and tail; a one-line error, or nil. The tail (a relay fleet's can
     /// list tens of thousands of sessions) is written as it is made, not held whole.
     func finish(_ report: AnalysisReport) -> String? {
+        if lost { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
         if let r = text {
             let head = terminal(r, r.head(report))
             return OutputWriter.write(to: target) { f in

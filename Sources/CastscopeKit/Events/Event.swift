@@ -176,6 +176,58 @@ public struct Event: Sendable {
         }
     }
 
+    /// Whether `other` is this line again but for its time and line number: the same kind,
+    /// SDK, process, message, attributes and file, of the same process, side and zone, timed or
+    /// not alike. (Texts are interned: nearly always the same `Text`, compared by identity.)
+    func repeatsLine(_ other: borrowing Event) -> Bool {
+        guard side == other.side, pid == other.pid, fileIndex == other.fileIndex, timeInferred == other.timeInferred,
+            displayOffset == other.displayOffset, (time == nil) == (other.time == nil),
+            (parsedTime == nil) == (other.parsedTime == nil)
+        else { return false }
+        if text === other.text { return true }
+        let a = text, b = other.text
+        guard a.kind == b.kind, a.message == b.message, a.process == b.process, a.sdk == b.sdk, a.path == b.path,
+            a.attrs.count == b.attrs.count
+        else { return false }
+        for k in a.attrs.indices where a.attrs[k] != b.attrs[k] { return false }
+        return true
+    }
+
+    /// Whether `other` has this event's message (the same interned text, or an equal one).
+    func sameMessage(_ other: borrowing Event) -> Bool { text === other.text || text.message == other.text.message }
+
+    /// Takes a later line that `repeatsLine` (its resolved time and its line number) into this
+    /// event's run of repeats (made on the first, holding this event's own line first).
+    mutating func foldIn(time otherTime: Int64?, line otherLine: Int) {
+        // Not `add`: the times are resolved already, and the times as parsed (`naive`), which
+        // resolution reads, are not kept (a run folded after resolution has none).
+        let r: Repeats
+        if let existing = repeats {
+            r = existing
+        } else {
+            r = Repeats()
+            r.lines.append(Int32(truncatingIfNeeded: line))
+            if let t = time { r.times.append(t) }
+            repeats = r
+        }
+        r.lines.append(Int32(truncatingIfNeeded: otherLine))
+        if let t = otherTime { r.times.append(t) }
+        FreedMemory.grew(to: r.lines.count)
+    }
+
+    /// The line at `src` that this event stands for, as an event of its own, or nil.
+    func line(at src: SourceRef) -> Event? {
+        guard let r = repeats else { return source == src ? self : nil }
+        guard sourcePath == src.path, let k = r.lines.lastIndex(of: Int32(truncatingIfNeeded: src.line)),
+            Int(r.lines[k]) == src.line
+        else { return nil }
+        var e = self
+        if k < r.times.count { e.time = r.times[k] }
+        e.line = src.line
+        e.repeats = nil
+        return e
+    }
+
     /// The event as its last line alone (for "decided by" evidence).
     var lastLine: Event {
         guard repeats != nil else { return self }
@@ -228,8 +280,8 @@ extension Array where Element == Event {
     }
 }
 
-/// The lines a repeated event stands for: times as parsed (for resolution), resolved times,
-/// and line numbers. Shared by copies of the event; written only while reading and resolving.
+/// The lines a repeated event stands for: times as parsed (for resolution; none in a run folded
+/// after resolution, `Event.foldIn`), resolved times, and line numbers. Shared by copies of the event; written only while reading and resolving.
 public final class Repeats: @unchecked Sendable {
     var naive: [Int64] = []
     var lines: [Int32] = []

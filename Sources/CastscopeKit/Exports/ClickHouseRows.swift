@@ -274,14 +274,25 @@ public struct ClickHouseRows {
         // others), numbered: `SessionSeq` orders lines whose times tie (second-resolution
         // logs), which `windowFunnel` needs.
         var lines: [(time: Int64, event: Int32, k: Int32, line: Int32)] = []
+        // A retry storm's attempts and failures are folded into one event each
+        // (`SessionBuilder.foldConnectLine`): lines whose times tie (untimed, or whole seconds)
+        // are then put in file and line order, the order they were read in, and not event by
+        // event, which would put every attempt before every failure.
+        var byLine = false
         for (i, e) in s.events.enumerated() {
             var k: Int32 = 0
+            if e.repeats != nil && SessionBuilder.connectCodes.contains(e.code) { byLine = true }
             e.forEachTimeAndLine { t, line in
-                lines.append((t ?? Int64.min, Int32(i), k, Int32(line)))
+                lines.append((t ?? Int64.min, Int32(i), k, Int32(truncatingIfNeeded: line)))
                 k += 1
             }
         }
-        lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
+        if byLine {
+            let file = s.events.map { Int32(truncatingIfNeeded: $0.fileIndex) }
+            lines.sort { ($0.time, file[Int($0.event)], $0.line, $0.event, $0.k) < ($1.time, file[Int($1.event)], $1.line, $1.event, $1.k) }
+        } else {
+            lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
+        }
         let sessionPart = self.sessionPart(sid)
         var eventParts = [[UInt8]?](repeating: nil, count: s.events.count)
         for (seq, l) in lines.enumerated() {

@@ -8,11 +8,18 @@ struct ConnectRefusedRule: FindingRule {
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out: [Finding] = []
         r.sessions.borrowingForEach { s in
-            let refused = s.attempts.filter { $0.failure.map(Self.refused) ?? false }
-            if let first = refused.first {
+            // By index: only the first three refused attempts are built (evidence).
+            let attempts = s.attempts
+            var count = 0
+            var firstThree: [ConnectAttempt] = []
+            for i in attempts.indices where attempts.failure(i).map(Self.refused) ?? false {
+                count += 1
+                if firstThree.count < 3 { firstThree.append(attempts[i]) }
+            }
+            if let first = firstThree.first {
                 out.append(s.finding(kind, .warning, at: first.time,
-                                     "\(refused.count) connect attempt\(refused.count == 1 ? " was" : "s were") refused: the socket file exists but no server accepts on it",
-                                     refused.prefix(3).map { $0.failureSource ?? $0.source }))
+                                     "\(count) connect attempt\(count == 1 ? " was" : "s were") refused: the socket file exists but no server accepts on it",
+                                     firstThree.map { $0.failureSource ?? $0.source }))
             }
         }
         // Network.framework's own refused connections, outside any session: whatever the

@@ -247,11 +247,9 @@ extension Session {
         return s...max(s, end ?? events.last?.lastTime ?? s)
     }
 
-    var isENOENT: (ConnectAttempt) -> Bool {
-        { a in
-            guard let f = a.failure else { return false }
-            return f.hasBytes("socket file missing") || f.hasPrefix("errno=2 ")
-        }
+    /// A failure cause that says the socket file was not there.
+    static func isENOENT(_ failure: String) -> Bool {
+        failure.hasBytes("socket file missing") || failure.hasPrefix("errno=2 ")
     }
 }
 

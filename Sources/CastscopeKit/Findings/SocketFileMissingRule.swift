@@ -6,14 +6,23 @@ struct SocketFileMissingRule: FindingRule {
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         r.sessions.borrowingCompactMap { s in
-            let missing = s.attempts.filter(s.isENOENT)
-            guard let first = missing.first, let last = missing.last else { return nil }
+            // By index: a retry storm has hundreds of thousands of attempts, none built here
+            // but the first and the last missing one.
+            let attempts = s.attempts
+            var count = 0, firstIndex = -1, lastIndex = -1
+            for i in attempts.indices where attempts.failure(i).map(Session.isENOENT) ?? false {
+                if firstIndex < 0 { firstIndex = i }
+                lastIndex = i
+                count += 1
+            }
+            guard firstIndex >= 0 else { return nil }
+            let first = attempts[firstIndex], last = attempts[lastIndex]
             let timed = first.time != nil && last.time != nil
             let span = (last.time ?? 0) - (first.time ?? 0)
             let connected = s.connected
             // Without times a connected session's early misses are not measured: not told.
             guard !connected || (timed && Double(span) / 1e6 >= t.socketMissingSeconds) else { return nil }
-            let m = "the socket file was missing for \(missing.count) attempt\(missing.count == 1 ? "" : "s")"
+            let m = "the socket file was missing for \(count) attempt\(count == 1 ? "" : "s")"
                 + (timed ? " over \(Fmt.duration(span))" : "")
                 + (connected ? " before the host app opened it" : "")
                 + ": the host app was not sharing yet, or the extension and the host app use different app groups"

@@ -35,6 +35,16 @@ public enum JSONReport {
         return w.bytes
     }
 
+    /// The same element written out as it is made: its bytes go to `sink` a megabyte at a
+    /// time (a session retrying for hours lists hundreds of thousands of attempts, tens of
+    /// megabytes), and once more at the end. False when a write failed.
+    public static func writeSessionElement(_ s: Session, first: Bool, to sink: @escaping (ArraySlice<UInt8>) -> Bool) -> Bool {
+        var w = JSONWriter(nestedAt: 2, first: first)
+        w.sink = sink
+        session(&w, s)
+        return w.finish()
+    }
+
     /// The document written out as it is made (`JSONWriter.sink`), with elements written
     /// elsewhere: `fill(k)` writes what goes in gap `k` — when the report did not keep the
     /// findings of the sessions handed on (`handedOnFindings`), first their elements
@@ -236,7 +246,7 @@ public enum JSONReport {
         w.string("reason", s.reason)
         w.open("connect")
         w.int("attempts", s.attempts.count)
-        w.int("failed", s.attempts.reduce(0) { $0 + ($1.failure != nil ? 1 : 0) })
+        w.int("failed", s.attempts.failedCount)
         w.time("connectedAt", s.connectedAt, offset: s.displayOffset)
         w.number("secondsToConnect", seconds(s.connectedAt.flatMap { c in s.start.map { c - $0 } }))
         if let c = s.attemptCadence {
@@ -258,6 +268,7 @@ public enum JSONReport {
             w.string("failure", s.attempts[i].failure)
             w.source("source", s.attempts[i].source)
             w.close()
+            w.flushIfFull()
         }
         w.close(array: true)
         w.close()
@@ -284,6 +295,7 @@ public enum JSONReport {
                 w.number("fps", fps, places: 2)
                 w.int("dropped", dropped)
                 w.close()
+                w.flushIfFull()
             }
         }
         w.close(array: true)
@@ -312,6 +324,7 @@ public enum JSONReport {
             if rows[i].count > 1 { w.source("lastSource", rows[i].last) }
             if rows[i].timeInferred { w.bool("timeInferred", true) }
             w.close()
+            w.flushIfFull()
         }
         w.close(array: true)
         w.close()

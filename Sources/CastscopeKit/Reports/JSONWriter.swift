@@ -52,6 +52,13 @@ public struct JSONWriter {
         if sink != nil && out.count >= 1 << 20 { drain() }
     }
 
+    /// The end of a streamed part of a document (an element): what is still buffered, to
+    /// `sink`. False when a write failed.
+    public mutating func finish() -> Bool {
+        drain()
+        return !failed
+    }
+
     /// The end of a streamed document: its final newline and what is still buffered.
     public mutating func finishLine() -> Bool {
         out.byte(0x0A)

@@ -63,10 +63,10 @@ public enum SessionFacts {
     /// `3 attempts, 2 failed (socket file missing ×2), every 104 ms (max 110 ms); connected after 212 ms`
     public static func connect(_ s: Session) -> String? {
         guard !s.attempts.isEmpty else { return nil }
-        let failed = s.attempts.filter { $0.failure != nil }
+        let failed = s.attempts.failedCount
         var c = "\(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")"
-        if !failed.isEmpty {
-            c += ", \(failed.count) failed (" + s.failureCauses.map { "\($0.0) ×\($0.1)" }.joined(separator: ", ") + ")"
+        if failed > 0 {
+            c += ", \(failed) failed (" + s.failureCauses.map { "\($0.0) ×\($0.1)" }.joined(separator: ", ") + ")"
         }
         if let cad = s.attemptCadence { c += ", every \(Fmt.duration(cad.median)) (max \(Fmt.duration(cad.max)))" }
         if let at = s.connectedAt, let start = s.start {

@@ -521,7 +521,7 @@ public struct TextReport {
             out.append("   connect: ")
             out.int(s.attempts.count)
             out.append(s.attempts.count == 1 ? " attempt" : " attempts")
-            let failed = s.attempts.reduce(0) { $0 + ($1.failure != nil ? 1 : 0) }
+            let failed = s.attempts.failedCount
             if failed > 0 {
                 out.append(", ")
                 out.int(failed)

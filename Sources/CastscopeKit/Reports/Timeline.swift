@@ -138,7 +138,7 @@ public enum Timeline {
         // times, so that each list is appended to where it lies).
         var texts: [String] = []
         var counts: [Int] = []
-        var timesOf: [[Int64]] = []
+        var timesOf: [Gaps] = []
         // Through a buffer pointer, and the times by the two fields they come from: a method
         // called on an element of the array (`forEachTime`, `count`) copied the whole event.
         events.withUnsafeBufferPointer { ev in
@@ -152,17 +152,17 @@ public enum Timeline {
                 if k < 0 {
                     texts.append(ev[i].message)
                     counts.append(0)
-                    timesOf.append([])
+                    timesOf.append(Gaps())
                     k = texts.count - 1
                 }
                 // Moved out while the closure appends (a list per line, or appending through
                 // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
-                var times: [Int64] = []
+                var times = Gaps()
                 swap(&times, &timesOf[k])
                 var count = 0
                 Event.forEachTimeAndLine(repeats: ev[i].repeats, time: ev[i].time, line: ev[i].line) { t, _ in
                     count += 1
-                    if let t { times.append(t) }
+                    if let t { times.add(t) }
                 }
                 swap(&times, &timesOf[k])
                 counts[k] += count
@@ -176,7 +176,7 @@ public enum Timeline {
             text.append(" ×")
             text.int(counts[k])
             let times = timesOf[k]
-            if let a = times.first, let b = times.last, let gap = intervals(times) {
+            if let a = times.first, let b = times.last, let gap = times.intervals {
                 text.append(" over ")
                 text.duration(b - a)
                 if gap.median > 0 {

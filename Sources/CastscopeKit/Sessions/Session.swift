@@ -42,7 +42,9 @@ public struct Session: Sendable {
     public var outcome: Outcome = .unknown
     /// One sentence: why the outcome is what it is.
     public var reason = ""
-    public var attempts: [ConnectAttempt] = []
+    /// Every connect attempt, in order (held compactly: a retry storm has hundreds of
+    /// thousands).
+    public var attempts = ConnectAttempts()
     public var connectedAt: Int64?
     /// The extension connected (also when the lines carry no time, where `connectedAt` is nil:
     /// in an untimed paste order decides).
@@ -67,7 +69,7 @@ public struct Session: Sendable {
     }
 
     /// Why attempts failed, each cause with its count, in order of first appearance.
-    public var failureCauses: [(String, Int)] { orderedCounts(attempts.compactMap(\.failure)) }
+    public var failureCauses: [(String, Int)] { attempts.failureCounts }
 
     /// Device frame lines per second since the start: (second, frames), in order.
     public var framesPerSecond: [(second: Int64, frames: Int)] {
@@ -81,7 +83,7 @@ public struct Session: Sendable {
 
     /// Median and largest interval between connect attempts, in microseconds.
     public var attemptCadence: (median: Int64, max: Int64)? {
-        intervals(attempts.compactMap(\.time))
+        attempts.gaps.intervals
     }
 }
 
@@ -97,23 +99,51 @@ public func orderedCounts(_ values: [String]) -> [(String, Int)] {
 
 /// Median and largest gap between consecutive times (µs), or nil with fewer than two.
 public func intervals(_ times: [Int64]) -> (median: Int64, max: Int64)? {
-    guard times.count >= 2 else { return nil }
-    var gaps: [Int64] = []
-    gaps.reserveCapacity(times.count - 1)
-    var largest = Int64.min
-    for k in 1..<times.count {
-        let g = times[k] - times[k - 1]
-        if g >= 0 {
-            gaps.append(g)
-            if g > largest { largest = g }
+    var g = Gaps()
+    g.reserveCapacity(times.count)
+    for t in times { g.add(t) }
+    return g.intervals
+}
+
+/// The times of a run of lines taken one by one, kept as what `intervals` needs: the first
+/// and the last, how many, and the gaps between consecutive ones (not the times themselves: a
+/// retry storm's run has hundreds of thousands).
+public struct Gaps {
+    public private(set) var first: Int64?
+    public private(set) var last: Int64?
+    public private(set) var count = 0
+    private var gaps: [Int64] = []
+    private var largest = Int64.min
+
+    public init() {}
+
+    mutating func reserveCapacity(_ n: Int) { gaps.reserveCapacity(max(0, n - 1)) }
+
+    public mutating func add(_ t: Int64) {
+        if let p = last {
+            let g = t - p
+            // A step back (lines of two files, a clock set back) is no interval.
+            if g >= 0 {
+                gaps.append(g)
+                if g > largest { largest = g }
+            }
+        } else {
+            first = t
         }
+        last = t
+        count += 1
     }
-    guard !gaps.isEmpty else { return nil }
-    // The median by selection, not by sorting (a frame run has tens of thousands of gaps).
-    let mid = gaps.count / 2
-    let upper = selectNth(&gaps, mid)
-    let median = gaps.count % 2 == 1 ? upper : (gaps[..<mid].max()! + upper) / 2
-    return (median, largest)
+
+    /// Median and largest gap, or nil with fewer than two times or no gap that is not negative.
+    public var intervals: (median: Int64, max: Int64)? {
+        guard count >= 2, !gaps.isEmpty else { return nil }
+        // The median by selection, not by sorting (a frame run has tens of thousands of gaps).
+        var gaps = self.gaps
+        let mid = gaps.count / 2
+        let upper = selectNth(&gaps, mid)
+        let median = gaps.count % 2 == 1 ? upper : (gaps[..<mid].max()! + upper) / 2
+        return (median, largest)
+    }
 }
 
 /// The `k`-th smallest value (0-based); afterwards every value before index `k` is no larger.

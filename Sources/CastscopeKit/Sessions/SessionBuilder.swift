@@ -234,6 +234,7 @@ public struct SessionBuilder {
         }
         let i = s.sessions.count - 1
         s.sessions[i].events.append(e)
+        Self.foldConnectLine(&s.sessions[i].events)
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
         // the first line that names one.
         // (Compared one by one: an array literal here is a list made per line.)
@@ -248,9 +249,8 @@ public struct SessionBuilder {
         case .socketConnectFailed:
             let cause = e.attr("cause_text") ?? e.attr("strerror").map { "errno=\(e.attr("errno") ?? "?") (\($0))" }
                 ?? e.message
-            if let last = s.sessions[i].attempts.indices.last, s.sessions[i].attempts[last].failure == nil {
-                s.sessions[i].attempts[last].failure = cause
-                s.sessions[i].attempts[last].failureSource = e.source
+            if let last = s.sessions[i].attempts.indices.last, !s.sessions[i].attempts.failed(last) {
+                s.sessions[i].attempts.setFailure(last, cause: cause, source: e.source)
             } else {
                 s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source, failure: cause, failureSource: e.source))
             }
@@ -299,7 +299,7 @@ public struct SessionBuilder {
                 "the extension gave up after \(s.sessions[i].attempts.count) connect attempt\(s.sessions[i].attempts.count == 1 ? "" : "s")",
                 deciding: [s.sessions[i].attempts.last.map { _ in e }].compactMap { $0 })
         case .broadcastFinished:
-            if !s.sessions[i].connected && s.sessions[i].attempts.contains(where: { $0.failure != nil }) {
+            if !s.sessions[i].connected && s.sessions[i].attempts.anyFailed {
                 end(&s, e, .failedToConnect, "the broadcast was stopped before the extension ever connected (\(s.sessions[i].attempts.count) failed attempts)", deciding: [e])
             } else {
                 end(&s, e, .completed, "the broadcast was finished by the user or the system (broadcastFinished)", deciding: [e])
@@ -323,6 +323,48 @@ public struct SessionBuilder {
         }
     }
 
+    /// Connect lines: an extension that cannot reach the host app logs an attempt and its
+    /// failure every 100 ms for as long as the broadcast runs (hours: hundreds of thousands of
+    /// lines, all of one open session). A connect line that repeats one of the connect run the
+    /// session's events end with is folded into that line's event (its time and line number
+    /// kept in the event's repeats, as frame lines are), so that the session holds a few events
+    /// and not one per line. The timeline folds such a run into one row anyway.
+    ///
+    /// One line late: when a connect line is appended, the line before it is folded. So the
+    /// list always ends with the latest line as an event of its own (`events.last` is the last
+    /// line, as every reader of a session's end expects), a run's last line stays its last event
+    /// (a timeline row cites it), and each folded event's lines stay in time order. Only plain
+    /// connect lines are folded, into the latest earlier event of the same message within the
+    /// run (at most `foldLookBack` events back, all of them connect lines of the same side).
+    static func foldConnectLine(_ events: inout [Event]) {
+        let x = events.count - 2
+        guard x >= 1 else { return }
+        // In place: an event handed to a function or taken out of the list is a copy (a retain
+        // and a release per reference in it), once per line of the storm.
+        let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
+            guard connectCodes.contains(ev[x + 1].code), connectCodes.contains(ev[x].code), ev[x + 1].side == ev[x].side,
+                ev[x].repeats == nil
+            else { return false }
+            var j = x - 1
+            while j >= max(0, x - foldLookBack), connectCodes.contains(ev[j].code), ev[j].side == ev[x].side {
+                if ev[j].sameMessage(ev[x]) {
+                    guard ev[j].repeatsLine(ev[x]) else { return false }
+                    ev[j].foldIn(time: ev[x].time, line: ev[x].line)
+                    // The latest line takes the folded one's place; the list loses its last.
+                    ev.swapAt(x, x + 1)
+                    return true
+                }
+                j -= 1
+            }
+            return false
+        }
+        if folded { events.removeLast() }
+    }
+
+    static let connectCodes = KindSet([.socketConnectAttempt, .socketConnectFailed, .socketConnectRetry])
+    /// A connect run has a few distinct lines (an attempt, its failure, a retry note).
+    static let foldLookBack = 8
+
     func finish(_ s: inout Stream) {
         guard let i = s.sessions.indices.last, s.phase != .ended else { return }
         let last = s.sessions[i].events.last?.lastLine
@@ -332,14 +374,15 @@ public struct SessionBuilder {
             s.sessions[i].outcome = .socketError
             s.sessions[i].reason = "the log ends after a socket error: \(err.message)"
             s.sessions[i].deciding = [err]
-        } else if !session.connected && session.attempts.contains(where: { $0.failure != nil }) {
+        } else if !session.connected && session.attempts.anyFailed {
             let n = session.attempts.count
             var span = ""
             if let a = session.attempts.first?.time, let b = session.attempts.last?.time { span = " over \(Fmt.duration(b - a))" }
             s.sessions[i].outcome = .failedToConnect
             s.sessions[i].reason = "never connected: the log ends after \(n) failed connect attempt\(n == 1 ? "" : "s")\(span)"
             s.sessions[i].deciding = [session.attempts.last?.failureSource, session.attempts.last?.source].compactMap { src in
-                session.events.last(where: { $0.source == src })
+                // The line itself, also when it was folded into a run (`foldConnectLine`).
+                src.flatMap { src in session.events.lazy.reversed().compactMap { $0.line(at: src) }.first }
             }.prefix(1).map { $0 }
         } else if let peer = s.peerClosed {
             // (an RTMP server's `NetConnection.Connect.Closed`, the host app closing its end)

@@ -1,0 +1,141 @@
+import Testing
+
+@testable import CastscopeKit
+
+/// A retry storm's connect lines are folded into a few events as the session is built
+/// (`SessionBuilder.foldConnectLine`), and its attempts are held as columns
+/// (`ConnectAttempts`): what the reports show must be what the lines one by one give.
+@Suite("connect lines folded as the session is built")
+struct ConnectFoldTests {
+    typealias Row = (Int64, Side, String, String, [(String, String)])
+
+    static func attempt(_ ms: Int64) -> Row { (ms, .extension, "socket.connect_attempt", "open socket connection", []) }
+    static func missing(_ ms: Int64) -> Row {
+        (ms, .extension, "socket.connect_failed", "failure: socket file missing", [("cause_text", "socket file missing")])
+    }
+    static func refused(_ ms: Int64) -> Row {
+        (ms, .extension, "socket.connect_failed", "failure: socket connect (61)", [("cause_text", "errno=61 (Connection refused)")])
+    }
+
+    /// The events the rows make, one per line, as `sessions(_:)` makes them.
+    static func lines(_ rows: [Row], pid: Int = 9, timed: Bool = true) -> [Event] {
+        rows.enumerated().map { i, r in
+            Event(kind: r.2, sdk: "jitsi", side: r.1, time: timed ? r.0 * 1000 : nil, process: r.1 == .extension ? "Ext" : "App",
+                  pid: r.1 == .extension ? pid : 1, message: r.3, attrs: r.4,
+                  source: SourceRef(path: "t.log", line: i + 1), order: i, parsedTime: nil, fileIndex: 0)
+        }
+    }
+
+    static func rows(_ r: [TimelineEntry]) -> [String] {
+        r.map { "\($0.time ?? -1) \($0.side) \($0.kind) \($0.count) \($0.first) \($0.last) \($0.text)" }
+    }
+
+    /// Session timelines equal to the timeline of the same lines unfolded (one row per line
+    /// folded by `Timeline` alone), and the session's events few.
+    func check(_ rows: [Row], timed: Bool = true, maxEvents: Int) -> Session {
+        let events = Self.lines(rows, timed: timed)
+        let r = SessionBuilder().build(events)
+        #expect(r.sessions.count == 1)
+        let s = r.sessions[0]
+        #expect(s.events.count <= maxEvents, "\(s.events.count) events held for \(rows.count) lines")
+        #expect(s.events.reduce(0) { $0 + $1.count } == rows.count, "every line is still counted")
+        #expect(Self.rows(Timeline.entries(s.events)) == Self.rows(Timeline.entries(events)))
+        // The last line stays an event of its own: the session's end and last line are its.
+        #expect(s.events.last?.line == rows.count && s.events.last?.repeats == nil)
+        // Every line's time and number, in order within each folded event.
+        var seen: [Int] = []
+        for e in s.events { e.forEachTimeAndLine { t, line in
+            seen.append(line)
+            if timed { #expect(t == rows[line - 1].0 * 1000) } else { #expect(t == nil) }
+        } }
+        #expect(seen.sorted() == Array(1...rows.count))
+        return s
+    }
+
+    @Test func aStormFoldsIntoAFewEvents() {
+        var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", [])]
+        for k in 0..<5_000 { rows += [Self.attempt(100 + Int64(k) * 100), Self.missing(101 + Int64(k) * 100)] }
+        let s = check(rows, maxEvents: 4)
+        #expect(s.attempts.count == 5_000 && s.attempts.failedCount == 5_000)
+        #expect(s.failureCauses.map(\.0) == ["socket file missing"] && s.failureCauses.map(\.1) == [5_000])
+        #expect(s.attemptCadence?.median == 100_000)
+        #expect(s.outcome == .failedToConnect)
+        // Decided by the last failure line, which lies inside a folded run.
+        #expect(s.deciding.map(\.source.line) == [rows.count])
+        #expect(s.deciding.first?.repeats == nil && s.deciding.first?.time == rows.last!.0 * 1000)
+        #expect(s.end == rows.last!.0 * 1000)
+    }
+
+    @Test func aStormThatEndsWithAnAttempt() {
+        var rows: [Row] = []
+        for k in 0..<300 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 3)] }
+        rows.append(Self.attempt(30_000))
+        let s = check(rows, maxEvents: 3)
+        #expect(s.attempts.count == 301 && s.attempts.failedCount == 300)
+        #expect(s.end == 30_000_000, "the session ends at its last line, the attempt")
+        // The last attempt decides (it did not fail: its own line).
+        #expect(s.deciding.map(\.source.line) == [rows.count])
+    }
+
+    @Test func causesThatDifferAreKeptApart() {
+        var rows: [Row] = []
+        for k in 0..<200 {
+            rows.append(Self.attempt(Int64(k) * 100))
+            rows.append(k % 3 == 0 ? Self.refused(Int64(k) * 100 + 2) : Self.missing(Int64(k) * 100 + 2))
+        }
+        rows.append((20_050, .extension, "socket.connected", "client stream open completed", []))
+        rows.append((20_100, .extension, "frame.sent", "video sample processed successfully", []))
+        let s = check(rows, maxEvents: 6)
+        #expect(s.failureCauses.map(\.0) == ["errno=61 (Connection refused)", "socket file missing"])
+        #expect(s.failureCauses.map(\.1) == [67, 133])
+        #expect(s.connected)
+    }
+
+    @Test func untimedLinesFoldToo() {
+        var rows: [Row] = []
+        for k in 0..<50 { rows += [Self.attempt(Int64(k)), Self.missing(Int64(k))] }
+        let s = check(rows, timed: false, maxEvents: 3)
+        #expect(s.attempts.count == 50 && s.attemptCadence == nil)
+    }
+
+    @Test func anotherLineEndsTheRun() {
+        // A line of the extension that is not a connect line ends the run: lines after it
+        // are not folded into the events before it.
+        var rows: [Row] = []
+        for k in 0..<10 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 1)] }
+        rows.append((1_000, .extension, "socket.init", "socket init", []))
+        for k in 11..<20 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 1)] }
+        // Each run's last line stays an event of its own (the timeline row cites it).
+        let s = check(rows, maxEvents: 7)
+        let split = s.events.firstIndex { $0.kind == "socket.init" }!
+        func lines(_ events: ArraySlice<Event>) -> [Int] {
+            var out: [Int] = []
+            for e in events { e.forEachTimeAndLine { _, line in out.append(line) } }
+            return out.sorted()
+        }
+        #expect(lines(s.events[..<split]) == Array(1...20) && lines(s.events[(split + 1)...]) == Array(22...39))
+    }
+
+    @Test func attemptsAsColumnsGiveTheAttemptsBack() {
+        var list: [ConnectAttempt] = []
+        for k in 0..<40 {
+            let failure: String? = k % 4 == 3 ? nil : "cause \(k % 11)"
+            list.append(ConnectAttempt(time: k % 5 == 0 ? nil : Int64(k) * 1000, source: SourceRef(path: k < 20 ? "a.log" : "b.log", line: k * 2 + 1),
+                                       failure: failure, failureSource: failure == nil ? nil : SourceRef(path: "c.log", line: k * 2 + 2)))
+        }
+        let columns = ConnectAttempts(list)
+        #expect(columns.count == list.count)
+        for i in list.indices {
+            #expect(columns[i].time == list[i].time && columns[i].source == list[i].source && columns[i].failure == list[i].failure
+                    && columns[i].failureSource == list[i].failureSource)
+        }
+        // Causes counted in order of first appearance, as `orderedCounts` counts them.
+        let expected = orderedCounts(list.compactMap(\.failure))
+        #expect(columns.failureCounts.map(\.0) == expected.map(\.0) && columns.failureCounts.map(\.1) == expected.map(\.1))
+        #expect(columns.failedCount == list.filter { $0.failure != nil }.count)
+        var marked = columns
+        marked.setFailure(3, cause: "late", source: SourceRef(path: "d.log", line: 99))
+        #expect(marked[3].failure == "late" && marked[3].failureSource == SourceRef(path: "d.log", line: 99))
+        #expect(columns[3].failure == nil, "a copy is a value")
+    }
+}
