@@ -55,7 +55,7 @@ struct ConnectFoldTests {
     @Test func aStormFoldsIntoAFewEvents() {
         var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", [])]
         for k in 0..<5_000 { rows += [Self.attempt(100 + Int64(k) * 100), Self.missing(101 + Int64(k) * 100)] }
-        let s = check(rows, maxEvents: 4)
+        let s = check(rows, maxEvents: 4 + SessionBuilder.foldFrom)
         #expect(s.attempts.count == 5_000 && s.attempts.failedCount == 5_000)
         #expect(s.failureCauses.map(\.0) == ["socket file missing"] && s.failureCauses.map(\.1) == [5_000])
         #expect(s.attemptCadence?.median == 100_000)
@@ -70,7 +70,7 @@ struct ConnectFoldTests {
         var rows: [Row] = []
         for k in 0..<300 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 3)] }
         rows.append(Self.attempt(30_000))
-        let s = check(rows, maxEvents: 3)
+        let s = check(rows, maxEvents: 3 + SessionBuilder.foldFrom)
         #expect(s.attempts.count == 301 && s.attempts.failedCount == 300)
         #expect(s.end == 30_000_000, "the session ends at its last line, the attempt")
         // The last attempt decides (it did not fail: its own line).
@@ -85,7 +85,7 @@ struct ConnectFoldTests {
         }
         rows.append((20_050, .extension, "socket.connected", "client stream open completed", []))
         rows.append((20_100, .extension, "frame.sent", "video sample processed successfully", []))
-        let s = check(rows, maxEvents: 6)
+        let s = check(rows, maxEvents: 6 + SessionBuilder.foldFrom)
         #expect(s.failureCauses.map(\.0) == ["errno=61 (Connection refused)", "socket file missing"])
         #expect(s.failureCauses.map(\.1) == [67, 133])
         #expect(s.connected)
@@ -94,7 +94,7 @@ struct ConnectFoldTests {
     @Test func untimedLinesFoldToo() {
         var rows: [Row] = []
         for k in 0..<50 { rows += [Self.attempt(Int64(k)), Self.missing(Int64(k))] }
-        let s = check(rows, timed: false, maxEvents: 3)
+        let s = check(rows, timed: false, maxEvents: 3 + SessionBuilder.foldFrom)
         #expect(s.attempts.count == 50 && s.attemptCadence == nil)
     }
 
@@ -102,18 +102,27 @@ struct ConnectFoldTests {
         // A line of the extension that is not a connect line ends the run: lines after it
         // are not folded into the events before it.
         var rows: [Row] = []
-        for k in 0..<10 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 1)] }
-        rows.append((1_000, .extension, "socket.init", "socket init", []))
-        for k in 11..<20 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 1)] }
+        for k in 0..<40 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 1)] }
+        rows.append((4_000, .extension, "socket.init", "socket init", []))
+        for k in 41..<80 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 1)] }
         // Each run's last line stays an event of its own (the timeline row cites it).
-        let s = check(rows, maxEvents: 7)
+        let s = check(rows, maxEvents: 7 + 2 * SessionBuilder.foldFrom)
         let split = s.events.firstIndex { $0.kind == "socket.init" }!
         func lines(_ events: ArraySlice<Event>) -> [Int] {
             var out: [Int] = []
             for e in events { e.forEachTimeAndLine { _, line in out.append(line) } }
             return out.sorted()
         }
-        #expect(lines(s.events[..<split]) == Array(1...20) && lines(s.events[(split + 1)...]) == Array(22...39))
+        #expect(lines(s.events[..<split]) == Array(1...80) && lines(s.events[(split + 1)...]) == Array(82...159))
+    }
+
+    @Test func aHealthyStartIsNotFolded() {
+        // A few attempts before connecting: every line stays an event of its own.
+        var rows: [Row] = []
+        for k in 0..<5 { rows += [Self.attempt(Int64(k) * 100), Self.missing(Int64(k) * 100 + 1)] }
+        rows.append((600, .extension, "socket.connected", "client stream open completed", []))
+        let s = check(rows, maxEvents: rows.count)
+        #expect(s.events.count == rows.count && s.events.allSatisfy { $0.repeats == nil })
     }
 
     @Test func attemptsAsColumnsGiveTheAttemptsBack() {

@@ -1,30 +1,33 @@
-/// A session's connect attempts, held as columns rather than as `ConnectAttempt` values.
+/// A session's connect attempts, held packed rather than as `ConnectAttempt` values.
 ///
 /// A `ConnectAttempt` is two source references (a path each) and an optional cause string:
 /// about 80 bytes. An extension that never reaches the host app retries every 100 ms for as long
 /// as the broadcast runs: ten hours are 360,000 attempts, all of one open session. Here an
-/// attempt is its time, its two line numbers and three indices (its paths and its cause, each
-/// named once per session): 28 bytes. Reading an element builds the `ConnectAttempt`.
+/// attempt is its time, its two line numbers and three numbers naming its paths and its cause
+/// (each text held once per session): 32 bytes. Reading an element builds the `ConnectAttempt`.
 public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByArrayLiteral {
-    /// `Int64.min` for an attempt without a time.
-    private var times: [Int64] = []
-    private var lines: [Int32] = []
-    private var failureLines: [Int32] = []
-    /// Index into `paths`.
-    private var pathIndex: [UInt32] = []
-    /// Index into `paths`, `UInt32.max` when the attempt has no failure line.
-    private var failurePathIndex: [UInt32] = []
-    /// Index into `causes` plus one, 0 when the attempt did not fail (or the log does not say).
-    private var causeIndex: [UInt32] = []
-    /// The files and the causes named, each once, in order of first appearance.
-    private var paths: [String] = []
-    private var causes: [String] = []
+    private struct Packed: Sendable {
+        /// `Int64.min` for an attempt without a time.
+        var time: Int64
+        var line: Int32
+        var failureLine: Int32
+        /// Index into `names`.
+        var path: UInt32
+        /// Index into `names`, `none` when the attempt has no failure line.
+        var failurePath: UInt32
+        /// Index into `names`, `none` when the attempt did not fail (or the log does not say).
+        var cause: UInt32
+    }
+
+    private var packed: [Packed] = []
+    /// The files and the causes named, each once, in order of first appearance (causes in that
+    /// order among themselves: `failureCounts`).
+    private var names: [String] = []
     /// The same, by text, once there are more than a few (a cause that names a number).
-    private var pathNumbers: [String: UInt32] = [:]
-    private var causeNumbers: [String: UInt32] = [:]
+    private var numbers: [String: UInt32] = [:]
 
     private static let noTime = Int64.min
-    private static let noPath = UInt32.max
+    private static let none = UInt32.max
     /// Up to this many names are found by comparison, past it by hashing.
     private static let fewNames = 8
 
@@ -39,106 +42,85 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { times.count }
+    public var endIndex: Int { packed.count }
 
     public subscript(i: Int) -> ConnectAttempt {
-        let t = times[i]
-        let c = Int(causeIndex[i])
-        let fp = failurePathIndex[i]
-        return ConnectAttempt(time: t == Self.noTime ? nil : t,
-                              source: SourceRef(path: paths[Int(pathIndex[i])], line: Int(lines[i])),
-                              failure: c == 0 ? nil : causes[c - 1],
-                              failureSource: fp == Self.noPath ? nil : SourceRef(path: paths[Int(fp)], line: Int(failureLines[i])))
+        let p = packed[i]
+        return ConnectAttempt(time: p.time == Self.noTime ? nil : p.time,
+                              source: SourceRef(path: names[Int(p.path)], line: Int(p.line)),
+                              failure: p.cause == Self.none ? nil : names[Int(p.cause)],
+                              failureSource: p.failurePath == Self.none ? nil
+                                  : SourceRef(path: names[Int(p.failurePath)], line: Int(p.failureLine)))
     }
 
-    public mutating func reserveCapacity(_ n: Int) {
-        times.reserveCapacity(n)
-        lines.reserveCapacity(n)
-        failureLines.reserveCapacity(n)
-        pathIndex.reserveCapacity(n)
-        failurePathIndex.reserveCapacity(n)
-        causeIndex.reserveCapacity(n)
-    }
+    public mutating func reserveCapacity(_ n: Int) { packed.reserveCapacity(n) }
 
     public mutating func append(_ a: ConnectAttempt) {
-        times.append(a.time ?? Self.noTime)
-        lines.append(Self.line(a.source.line))
-        pathIndex.append(path(a.source.path))
-        causeIndex.append(a.failure.map { cause($0) } ?? 0)
+        var p = Packed(time: a.time ?? Self.noTime, line: Self.line(a.source.line), failureLine: 0, path: number(a.source.path),
+                       failurePath: Self.none, cause: Self.none)
+        if let cause = a.failure { p.cause = number(cause) }
         if let f = a.failureSource {
-            failurePathIndex.append(path(f.path))
-            failureLines.append(Self.line(f.line))
-        } else {
-            failurePathIndex.append(Self.noPath)
-            failureLines.append(0)
+            p.failurePath = number(f.path)
+            p.failureLine = Self.line(f.line)
         }
+        packed.append(p)
     }
 
     /// Whether attempt `i` has a failure (without building it).
-    public func failed(_ i: Int) -> Bool { causeIndex[i] != 0 }
+    public func failed(_ i: Int) -> Bool { packed[i].cause != Self.none }
 
     /// Attempt `i`'s failure cause, without building the attempt.
     public func failure(_ i: Int) -> String? {
-        let c = Int(causeIndex[i])
-        return c == 0 ? nil : causes[c - 1]
-    }
-
-    /// Attempt `i`'s time, without building the attempt.
-    public func time(_ i: Int) -> Int64? {
-        let t = times[i]
-        return t == Self.noTime ? nil : t
+        let c = packed[i].cause
+        return c == Self.none ? nil : names[Int(c)]
     }
 
     /// Records the failure of attempt `i`.
     public mutating func setFailure(_ i: Int, cause text: String, source: SourceRef) {
-        causeIndex[i] = cause(text)
-        failurePathIndex[i] = path(source.path)
-        failureLines[i] = Self.line(source.line)
+        let cause = number(text), path = number(source.path)
+        packed[i].cause = cause
+        packed[i].failurePath = path
+        packed[i].failureLine = Self.line(source.line)
     }
 
     /// Whether any attempt failed.
-    public var anyFailed: Bool { causeIndex.contains { $0 != 0 } }
+    public var anyFailed: Bool { packed.contains { $0.cause != Self.none } }
 
     /// How many attempts failed.
-    public var failedCount: Int { causeIndex.reduce(0) { $0 + ($1 != 0 ? 1 : 0) } }
+    public var failedCount: Int { packed.reduce(0) { $0 + ($1.cause != Self.none ? 1 : 0) } }
 
     /// Each failure cause with its count, in order of first appearance.
     public var failureCounts: [(String, Int)] {
-        var counts = [Int](repeating: 0, count: causes.count)
-        for c in causeIndex where c != 0 { counts[Int(c) - 1] += 1 }
-        // A cause named by an attempt whose failure was later replaced keeps a count of 0.
-        return causes.indices.filter { counts[$0] > 0 }.map { (causes[$0], counts[$0]) }
+        var counts = [Int](repeating: 0, count: names.count)
+        var order: [Int] = []
+        for p in packed where p.cause != Self.none {
+            let c = Int(p.cause)
+            if counts[c] == 0 { order.append(c) }
+            counts[c] += 1
+        }
+        return order.map { (names[$0], counts[$0]) }
     }
 
     /// The attempts' times, those that have one, in order, as gaps (`Session.attemptCadence`).
     public var gaps: Gaps {
         var g = Gaps()
-        g.reserveCapacity(times.count)
-        for t in times where t != Self.noTime { g.add(t) }
+        g.reserveCapacity(packed.count)
+        for p in packed where p.time != Self.noTime { g.add(p.time) }
         return g
     }
 
     private static func line(_ n: Int) -> Int32 { Int32(clamping: n) }
 
-    private mutating func path(_ p: String) -> UInt32 {
-        Self.number(p, &paths, &pathNumbers)
-    }
-
-    /// Cause numbers start at 1 (0 is "no failure").
-    private mutating func cause(_ text: String) -> UInt32 {
-        Self.number(text, &causes, &causeNumbers) + 1
-    }
-
-    /// `name`'s place in `names`, added at the end the first time.
-    private static func number(_ name: String, _ names: inout [String], _ numbers: inout [String: UInt32]) -> UInt32 {
-        if names.count <= fewNames {
+    /// `name`'s number, the first time it is named: the next one.
+    private mutating func number(_ name: String) -> UInt32 {
+        if names.count <= Self.fewNames {
             // The last one named first: attempts repeat the cause and file before them.
             if let k = names.lastIndex(of: name) { return UInt32(k) }
         } else if let k = numbers[name] {
             return k
         }
         names.append(name)
-        if names.count > fewNames {
+        if names.count > Self.fewNames {
             if numbers.isEmpty { for (k, n) in names.enumerated() { numbers[n] = UInt32(k) } }
             numbers[name] = UInt32(names.count - 1)
         }

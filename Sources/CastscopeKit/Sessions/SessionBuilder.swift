@@ -234,7 +234,7 @@ public struct SessionBuilder {
         }
         let i = s.sessions.count - 1
         s.sessions[i].events.append(e)
-        Self.foldConnectLine(&s.sessions[i].events)
+        if Self.connectCodes.contains(code) { Self.foldConnectLine(&s.sessions[i].events) }
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
         // the first line that names one.
         // (Compared one by one: an array literal here is a list made per line.)
@@ -335,7 +335,9 @@ public struct SessionBuilder {
     /// line, as every reader of a session's end expects), a run's last line stays its last event
     /// (a timeline row cites it), and each folded event's lines stay in time order. Only plain
     /// connect lines are folded, into the latest earlier event of the same message within the
-    /// run (at most `foldLookBack` events back, all of them connect lines of the same side).
+    /// run (at most `foldLookBack` events back, all of them connect lines of the same side), and
+    /// only once the run is `foldFrom` lines long: a healthy start's few attempts stay lines of
+    /// their own (a run of its own per attempt would cost more than it saves).
     static func foldConnectLine(_ events: inout [Event]) {
         let x = events.count - 2
         guard x >= 1 else { return }
@@ -348,7 +350,9 @@ public struct SessionBuilder {
             var j = x - 1
             while j >= max(0, x - foldLookBack), connectCodes.contains(ev[j].code), ev[j].side == ev[x].side {
                 if ev[j].sameMessage(ev[x]) {
-                    guard ev[j].repeatsLine(ev[x]) else { return false }
+                    guard ev[j].repeats != nil || runIsLong(ev, before: x, side: ev[x].side), ev[j].repeatsLine(ev[x]) else {
+                        return false
+                    }
                     ev[j].foldIn(time: ev[x].time, line: ev[x].line)
                     // The latest line takes the folded one's place; the list loses its last.
                     ev.swapAt(x, x + 1)
@@ -361,7 +365,16 @@ public struct SessionBuilder {
         if folded { events.removeLast() }
     }
 
+    /// Whether the `foldFrom` events before `x` are all connect lines of `side`.
+    private static func runIsLong(_ ev: UnsafeMutableBufferPointer<Event>, before x: Int, side: Side) -> Bool {
+        guard x >= foldFrom else { return false }
+        for k in (x - foldFrom)..<x where !connectCodes.contains(ev[k].code) || ev[k].side != side { return false }
+        return true
+    }
+
     static let connectCodes = KindSet([.socketConnectAttempt, .socketConnectFailed, .socketConnectRetry])
+    /// Lines of a connect run before its lines are folded (Jitsi's timer: 1.6 s of retrying).
+    static let foldFrom = 16
     /// A connect run has a few distinct lines (an attempt, its failure, a retry note).
     static let foldLookBack = 8
 
