@@ -142,6 +142,14 @@ struct ConnectFoldTests {
         let expected = orderedCounts(list.compactMap(\.failure))
         #expect(columns.failureCounts.map(\.0) == expected.map(\.0) && columns.failureCounts.map(\.1) == expected.map(\.1))
         #expect(columns.failedCount == list.filter { $0.failure != nil }.count)
+        // Each cause tested once, the attempts it names found in order.
+        var asked: [String] = []
+        let odd = columns.failing { cause in
+            asked.append(cause)
+            return cause.last.map { Int(String($0))! % 2 == 1 } ?? false
+        }
+        #expect(odd == list.indices.filter { list[$0].failure.map { Int(String($0.last!))! % 2 == 1 } ?? false })
+        #expect(asked.count == Set(list.compactMap(\.failure)).count)
         var marked = columns
         marked.setFailure(3, cause: "late", source: SourceRef(path: "d.log", line: 99))
         #expect(marked[3].failure == "late" && marked[3].failureSource == SourceRef(path: "d.log", line: 99))

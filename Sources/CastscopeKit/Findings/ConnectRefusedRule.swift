@@ -8,14 +8,11 @@ struct ConnectRefusedRule: FindingRule {
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out: [Finding] = []
         r.sessions.borrowingForEach { s in
-            // By index: only the first three refused attempts are built (evidence).
-            let attempts = s.attempts
-            var count = 0
-            var firstThree: [ConnectAttempt] = []
-            for i in attempts.indices where attempts.failure(i).map(Self.refused) ?? false {
-                count += 1
-                if firstThree.count < 3 { firstThree.append(attempts[i]) }
-            }
+            // By index: only the first three refused attempts are built (evidence), and each
+            // cause is tested once.
+            let refused = s.attempts.failing(Self.refused)
+            let count = refused.count
+            let firstThree = refused.prefix(3).map { s.attempts[$0] }
             if let first = firstThree.first {
                 out.append(s.finding(kind, .warning, at: first.time,
                                      "\(count) connect attempt\(count == 1 ? " was" : "s were") refused: the socket file exists but no server accepts on it",

@@ -7,16 +7,11 @@ struct SocketFileMissingRule: FindingRule {
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         r.sessions.borrowingCompactMap { s in
             // By index: a retry storm has hundreds of thousands of attempts, none built here
-            // but the first and the last missing one.
-            let attempts = s.attempts
-            var count = 0, firstIndex = -1, lastIndex = -1
-            for i in attempts.indices where attempts.failure(i).map(Session.isENOENT) ?? false {
-                if firstIndex < 0 { firstIndex = i }
-                lastIndex = i
-                count += 1
-            }
-            guard firstIndex >= 0 else { return nil }
-            let first = attempts[firstIndex], last = attempts[lastIndex]
+            // but the first and the last missing one, and each cause tested once.
+            let missing = s.attempts.failing(Session.isENOENT)
+            guard let firstIndex = missing.first, let lastIndex = missing.last else { return nil }
+            let count = missing.count
+            let first = s.attempts[firstIndex], last = s.attempts[lastIndex]
             let timed = first.time != nil && last.time != nil
             let span = (last.time ?? 0) - (first.time ?? 0)
             let connected = s.connected

@@ -75,6 +75,21 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
         return c == Self.none ? nil : names[Int(c)]
     }
 
+    /// The indices of the attempts whose failure cause passes `test`, in order; `test` is asked
+    /// once per distinct cause, not once per attempt (a storm has one or two causes).
+    public func failing(_ test: (String) -> Bool) -> [Int] {
+        var passes = [Bool?](repeating: nil, count: names.count)
+        var out: [Int] = []
+        for i in packed.indices {
+            let c = packed[i].cause
+            guard c != Self.none else { continue }
+            let k = Int(c)
+            if passes[k] == nil { passes[k] = test(names[k]) }
+            if passes[k]! { out.append(i) }
+        }
+        return out
+    }
+
     /// Records the failure of attempt `i`.
     public mutating func setFailure(_ i: Int, cause text: String, source: SourceRef) {
         let cause = number(text), path = number(source.path)
