@@ -1009,7 +1009,9 @@ public final class Analyzer {
             var kept = 0
             for i in events.indices {
                 var keep = true
-                if let r = events[i].repeats, r.frames.isEmpty, !events[i].timeInferred {
+                // (Before sessions: no run here is a connect run folded as a session is built,
+                // whose times as parsed are not kept.)
+                if let r = events[i].repeats, r.frames.isEmpty, r.naive.count == r.lines.count, !events[i].timeInferred {
                     // A folded run of frame lines (one message): line by line, as the other file
                     // may hold only some of them, or hold them unfolded.
                     let file = events[i].fileIndex, pid = events[i].pid, message = events[i].message

@@ -125,6 +125,73 @@ struct ConnectFoldTests {
         #expect(s.events.count == rows.count && s.events.allSatisfy { $0.repeats == nil })
     }
 
+    @Test func randomConnectRunsGiveTheSameTimelines() {
+        // Runs of attempts, failures of three causes, retry notes and other lines of the
+        // extension in random order, lengths and spacing (times that tie included), timed or
+        // not: the folded session tells what its lines tell one by one.
+        var rng = SplitMix(seed: 30)
+        func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        for _ in 0..<120 {
+            var rows: [Row] = []
+            var ms: Int64 = 0
+            for _ in 0..<(20 + pick(300)) {
+                ms += Int64([0, 1, 3, 100, 100, 100, 104, 250][pick(8)])
+                switch pick(20) {
+                case 0..<8: rows.append(Self.attempt(ms))
+                case 8..<14: rows.append(Self.missing(ms))
+                case 14..<16: rows.append(Self.refused(ms))
+                case 16: rows.append((ms, .extension, "socket.connect_failed", "failure: -1", [("status", "-1")]))
+                case 17: rows.append((ms, .extension, "socket.connect_retry", "retrying in 0.3 s", []))
+                default: rows.append((ms, .extension, "extension.note", "memory \(pick(3))", []))
+                }
+            }
+            let timed = pick(4) != 0
+            let s = check(rows, timed: timed, maxEvents: rows.count)
+            // The attempts as the lines make them: an attempt line opens one, a failure closes
+            // the open one or stands for one of its own.
+            var expected: [(line: Int, failureLine: Int?)] = []
+            for (i, r) in rows.enumerated() {
+                if r.2 == "socket.connect_attempt" {
+                    expected.append((i + 1, nil))
+                } else if r.2 == "socket.connect_failed" {
+                    if let last = expected.indices.last, expected[last].failureLine == nil {
+                        expected[last].failureLine = i + 1
+                    } else {
+                        expected.append((i + 1, i + 1))
+                    }
+                }
+            }
+            #expect(s.attempts.map(\.source.line) == expected.map(\.line))
+            #expect(s.attempts.map(\.failureSource?.line) == expected.map(\.failureLine))
+        }
+    }
+
+    @Test func anotherProcessLineInsideAFoldedRunCutsIt() {
+        // pid 100 retries to the end; pid 200 logs one line (it opens no session) halfway, and
+        // that line is placed in pid 100's session by time: two connect rows, as line by line.
+        var events: [Event] = []
+        var n = 0
+        func add(_ ms: Int64, _ pid: Int, _ kind: String, _ message: String) {
+            n += 1
+            events.append(Event(kind: kind, sdk: "jitsi", side: .extension, time: ms * 1000, process: "Ext", pid: pid, message: message,
+                                attrs: [], source: SourceRef(path: "t.log", line: n), order: n, parsedTime: nil, fileIndex: 0))
+        }
+        for k in 0..<100 {
+            add(Int64(k) * 100, 100, "socket.connect_attempt", "open socket connection")
+            add(Int64(k) * 100 + 3, 100, "socket.connect_failed", "failure: socket file missing")
+            if k == 50 { add(Int64(k) * 100 + 5, 200, "extension.loaded", "LKSampleHandler created") }
+        }
+        let r = SessionBuilder().build(events)
+        let s = try! #require(r.sessions.first { $0.pid == 100 })
+        #expect(s.events.count < 60, "folded: \(s.events.count) events")
+        #expect(Self.rows(Timeline.entries(s.events)) == Self.rows(Timeline.entries(events)))
+        #expect(Timeline.entries(s.events).count == 3)
+        // Each line where it stood: the ClickHouse rows' order and the digest of standard input.
+        var places: [(Int64, Int, Int, Int)] = []
+        for e in s.events { e.forEachLinePlace { _, line, p in places.append((p.time, p.order, p.k, line)) } }
+        #expect(places.sorted { ($0.0, $0.1, $0.2) < ($1.0, $1.1, $1.2) }.map(\.3) == Array(1...n))
+    }
+
     @Test func attemptsAsColumnsGiveTheAttemptsBack() {
         var list: [ConnectAttempt] = []
         for k in 0..<40 {

@@ -180,7 +180,9 @@ public struct Event: Sendable {
     /// SDK, process, message, attributes and file, of the same process, side and zone, timed or
     /// not alike. (Texts are interned: nearly always the same `Text`, compared by identity.)
     func repeatsLine(_ other: borrowing Event) -> Bool {
+        // (Its place in reading order is kept as a 32-bit difference from this one's.)
         guard side == other.side, pid == other.pid, fileIndex == other.fileIndex, timeInferred == other.timeInferred,
+            Int32(exactly: other.order - order) != nil,
             displayOffset == other.displayOffset, (time == nil) == (other.time == nil),
             (parsedTime == nil) == (other.parsedTime == nil)
         else { return false }
@@ -196,9 +198,10 @@ public struct Event: Sendable {
     /// Whether `other` has this event's message (the same interned text, or an equal one).
     func sameMessage(_ other: borrowing Event) -> Bool { text === other.text || text.message == other.text.message }
 
-    /// Takes a later line that `repeatsLine` (its resolved time and its line number) into this
-    /// event's run of repeats (made on the first, holding this event's own line first).
-    mutating func foldIn(time otherTime: Int64?, line otherLine: Int) {
+    /// Takes a later line that `repeatsLine` (its resolved time, line number and place in
+    /// reading order) into this event's run of repeats (made on the first, holding this event's
+    /// own line first).
+    mutating func foldIn(time otherTime: Int64?, line otherLine: Int, order otherOrder: Int) {
         // Not `add`: the times are resolved already, and the times as parsed (`naive`), which
         // resolution reads, are not kept (a run folded after resolution has none).
         let r: Repeats
@@ -208,11 +211,83 @@ public struct Event: Sendable {
             r = Repeats()
             r.lines.append(Int32(truncatingIfNeeded: line))
             if let t = time { r.times.append(t) }
+            r.foldedLate = true
             repeats = r
         }
         r.lines.append(Int32(truncatingIfNeeded: otherLine))
         if let t = otherTime { r.times.append(t) }
         FreedMemory.grew(to: r.lines.count)
+        // Places in reading order follow the line numbers (one record a line) until a line
+        // says otherwise; only then are they kept (4 bytes a line).
+        let delta = otherOrder - order
+        if r.orders.isEmpty && delta == otherLine - line {
+            return
+        }
+        if r.orders.isEmpty { r.orders = (0..<(r.lines.count - 1)).map { Int32(truncatingIfNeeded: r.orderDelta($0)) } }
+        r.orders.append(Int32(truncatingIfNeeded: delta))
+    }
+
+    /// Whether it stands for connect lines folded as the session was built (`Event.foldIn`),
+    /// which were events of their own until then.
+    public var foldsLines: Bool { repeats?.foldedLate ?? false }
+
+    /// Where each of its lines stood in the session's list when each line of a folded connect
+    /// run was an event of its own: the list is in (time, reading order), so a line's place is
+    /// its own (time, order, 0) when it was folded in, and the event's (time, order) with the
+    /// line's index in the run otherwise (a run folded while reading, frames or relay stats,
+    /// was one event). `body` gets (the line's time, its number, its place).
+    public func forEachLinePlace(_ body: (Int64?, Int, (time: Int64, order: Int, k: Int)) -> Void) {
+        let head = time ?? Int64.min
+        guard let r = repeats, r.foldedLate else {
+            var k = 0
+            forEachTimeAndLine { t, line in
+                body(t, line, (head, order, k))
+                k += 1
+            }
+            return
+        }
+        var k = 0
+        forEachTimeAndLine { t, line in
+            body(t, line, (t ?? Int64.min, order + r.orderDelta(k), 0))
+            k += 1
+        }
+    }
+
+    /// The place (time, order) of its last line, as `forEachLinePlace` gives it.
+    var lastLinePlace: (Int64, Int) {
+        guard let r = repeats, r.foldedLate else { return (time ?? Int64.min, order) }
+        return (lastTime ?? Int64.min, order + r.orderDelta(r.lines.count - 1))
+    }
+
+    /// A folded connect run cut at `place`: its lines before it, and those after it as an event
+    /// of their own (nil when none is after it). A part of one line is a plain event.
+    func cut(at place: (Int64, Int)) -> (before: Event, after: Event?) {
+        guard let r = repeats, r.foldedLate else { return (self, nil) }
+        var keep: [Int] = [], move: [Int] = []
+        for k in r.lines.indices {
+            let t = k < r.times.count ? r.times[k] : time
+            if (t ?? Int64.min, order + r.orderDelta(k)) < place { keep.append(k) } else { move.append(k) }
+        }
+        guard !move.isEmpty, !keep.isEmpty else { return (self, nil) }
+        func part(_ ks: [Int]) -> Event {
+            var e = self
+            let head = ks[0]
+            if head < r.times.count { e.time = r.times[head] }
+            e.line = Int(r.lines[head])
+            e.order = order + r.orderDelta(head)
+            guard ks.count > 1 else {
+                e.repeats = nil
+                return e
+            }
+            let p = Repeats()
+            p.lines = ks.map { r.lines[$0] }
+            p.times = ks.compactMap { $0 < r.times.count ? r.times[$0] : nil }
+            p.foldedLate = true
+            if !r.orders.isEmpty { p.orders = ks.map { r.orders[$0] - r.orders[head] } }
+            e.repeats = p
+            return e
+        }
+        return (part(keep), part(move))
     }
 
     /// The line at `src` that this event stands for, as an event of its own, or nil.
@@ -224,6 +299,7 @@ public struct Event: Sendable {
         var e = self
         if k < r.times.count { e.time = r.times[k] }
         e.line = src.line
+        if r.foldedLate { e.order += r.orderDelta(k) }
         e.repeats = nil
         return e
     }
@@ -292,6 +368,16 @@ public final class Repeats: @unchecked Sendable {
     var frames: [Int32] = []
     var fps: [Float] = []
     var dropped: [Int32] = []
+    /// Connect lines folded as the session is built (`Event.foldIn`), which were events of
+    /// their own until then.
+    var foldedLate = false
+    /// For those: each line's place in reading order less the event's own `order` (the order
+    /// the lines had as events of their own: `Event.forEachLinePlace`); empty while it is the
+    /// line number's difference (one record a line), and for runs folded while reading.
+    var orders: [Int32] = []
+
+    /// Line `k`'s place in reading order less the first line's.
+    func orderDelta(_ k: Int) -> Int { orders.isEmpty ? Int(lines[k]) - Int(lines[0]) : Int(orders[k]) }
 
     init() {}
 
@@ -325,6 +411,8 @@ public final class Repeats: @unchecked Sendable {
         frames += other.frames
         fps += other.fps
         dropped += other.dropped
+        orders += other.orders
+        foldedLate = foldedLate || other.foldedLate
     }
 
     /// A copy with every time moved by `delta` (relay lines put on the device's clock).
@@ -337,6 +425,8 @@ public final class Repeats: @unchecked Sendable {
         r.frames = frames
         r.fps = fps
         r.dropped = dropped
+        r.orders = orders
+        r.foldedLate = foldedLate
         return r
     }
 }

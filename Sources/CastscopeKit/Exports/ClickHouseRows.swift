@@ -184,7 +184,7 @@ public struct ClickHouseRows {
         b.string("Reason", s.reason)
         b.int("StartInferred", s.startInferred ? 1 : 0)
         b.int("Attempts", Int64(s.attempts.count))
-        b.int("FailedAttempts", Int64(s.attempts.filter { $0.failure != nil }.count))
+        b.int("FailedAttempts", Int64(s.attempts.failedCount))
         b.double("SecondsToConnect", s.connectedAt.flatMap { c in s.start.map { Double(c - $0) / 1e6 } })
         b.int("Frames", Int64(s.frames))
         var fps: Double?
@@ -274,23 +274,30 @@ public struct ClickHouseRows {
         // others), numbered: `SessionSeq` orders lines whose times tie (second-resolution
         // logs), which `windowFunnel` needs.
         var lines: [(time: Int64, event: Int32, k: Int32, line: Int32)] = []
-        // A retry storm's attempts and failures are folded into one event each
-        // (`SessionBuilder.foldConnectLine`): lines whose times tie (untimed, or whole seconds)
-        // are then put in file and line order, the order they were read in, and not event by
-        // event, which would put every attempt before every failure.
-        var byLine = false
-        for (i, e) in s.events.enumerated() {
-            var k: Int32 = 0
-            if e.repeats != nil && SessionBuilder.connectCodes.contains(e.code) { byLine = true }
-            e.forEachTimeAndLine { t, line in
-                lines.append((t ?? Int64.min, Int32(i), k, Int32(truncatingIfNeeded: line)))
-                k += 1
+        if s.events.contains(where: \.foldsLines) {
+            // A retry storm's connect lines folded as the session was built: each line sorted
+            // by where it stood when it was an event of its own (`Event.forEachLinePlace`), so
+            // that lines whose times tie keep the order they had (not every attempt before
+            // every failure).
+            var places: [(time: Int64, order: Int, k: Int)] = []
+            for (i, e) in s.events.enumerated() {
+                e.forEachLinePlace { t, line, place in
+                    lines.append((t ?? Int64.min, Int32(i), Int32(truncatingIfNeeded: place.k), Int32(truncatingIfNeeded: line)))
+                    places.append(place)
+                }
             }
-        }
-        if byLine {
-            let file = s.events.map { Int32(truncatingIfNeeded: $0.fileIndex) }
-            lines.sort { ($0.time, file[Int($0.event)], $0.line, $0.event, $0.k) < ($1.time, file[Int($1.event)], $1.line, $1.event, $1.k) }
+            let order = lines.indices.sorted { a, b in
+                (lines[a].time, places[a].time, places[a].order, places[a].k) < (lines[b].time, places[b].time, places[b].order, places[b].k)
+            }
+            lines = order.map { lines[$0] }
         } else {
+            for (i, e) in s.events.enumerated() {
+                var k: Int32 = 0
+                e.forEachTimeAndLine { t, line in
+                    lines.append((t ?? Int64.min, Int32(i), k, Int32(line)))
+                    k += 1
+                }
+            }
             lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
         }
         let sessionPart = self.sessionPart(sid)

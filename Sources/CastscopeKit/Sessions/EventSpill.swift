@@ -245,6 +245,8 @@ public final class EventSpill: @unchecked Sendable {
             w.i32s(r.frames)
             w.i32s(r.fps.map { Int32(bitPattern: $0.bitPattern) })
             w.i32s(r.dropped)
+            w.i32s(r.orders)
+            w.u8(r.foldedLate ? 1 : 0)
         }
     }
 
@@ -278,6 +280,8 @@ public final class EventSpill: @unchecked Sendable {
             rep.frames = r.i32s()
             rep.fps = r.i32s().map { Float(bitPattern: UInt32(bitPattern: $0)) }
             rep.dropped = r.i32s()
+            rep.orders = r.i32s()
+            rep.foldedLate = r.u8() != 0
             repeats = rep
         }
         return Event(kind: kind, sdk: sdk, side: side, time: time, displayOffset: displayOffset,

@@ -353,7 +353,7 @@ public struct SessionBuilder {
                     guard ev[j].repeats != nil || runIsLong(ev, before: x, side: ev[x].side), ev[j].repeatsLine(ev[x]) else {
                         return false
                     }
-                    ev[j].foldIn(time: ev[x].time, line: ev[x].line)
+                    ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order)
                     // The latest line takes the folded one's place; the list loses its last.
                     ev.swapAt(x, x + 1)
                     return true
@@ -363,6 +363,45 @@ public struct SessionBuilder {
             return false
         }
         if folded { events.removeLast() }
+    }
+
+    /// A line of the session's side that joined it later (another extension process's line, or
+    /// a late one, placed by time) can fall inside a folded connect run, which the lines one by
+    /// one would have shown as two runs: the folded events are cut there, the lines after it
+    /// going into events of their own placed after it (cut again if another such line falls
+    /// among them). `events` is in (time, order) order, as `SessionStream` sorts it.
+    static func cutFoldedRuns(_ events: inout [Event]) {
+        var i = 0
+        while i < events.count {
+            guard events[i].foldsLines else {
+                i += 1
+                continue
+            }
+            let side = events[i].side
+            let last = events[i].lastLinePlace
+            var j = i + 1
+            var cutAt: Int?
+            while j < events.count {
+                let place = (events[j].time ?? Int64.min, events[j].order)
+                if !(place < last) { break }
+                if events[j].side == side && !connectCodes.contains(events[j].code) {
+                    cutAt = j
+                    break
+                }
+                j += 1
+            }
+            if let c = cutAt {
+                let (before, after) = events[i].cut(at: (events[c].time ?? Int64.min, events[c].order))
+                events[i] = before
+                if let after {
+                    let key = (after.time ?? Int64.min, after.order)
+                    var p = c + 1
+                    while p < events.count, (events[p].time ?? Int64.min, events[p].order) < key { p += 1 }
+                    events.insert(after, at: p)
+                }
+            }
+            i += 1
+        }
     }
 
     /// Whether the `foldFrom` events before `x` are all connect lines of `side`.

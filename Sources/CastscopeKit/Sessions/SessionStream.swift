@@ -549,6 +549,7 @@ public struct SessionStream {
         if !l.joined.isEmpty {
             s.events.append(contentsOf: l.joined)
             s.events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+            if s.events.contains(where: \.foldsLines) { SessionBuilder.cutFoldedRuns(&s.events) }
         }
         builder.decideFromHost(&s)
         return s
