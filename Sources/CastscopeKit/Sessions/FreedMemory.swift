@@ -15,7 +15,7 @@ import Synchronization
 /// pages in the middle of the heap too (`madvise`). A bundle of ordinary sessions never gets
 /// here: its allocator is left as it is (a fixed threshold costs every big buffer page faults).
 enum FreedMemory {
-    static let from = 1 << 17
+    static let from = 1 << 15
 
     /// Called with a column's new count: acts when it is a power of two from `from` on (the
     /// column has just moved to a block twice as big).
