@@ -16,8 +16,7 @@ final class Spill {
     deinit { if let file { fclose(file) } }
 
     func append(_ b: [UInt8]) {
-        buffer.append(contentsOf: b)
-        spillIfFull()
+        b.withUnsafeBytes { append($0) }
     }
 
     func append(_ b: UnsafeRawBufferPointer) {
@@ -155,7 +154,7 @@ final class StreamedReport {
 
     /// A session's bytes, as `take` writes them (any thread; reads only what `begin` set).
     func prepare(_ s: Session, _ findings: [Finding]) -> SessionPart {
-        guard text == nil else { return SessionPart(sessionBytes(s, findings, first: true)) }
+        if let r = text { return SessionPart(sessionBytes(r, s, findings)) }
         let part = SessionPart()
         _ = JSONReport.writeSessionElement(s, first: true) { part.add($0) }
         return part
@@ -174,9 +173,9 @@ final class StreamedReport {
         }
     }
 
-    /// One session as the report writes it (text: sanitized; JSON: an element of `sessions`).
-    private func sessionBytes(_ s: Session, _ findings: [Finding], first: Bool) -> [UInt8] {
-        guard let r = text else { return JSONReport.sessionElement(s, first: first) }
+    /// One session as the text report writes it, sanitized (JSON elements are written as they
+    /// are made: `JSONReport.writeSessionElement`).
+    private func sessionBytes(_ r: TextReport, _ s: Session, _ findings: [Finding]) -> [UInt8] {
         var block = OutputBuffer(capacity: 1 << 12)
         r.sessionBlock(s, findings: findings, into: &block)
         if r.width != nil { return Array(terminal(r, block.string).utf8) }
@@ -196,12 +195,12 @@ final class StreamedReport {
             func sessions() -> Bool {
                 var ok = true
                 for (i, s) in report.sessions.enumerated() where ok {
-                    guard text != nil else {
+                    guard let r = text else {
                         // JSON: written as it is made (a session can be tens of megabytes).
                         ok = JSONReport.writeSessionElement(s, first: i == 0) { b in b.withUnsafeBytes { OutputWriter.writeAll($0, to: f) } }
                         continue
                     }
-                    ok = sessionBytes(s, bySession[s.id] ?? [], first: i == 0).withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
+                    ok = sessionBytes(r, s, bySession[s.id] ?? []).withUnsafeBytes { OutputWriter.writeAll($0, to: f) }
                 }
                 return ok
             }

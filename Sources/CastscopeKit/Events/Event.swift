@@ -270,15 +270,12 @@ public struct Event: Sendable {
         }
         guard !move.isEmpty, !keep.isEmpty else { return (self, nil) }
         func part(_ ks: [Int]) -> Event {
-            var e = self
             let head = ks[0]
+            guard ks.count > 1 else { return alone(head) }
+            var e = self
             if head < r.times.count { e.time = r.times[head] }
             e.line = Int(r.lines[head])
             e.order = order + r.orderDelta(head)
-            guard ks.count > 1 else {
-                e.repeats = nil
-                return e
-            }
             let p = Repeats()
             p.lines = ks.map { r.lines[$0] }
             p.times = ks.compactMap { $0 < r.times.count ? r.times[$0] : nil }
@@ -296,20 +293,23 @@ public struct Event: Sendable {
         guard sourcePath == src.path, let k = r.lines.lastIndex(of: Int32(truncatingIfNeeded: src.line)),
             Int(r.lines[k]) == src.line
         else { return nil }
-        var e = self
-        if k < r.times.count { e.time = r.times[k] }
-        e.line = src.line
-        if r.foldedLate { e.order += r.orderDelta(k) }
-        e.repeats = nil
-        return e
+        return alone(k)
     }
 
     /// The event as its last line alone (for "decided by" evidence).
     var lastLine: Event {
-        guard repeats != nil else { return self }
+        guard let r = repeats else { return self }
+        return alone(r.lines.count - 1)
+    }
+
+    /// Line `k` of the lines it stands for, as an event of its own: that line's time, number
+    /// and (for a folded connect run) place in reading order.
+    private func alone(_ k: Int) -> Event {
+        guard let r = repeats else { return self }
         var e = self
-        e.time = lastTime
-        e.source = lastSource
+        if k < r.times.count { e.time = r.times[k] }
+        e.line = Int(r.lines[k])
+        if r.foldedLate { e.order += r.orderDelta(k) }
         e.repeats = nil
         return e
     }
@@ -357,7 +357,8 @@ extension Array where Element == Event {
 }
 
 /// The lines a repeated event stands for: times as parsed (for resolution; none in a run folded
-/// after resolution, `Event.foldIn`), resolved times, and line numbers. Shared by copies of the event; written only while reading and resolving.
+/// after resolution, `Event.foldIn`), resolved times, and line numbers. Shared by copies of the
+/// event; written only while reading and resolving, and by `Event.foldIn`.
 public final class Repeats: @unchecked Sendable {
     var naive: [Int64] = []
     var lines: [Int32] = []
