@@ -32,8 +32,8 @@ def build(sanitizer):
     print(f"fuzz: building {os.path.basename(binary)} (-sanitize={sanitizer})", flush=True)
     cmd = ["nice", "-n", "10", "swiftc", "-sanitize=" + sanitizer, "-parse-as-library", "-O", "-swift-version", "6",
            "-enforce-exclusivity=unchecked", "-module-name", "CastscopeKit",
-           "-I", os.path.join(ROOT, "Sources/CCastscopeSystemd"), "-I", os.path.join(ROOT, "Sources/CCastscopeZlib"),
-           "-I", os.path.join(ROOT, "Sources/CCastscopeLZ4"),
+           # every system-library module of Sources/ (CCastscope*), so a new one is not missed
+           *[a for d in sorted(glob.glob(os.path.join(ROOT, "Sources/CCastscope*"))) for a in ("-I", d)],
            *srcs, "-lsystemd", "-lz", "-llz4", "-o", binary]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
