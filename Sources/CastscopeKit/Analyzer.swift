@@ -211,6 +211,10 @@ public final class Analyzer {
     /// sessions are handed on; `readsAsItGoes`); it is read a second time when that fails, so
     /// a sink must accept `willStreamSessions` again, as a new start.
     public var streamsWhileReading = true
+    /// True while sessions are handed on from a read that may still give up and start over
+    /// (`willStreamSessions` is then called again): a sink that cannot take back what it
+    /// wrote (ClickHouse) keeps it until the analysis is final.
+    public private(set) var readingAsItGoes = false
     /// Whether relay lines go to their sessions as they are read and leave memory when those
     /// close (`RelayStage`); off, they are held to the end as the phone's are (tests compare).
     public var spillsRelayLines = true
@@ -231,7 +235,10 @@ public final class Analyzer {
                 partial.inputs = [InputSummary(path: path)]
                 willStreamSessions?(partial)
             }
-            if let report = run(paths, streamed: streamed) {
+            readingAsItGoes = true
+            let made = run(paths, streamed: streamed)
+            readingAsItGoes = false
+            if let report = made {
                 lastReadMode = .streamed
                 return report
             }

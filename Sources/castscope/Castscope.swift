@@ -480,11 +480,12 @@ struct Analyze: ParsableCommand {
                 if t.isStdout { r.width = navigation.columns() }
                 return StreamedReport(target: t, text: r)
             }
-            // Rows sent to ClickHouse cannot be taken back if the analyzer starts over.
-            analyzer.streamsWhileReading = clickhouse.url == nil
-            analyzer.willStreamSessions = { partial in
+            // Rows sent to ClickHouse cannot be taken back if the analyzer starts over: while it
+            // may, the export compresses and keeps its batches (sent when the analysis is final).
+            analyzer.willStreamSessions = { [unowned analyzer] partial in
                 for s in streamed { s.begin(partial) }
-                rowStream = clickhouseStream?()
+                rowStream?.abandon()
+                rowStream = clickhouseStream?(analyzer.readingAsItGoes)
             }
             // Each session's report bytes are made on the threads that finish sessions, two
             // at once; they are written, and its rows made, in session order.

@@ -68,9 +68,12 @@ enum ClickHouseAnalyzeExport {
 
     /// For sessions handed on as they end: rows made and sent as each session comes (nil
     /// without `--clickhouse`, or when the bundle id needs the report: standard input).
-    static func stream(_ options: ClickHouseOptions, digest: Worker<String>?) -> (() -> ClickHouseStreamExport)? {
+    /// `holds`: the analysis may still start over (the export then keeps its batches to the end).
+    static func stream(_ options: ClickHouseOptions, digest: Worker<String>?) -> ((_ holds: Bool) -> ClickHouseStreamExport)? {
         guard let target = options.target(), let digest else { return nil }
-        return { ClickHouseStreamExport(export(options, target), bundleIdIfKnown: digest.poll, waitForBundleId: digest.join) }
+        return { holds in
+            ClickHouseStreamExport(export(options, target), bundleIdIfKnown: digest.poll, waitForBundleId: digest.join, holds: holds)
+        }
     }
 
     static func run(_ options: ClickHouseOptions, report: AnalysisReport, paths: [String], digest: Worker<String>? = nil,

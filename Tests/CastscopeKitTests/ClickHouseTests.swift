@@ -250,6 +250,60 @@ struct ClickHouseTests {
         #expect(down.stderr.contains("tables not (completely) written: castscope_sessions, castscope_events, castscope_inputs"), "\(down.stderr)")
     }
 
+    @Test("analyze --clickhouse of a big log, its sessions handed on while it is read: the rows of a whole read, nothing twice; a read that gives up half-way and starts over sends nothing of its first go")
+    func readAsItGoesIntoServer() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try ClickHouseTestServer.withSchema(scratch: dir)
+        defer { server.stop() }
+        // Over 32 MB: three ranges of 16 MB at most, so that the third meets lines of the first
+        // two already fed.
+        let dense = try denseBenchLog(megabytes: 34, in: dir)
+        // A line from the file's start copied to its end: earlier than lines already fed, so
+        // the analyzer gives up after handing on hundreds of sessions, and reads again.
+        let late = dir.appendingPathComponent("late.log")
+        var text = try String(contentsOf: dense, encoding: .utf8)
+        text += text.split(separator: "\n").first { $0.contains("[SBCBroadcast]") }! + "\n"
+        try text.write(to: late, atomically: true, encoding: .utf8)
+        let tables = ["castscope_sessions", "castscope_events", "castscope_findings", "castscope_inputs"]
+        // A first analysis, so that what the server adds once (one row the first time) is not counted below.
+        #expect(try castscope(["analyze", "samples/healthy-jitsi", "--clickhouse", server.url]).status == 0)
+        for (input, gaveUp) in [(dense, false), (late, true)] {
+            for t in tables { _ = try server.query("TRUNCATE TABLE \(t)") }
+            // The rows of the whole read (one thread), as files.
+            let files = dir.appendingPathComponent("rows-" + input.lastPathComponent)
+            let whole = try castscope(["analyze", "--threads", "1", "--clickhouse", "file://" + files.path, input.path])
+            #expect(whole.status == 0, "\(whole.stderr)")
+            // Rows the server took, counted by the server (merges cannot hide a row sent twice).
+            let inserted = "SELECT value FROM system.events WHERE event = 'InsertedRows'"
+            let before = try server.number(inserted)
+            let r = try castscope(["analyze", "--threads", "2", "--clickhouse", server.url, input.path], env: ["CASTSCOPE_STAGES": "1"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("given up: a line earlier") == gaveUp, "\(r.stderr)")
+            // Read as it went: no whole-bundle steps (unless it started over).
+            #expect(r.stderr.contains("times, zone, dedupe") == gaveUp, "\(r.stderr)")
+            var all = 0
+            for t in tables {
+                let lines = try String(contentsOf: files.appendingPathComponent(t + ".jsonl"), encoding: .utf8)
+                    .split(separator: "\n").count
+                all += lines
+                // Raw rows, not FINAL: none left from the first go.
+                #expect(try server.number("SELECT count() FROM \(t)") == lines, "\(input.lastPathComponent): \(t)")
+            }
+            // Each sent once.
+            let took = try server.number(inserted) - before
+            #expect(took == all, "\(input.lastPathComponent): \(took) rows inserted, \(all) made")
+            #expect(try server.number("SELECT count() FROM castscope_sessions") > 300, "hundreds of sessions")
+            let ids = try String(contentsOf: files.appendingPathComponent("castscope_sessions.jsonl"), encoding: .utf8)
+                .split(separator: "\n").compactMap { line -> String? in
+                    guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+                    return o["SessionId"] as? String
+                }.sorted()
+            let stored = try server.query("SELECT SessionId FROM castscope_sessions ORDER BY SessionId").split(separator: "\n").map(String.init)
+            #expect(stored == ids, "\(input.lastPathComponent): the same sessions")
+        }
+    }
+
     @Test("tail --clickhouse writes the findings it prints into castscope_findings, keyed by session, rule, time and message: a second tail of the same stream replaces them")
     func tailFindings() throws {
         let dir = try temporaryDirectory()

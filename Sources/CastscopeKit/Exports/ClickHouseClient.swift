@@ -146,7 +146,12 @@ public struct ClickHouseClient: Sendable {
     /// For a `Distributed` table the insert is synchronous (`insert_distributed_sync`), so the
     /// answer means every shard has the rows.
     public func insert(table: String, rows: [UInt8]) throws {
-        let compressed = try Gzip.compress(rows)
+        try insert(table: table, gzipped: try Gzip.compress(rows))
+    }
+
+    /// The same with the body already compressed (batches held while `analyze` could still
+    /// read the bundle again, `BatchSender.hold`).
+    public func insert(table: String, gzipped compressed: [UInt8]) throws {
         var settings: [(String, String)] = []
         settings.append(("insert_distributed_sync", "1"))
         _ = try request(query: "INSERT INTO \(table) FORMAT JSONEachRow", settings: settings, body: compressed, gzip: true)
@@ -309,6 +314,10 @@ extension Substring {
 /// gzip compression through zlib (level 1: the bodies are JSON, which compresses well fast).
 public enum Gzip {
     public static func compress(_ input: [UInt8], level: Int32 = 1) throws -> [UInt8] {
+        try input.withUnsafeBytes { try compress($0, level: level) }
+    }
+
+    public static func compress(_ inp: UnsafeRawBufferPointer, level: Int32 = 1) throws -> [UInt8] {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer { deflateEnd(stream); stream.deinitialize(count: 1); stream.deallocate() }
@@ -318,15 +327,13 @@ public enum Gzip {
         // Not zero-filled first: only the pages deflate writes are touched (JSON shrinks to a
         // fraction of the bound).
         var produced = -1
-        let out = [UInt8](unsafeUninitializedCapacity: Int(deflateBound(stream, uLong(input.count))) + 64) { o, count in
-            input.withUnsafeBytes { inp in
-                stream.pointee.next_in = UnsafeMutablePointer(mutating: inp.bindMemory(to: Bytef.self).baseAddress)
-                stream.pointee.avail_in = uInt(inp.count)
-                stream.pointee.next_out = o.baseAddress
-                stream.pointee.avail_out = uInt(o.count)
-                let rc = deflate(stream, Z_FINISH)
-                produced = rc == Z_STREAM_END ? Int(stream.pointee.total_out) : -1
-            }
+        let out = [UInt8](unsafeUninitializedCapacity: Int(deflateBound(stream, uLong(inp.count))) + 64) { o, count in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: inp.bindMemory(to: Bytef.self).baseAddress)
+            stream.pointee.avail_in = uInt(inp.count)
+            stream.pointee.next_out = o.baseAddress
+            stream.pointee.avail_out = uInt(o.count)
+            let rc = deflate(stream, Z_FINISH)
+            produced = rc == Z_STREAM_END ? Int(stream.pointee.total_out) : -1
             count = max(0, produced)
         }
         guard produced >= 0 else { throw ClickHouseError(description: "gzip: deflate failed", retryable: false) }

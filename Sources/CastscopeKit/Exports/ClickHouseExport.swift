@@ -155,6 +155,19 @@ public struct ClickHouseExport {
         return result
     }
 
+    /// One insert of a body compressed before (`HeldBatches`), with retries; nil when
+    /// acknowledged, else the error.
+    func send(_ table: String, gzipped: [UInt8]) -> String? {
+        guard case .server(let client) = target else { return "\(table): a held batch for a target that is not a server" }
+        do {
+            try retry.run({ try client.insert(table: table, gzipped: gzipped) },
+                          onRetry: { e, attempt, delay in onRetry("\(table): \(e) (attempt \(attempt)); retrying in \(Fmt.decimal(delay, 1)) s") })
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// One insert with retries; nil when acknowledged, else the error.
     func send(_ table: String, _ b: inout ClickHouseRowBuffer) -> String? {
         guard b.rows > 0 else { return nil }
@@ -179,10 +192,16 @@ final class BatchSender {
     let slots: Int
     private var spare: [ClickHouseRowBuffer] = []
     /// A batch being sent: moved in (not copied), so that its buffer stays uniquely owned.
-    final class Box: @unchecked Sendable { var batch = ClickHouseRowBuffer(capacity: 0) }
+    /// While held: its compressed body, to be kept.
+    final class Box: @unchecked Sendable {
+        var batch = ClickHouseRowBuffer(capacity: 0)
+        var compressed: [UInt8]?
+    }
     private var inflight: [(Worker<String?>, Box, Int)] = []
     private(set) var failure: String?
     private(set) var written = 0
+    /// Batches compressed and kept in order instead of sent (`hold`), or nil: sending.
+    private var held: HeldBatches?
 
     init(_ export: ClickHouseExport, table: String) {
         self.export = export
@@ -201,16 +220,55 @@ final class BatchSender {
         swap(&box.batch, &buffer)
         buffer = spare.popLast() ?? ClickHouseRowBuffer(capacity: box.batch.bytes.count)
         let export = self.export, table = self.table
+        if held != nil {
+            // Compressed on the worker as a batch to send would be, and kept when settled
+            // (in order): sent by `release`.
+            inflight.append((Worker {
+                do { box.compressed = try box.batch.withUnsafeBytes { try Gzip.compress($0) } } catch { return "\(table): \(error)" }
+                return nil
+            }, box, box.batch.rows))
+            return
+        }
         inflight.append((Worker { export.send(table, &box.batch) }, box, box.batch.rows))
     }
 
     private func settleOldest() {
         let (w, box, n) = inflight.removeFirst()
-        if let e = w.join() { failure = failure ?? e } else { written += n }
+        if let e = w.join() {
+            failure = failure ?? e
+        } else if let body = box.compressed {
+            box.compressed = nil
+            if let held { held.append(body, rows: n) } else { written += n }
+        } else {
+            written += n
+        }
         box.batch.removeAll()
         var back = ClickHouseRowBuffer(capacity: 0)
         swap(&back, &box.batch)
         spare.append(back)
+    }
+
+    /// From now on batches are compressed and kept, not sent, until `release` (a server: a
+    /// directory's files are begun afresh by the export that replaces this one).
+    func hold() {
+        if case .server = export.target, held == nil { held = HeldBatches() }
+    }
+
+    /// Sends the batches kept by `hold`, in order, and sends from then on.
+    func release() {
+        guard held != nil else { return }
+        while !inflight.isEmpty { settleOldest() }
+        let kept = held!
+        held = nil
+        let export = self.export, table = self.table
+        kept.forEach { body, rows in
+            while inflight.count >= slots { settleOldest() }
+            guard failure == nil else { return }
+            guard let body else { failure = "\(table): a batch kept in a temporary file could not be read back"; return }
+            let box = Box()
+            box.compressed = body
+            inflight.append((Worker { export.send(table, gzipped: body) }, box, rows))
+        }
     }
 
     /// Waits for every batch sent.
@@ -251,7 +309,11 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
         self.init(export, bundleIdIfKnown: { bundleId }, waitForBundleId: { bundleId })
     }
 
-    public init(_ export: ClickHouseExport, bundleIdIfKnown: @escaping () -> String?, waitForBundleId: @escaping () -> String) {
+    /// `holds`: the analysis may still start over (`Analyzer.readingAsItGoes`): batches for a
+    /// server are compressed and kept until `finish`, when the analysis is final.
+    public init(_ export: ClickHouseExport, bundleIdIfKnown: @escaping () -> String?, waitForBundleId: @escaping () -> String,
+                holds: Bool = false)
+    {
         self.export = export
         self.bundleIdIfKnown = bundleIdIfKnown
         self.waitForBundleId = waitForBundleId
@@ -260,6 +322,15 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
         eventsOut = BatchSender(export, table: "castscope_events")
         findingsOut = BatchSender(export, table: "castscope_findings")
         inputsOut = BatchSender(export, table: "castscope_inputs")
+        if holds { for s in senders { s.hold() } }
+    }
+
+    var senders: [BatchSender] { [inputsOut, sessionsOut, findingsOut, eventsOut] }
+
+    /// The analysis started over: waits for what is being written (a directory's files are
+    /// begun afresh by the next export) and sends nothing of what was kept.
+    public func abandon() {
+        for s in senders { s.finish() }
     }
 
     func note(_ t: Int64?) {
@@ -307,6 +378,8 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
     /// The rest (lines outside sessions, the bundle's findings, the inputs), then waits for
     /// every insert.
     public func finish(_ report: AnalysisReport) -> ClickHouseExport.Result {
+        // The analysis is final: what was kept goes out first, in order.
+        for s in senders { s.release() }
         if rows == nil { start(bundleId: waitForBundleId()) }
         let batch = export.batchRows
         for e in report.unattached {
@@ -324,6 +397,6 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
         sessionsOut.launch(&sessions)
         eventsOut.launch(&events)
         findingsOut.launch(&findings)
-        return ClickHouseExport.result([inputsOut, sessionsOut, findingsOut, eventsOut])
+        return ClickHouseExport.result(senders)
     }
 }

@@ -25,6 +25,10 @@ public struct ClickHouseRowBuffer: Sendable {
     }
 
     public var bytes: [UInt8] { out.bytes }
+    /// The rows' bytes lent, without a copy.
+    public func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try out.withUnsafeBytes { try body(UnsafeRawBufferPointer($0)) }
+    }
     public mutating func begin() { out.byte(UInt8(ascii: "{")); first = true }
     public mutating func end() { out.byte(UInt8(ascii: "}")); out.byte(0x0A); rows += 1 }
     /// Empties the buffer and keeps its memory (the next batch is written into the same pages).
