@@ -56,6 +56,28 @@ import Testing
                          stderr: try String(contentsOf: errURL, encoding: .utf8))
     }
 
+    /// Found by a differential run (two extensions open, one host-app line): tail ended one of
+    /// them at random, by the order of a dictionary (a new hash seed per process).
+    @Test("with several extensions connected, the host app's \"server stream end\" ends the newest session, in tail as in analyze, every run")
+    func aHostEndGoesToTheNewestSession() throws {
+        var text = ""
+        for k in 1...6 {
+            text += "2026-03-12 10:20:0\(k).000000+0100 Ext\(k)[\(10 + k):99] broadcast started\n"
+            text += "2026-03-12 10:20:0\(k).100000+0100 Ext\(k)[\(10 + k):99] client stream open completed\n"
+        }
+        text += "2026-03-12 10:20:06.500000+0100 App[5:99] server stream end encountered\n"
+        let stream = Data(text.utf8)
+        let analyzed = try castscope(["analyze", "--no-color", "-"], stdin: stream)
+        #expect(analyzed.stdout.contains("S6  jitsi · Ext6[16]  completed"), "\(analyzed.stdout)")
+        // Each run of the command hashes with another seed: six runs, six chances to differ.
+        for _ in 0..<6 {
+            let tailed = try castscope(["tail", "--no-journal", "--events", "--no-color", "-"], stdin: stream)
+            #expect(tailed.status == 0)
+            let ended = tailed.stdout.split(separator: "\n").filter { $0.contains(" ended ") }
+            #expect(ended.count == 1 && ended[0].contains("S6 ended      jitsi Ext6[16]  completed"), "\(tailed.stdout)")
+        }
+    }
+
     @Test("tail reports the device-side frame stall and the findings analyze reports on the same lines")
     func stallsAndFindings() throws {
         let stream = try stalledStream()

@@ -67,7 +67,8 @@ public final class LiveSessions {
         if e.side == .extension {
             k = key(e)
         } else if e.side == .system, let pid = e.attr("target_pid").flatMap({ Int($0) }) {
-            k = streams.keys.first(where: { $0.hasSuffix("[\(pid)]") })
+            // The newest stream of that pid (a dictionary's order differs from run to run).
+            k = streams.keys.filter { $0.hasSuffix("[\(pid)]") }.max { number($0) < number($1) }
         } else if e.side == .system, streams[key(e)] != nil {
             k = key(e)
         }
@@ -185,12 +186,23 @@ public final class LiveSessions {
         }
     }
 
-    /// Host-app lines: the extension closing its end finishes a connected open session.
+    /// The number of the stream's latest session (`S12` → 12), -1 for none: sessions are
+    /// numbered as they start.
+    func number(_ k: String) -> Int { ids[k]?.last.flatMap { Int($0.dropFirst()) } ?? -1 }
+
+    /// Host-app lines: the extension closing its end finishes a connected open session: the
+    /// newest one that had started by the line, as `analyze` places a host line (with two
+    /// extensions open, a dictionary's order picked one at random, differently run to run).
     func hostEvent(_ e: Event) -> [Change] {
         guard e.side == .app, e.kind == "server.client_disconnected" || e.kind == "app.extension_disconnected" else { return [] }
+        var newest: String?
         for (k, s) in streams where s.phase != .ended && s.phase != .idle {
             guard let i = s.sessions.indices.last, s.sessions[i].connectedAt != nil else { continue }
-            var stream = s
+            if let t = e.time, let start = s.sessions[i].start, t < start { continue }
+            if newest.map({ number(k) > number($0) }) ?? true { newest = k }
+        }
+        if let k = newest, let i = streams[k]!.sessions.indices.last {
+            var stream = streams[k]!
             stream.sessions[i].events.append(e)
             stream.sessions[i].end = e.time
             stream.sessions[i].outcome = .completed
@@ -233,8 +245,10 @@ public final class LiveSessions {
     /// Called now and then with the current time: device sessions whose frames stopped.
     public func tick(now: Int64) -> [Change] {
         var changes: [Change] = []
-        for (k, s) in streams where s.phase == .streaming {
-            guard let i = s.sessions.indices.last, let last = s.sessions[i].lastFrameAt else { continue }
+        // In session order: several stalls in one tick are printed in the same order every run.
+        for k in streams.keys.sorted(by: { number($0) < number($1) }) {
+            let s = streams[k]!
+            guard s.phase == .streaming, let i = s.sessions.indices.last, let last = s.sessions[i].lastFrameAt else { continue }
             let id = ids[k]?[i] ?? "?"
             if now - last > stallAfterMicros {
                 if stalledSessions.insert(id).inserted {
