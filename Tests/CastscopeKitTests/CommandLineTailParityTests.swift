@@ -78,6 +78,31 @@ import Testing
         }
     }
 
+    /// Found by a review for the same cause: three processes that had the same pid (a pid
+    /// reused), none in a session yet, then a kill naming the pid: tail picked the stream at
+    /// random. It goes to the stream of the pid's latest line, as in `analyze`.
+    @Test("a kill naming a pid three processes had goes to the same stream every run")
+    func aKillOfASharedPidIsDecidedTheSameWay() throws {
+        let stream = Data("""
+            2026-03-12 10:20:01.000000+0100 ExtA[77:99] LKSampleHandler created
+            2026-03-12 10:20:01.100000+0100 ExtB[77:99] LKSampleHandler created
+            2026-03-12 10:20:01.200000+0100 ExtC[77:99] LKSampleHandler created
+            2026-03-12 10:20:02.000000+0100 kernel[0:99] Process ExtA [77] killed by jetsam reason per-process-limit
+            2026-03-12 10:20:03.000000+0100 ExtA[77:99] video sample processed successfully
+            2026-03-12 10:20:03.100000+0100 ExtB[77:99] video sample processed successfully
+            2026-03-12 10:20:03.200000+0100 ExtC[77:99] video sample processed successfully
+
+            """.utf8)
+        var outputs = Set<String>()
+        for _ in 0..<6 {
+            let tailed = try castscope(["tail", "--no-journal", "--json", "--events", "--no-color", "-"], stdin: stream)
+            #expect(tailed.status == 0)
+            outputs.insert(tailed.stdout)
+        }
+        #expect(outputs.count == 1, "\(outputs.sorted().joined(separator: "\n----\n"))")
+        #expect(outputs.first?.contains("\"change\":\"started\"") == true)
+    }
+
     @Test("tail reports the device-side frame stall and the findings analyze reports on the same lines")
     func stallsAndFindings() throws {
         let stream = try stalledStream()

@@ -20,6 +20,9 @@ public final class LiveSessions {
     /// Session ids by stream key and index within the stream.
     var ids: [String: [String]] = [:]
     var nextID = 1
+    /// The stream of each pid's latest extension line (a kill naming the pid goes there, as
+    /// `analyze` sends it by `keyByPid`).
+    var latestByPid: [Int: String] = [:]
     public private(set) var relay: [String: RelaySession] = [:]
     public private(set) var relayOrder: [String] = []
     /// The finding rules' thresholds (as `analyze --config` / options give them).
@@ -66,9 +69,11 @@ public final class LiveSessions {
         var k: String?
         if e.side == .extension {
             k = key(e)
+            if let pid = e.pid { latestByPid[pid] = k }
         } else if e.side == .system, let pid = e.attr("target_pid").flatMap({ Int($0) }) {
-            // The newest stream of that pid (a dictionary's order differs from run to run).
-            k = streams.keys.filter { $0.hasSuffix("[\(pid)]") }.max { number($0) < number($1) }
+            // The stream of the pid's latest line (not the first of a dictionary's keys, whose
+            // order differs from run to run: two processes can have had the same pid).
+            k = latestByPid[pid]
         } else if e.side == .system, streams[key(e)] != nil {
             k = key(e)
         }
