@@ -64,9 +64,13 @@ public enum ClickHouseTarget: Sendable {
 
     /// Writes one batch; for a directory, appends to the table's file.
     public func write(table: String, rows: [UInt8]) throws {
+        try rows.withUnsafeBytes { try write(table: table, raw: $0) }
+    }
+
+    func write(table: String, raw rows: UnsafeRawBufferPointer) throws {
         switch self {
         case .server(let client):
-            try client.insert(table: table, rows: rows)
+            try client.insert(table: table, gzipped: try Gzip.compress(rows))
         case .directory(let dir):
             mkdir(dir, 0o755)
             let path = dir + "/" + table + ".jsonl"
@@ -75,7 +79,7 @@ public enum ClickHouseTarget: Sendable {
                 throw ClickHouseError(description: "\(path): cannot write: \(String(cString: strerror(errno)))", retryable: false)
             }
             defer { close(fd) }
-            let n = rows.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let n = Glibc.write(fd, rows.baseAddress, rows.count)
             guard n == rows.count else {
                 throw ClickHouseError(description: "\(path): cannot write: \(String(cString: strerror(errno)))", retryable: false)
             }
@@ -158,7 +162,7 @@ public struct ClickHouseExport {
     /// One insert of a body compressed before (`HeldBatches`), with retries; nil when
     /// acknowledged, else the error.
     func send(_ table: String, gzipped: [UInt8]) -> String? {
-        guard case .server(let client) = target else { return "\(table): a held batch for a target that is not a server" }
+        guard case .server(let client) = target else { return "a held batch for a target that is not a server" }
         do {
             try retry.run({ try client.insert(table: table, gzipped: gzipped) },
                           onRetry: { e, attempt, delay in onRetry("\(table): \(e) (attempt \(attempt)); retrying in \(Fmt.decimal(delay, 1)) s") })
@@ -171,9 +175,17 @@ public struct ClickHouseExport {
     /// One insert with retries; nil when acknowledged, else the error.
     func send(_ table: String, _ b: inout ClickHouseRowBuffer) -> String? {
         guard b.rows > 0 else { return nil }
-        let bytes = b.bytes
+        // From the batch's own buffer, not a copy of it (two batches in flight: 10 MB); a
+        // server's body compressed once, not once per attempt.
+        if case .server = target {
+            do {
+                return send(table, gzipped: try b.withUnsafeBytes { try Gzip.compress($0) })
+            } catch {
+                return "\(error)"
+            }
+        }
         do {
-            try retry.run({ try target.write(table: table, rows: bytes) },
+            try retry.run({ try b.withUnsafeBytes { try target.write(table: table, raw: $0) } },
                           onRetry: { e, attempt, delay in onRetry("\(table): \(e) (attempt \(attempt)); retrying in \(Fmt.decimal(delay, 1)) s") })
             return nil
         } catch {
@@ -224,7 +236,7 @@ final class BatchSender {
             // Compressed on the worker as a batch to send would be, and kept when settled
             // (in order): sent by `release`.
             inflight.append((Worker {
-                do { box.compressed = try box.batch.withUnsafeBytes { try Gzip.compress($0) } } catch { return "\(table): \(error)" }
+                do { box.compressed = try box.batch.withUnsafeBytes { try Gzip.compress($0) } } catch { return "\(error)" }
                 return nil
             }, box, box.batch.rows))
             return
@@ -264,7 +276,7 @@ final class BatchSender {
         kept.forEach { body, rows in
             while inflight.count >= slots { settleOldest() }
             guard failure == nil else { return }
-            guard let body else { failure = "\(table): a batch kept in a temporary file could not be read back"; return }
+            guard let body else { failure = "a batch kept in a temporary file could not be read back"; return }
             let box = Box()
             box.compressed = body
             inflight.append((Worker { export.send(table, gzipped: body) }, box, rows))
