@@ -230,7 +230,7 @@ final class BatchSender {
         // its memory when it comes back emptied.
         let box = Box()
         swap(&box.batch, &buffer)
-        buffer = spare.popLast() ?? ClickHouseRowBuffer(capacity: box.batch.bytes.count)
+        buffer = spare.popLast() ?? ClickHouseRowBuffer(capacity: box.batch.byteCount)
         let export = self.export, table = self.table
         if held != nil {
             // Compressed on the worker as a batch to send would be, and kept when settled

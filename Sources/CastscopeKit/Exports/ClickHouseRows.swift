@@ -25,6 +25,7 @@ public struct ClickHouseRowBuffer: Sendable {
     }
 
     public var bytes: [UInt8] { out.bytes }
+    public var byteCount: Int { out.count }
     /// The rows' bytes lent, without a copy.
     public func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         try out.withUnsafeBytes { try body(UnsafeRawBufferPointer($0)) }
