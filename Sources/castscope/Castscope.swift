@@ -564,6 +564,9 @@ struct Analyze: ParsableCommand {
             fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)
         }
         // ClickHouse is an output too: rows it did not take are named on stderr, exit 5.
+        // (Read again the whole way and kept for the relay join: the first go's export, which
+        // kept its batches, is joined and dropped before the whole report's export begins.)
+        if report.streamed == nil { rowStream?.abandon() }
         if !ClickHouseAnalyzeExport.run(clickhouse, report: report, paths: paths, digest: digest,
                                         streamed: report.streamed != nil ? rowStream : nil)
         {
