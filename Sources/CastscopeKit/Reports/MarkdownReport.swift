@@ -44,25 +44,77 @@ public enum MarkdownReport {
     static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
 
     public static func render(_ r: AnalysisReport, limit: Int? = defaultLimit, provenance: Provenance = .current()) -> String {
+        let head = head(r, provenance: provenance)
+        var (tail, leftOut) = tail(r, limit: limit)
+        let bySession = r.findingsBySession()
+        let sections = r.sessions.map { s in (s, bySession[s.id] ?? []) }
+        let rows = sections.map { row($0.0, $0.1) }
+
+        guard let limit else {
+            var out = head
+            if !r.sessions.isEmpty { out += tableHead + rows.joined() + "\n" }
+            for (s, fs) in sections { out += section(s, fs, timeline: true) }
+            return out + tail
+        }
+        var failing: [Int] = []
+        var full: [String] = [], short: [String] = []
+        for (k, (s, fs)) in sections.enumerated() where SessionFacts.failing(s) {
+            failing.append(k)
+            full.append(section(s, fs, timeline: true))
+            short.append(section(s, fs, timeline: false))
+        }
+        let plan = Plan(limit: limit, head: size(head), tail: size(tail), rows: rows.map(size), failing: failing,
+                        full: full.map(size), short: short.map(size))
+        leftOut += plan.leftOut
+        var out = head
+        if !rows.isEmpty {
+            out += tableHead
+            for i in rows.indices where plan.keepRow[i] { out += rows[i] }
+            out += "\n"
+        }
+        for j in failing.indices {
+            switch plan.section[j] {
+            case .full: out += full[j]
+            case .short: out += short[j]
+            case .none: break
+            }
+        }
+        return out + tail + note(limit: limit, leftOut: leftOut, healthy: r.sessions.count - failing.count)
+    }
+
+    /// A Markdown report's size as `render` counts it (UTF-16 units, as GitHub counts characters).
+    public static func size(_ s: String) -> Int { s.utf16.count }
+
+    public static let tableHead = "| Session | SDK | Process | Start | Duration | Outcome | Findings |\n|---|---|---|---|---|---|---|\n"
+
+    /// The title, the summary line (sessions, outcomes, findings: `tally` and `findingTally`,
+    /// so that a report written as its sessions ended says the same), provenance and clock.
+    public static func head(_ r: AnalysisReport, provenance: Provenance) -> String {
         var head = "# castscope report\n\n"
         var outcomes: [String] = []
+        let tally = r.tally
         for o in Outcome.allCases {
-            let n = r.sessions.filter { $0.outcome == o }.count
+            let n = tally.outcomes[o] ?? 0
             if n > 0 { outcomes.append("\(n) \(o.rawValue)") }
         }
-        head += "**\(plural(r.sessions.count, "session"))**"
+        head += "**\(plural(tally.count, "session"))**"
         if !outcomes.isEmpty { head += " (" + outcomes.joined(separator: ", ") + ")" }
         head += " from \(plural(r.inputs.count, "file"))"
         if !r.errors.isEmpty { head += ", **\(plural(r.errors.count, "input error"))**" }
-        if !r.findings.isEmpty {
-            let sev = SessionFacts.severityCounts(r.findings).filter { $0.1 > 0 }.map { plural($0.1, $0.0.rawValue) }
-            let kinds = JSONReport.findingCounts(r.findings).map { $0.1 > 1 ? "\(code($0.0)) ×\($0.1)" : code($0.0) }
+        let findings = r.findingTally
+        if findings.count > 0 {
+            let sev = findings.severityCounts.filter { $0.1 > 0 }.map { plural($0.1, $0.0.rawValue) }
+            let kinds = findings.kinds.map { $0.count > 1 ? "\(code($0.kind)) ×\($0.count)" : code($0.kind) }
             head += " · **findings**: " + sev.joined(separator: ", ") + " — " + kinds.joined(separator: ", ")
         }
         head += "\n\n"
         head += "castscope \(text(provenance.version)) · generated \(provenance.generatedText) · \(code(provenance.commandText))\n\n"
         if let c = r.clock { head += "Clock: \(text(TextReport(color: false).clockLine(c))).\n\n" }
+        return head
+    }
 
+    /// The bundle's findings, orphans and input errors, and what of them `limit` left out.
+    public static func tail(_ r: AnalysisReport, limit: Int?) -> (String, [String]) {
         var tail = ""
         var leftOut: [String] = []
         // Bundle-wide lists are kept to their first 20 within the limit (a relay fleet's bundle
@@ -98,76 +150,74 @@ public enum MarkdownReport {
             errorLines = Array(errorLines.prefix(20))
         }
         if !errorLines.isEmpty { tail += "## Input errors\n\n" + errorLines.joined() + "\n" }
+        return (tail, leftOut)
+    }
 
-        let tableHead = "| Session | SDK | Process | Start | Duration | Outcome | Findings |\n|---|---|---|---|---|---|---|\n"
-        let bySession = r.findingsBySession()
-        let sections = r.sessions.map { s in (s, bySession[s.id] ?? []) }
-        let rows = sections.map { row($0.0, $0.1) }
+    /// What a report within `limit` keeps, from sizes alone (so that a report written as its
+    /// sessions ended, which holds each row and section on disk and only their sizes in memory,
+    /// chooses as `render` does): the rows of failing sessions first, then the others, each
+    /// while it fits (a row that does not is skipped, a later smaller one may still fit); then
+    /// each failing session's section with its timeline if it fits, else without, else none.
+    public struct Plan {
+        public enum Section { case full, short, none }
+        public var keepRow: [Bool]
+        /// Per failing session, in session order.
+        public var section: [Section]
+        public var leftOut: [String] = []
 
-        guard let limit else {
-            var out = head
-            if !r.sessions.isEmpty { out += tableHead + rows.joined() + "\n" }
-            for (s, fs) in sections { out += section(s, fs, timeline: true) }
-            return out + tail
-        }
-
-        // Within the limit: the rows of failing sessions come first in what is kept, then the
-        // failing sessions' sections (with their timelines while they fit), the rest as rows.
-        func size(_ s: String) -> Int { s.utf16.count }
-        let reserve = 600  // the closing note
-        var budget = limit - reserve - size(head) - size(tail)
-        var keepRow = [Bool](repeating: false, count: rows.count)
-        if !rows.isEmpty { budget -= size(tableHead) + 1 }
-        let order = r.sessions.indices.filter { SessionFacts.failing(r.sessions[$0]) } + r.sessions.indices.filter { !SessionFacts.failing(r.sessions[$0]) }
-        let rowBudget = budget * 6 / 10
-        var used = 0
-        for i in order where used + size(rows[i]) <= rowBudget {
-            keepRow[i] = true
-            used += size(rows[i])
-        }
-        budget -= used
-        let droppedRows = keepRow.filter { !$0 }.count
-        if droppedRows > 0 { leftOut.append("\(plural(droppedRows, "session")) from the table") }
-        var body = ""
-        var noTimeline = 0
-        var noSection = 0
-        for (s, fs) in sections where SessionFacts.failing(s) {
-            let full = section(s, fs, timeline: true)
-            if size(full) <= budget {
-                body += full
-                budget -= size(full)
-                continue
+        /// `rows`: every session's row size; `failing`: the failing sessions' indices (in
+        /// order); `full`, `short`: their sections' sizes with and without the timeline.
+        public init(limit: Int, head: Int, tail: Int, rows: [Int], failing: [Int], full: [Int], short: [Int]) {
+            let reserve = 600  // the closing note
+            var budget = limit - reserve - head - tail
+            keepRow = [Bool](repeating: false, count: rows.count)
+            if !rows.isEmpty { budget -= MarkdownReport.size(MarkdownReport.tableHead) + 1 }
+            var isFailing = [Bool](repeating: false, count: rows.count)
+            for i in failing { isFailing[i] = true }
+            let order = failing + rows.indices.filter { !isFailing[$0] }
+            let rowBudget = budget * 6 / 10
+            var used = 0
+            for i in order where used + rows[i] <= rowBudget {
+                keepRow[i] = true
+                used += rows[i]
             }
-            let short = section(s, fs, timeline: false)
-            if size(short) <= budget {
-                body += short
-                budget -= size(short)
-                noTimeline += 1
-            } else {
-                noSection += 1
+            budget -= used
+            let droppedRows = keepRow.filter { !$0 }.count
+            if droppedRows > 0 { leftOut.append("\(plural(droppedRows, "session")) from the table") }
+            section = []
+            var noTimeline = 0
+            var noSection = 0
+            for j in failing.indices {
+                if full[j] <= budget {
+                    section.append(.full)
+                    budget -= full[j]
+                } else if short[j] <= budget {
+                    section.append(.short)
+                    budget -= short[j]
+                    noTimeline += 1
+                } else {
+                    section.append(.none)
+                    noSection += 1
+                }
             }
+            if noTimeline > 0 { leftOut.append("the timelines of \(plural(noTimeline, "failing session"))") }
+            if noSection > 0 { leftOut.append("the details of \(plural(noSection, "failing session"))") }
         }
-        if noTimeline > 0 { leftOut.append("the timelines of \(plural(noTimeline, "failing session"))") }
-        if noSection > 0 { leftOut.append("the details of \(plural(noSection, "failing session"))") }
-        let healthy = r.sessions.filter { !SessionFacts.failing($0) }.count
-        var out = head
-        if !rows.isEmpty {
-            out += tableHead
-            for i in rows.indices where keepRow[i] { out += rows[i] }
-            out += "\n"
-        }
-        out += body + tail
+    }
+
+    /// The closing line: what was left out to fit `limit`.
+    public static func note(limit: Int, leftOut: [String], healthy: Int) -> String {
         var note = "---\n\n"
         if !leftOut.isEmpty {
             note += "Left out to fit \(limit) characters: " + leftOut.joined(separator: "; ") + ". "
         }
         if healthy > 0 { note += "Completed sessions are summarized by their table row. " }
         note += "`castscope analyze --markdown-full` writes every session in full.\n"
-        return out + note
+        return note
     }
 
     /// One table row; `findings` are the session's own.
-    static func row(_ s: Session, _ findings: [Finding]) -> String {
+    public static func row(_ s: Session, _ findings: [Finding]) -> String {
         let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
         let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"
         let kinds = findings.map(\.kind)
@@ -175,7 +225,7 @@ public enum MarkdownReport {
             + "\(s.duration.map(Fmt.duration) ?? "-") | **\(s.outcome.rawValue)** | \(kinds.isEmpty ? "" : kinds.map { code($0, inTable: true) }.joined(separator: ", ")) |\n"
     }
 
-    static func section(_ s: Session, _ fs: [Finding], timeline: Bool) -> String {
+    public static func section(_ s: Session, _ fs: [Finding], timeline: Bool) -> String {
         var out = "## \(text(s.id)) — \(text(SessionFacts.who(s))) — \(s.outcome.rawValue)\n\n"
         if let start = s.start {
             out += "- **When**: \(Fmt.rfc3339(start, offset: s.displayOffset))" + (s.duration.flatMap { $0 > 0 ? ", lasted \(Fmt.duration($0))" : nil } ?? "") + "\n"
