@@ -459,7 +459,7 @@ struct Analyze: ParsableCommand {
         // them all for the join; the report is then written a session at a time at the end).
         let selection = navigation.selection
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
-        let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format == .text || $0.format == .json }
+        let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format == .text || $0.format == .json || $0.format == .markdown }
             && selection.isEmpty && !navigation.oneline && !navigation.list && !navigation.quiet
             && !(textOnStdout && Pager.command(enabled: navigation.pager) != nil)
         // ClickHouse rows are made as sessions end too (the bundle's id is its files' digest,
@@ -475,6 +475,10 @@ struct Analyze: ParsableCommand {
             analyzer.keepsSessionFindings = failOn != nil
             let spillsFindings = !analyzer.keepsSessionFindings
             streamed = outputs.map { t in
+                if t.format == .markdown {
+                    return StreamedReport(target: t, text: nil,
+                                          markdown: StreamedMarkdown(limit: markdownFull ? nil : MarkdownReport.defaultLimit))
+                }
                 guard t.format == .text else { return StreamedReport(target: t, text: nil, spillsFindings: spillsFindings) }
                 var r = TextReport(color: t.isStdout && colors.enabled())
                 if t.isStdout { r.width = navigation.columns() }

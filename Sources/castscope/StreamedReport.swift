@@ -55,6 +55,47 @@ final class Spill {
         forEachChunk { OutputWriter.writeAll($0, to: out) }
     }
 
+    /// Reads back what was appended, a given number of bytes at a time, in order (the pieces
+    /// of a report chosen only at its end: `StreamedMarkdown`).
+    final class Reader {
+        private let spill: Spill
+        private var inFile: Bool
+        private var offset = 0
+
+        init(_ spill: Spill) {
+            self.spill = spill
+            if let file = spill.file, fflush(file) == 0 {
+                rewind(file)
+                inFile = true
+            } else {
+                inFile = false
+            }
+        }
+
+        /// The next `n` bytes; nil when they cannot be read.
+        func next(_ n: Int) -> [UInt8]? {
+            var out = [UInt8](repeating: 0, count: n)
+            var done = 0
+            if inFile, let file = spill.file {
+                done = out.withUnsafeMutableBytes { fread($0.baseAddress, 1, n, file) }
+                if done < n {
+                    if ferror(file) != 0 { return nil }
+                    inFile = false
+                }
+            }
+            guard done < n else { return out }
+            let rest = n - done
+            guard offset + rest <= spill.buffer.count else { return nil }
+            out.withUnsafeMutableBytes { o in
+                spill.buffer.withUnsafeBytes { b in
+                    (o.baseAddress! + done).copyMemory(from: b.baseAddress! + offset, byteCount: rest)
+                }
+            }
+            offset += rest
+            return out
+        }
+    }
+
     /// Hands everything appended to `body`, a megabyte at a time, in order; false when a
     /// read failed or `body` said so.
     private func forEachChunk(_ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
@@ -79,6 +120,8 @@ final class Spill {
 final class SessionPart: @unchecked Sendable {
     var bytes: [UInt8] = []
     var rest: Spill?
+    /// A Markdown report's pieces instead (`StreamedMarkdown`).
+    var markdown: MarkdownPiece?
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -133,11 +176,15 @@ final class StreamedReport {
     let findingSpill = Spill()
     var findingCount = 0
 
-    init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false) {
+    /// Markdown (`--markdown`, `--markdown-full`) instead of text or JSON.
+    let markdown: StreamedMarkdown?
+
+    init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false, markdown: StreamedMarkdown? = nil) {
         self.target = target
         self.text = text
         initial = text
-        self.spillsFindings = spillsFindings && text == nil
+        self.markdown = markdown
+        self.spillsFindings = spillsFindings && text == nil && markdown == nil
     }
 
     /// Before the first session: the inputs are known (for `[n]:line` aliases). Called again
@@ -145,6 +192,7 @@ final class StreamedReport {
     /// written so far is dropped.
     func begin(_ partial: AnalysisReport) {
         text = initial?.prepared(inputs: partial.inputs)
+        markdown?.begin()
         spill.reset()
         count = 0
         lost = false
@@ -154,6 +202,11 @@ final class StreamedReport {
 
     /// A session's bytes, as `take` writes them (any thread; reads only what `begin` set).
     func prepare(_ s: Session, _ findings: [Finding]) -> SessionPart {
+        if let md = markdown {
+            let part = SessionPart()
+            part.markdown = md.prepare(s, findings)
+            return part
+        }
         if let r = text { return SessionPart(sessionBytes(r, s, findings)) }
         let part = SessionPart()
         _ = JSONReport.writeSessionElement(s, first: true) { part.add($0) }
@@ -162,6 +215,11 @@ final class StreamedReport {
 
     /// The session `prepare` made `part` of, in its turn.
     func take(_ part: SessionPart, _ findings: [Finding]) {
+        if let md = markdown, let piece = part.markdown {
+            md.take(piece)
+            count += 1
+            return
+        }
         // A JSON element made as the first of its array: the comma that follows the one before.
         if text == nil && count > 0 { spill.append([UInt8(ascii: ",")]) }
         if !part.write(to: spill) { lost = true }
@@ -189,6 +247,12 @@ final class StreamedReport {
     /// sessions for the join): written the same way, but straight into the output, as the head
     /// can go first; one session's bytes are held at a time, not the whole report's.
     func writeWhole(_ report: AnalysisReport) -> String? {
+        if let md = markdown {
+            // (Kept for the relay join: every session is in memory anyway.)
+            return OutputWriter.write(to: target) { f in
+                OutputWriter.writeAll(Sanitize.terminal(MarkdownReport.render(report, limit: md.limit)), to: f)
+            }
+        }
         text = initial?.prepared(inputs: report.inputs)
         let bySession = report.findingsBySession()
         return OutputWriter.write(to: target) { f in
@@ -225,6 +289,11 @@ final class StreamedReport {
     /// list tens of thousands of sessions) is written as it is made, not held whole.
     func finish(_ report: AnalysisReport) -> String? {
         if lost { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
+        if let md = markdown {
+            let error = OutputWriter.write(to: target) { f in md.write(report, to: f) }
+            if md.failedToRead { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
+            return error
+        }
         if let r = text {
             let head = terminal(r, r.head(report))
             return OutputWriter.write(to: target) { f in

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// `--markdown` and `--markdown-full` are written as sessions end (the command's
+/// `StreamedMarkdown`: rows and sections on disk, their sizes in memory, chosen at the end by
+/// `MarkdownReport.Plan`): the bytes must be `MarkdownReport.render`'s on the whole report.
+@Suite("Markdown written as sessions end")
+struct StreamedMarkdownTests {
+    @Test("the command's Markdown equals render on the whole report: samples, a dense log and 300 sessions, within the limit and in full")
+    func sameBytesAsTheWholeReport() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var inputs = ["samples/healthy-jitsi", "samples/retry-storm", "samples/jetsam-kill", "samples/stopped-10001",
+                      "samples/sendbird-call-ended", "samples/mixed-bundle", "samples/relay", "samples"]
+            .map { packageRoot.appendingPathComponent($0).path }
+        inputs.append(try denseBenchLog(megabytes: 3, in: dir).path)
+        inputs.append(try manySessionsLog(300, in: dir).path)
+        var leftSomethingOut = false
+        for path in inputs {
+            let report = try Analyzer(registry: try ParserRegistry.builtin()).analyze([path])
+            for (flag, limit) in [("--markdown", Optional(MarkdownReport.defaultLimit)), ("--markdown-full", nil)] {
+                let r = try castscope(["analyze", flag, path], env: ["SOURCE_DATE_EPOCH": "0"])
+                let provenance = Provenance(commandLine: ["castscope", "analyze", flag, path], generatedAt: 0)
+                let whole = Sanitize.terminal(MarkdownReport.render(report, limit: limit, provenance: provenance))
+                // Compared first: a failing #expect on two long strings would diff them for minutes.
+                let same = r.stdout == whole
+                #expect(same, "\(flag) \(path): \(r.stdout.count) vs \(whole.count) characters")
+                if limit != nil && whole.contains("Left out to fit") { leftSomethingOut = true }
+            }
+        }
+        #expect(leftSomethingOut, "some input is over the limit, so the choice of what fits is tested")
+    }
+}
