@@ -459,7 +459,7 @@ struct Analyze: ParsableCommand {
         // them all for the join; the report is then written a session at a time at the end).
         let selection = navigation.selection
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
-        let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format == .text || $0.format == .json || $0.format == .markdown }
+        let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format != .html }
             && selection.isEmpty && !navigation.oneline && !navigation.list && !navigation.quiet
             && !(textOnStdout && Pager.command(enabled: navigation.pager) != nil)
         // ClickHouse rows are made as sessions end too (the bundle's id is its files' digest,
@@ -475,6 +475,7 @@ struct Analyze: ParsableCommand {
             analyzer.keepsSessionFindings = failOn != nil
             let spillsFindings = !analyzer.keepsSessionFindings
             streamed = outputs.map { t in
+                if t.format == .perfetto { return StreamedReport(target: t, text: nil, perfetto: StreamedPerfetto()) }
                 if t.format == .markdown {
                     return StreamedReport(target: t, text: nil,
                                           markdown: StreamedMarkdown(limit: markdownFull ? nil : MarkdownReport.defaultLimit))
@@ -497,7 +498,7 @@ struct Analyze: ParsableCommand {
                 streamed.map { $0.prepare(session, findings) }
             }, take: { session, findings, prepared in
                 let parts = prepared as! [SessionPart]
-                for (s, b) in zip(streamed, parts) { s.take(b, findings) }
+                for (s, b) in zip(streamed, parts) { s.take(b, findings, session: session) }
                 rowStream?.add(session, findings)
             })
         }

@@ -179,12 +179,18 @@ final class StreamedReport {
     /// Markdown (`--markdown`, `--markdown-full`) instead of text or JSON.
     let markdown: StreamedMarkdown?
 
-    init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false, markdown: StreamedMarkdown? = nil) {
+    /// Perfetto's trace (`--perfetto FILE`) instead.
+    let perfetto: StreamedPerfetto?
+
+    init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false, markdown: StreamedMarkdown? = nil,
+         perfetto: StreamedPerfetto? = nil)
+    {
         self.target = target
         self.text = text
         initial = text
         self.markdown = markdown
-        self.spillsFindings = spillsFindings && text == nil && markdown == nil
+        self.perfetto = perfetto
+        self.spillsFindings = spillsFindings && text == nil && markdown == nil && perfetto == nil
     }
 
     /// Before the first session: the inputs are known (for `[n]:line` aliases). Called again
@@ -193,6 +199,7 @@ final class StreamedReport {
     func begin(_ partial: AnalysisReport) {
         text = initial?.prepared(inputs: partial.inputs)
         markdown?.begin()
+        perfetto?.begin()
         spill.reset()
         count = 0
         lost = false
@@ -202,6 +209,8 @@ final class StreamedReport {
 
     /// A session's bytes, as `take` writes them (any thread; reads only what `begin` set).
     func prepare(_ s: Session, _ findings: [Finding]) -> SessionPart {
+        // (Perfetto's events are made in the session's turn: its tracks are numbered by it.)
+        if perfetto != nil { return SessionPart() }
         if let md = markdown {
             let part = SessionPart()
             part.markdown = md.prepare(s, findings)
@@ -214,7 +223,12 @@ final class StreamedReport {
     }
 
     /// The session `prepare` made `part` of, in its turn.
-    func take(_ part: SessionPart, _ findings: [Finding]) {
+    func take(_ part: SessionPart, _ findings: [Finding], session: Session) {
+        if let pf = perfetto {
+            pf.take(session, findings)
+            count += 1
+            return
+        }
         if let md = markdown, let piece = part.markdown {
             md.take(piece)
             count += 1
@@ -247,6 +261,9 @@ final class StreamedReport {
     /// sessions for the join): written the same way, but straight into the output, as the head
     /// can go first; one session's bytes are held at a time, not the whole report's.
     func writeWhole(_ report: AnalysisReport) -> String? {
+        if perfetto != nil {
+            return OutputWriter.write(to: target) { f in OutputWriter.writeAll(PerfettoReport.render(report), to: f) }
+        }
         if let md = markdown {
             // (Kept for the relay join: every session is in memory anyway.)
             return OutputWriter.write(to: target) { f in
@@ -289,6 +306,16 @@ final class StreamedReport {
     /// list tens of thousands of sessions) is written as it is made, not held whole.
     func finish(_ report: AnalysisReport) -> String? {
         if lost { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
+        if let pf = perfetto {
+            var readBack = true
+            let error = OutputWriter.write(to: target) { f in
+                let (ok, read) = pf.write(report, to: f)
+                readBack = read
+                return ok
+            }
+            if !readBack { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
+            return error
+        }
         if let md = markdown {
             let error = OutputWriter.write(to: target) { f in md.write(report, to: f) }
             if md.failedToRead { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
