@@ -73,55 +73,100 @@ public enum HTMLReport {
 
     public static func render(_ r: AnalysisReport, provenance: Provenance = .current()) -> String {
         let bySession = r.findingsBySession()
+        var summary = Summary()
+        for s in r.sessions { summary.add(s) }
+        var h = prefix(r, provenance: provenance, summary: summary,
+                       sessionFindingKinds: FindingTally(FindingList(r.findings.made.filter { $0.session != nil })).kinds.map(\.kind))
+        for (i, s) in r.sessions.enumerated() { h += row(i, s, bySession[s.id] ?? []) }
+        h += tableEnd(r.sessions.count) + "<main id=\"cards\">\n"
+        for (i, s) in r.sessions.enumerated() { h += card(i, s, bySession[s.id] ?? []) }
+        h += "</main>\n" + suffix(r, provenance: provenance)
+        for (i, s) in r.sessions.enumerated() { h += (i > 0 ? ",\n" : "") + dataEntry(s, bySession[s.id] ?? []) }
+        return h + end
+    }
+
+    /// What the page's head and toolbar say of the sessions, added up a session at a time (a
+    /// page written as its sessions end keeps this, not the sessions).
+    public struct Summary: Sendable {
+        public var count = 0
+        public var outcomes: [Outcome: Int] = [:]
+        /// SDKs in order of first appearance.
+        public var sdks: [String] = []
+        private var seen = Set<String>()
+        public init() {}
+        public mutating func add(_ s: Session) {
+            count += 1
+            outcomes[s.outcome, default: 0] += 1
+            if seen.insert(s.sdk).inserted { sdks.append(s.sdk) }
+        }
+    }
+
+    /// The page up to the sessions' table rows (header, toolbar, legend, overview, the table's
+    /// head); `sessionFindingKinds`: the kinds of the findings about a session, in order of
+    /// first appearance (the toolbar's filter).
+    public static func prefix(_ r: AnalysisReport, provenance: Provenance, summary: Summary, sessionFindingKinds: [String]) -> String {
+        let count = summary.count
         var h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         h += "<meta name=\"color-scheme\" content=\"light dark\">"
         h += "<meta name=\"generator\" content=\"castscope \(esc(provenance.version))\">"
-        h += "<title>castscope report: \(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")</title>"
+        h += "<title>castscope report: \(count) session\(count == 1 ? "" : "s")</title>"
         h += "<style>\(HTMLAssets.css)</style></head><body>\n"
         h += "<header><h1>castscope report</h1>\n"
         h += "<p class=\"prov muted\">castscope \(esc(provenance.version)) · generated <time>\(esc(provenance.generatedText))</time>"
         h += " · <code class=\"cmd\">\(esc(provenance.commandText))</code></p>\n"
         var outcomes: [String] = []
         for o in Outcome.allCases {
-            let n = r.sessions.filter { $0.outcome == o }.count
+            let n = summary.outcomes[o] ?? 0
             if n > 0 { outcomes.append("<span class=\"pill o-\(o.rawValue)\">\(n) \(o.rawValue)</span>") }
         }
-        h += "<p class=\"sum\">\(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s") from \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s"), \(r.eventCount) recognized lines "
+        h += "<p class=\"sum\">\(count) session\(count == 1 ? "" : "s") from \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s"), \(r.eventCount) recognized lines "
         h += outcomes.joined(separator: " ")
         if !r.errors.isEmpty { h += " <span class=\"sev-error\">\(r.errors.count) input error\(r.errors.count == 1 ? "" : "s")</span>" }
         h += "</p>\n"
-        if !r.findings.isEmpty {
-            let sev = SessionFacts.severityCounts(r.findings).filter { $0.1 > 0 }
+        let findings = r.findingTally
+        if findings.count > 0 {
+            let sev = findings.severityCounts.filter { $0.1 > 0 }
                 .map { "<b class=\"sev-\($0.0.rawValue)\">\($0.1) \($0.0.rawValue)\($0.1 == 1 ? "" : "s")</b>" }
             h += "<p>Findings: " + sev.joined(separator: ", ") + " — "
-            h += JSONReport.findingCounts(r.findings).map { "<code>\(esc($0.0))</code>" + ($0.1 > 1 ? " ×\($0.1)" : "") }.joined(separator: ", ") + "</p>\n"
+            h += findings.kinds.map { "<code>\(esc($0.kind))</code>" + ($0.count > 1 ? " ×\($0.count)" : "") }.joined(separator: ", ") + "</p>\n"
         }
         if let c = r.clock { h += "<p class=\"muted\">Clock: \(esc(TextReport(color: false).clockLine(c)))</p>\n" }
         h += "</header>\n"
-        h += toolbar(r)
+        h += toolbar(summary, sessionFindingKinds: sessionFindingKinds)
         h += HTMLAssets.legend
         h += "<section id=\"overview\" aria-label=\"bundle overview\"><h2>Overview</h2>"
         h += "<p class=\"muted small\">Every session on one time axis, coloured by outcome; click one to jump to it.</p>"
         h += "<div id=\"ov\"></div><noscript><p class=\"muted\">(the overview and the timelines are drawn by the page's script)</p></noscript></section>\n"
-        if !r.sessions.isEmpty {
+        if count > 0 {
             // A long table goes in a closed <details>: the overview is the map of a big bundle.
-            let fold = r.sessions.count > 40
-            h += "<section id=\"table\"><h2>Sessions</h2>" + (fold ? "<details><summary>table of all \(r.sessions.count) sessions</summary>" : "")
+            let fold = count > 40
+            h += "<section id=\"table\"><h2>Sessions</h2>" + (fold ? "<details><summary>table of all \(count) sessions</summary>" : "")
             h += "<div class=\"scroll\"><table class=\"sessions\"><thead><tr><th>Session</th><th>SDK</th>"
             h += "<th class=\"wide\">Process</th><th class=\"wide\">Start</th><th>Duration</th><th>Outcome</th><th>Findings</th></tr></thead><tbody>\n"
-            for (i, s) in r.sessions.enumerated() {
-                let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
-                h += "<tr data-i=\"\(i)\"><td><a href=\"#s-\(i)\">\(esc(s.id))</a></td><td>\(esc(s.sdk))</td><td class=\"mono wide\">\(esc(who))</td>"
-                h += "<td class=\"mono wide\">\(esc(s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"))</td>"
-                h += "<td>\(esc(s.duration.map(Fmt.duration) ?? "-"))</td><td>\(pill(s.outcome))</td>"
-                h += "<td>\(esc((bySession[s.id] ?? []).map(\.kind).joined(separator: ", ")))</td></tr>\n"
-            }
-            h += "</tbody></table></div>" + (fold ? "</details>" : "") + "</section>\n"
         }
-        h += "<main id=\"cards\">\n"
-        for (i, s) in r.sessions.enumerated() { h += card(i, s, bySession[s.id] ?? []) }
-        h += "</main>\n"
+        return h
+    }
+
+    /// Session number `i`'s row of the table.
+    public static func row(_ i: Int, _ s: Session, _ findings: [Finding]) -> String {
+        let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
+        var h = "<tr data-i=\"\(i)\"><td><a href=\"#s-\(i)\">\(esc(s.id))</a></td><td>\(esc(s.sdk))</td><td class=\"mono wide\">\(esc(who))</td>"
+        h += "<td class=\"mono wide\">\(esc(s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"))</td>"
+        h += "<td>\(esc(s.duration.map(Fmt.duration) ?? "-"))</td><td>\(pill(s.outcome))</td>"
+        h += "<td>\(esc(findings.map(\.kind).joined(separator: ", ")))</td></tr>\n"
+        return h
+    }
+
+    /// The table's end (nothing without sessions).
+    public static func tableEnd(_ count: Int) -> String {
+        count > 0 ? "</tbody></table></div>" + (count > 40 ? "</details>" : "") + "</section>\n" : ""
+    }
+
+    /// After the cards: the bundle's findings, orphans, lines outside sessions, input errors,
+    /// inputs, footer, and the start of the page's data (`dataEntry` per session, then `end`).
+    public static func suffix(_ r: AnalysisReport, provenance: Provenance) -> String {
+        var h = ""
         let general = r.findings.filter { $0.session == nil }
         if !general.isEmpty { h += "<section><h2>Bundle findings</h2>\n" + findingList(general) + "</section>\n" }
         let orphanRelay = r.relaySessions.orphans
@@ -156,21 +201,21 @@ public enum HTMLReport {
         }
         h += "</tbody></table></div></section>\n"
         h += "<footer class=\"muted small\">castscope \(esc(provenance.version)) · \(esc(provenance.generatedText))</footer>\n"
-        h += "<script type=\"application/json\" id=\"cs-data\">" + data(r) + "</script>\n"
-        h += "<script>\(HTMLAssets.script)</script>\n"
-        return h + "</body></html>\n"
+        return h + "<script type=\"application/json\" id=\"cs-data\">{\"sessions\":["
     }
 
-    static func toolbar(_ r: AnalysisReport) -> String {
+    public static let end = "]}</script>\n<script>\(HTMLAssets.script)</script>\n</body></html>\n"
+
+    static func toolbar(_ summary: Summary, sessionFindingKinds: [String]) -> String {
         var h = "<nav id=\"tools\" aria-label=\"filter and search\">"
         h += "<label>Outcome <select id=\"f-outcome\"><option value=\"\">all</option><option value=\"failing\">only failing</option>"
-        for o in Outcome.allCases where r.sessions.contains(where: { $0.outcome == o }) {
+        for o in Outcome.allCases where (summary.outcomes[o] ?? 0) > 0 {
             h += "<option value=\"\(o.rawValue)\">\(o.rawValue)</option>"
         }
         h += "</select></label><label>Finding <select id=\"f-finding\"><option value=\"\">any</option>"
-        for (k, _) in JSONReport.findingCounts(FindingList(r.findings.made.filter { $0.session != nil })) { h += "<option>\(esc(k))</option>" }
+        for k in sessionFindingKinds { h += "<option>\(esc(k))</option>" }
         h += "</select></label><label>SDK <select id=\"f-sdk\"><option value=\"\">any</option>"
-        for sdk in orderedCounts(r.sessions.map(\.sdk)).map(\.0) { h += "<option>\(esc(sdk))</option>" }
+        for sdk in summary.sdks { h += "<option>\(esc(sdk))</option>" }
         h += "</select></label><label>Sort <select id=\"f-sort\"><option value=\"time\">by time</option><option value=\"outcome\">failing first</option>"
         h += "<option value=\"findings\">most findings</option><option value=\"duration\">longest</option></select></label>"
         h += "<label class=\"grow\">Search <input id=\"f-q\" type=\"search\" placeholder=\"id, process, message, file\" autocomplete=\"off\"></label>"
@@ -189,7 +234,7 @@ public enum HTMLReport {
         return h + "</ul>\n"
     }
 
-    static func card(_ i: Int, _ s: Session, _ findings: [Finding]) -> String {
+    public static func card(_ i: Int, _ s: Session, _ findings: [Finding]) -> String {
         let kinds = Set(findings.map(\.kind)).sorted().joined(separator: " ")
         var h = "<section class=\"card\" id=\"s-\(i)\" data-i=\"\(i)\" data-outcome=\"\(s.outcome.rawValue)\" data-sdk=\"\(esc(s.sdk))\""
         h += " data-kinds=\"\(esc(kinds))\" data-start=\"\(s.start.map(String.init) ?? "")\" data-dur=\"\(s.duration ?? 0)\" data-nf=\"\(findings.count)\">\n"
@@ -238,12 +283,9 @@ public enum HTMLReport {
     }
 
     /// The drawing data: one object per session, times in µs since the epoch.
-    static func data(_ r: AnalysisReport) -> String {
-        let bySession = r.findingsBySession()
-        var out = "{\"sessions\":["
-        for (i, s) in r.sessions.enumerated() {
-            if i > 0 { out += ",\n" }
-            out += "{\"id\":\(js(s.id)),\"o\":\(js(s.outcome.rawValue)),\"sdk\":\(js(s.sdk)),\"who\":\(js(SessionFacts.who(s))),"
+    /// A session's entry in the page's data (the script draws its timeline from it).
+    public static func dataEntry(_ s: Session, _ findings: [Finding]) -> String {
+            var out = "{\"id\":\(js(s.id)),\"o\":\(js(s.outcome.rawValue)),\"sdk\":\(js(s.sdk)),\"who\":\(js(SessionFacts.who(s))),"
             out += "\"off\":\(s.displayOffset),\"s\":\(num(s.start)),\"e\":\(num(s.end ?? s.events.compactMap(\.lastTime).max())),"
             out += "\"c\":\(num(s.connectedAt)),\"str\":\(s.frames > 0 ? 1 : 0),\"a\":["
             out += s.attempts.compactMap { a in
@@ -266,11 +308,9 @@ public enum HTMLReport {
                 }
             }
             out += "],\"fps\":[" + series.joined(separator: ",") + "],\"fpsSrc\":\(js(perSecond.isEmpty ? "relay" : "device")),\"f\":["
-            out += (bySession[s.id] ?? []).compactMap { f in
+            out += findings.compactMap { f in
                 f.time.map { "[\($0),\(js(f.severity.rawValue)),\(js(f.kind)),\(js(f.message)),\(js(f.evidence.map(\.description).joined(separator: ", ")))]" }
             }.joined(separator: ",")
-            out += "]}"
-        }
-        return out + "]}"
+            return out + "]}"
     }
 }
