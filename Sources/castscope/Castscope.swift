@@ -459,7 +459,7 @@ struct Analyze: ParsableCommand {
         // them all for the join; the report is then written a session at a time at the end).
         let selection = navigation.selection
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
-        let streamable = !outputs.isEmpty && outputs.allSatisfy { $0.format != .html }
+        let streamable = !outputs.isEmpty
             && selection.isEmpty && !navigation.oneline && !navigation.list && !navigation.quiet
             && !(textOnStdout && Pager.command(enabled: navigation.pager) != nil)
         // ClickHouse rows are made as sessions end too (the bundle's id is its files' digest,
@@ -476,6 +476,7 @@ struct Analyze: ParsableCommand {
             let spillsFindings = !analyzer.keepsSessionFindings
             streamed = outputs.map { t in
                 if t.format == .perfetto { return StreamedReport(target: t, text: nil, perfetto: StreamedPerfetto()) }
+                if t.format == .html { return StreamedReport(target: t, text: nil, html: StreamedHTML()) }
                 if t.format == .markdown {
                     return StreamedReport(target: t, text: nil,
                                           markdown: StreamedMarkdown(limit: markdownFull ? nil : MarkdownReport.defaultLimit))

@@ -179,18 +179,20 @@ final class StreamedReport {
     /// Markdown (`--markdown`, `--markdown-full`) instead of text or JSON.
     let markdown: StreamedMarkdown?
 
-    /// Perfetto's trace (`--perfetto FILE`) instead.
+    /// Perfetto's trace (`--perfetto FILE`) or the HTML page (`--html FILE`) instead.
     let perfetto: StreamedPerfetto?
+    let html: StreamedHTML?
 
     init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false, markdown: StreamedMarkdown? = nil,
-         perfetto: StreamedPerfetto? = nil)
+         perfetto: StreamedPerfetto? = nil, html: StreamedHTML? = nil)
     {
         self.target = target
         self.text = text
         initial = text
         self.markdown = markdown
         self.perfetto = perfetto
-        self.spillsFindings = spillsFindings && text == nil && markdown == nil && perfetto == nil
+        self.html = html
+        self.spillsFindings = spillsFindings && text == nil && markdown == nil && perfetto == nil && html == nil
     }
 
     /// Before the first session: the inputs are known (for `[n]:line` aliases). Called again
@@ -200,6 +202,7 @@ final class StreamedReport {
         text = initial?.prepared(inputs: partial.inputs)
         markdown?.begin()
         perfetto?.begin()
+        html?.begin()
         spill.reset()
         count = 0
         lost = false
@@ -209,8 +212,9 @@ final class StreamedReport {
 
     /// A session's bytes, as `take` writes them (any thread; reads only what `begin` set).
     func prepare(_ s: Session, _ findings: [Finding]) -> SessionPart {
-        // (Perfetto's events are made in the session's turn: its tracks are numbered by it.)
-        if perfetto != nil { return SessionPart() }
+        // (Perfetto's events and the page's parts are made in the session's turn: they are
+        // numbered by its place.)
+        if perfetto != nil || html != nil { return SessionPart() }
         if let md = markdown {
             let part = SessionPart()
             part.markdown = md.prepare(s, findings)
@@ -226,6 +230,11 @@ final class StreamedReport {
     func take(_ part: SessionPart, _ findings: [Finding], session: Session) {
         if let pf = perfetto {
             pf.take(session, findings)
+            count += 1
+            return
+        }
+        if let page = html {
+            page.take(session, findings)
             count += 1
             return
         }
@@ -263,6 +272,9 @@ final class StreamedReport {
     func writeWhole(_ report: AnalysisReport) -> String? {
         if perfetto != nil {
             return OutputWriter.write(to: target) { f in OutputWriter.writeAll(PerfettoReport.render(report), to: f) }
+        }
+        if html != nil {
+            return OutputWriter.write(to: target) { f in OutputWriter.writeAll(HTMLReport.render(report), to: f) }
         }
         if let md = markdown {
             // (Kept for the relay join: every session is in memory anyway.)
@@ -306,10 +318,10 @@ final class StreamedReport {
     /// list tens of thousands of sessions) is written as it is made, not held whole.
     func finish(_ report: AnalysisReport) -> String? {
         if lost { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
-        if let pf = perfetto {
+        if perfetto != nil || html != nil {
             var readBack = true
             let error = OutputWriter.write(to: target) { f in
-                let (ok, read) = pf.write(report, to: f)
+                let (ok, read) = perfetto?.write(report, to: f) ?? html!.write(report, to: f)
                 readBack = read
                 return ok
             }

@@ -6,7 +6,7 @@ import Testing
 /// `--markdown` and `--markdown-full` are written as sessions end (the command's
 /// `StreamedMarkdown`: rows and sections on disk, their sizes in memory, chosen at the end by
 /// `MarkdownReport.Plan`): the bytes must be `MarkdownReport.render`'s on the whole report.
-@Suite("Markdown and Perfetto written as sessions end")
+@Suite("Markdown, Perfetto and HTML written as sessions end")
 struct StreamedMarkdownTests {
     @Test("the command's Markdown equals render on the whole report: samples, a dense log and 300 sessions, within the limit and in full")
     func sameBytesAsTheWholeReport() throws {
@@ -33,11 +33,11 @@ struct StreamedMarkdownTests {
         #expect(leftSomethingOut, "some input is over the limit, so the choice of what fits is tested")
     }
 
-    /// `--perfetto` too (the command's `StreamedPerfetto`): each session's events spilled in its
-    /// turn, the head (the earliest time) written in front at the end; with `--fail-on` the
-    /// report keeps every finding and the trace takes them from there.
-    @Test("the command's Perfetto trace equals render on the whole report, with and without --fail-on")
-    func perfettoSameBytesAsTheWholeReport() throws {
+    /// `--perfetto` and `--html` too (the command's `StreamedPerfetto`, `StreamedHTML`): each
+    /// session's parts spilled in its turn, the head written in front at the end; with
+    /// `--fail-on` the report keeps every finding and they are taken from there.
+    @Test("the command's Perfetto trace and HTML page equal render on the whole report, with and without --fail-on")
+    func perfettoAndHTMLSameBytesAsTheWholeReport() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var inputs = ["samples/healthy-jitsi", "samples/retry-storm", "samples/jetsam-kill", "samples/stopped-10001",
@@ -45,13 +45,16 @@ struct StreamedMarkdownTests {
         inputs.append(try denseBenchLog(megabytes: 3, in: dir).path)
         for path in inputs {
             let report = try Analyzer(registry: try ParserRegistry.builtin()).analyze([path])
-            for extra in [[], ["--fail-on", "error"]] {
-                let args = ["analyze"] + extra + ["--format", "perfetto", "-o", "-", path]
-                let r = try castscope(args, env: ["SOURCE_DATE_EPOCH": "0"])
-                let whole = PerfettoReport.render(report, provenance: Provenance(commandLine: ["castscope"] + args, generatedAt: 0))
-                let same = r.stdout == whole
-                #expect(same, "\(extra) \(path): \(r.stdout.count) vs \(whole.count) characters")
-                #expect(r.stdout.contains("\"cat\":\"finding\"") || !whole.contains("\"cat\":\"finding\""))
+            for format in ["perfetto", "html"] {
+                for extra in [[], ["--fail-on", "error"]] {
+                    let args = ["analyze"] + extra + ["--format", format, "-o", "-", path]
+                    let r = try castscope(args, env: ["SOURCE_DATE_EPOCH": "0"])
+                    let provenance = Provenance(commandLine: ["castscope"] + args, generatedAt: 0)
+                    let whole = format == "html" ? HTMLReport.render(report, provenance: provenance)
+                        : PerfettoReport.render(report, provenance: provenance)
+                    let same = r.stdout == whole
+                    #expect(same, "\(format) \(extra) \(path): \(r.stdout.count) vs \(whole.count) characters")
+                }
             }
         }
     }

@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CastscopeKit
+
+/// `--html FILE` written as sessions end (issue 15): each session's table row, card and data
+/// entry go to three spills on disk in its turn (they are numbered by its place); what the
+/// head and toolbar say of the sessions is counted (`HTMLReport.Summary`). At the end the page
+/// is assembled: the head in front, then the spills in their places. The bytes are
+/// `HTMLReport.render`'s (a test compares).
+final class StreamedHTML: @unchecked Sendable {
+    let rows = Spill(), cards = Spill(), data = Spill()
+    var summary = HTMLReport.Summary()
+    /// The kinds of the findings about a session handed on, in order of first appearance.
+    var kinds = FindingTally()
+
+    func begin() {
+        for s in [rows, cards, data] { s.reset() }
+        summary = HTMLReport.Summary()
+        kinds = FindingTally()
+    }
+
+    func take(_ s: Session, _ found: [Finding]) {
+        let i = summary.count
+        rows.append(Array(HTMLReport.row(i, s, found).utf8))
+        cards.append(Array(HTMLReport.card(i, s, found).utf8))
+        data.append(Array(((i > 0 ? ",\n" : "") + HTMLReport.dataEntry(s, found)).utf8))
+        for f in found where f.session != nil { kinds.add(f) }
+        summary.add(s)
+    }
+
+    /// The page into `f`; `readBack` false when a spill could not be read back.
+    func write(_ report: AnalysisReport, to f: UnsafeMutablePointer<FILE>) -> (ok: Bool, readBack: Bool) {
+        // The findings about a session: those handed on, then the report's own; or, when the
+        // report kept every finding (--fail-on), all of them from there.
+        let own = report.findings.made.filter { $0.session != nil }
+        let all = report.handedOnFindings != nil ? kinds.adding(own) : FindingTally(own)
+        let provenance = Provenance.current()
+        let head = HTMLReport.prefix(report, provenance: provenance, summary: summary, sessionFindingKinds: all.kinds.map(\.kind))
+        guard OutputWriter.writeAll(head, to: f) else { return (false, true) }
+        guard rows.copy(to: f) else { return (false, false) }
+        guard OutputWriter.writeAll(HTMLReport.tableEnd(summary.count) + "<main id=\"cards\">\n", to: f) else { return (false, true) }
+        guard cards.copy(to: f) else { return (false, false) }
+        guard OutputWriter.writeAll("</main>\n" + HTMLReport.suffix(report, provenance: provenance), to: f) else { return (false, true) }
+        guard data.copy(to: f) else { return (false, false) }
+        return (OutputWriter.writeAll(HTMLReport.end, to: f), true)
+    }
+}
