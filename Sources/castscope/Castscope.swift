@@ -454,9 +454,9 @@ struct Analyze: ParsableCommand {
             fputs("castscope: reading standard input from the terminal (paste the log, then Ctrl-D; or pipe it: idevicesyslog | castscope analyze -)\n", stderr)
         }
         let digest = ClickHouseAnalyzeExport.startDigest(clickhouse, paths: paths)
-        // Text and JSON reports of the whole bundle are written as sessions end, so that the
+        // Reports of the whole bundle (every format) are written as sessions end, so that the
         // sessions need not all be held (when the bundle has relay lines, the analyzer keeps
-        // them all for the join; the report is then written a session at a time at the end).
+        // them all for the join; the report is then written from the whole at the end).
         let selection = navigation.selection
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
         let streamable = !outputs.isEmpty
