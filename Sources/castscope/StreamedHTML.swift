@@ -40,11 +40,11 @@ final class StreamedHTML: @unchecked Sendable {
         let provenance = Provenance.current()
         let head = HTMLReport.prefix(report, provenance: provenance, summary: summary, sessionFindingKinds: all.kinds.map(\.kind))
         guard OutputWriter.writeAll(head, to: f) else { return (false, true) }
-        guard rows.copy(to: f) else { return (false, false) }
+        guard rows.copy(to: f) else { return (false, ferror(f) != 0) }
         guard OutputWriter.writeAll(HTMLReport.tableEnd(summary.count) + "<main id=\"cards\">\n", to: f) else { return (false, true) }
-        guard cards.copy(to: f) else { return (false, false) }
+        guard cards.copy(to: f) else { return (false, ferror(f) != 0) }
         guard OutputWriter.writeAll("</main>\n" + HTMLReport.suffix(report, provenance: provenance), to: f) else { return (false, true) }
-        guard data.copy(to: f) else { return (false, false) }
+        guard data.copy(to: f) else { return (false, ferror(f) != 0) }
         return (OutputWriter.writeAll(HTMLReport.end, to: f), true)
     }
 }

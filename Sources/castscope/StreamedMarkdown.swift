@@ -92,10 +92,10 @@ final class StreamedMarkdown: @unchecked Sendable {
         guard let limit else {
             if !rowSizes.isEmpty {
                 guard put(MarkdownReport.tableHead) else { return false }
-                guard rows.copy(to: f) else { failedToRead = true; return false }
+                guard rows.copy(to: f) else { failedToRead = ferror(f) == 0; return false }
                 guard put("\n") else { return false }
             }
-            guard fulls.copy(to: f) else { failedToRead = true; return false }
+            guard fulls.copy(to: f) else { failedToRead = ferror(f) == 0; return false }
             return put(tail)
         }
         let plan = MarkdownReport.Plan(limit: limit, head: MarkdownReport.size(head), tail: MarkdownReport.size(tail),

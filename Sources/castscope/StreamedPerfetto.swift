@@ -50,13 +50,13 @@ final class StreamedPerfetto: @unchecked Sendable {
         let relay = PerfettoReport.relayEvents(report, first: &first)
         let head = PerfettoReport.head(provenance: .current(), first: first, offset: report.clock?.offset ?? 0)
         guard OutputWriter.writeAll(head, to: f) else { return (false, true) }
-        guard events.copy(to: f) else { return (false, false) }
+        guard events.copy(to: f) else { return (false, ferror(f) != 0) }
         // The findings handed on with their sessions, then the report's own; or, when the
         // report kept every finding (--fail-on), all of them from there.
         var n = 0
         var rest: [String] = []
         if report.handedOnFindings != nil {
-            guard findings.copy(to: f) else { return (false, false) }
+            guard findings.copy(to: f) else { return (false, ferror(f) != 0) }
             n = findingCount
         }
         for finding in report.findings {

@@ -314,10 +314,15 @@ final class StreamedReport {
         Sanitize.terminal(r.width.map { TextReport.wrap(part, width: $0) } ?? part, styles: r.color)
     }
 
+    /// A spilled part of the report could not be read back: the report would miss it.
+    var readBackError: String {
+        "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file"
+    }
+
     /// Writes head, sessions and tail; a one-line error, or nil. The tail (a relay fleet's can
     /// list tens of thousands of sessions) is written as it is made, not held whole.
     func finish(_ report: AnalysisReport) -> String? {
-        if lost { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
+        if lost { return readBackError }
         if perfetto != nil || html != nil {
             var readBack = true
             let error = OutputWriter.write(to: target) { f in
@@ -325,12 +330,12 @@ final class StreamedReport {
                 readBack = read
                 return ok
             }
-            if !readBack { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
+            if !readBack { return readBackError }
             return error
         }
         if let md = markdown {
             let error = OutputWriter.write(to: target) { f in md.write(report, to: f) }
-            if md.failedToRead { return "\(target.isStdout ? "standard output" : target.path): a session's report could not be read back from its temporary file" }
+            if md.failedToRead { return readBackError }
             return error
         }
         if let r = text {
