@@ -205,8 +205,11 @@ struct ConnectFoldTests {
             #expect(columns[i].time == list[i].time && columns[i].source == list[i].source && columns[i].failure == list[i].failure
                     && columns[i].failureSource == list[i].failureSource)
         }
-        // Causes counted in order of first appearance, as `orderedCounts` counts them.
-        let expected = orderedCounts(list.compactMap(\.failure))
+        // Causes counted in order of first appearance.
+        var expected: [(String, Int)] = []
+        for cause in list.compactMap(\.failure) {
+            if let i = expected.firstIndex(where: { $0.0 == cause }) { expected[i].1 += 1 } else { expected.append((cause, 1)) }
+        }
         #expect(columns.failureCounts.map(\.0) == expected.map(\.0) && columns.failureCounts.map(\.1) == expected.map(\.1))
         #expect(columns.failedCount == list.filter { $0.failure != nil }.count)
         // Each cause tested once, the attempts it names found in order.

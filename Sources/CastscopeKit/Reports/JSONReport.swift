@@ -173,9 +173,6 @@ public enum JSONReport {
         w.close()
     }
 
-    /// Findings per kind, in order of first appearance.
-    static func findingCounts(_ findings: FindingList) -> [(String, Int)] { FindingTally(findings).kinds.map { ($0.kind, $0.count) } }
-
     static func finding(_ w: inout JSONWriter, _ f: Finding) {
         w.open()
         w.string("kind", f.kind)

@@ -101,7 +101,4 @@ public enum SessionFacts {
 
     /// Whether a session counts as failing (every outcome but a clean completion).
     public static func failing(_ s: Session) -> Bool { s.outcome != .completed }
-
-    /// Findings per severity, most severe first, zeros included.
-    public static func severityCounts(_ findings: FindingList) -> [(Severity, Int)] { FindingTally(findings).severityCounts }
 }

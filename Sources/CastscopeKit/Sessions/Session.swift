@@ -87,16 +87,6 @@ public struct Session: Sendable {
     }
 }
 
-/// Each distinct value with how often it occurs, in order of first appearance.
-public func orderedCounts(_ values: [String]) -> [(String, Int)] {
-    var out: [(String, Int)] = []
-    var index: [String: Int] = [:]
-    for v in values {
-        if let i = index[v] { out[i].1 += 1 } else { index[v] = out.count; out.append((v, 1)) }
-    }
-    return out
-}
-
 /// Median and largest gap between consecutive times (µs), or nil with fewer than two.
 public func intervals(_ times: [Int64]) -> (median: Int64, max: Int64)? {
     var g = Gaps()
