@@ -475,11 +475,12 @@ struct Analyze: ParsableCommand {
             analyzer.keepsSessionFindings = failOn != nil
             let spillsFindings = !analyzer.keepsSessionFindings
             streamed = outputs.map { t in
-                if t.format == .perfetto { return StreamedReport(target: t, text: nil, perfetto: StreamedPerfetto()) }
-                if t.format == .html { return StreamedReport(target: t, text: nil, html: StreamedHTML()) }
-                if t.format == .markdown {
-                    return StreamedReport(target: t, text: nil,
-                                          markdown: StreamedMarkdown(limit: markdownFull ? nil : MarkdownReport.defaultLimit))
+                switch t.format {
+                case .perfetto: return StreamedReport(target: t, text: nil, document: StreamedPerfetto())
+                case .html: return StreamedReport(target: t, text: nil, document: StreamedHTML())
+                case .markdown:
+                    return StreamedReport(target: t, text: nil, document: StreamedMarkdown(limit: markdownFull ? nil : MarkdownReport.defaultLimit))
+                case .text, .json: break
                 }
                 guard t.format == .text else { return StreamedReport(target: t, text: nil, spillsFindings: spillsFindings) }
                 var r = TextReport(color: t.isStdout && colors.enabled())

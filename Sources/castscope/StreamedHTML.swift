@@ -10,7 +10,7 @@ import CastscopeKit
 /// head and toolbar say of the sessions is counted (`HTMLReport.Summary`). At the end the page
 /// is assembled: the head in front, then the spills in their places. The bytes are
 /// `HTMLReport.render`'s (a test compares).
-final class StreamedHTML: @unchecked Sendable {
+final class StreamedHTML: StreamedDocument, @unchecked Sendable {
     let rows = Spill(), cards = Spill(), data = Spill()
     var summary = HTMLReport.Summary()
     /// The kinds of the findings about a session handed on, in order of first appearance.
@@ -22,7 +22,12 @@ final class StreamedHTML: @unchecked Sendable {
         kinds = FindingTally()
     }
 
-    func take(_ s: Session, _ found: [Finding]) {
+    /// (Nothing before its turn: its parts are numbered by its place.)
+    func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart) {}
+
+    func render(_ report: AnalysisReport) -> String { HTMLReport.render(report) }
+
+    func take(_ part: SessionPart, _ s: Session, _ found: [Finding]) {
         let i = summary.count
         rows.append(Array(HTMLReport.row(i, s, found).utf8))
         cards.append(Array(HTMLReport.card(i, s, found).utf8))

@@ -25,7 +25,7 @@ struct MarkdownPiece: Sendable {
 /// `MarkdownReport.Plan` chooses from the sizes what fits the limit, as `render` does, and the
 /// chosen pieces are copied out of the spills in order. The bytes are `render`'s (a test
 /// compares).
-final class StreamedMarkdown: @unchecked Sendable {
+final class StreamedMarkdown: StreamedDocument, @unchecked Sendable {
     let limit: Int?
     let rows = Spill(), fulls = Spill(), shorts = Spill()
     var rowSizes: [Int] = [], rowLengths: [Int] = []
@@ -34,7 +34,7 @@ final class StreamedMarkdown: @unchecked Sendable {
     var fullSizes: [Int] = [], fullLengths: [Int] = []
     var shortSizes: [Int] = [], shortLengths: [Int] = []
     /// A piece could not be read back from its spill (the report is then incomplete).
-    private(set) var failedToRead = false
+    private var failedToRead = false
 
     init(limit: Int?) { self.limit = limit }
 
@@ -42,13 +42,28 @@ final class StreamedMarkdown: @unchecked Sendable {
         for s in [rows, fulls, shorts] { s.reset() }
         rowSizes = []; rowLengths = []; failing = []
         fullSizes = []; fullLengths = []; shortSizes = []; shortLengths = []
-        failedToRead = false
     }
 
     static func bytes(_ s: String) -> [UInt8] { Array(Sanitize.terminal(s).utf8) }
 
+    func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart) {
+        part.markdown = pieces(s, findings)
+    }
+
+    func take(_ part: SessionPart, _ s: Session, _ findings: [Finding]) {
+        if let p = part.markdown { take(p) }
+    }
+
+    func write(_ report: AnalysisReport, to f: UnsafeMutablePointer<FILE>) -> (ok: Bool, readBack: Bool) {
+        failedToRead = false
+        let ok = writeDocument(report, to: f)
+        return (ok, !failedToRead)
+    }
+
+    func render(_ report: AnalysisReport) -> String { Sanitize.terminal(MarkdownReport.render(report, limit: limit)) }
+
     /// A session's pieces (any thread).
-    func prepare(_ s: Session, _ findings: [Finding]) -> MarkdownPiece {
+    func pieces(_ s: Session, _ findings: [Finding]) -> MarkdownPiece {
         let row = MarkdownReport.row(s, findings)
         let failing = SessionFacts.failing(s)
         var p = MarkdownPiece(row: Self.bytes(row), rowSize: MarkdownReport.size(row), failing: failing)
@@ -66,7 +81,7 @@ final class StreamedMarkdown: @unchecked Sendable {
     }
 
     /// The session's pieces, in its turn.
-    func take(_ p: MarkdownPiece) {
+    private func take(_ p: MarkdownPiece) {
         if p.failing { failing.append(rowSizes.count) }
         rows.append(p.row)
         rowSizes.append(p.rowSize)
@@ -84,7 +99,7 @@ final class StreamedMarkdown: @unchecked Sendable {
     }
 
     /// Head, the table, the sections that fit, tail and the closing note, into `f`.
-    func write(_ report: AnalysisReport, to f: UnsafeMutablePointer<FILE>) -> Bool {
+    private func writeDocument(_ report: AnalysisReport, to f: UnsafeMutablePointer<FILE>) -> Bool {
         let head = MarkdownReport.head(report, provenance: .current())
         var (tail, leftOut) = MarkdownReport.tail(report, limit: limit)
         func put(_ s: String) -> Bool { OutputWriter.writeAll(Sanitize.terminal(s), to: f) }

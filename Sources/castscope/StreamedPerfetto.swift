@@ -10,7 +10,7 @@ import CastscopeKit
 /// another; at the end the head (which names the earliest time) is written in front, then the
 /// sessions' events, the findings' and the relay's. The bytes are `PerfettoReport.render`'s
 /// (a test compares).
-final class StreamedPerfetto: @unchecked Sendable {
+final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
     let events = Spill(), findings = Spill()
     var count = 0
     var findingCount = 0
@@ -31,8 +31,13 @@ final class StreamedPerfetto: @unchecked Sendable {
         for e in list { spill.append(Array((",\n" + e).utf8)) }
     }
 
+    /// (Nothing before its turn: its tracks are numbered by its place.)
+    func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart) {}
+
+    func render(_ report: AnalysisReport) -> String { PerfettoReport.render(report) }
+
     /// The session and its findings, in its turn (in order: its tracks are numbered by it).
-    func take(_ s: Session, _ found: [Finding]) {
+    func take(_ part: SessionPart, _ s: Session, _ found: [Finding]) {
         Self.append(PerfettoReport.sessionEvents(s, index: count), to: events)
         if let start = s.start { first = min(first ?? start, start) }
         places[s.id] = count

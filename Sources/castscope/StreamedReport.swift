@@ -156,6 +156,21 @@ final class SessionPart: @unchecked Sendable {
     }
 }
 
+/// A report format whose document is assembled at the end from each session's parts, kept on
+/// disk as sessions end (Markdown, Perfetto, HTML): `StreamedReport` hands it the sessions.
+protocol StreamedDocument: AnyObject {
+    /// Forgets what it was given (the analyzer started over).
+    func begin()
+    /// What can be made of a session before its turn (any thread), into `part`.
+    func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart)
+    /// The session, in its turn.
+    func take(_ part: SessionPart, _ s: Session, _ findings: [Finding])
+    /// The document into `f`; `readBack` false when a spilled piece could not be read back.
+    func write(_ report: AnalysisReport, to f: UnsafeMutablePointer<FILE>) -> (ok: Bool, readBack: Bool)
+    /// The document of a report kept whole (its sessions were kept for the relay join).
+    func render(_ report: AnalysisReport) -> String
+}
+
 /// Text and JSON reports written as sessions end (`Analyzer.sessionSink`): each session is
 /// rendered when the analyzer hands it on (`prepare`, on the threads that finish sessions,
 /// several at once), written in its turn (`take`) and then let go; the head (which counts
@@ -176,23 +191,15 @@ final class StreamedReport {
     let findingSpill = Spill()
     var findingCount = 0
 
-    /// Markdown (`--markdown`, `--markdown-full`) instead of text or JSON.
-    let markdown: StreamedMarkdown?
+    /// Markdown, Perfetto or HTML instead of text or JSON.
+    let document: StreamedDocument?
 
-    /// Perfetto's trace (`--perfetto FILE`) or the HTML page (`--html FILE`) instead.
-    let perfetto: StreamedPerfetto?
-    let html: StreamedHTML?
-
-    init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false, markdown: StreamedMarkdown? = nil,
-         perfetto: StreamedPerfetto? = nil, html: StreamedHTML? = nil)
-    {
+    init(target: OutputTarget, text: TextReport?, spillsFindings: Bool = false, document: StreamedDocument? = nil) {
         self.target = target
         self.text = text
         initial = text
-        self.markdown = markdown
-        self.perfetto = perfetto
-        self.html = html
-        self.spillsFindings = spillsFindings && text == nil && markdown == nil && perfetto == nil && html == nil
+        self.document = document
+        self.spillsFindings = spillsFindings && text == nil && document == nil
     }
 
     /// Before the first session: the inputs are known (for `[n]:line` aliases). Called again
@@ -200,9 +207,7 @@ final class StreamedReport {
     /// written so far is dropped.
     func begin(_ partial: AnalysisReport) {
         text = initial?.prepared(inputs: partial.inputs)
-        markdown?.begin()
-        perfetto?.begin()
-        html?.begin()
+        document?.begin()
         spill.reset()
         count = 0
         lost = false
@@ -212,12 +217,9 @@ final class StreamedReport {
 
     /// A session's bytes, as `take` writes them (any thread; reads only what `begin` set).
     func prepare(_ s: Session, _ findings: [Finding]) -> SessionPart {
-        // (Perfetto's events and the page's parts are made in the session's turn: they are
-        // numbered by its place.)
-        if perfetto != nil || html != nil { return SessionPart() }
-        if let md = markdown {
+        if let d = document {
             let part = SessionPart()
-            part.markdown = md.prepare(s, findings)
+            d.prepare(s, findings, into: part)
             return part
         }
         if let r = text { return SessionPart(sessionBytes(r, s, findings)) }
@@ -228,18 +230,8 @@ final class StreamedReport {
 
     /// The session `prepare` made `part` of, in its turn.
     func take(_ part: SessionPart, _ findings: [Finding], session: Session) {
-        if let pf = perfetto {
-            pf.take(session, findings)
-            count += 1
-            return
-        }
-        if let page = html {
-            page.take(session, findings)
-            count += 1
-            return
-        }
-        if let md = markdown, let piece = part.markdown {
-            md.take(piece)
+        if let d = document {
+            d.take(part, session, findings)
             count += 1
             return
         }
@@ -270,17 +262,9 @@ final class StreamedReport {
     /// sessions for the join): written the same way, but straight into the output, as the head
     /// can go first; one session's bytes are held at a time, not the whole report's.
     func writeWhole(_ report: AnalysisReport) -> String? {
-        if perfetto != nil {
-            return OutputWriter.write(to: target) { f in OutputWriter.writeAll(PerfettoReport.render(report), to: f) }
-        }
-        if html != nil {
-            return OutputWriter.write(to: target) { f in OutputWriter.writeAll(HTMLReport.render(report), to: f) }
-        }
-        if let md = markdown {
+        if let d = document {
             // (Kept for the relay join: every session is in memory anyway.)
-            return OutputWriter.write(to: target) { f in
-                OutputWriter.writeAll(Sanitize.terminal(MarkdownReport.render(report, limit: md.limit)), to: f)
-            }
+            return OutputWriter.write(to: target) { f in OutputWriter.writeAll(d.render(report), to: f) }
         }
         text = initial?.prepared(inputs: report.inputs)
         let bySession = report.findingsBySession()
@@ -323,20 +307,14 @@ final class StreamedReport {
     /// list tens of thousands of sessions) is written as it is made, not held whole.
     func finish(_ report: AnalysisReport) -> String? {
         if lost { return readBackError }
-        if perfetto != nil || html != nil {
+        if let d = document {
             var readBack = true
             let error = OutputWriter.write(to: target) { f in
-                let (ok, read) = perfetto?.write(report, to: f) ?? html!.write(report, to: f)
+                let (ok, read) = d.write(report, to: f)
                 readBack = read
                 return ok
             }
-            if !readBack { return readBackError }
-            return error
-        }
-        if let md = markdown {
-            let error = OutputWriter.write(to: target) { f in md.write(report, to: f) }
-            if md.failedToRead { return readBackError }
-            return error
+            return readBack ? error : readBackError
         }
         if let r = text {
             let head = terminal(r, r.head(report))
