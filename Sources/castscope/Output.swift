@@ -185,6 +185,10 @@ enum OutputWriter {
         buf.isEmpty || fwrite(buf.baseAddress, 1, buf.count, f) == buf.count
     }
 
+    static func writeAll(_ b: OutputBuffer, to f: UnsafeMutablePointer<FILE>) -> Bool {
+        b.withUnsafeBytes { writeAll(UnsafeRawBufferPointer($0), to: f) }
+    }
+
     static func writeAll(_ text: String, to f: UnsafeMutablePointer<FILE>) -> Bool {
         var text = text
         return text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: f) }

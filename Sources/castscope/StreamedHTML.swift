@@ -15,6 +15,8 @@ final class StreamedHTML: StreamedDocument, @unchecked Sendable {
     var summary = HTMLReport.Summary()
     /// The kinds of the findings about a session handed on, in order of first appearance.
     var kinds = FindingTally()
+    /// A part's bytes as they are made (its capacity kept from part to part).
+    var buffer = OutputBuffer(capacity: 1 << 16)
 
     func begin() {
         for s in [rows, cards, data] { s.reset() }
@@ -29,9 +31,18 @@ final class StreamedHTML: StreamedDocument, @unchecked Sendable {
 
     func take(_ part: SessionPart, _ s: Session, _ found: [Finding]) {
         let i = summary.count
-        rows.append(Array(HTMLReport.row(i, s, found).utf8))
-        cards.append(Array(HTMLReport.card(i, s, found).utf8))
-        data.append(Array(((i > 0 ? ",\n" : "") + HTMLReport.dataEntry(s, found)).utf8))
+        buffer.removeAll()
+        HTMLReport.row(i, s, found, into: &buffer)
+        rows.append(buffer)
+        // (the timeline's rows, made once for the card and the data)
+        let entries = Timeline.entries(s.events)
+        buffer.removeAll()
+        HTMLReport.card(i, s, found, entries: entries, into: &buffer)
+        cards.append(buffer)
+        buffer.removeAll()
+        if i > 0 { buffer.append(",\n") }
+        HTMLReport.dataEntry(s, found, entries: entries, into: &buffer)
+        data.append(buffer)
         for f in found where f.session != nil { kinds.add(f) }
         summary.add(s)
     }
@@ -43,12 +54,19 @@ final class StreamedHTML: StreamedDocument, @unchecked Sendable {
         let own = report.findings.made.filter { $0.session != nil }
         let all = report.handedOnFindings != nil ? kinds.adding(own) : FindingTally(own)
         let provenance = Provenance.current()
-        let head = HTMLReport.prefix(report, provenance: provenance, summary: summary, sessionFindingKinds: all.kinds.map(\.kind))
-        guard OutputWriter.writeAll(head, to: f) else { return (false, true) }
+        var b = OutputBuffer(capacity: 1 << 16)
+        HTMLReport.prefix(report, provenance: provenance, summary: summary, sessionFindingKinds: all.kinds.map(\.kind), into: &b)
+        guard OutputWriter.writeAll(b, to: f) else { return (false, true) }
         guard rows.copy(to: f) else { return (false, ferror(f) != 0) }
-        guard OutputWriter.writeAll(HTMLReport.tableEnd(summary.count) + "<main id=\"cards\">\n", to: f) else { return (false, true) }
+        b.removeAll()
+        HTMLReport.tableEnd(summary.count, into: &b)
+        b.append("<main id=\"cards\">\n")
+        guard OutputWriter.writeAll(b, to: f) else { return (false, true) }
         guard cards.copy(to: f) else { return (false, ferror(f) != 0) }
-        guard OutputWriter.writeAll("</main>\n" + HTMLReport.suffix(report, provenance: provenance), to: f) else { return (false, true) }
+        b.removeAll()
+        b.append("</main>\n")
+        HTMLReport.suffix(report, provenance: provenance, into: &b)
+        guard OutputWriter.writeAll(b, to: f) else { return (false, true) }
         guard data.copy(to: f) else { return (false, ferror(f) != 0) }
         return (OutputWriter.writeAll(HTMLReport.end, to: f), true)
     }

@@ -44,7 +44,13 @@ final class StreamedMarkdown: StreamedDocument, @unchecked Sendable {
         fullSizes = []; fullLengths = []; shortSizes = []; shortLengths = []
     }
 
-    static func bytes(_ s: String) -> [UInt8] { Array(Sanitize.terminal(s).utf8) }
+    /// A piece's bytes as the report shows them (control characters escaped).
+    static func sanitized(_ b: OutputBuffer) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        b.withUnsafeBytes { Sanitize.terminal($0, into: &out) }
+        return out
+    }
 
     func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart) {
         part.markdown = pieces(s, findings)
@@ -64,18 +70,21 @@ final class StreamedMarkdown: StreamedDocument, @unchecked Sendable {
 
     /// A session's pieces (any thread).
     func pieces(_ s: Session, _ findings: [Finding]) -> MarkdownPiece {
-        let row = MarkdownReport.row(s, findings)
+        var b = OutputBuffer(capacity: 4096)
+        MarkdownReport.row(s, findings, into: &b)
         let failing = SessionFacts.failing(s)
-        var p = MarkdownPiece(row: Self.bytes(row), rowSize: MarkdownReport.size(row), failing: failing)
+        var p = MarkdownPiece(row: Self.sanitized(b), rowSize: MarkdownReport.size(b), failing: failing)
         if limit == nil || failing {
-            let full = MarkdownReport.section(s, findings, timeline: true)
-            p.full = Self.bytes(full)
-            p.fullSize = MarkdownReport.size(full)
+            b.removeAll()
+            MarkdownReport.section(s, findings, timeline: true, into: &b)
+            p.full = Self.sanitized(b)
+            p.fullSize = MarkdownReport.size(b)
         }
         if limit != nil && failing {
-            let short = MarkdownReport.section(s, findings, timeline: false)
-            p.short = Self.bytes(short)
-            p.shortSize = MarkdownReport.size(short)
+            b.removeAll()
+            MarkdownReport.section(s, findings, timeline: false, into: &b)
+            p.short = Self.sanitized(b)
+            p.shortSize = MarkdownReport.size(b)
         }
         return p
     }

@@ -17,6 +17,8 @@ final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
     var first: Int64?
     /// Each session's place, for the bundle's findings that name one.
     var places: [String: Int] = [:]
+    /// A part's bytes as they are made (its capacity kept from part to part).
+    var buffer = OutputBuffer(capacity: 1 << 16)
 
     func begin() {
         events.reset()
@@ -27,10 +29,6 @@ final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
         places = [:]
     }
 
-    static func append(_ list: [String], to spill: Spill) {
-        for e in list { spill.append(Array((",\n" + e).utf8)) }
-    }
-
     /// (Nothing before its turn: its tracks are numbered by its place.)
     func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart) {}
 
@@ -38,37 +36,42 @@ final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
 
     /// The session and its findings, in its turn (in order: its tracks are numbered by it).
     func take(_ part: SessionPart, _ s: Session, _ found: [Finding]) {
-        Self.append(PerfettoReport.sessionEvents(s, index: count), to: events)
+        buffer.removeAll()
+        PerfettoReport.sessionEvents(s, index: count, into: &buffer)
+        events.append(buffer)
         if let start = s.start { first = min(first ?? start, start) }
         places[s.id] = count
+        buffer.removeAll()
         for f in found {
-            if let e = PerfettoReport.findingEvent(f, n: findingCount, sessionIndex: f.session.flatMap { places[$0] }) {
-                Self.append([e], to: findings)
-            }
+            PerfettoReport.findingEvent(f, n: findingCount, sessionIndex: f.session.flatMap { places[$0] }, into: &buffer)
             findingCount += 1
         }
+        findings.append(buffer)
         count += 1
     }
 
     func write(_ report: AnalysisReport, to f: UnsafeMutablePointer<FILE>) -> (ok: Bool, readBack: Bool) {
         var first = self.first
-        let relay = PerfettoReport.relayEvents(report, first: &first)
-        let head = PerfettoReport.head(provenance: .current(), first: first, offset: report.clock?.offset ?? 0)
+        var relay = OutputBuffer()
+        PerfettoReport.relayEvents(report, first: &first, into: &relay)
+        var head = OutputBuffer()
+        PerfettoReport.head(provenance: .current(), first: first, offset: report.clock?.offset ?? 0, into: &head)
         guard OutputWriter.writeAll(head, to: f) else { return (false, true) }
         guard events.copy(to: f) else { return (false, ferror(f) != 0) }
         // The findings handed on with their sessions, then the report's own; or, when the
         // report kept every finding (--fail-on), all of them from there.
         var n = 0
-        var rest: [String] = []
+        var rest = OutputBuffer()
         if report.handedOnFindings != nil {
             guard findings.copy(to: f) else { return (false, ferror(f) != 0) }
             n = findingCount
         }
         for finding in report.findings {
-            if let e = PerfettoReport.findingEvent(finding, n: n, sessionIndex: finding.session.flatMap { places[$0] }) { rest.append(e) }
+            PerfettoReport.findingEvent(finding, n: n, sessionIndex: finding.session.flatMap { places[$0] }, into: &rest)
             n += 1
         }
-        rest += relay
-        return (OutputWriter.writeAll(rest.map { ",\n" + $0 }.joined() + PerfettoReport.tail, to: f), true)
+        relay.withUnsafeBytes { rest.append(UnsafeRawBufferPointer($0)) }
+        rest.append(PerfettoReport.tail)
+        return (OutputWriter.writeAll(rest, to: f), true)
     }
 }

@@ -19,6 +19,10 @@ final class Spill {
         b.withUnsafeBytes { append($0) }
     }
 
+    func append(_ b: OutputBuffer) {
+        b.withUnsafeBytes { append(UnsafeRawBufferPointer($0)) }
+    }
+
     func append(_ b: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: b)
         spillIfFull()

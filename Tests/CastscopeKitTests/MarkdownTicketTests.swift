@@ -73,6 +73,13 @@ struct MarkdownTicketTests {
         let html = try renderGFM("- " + MarkdownReport.text("a <private> `b` **c** _d_ ~e~ & f | g") + "\n- " + MarkdownReport.code("``` <b>x</b> ```") + "\n")
         #expect(html.contains("<li>a &lt;private&gt; `b` **c** _d_ ~e~ &amp; f | g</li>"), "\(html)")
         #expect(html.contains("<li><code>``` &lt;b&gt;x&lt;/b&gt; ```</code></li>"), "\(html)")
+        // A backtick or a pipe followed by a combining mark is still a backtick or a pipe to a
+        // Markdown parser (code points, not characters): padded, and escaped in a table.
+        #expect(MarkdownReport.code("`\u{301}x") == "`` `\u{301}x ``")
+        #expect(MarkdownReport.code("a|\u{301}b", inTable: true) == "`a\\|\u{301}b`")
+        let table = try renderGFM("| a | b |\n|---|---|\n| " + MarkdownReport.code("x|\u{301}y", inTable: true) + " | "
+                                  + MarkdownReport.code("`\u{301}z") + " |\n")
+        #expect(table.contains("<td><code>x|\u{301}y</code></td>") && table.contains("<td><code>`\u{301}z</code></td>"), "\(table)")
         let coarse = try castscope(["analyze", "--markdown", "samples/stopped-10001"]).stdout
         #expect(coarse.contains("connected within the same second"))
         #expect(!coarse.contains("connected after 0 µs"))

@@ -55,6 +55,26 @@ struct ReportTests {
         #expect(text.contains("x&lt;y&gt;.log"))
     }
 
+    @Test("the HTML escapes, written as bytes: entities, controls, C1 and bidi shown escaped, script-safe JSON")
+    func htmlByteEscapes() {
+        // Each character class the byte tables single out, next to its neighbours that stay.
+        #expect(HTMLReport.esc("a&b<c>d\"e'f") == "a&amp;b&lt;c&gt;d&quot;e&#39;f")
+        #expect(HTMLReport.esc("tab\tnew\nline") == "tab\tnew\nline")
+        #expect(HTMLReport.esc("\u{1b}[2J\r\u{0}\u{7f}") == "\\x1b[2J\\r\\x00\\x7f")
+        #expect(HTMLReport.esc("\u{9b}\u{a0}\u{b5}") == "\\u{9b}\u{a0}\u{b5}", "C1 escaped; NBSP and µ (also C2 lead bytes) kept")
+        #expect(HTMLReport.esc("\u{202e}x\u{2069}\u{2027}\u{202f}\u{2013}") == "\\u{202e}x\\u{2069}\u{2027}\u{202f}\u{2013}",
+                "bidi overrides escaped; other E2 characters kept")
+        #expect(HTMLReport.esc("😀é\u{301}") == "😀é\u{301}")
+        #expect(HTMLReport.js("</script><a href='x'>&\u{2028}\u{2029}\u{2027}") == "\"\\u003c/script\\u003e\\u003ca href='x'\\u003e\\u0026\\u2028\\u2029\u{2027}\"")
+        #expect(HTMLReport.js("q\"b\\n\n\u{1}\u{7f}") == "\"q\\\"b\\\\n\\n\\u0001\\u007f\"")
+        #expect(HTMLReport.js(nil) == "null")
+        #expect(HTMLReport.eventClass("socket.connect_failed").description == "fail")
+        for (kind, cls) in [("relay.stats", "frames"), ("relay.statsx", "conn"), ("frame.sent", "frames"), ("broadcast.started", "life"),
+                            ("e\u{301}rror", "other"), ("x.dropped", "fail"), ("", "other"), ("sdk.log", "other")] {
+            #expect(HTMLReport.eventClass(kind).description == cls, "\(kind)")
+        }
+    }
+
     @Test("the Perfetto file is valid trace-event JSON: device and relay as processes, phases, instants, counters")
     func perfettoTraceEvents() throws {
         let dir = try temporaryDirectory()

@@ -11,34 +11,89 @@ public enum MarkdownReport {
 
     /// A code span that holds `s` exactly: fenced with one backtick more than its longest run.
     public static func code(_ s: String, inTable: Bool = false) -> String {
-        var t = s.replacingOccurrences("\r\n", " ").replacingOccurrences("\n", " ").replacingOccurrences("\r", " ")
-        if inTable { t = t.replacingOccurrences("|", "\\|") }
-        if t.isEmpty { return "` `" }
+        var b = OutputBuffer(capacity: s.utf8.count + 4)
+        code(s, inTable: inTable, into: &b)
+        return b.string
+    }
+
+    public static func code(_ s: String, inTable: Bool = false, into b: inout OutputBuffer) {
+        var s = s
+        s.withUTF8 { code($0, inTable: inTable, into: &b) }
+    }
+
+    /// The code span of `u`'s bytes. Line breaks (`\r\n`, `\n`, `\r`) become a space each and,
+    /// in a table, `|` is `\|`; the fence and the padding are decided on code points, as a
+    /// Markdown parser reads them (a backtick followed by a combining mark is still a backtick).
+    static func code(_ u: UnsafeBufferPointer<UInt8>, inTable: Bool, into b: inout OutputBuffer) {
+        guard let first = u.first, let last = u.last else {
+            b.append("` `")
+            return
+        }
         var longest = 0
         var run = 0
-        for c in t.unicodeScalars {
-            run = c == "`" ? run + 1 : 0
+        for c in u {
+            run = c == UInt8(ascii: "`") ? run + 1 : 0
             longest = max(longest, run)
         }
-        let fence = String(repeating: "`", count: longest + 1)
-        // A span that starts or ends with a backtick (or a space) needs a space inside each fence.
-        let pad = t.hasPrefix("`") || t.hasSuffix("`") || (t.hasPrefix(" ") && t.hasSuffix(" ")) ? " " : ""
-        return fence + pad + t + pad + fence
+        // What the span's text starts and ends with once line breaks are spaces (`\|` ends in `|`).
+        func shown(_ c: UInt8) -> UInt8 { c == 0x0A || c == 0x0D ? 0x20 : c }
+        let (head, tail) = (shown(first) == UInt8(ascii: "|") && inTable ? UInt8(ascii: "\\") : shown(first), shown(last))
+        let tick = UInt8(ascii: "`")
+        let pad = head == tick || tail == tick || (head == 0x20 && tail == 0x20)
+        b.repeating(tick, count: longest + 1)
+        if pad { b.byte(0x20) }
+        var from = 0
+        var i = 0
+        let n = u.count
+        while i < n {
+            let c = u[i]
+            guard c == 0x0A || c == 0x0D || (c == UInt8(ascii: "|") && inTable) else {
+                i += 1
+                continue
+            }
+            if i > from { b.append(u, from..<i) }
+            if c == UInt8(ascii: "|") {
+                b.append("\\|")
+            } else {
+                b.byte(0x20)
+                if c == 0x0D && i + 1 < n && u[i + 1] == 0x0A { i += 1 }
+            }
+            i += 1
+            from = i
+        }
+        if n > from { b.append(u, from..<n) }
+        if pad { b.byte(0x20) }
+        b.repeating(tick, count: longest + 1)
     }
 
     /// Markdown text that shows `s` literally: punctuation that could start markup is escaped.
     public static func text(_ s: String, inTable: Bool = false) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\\", "`", "*", "_", "[", "]", "<", ">", "~", "&", "|", "#":
-                out += "\\"
-                out.unicodeScalars.append(c)
-            case "\n", "\r": out += " "
-            default: out.unicodeScalars.append(c)
+        var b = OutputBuffer(capacity: s.utf8.count + 4)
+        text(s, into: &b)
+        return b.string
+    }
+
+    public static func text(_ s: String, into b: inout OutputBuffer) {
+        var s = s
+        s.withUTF8 { u in
+            var from = 0
+            for i in u.indices {
+                let c = u[i]
+                switch c {
+                case UInt8(ascii: "\\"), UInt8(ascii: "`"), UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "["), UInt8(ascii: "]"),
+                    UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "~"), UInt8(ascii: "&"), UInt8(ascii: "|"), UInt8(ascii: "#"):
+                    if i > from { b.append(u, from..<i) }
+                    b.byte(UInt8(ascii: "\\"))
+                    b.byte(c)
+                case 0x0A, 0x0D:
+                    if i > from { b.append(u, from..<i) }
+                    b.byte(0x20)
+                default: continue
+                }
+                from = i + 1
             }
+            if u.count > from { b.append(u, from..<u.count) }
         }
-        return out
     }
 
     static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
@@ -48,42 +103,65 @@ public enum MarkdownReport {
         var (tail, leftOut) = tail(r, limit: limit)
         let bySession = r.findingsBySession()
         let sections = r.sessions.map { s in (s, bySession[s.id] ?? []) }
-        let rows = sections.map { row($0.0, $0.1) }
-
+        let rows = sections.map { s, fs in bytes { row(s, fs, into: &$0) } }
+        var out = OutputBuffer(capacity: 1 << 16)
+        out.append(head)
         guard let limit else {
-            var out = head
-            if !r.sessions.isEmpty { out += tableHead + rows.joined() + "\n" }
-            for (s, fs) in sections { out += section(s, fs, timeline: true) }
-            return out + tail
+            if !r.sessions.isEmpty {
+                out.append(tableHead)
+                for row in rows { out.append(row) }
+                out.byte(0x0A)
+            }
+            for (s, fs) in sections { section(s, fs, timeline: true, into: &out) }
+            out.append(tail)
+            return out.string
         }
         var failing: [Int] = []
-        var full: [String] = [], short: [String] = []
+        var full: [OutputBuffer] = [], short: [OutputBuffer] = []
         for (k, (s, fs)) in sections.enumerated() where SessionFacts.failing(s) {
             failing.append(k)
-            full.append(section(s, fs, timeline: true))
-            short.append(section(s, fs, timeline: false))
+            full.append(bytes { section(s, fs, timeline: true, into: &$0) })
+            short.append(bytes { section(s, fs, timeline: false, into: &$0) })
         }
         let plan = Plan(limit: limit, head: size(head), tail: size(tail), rows: rows.map(size), failing: failing,
                         full: full.map(size), short: short.map(size))
         leftOut += plan.leftOut
-        var out = head
         if !rows.isEmpty {
-            out += tableHead
-            for i in rows.indices where plan.keepRow[i] { out += rows[i] }
-            out += "\n"
+            out.append(tableHead)
+            for i in rows.indices where plan.keepRow[i] { out.append(rows[i]) }
+            out.byte(0x0A)
         }
         for j in failing.indices {
             switch plan.section[j] {
-            case .full: out += full[j]
-            case .short: out += short[j]
+            case .full: out.append(full[j])
+            case .short: out.append(short[j])
             case .none: break
             }
         }
-        return out + tail + note(limit: limit, leftOut: leftOut, healthy: r.sessions.count - failing.count)
+        out.append(tail)
+        out.append(note(limit: limit, leftOut: leftOut, healthy: r.sessions.count - failing.count))
+        return out.string
+    }
+
+    /// What `write` writes, in a buffer of its own.
+    public static func bytes(_ write: (inout OutputBuffer) -> Void) -> OutputBuffer {
+        var b = OutputBuffer(capacity: 1024)
+        write(&b)
+        return b
     }
 
     /// A Markdown report's size as `render` counts it (UTF-16 units, as GitHub counts characters).
     public static func size(_ s: String) -> Int { s.utf16.count }
+
+    /// The same of a report's bytes (valid UTF-8): a unit per character, two for one past U+FFFF
+    /// (its four-byte form).
+    public static func size(_ b: OutputBuffer) -> Int {
+        b.withUnsafeBytes { u in
+            var n = 0
+            for c in u { n &+= (c & 0xC0 != 0x80 ? 1 : 0) &+ (c >= 0xF0 ? 1 : 0) }
+            return n
+        }
+    }
 
     public static let tableHead = "| Session | SDK | Process | Start | Duration | Outcome | Findings |\n|---|---|---|---|---|---|---|\n"
 
@@ -115,7 +193,7 @@ public enum MarkdownReport {
 
     /// The bundle's findings, orphans and input errors, and what of them `limit` left out.
     public static func tail(_ r: AnalysisReport, limit: Int?) -> (String, [String]) {
-        var tail = ""
+        var tail = OutputBuffer()
         var leftOut: [String] = []
         // Bundle-wide lists are kept to their first 20 within the limit (a relay fleet's bundle
         // has tens of thousands of orphans); the JSON report has them all.
@@ -125,32 +203,53 @@ public enum MarkdownReport {
         }
         let general = r.findings.lazy.filter { $0.session == nil }
         if !general.isEmpty {
-            tail += "## Bundle findings\n\n"
-            for f in general.prefix(listMax) { tail += finding(f) }
+            tail.append("## Bundle findings\n\n")
+            for f in general.prefix(listMax) { finding(f, into: &tail) }
             capped(r.findings.aboutNoSession, "bundle finding")
-            tail += "\n"
+            tail.byte(0x0A)
         }
         let orphanRelay = r.relaySessions.orphanIndices
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
-            tail += "## Orphans\n\n"
+            tail.append("## Orphans\n\n")
             for rs in orphanRelay.prefix(listMax).lazy.map({ r.relaySessions[Int($0)] }) {
-                tail += "- relay session \(code(rs.id)) (\(code(rs.peer ?? "?")), room \(code(rs.room ?? "?"))) has no device session in these logs"
-                tail += (rs.firstSource.map { " (\(code($0.description)))" } ?? "") + "\n"
+                tail.append("- relay session ")
+                code(rs.id, into: &tail)
+                tail.append(" (")
+                code(rs.peer ?? "?", into: &tail)
+                tail.append(", room ")
+                code(rs.room ?? "?", into: &tail)
+                tail.append(") has no device session in these logs")
+                if let source = rs.firstSource {
+                    tail.append(" (")
+                    code(source, into: &tail)
+                    tail.byte(UInt8(ascii: ")"))
+                }
+                tail.byte(0x0A)
             }
             capped(orphanRelay.count, "orphan relay session")
             for id in r.orphanDeviceSessions.prefix(listMax) {
-                tail += "- device session \(code(id)) connected but the relay logs have no session for it\n"
+                tail.append("- device session ")
+                code(id, into: &tail)
+                tail.append(" connected but the relay logs have no session for it\n")
             }
             capped(r.orphanDeviceSessions.count, "orphan device session")
-            tail += "\n"
+            tail.byte(0x0A)
         }
-        var errorLines = r.errors.map { "- \(code($0.description))\n" }
-        if limit != nil, errorLines.count > 20 {
-            leftOut.append(plural(errorLines.count - 20, "input error"))
-            errorLines = Array(errorLines.prefix(20))
+        var errors = r.errors[...]
+        if limit != nil, errors.count > 20 {
+            leftOut.append(plural(errors.count - 20, "input error"))
+            errors = errors.prefix(20)
         }
-        if !errorLines.isEmpty { tail += "## Input errors\n\n" + errorLines.joined() + "\n" }
-        return (tail, leftOut)
+        if !errors.isEmpty {
+            tail.append("## Input errors\n\n")
+            for e in errors {
+                tail.append("- ")
+                code(e.description, into: &tail)
+                tail.byte(0x0A)
+            }
+            tail.byte(0x0A)
+        }
+        return (tail.string, leftOut)
     }
 
     /// What a report within `limit` keeps, from sizes alone (so that a report written as its
@@ -217,44 +316,139 @@ public enum MarkdownReport {
     }
 
     /// One table row; `findings` are the session's own.
-    public static func row(_ s: Session, _ findings: [Finding]) -> String {
-        let who = s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p } ?? "-"
-        let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "-"
-        let kinds = findings.map(\.kind)
-        return "| \(code(s.id, inTable: true)) | \(text(s.sdk, inTable: true)) | \(code(who, inTable: true)) | \(start) | "
-            + "\(s.duration.map(Fmt.duration) ?? "-") | **\(s.outcome.rawValue)** | \(kinds.isEmpty ? "" : kinds.map { code($0, inTable: true) }.joined(separator: ", ")) |\n"
+    public static func row(_ s: Session, _ findings: [Finding], into b: inout OutputBuffer) {
+        b.append("| ")
+        code(s.id, inTable: true, into: &b)
+        b.append(" | ")
+        text(s.sdk, into: &b)
+        b.append(" | ")
+        if let p = s.process {
+            var who = OutputBuffer(capacity: p.utf8.count + 12)
+            who.append(p)
+            if let pid = s.pid {
+                who.byte(UInt8(ascii: "["))
+                who.int(Int(pid))
+                who.byte(UInt8(ascii: "]"))
+            }
+            who.withUnsafeBytes { code($0, inTable: true, into: &b) }
+        } else {
+            b.append("`-`")
+        }
+        b.append(" | ")
+        if let start = s.start { b.rfc3339(start, offset: s.displayOffset) } else { b.byte(UInt8(ascii: "-")) }
+        b.append(" | ")
+        if let d = s.duration { b.duration(d) } else { b.byte(UInt8(ascii: "-")) }
+        b.append(" | **")
+        b.append(s.outcome.rawValue)
+        b.append("** | ")
+        for (j, f) in findings.enumerated() {
+            if j > 0 { b.append(", ") }
+            code(f.kind, inTable: true, into: &b)
+        }
+        b.append(" |\n")
     }
 
-    public static func section(_ s: Session, _ fs: [Finding], timeline: Bool) -> String {
-        var out = "## \(text(s.id)) — \(text(SessionFacts.who(s))) — \(s.outcome.rawValue)\n\n"
+    /// `path:line` as a code span.
+    static func code(_ source: SourceRef, inTable: Bool = false, into b: inout OutputBuffer) {
+        var s = OutputBuffer(capacity: source.path.utf8.count + 12)
+        s.append(source.path)
+        s.byte(UInt8(ascii: ":"))
+        s.int(source.line)
+        s.withUnsafeBytes { code($0, inTable: inTable, into: &b) }
+    }
+
+    public static func section(_ s: Session, _ fs: [Finding], timeline: Bool, into b: inout OutputBuffer) {
+        b.append("## ")
+        text(s.id, into: &b)
+        b.append(" — ")
+        text(SessionFacts.who(s), into: &b)
+        b.append(" — ")
+        b.append(s.outcome.rawValue)
+        b.append("\n\n")
         if let start = s.start {
-            out += "- **When**: \(Fmt.rfc3339(start, offset: s.displayOffset))" + (s.duration.flatMap { $0 > 0 ? ", lasted \(Fmt.duration($0))" : nil } ?? "") + "\n"
+            b.append("- **When**: ")
+            b.rfc3339(start, offset: s.displayOffset)
+            if let d = s.duration, d > 0 {
+                b.append(", lasted ")
+                b.duration(d)
+            }
+            b.byte(0x0A)
         }
-        out += "- **Why**: \(text(s.reason))\n"
-        if let c = SessionFacts.connect(s) { out += "- **Connect**: \(text(c))\n" }
-        if let rl = SessionFacts.relay(s) { out += "- **Relay**: \(text(rl))\n" }
-        if let f = SessionFacts.frames(s) { out += "- **Frames**: \(text(f))\n" }
+        b.append("- **Why**: ")
+        text(s.reason, into: &b)
+        b.byte(0x0A)
+        if let c = SessionFacts.connect(s) {
+            b.append("- **Connect**: ")
+            text(c, into: &b)
+            b.byte(0x0A)
+        }
+        if let rl = SessionFacts.relay(s) {
+            b.append("- **Relay**: ")
+            text(rl, into: &b)
+            b.byte(0x0A)
+        }
+        if let f = SessionFacts.frames(s) {
+            b.append("- **Frames**: ")
+            text(f, into: &b)
+            b.byte(0x0A)
+        }
         if !s.deciding.isEmpty {
-            out += "- **Decided by**: " + s.deciding.map { "\(code($0.message)) (\(code($0.source.description)))" }.joined(separator: ", ") + "\n"
+            b.append("- **Decided by**: ")
+            for (j, e) in s.deciding.enumerated() {
+                if j > 0 { b.append(", ") }
+                code(e.message, into: &b)
+                b.append(" (")
+                code(e.source, into: &b)
+                b.byte(UInt8(ascii: ")"))
+            }
+            b.byte(0x0A)
         }
         if !fs.isEmpty {
-            out += "\n**Findings**\n\n"
-            for f in fs { out += finding(f) }
+            b.append("\n**Findings**\n\n")
+            for f in fs { finding(f, into: &b) }
         }
         if timeline {
             let entries = Timeline.entries(s.events)
-            out += "\n<details><summary>Timeline (\(plural(entries.count, "row")))</summary>\n\n| t (s) | side | line | source |\n|---|---|---|---|\n"
+            b.append("\n<details><summary>Timeline (")
+            b.int(entries.count)
+            b.append(entries.count == 1 ? " row" : " rows")
+            b.append(")</summary>\n\n| t (s) | side | line | source |\n|---|---|---|---|\n")
             for t in entries {
-                let rel = t.time.flatMap { tt in s.start.map { Fmt.relative(tt - $0) } } ?? ""
-                out += "| \(rel)\(t.timeInferred ? " ~" : "") | \(TextReport.sideTag(t.side)) | \(code(t.text, inTable: true)) | \(code(t.first.description, inTable: true)) |\n"
+                b.append("| ")
+                if let tt = t.time, let start = s.start {
+                    let d = tt - start
+                    b.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+                    b.decimal(Double(d.magnitude) / 1e6, 3)
+                }
+                if t.timeInferred { b.append(" ~") }
+                b.append(" | ")
+                b.append(TextReport.sideTag(t.side))
+                b.append(" | ")
+                code(t.text, inTable: true, into: &b)
+                b.append(" | ")
+                code(t.first, inTable: true, into: &b)
+                b.append(" |\n")
             }
-            out += "\n</details>\n"
+            b.append("\n</details>\n")
         }
-        return out + "\n"
+        b.byte(0x0A)
     }
 
-    static func finding(_ f: Finding) -> String {
-        "- **\(f.severity.rawValue)** \(code(f.kind)) — \(text(f.message))"
-            + (f.evidence.isEmpty ? "" : " (" + f.evidence.map { code($0.description) }.joined(separator: ", ") + ")") + "\n"
+    static func finding(_ f: Finding, into b: inout OutputBuffer) {
+        b.append("- **")
+        b.append(f.severity.rawValue)
+        b.append("** ")
+        code(f.kind, into: &b)
+        b.append(" — ")
+        text(f.message, into: &b)
+        if !f.evidence.isEmpty {
+            b.append(" (")
+            for (j, e) in f.evidence.enumerated() {
+                if j > 0 { b.append(", ") }
+                code(e, into: &b)
+            }
+            b.byte(UInt8(ascii: ")"))
+        }
+        b.byte(0x0A)
     }
 }

@@ -95,6 +95,20 @@ public struct OutputBuffer: Sendable {
         storage.count += n
     }
 
+    public mutating func append(_ s: StaticString) {
+        s.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Another buffer's bytes.
+    public mutating func append(_ other: OutputBuffer) {
+        other.withUnsafeBytes { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The bytes of `u` in `range`.
+    @inline(__always) mutating func append(_ u: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: u[range])))
+    }
+
     public mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 {
         if let done: Void = s.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) { return done }
         for b in s { byte(b) }
@@ -326,6 +340,19 @@ public struct OutputBuffer: Sendable {
             return
         }
         byte(UInt8(ascii: "\""))
+        jsonEscaped(u, table)
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// `s` escaped as in a JSON string, without its quotes (a string written in pieces).
+    public mutating func jsonStringBody(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            OutputBuffer.jsonEscape.withUnsafeBufferPointer { table in jsonEscaped(UnsafeRawBufferPointer(u), table) }
+        }
+    }
+
+    private mutating func jsonEscaped(_ u: UnsafeRawBufferPointer, _ table: UnsafeBufferPointer<UInt8>) {
         var runStart = 0
         var i = 0
         let n = u.count
@@ -348,7 +375,6 @@ public struct OutputBuffer: Sendable {
             runStart = i
         }
         if n > runStart { append(UnsafeRawBufferPointer(rebasing: u[runStart..<n])) }
-        byte(UInt8(ascii: "\""))
     }
 
     static let hex: [UInt8] = Array("0123456789abcdef".utf8)

@@ -8,41 +8,69 @@
 /// instant (repeated lines folded as in the text report, `count` in the args), the lines that
 /// decided the outcome marked `decided`; frames per second is a counter. The relay is a second
 /// process: one track per relay session, its slice named by the session and what it closed with.
+///
+/// Written as bytes into an `OutputBuffer` (issue 15), every event after `,\n`: no `String`
+/// per field or per event.
 public enum PerfettoReport {
-    static let sideOrder: [(Side, String)] = [(.extension, "extension"), (.app, "host app"), (.system, "system"), (.relay, "relay")]
-
-    static func obj(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { JSONWriter.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
-    }
-    static func q(_ s: String) -> String { JSONWriter.quote(s) }
+    static let sideOrder: [(Side, StaticString)] = [(.extension, "extension"), (.app, "host app"), (.system, "system"), (.relay, "relay")]
     static let device = 1
     static let relay = 2
     /// Session i's tracks: tid 8i+8 its phases, then one per side.
     static func tid(_ i: Int, _ lane: Int) -> Int { 8 * (i + 1) + lane }
-    static func thread(_ pid: Int, _ t: Int, _ name: String, into events: inout [String]) {
-        events.append(obj([("ph", q("M")), ("name", q("thread_name")), ("pid", "\(pid)"), ("tid", "\(t)"), ("args", obj([("name", q(name))]))]))
-        events.append(obj([("ph", q("M")), ("name", q("thread_sort_index")), ("pid", "\(pid)"), ("tid", "\(t)"), ("args", obj([("sort_index", "\(t)")]))]))
+
+    /// `,\n{"ph":"PH","name":` — the start of every event; the name follows.
+    private static func event(_ ph: StaticString, into b: inout OutputBuffer) {
+        b.append(",\n{\"ph\":\"")
+        b.append(ph)
+        b.append("\",\"name\":")
+    }
+
+    /// `,"pid":P,"tid":T`.
+    private static func ids(_ pid: Int, _ tid: Int, into b: inout OutputBuffer) {
+        b.jsonKey("pid", comma: true)
+        b.int(pid)
+        b.jsonKey("tid", comma: true)
+        b.int(tid)
+    }
+
+    /// A track's name and sort index; `name` writes the name's text (escaped, without quotes).
+    static func thread(_ pid: Int, _ t: Int, into b: inout OutputBuffer, name: (inout OutputBuffer) -> Void) {
+        event("M", into: &b)
+        b.append("\"thread_name\"")
+        ids(pid, t, into: &b)
+        b.append(",\"args\":{\"name\":\"")
+        name(&b)
+        b.append("\"}}")
+        event("M", into: &b)
+        b.append("\"thread_sort_index\"")
+        ids(pid, t, into: &b)
+        b.append(",\"args\":{\"sort_index\":")
+        b.int(t)
+        b.append("}}")
     }
 
     public static func render(_ r: AnalysisReport, provenance: Provenance = .current()) -> String {
-        var events: [String] = []
+        var events = OutputBuffer(capacity: 1 << 16)
         let offset = r.clock?.offset ?? 0
         var first: Int64?
         for (i, s) in r.sessions.enumerated() {
-            events += sessionEvents(s, index: i)
+            sessionEvents(s, index: i, into: &events)
             if let start = s.start { first = min(first ?? start, start) }
         }
         for (n, f) in r.findings.enumerated() {
             let i = f.session.flatMap { id in r.sessions.firstIndex(where: { $0.id == id }) }
-            if let e = findingEvent(f, n: n, sessionIndex: i) { events.append(e) }
+            findingEvent(f, n: n, sessionIndex: i, into: &events)
         }
-        events += relayEvents(r, first: &first)
-        return head(provenance: provenance, first: first, offset: offset) + events.map { ",\n" + $0 }.joined() + tail
+        relayEvents(r, first: &first, into: &events)
+        var b = OutputBuffer(capacity: events.count + 4096)
+        head(provenance: provenance, first: first, offset: offset, into: &b)
+        events.withUnsafeBytes { b.append(UnsafeRawBufferPointer($0)) }
+        b.append(tail)
+        return b.string
     }
 
     /// The relay's sessions (the second process), each on its track; `first` takes their starts.
-    public static func relayEvents(_ r: AnalysisReport, first: inout Int64?) -> [String] {
-        var events: [String] = []
+    public static func relayEvents(_ r: AnalysisReport, first: inout Int64?, into b: inout OutputBuffer) {
         let offset = r.clock?.offset ?? 0
         for (i, rs) in r.relaySessions.enumerated() {
             guard let start = rs.start else { continue }
@@ -50,103 +78,295 @@ public enum PerfettoReport {
             let s = start - offset
             first = min(first ?? s, s)
             let e = max(s, (rs.end ?? start) - offset)
-            let device = rs.deviceSession.map { " → \($0)" } ?? " (no device session)"
-            thread(relay, t, "relay \(rs.id)\(device) \(rs.peer ?? "")", into: &events)
-            events.append(obj([("ph", q("X")), ("name", q("relay \(rs.id)\(device): \(rs.reason ?? "not closed in these logs")")), ("cat", q("relay")),
-                               ("pid", "\(relay)"), ("tid", "\(t)"), ("ts", "\(s)"), ("dur", "\(e - s)"),
-                               ("args", obj([("session", q(rs.id)), ("device", rs.deviceSession.map(q) ?? "null"), ("peer", rs.peer.map(q) ?? "null"),
-                                             ("room", rs.room.map(q) ?? "null"), ("frames", rs.frames.map { "\($0)" } ?? "null"),
-                                             ("accepted", rs.accepted.map { q(Fmt.rfc3339($0, offset: 0)) } ?? "null")]))]))
+            // `relay ID → DEVICE` or `relay ID (no device session)`.
+            func who(_ b: inout OutputBuffer) {
+                b.append("relay ")
+                b.jsonStringBody(rs.id)
+                if let d = rs.deviceSession {
+                    b.append(" → ")
+                    b.jsonStringBody(d)
+                } else {
+                    b.append(" (no device session)")
+                }
+            }
+            thread(relay, t, into: &b) { b in
+                who(&b)
+                b.byte(0x20)
+                b.jsonStringBody(rs.peer ?? "")
+            }
+            event("X", into: &b)
+            b.byte(UInt8(ascii: "\""))
+            who(&b)
+            b.append(": ")
+            b.jsonStringBody(rs.reason ?? "not closed in these logs")
+            b.append("\",\"cat\":\"relay\"")
+            ids(relay, t, into: &b)
+            b.jsonKey("ts", comma: true)
+            b.int(Int(s))
+            b.jsonKey("dur", comma: true)
+            b.int(Int(e - s))
+            b.append(",\"args\":{\"session\":")
+            b.jsonString(rs.id)
+            b.jsonKey("device", comma: true)
+            stringOrNull(rs.deviceSession, into: &b)
+            b.jsonKey("peer", comma: true)
+            stringOrNull(rs.peer, into: &b)
+            b.jsonKey("room", comma: true)
+            stringOrNull(rs.room, into: &b)
+            b.jsonKey("frames", comma: true)
+            if let f = rs.frames { b.int(Int(f)) } else { b.append("null") }
+            b.jsonKey("accepted", comma: true)
+            if let a = rs.accepted {
+                b.byte(UInt8(ascii: "\""))
+                b.rfc3339(a, offset: 0)
+                b.byte(UInt8(ascii: "\""))
+            } else {
+                b.append("null")
+            }
+            b.append("}}")
         }
-        return events
+    }
+
+    private static func stringOrNull(_ s: String?, into b: inout OutputBuffer) {
+        if let s { b.jsonString(s) } else { b.append("null") }
     }
 
     /// The document up to and including the processes' names (what follows is `,\n` and an
     /// event, for each event, then `tail`): `first` is the earliest session or relay start.
-    public static func head(provenance: Provenance, first: Int64?, offset: Int64) -> String {
-        var other: [(String, String)] = [("generator", q("castscope")), ("version", q(provenance.version)),
-                                         ("commandLine", "[" + provenance.commandLine.map(q).joined(separator: ",") + "]"),
-                                         ("generatedAt", q(provenance.generatedText)),
-                                         ("timestamps", q("microseconds since 1970-01-01T00:00:00Z, on the device's clock (relay shifted by the clock estimate)"))]
-        if let first { other.append(("firstTimestamp", q(Fmt.rfc3339(first, offset: 0)))) }
-        other.append(("relayClockOffsetMicros", "\(offset)"))
-        let names = [
-            obj([("ph", q("M")), ("name", q("process_name")), ("pid", "\(device)"), ("args", obj([("name", q("device (phone)"))]))]),
-            obj([("ph", q("M")), ("name", q("process_sort_index")), ("pid", "\(device)"), ("args", obj([("sort_index", "0")]))]),
-            obj([("ph", q("M")), ("name", q("process_name")), ("pid", "\(relay)"), ("args", obj([("name", q("relay (server clock, shifted to the phone's)"))]))]),
-            obj([("ph", q("M")), ("name", q("process_sort_index")), ("pid", "\(relay)"), ("args", obj([("sort_index", "1")]))]),
-        ]
-        return "{\"displayTimeUnit\":\"ms\",\"otherData\":\(obj(other)),\"traceEvents\":[\n" + names.joined(separator: ",\n")
+    public static func head(provenance: Provenance, first: Int64?, offset: Int64, into b: inout OutputBuffer) {
+        b.append("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"castscope\",\"version\":")
+        b.jsonString(provenance.version)
+        b.append(",\"commandLine\":[")
+        for (j, a) in provenance.commandLine.enumerated() {
+            if j > 0 { b.byte(UInt8(ascii: ",")) }
+            b.jsonString(a)
+        }
+        b.append("],\"generatedAt\":")
+        b.jsonString(provenance.generatedText)
+        b.append(",\"timestamps\":\"microseconds since 1970-01-01T00:00:00Z, on the device's clock (relay shifted by the clock estimate)\"")
+        if let first {
+            b.append(",\"firstTimestamp\":\"")
+            b.rfc3339(first, offset: 0)
+            b.byte(UInt8(ascii: "\""))
+        }
+        b.append(",\"relayClockOffsetMicros\":")
+        b.int(Int(offset))
+        b.append("},\"traceEvents\":[\n")
+        b.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"device (phone)\"}},\n")
+        b.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"args\":{\"sort_index\":0}},\n")
+        b.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":\"relay (server clock, shifted to the phone's)\"}},\n")
+        b.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":2,\"args\":{\"sort_index\":1}}")
     }
 
     public static let tail = "\n]}\n"
 
     /// A finding as an instant (on its session's phases track, `sessionIndex`; the bundle's
-    /// otherwise); `n` is its place in the report's findings. Nil without a time.
-    public static func findingEvent(_ f: Finding, n: Int, sessionIndex i: Int?) -> String? {
-        guard let t = f.time else { return nil }
-        return obj([("ph", q("i")), ("s", q(i == nil ? "p" : "t")), ("name", q("\(f.severity.rawValue): \(f.kind)")),
-                    ("cat", q("finding")), ("pid", "\(device)"), ("tid", "\(i.map { tid($0, 0) } ?? 0)"), ("ts", "\(t)"),
-                    ("args", obj([("message", q(f.message)), ("evidence", "[" + f.evidence.map { q($0.description) }.joined(separator: ",") + "]"), ("n", "\(n)")]))])
+    /// otherwise); `n` is its place in the report's findings. Nothing without a time.
+    public static func findingEvent(_ f: Finding, n: Int, sessionIndex i: Int?, into b: inout OutputBuffer) {
+        guard let t = f.time else { return }
+        b.append(i == nil ? ",\n{\"ph\":\"i\",\"s\":\"p\",\"name\":\"" : ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":\"")
+        b.append(f.severity.rawValue)
+        b.append(": ")
+        b.jsonStringBody(f.kind)
+        b.append("\",\"cat\":\"finding\"")
+        ids(device, i.map { tid($0, 0) } ?? 0, into: &b)
+        b.jsonKey("ts", comma: true)
+        b.int(Int(t))
+        b.append(",\"args\":{\"message\":")
+        b.jsonString(f.message)
+        b.append(",\"evidence\":[")
+        for (j, e) in f.evidence.enumerated() {
+            if j > 0 { b.byte(UInt8(ascii: ",")) }
+            e.json(into: &b)
+        }
+        b.append("],\"n\":")
+        b.int(n)
+        b.append("}}")
     }
 
     /// Session number `i`'s events (none without a start).
-    public static func sessionEvents(_ s: Session, index i: Int) -> [String] {
-        var events: [String] = []
-        guard let start = s.start else { return events }
+    public static func sessionEvents(_ s: Session, index i: Int, into b: inout OutputBuffer) {
+        guard let start = s.start else { return }
         let phases = tid(i, 0)
-        let who = [s.id, s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
-        thread(device, phases, "\(who) · phases", into: &events)
+        thread(device, phases, into: &b) { b in
+            // `ID SDK PROCESS[PID] · phases`
+            b.jsonStringBody(s.id)
+            b.byte(0x20)
+            b.jsonStringBody(s.sdk)
+            if let p = s.process {
+                b.byte(0x20)
+                b.jsonStringBody(p)
+                if let pid = s.pid {
+                    b.byte(UInt8(ascii: "["))
+                    b.int(Int(pid))
+                    b.byte(UInt8(ascii: "]"))
+                }
+            }
+            b.append(" · phases")
+        }
         let end = max(start, s.end ?? s.events.compactMap(\.lastTime).max() ?? start)
-        events.append(obj([("ph", q("X")), ("name", q("\(s.id) \(s.outcome.rawValue)")), ("cat", q("session")), ("pid", "\(device)"),
-                           ("tid", "\(phases)"), ("ts", "\(start)"), ("dur", "\(end - start)"),
-                           ("args", obj([("reason", q(s.reason)), ("start", q(Fmt.rfc3339(start, offset: s.displayOffset)))]))]))
+        event("X", into: &b)
+        b.byte(UInt8(ascii: "\""))
+        b.jsonStringBody(s.id)
+        b.byte(0x20)
+        b.append(s.outcome.rawValue)
+        b.append("\",\"cat\":\"session\"")
+        ids(device, phases, into: &b)
+        span(start, end, into: &b)
+        b.append(",\"args\":{\"reason\":")
+        b.jsonString(s.reason)
+        b.append(",\"start\":\"")
+        b.rfc3339(start, offset: s.displayOffset)
+        b.append("\"}}")
         let connected = s.connectedAt.map { max(start, $0) }
-        events.append(obj([("ph", q("X")), ("name", q("connecting")), ("cat", q("phase")), ("pid", "\(device)"), ("tid", "\(phases)"),
-                           ("ts", "\(start)"), ("dur", "\((connected ?? end) - start)")]))
+        event("X", into: &b)
+        b.append("\"connecting\",\"cat\":\"phase\"")
+        ids(device, phases, into: &b)
+        span(start, connected ?? end, into: &b)
+        b.byte(UInt8(ascii: "}"))
         if let c = connected {
-            events.append(obj([("ph", q("X")), ("name", q(s.frames > 0 ? "streaming" : "connected")), ("cat", q("phase")),
-                               ("pid", "\(device)"), ("tid", "\(phases)"), ("ts", "\(c)"), ("dur", "\(end - c)")]))
+            event("X", into: &b)
+            b.append(s.frames > 0 ? "\"streaming\"" : "\"connected\"")
+            b.append(",\"cat\":\"phase\"")
+            ids(device, phases, into: &b)
+            span(c, end, into: &b)
+            b.byte(UInt8(ascii: "}"))
         }
         for a in s.attempts {
             guard let t = a.time else { continue }
-            events.append(obj([("ph", q("i")), ("s", q("t")), ("name", q(a.failure.map { "attempt: \($0)" } ?? "attempt")),
-                               ("cat", q("connect")), ("pid", "\(device)"), ("tid", "\(phases)"), ("ts", "\(t)"),
-                               ("args", obj([("source", q(a.source.description))]))]))
+            instant(into: &b)
+            if let failure = a.failure {
+                b.append("\"attempt: ")
+                b.jsonStringBody(failure)
+                b.byte(UInt8(ascii: "\""))
+            } else {
+                b.append("\"attempt\"")
+            }
+            b.append(",\"cat\":\"connect\"")
+            ids(device, phases, into: &b)
+            b.jsonKey("ts", comma: true)
+            b.int(Int(t))
+            b.append(",\"args\":{\"source\":")
+            a.source.json(into: &b)
+            b.append("}}")
         }
         // Every timeline line on its side's track.
         let entries = Timeline.entries(s.events)
-        for (lane, (side, name)) in sideOrder.enumerated() where entries.contains(where: { $0.side == side }) {
-            thread(device, tid(i, lane + 1), "\(s.id) · \(name)", into: &events)
+        var sidesShown = Set<Side>()
+        for t in entries { sidesShown.insert(t.side) }
+        for (lane, (side, name)) in sideOrder.enumerated() where sidesShown.contains(side) {
+            sideTrack(s, i, lane: lane, name, into: &b)
         }
         for t in entries {
             guard let time = t.time, let lane = sideOrder.firstIndex(where: { $0.0 == t.side }) else { continue }
-            var args: [(String, String)] = [("event", q(t.kind)), ("source", q(t.first.description)), ("count", "\(t.count)"),
-                                            ("time", q(Fmt.rfc3339(time, offset: s.displayOffset)))]
-            if t.count > 1 { args.append(("lastSource", q(t.last.description))) }
-            events.append(obj([("ph", q("i")), ("s", q("t")), ("name", q(t.text)), ("cat", q("line")), ("pid", "\(device)"),
-                               ("tid", "\(tid(i, lane + 1))"), ("ts", "\(time)"), ("args", obj(args))]))
+            instant(into: &b)
+            b.jsonString(t.text)
+            b.append(",\"cat\":\"line\"")
+            ids(device, tid(i, lane + 1), into: &b)
+            b.jsonKey("ts", comma: true)
+            b.int(Int(time))
+            b.append(",\"args\":{\"event\":")
+            b.jsonString(t.kind)
+            b.append(",\"source\":")
+            t.first.json(into: &b)
+            b.append(",\"count\":")
+            b.int(t.count)
+            b.append(",\"time\":\"")
+            b.rfc3339(time, offset: s.displayOffset)
+            b.byte(UInt8(ascii: "\""))
+            if t.count > 1 {
+                b.append(",\"lastSource\":")
+                t.last.json(into: &b)
+            }
+            b.append("}}")
         }
         // The lines that decided the outcome, marked on their side's track.
         for e in s.deciding {
             guard let time = e.time, let lane = sideOrder.firstIndex(where: { $0.0 == e.side }) else { continue }
-            if !entries.contains(where: { $0.side == e.side }) { thread(device, tid(i, lane + 1), "\(s.id) · \(sideOrder[lane].1)", into: &events) }
-            events.append(obj([("ph", q("i")), ("s", q("t")), ("name", q("decided \(s.outcome.rawValue): \(e.message)")), ("cat", q("decided")),
-                               ("pid", "\(device)"), ("tid", "\(tid(i, lane + 1))"), ("ts", "\(time)"),
-                               ("args", obj([("event", q(e.kind)), ("source", q(e.source.description)), ("outcome", q(s.outcome.rawValue))]))]))
+            if !sidesShown.contains(e.side) { sideTrack(s, i, lane: lane, sideOrder[lane].1, into: &b) }
+            instant(into: &b)
+            b.append("\"decided ")
+            b.append(s.outcome.rawValue)
+            b.append(": ")
+            b.jsonStringBody(e.message)
+            b.append("\",\"cat\":\"decided\"")
+            ids(device, tid(i, lane + 1), into: &b)
+            b.jsonKey("ts", comma: true)
+            b.int(Int(time))
+            b.append(",\"args\":{\"event\":")
+            b.jsonString(e.kind)
+            b.append(",\"source\":")
+            e.source.json(into: &b)
+            b.append(",\"outcome\":\"")
+            b.append(s.outcome.rawValue)
+            b.append("\"}}")
         }
         // Frames per second: the device's frame lines per second, else the relay's stats.
         for (sec, n) in s.framesPerSecond {
-            events.append(obj([("ph", q("C")), ("name", q("\(s.id) fps (device)")), ("pid", "\(device)"),
-                               ("ts", "\(start + sec * 1_000_000)"), ("args", obj([("fps", "\(n)")]))]))
+            counter(s, "device", into: &b)
+            b.jsonKey("pid", comma: true)
+            b.int(device)
+            b.jsonKey("ts", comma: true)
+            b.int(Int(start + sec * 1_000_000))
+            b.append(",\"args\":{\"fps\":")
+            b.int(n)
+            b.append("}}")
         }
         for e in s.events where e.kind == "relay.stats" {
             e.forEachStat { t, _, _, fps, _ in
                 guard let t, fps.isFinite else { return }
-                events.append(obj([("ph", q("C")), ("name", q("\(s.id) fps (relay)")), ("pid", "\(relay)"), ("ts", "\(t)"),
-                                   ("args", obj([("fps", Fmt.decimal(fps, 2))]))]))
+                counter(s, "relay", into: &b)
+                b.jsonKey("pid", comma: true)
+                b.int(relay)
+                b.jsonKey("ts", comma: true)
+                b.int(Int(t))
+                b.append(",\"args\":{\"fps\":")
+                b.decimal(fps, 2)
+                b.append("}}")
             }
         }
-        return events
+    }
+
+    /// `,"ts":A,"dur":B-A`.
+    private static func span(_ a: Int64, _ b: Int64, into out: inout OutputBuffer) {
+        out.jsonKey("ts", comma: true)
+        out.int(Int(a))
+        out.jsonKey("dur", comma: true)
+        out.int(Int(b - a))
+    }
+
+    /// `,\n{"ph":"i","s":"t","name":` (an instant on its track).
+    private static func instant(into b: inout OutputBuffer) {
+        b.append(",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":")
+    }
+
+    /// `,\n{"ph":"C","name":"ID fps (SIDE)"`.
+    private static func counter(_ s: Session, _ side: StaticString, into b: inout OutputBuffer) {
+        event("C", into: &b)
+        b.byte(UInt8(ascii: "\""))
+        b.jsonStringBody(s.id)
+        b.append(" fps (")
+        b.append(side)
+        b.append(")\"")
+    }
+
+    /// The track of a session's side: `ID · SIDE`.
+    private static func sideTrack(_ s: Session, _ i: Int, lane: Int, _ name: StaticString, into b: inout OutputBuffer) {
+        thread(device, tid(i, lane + 1), into: &b) { b in
+            b.jsonStringBody(s.id)
+            b.append(" · ")
+            b.append(name)
+        }
+    }
+}
+
+extension SourceRef {
+    /// `"path:line"` as a JSON string.
+    func json(into b: inout OutputBuffer) {
+        b.byte(UInt8(ascii: "\""))
+        b.jsonStringBody(path)
+        b.byte(UInt8(ascii: ":"))
+        b.int(line)
+        b.byte(UInt8(ascii: "\""))
     }
 }
