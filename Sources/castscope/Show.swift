@@ -70,9 +70,15 @@ struct Show: ParsableCommand {
         options.start = start.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
         options.end = end.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
         let show = LogShow(registry: parsers.registryOrExit(), options: options)
-        show.run(paths) { text in fputs(text, stdout) }
-        fflush(stdout)
+        // (a full disk or a closed output stops the writing: said, and exit 1)
+        var writeError: Int32 = 0
+        show.run(paths) { b in
+            guard OutputWriter.writeAll(b, to: stdout) else { writeError = errno; return false }
+            return true
+        }
+        if fflush(stdout) != 0 && writeError == 0 { writeError = errno }
         for e in show.errors { fputs("castscope: " + Sanitize.line(e.description) + "\n", stderr) }
-        if !show.errors.isEmpty { throw ExitCode(1) }
+        if writeError != 0 { fputs("castscope: standard output: cannot write: \(String(cString: strerror(writeError)))\n", stderr) }
+        if !show.errors.isEmpty || writeError != 0 { throw ExitCode(1) }
     }
 }

@@ -70,9 +70,25 @@ public final class LogShow {
         return true
     }
 
-    /// Reads every input and writes the records in time order through `write`.
-    public func run(_ paths: [String], write: (String) -> Void) {
-        var records: [LogShowRecord] = []
+    /// Records held in memory before a sorted run of them goes to a temporary file, and the
+    /// directory of that file (nil: `TMPDIR`, else /tmp).
+    var runBytes = 24 << 20
+    var temporaryDirectory: String?
+    /// Records that went through a temporary file (a test's check that the runs were used).
+    private(set) var spilledRecords = 0
+
+    /// Reads every input and writes the records in time order through `write` (a megabyte at
+    /// a time; false from it stops the writing). Each record is formatted as it is read and
+    /// kept as bytes, in runs sorted by time (`LogShowRuns`).
+    public func run(_ paths: [String], write: (UnsafeRawBufferPointer) -> Bool) {
+        let runs = LogShowRuns(runBytes: runBytes, directory: temporaryDirectory)
+        let style = options.style
+        func add(_ r: LogShowRecord) {
+            guard keep(r) else { return }
+            runs.add(time: r.wallNanos) { b in
+                if style == .default { defaultLine(r, into: &b) } else { jsonObject(r, into: &b) }
+            }
+        }
         let detector = FormatDetector(formats: registry.formats)
         var walker = BundleWalker(
             visit: { [self] path, source in
@@ -86,7 +102,7 @@ public final class LogShow {
                 let reader = RecordReader(format: detected.format, lines: lines)
                 try reader.run { rec in
                     let r = textRecord(rec, path: path)
-                    if keep(r) { records.append(r) }
+                    add(r)
                 }
                 errors.append(contentsOf: reader.problems)
             },
@@ -101,7 +117,7 @@ public final class LogShow {
                 r.eventMessage = rec.message
                 r.processImagePath = rec.process
                 r.senderImagePath = display
-                if keep(r) { records.append(r) }
+                add(r)
             }
         }
         walker.journal = { [self] display, diskPath, _ in
@@ -112,7 +128,7 @@ public final class LogShow {
             let reader = JournalReader(format: registry.format(named: "journal-export")!, filter: JournalFilter())
             let result = reader.read(path: diskPath) { rec in
                 let r = textRecord(rec, path: display)
-                if keep(r) { records.append(r) }
+                add(r)
             }
             if let e = result.error { errors.append(InputError(path: display, e)) }
         }
@@ -149,7 +165,7 @@ public final class LogShow {
                         r.processImagePath = u.processPath ?? ""
                         r.senderImagePath = u.senderPath ?? ""
                         r.bootUUID = boot
-                        if keep(r) { records.append(r) }
+                        add(r)
                     }
                     for p in summary.problems {
                         errors.append(InputError(path: fileDisplay, offset: p.offset > 0 ? UInt64(p.offset) : nil, p.message))
@@ -176,26 +192,42 @@ public final class LogShow {
         }
         walker.walk(paths)
         // Time-merged; records without a time keep their place at the start, in input order.
-        let order = records.indices.sorted {
-            let a = records[$0].wallNanos ?? Int64.min
-            let b = records[$1].wallNanos ?? Int64.min
-            return a != b ? a < b : $0 < $1
+        var out = OutputBuffer(capacity: (1 << 20) + 4096)
+        var writing = true
+        func put() {
+            if writing && !out.isEmpty { writing = out.withUnsafeBytes { write(UnsafeRawBufferPointer($0)) } }
+            out.removeAll()
         }
-        switch options.style {
-        case .default:
-            write("Timestamp                       Thread     Type        Activity             PID    TTL  \n")
-            // A log's bytes never reach the terminal as control sequences (as in every report).
-            for i in order { write(Sanitize.terminal(defaultLine(records[i])) + "\n") }
-        case .ndjson:
-            for i in order { write(jsonObject(records[i]) + "\n") }
-        case .json:
-            write("[")
-            var first = true
-            for i in order {
-                write((first ? "" : ",") + "\n" + jsonObject(records[i]))
-                first = false
+        var first = true
+        switch style {
+        case .default: out.append("Timestamp                       Thread     Type        Activity             PID    TTL  \n")
+        case .json: out.byte(UInt8(ascii: "["))
+        case .ndjson: break
+        }
+        let complete = runs.finish { record in
+            switch style {
+            case .default:
+                // A log's bytes never reach the terminal as control sequences (as in every report).
+                var line: [UInt8] = []
+                Sanitize.terminal(record.bindMemory(to: UInt8.self), into: &line)
+                out.append(contentsOf: line)
+                out.byte(0x0A)
+            case .ndjson:
+                out.append(record)
+                out.byte(0x0A)
+            case .json:
+                out.append(first ? "\n" : ",\n")
+                out.append(record)
             }
-            write("\n]\n")
+            first = false
+            if out.count >= 1 << 20 { put() }
+            return writing
+        }
+        if style == .json { out.append("\n]\n") }
+        put()
+        spilledRecords = runs.spilled
+        if !complete && writing {
+            errors.append(InputError(path: "(temporary file)", "the records kept on disk for the time merge could not be read back"))
         }
     }
 
@@ -243,57 +275,120 @@ public final class LogShow {
     /// `2022-04-13 13:14:30.123456+0000` (UTC: this machine is not the device); without the
     /// offset for a line that carried no zone.
     static func timestamp(_ ns: Int64?, zoneless: Bool = false) -> String {
-        guard let ns else { return "" }
-        // Floor division by remainder (no step that can overflow at the ends of the range).
+        var b = OutputBuffer(capacity: 32)
+        timestamp(ns, zoneless: zoneless, into: &b)
+        return b.string
+    }
+
+    static func timestamp(_ ns: Int64?, zoneless: Bool, into b: inout OutputBuffer) {
+        guard let ns else { return }
+        // Floor division (no step that can overflow at the ends of the range: 1677 to 2262).
         var rem = ns % 1_000_000_000
-        var secs = time_t(ns / 1_000_000_000)
+        var secs = ns / 1_000_000_000
         if rem < 0 { rem += 1_000_000_000; secs -= 1 }
-        let micros = Int(rem / 1000)
-        var tm = tm()
-        gmtime_r(&secs, &tm)
-        var buf = [CChar](repeating: 0, count: 32)
-        let n = strftime(&buf, 32, "%Y-%m-%d %H:%M:%S", &tm)
-        let us = String(micros)
-        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) + "."
-            + String(repeating: "0", count: 6 - us.count) + us + (zoneless ? "" : "+0000")
+        var days = secs / 86_400
+        var sod = secs % 86_400
+        if sod < 0 { sod += 86_400; days -= 1 }
+        let (y, m, d) = civilFromDays(Int(days))
+        b.padded(y, 4)
+        b.byte(UInt8(ascii: "-"))
+        b.padded(m, 2)
+        b.byte(UInt8(ascii: "-"))
+        b.padded(d, 2)
+        b.byte(0x20)
+        b.padded(Int(sod / 3600), 2)
+        b.byte(UInt8(ascii: ":"))
+        b.padded(Int(sod / 60 % 60), 2)
+        b.byte(UInt8(ascii: ":"))
+        b.padded(Int(sod % 60), 2)
+        b.byte(UInt8(ascii: "."))
+        b.padded(Int(rem / 1000), 6)
+        if !zoneless { b.append("+0000") }
     }
 
-    /// The field left-aligned in `n` columns, then the separating space.
-    private func pad(_ s: String, _ n: Int) -> String { (s.count >= n ? s : s + String(repeating: " ", count: n - s.count)) + " " }
-
-    func defaultLine(_ r: LogShowRecord) -> String {
-        var line = pad(Self.timestamp(r.wallNanos, zoneless: r.zoneless), 31)
-        line += pad(r.threadID.map { "0x" + String($0, radix: 16) } ?? "", 10)
-        line += pad(r.messageType.isEmpty ? r.eventType : r.messageType, 11)
-        line += pad("0x0", 20)
-        line += pad(r.processID.map(String.init) ?? "", 6)
-        line += pad("0", 4)
-        let process = r.processImagePath.split(separator: "/").last.map(String.init) ?? "<unknown>"
-        line += process + ":"
-        if let sender = r.senderImagePath.split(separator: "/").last, String(sender) != process { line += " (\(sender))" }
-        if !r.subsystem.isEmpty || !r.category.isEmpty { line += " [\(r.subsystem):\(r.category)]" }
-        line += " " + r.eventMessage
-        return line
+    /// Spaces after a field `written` bytes long (ASCII) to fill `n` columns, then the separating space.
+    private static func pad(from start: Int, _ n: Int, _ b: inout OutputBuffer) {
+        b.repeating(0x20, count: max(0, n - (b.count - start)) + 1)
     }
 
-    func jsonObject(_ r: LogShowRecord) -> String {
-        func q(_ s: String) -> String { JSONWriter.quote(s) }
-        var parts: [String] = []
-        parts.append("\"timestamp\":" + q(Self.timestamp(r.wallNanos, zoneless: r.zoneless)))
-        if let m = r.machTimestamp { parts.append("\"machTimestamp\":\(m)") }
-        parts.append("\"processID\":" + (r.processID.map(String.init) ?? "0"))
-        parts.append("\"threadID\":" + (r.threadID.map(String.init) ?? "0"))
-        parts.append("\"eventType\":" + q(r.eventType))
-        parts.append("\"messageType\":" + q(r.messageType))
-        parts.append("\"subsystem\":" + q(r.subsystem))
-        parts.append("\"category\":" + q(r.category))
-        parts.append("\"eventMessage\":" + q(r.eventMessage))
-        parts.append("\"formatString\":" + q(r.formatString ?? ""))
-        parts.append("\"processImagePath\":" + q(r.processImagePath))
-        parts.append("\"senderImagePath\":" + q(r.senderImagePath))
-        if let b = r.bootUUID { parts.append("\"bootUUID\":" + q(b)) }
-        parts.append("\"timezoneName\":\"\"")
-        parts.append("\"source\":null")
-        return "{" + parts.joined(separator: ",") + "}"
+    /// The last part of a path (`a/b` → `b`; nil for one with none: empty, or only slashes).
+    private static func lastComponent(_ path: String) -> Substring? { path.split(separator: "/").last }
+
+    func defaultLine(_ r: LogShowRecord, into b: inout OutputBuffer) {
+        var start = b.count
+        Self.timestamp(r.wallNanos, zoneless: r.zoneless, into: &b)
+        Self.pad(from: start, 31, &b)
+        start = b.count
+        if let t = r.threadID {
+            b.append("0x")
+            Self.hex(t, into: &b)
+        }
+        Self.pad(from: start, 10, &b)
+        start = b.count
+        b.append(r.messageType.isEmpty ? r.eventType : r.messageType)
+        Self.pad(from: start, 11, &b)
+        b.append("0x0                  ")
+        start = b.count
+        if let p = r.processID { b.int(p) }
+        Self.pad(from: start, 6, &b)
+        b.append("0    ")
+        let process = Self.lastComponent(r.processImagePath)
+        if let process { b.append(String(process)) } else { b.append("<unknown>") }
+        b.byte(UInt8(ascii: ":"))
+        if let sender = Self.lastComponent(r.senderImagePath), sender != (process ?? "<unknown>") {
+            b.append(" (")
+            b.append(String(sender))
+            b.byte(UInt8(ascii: ")"))
+        }
+        if !r.subsystem.isEmpty || !r.category.isEmpty {
+            b.append(" [")
+            b.append(r.subsystem)
+            b.byte(UInt8(ascii: ":"))
+            b.append(r.category)
+            b.byte(UInt8(ascii: "]"))
+        }
+        b.byte(0x20)
+        b.append(r.eventMessage)
+    }
+
+    private static func hex(_ v: UInt64, into b: inout OutputBuffer) {
+        var digits = 1
+        while digits < 16 && v >> (4 * UInt64(digits)) != 0 { digits += 1 }
+        for i in stride(from: digits - 1, through: 0, by: -1) { b.byte(OutputBuffer.hex[Int(v >> (4 * UInt64(i)) & 0xF)]) }
+    }
+
+    func jsonObject(_ r: LogShowRecord, into b: inout OutputBuffer) {
+        b.append("{\"timestamp\":\"")
+        Self.timestamp(r.wallNanos, zoneless: r.zoneless, into: &b)
+        b.byte(UInt8(ascii: "\""))
+        if let m = r.machTimestamp {
+            b.append(",\"machTimestamp\":")
+            b.unsigned(UInt(m))
+        }
+        b.append(",\"processID\":")
+        b.int(r.processID ?? 0)
+        b.append(",\"threadID\":")
+        b.unsigned(UInt(r.threadID ?? 0))
+        b.append(",\"eventType\":")
+        b.jsonString(r.eventType)
+        b.append(",\"messageType\":")
+        b.jsonString(r.messageType)
+        b.append(",\"subsystem\":")
+        b.jsonString(r.subsystem)
+        b.append(",\"category\":")
+        b.jsonString(r.category)
+        b.append(",\"eventMessage\":")
+        b.jsonString(r.eventMessage)
+        b.append(",\"formatString\":")
+        b.jsonString(r.formatString ?? "")
+        b.append(",\"processImagePath\":")
+        b.jsonString(r.processImagePath)
+        b.append(",\"senderImagePath\":")
+        b.jsonString(r.senderImagePath)
+        if let boot = r.bootUUID {
+            b.append(",\"bootUUID\":")
+            b.jsonString(boot)
+        }
+        b.append(",\"timezoneName\":\"\",\"source\":null}")
     }
 }
