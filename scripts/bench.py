@@ -183,6 +183,9 @@ def main():
     if os.environ.get("BENCH_SECTION") == "densities":  # only the session-density table
         densities(lnav_ok=bool(shutil.which("lnav")))
         return
+    if os.environ.get("BENCH_SECTION") == "formats":  # only the report formats
+        formats()
+        return
     log, gz, journals = gen_inputs()
     size_mb = os.path.getsize(log) / 1e6
     journal_mb = sum(os.path.getsize(j) for j in journals) / 1e6
@@ -222,6 +225,8 @@ def main():
 
     densities(lnav_ok=bool(shutil.which("lnav")))
 
+    formats()
+
     unified_logging()
 
     lat = subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-tail.py"), BIN], capture_output=True, text=True)
@@ -233,6 +238,31 @@ def main():
         print("\nclickhouse")
         sys.stdout.flush()
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-clickhouse.py"), BIN, log, str(RUNS)])
+
+
+def formats():
+    """Issue 15: every report format is written as bytes as sessions end. The dense log in each
+    format against the text report (the page and the trace go to a file, and the text report,
+    printed beside them, to /dev/null as every run's output)."""
+    log = gen_text("dense")
+    mb = os.path.getsize(log) / 1e6
+    subprocess.run(["cat", log], stdout=subprocess.DEVNULL)
+    out = tempfile.mkdtemp(prefix="castscope-bench-formats-")
+    pairs = [("text", [BIN, "analyze", "--no-color", log])]
+    for name, args in (("markdown", ["--markdown"]), ("markdown-full", ["--markdown-full"]),
+                       ("html", ["--html", os.path.join(out, "r.html")]),
+                       ("perfetto", ["--perfetto", os.path.join(out, "t.json")])):
+        pairs.append((name, [BIN, "analyze"] + args + [log]))
+    r = bench(pairs)
+    sizes = {n: os.path.getsize(os.path.join(out, f)) / 1e6 for n, f in (("html", "r.html"), ("perfetto", "t.json"))}
+    shutil.rmtree(out, ignore_errors=True)
+    print(f"report formats on the dense log ({mb:.0f} MB; every session in each, but --markdown's 65,536 characters)")
+    t = r["text"][0]
+    for name in ("markdown", "markdown-full", "html", "perfetto"):
+        extra = f", {sizes[name]:.0f} MB written" if name in sizes else ""
+        print(f"  --{name:<14} {r[name][0]:7.3f} s = {r[name][0] / t:4.2f}x the text report{extra}")
+        print("  " + rss_line(f"--{name}", r[name][1]))
+    print()
 
 
 def densities(lnav_ok):
@@ -348,6 +378,7 @@ def unified_logging():
     out = tempfile.mkdtemp(prefix="castscope-bench-untar-")
     r = bench([("folder", [BIN, "analyze", "--no-color", arch]),
                ("big", [BIN, "analyze", "--no-color", big]),
+               ("show", [BIN, "show", big]),
                ("sysdiagnose", [BIN, "analyze", "--no-color", tgz]),
                ("tar", shell(f"rm -rf {out}/* && tar xzf {tgz} -C {out}"))])
     shutil.rmtree(out, ignore_errors=True)
@@ -368,6 +399,10 @@ def unified_logging():
         print(f"  castscope {label:<18} {t:7.3f} s = {speed:5.0f} MB/s (target >= 300 MB/s)  {'PASS' if speed >= 300 else 'MISS'}"
               f"  [{cpu[name]:.2f} CPU s = {mb / cpu[name]:.0f} MB per CPU second; load {os.getloadavg()[0]:.1f}]")
         print(rss_line(f"on the {label}", r[name][1]))
+    # `castscope show`: every record of the big tracev3, time-merged, as `log show` prints it
+    # (no `log show` on Linux to compare with); its memory must not follow the records.
+    print(f"  castscope show, one big tracev3: {r['show'][0]:.3f} s = {big_mb / r['show'][0]:.0f} MB of tracev3 per second")
+    print(rss_line("of castscope show on the big tracev3", r["show"][1]))
     print(line("sysdiagnose tar.gz within 1.3x of tar xzf (tar/castscope >= 0.769)", r["sysdiagnose"][0], r["tar"][0], 1 / 1.3))
     print(rss_line("on the sysdiagnose tar.gz", r["sysdiagnose"][1]) + "\n")
 

@@ -72,7 +72,7 @@ public final class LogShow {
 
     /// Records held in memory before a sorted run of them goes to a temporary file, and the
     /// directory of that file (nil: `TMPDIR`, else /tmp).
-    var runBytes = 24 << 20
+    var runBytes = 16 << 20
     var temporaryDirectory: String?
     /// Records that went through a temporary file (a test's check that the runs were used).
     private(set) var spilledRecords = 0

@@ -36,10 +36,12 @@ final class LogShowRuns {
 
     let directory: String?
 
-    init(runBytes: Int = 24 << 20, directory: String? = nil) {
+    init(runBytes: Int = 16 << 20, directory: String? = nil) {
         self.runBytes = runBytes
         self.directory = directory
-        bytes = OutputBuffer(capacity: min(runBytes, 1 << 20) + 4096)
+        // Room for a full run and the record that fills it, made once: a buffer that doubled
+        // past the run's size would hold twice that (its pages are touched only as written).
+        bytes = OutputBuffer(capacity: min(runBytes, 32 << 20) + (1 << 20))
     }
 
     deinit { if fd >= 0 { close(fd) } }
