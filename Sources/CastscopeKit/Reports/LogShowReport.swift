@@ -107,7 +107,7 @@ public final class LogShow {
                 errors.append(contentsOf: reader.problems)
             },
             report: { [self] e in errors.append(e) })
-        walker.ips = { [self] display, source in
+        walker.ips = { display, source in
             let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
             for rec in parsed.records {
                 var r = LogShowRecord(source: display)
