@@ -45,7 +45,24 @@ public final class LiveSessions {
     var relayStatFrames: [String: Int] = [:]
     var relayClosedFrames: [String: Int] = [:]
 
+    /// The sessions that have connected, in session order (`join` takes them: gathering and
+    /// sorting every session seen, per connect, grew with the sessions of a long tail).
+    var connected: [(number: Int, stream: String, index: Int)] = []
+    struct SessionKey: Hashable { var stream: String; var index: Int }
+    var connectedKeys = Set<SessionKey>()
+    /// The earliest and latest time a session connected.
+    var connectSpan: (first: Int64, last: Int64)?
+
     public init() {}
+
+    /// Session `i` of stream `k` has connected: into `connected`, in its place.
+    func noteConnected(_ k: String, _ i: Int) {
+        guard connectedKeys.insert(SessionKey(stream: k, index: i)).inserted else { return }
+        let n = ids[k].flatMap { i < $0.count ? Int($0[i].dropFirst()) : nil } ?? 0
+        connected.insert((n, k, i), at: connected.partitionPoint { $0.number <= n })
+        let t = streams[k]!.sessions[i].connectedAt!
+        connectSpan = connectSpan.map { (min($0.first, t), max($0.last, t)) } ?? (t, t)
+    }
 
     func key(_ e: Event) -> String { SessionBuilder.streamKey(e) }
 
@@ -81,42 +98,40 @@ public final class LiveSessions {
             attach(e)
             return hostEvent(e)
         }
-        var stream = streams[k] ?? SessionBuilder.Stream()
-        let before = stream.sessions.count
-        let beforePhase = stream.phase
-        let beforeConnected = stream.sessions.last?.connectedAt
-        let beforeFrame = stream.sessions.last?.lastFrameAt
-        builder.feed(e, into: &stream)
+        // The stream is fed where it lies (a copy taken out and put back copied its sessions'
+        // lists on every line: a session retrying for hours grew slower line by line).
+        let (before, beforePhase, beforeConnected, beforeFrame) = streams[k].map {
+            ($0.sessions.count, $0.phase, $0.sessions.last?.connectedAt, $0.sessions.last?.lastFrameAt)
+        } ?? (0, .idle, nil, nil)
+        builder.feed(e, into: &streams[k, default: SessionBuilder.Stream()])
+        let count = streams[k]!.sessions.count
         var changes: [Change] = []
         // A gap between two frame lines longer than the stall threshold, as analyze's
         // frame-stall rule sees it (the lines may be old: event times, not the clock).
-        if e.kind == "frame.sent", e.side == .extension, stream.sessions.count == before, let last = stream.sessions.indices.last,
+        if e.kind == "frame.sent", e.side == .extension, count == before, count > 0,
             let previous = beforeFrame, let t = e.time, t - previous > stallAfterMicros
         {
-            streams[k] = stream
-            var s = named(k, last)
+            var s = named(k, count - 1)
             s.lastFrameAt = previous
             changes.append(.stalled(s, "no frames for \(Fmt.duration(t - previous)) while streaming (device)"))
         }
-        if stream.sessions.count > before {
+        if count > before {
             // A new session (a second broadcastStarted may have ended the previous one).
             if before > 0 && beforePhase != .ended {
-                streams[k] = stream
                 changes.append(.ended(named(k, before - 1)))
             }
             ids[k, default: []].append("S\(nextID)")
             nextID += 1
-            streams[k] = stream
-            changes.append(.started(named(k, stream.sessions.count - 1)))
+            changes.append(.started(named(k, count - 1)))
         }
-        streams[k] = stream
-        let last = stream.sessions.count - 1
+        for i in max(0, before - 1)..<count where streams[k]!.sessions[i].connectedAt != nil { noteConnected(k, i) }
+        let last = count - 1
         if last >= 0 {
-            if beforeConnected == nil, stream.sessions[last].connectedAt != nil {
+            if beforeConnected == nil, streams[k]!.sessions[last].connectedAt != nil {
                 changes.append(.connected(named(k, last)))
                 changes += join()
             }
-            if stream.phase == .ended && (beforePhase != .ended || stream.sessions.count > before) {
+            if streams[k]!.phase == .ended && (beforePhase != .ended || count > before) {
                 changes.append(.ended(named(k, last)))
             }
         }
@@ -130,16 +145,17 @@ public final class LiveSessions {
     /// (Run again as relay sessions arrive: the clock is refined by later pairs, such as the end
     /// of a session already joined.)
     func join() -> [Change] {
-        var device = sessions.filter { $0.connectedAt != nil }
-        guard !device.isEmpty else { return [] }
+        guard let connects = connectSpan else { return [] }
         let joiner = RelayJoiner()
         // The relay sessions accepted within the offsets the estimate looks at, in the order seen.
-        let connects = device.map { $0.connectedAt! }
-        let lo = connects.min()! - joiner.maxOffset - joiner.tolerance
-        let hi = connects.max()! + joiner.maxOffset + joiner.tolerance
+        let lo = connects.first - joiner.maxOffset - joiner.tolerance
+        let hi = connects.last + joiner.maxOffset + joiner.tolerance
         let near = acceptedTimes[acceptedTimes.partitionPoint { $0.time < lo }..<acceptedTimes.partitionPoint { $0.time <= hi }]
         var rel = near.map(\.id).sorted { relayIndex[$0]! < relayIndex[$1]! }.compactMap { relay[$0] }
+        // (the device sessions only when there is a relay session to pair them with: a phone's
+        // log followed without a relay has nothing to join)
         guard !rel.isEmpty else { return [] }
+        var device = connected.map { named($0.stream, $0.index) }
         guard let estimate = joiner.estimate(device, rel) ?? clock else { return [] }
         clock = estimate
         for i in rel.indices { rel[i].deviceSession = nil }
@@ -242,7 +258,12 @@ public final class LiveSessions {
         switch e.kind {
         case "relay.accepted": return [.relayAccepted(r)] + join()
         case "relay.stalled": return [.relayStalled(r, e)]
-        case "relay.closed": return [.relayClosed(r)]
+        case "relay.closed":
+            // A relay followed alone (no phone session has connected) never needs a closed
+            // session's lines again: they go, its facts stay (a relay's journal followed for a
+            // day kept every line of every session).
+            if connected.isEmpty { relay[id]?.events = [] }
+            return [.relayClosed(r)]
         default: return []
         }
     }
