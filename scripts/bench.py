@@ -9,7 +9,7 @@ of the reference tracev3, default 300). Inputs are generated (BENCH_SIZE MB of n
 journal of BENCH_ENTRIES entries built with systemd-journal-remote, default 1,000,000).
 No assertion fails a build: the targets are printed with PASS/MISS next to the measurements.
 """
-import glob, os, shutil, statistics, subprocess, sys, tempfile, time
+import glob, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, ".build/release/castscope")
@@ -186,6 +186,9 @@ def main():
     if os.environ.get("BENCH_SECTION") == "formats":  # only the report formats
         formats()
         return
+    if os.environ.get("BENCH_SECTION") == "tail":  # only tail's volume rows
+        tail_volume()
+        return
     log, gz, journals = gen_inputs()
     size_mb = os.path.getsize(log) / 1e6
     journal_mb = sum(os.path.getsize(j) for j in journals) / 1e6
@@ -232,12 +235,51 @@ def main():
     lat = subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-tail.py"), BIN], capture_output=True, text=True)
     print("tail")
     print("  " + (lat.stdout.strip() or lat.stderr.strip()))
+    tail_volume()
 
     # ClickHouse export (issue 17): only when clickhouse-server is installed.
     if shutil.which("clickhouse-server") or os.path.exists("/usr/sbin/clickhouse-server"):
         print("\nclickhouse")
         sys.stdout.flush()
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench-clickhouse.py"), BIN, log, str(RUNS)])
+
+
+def tail_volume():
+    """`castscope tail` on a lot at once: a phone's log piped in (the dense log; the retry storm,
+    one session of every line) against `analyze` of the same file, and the relay's journal of
+    50,000 sessions followed from its start (anonymous memory once it has caught up: the
+    journal's mapped pages are the file's, not castscope's)."""
+    dense, storm = gen_text("dense"), gen_storm()
+    rows = []
+    for label, log in (("dense log", dense), ("retry storm", storm)):
+        with open(log, "rb") as f:
+            t, rss = run([BIN, "tail", "--no-journal", "-"], stdin=f)
+        a, _ = run([BIN, "analyze", "--no-color", log])
+        rows.append(f"  tail of the {label} from standard input ({os.path.getsize(log) / 1e6:.0f} MB): {t:.3f} s, "
+                    f"{t / a:.1f}x analyze ({a:.3f} s); peak RSS {rss / 1024:.0f} MB")
+    journals = gen_relay_sessions()
+    if journals:
+        p = subprocess.Popen([BIN, "tail", "--from-start"] + [a for j in journals for a in ("--file", j)],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        lines = 0
+        def count():
+            nonlocal lines
+            for _ in p.stdout:
+                lines += 1
+        threading.Thread(target=count, daemon=True).start()
+        # Caught up once no line came for two seconds.
+        last, quiet = -1, 0
+        while quiet < 4:
+            time.sleep(0.5)
+            quiet = quiet + 1 if lines == last else 0
+            last = lines
+        anon = int([l for l in open(f"/proc/{p.pid}/status") if l.startswith("RssAnon")][0].split()[1])
+        p.kill()
+        p.wait()
+        rows.append(f"  tail of the relay journal ({RELAY_SESSIONS} sessions) from its start: {lines} lines; "
+                    + rss_line("(anonymous) once caught up", anon).strip())
+    for r in rows:
+        print(r)
 
 
 def formats():

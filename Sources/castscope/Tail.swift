@@ -332,7 +332,7 @@ final class TailEngine: @unchecked Sendable {
     func summary() {
         lock.locked {
             clearStatus()
-            emit(format.summary(live.sessions, relaySessions: live.relayOrder.count))
+            emit(format.summary(live.sessions, relaySessions: live.relaySeen))
             fflush(stdout)
             clickhouse?.finish()
         }

@@ -24,7 +24,27 @@ public final class LiveSessions {
     /// `analyze` sends it by `keyByPid`).
     var latestByPid: [Int: String] = [:]
     public private(set) var relay: [String: RelaySession] = [:]
+    /// Relay session ids in the order seen (those let go of, below, taken out now and then).
     public private(set) var relayOrder: [String] = []
+    /// Relay sessions seen in all.
+    public private(set) var relaySeen = 0
+    /// A relay followed alone (no phone session has connected) lets go of a session this long
+    /// (journal time) after it closed: the join looks at most `RelayJoiner.maxOffset` away, and
+    /// a relay's journal followed for days would otherwise keep every session it saw.
+    static let relayHorizon: Int64 = 30 * 60_000_000
+    /// Closed sessions in the order they closed, with their close times; the first not yet let go of.
+    var closedRelay: [(time: Int64, id: String)] = []
+    var closedRelayStart = 0
+    var relayLetGo = 0
+    var latestRelayTime = Int64.min
+    /// The same on the phone's side while no relay session has been seen: an ended session's
+    /// lines go `relayHorizon` (the phone's time) after it ended, and it leaves the join's list
+    /// (its id, outcome and facts stay, for the summary). A phone's log followed for days kept
+    /// every line of every session.
+    var endedDevice: [(time: Int64, key: SessionKey)] = []
+    var endedDeviceStart = 0
+    var latestDeviceTime = Int64.min
+    var connectedLetGo = Set<SessionKey>()
     /// The finding rules' thresholds (as `analyze --config` / options give them).
     public var thresholds = Thresholds() {
         didSet { stallAfterMicros = Int64(thresholds.stallSeconds * 1e6) }
@@ -83,6 +103,8 @@ public final class LiveSessions {
 
     public func feed(_ e: Event) -> [Change] {
         if e.side == .relay { return feedRelay(e) }
+        if let t = e.time { latestDeviceTime = max(latestDeviceTime, t) }
+        defer { letGoOfEndedDevice() }
         var k: String?
         if e.side == .extension {
             k = key(e)
@@ -136,7 +158,10 @@ public final class LiveSessions {
             }
         }
         return changes.flatMap { c -> [Change] in
-            if case .ended(let s) = c { return [c] + findings(s) }
+            if case .ended(let s) = c {
+                noteEnded(k, s)
+                return [c] + findings(s)
+            }
             return [c]
         }
     }
@@ -155,7 +180,8 @@ public final class LiveSessions {
         // (the device sessions only when there is a relay session to pair them with: a phone's
         // log followed without a relay has nothing to join)
         guard !rel.isEmpty else { return [] }
-        var device = connected.map { named($0.stream, $0.index) }
+        var device = connected.filter { !connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
+            .map { named($0.stream, $0.index) }
         guard let estimate = joiner.estimate(device, rel) ?? clock else { return [] }
         clock = estimate
         for i in rel.indices { rel[i].deviceSession = nil }
@@ -231,7 +257,9 @@ public final class LiveSessions {
             stream.sessions[i].deciding = [e]
             stream.phase = .ended
             streams[k] = stream
-            return [.ended(named(k, i))]
+            let s = named(k, i)
+            noteEnded(k, s)
+            return [.ended(s)]
         }
         return []
     }
@@ -239,9 +267,11 @@ public final class LiveSessions {
     func feedRelay(_ e: Event) -> [Change] {
         guard let id = e.attr("session") else { return [] }
         if relay[id] == nil {
-            relayIndex[id] = relayOrder.count
+            relayIndex[id] = relaySeen
+            relaySeen += 1
             relayOrder.append(id)
         }
+        if let t = e.time { latestRelayTime = max(latestRelayTime, t) }
         // Taken line by line, as `RelayJoiner.group` takes a session's lines (its frames: the
         // last `closed` line's, else the sum of its stats lines).
         var r = relay.removeValue(forKey: id) ?? RelaySession(id: id)  // (held once: appended in place)
@@ -262,9 +292,74 @@ public final class LiveSessions {
             // A relay followed alone (no phone session has connected) never needs a closed
             // session's lines again: they go, its facts stay (a relay's journal followed for a
             // day kept every line of every session).
-            if connected.isEmpty { relay[id]?.events = [] }
+            if connected.isEmpty {
+                relay[id]?.events = []
+                closedRelay.append((e.time ?? latestRelayTime, id))
+                letGoOfClosedRelay()
+            }
             return [.relayClosed(r)]
         default: return []
+        }
+    }
+
+    /// Relay sessions closed more than `relayHorizon` before the latest relay line, while no
+    /// phone session has connected: gone from every table (a line of one after that starts it
+    /// afresh). Touched again since it closed (open again): kept.
+    func letGoOfClosedRelay() {
+        while closedRelayStart < closedRelay.count, closedRelay[closedRelayStart].time < latestRelayTime - Self.relayHorizon {
+            let id = closedRelay[closedRelayStart].id
+            closedRelayStart += 1
+            guard let r = relay[id], r.closed != nil, r.events.isEmpty else { continue }
+            relay[id] = nil
+            relayIndex[id] = nil
+            relayStatFrames[id] = nil
+            relayClosedFrames[id] = nil
+            if let t = r.accepted {
+                var i = acceptedTimes.partitionPoint { $0.time < t }
+                while i < acceptedTimes.count, acceptedTimes[i].time == t, acceptedTimes[i].id != id { i += 1 }
+                if i < acceptedTimes.count, acceptedTimes[i].id == id { acceptedTimes.remove(at: i) }
+            }
+            relayLetGo += 1
+        }
+        // The lists behind, compacted once half of them is gone.
+        if closedRelayStart > 1024 && closedRelayStart * 2 > closedRelay.count {
+            closedRelay.removeFirst(closedRelayStart)
+            closedRelayStart = 0
+        }
+        if relayLetGo > 1024 && relayLetGo * 2 > relayOrder.count {
+            relayOrder.removeAll { relay[$0] == nil }
+            relayLetGo = 0
+        }
+    }
+
+    /// Session `s` of stream `k` ended (its findings are made as it is handed on).
+    func noteEnded(_ k: String, _ s: Session) {
+        guard let i = ids[k]?.lastIndex(of: s.id) else { return }
+        endedDevice.append((s.end ?? s.events.last?.time ?? latestDeviceTime, SessionKey(stream: k, index: i)))
+    }
+
+    /// Ended phone sessions older than the horizon, while no relay session has been seen:
+    /// their lines go, and they leave `connected`.
+    func letGoOfEndedDevice() {
+        guard relaySeen == 0 else { return }
+        var gone = false
+        while endedDeviceStart < endedDevice.count, endedDevice[endedDeviceStart].time < latestDeviceTime - Self.relayHorizon {
+            let key = endedDevice[endedDeviceStart].key
+            endedDeviceStart += 1
+            guard streams[key.stream]?.sessions.indices.contains(key.index) == true,
+                !streams[key.stream]!.sessions[key.index].reason.isEmpty else { continue }
+            streams[key.stream]!.sessions[key.index].events = []
+            streams[key.stream]!.sessions[key.index].deciding = []
+            connectedLetGo.insert(key)
+            gone = true
+        }
+        if gone && connectedLetGo.count > 256 {
+            connected.removeAll { connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
+            connectedLetGo = []
+        }
+        if endedDeviceStart > 1024 && endedDeviceStart * 2 > endedDevice.count {
+            endedDevice.removeFirst(endedDeviceStart)
+            endedDeviceStart = 0
         }
     }
 

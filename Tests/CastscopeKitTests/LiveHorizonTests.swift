@@ -1,0 +1,59 @@
+import Testing
+
+@testable import CastscopeKit
+
+@Suite("tail: what it keeps follows what is open, not what it has seen")
+struct LiveHorizonTests {
+    func relayLine(_ kind: String, _ id: String, _ t: Int64, _ order: Int, _ extra: [(String, String)] = []) -> Event {
+        Event(kind: kind, sdk: "relay", side: .relay, time: t, process: "broadcast-relay", pid: 811, message: "session \(id) \(kind)",
+              attrs: [("session", id)] + extra, source: SourceRef(path: "relay.journal", line: order), order: order,
+              parsedTime: nil, fileIndex: 0)
+    }
+
+    @Test("a relay followed alone lets go of closed sessions past the horizon; one touched again starts afresh")
+    func relayHorizon() {
+        let live = LiveSessions()
+        var order = 0
+        // A session every 10 s for 3 hours, each open 5 s with two stats lines.
+        for k in 0..<1080 {
+            let id = String(format: "%08x-0000", k), t = Int64(k) * 10_000_000
+            for (kind, dt) in [("relay.accepted", 0), ("relay.stats", 2), ("relay.stats", 4), ("relay.closed", 5)] {
+                order += 1
+                _ = live.feed(relayLine(kind, id, t + Int64(dt) * 1_000_000, order, kind == "relay.stats" ? [("frames", "10")] : []))
+            }
+        }
+        #expect(live.relaySeen == 1080)
+        // Sessions closed within the last 30 minutes (180 of them) and no older.
+        #expect(live.relay.count <= 200 && live.relay.count >= 180, "\(live.relay.count)")
+        #expect(live.relay.values.allSatisfy { $0.events.isEmpty }, "closed sessions keep no lines")
+        #expect(live.relay["00000000-0000"] == nil && live.relay[String(format: "%08x-0000", 1079)] != nil)
+        // A line of a let-go session starts it afresh.
+        order += 1
+        _ = live.feed(relayLine("relay.stats", "00000000-0000", 10_800_000_000, order, [("frames", "10")]))
+        #expect(live.relay["00000000-0000"]?.events.count == 1)
+    }
+
+    @Test("a phone followed alone drops an ended session's lines past the horizon and keeps its outcome")
+    func deviceHorizon() {
+        let live = LiveSessions()
+        var order = 0
+        func line(_ kind: String, _ pid: Int, _ t: Int64) {
+            order += 1
+            _ = live.feed(Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: "BroadcastExtension", pid: pid,
+                                message: kind, attrs: [], source: SourceRef(path: "device.log", line: order), order: order,
+                                parsedTime: nil, fileIndex: 0))
+        }
+        // A session a minute for two hours, each in its own extension process.
+        for k in 0..<120 {
+            let t = Int64(k) * 60_000_000
+            line("broadcast.started", 1000 + k, t)
+            line("socket.connected", 1000 + k, t + 100_000)
+            line("broadcast.finished", 1000 + k, t + 20_000_000)
+        }
+        let sessions = live.sessions
+        #expect(sessions.count == 120)
+        #expect(sessions.allSatisfy { !$0.reason.isEmpty }, "every one ended, with its outcome kept")
+        let kept = sessions.filter { !$0.events.isEmpty }.count
+        #expect(kept >= 30 && kept <= 32, "only the last half hour keeps its lines: \(kept)")
+    }
+}
