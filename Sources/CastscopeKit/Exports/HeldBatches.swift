@@ -55,16 +55,7 @@ final class HeldBatches {
     }
 
     private func writeAll(_ bytes: [UInt8], at offset: Int64) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                done += n
-            }
-            return true
-        }
+        bytes.withUnsafeBytes { pwriteAll(fd, $0, at: offset) }
     }
 
     private func read(_ offset: Int64, _ length: Int) -> [UInt8]? {

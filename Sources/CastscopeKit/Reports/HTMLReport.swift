@@ -324,13 +324,7 @@ public enum HTMLReport {
                 } else {
                     b.append("(no time)")
                 }
-                b.append("</td><td>")
-                b.append(sideName(t.side))
-                b.append("</td><td class=\"msg\">")
-                b.html(t.text)
-                b.append("</td><td class=\"src\">")
-                t.first.html(into: &b)
-                b.append("</td></tr>\n")
+                timelineCells(t, into: &b)
             }
             b.append("</table></div></details></section>\n")
         }
@@ -530,15 +524,20 @@ public enum HTMLReport {
                 b.decimal(Double(d.magnitude) / 1e6, 3)
             }
             if t.timeInferred { b.append(" ~") }
-            b.append("</td><td>")
-            b.append(sideName(t.side))
-            b.append("</td><td class=\"msg\">")
-            b.html(t.text)
-            b.append("</td><td class=\"src\">")
-            t.first.html(into: &b)
-            b.append("</td></tr>\n")
+            timelineCells(t, into: &b)
         }
         b.append("</table></div></details></section>\n")
+    }
+
+    /// The rest of a timeline row after its time: side, line and source, and the row's end.
+    static func timelineCells(_ t: TimelineEntry, into b: inout OutputBuffer) {
+        b.append("</td><td>")
+        b.append(sideName(t.side))
+        b.append("</td><td class=\"msg\">")
+        b.html(t.text)
+        b.append("</td><td class=\"src\">")
+        t.first.html(into: &b)
+        b.append("</td></tr>\n")
     }
 
     /// The height the script will draw the session's chart at (reserved, so that drawing the
@@ -555,6 +554,15 @@ public enum HTMLReport {
     public static func dataEntry(_ s: Session, _ findings: [Finding], entries: [TimelineEntry], into b: inout OutputBuffer) {
         func num(_ v: Int64?) {
             if let v { b.int(Int(v)) } else { b.append("null") }
+        }
+        // An array's elements: `[` after a comma but before the first.
+        var first = true
+        func element(_ time: Int64) {
+            if !first { b.byte(UInt8(ascii: ",")) }
+            first = false
+            b.byte(UInt8(ascii: "["))
+            b.int(Int(time))
+            b.byte(UInt8(ascii: ","))
         }
         b.append("{\"id\":")
         b.script(s.id)
@@ -575,14 +583,10 @@ public enum HTMLReport {
         b.append(",\"str\":")
         b.byte(s.frames > 0 ? UInt8(ascii: "1") : UInt8(ascii: "0"))
         b.append(",\"a\":[")
-        var first = true
         for a in s.attempts {
             guard let t = a.time else { continue }
-            if !first { b.byte(UInt8(ascii: ",")) }
-            first = false
-            b.byte(UInt8(ascii: "["))
-            b.int(Int(t))
-            b.append(a.failure == nil ? ",0," : ",1,")
+            element(t)
+            b.append(a.failure == nil ? "0," : "1,")
             b.script(a.failure.map { "attempt: \($0)" } ?? "attempt")
             b.byte(UInt8(ascii: ","))
             (a.failureSource ?? a.source).script(into: &b)
@@ -592,11 +596,7 @@ public enum HTMLReport {
         first = true
         for t in entries {
             guard let time = t.time else { continue }
-            if !first { b.byte(UInt8(ascii: ",")) }
-            first = false
-            b.byte(UInt8(ascii: "["))
-            b.int(Int(time))
-            b.byte(UInt8(ascii: ","))
+            element(time)
             b.script(t.side.rawValue)
             b.append(",\"")
             b.append(eventClass(t.kind))
@@ -612,11 +612,7 @@ public enum HTMLReport {
         first = true
         for e in s.deciding {
             guard let time = e.time else { continue }
-            if !first { b.byte(UInt8(ascii: ",")) }
-            first = false
-            b.byte(UInt8(ascii: "["))
-            b.int(Int(time))
-            b.byte(UInt8(ascii: ","))
+            element(time)
             b.script(e.side.rawValue)
             b.byte(UInt8(ascii: ","))
             b.script(e.message)
@@ -629,11 +625,7 @@ public enum HTMLReport {
         let perSecond = s.framesPerSecond
         if let start = s.start, !perSecond.isEmpty {
             for p in perSecond {
-                if !first { b.byte(UInt8(ascii: ",")) }
-                first = false
-                b.byte(UInt8(ascii: "["))
-                b.int(Int(start + p.second * 1_000_000 + 500_000))
-                b.byte(UInt8(ascii: ","))
+                element(start + p.second * 1_000_000 + 500_000)
                 b.int(p.frames)
                 b.byte(UInt8(ascii: "]"))
             }
@@ -641,11 +633,7 @@ public enum HTMLReport {
             for e in s.events where e.kind == "relay.stats" {
                 e.forEachStat { t, _, _, fps, _ in
                     guard let t else { return }
-                    if !first { b.byte(UInt8(ascii: ",")) }
-                    first = false
-                    b.byte(UInt8(ascii: "["))
-                    b.int(Int(t))
-                    b.byte(UInt8(ascii: ","))
+                    element(t)
                     b.decimal(fps, 2)
                     b.byte(UInt8(ascii: "]"))
                 }
@@ -657,11 +645,7 @@ public enum HTMLReport {
         first = true
         for f in findings {
             guard let t = f.time else { continue }
-            if !first { b.byte(UInt8(ascii: ",")) }
-            first = false
-            b.byte(UInt8(ascii: "["))
-            b.int(Int(t))
-            b.byte(UInt8(ascii: ","))
+            element(t)
             b.script(f.severity.rawValue)
             b.byte(UInt8(ascii: ","))
             b.script(f.kind)

@@ -80,7 +80,7 @@ final class LogShowRuns {
         var ok = true
         func flush() {
             guard ok, !out.isEmpty else { return }
-            ok = out.withUnsafeBytes { b in Self.writeAll(fd, UnsafeRawBufferPointer(b), at: at) }
+            ok = out.withUnsafeBytes { b in pwriteAll(fd, UnsafeRawBufferPointer(b), at: at) }
             at += Int64(out.count)
             out.removeAll()
         }
@@ -105,16 +105,6 @@ final class LogShowRuns {
         bytes.removeAll()
     }
 
-    private static func writeAll(_ fd: Int32, _ b: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
-        var done = 0
-        while done < b.count {
-            let n = pwrite(fd, b.baseAddress! + done, b.count - done, off_t(offset) + off_t(done))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            done += n
-        }
-        return true
-    }
 
     /// Hands every record's bytes to `emit` in order (`first`: the first record). False when a
     /// run could not be read back or `emit` said stop.
@@ -240,4 +230,17 @@ final class LogShowRuns {
             block.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[payload])) }
         }
     }
+}
+
+/// Writes all of `b` at `offset` of `fd` (retrying short writes and EINTR); false on an error
+/// (a full disk).
+func pwriteAll(_ fd: Int32, _ b: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+    var done = 0
+    while done < b.count {
+        let n = pwrite(fd, b.baseAddress! + done, b.count - done, off_t(offset) + off_t(done))
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return false }
+        done += n
+    }
+    return true
 }

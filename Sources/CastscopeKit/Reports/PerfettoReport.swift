@@ -261,14 +261,7 @@ public enum PerfettoReport {
             guard let time = t.time, let lane = sideOrder.firstIndex(where: { $0.0 == t.side }) else { continue }
             instant(into: &b)
             b.jsonString(t.text)
-            b.append(",\"cat\":\"line\"")
-            ids(device, tid(i, lane + 1), into: &b)
-            b.jsonKey("ts", comma: true)
-            b.int(Int(time))
-            b.append(",\"args\":{\"event\":")
-            b.jsonString(t.kind)
-            b.append(",\"source\":")
-            t.first.json(into: &b)
+            lineArgs("line", tid: tid(i, lane + 1), ts: time, event: t.kind, source: t.first, into: &b)
             b.append(",\"count\":")
             b.int(t.count)
             b.append(",\"time\":\"")
@@ -289,14 +282,8 @@ public enum PerfettoReport {
             b.append(s.outcome.rawValue)
             b.append(": ")
             b.jsonStringBody(e.message)
-            b.append("\",\"cat\":\"decided\"")
-            ids(device, tid(i, lane + 1), into: &b)
-            b.jsonKey("ts", comma: true)
-            b.int(Int(time))
-            b.append(",\"args\":{\"event\":")
-            b.jsonString(e.kind)
-            b.append(",\"source\":")
-            e.source.json(into: &b)
+            b.byte(UInt8(ascii: "\""))
+            lineArgs("decided", tid: tid(i, lane + 1), ts: time, event: e.kind, source: e.source, into: &b)
             b.append(",\"outcome\":\"")
             b.append(s.outcome.rawValue)
             b.append("\"}}")
@@ -325,6 +312,21 @@ public enum PerfettoReport {
                 b.append("}}")
             }
         }
+    }
+
+    /// `,"cat":"CAT","pid":1,"tid":T,"ts":TS,"args":{"event":EVENT,"source":"path:line"` (a
+    /// device line's instant; its args left open for more).
+    private static func lineArgs(_ cat: StaticString, tid: Int, ts: Int64, event: String, source: SourceRef, into b: inout OutputBuffer) {
+        b.append(",\"cat\":\"")
+        b.append(cat)
+        b.byte(UInt8(ascii: "\""))
+        ids(device, tid, into: &b)
+        b.jsonKey("ts", comma: true)
+        b.int(Int(ts))
+        b.append(",\"args\":{\"event\":")
+        b.jsonString(event)
+        b.append(",\"source\":")
+        source.json(into: &b)
     }
 
     /// `,"ts":A,"dur":B-A`.
