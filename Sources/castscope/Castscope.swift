@@ -459,9 +459,8 @@ struct Analyze: ParsableCommand {
         // them all for the join; the report is then written from the whole at the end).
         let selection = navigation.selection
         let textOnStdout = outputs.contains { $0.isStdout && $0.format == .text }
-        let streamable = !outputs.isEmpty
-            && selection.isEmpty && !navigation.oneline && !navigation.list && !navigation.quiet
-            && !(textOnStdout && Pager.command(enabled: navigation.pager) != nil)
+        let streamable = !outputs.isEmpty && selection.isEmpty
+            && !(textOnStdout && !navigation.oneline && Pager.command(enabled: navigation.pager) != nil)
         // ClickHouse rows are made as sessions end too (the bundle's id is its files' digest,
         // ready by then); from standard input the id needs the whole report.
         let clickhouseStream = ClickHouseAnalyzeExport.stream(clickhouse, digest: digest)
@@ -485,6 +484,15 @@ struct Analyze: ParsableCommand {
                 guard t.format == .text else { return StreamedReport(target: t, text: nil, spillsFindings: spillsFindings) }
                 var r = TextReport(color: t.isStdout && colors.enabled())
                 if t.isStdout { r.width = navigation.columns() }
+                // --list, --oneline, -q: the text's other shapes (as the whole-report path makes them).
+                if navigation.oneline {
+                    return StreamedReport(target: t, text: nil, document: StreamedTextShape(.oneline(label: paths.joined(separator: " ")), report: r))
+                }
+                if navigation.list { return StreamedReport(target: t, text: nil, document: StreamedTextShape(.list, report: r)) }
+                if navigation.quiet {
+                    r.headerOnly = true
+                    return StreamedReport(target: t, text: nil, document: StreamedTextShape(.quiet, report: r))
+                }
                 return StreamedReport(target: t, text: r)
             }
             // Rows sent to ClickHouse cannot be taken back if the analyzer starts over: while it

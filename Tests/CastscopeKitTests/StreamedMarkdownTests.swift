@@ -33,6 +33,32 @@ struct StreamedMarkdownTests {
         #expect(leftSomethingOut, "some input is over the limit, so the choice of what fits is tested")
     }
 
+    /// `--list`, `--oneline` and `-q` (the command's `StreamedTextShape`) no longer make the
+    /// outputs beside them take the whole report: the text must be the whole report's.
+    @Test("the command's --list, --oneline and -q equal the text report's shapes on the whole report, beside an HTML page")
+    func textShapesSameBytesAsTheWholeReport() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var inputs = ["samples/healthy-jitsi", "samples/retry-storm", "samples/jetsam-kill", "samples/mixed-bundle", "samples/relay", "samples"]
+            .map { packageRoot.appendingPathComponent($0).path }
+        inputs.append(try denseBenchLog(megabytes: 3, in: dir).path)
+        let page = dir.appendingPathComponent("r.html").path
+        for path in inputs {
+            let report = try Analyzer(registry: try ParserRegistry.builtin()).analyze([path])
+            var quiet = TextReport(color: false)
+            quiet.headerOnly = true
+            let plain = TextReport(color: false)
+            for (flag, whole) in [("--list", plain.sessionList(report)), ("--oneline", plain.oneline(report, label: path)),
+                                  ("-q", quiet.render(report))] {
+                for extra in [[], ["--html", page]] {
+                    let r = try castscope(["analyze", flag] + extra + [path], env: ["SOURCE_DATE_EPOCH": "0"])
+                    let same = r.stdout == Sanitize.terminal(whole)
+                    #expect(same, "\(flag) \(extra) \(path): \(r.stdout.count) vs \(whole.count) characters")
+                }
+            }
+        }
+    }
+
     /// `--perfetto` and `--html` too (the command's `StreamedPerfetto`, `StreamedHTML`): each
     /// session's parts spilled in its turn, the head written in front at the end; with
     /// `--fail-on` the report keeps every finding and they are taken from there.

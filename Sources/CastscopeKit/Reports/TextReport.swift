@@ -386,28 +386,51 @@ public struct TextReport {
     public func sessionList(_ r: AnalysisReport) -> String {
         let bySession = r.findingsBySession()
         var out = ""
-        for s in selection?.sessions ?? r.sessions {
-            let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "(no time)"
-            let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
-            let mine = bySession[s.id] ?? []
-            var kinds: [String] = []
-            for f in mine.sorted(by: { $0.severity > $1.severity }) where !kinds.contains(f.kind) { kinds.append(f.kind) }
-            let dur = s.duration.map { Fmt.duration($0) } ?? "-"
-            out += "\(bold(s.id.padding(4)))  \(dim(start))  \(dur.padding(9)) \(paint(s.outcome.rawValue.padding(18), outcomeColor(s.outcome)))  \(who)"
-            if !kinds.isEmpty { out += "  " + kinds.joined(separator: ", ") }
-            out += "\n"
-        }
+        for s in selection?.sessions ?? r.sessions { out += sessionListLine(s, bySession[s.id] ?? []) }
         return out
+    }
+
+    /// A session's line of `sessionList`; `findings` are its own.
+    public func sessionListLine(_ s: Session, _ findings: [Finding]) -> String {
+        let start = s.start.map { Fmt.rfc3339($0, offset: s.displayOffset) } ?? "(no time)"
+        let who = [s.sdk, s.process.map { p in s.pid.map { "\(p)[\($0)]" } ?? p }].compactMap { $0 }.joined(separator: " ")
+        var kinds: [String] = []
+        for f in findings.sorted(by: { $0.severity > $1.severity }) where !kinds.contains(f.kind) { kinds.append(f.kind) }
+        let dur = s.duration.map { Fmt.duration($0) } ?? "-"
+        var out = "\(bold(s.id.padding(4)))  \(dim(start))  \(dur.padding(9)) \(paint(s.outcome.rawValue.padding(18), outcomeColor(s.outcome)))  \(who)"
+        if !kinds.isEmpty { out += "  " + kinds.joined(separator: ", ") }
+        return out + "\n"
+    }
+
+    /// What `oneline` says of the sessions, added up a session at a time (a report written as
+    /// its sessions end keeps this, not the sessions): per outcome, how many and the first four.
+    public struct OnelineTally: Sendable {
+        public private(set) var count = 0
+        var outcomes: [Outcome: (count: Int, first: [String])] = [:]
+        public init() {}
+        public mutating func add(_ s: Session) {
+            count += 1
+            var o = outcomes[s.outcome] ?? (0, [])
+            o.count += 1
+            if o.first.count < 4 { o.first.append(s.id) }
+            outcomes[s.outcome] = o
+        }
     }
 
     /// One pasteable line for the whole bundle: what was read, the outcomes, the findings.
     public func oneline(_ r: AnalysisReport, label: String) -> String {
+        var tally = OnelineTally()
+        for s in r.sessions { tally.add(s) }
+        return oneline(r, tally: tally, label: label)
+    }
+
+    public func oneline(_ r: AnalysisReport, tally: OnelineTally, label: String) -> String {
         var outcomes: [String] = []
         for o in Outcome.allCases {
-            let ids = r.sessions.filter { $0.outcome == o }.map(\.id)
-            if !ids.isEmpty { outcomes.append("\(ids.count) \(o.rawValue)" + (o == .completed ? "" : " (" + ids.prefix(4).joined(separator: ", ") + (ids.count > 4 ? ", …" : "") + ")")) }
+            guard let (n, first) = tally.outcomes[o] else { continue }
+            outcomes.append("\(n) \(o.rawValue)" + (o == .completed ? "" : " (" + first.joined(separator: ", ") + (n > 4 ? ", …" : "") + ")"))
         }
-        var line = "\(label): \(r.sessions.count) session\(r.sessions.count == 1 ? "" : "s")"
+        var line = "\(label): \(tally.count) session\(tally.count == 1 ? "" : "s")"
         if !outcomes.isEmpty { line += " — " + outcomes.joined(separator: ", ") }
         let findings = r.findingTally
         if findings.count == 0 {
