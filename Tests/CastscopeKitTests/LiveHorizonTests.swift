@@ -56,4 +56,36 @@ struct LiveHorizonTests {
         let kept = sessions.filter { !$0.events.isEmpty }.count
         #expect(kept >= 30 && kept <= 32, "only the last half hour keeps its lines: \(kept)")
     }
+
+    @Test("with both sides followed, sessions are still joined, and what closed on both clocks half an hour ago goes")
+    func bothSides() {
+        let live = LiveSessions()
+        var order = 0
+        var joined = 0
+        func count(_ changes: [LiveSessions.Change]) {
+            for c in changes { if case .joined = c { joined += 1 } }
+        }
+        func device(_ kind: String, _ pid: Int, _ t: Int64) {
+            order += 1
+            count(live.feed(Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: "BroadcastExtension", pid: pid,
+                                  message: kind, attrs: [], source: SourceRef(path: "device.log", line: order), order: order,
+                                  parsedTime: nil, fileIndex: 0)))
+        }
+        // A broadcast a minute for three hours; the relay's clock 2 s ahead of the phone's.
+        for k in 0..<180 {
+            let t = Int64(k) * 60_000_000, id = String(format: "%08x-0001", k)
+            device("broadcast.started", 2000 + k, t)
+            device("socket.connected", 2000 + k, t + 100_000)
+            for (kind, dt) in [("relay.accepted", 2_200_000), ("relay.stats", 10_000_000), ("relay.closed", 21_000_000)] {
+                order += 1
+                count(live.feed(relayLine(kind, id, t + Int64(dt), order, kind == "relay.stats" ? [("frames", "10")] : [])))
+            }
+            device("broadcast.finished", 2000 + k, t + 20_000_000)
+        }
+        #expect(joined == 180, "every broadcast joined to its relay session")
+        // (relay sessions outlive the phone's by twice the join's reach: an hour and a half)
+        #expect(live.relay.count <= 92, "\(live.relay.count) relay sessions kept")
+        #expect(live.sessions.filter { !$0.events.isEmpty }.count <= 32)
+        #expect(live.connected.count <= 32 + 256, "the join's list is trimmed")
+    }
 }

@@ -28,19 +28,20 @@ public final class LiveSessions {
     public private(set) var relayOrder: [String] = []
     /// Relay sessions seen in all.
     public private(set) var relaySeen = 0
-    /// A relay followed alone (no phone session has connected) lets go of a session this long
-    /// (journal time) after it closed: the join looks at most `RelayJoiner.maxOffset` away, and
-    /// a relay's journal followed for days would otherwise keep every session it saw.
+    /// A closed relay session is let go of once it closed this long before the latest relay
+    /// line and (when phone sessions are followed too) the latest phone line: the join looks at
+    /// most `RelayJoiner.maxOffset` away, and a relay's journal followed for days would
+    /// otherwise keep every session it saw.
     static let relayHorizon: Int64 = 30 * 60_000_000
     /// Closed sessions in the order they closed, with their close times; the first not yet let go of.
     var closedRelay: [(time: Int64, id: String)] = []
     var closedRelayStart = 0
     var relayLetGo = 0
     var latestRelayTime = Int64.min
-    /// The same on the phone's side while no relay session has been seen: an ended session's
-    /// lines go `relayHorizon` (the phone's time) after it ended, and it leaves the join's list
-    /// (its id, outcome and facts stay, for the summary). A phone's log followed for days kept
-    /// every line of every session.
+    /// The same on the phone's side: an ended session's lines go once it ended `relayHorizon`
+    /// before the latest phone line (and the latest relay line, when a relay is followed too),
+    /// and it leaves the join's list (its id, outcome and facts stay, for the summary). A
+    /// phone's log followed for days kept every line of every session.
     var endedDevice: [(time: Int64, key: SessionKey)] = []
     var endedDeviceStart = 0
     var latestDeviceTime = Int64.min
@@ -104,7 +105,7 @@ public final class LiveSessions {
     public func feed(_ e: Event) -> [Change] {
         if e.side == .relay { return feedRelay(e) }
         if let t = e.time { latestDeviceTime = max(latestDeviceTime, t) }
-        defer { letGoOfEndedDevice() }
+        defer { letGoOfEndedDevice(); letGoOfClosedRelay() }
         var k: String?
         if e.side == .extension {
             k = key(e)
@@ -266,6 +267,7 @@ public final class LiveSessions {
 
     func feedRelay(_ e: Event) -> [Change] {
         guard let id = e.attr("session") else { return [] }
+        defer { letGoOfClosedRelay(); letGoOfEndedDevice() }
         if relay[id] == nil {
             relayIndex[id] = relaySeen
             relaySeen += 1
@@ -292,34 +294,28 @@ public final class LiveSessions {
             // A relay followed alone (no phone session has connected) never needs a closed
             // session's lines again: they go, its facts stay (a relay's journal followed for a
             // day kept every line of every session).
-            if connected.isEmpty {
-                relay[id]?.events = []
-                closedRelay.append((e.time ?? latestRelayTime, id))
-                letGoOfClosedRelay()
-            }
+            if connected.isEmpty { relay[id]?.events = [] }
+            closedRelay.append((e.time ?? latestRelayTime, id))
             return [.relayClosed(r)]
         default: return []
         }
     }
 
-    /// Relay sessions closed more than `relayHorizon` before the latest relay line, while no
-    /// phone session has connected: gone from every table (a line of one after that starts it
-    /// afresh). Touched again since it closed (open again): kept.
+    /// Relay sessions closed more than `relayHorizon` before the latest relay line (and the
+    /// latest phone line, once a phone session connected): gone from every table (a line of one
+    /// after that starts it afresh). Touched again since it closed (open again): kept.
     func letGoOfClosedRelay() {
-        while closedRelayStart < closedRelay.count, closedRelay[closedRelayStart].time < latestRelayTime - Self.relayHorizon {
+        // With phone sessions too, a relay session joined to one goes with it (the clock
+        // estimate is misled when a pair loses one side); one joined to none outlives the phone
+        // sessions it could have paired with by twice the join's reach.
+        let extra = connected.isEmpty ? 0 : 2 * RelayJoiner().maxOffset
+        while closedRelayStart < closedRelay.count, Self.past(closedRelay[closedRelayStart].time, latestRelayTime, extra),
+            connected.isEmpty || Self.past(closedRelay[closedRelayStart].time, latestDeviceTime, extra)
+        {
             let id = closedRelay[closedRelayStart].id
             closedRelayStart += 1
-            guard let r = relay[id], r.closed != nil, r.events.isEmpty else { continue }
-            relay[id] = nil
-            relayIndex[id] = nil
-            relayStatFrames[id] = nil
-            relayClosedFrames[id] = nil
-            if let t = r.accepted {
-                var i = acceptedTimes.partitionPoint { $0.time < t }
-                while i < acceptedTimes.count, acceptedTimes[i].time == t, acceptedTimes[i].id != id { i += 1 }
-                if i < acceptedTimes.count, acceptedTimes[i].id == id { acceptedTimes.remove(at: i) }
-            }
-            relayLetGo += 1
+            // (one whose phone session went already, as it was still open then, goes now)
+            if relay[id]?.deviceSession.map({ joinedRelay[$0] == nil }) ?? true { letGoOfRelay(id) }
         }
         // The lists behind, compacted once half of them is gone.
         if closedRelayStart > 1024 && closedRelayStart * 2 > closedRelay.count {
@@ -332,22 +328,47 @@ public final class LiveSessions {
         }
     }
 
+    /// Relay session `id` out of every table, when it is closed and was not touched again since.
+    func letGoOfRelay(_ id: String) {
+        // (not if touched again since it closed: its last line is another)
+        guard let r = relay[id], r.closed != nil, r.events.last.map({ $0.kind == "relay.closed" }) ?? true else { return }
+        relay[id] = nil
+        relayIndex[id] = nil
+        relayStatFrames[id] = nil
+        relayClosedFrames[id] = nil
+        if let t = r.accepted {
+            var i = acceptedTimes.partitionPoint { $0.time < t }
+            while i < acceptedTimes.count, acceptedTimes[i].time == t, acceptedTimes[i].id != id { i += 1 }
+            if i < acceptedTimes.count, acceptedTimes[i].id == id { acceptedTimes.remove(at: i) }
+        }
+        relayLetGo += 1
+    }
+
+    /// Whether `time` is more than `relayHorizon` before `latest` (on either clock: the two
+    /// are at most `RelayJoiner.maxOffset` apart, half the horizon).
+    static func past(_ time: Int64, _ latest: Int64, _ extra: Int64 = 0) -> Bool {
+        let (bound, overflow) = latest.subtractingReportingOverflow(relayHorizon + extra)
+        return latest != .min && !overflow && time < bound
+    }
+
     /// Session `s` of stream `k` ended (its findings are made as it is handed on).
     func noteEnded(_ k: String, _ s: Session) {
         guard let i = ids[k]?.lastIndex(of: s.id) else { return }
         endedDevice.append((s.end ?? s.events.last?.time ?? latestDeviceTime, SessionKey(stream: k, index: i)))
     }
 
-    /// Ended phone sessions older than the horizon, while no relay session has been seen:
-    /// their lines go, and they leave `connected`.
+    /// Ended phone sessions older than the horizon on both sides: their lines go, and they
+    /// leave `connected` (and the join's record of them).
     func letGoOfEndedDevice() {
-        guard relaySeen == 0 else { return }
         var gone = false
-        while endedDeviceStart < endedDevice.count, endedDevice[endedDeviceStart].time < latestDeviceTime - Self.relayHorizon {
+        while endedDeviceStart < endedDevice.count, Self.past(endedDevice[endedDeviceStart].time, latestDeviceTime),
+            relaySeen == 0 || Self.past(endedDevice[endedDeviceStart].time, latestRelayTime)
+        {
             let key = endedDevice[endedDeviceStart].key
             endedDeviceStart += 1
             guard streams[key.stream]?.sessions.indices.contains(key.index) == true,
                 !streams[key.stream]!.sessions[key.index].reason.isEmpty else { continue }
+            if let id = ids[key.stream]?[key.index], let rid = joinedRelay.removeValue(forKey: id) { letGoOfRelay(rid) }
             streams[key.stream]!.sessions[key.index].events = []
             streams[key.stream]!.sessions[key.index].deciding = []
             connectedLetGo.insert(key)
