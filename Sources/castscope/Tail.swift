@@ -146,6 +146,8 @@ struct Tail: ParsableCommand {
             let formatName = format
             startThread {
                 StdinFollower(registry: registry, forced: formatName, engine: engine).run()
+                // (the phone's lines ended: the relay's side need not wait for them any more)
+                engine.phoneSideEnded()
                 stdinDone.set()
             }
         }
@@ -328,6 +330,9 @@ final class TailEngine: @unchecked Sendable {
         clickhouse?.change(change)
         emit(format.change(change))
     }
+
+    /// Standard input (a phone's log) ended.
+    func phoneSideEnded() { lock.locked { live.phoneSideEnded = true } }
 
     func summary() {
         lock.locked {

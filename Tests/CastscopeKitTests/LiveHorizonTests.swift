@@ -88,4 +88,28 @@ struct LiveHorizonTests {
         #expect(live.sessions.filter { !$0.events.isEmpty }.count <= 32)
         #expect(live.connected.count <= 32 + 256, "the join's list is trimmed")
     }
+
+    @Test("once the phone's side ended (standard input closed), the relay's goes on letting go")
+    func phoneSideEnded() {
+        let live = LiveSessions()
+        var order = 0
+        // An hour of a phone's broadcasts beside the relay, then three more hours of the relay alone.
+        for k in 0..<240 {
+            let t = Int64(k) * 60_000_000, id = String(format: "%08x-0002", k)
+            if k < 60 {
+                for (kind, dt) in [("broadcast.started", 0), ("socket.connected", 100_000), ("broadcast.finished", 20_000_000)] {
+                    order += 1
+                    _ = live.feed(Event(kind: kind, sdk: "jitsi", side: .extension, time: t + Int64(dt), process: "BroadcastExtension",
+                                        pid: 3000 + k, message: kind, attrs: [], source: SourceRef(path: "device.log", line: order),
+                                        order: order, parsedTime: nil, fileIndex: 0))
+                }
+            }
+            if k == 60 { live.phoneSideEnded = true }
+            for (kind, dt) in [("relay.accepted", 2_200_000), ("relay.closed", 21_000_000)] {
+                order += 1
+                _ = live.feed(relayLine(kind, id, t + Int64(dt), order))
+            }
+        }
+        #expect(live.relay.count <= 92, "\(live.relay.count) relay sessions kept")
+    }
 }

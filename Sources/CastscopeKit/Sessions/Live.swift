@@ -46,6 +46,12 @@ public final class LiveSessions {
     var endedDeviceStart = 0
     var latestDeviceTime = Int64.min
     var connectedLetGo = Set<SessionKey>()
+    /// The phone's side has ended (`tail`'s standard input closed): its clock counts as gone
+    /// past everything, so the relay's side lets go as if followed alone (a phone line arriving
+    /// after that, from a journal, undoes it).
+    public var phoneSideEnded = false {
+        didSet { if phoneSideEnded { letGoOfEndedDevice(); letGoOfClosedRelay() } }
+    }
     /// The finding rules' thresholds (as `analyze --config` / options give them).
     public var thresholds = Thresholds() {
         didSet { stallAfterMicros = Int64(thresholds.stallSeconds * 1e6) }
@@ -105,6 +111,7 @@ public final class LiveSessions {
     public func feed(_ e: Event) -> [Change] {
         if e.side == .relay { return feedRelay(e) }
         if let t = e.time { latestDeviceTime = max(latestDeviceTime, t) }
+        if e.side == .extension || e.side == .app { phoneSideEnded = false }
         defer { letGoOfEndedDevice(); letGoOfClosedRelay() }
         var k: String?
         if e.side == .extension {
@@ -310,7 +317,7 @@ public final class LiveSessions {
         // sessions it could have paired with by twice the join's reach.
         let extra = connected.isEmpty ? 0 : 2 * RelayJoiner().maxOffset
         while closedRelayStart < closedRelay.count, Self.past(closedRelay[closedRelayStart].time, latestRelayTime, extra),
-            connected.isEmpty || Self.past(closedRelay[closedRelayStart].time, latestDeviceTime, extra)
+            connected.isEmpty || phoneSideEnded || Self.past(closedRelay[closedRelayStart].time, latestDeviceTime, extra)
         {
             let id = closedRelay[closedRelayStart].id
             closedRelayStart += 1
@@ -361,7 +368,7 @@ public final class LiveSessions {
     /// leave `connected` (and the join's record of them).
     func letGoOfEndedDevice() {
         var gone = false
-        while endedDeviceStart < endedDevice.count, Self.past(endedDevice[endedDeviceStart].time, latestDeviceTime),
+        while endedDeviceStart < endedDevice.count, phoneSideEnded || Self.past(endedDevice[endedDeviceStart].time, latestDeviceTime),
             relaySeen == 0 || Self.past(endedDevice[endedDeviceStart].time, latestRelayTime)
         {
             let key = endedDevice[endedDeviceStart].key
