@@ -46,9 +46,10 @@ public final class LiveSessions {
     var endedDeviceStart = 0
     var latestDeviceTime = Int64.min
     var connectedLetGo = Set<SessionKey>()
-    /// The phone's side has ended (`tail`'s standard input closed): its clock counts as gone
-    /// past everything, so the relay's side lets go as if followed alone (a phone line arriving
-    /// after that, from a journal, undoes it).
+    /// The phone's side has ended (`tail`'s standard input closed): the relay's side no longer
+    /// waits for the phone's clock, and the phone's ended sessions wait for the relay's alone
+    /// (a relay followed from its start may still bring the sessions they pair with). A phone
+    /// line arriving after that, from a journal, undoes it.
     public var phoneSideEnded = false {
         didSet { if phoneSideEnded { letGoOfEndedDevice(); letGoOfClosedRelay() } }
     }
@@ -368,8 +369,12 @@ public final class LiveSessions {
     /// leave `connected` (and the join's record of them).
     func letGoOfEndedDevice() {
         var gone = false
-        while endedDeviceStart < endedDevice.count, phoneSideEnded || Self.past(endedDevice[endedDeviceStart].time, latestDeviceTime),
-            relaySeen == 0 || Self.past(endedDevice[endedDeviceStart].time, latestRelayTime)
+        // (once the phone's side ended, its sessions wait for the relay's clock alone: a relay
+        // followed from its start may still bring the sessions they pair with)
+        while endedDeviceStart < endedDevice.count,
+            phoneSideEnded ? relaySeen > 0 && Self.past(endedDevice[endedDeviceStart].time, latestRelayTime)
+                : Self.past(endedDevice[endedDeviceStart].time, latestDeviceTime)
+                    && (relaySeen == 0 || Self.past(endedDevice[endedDeviceStart].time, latestRelayTime))
         {
             let key = endedDevice[endedDeviceStart].key
             endedDeviceStart += 1
