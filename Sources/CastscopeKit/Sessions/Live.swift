@@ -316,7 +316,8 @@ public final class LiveSessions {
         // With phone sessions too, a relay session joined to one goes with it (the clock
         // estimate is misled when a pair loses one side); one joined to none outlives the phone
         // sessions it could have paired with by twice the join's reach.
-        let extra = connected.isEmpty ? 0 : 2 * RelayJoiner().maxOffset
+        // (once the phone's side ended, no phone session is to come that it could pair with)
+        let extra = connected.isEmpty || phoneSideEnded ? 0 : 2 * RelayJoiner().maxOffset
         while closedRelayStart < closedRelay.count, Self.past(closedRelay[closedRelayStart].time, latestRelayTime, extra),
             connected.isEmpty || phoneSideEnded || Self.past(closedRelay[closedRelayStart].time, latestDeviceTime, extra)
         {
