@@ -59,17 +59,9 @@ final class HeldBatches {
     }
 
     private func read(_ offset: Int64, _ length: Int) -> [UInt8]? {
-        var ok = true
         let out = [UInt8](unsafeUninitializedCapacity: length) { buf, count in
-            var done = 0
-            while done < length {
-                let n = pread(fd, buf.baseAddress! + done, length - done, off_t(offset) + off_t(done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { ok = false; break }
-                done += n
-            }
-            count = done
+            count = preadAll(fd, UnsafeMutableRawBufferPointer(buf), at: offset)
         }
-        return ok ? out : nil
+        return out.count == length ? out : nil
     }
 }

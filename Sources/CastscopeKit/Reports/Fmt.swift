@@ -33,6 +33,8 @@ public enum Fmt {
 
     /// Seconds from the session start: `+3.912`.
     public static func relative(_ micros: Int64) -> String {
-        (micros < 0 ? "-" : "+") + decimal(Double(micros.magnitude) / 1e6, 3)
+        var b = OutputBuffer(capacity: 16)
+        b.relative(micros)
+        return b.string
     }
 }

@@ -126,14 +126,6 @@ public enum HTMLReport {
         }
     }
 
-    /// `n session` or `n sessions`.
-    private static func count(_ n: Int, _ noun: StaticString, into b: inout OutputBuffer) {
-        b.int(n)
-        b.byte(0x20)
-        b.append(noun)
-        if n != 1 { b.byte(UInt8(ascii: "s")) }
-    }
-
     /// The page up to the sessions' table rows (header, toolbar, legend, overview, the table's
     /// head); `sessionFindingKinds`: the kinds of the findings about a session, in order of
     /// first appearance (the toolbar's filter).
@@ -147,7 +139,7 @@ public enum HTMLReport {
         b.append("<meta name=\"generator\" content=\"castscope ")
         b.html(provenance.version)
         b.append("\"><title>castscope report: ")
-        Self.count(count, "session", into: &b)
+        b.counted(count, "session")
         b.append("</title><style>")
         b.append(HTMLAssets.css)
         b.append("</style></head><body>\n<header><h1>castscope report</h1>\n<p class=\"prov muted\">castscope ")
@@ -157,9 +149,9 @@ public enum HTMLReport {
         b.append("</time> · <code class=\"cmd\">")
         b.html(provenance.commandText)
         b.append("</code></p>\n<p class=\"sum\">")
-        Self.count(count, "session", into: &b)
+        b.counted(count, "session")
         b.append(" from ")
-        Self.count(r.inputs.count, "file", into: &b)
+        b.counted(r.inputs.count, "file")
         b.append(", ")
         b.int(r.eventCount)
         b.append(" recognized lines ")
@@ -179,7 +171,7 @@ public enum HTMLReport {
         }
         if !r.errors.isEmpty {
             b.append(" <span class=\"sev-error\">")
-            Self.count(r.errors.count, "input error", into: &b)
+            b.counted(r.errors.count, "input error")
             b.append("</span>")
         }
         b.append("</p>\n")
@@ -314,7 +306,7 @@ public enum HTMLReport {
         }
         if !r.unattached.isEmpty {
             b.append("<section><h2>Outside any session</h2><details><summary>")
-            Self.count(r.unattached.count, "line", into: &b)
+            b.counted(r.unattached.count, "line")
             b.append("</summary><div class=\"scroll\"><table class=\"tl\">\n")
             for t in Timeline.entries(r.unattached) {
                 b.append("<tr><td class=\"mono\">")
@@ -511,18 +503,14 @@ public enum HTMLReport {
         }
         if !findings.isEmpty { findingList(findings, into: &b) }
         b.append("<details><summary>Timeline (")
-        count(entries.count, "row", into: &b)
+        b.counted(entries.count, "row")
         b.append(")</summary><div class=\"scroll\"><table class=\"tl\">\n")
         for t in entries {
             b.append("<tr class=\"c-")
             b.append(eventClass(t.kind))
             b.append("\"><td class=\"mono\">")
             // (`+3.912`: no escaping)
-            if let tt = t.time, let start = s.start {
-                let d = tt - start
-                b.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-                b.decimal(Double(d.magnitude) / 1e6, 3)
-            }
+            if let tt = t.time, let start = s.start { b.relative(tt - start) }
             if t.timeInferred { b.append(" ~") }
             timelineCells(t, into: &b)
         }

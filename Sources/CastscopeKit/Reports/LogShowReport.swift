@@ -199,6 +199,7 @@ public final class LogShow {
             out.removeAll()
         }
         var first = true
+        var line: [UInt8] = []  // (a default-style line, sanitized: one array for them all)
         switch style {
         case .default: out.append("Timestamp                       Thread     Type        Activity             PID    TTL  \n")
         case .json: out.byte(UInt8(ascii: "["))
@@ -208,7 +209,7 @@ public final class LogShow {
             switch style {
             case .default:
                 // A log's bytes never reach the terminal as control sequences (as in every report).
-                var line: [UInt8] = []
+                line.removeAll(keepingCapacity: true)
                 Sanitize.terminal(record.bindMemory(to: UInt8.self), into: &line)
                 out.append(contentsOf: line)
                 out.byte(0x0A)
@@ -274,12 +275,6 @@ public final class LogShow {
 
     /// `2022-04-13 13:14:30.123456+0000` (UTC: this machine is not the device); without the
     /// offset for a line that carried no zone.
-    static func timestamp(_ ns: Int64?, zoneless: Bool = false) -> String {
-        var b = OutputBuffer(capacity: 32)
-        timestamp(ns, zoneless: zoneless, into: &b)
-        return b.string
-    }
-
     static func timestamp(_ ns: Int64?, zoneless: Bool, into b: inout OutputBuffer) {
         guard let ns else { return }
         // Floor division (no step that can overflow at the ends of the range: 1677 to 2262).

@@ -197,14 +197,10 @@ final class LogShowRuns {
             let left = length - at
             var next = [UInt8](repeating: 0, count: max(n, 256 << 10))
             if left > 0 { next.withUnsafeMutableBytes { d in block.withUnsafeBytes { s in d.baseAddress!.copyMemory(from: s.baseAddress! + at, byteCount: left) } } }
-            var filled = left
-            while filled < n {
-                let got = next.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, $0.count - filled, off_t(offset)) }
-                if got < 0 && errno == EINTR { continue }
-                guard got > 0 else { failed = true; return false }
-                filled += got
-                offset += Int64(got)
-            }
+            let got = next.withUnsafeMutableBytes { preadAll(fd, UnsafeMutableRawBufferPointer(rebasing: $0[left...]), at: offset) }
+            offset += Int64(got)
+            let filled = left + got
+            guard filled >= n else { failed = true; return false }
             block = next
             at = 0
             length = filled
@@ -230,17 +226,4 @@ final class LogShowRuns {
             block.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[payload])) }
         }
     }
-}
-
-/// Writes all of `b` at `offset` of `fd` (retrying short writes and EINTR); false on an error
-/// (a full disk).
-func pwriteAll(_ fd: Int32, _ b: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
-    var done = 0
-    while done < b.count {
-        let n = pwrite(fd, b.baseAddress! + done, b.count - done, off_t(offset) + off_t(done))
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { return false }
-        done += n
-    }
-    return true
 }

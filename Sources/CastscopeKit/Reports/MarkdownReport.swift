@@ -410,16 +410,11 @@ public enum MarkdownReport {
         if timeline {
             let entries = Timeline.entries(s.events)
             b.append("\n<details><summary>Timeline (")
-            b.int(entries.count)
-            b.append(entries.count == 1 ? " row" : " rows")
+            b.counted(entries.count, "row")
             b.append(")</summary>\n\n| t (s) | side | line | source |\n|---|---|---|---|\n")
             for t in entries {
                 b.append("| ")
-                if let tt = t.time, let start = s.start {
-                    let d = tt - start
-                    b.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-                    b.decimal(Double(d.magnitude) / 1e6, 3)
-                }
+                if let tt = t.time, let start = s.start { b.relative(tt - start) }
                 if t.timeInferred { b.append(" ~") }
                 b.append(" | ")
                 b.append(TextReport.sideTag(t.side))

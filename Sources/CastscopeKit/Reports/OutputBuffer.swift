@@ -264,6 +264,20 @@ public struct OutputBuffer: Sendable {
         }
     }
 
+    /// Seconds from a session's start, signed, to the millisecond: `+3.912` (`Fmt.relative`).
+    public mutating func relative(_ micros: Int64) {
+        byte(micros < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+        decimal(Double(micros.magnitude) / 1e6, 3)
+    }
+
+    /// `1 session`, `2 sessions`: a count and its noun, plural but for one.
+    public mutating func counted(_ n: Int, _ noun: StaticString) {
+        int(n)
+        byte(0x20)
+        append(noun)
+        if n != 1 { byte(UInt8(ascii: "s")) }
+    }
+
     /// `2021-12-23T02:56:59.980625+05:30`, as `Fmt.rfc3339` writes it; without the offset
     /// for `Fmt.unzoned` (a phone's local time whose zone nothing in the bundle gives).
     public mutating func rfc3339(_ micros: Int64, offset givenOffset: Int) {

@@ -624,11 +624,7 @@ public struct TextReport {
         out.append("     ")
         paintOn(&out, "2")
         let before = out.count
-        if let tt = rows[i].time, let start {
-            let d = tt - start
-            out.byte(d < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-            out.decimal(Double(d.magnitude) / 1e6, 3)
-        }
+        if let tt = rows[i].time, let start { out.relative(tt - start) }
         let relCount = out.count - before  // ASCII: bytes are characters
         if relCount < 10 { out.repeating(0x20, count: 10 - relCount) }
         paintOff(&out)

@@ -155,14 +155,8 @@ public final class EventSpill: @unchecked Sendable {
 
     /// Fills `b` from the file at `offset`.
     private func readFully(_ b: UnsafeMutableRawBufferPointer, at offset: Int64) {
-        var done = 0
-        while done < b.count {
-            let n = pread(fd, b.baseAddress! + done, b.count - done, off_t(offset) + off_t(done))
-            if n <= 0 { break }
-            done += n
-        }
         // A temporary file that cannot be read back is a broken machine, not a broken input.
-        precondition(done == b.count, "castscope: a temporary file of held lines could not be read back")
+        precondition(preadAll(fd, b, at: offset) == b.count, "castscope: a temporary file of held lines could not be read back")
     }
 
     /// The block `readBytes(_:cached:)` reads records through, and where it starts.
@@ -443,4 +437,30 @@ extension EventSpill {
             return s
         }
     }
+}
+
+/// Writes all of `b` at `offset` of `fd` (retrying short writes and EINTR); false on an error
+/// (a full disk).
+func pwriteAll(_ fd: Int32, _ b: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+    var done = 0
+    while done < b.count {
+        let n = pwrite(fd, b.baseAddress! + done, b.count - done, off_t(offset) + off_t(done))
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return false }
+        done += n
+    }
+    return true
+}
+
+/// Reads into `b` from `offset` of `fd` until it is full, the file ends or a read fails
+/// (retrying short reads and EINTR): the number of bytes read.
+func preadAll(_ fd: Int32, _ b: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+    var done = 0
+    while done < b.count {
+        let n = pread(fd, b.baseAddress! + done, b.count - done, off_t(offset) + off_t(done))
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { break }
+        done += n
+    }
+    return done
 }
