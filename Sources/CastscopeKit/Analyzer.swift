@@ -410,7 +410,7 @@ public final class Analyzer {
                 mine[i].order = order
                 mine[i].line += lineOffset
                 mine[i].fileIndex = fileIndex
-                if let r = mine[i].repeats, lineOffset != 0 { r.lines = r.lines.map { $0 + Int32(lineOffset) } }
+                if let r = mine[i].repeats, lineOffset != 0 { r.lines.update { $0 + Int32(lineOffset) } }
             }
             f.lines += Self.lineCount(mine)
             if let streamed {
@@ -976,7 +976,7 @@ public final class Analyzer {
                 guard let t = events[i].time, !events[i].timeInferred else { continue }
                 span = span.map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
                 var lo = t, hi = t
-                if let times = events[i].repeats?.times, let a = times.min(), let b = times.max() { lo = min(lo, a); hi = max(hi, b) }
+                if let (a, b) = events[i].repeats?.times.bounds { lo = min(lo, a); hi = max(hi, b) }
                 cover = cover.map { min($0.lowerBound, lo)...max($0.upperBound, hi) } ?? lo...hi
             }
             flush()
@@ -1031,9 +1031,9 @@ public final class Analyzer {
                         keep = false
                     } else if keptLines.count < r.lines.count {
                         let fewer = Repeats()
-                        fewer.naive = keptLines.map { r.naive[$0] }
-                        fewer.lines = keptLines.map { r.lines[$0] }
-                        fewer.times = keptLines.compactMap { $0 < r.times.count ? r.times[$0] : nil }
+                        fewer.naive = SpilledColumn(keptLines.lazy.map { r.naive[$0] })
+                        fewer.lines = SpilledColumn(keptLines.lazy.map { r.lines[$0] })
+                        fewer.times = SpilledColumn(keptLines.lazy.compactMap { $0 < r.times.count ? r.times[$0] : nil })
                         fewer.lastSecondOfDay = r.lastSecondOfDay
                         let first = keptLines[0]
                         if first < r.times.count { events[i].time = r.times[first] }

@@ -322,13 +322,21 @@ struct FileTimeResolver {
             events[i].displayOffset = t.offset ?? (zoneless ? Fmt.unzoned : refOffset)
             if let r = events[i].repeats, let head = events[i].time {
                 // The run's lines keep their spacing; a step back of over 12 h is midnight.
-                var times = [head]
+                var times = SpilledColumn<Int64>()
                 times.reserveCapacity(r.naive.count)
-                for k in 1..<max(1, r.naive.count) {
-                    var step = r.naive[k] - r.naive[k - 1]
+                var previous: (naive: Int64, time: Int64)?
+                for n in r.naive {
+                    guard let p = previous else {
+                        times.append(head)
+                        previous = (n, head)
+                        continue
+                    }
+                    var step = n - p.naive
                     if step < -43_200_000_000 { step += 86_400_000_000; dayShift += t.hasDate ? 0 : 1 }
-                    times.append(times[k - 1] + step)
+                    previous = (n, p.time + step)
+                    times.append(p.time + step)
                 }
+                if times.isEmpty { times.append(head) }
                 r.times = times
                 if !t.hasDate, let last = r.lastSecondOfDay { previousSecond = last }
             }

@@ -167,12 +167,25 @@ public struct Event: Sendable {
     /// event first, a retain and a release per reference in it).
     static func forEachTimeAndLine(repeats r: Repeats?, time: Int64?, line: Int, _ body: (Int64?, Int) -> Void) {
         guard let r else { body(time, line); return }
+        if r.times.spilled || r.lines.spilled { return forEachSpilledTimeAndLine(r, time: time, body) }
         let n = r.lines.count
         let known = min(n, r.times.count)
-        r.times.withUnsafeBufferPointer { times in
-            r.lines.withUnsafeBufferPointer { lines in
+        r.times.memory.withUnsafeBufferPointer { times in
+            r.lines.memory.withUnsafeBufferPointer { lines in
                 for k in 0..<n { body(k < known ? times[k] : time, Int(lines[k])) }
             }
+        }
+    }
+
+    /// The same for a run with part of its lines on disk: read in order, a block at a time.
+    @inline(never)
+    private static func forEachSpilledTimeAndLine(_ r: Repeats, time: Int64?, _ body: (Int64?, Int) -> Void) {
+        let n = r.lines.count
+        let known = min(n, r.times.count)
+        var times = r.times.makeIterator(), lines = r.lines.makeIterator()
+        for k in 0..<n {
+            let l = lines.next()!
+            body(k < known ? times.next()! : time, Int(l))
         }
     }
 
@@ -223,7 +236,17 @@ public struct Event: Sendable {
         if r.orders.isEmpty && delta == otherLine - line {
             return
         }
-        if r.orders.isEmpty { r.orders = (0..<(r.lines.count - 1)).map { Int32(truncatingIfNeeded: r.orderDelta($0)) } }
+        if r.orders.isEmpty {
+            // Until now each line's place was its line number's difference from the first's.
+            let first = r.lines[0]
+            var k = 0, n = r.lines.count - 1
+            r.lines.forEachChunk { chunk in
+                for l in chunk where k < n {
+                    r.orders.append(l &- first)
+                    k += 1
+                }
+            }
+        }
         r.orders.append(Int32(truncatingIfNeeded: delta))
     }
 
@@ -277,10 +300,10 @@ public struct Event: Sendable {
             e.line = Int(r.lines[head])
             e.order = order + r.orderDelta(head)
             let p = Repeats()
-            p.lines = ks.map { r.lines[$0] }
-            p.times = ks.compactMap { $0 < r.times.count ? r.times[$0] : nil }
+            p.lines = SpilledColumn(ks.lazy.map { r.lines[$0] })
+            p.times = SpilledColumn(ks.lazy.compactMap { $0 < r.times.count ? r.times[$0] : nil })
             p.foldedLate = true
-            if !r.orders.isEmpty { p.orders = ks.map { r.orders[$0] - r.orders[head] } }
+            if !r.orders.isEmpty { p.orders = SpilledColumn(ks.lazy.map { r.orders[$0] - r.orders[head] }) }
             e.repeats = p
             return e
         }
@@ -360,9 +383,11 @@ extension Array where Element == Event {
 /// after resolution, `Event.foldIn`), resolved times, and line numbers. Shared by copies of the
 /// event; written only while reading and resolving, and by `Event.foldIn`.
 public final class Repeats: @unchecked Sendable {
-    var naive: [Int64] = []
-    var lines: [Int32] = []
-    public internal(set) var times: [Int64] = []
+    // (Columns that go to disk a megabyte at a time past their first: a session that folds
+    // lines for a day is held in a few megabytes. `SpilledColumn`.)
+    var naive = SpilledColumn<Int64>()
+    var lines = SpilledColumn<Int32>()
+    var times = SpilledColumn<Int64>()
     /// Seconds since midnight of the last line, for midnight roll-over in dateless files.
     var lastSecondOfDay: Int?
     /// For relay `stats` lines: each line's frames, frames per second and dropped frames.
@@ -375,7 +400,7 @@ public final class Repeats: @unchecked Sendable {
     /// For those: each line's place in reading order less the event's own `order` (the order
     /// the lines had as events of their own: `Event.forEachLinePlace`); empty while it is the
     /// line number's difference (one record a line), and for runs folded while reading.
-    var orders: [Int32] = []
+    var orders = SpilledColumn<Int32>()
 
     /// Line `k`'s place in reading order less the first line's.
     func orderDelta(_ k: Int) -> Int { orders.isEmpty ? Int(lines[k]) - Int(lines[0]) : Int(orders[k]) }
@@ -421,7 +446,7 @@ public final class Repeats: @unchecked Sendable {
         let r = Repeats()
         r.naive = naive
         r.lines = lines
-        r.times = times.map { $0 + delta }
+        r.times = SpilledColumn(times.lazy.map { $0 + delta })
         r.lastSecondOfDay = lastSecondOfDay
         r.frames = frames
         r.fps = fps
@@ -441,9 +466,10 @@ extension Event {
             body(time, source, Repeats.count(attr("frames")), Repeats.rate(attr("fps")), Repeats.count(attr("dropped")))
             return
         }
-        for k in r.lines.indices {
-            body(k < r.times.count ? r.times[k] : time, SourceRef(path: source.path, line: Int(r.lines[k])),
-                 Int(r.frames[k]), Double(r.fps[k]), Int(r.dropped[k]))
+        var k = 0
+        forEachTimeAndLine { t, line in
+            body(t, SourceRef(path: source.path, line: line), Int(r.frames[k]), Double(r.fps[k]), Int(r.dropped[k]))
+            k += 1
         }
     }
 }

@@ -10,9 +10,9 @@ struct ConnectRefusedRule: FindingRule {
         r.sessions.borrowingForEach { s in
             // By index: only the first three refused attempts are built (evidence), and each
             // cause is tested once.
-            let refused = s.attempts.failing(Self.refused)
+            let refused = s.attempts.failing(first: 3, Self.refused)
             let count = refused.count
-            let firstThree = refused.prefix(3).map { s.attempts[$0] }
+            let firstThree = refused.first.map { s.attempts[$0] }
             if let first = firstThree.first {
                 out.append(s.finding(kind, .warning, at: first.time,
                                      "\(count) connect attempt\(count == 1 ? " was" : "s were") refused: the socket file exists but no server accepts on it",

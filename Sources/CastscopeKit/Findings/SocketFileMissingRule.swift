@@ -8,8 +8,8 @@ struct SocketFileMissingRule: FindingRule {
         r.sessions.borrowingCompactMap { s in
             // By index: a retry storm has hundreds of thousands of attempts, none built here
             // but the first and the last missing one, and each cause tested once.
-            let missing = s.attempts.failing(Session.isENOENT)
-            guard let firstIndex = missing.first, let lastIndex = missing.last else { return nil }
+            let missing = s.attempts.failing(first: 1, Session.isENOENT)
+            guard let firstIndex = missing.first.first, let lastIndex = missing.last else { return nil }
             let count = missing.count
             let first = s.attempts[firstIndex], last = s.attempts[lastIndex]
             let timed = first.time != nil && last.time != nil

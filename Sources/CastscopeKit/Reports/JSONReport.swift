@@ -258,12 +258,12 @@ public enum JSONReport {
         for (cause, n) in s.failureCauses { w.int(cause, n) }
         w.close()
         w.open("list", array: true)
-        // By index, here and below: `for a in` copies each element's strings.
-        for i in s.attempts.indices {
+        // In order: a long session's attempts are read back from disk a block at a time.
+        for a in s.attempts {
             w.open()
-            w.time("time", s.attempts[i].time, offset: s.displayOffset)
-            w.string("failure", s.attempts[i].failure)
-            w.source("source", s.attempts[i].source)
+            w.time("time", a.time, offset: s.displayOffset)
+            w.string("failure", a.failure)
+            w.source("source", a.source)
             w.close()
             w.flushIfFull()
         }

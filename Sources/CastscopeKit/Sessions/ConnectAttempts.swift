@@ -4,9 +4,11 @@
 /// about 80 bytes. An extension that never reaches the host app retries every 100 ms for as long
 /// as the broadcast runs: ten hours are 360,000 attempts, all of one open session. Here an
 /// attempt is its time, its two line numbers and three numbers naming its paths and its cause
-/// (each text held once per session): 32 bytes. Reading an element builds the `ConnectAttempt`.
+/// (each text held once per session): 32 bytes, in a column that goes to disk a megabyte at a
+/// time past its first (`SpilledColumn`): a day of retrying is held in a few megabytes. Reading
+/// an element builds the `ConnectAttempt`; reading them in order reads the disk a block at a time.
 public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByArrayLiteral {
-    private struct Packed: Sendable {
+    fileprivate struct Packed: Sendable {
         /// `Int64.min` for an attempt without a time.
         var time: Int64
         var line: Int32
@@ -19,7 +21,7 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
         var cause: UInt32
     }
 
-    private var packed: [Packed] = []
+    private var packed = SpilledColumn<Packed>()
     /// The files and the causes named, each once, in order of first appearance (causes in that
     /// order among themselves: `failureCounts`).
     private var names: [String] = []
@@ -44,14 +46,25 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
     public var startIndex: Int { 0 }
     public var endIndex: Int { packed.count }
 
-    public subscript(i: Int) -> ConnectAttempt {
-        let p = packed[i]
-        return ConnectAttempt(time: p.time == Self.noTime ? nil : p.time,
+    public subscript(i: Int) -> ConnectAttempt { attempt(packed[i]) }
+
+    private func attempt(_ p: Packed) -> ConnectAttempt {
+        ConnectAttempt(time: p.time == Self.noTime ? nil : p.time,
                               source: SourceRef(path: names[Int(p.path)], line: Int(p.line)),
                               failure: p.cause == Self.none ? nil : names[Int(p.cause)],
                               failureSource: p.failurePath == Self.none ? nil
                                   : SourceRef(path: names[Int(p.failurePath)], line: Int(p.failureLine)))
     }
+
+    /// In order, the packed column read a block at a time.
+    public struct Iterator: IteratorProtocol {
+        fileprivate let attempts: ConnectAttempts
+        fileprivate var packed: SpilledColumn<Packed>.Iterator
+
+        public mutating func next() -> ConnectAttempt? { packed.next().map { attempts.attempt($0) } }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(attempts: self, packed: packed.makeIterator()) }
 
     public mutating func reserveCapacity(_ n: Int) { packed.reserveCapacity(n) }
 
@@ -75,17 +88,25 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
         return c == Self.none ? nil : names[Int(c)]
     }
 
-    /// The indices of the attempts whose failure cause passes `test`, in order; `test` is asked
-    /// once per distinct cause, not once per attempt (a storm has one or two causes).
-    public func failing(_ test: (String) -> Bool) -> [Int] {
+    /// The attempts whose failure cause passes `test`: how many, the indices of the first
+    /// `first` of them and of the last; `test` is asked once per distinct cause, not once per
+    /// attempt (a storm has one or two causes, and hundreds of thousands of attempts).
+    public func failing(first: Int, _ test: (String) -> Bool) -> (count: Int, first: [Int], last: Int?) {
         var passes = [Bool?](repeating: nil, count: names.count)
-        var out: [Int] = []
-        for i in packed.indices {
-            let c = packed[i].cause
-            guard c != Self.none else { continue }
-            let k = Int(c)
-            if passes[k] == nil { passes[k] = test(names[k]) }
-            if passes[k]! { out.append(i) }
+        var out: (count: Int, first: [Int], last: Int?) = (0, [], nil)
+        var i = -1
+        packed.forEachChunk { chunk in
+            for p in chunk {
+                i += 1
+                let c = p.cause
+                guard c != Self.none else { continue }
+                let k = Int(c)
+                if passes[k] == nil { passes[k] = test(names[k]) }
+                guard passes[k]! else { continue }
+                out.count += 1
+                if out.first.count < first { out.first.append(i) }
+                out.last = i
+            }
         }
         return out
     }
@@ -93,25 +114,33 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
     /// Records the failure of attempt `i`.
     public mutating func setFailure(_ i: Int, cause text: String, source: SourceRef) {
         let cause = number(text), path = number(source.path)
-        packed[i].cause = cause
-        packed[i].failurePath = path
-        packed[i].failureLine = Self.line(source.line)
+        var p = packed[i]
+        p.cause = cause
+        p.failurePath = path
+        p.failureLine = Self.line(source.line)
+        packed[i] = p
     }
 
     /// Whether any attempt failed.
     public var anyFailed: Bool { packed.contains { $0.cause != Self.none } }
 
     /// How many attempts failed.
-    public var failedCount: Int { packed.reduce(0) { $0 + ($1.cause != Self.none ? 1 : 0) } }
+    public var failedCount: Int {
+        var n = 0
+        packed.forEachChunk { chunk in for p in chunk where p.cause != Self.none { n += 1 } }
+        return n
+    }
 
     /// Each failure cause with its count, in order of first appearance.
     public var failureCounts: [(String, Int)] {
         var counts = [Int](repeating: 0, count: names.count)
         var order: [Int] = []
-        for p in packed where p.cause != Self.none {
-            let c = Int(p.cause)
-            if counts[c] == 0 { order.append(c) }
-            counts[c] += 1
+        packed.forEachChunk { chunk in
+            for p in chunk where p.cause != Self.none {
+                let c = Int(p.cause)
+                if counts[c] == 0 { order.append(c) }
+                counts[c] += 1
+            }
         }
         return order.map { (names[$0], counts[$0]) }
     }
@@ -120,7 +149,7 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
     public var gaps: Gaps {
         var g = Gaps()
         g.reserveCapacity(packed.count)
-        for p in packed where p.time != Self.noTime { g.add(p.time) }
+        packed.forEachChunk { chunk in for p in chunk where p.time != Self.noTime { g.add(p.time) } }
         return g
     }
 

@@ -266,15 +266,15 @@ public final class EventSpill: @unchecked Sendable {
         var repeats: Repeats?
         if flags & 32 != 0 {
             let rep = Repeats()
-            rep.naive = r.i64s()
-            rep.lines = r.i32s()
-            rep.times = r.i64s()
+            rep.naive = r.column()
+            rep.lines = r.column()
+            rep.times = r.column()
             let last = r.i64()
             rep.lastSecondOfDay = last == Int64.min ? nil : Int(last)
             rep.frames = r.i32s()
             rep.fps = r.i32s().map { Float(bitPattern: UInt32(bitPattern: $0)) }
             rep.dropped = r.i32s()
-            rep.orders = r.i32s()
+            rep.orders = r.column()
             rep.foldedLate = r.u8() != 0
             repeats = rep
         }
@@ -312,11 +312,11 @@ struct SpillWriter {
         u8(v == nil ? 0 : 1)
         if let v { i64(v) }
     }
-    mutating func i64s(_ a: [Int64]) {
+    mutating func i64s<C: Collection>(_ a: C) where C.Element == Int64 {
         i64(Int64(a.count))
         for v in a { i64(v) }
     }
-    mutating func i32s(_ a: [Int32]) {
+    mutating func i32s<C: Collection>(_ a: C) where C.Element == Int32 {
         i64(Int64(a.count))
         for v in a { i32(v) }
     }
@@ -359,6 +359,14 @@ struct SpillReader {
     mutating func i32s() -> [Int32] {
         let n = Int(i64())
         return (0..<n).map { _ in i32() }
+    }
+    /// What `i64s` or `i32s` wrote, as a column (a long one goes to disk as it is read back).
+    mutating func column<T: FixedWidthInteger & BitwiseCopyable & Sendable>() -> SpilledColumn<T> {
+        let n = Int(i64())
+        var out = SpilledColumn<T>()
+        out.reserveCapacity(n)
+        for _ in 0..<n { out.append(T(littleEndian: plain(T.self))) }
+        return out
     }
 }
 

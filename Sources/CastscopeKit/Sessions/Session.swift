@@ -97,15 +97,22 @@ public func intervals(_ times: [Int64]) -> (median: Int64, max: Int64)? {
 
 /// The times of a run of lines taken one by one, kept as what `intervals` needs: the first
 /// and the last, how many, and the gaps between consecutive ones (not the times themselves: a
-/// retry storm's run has hundreds of thousands).
+/// retry storm's run has hundreds of thousands; held in a column that goes to disk past its
+/// first megabyte, `SpilledColumn`).
 public struct Gaps {
     public private(set) var first: Int64?
     public private(set) var last: Int64?
     public private(set) var count = 0
-    private var gaps: [Int64] = []
+    private var gaps = SpilledColumn<Int64>()
     private var largest = Int64.min
 
     public init() {}
+
+    /// With the gaps' column in blocks of `blockBytes` (tests).
+    init(blockBytes: Int) { gaps = SpilledColumn(blockBytes: blockBytes) }
+
+    /// Whether part of the gaps is on disk (tests).
+    var spilled: Bool { gaps.spilled }
 
     mutating func reserveCapacity(_ n: Int) { gaps.reserveCapacity(max(0, n - 1)) }
 
@@ -127,12 +134,50 @@ public struct Gaps {
     /// Median and largest gap, or nil with fewer than two times or no gap that is not negative.
     public var intervals: (median: Int64, max: Int64)? {
         guard count >= 2, !gaps.isEmpty else { return nil }
-        // The median by selection, not by sorting (a frame run has tens of thousands of gaps).
-        var gaps = self.gaps
         let mid = gaps.count / 2
-        let upper = selectNth(&gaps, mid)
-        let median = gaps.count % 2 == 1 ? upper : (gaps[..<mid].max()! + upper) / 2
+        guard gaps.spilled else {
+            // The median by selection, not by sorting (a frame run has tens of thousands of gaps).
+            var gaps = self.gaps.memory
+            let upper = selectNth(&gaps, mid)
+            let median = gaps.count % 2 == 1 ? upper : (gaps[..<mid].max()! + upper) / 2
+            return (median, largest)
+        }
+        // Hours of lines, on disk: selected in passes over the column, not copied.
+        let upper = Self.nth(mid, of: gaps, largest: largest)
+        let median = gaps.count % 2 == 1 ? upper : (Self.nth(mid - 1, of: gaps, largest: largest) + upper) / 2
         return (median, largest)
+    }
+
+    /// The `k`-th smallest (0-based) of `values` (none negative, none above `largest`), by
+    /// its binary digits 16 at a time from the highest `largest` has: each pass counts the
+    /// values that share the digits found so far by their next 16, and keeps the one holding
+    /// rank `k`. Memory is a table of 65,536 counts, whatever the column's length.
+    static func nth(_ k: Int, of values: SpilledColumn<Int64>, largest: Int64) -> Int64 {
+        // Digits [lo, hi) of each value, from the highest bit `largest` has down.
+        var hi = max(16, 64 - UInt64(largest).leadingZeroBitCount)
+        var prefix: UInt64 = 0
+        var rank = k
+        var counts = [Int](repeating: 0, count: 1 << 16)
+        while true {
+            let lo = max(0, hi - 16)
+            let mask: UInt64 = (1 << UInt64(hi - lo)) - 1
+            for i in counts.indices { counts[i] = 0 }
+            values.forEachChunk { chunk in
+                for v in chunk {
+                    let u = UInt64(v)
+                    guard hi >= 64 || u >> UInt64(hi) == prefix >> UInt64(hi) else { continue }
+                    counts[Int((u >> UInt64(lo)) & mask)] += 1
+                }
+            }
+            var digit = 0
+            while rank >= counts[digit] {
+                rank -= counts[digit]
+                digit += 1
+            }
+            prefix |= UInt64(digit) << UInt64(lo)
+            if lo == 0 { return Int64(prefix) }
+            hi = lo
+        }
     }
 }
 
