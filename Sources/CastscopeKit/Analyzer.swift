@@ -393,6 +393,9 @@ public final class Analyzer {
             var lines = 0
             /// Relay `stats` runs open at the end of the parts taken so far.
             var runs = EventCompactor()
+            /// A file read in parallel ranges: its recognized lines are counted against the
+            /// budget here, part by part in file order (the readers only stop once it is spent).
+            var budget: EventBudget?
         }
         func beginFile(path: String, format: LogFormat) -> FileAbsorb {
             var summary = InputSummary(path: path)
@@ -411,6 +414,38 @@ public final class Analyzer {
                 mine[i].line += lineOffset
                 mine[i].fileIndex = fileIndex
                 if let r = mine[i].repeats, lineOffset != 0 { r.lines.update { $0 + Int32(lineOffset) } }
+            }
+            if let budget = f.budget {
+                // Past the budget, in file order: one error at the first line not analyzed, and
+                // nothing after it (the ranges still being read are later in the file; a file's
+                // one reader says where it stopped, said here instead).
+                part.problems.removeAll { $0.message.hasPrefix(EventBudget.messageStart) }
+                if budget.spent {
+                    mine = []
+                } else {
+                    var n = f.lines, cut = mine.count, leftOut: Int?
+                    for i in mine.indices {
+                        let lines = mine[i].count
+                        if n + lines > budget.limit {
+                            // A run the budget ends in keeps its lines up to it.
+                            if budget.limit > n {
+                                (mine[i], leftOut) = mine[i].keepingFirst(budget.limit - n)
+                                cut = i + 1
+                            } else {
+                                (cut, leftOut) = (i, mine[i].line)
+                            }
+                            break
+                        }
+                        n += lines
+                    }
+                    if let leftOut {
+                        let e = budget.error(path: f.summary.path, line: leftOut)
+                        f.summary.errors.append(e.description)
+                        report.errors.append(e)
+                        budget.spend()
+                        mine.removeSubrange(cut...)
+                    }
+                }
             }
             f.lines += Self.lineCount(mine)
             if let streamed {
@@ -511,9 +546,12 @@ public final class Analyzer {
                 // Files that fit in the head are too small for an adaptive prefilter to pay off.
                 // Streamed, the events are taken a batch at a time as they are read.
                 var file = beginFile(path: path, format: format)
+                // The reader stops within 1,024 lines past the budget; its parts are cut at the
+                // budget's line here, as a file read in ranges is.
+                file.budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
                 let result = context.read(whole, path: path, format: format,
                                           adapts: head.count >= 64 * 1024,
-                                          budget: EventBudget(limit: self.options.budget.maxEventsPerFile),
+                                          budget: file.budget,
                                           cutEvery: streamed == nil && !mayHold ? 0 : self.streamedBatchEvents,
                                           onPart: { absorbPart($0, fileIndex: fileIndex, into: &file) },
                                           // Streaming gave up (relay lines): it is read again.
@@ -554,6 +592,7 @@ public final class Analyzer {
             let results = ResultSlots(count: ranges.count)
             let budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
             var file = beginFile(path: path, format: format)
+            file.budget = budget
             // Each range's result is taken in file order as soon as the ranges before it are
             // (by whichever thread finished it, under the slots' lock): the events are moved
             // into the bundle's list while later ranges are still read.
@@ -562,9 +601,12 @@ public final class Analyzer {
                 var r = TextResult()
                 // Streaming gave up: the bundle is read again, the rest of this read is waste.
                 if let streamed, streamed.abandoned != nil { return results.set(k, &r, take: taker.take) }
+                // The budget is spent at an earlier line: nothing here is analyzed.
+                if budget.spent { return results.set(k, &r, take: taker.take) }
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
-                    r = context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget, onRecord: nil)
+                    r = context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget,
+                                     budgetInFileOrder: false, onRecord: nil)
                 } catch let e as InputError {
                     r.problems = [e]
                 } catch {}
@@ -1157,7 +1199,8 @@ struct ReadContext: Sendable {
     /// (a file read by one reader, streamed while read); the result then holds the rest, and
     /// the whole file's counts; when `stops` says so after a part, the rest is not read.
     func read(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, pool: ResultSlots? = nil,
-              budget: EventBudget? = nil, cutEvery: Int = 0, onPart: (consuming TextResult) -> Void = { _ in },
+              budget: EventBudget? = nil, budgetInFileOrder: Bool = true, cutEvery: Int = 0,
+              onPart: (consuming TextResult) -> Void = { _ in },
               stops: () -> Bool = { false }, onRecord: (() -> Void)?) -> TextResult
     {
         var result = TextResult()
@@ -1180,7 +1223,15 @@ struct ReadContext: Sendable {
         /// bounded per file), and a part handed on when `cutEvery` are held.
         func added(line: Int) throws {
             order += 1
-            if let budget, order & 1023 == 0, !budget.take(1024) { throw budget.error(path: path, line: line) }
+            if let budget, order & 1023 == 0 {
+                // One reader counts for itself; a parallel range stops once the parts before it,
+                // taken in file order, spent the budget (`absorbPart` counts them).
+                if budgetInFileOrder {
+                    if !budget.take(1024) { throw budget.error(path: path, line: line) }
+                } else if budget.spent {
+                    throw StopReading()
+                }
+            }
             if cutEvery > 0, result.events.count > cutEvery {
                 // The last event stays: a frame run may go on in it.
                 var part = TextResult()

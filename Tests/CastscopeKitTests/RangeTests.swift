@@ -261,3 +261,46 @@ extension RangeTests {
         }
     }
 }
+
+extension RangeTests {
+    /// `--max-events` on a file read in ranges: the lines up to the budget in file order are
+    /// analyzed (a run the budget ends in keeps its lines up to it), one error names the first
+    /// line left out, and the report is the one reader's. Ranges each stopped on their own
+    /// before: 1,372 errors for a 2 GB retry storm, and holes in the session.
+    @Test("the recognized-line budget cuts a file read in ranges where one reader cuts it, with one error")
+    func budgetAcrossRanges() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("system_logs.log")
+        try noisyExport(lines: 80_000).write(to: file, atomically: true, encoding: .utf8)
+        let registry = try ParserRegistry.builtin()
+        let whole = try rangedReport(file.path, registry, threads: 1, perThread: 1, minimum: 1 << 40)
+        let recognized = try #require(Int(whole.firstMatch(of: /"events": (\d+)/)!.1))
+        #expect(recognized > 2000)
+        // Budgets that end between events and inside frame runs.
+        for limit in [1000, 1337, recognized / 2 + 11, recognized - 1] {
+            func report(threads: Int, perThread: Int, minimum: UInt64) throws -> AnalysisReport {
+                var options = AnalyzeOptions()
+                options.budget.maxEventsPerFile = limit
+                let analyzer = try Analyzer(registry: registry, options: options)
+                analyzer.parallelism = threads
+                analyzer.parallelThreshold = 64 * 1024
+                analyzer.rangesPerThread = perThread
+                analyzer.minimumRange = minimum
+                return analyzer.analyze([file.path])
+            }
+            let one = try report(threads: 1, perThread: 1, minimum: 1 << 40)
+            #expect(one.errors.count == 1 && one.inputs[0].events == limit, "\(limit): \(one.errors)")
+            let oneJSON = JSONReport.render(one)
+            for (threads, perThread, minimum) in [(2, 4, UInt64(64 * 1024)), (3, 16, UInt64(16 * 1024))] {
+                let many = try report(threads: threads, perThread: perThread, minimum: minimum)
+                #expect(many.errors.map(\.description) == one.errors.map(\.description), "\(limit), \(threads) × \(perThread)")
+                #expect(many.inputs[0].events == limit)
+                // The same sessions and lines; what the readers read past the budget (lines,
+                // records, skipped lines) may differ.
+                let strip = { (s: String) in s.replacing(/"(records|lines|skipped|unparsed)": \d+/, with: "") }
+                #expect(strip(JSONReport.render(many)) == strip(oneJSON), "\(limit), \(threads) × \(perThread)")
+            }
+        }
+    }
+}

@@ -319,6 +319,27 @@ public struct Event: Sendable {
         return alone(k)
     }
 
+    /// Its first `k` lines (1 ≤ k < `count`), where a budget ends inside a run, and the number
+    /// of the first line left out.
+    func keepingFirst(_ k: Int) -> (Event, firstLeftOut: Int) {
+        guard let r = repeats, k < r.lines.count else { return (self, line) }
+        let leftOut = Int(r.lines[k])
+        guard k > 1 else { return (alone(0), leftOut) }
+        let p = Repeats()
+        p.naive = SpilledColumn(r.naive.lazy.prefix(k))
+        p.lines = SpilledColumn(r.lines.lazy.prefix(k))
+        p.times = SpilledColumn(r.times.lazy.prefix(k))
+        p.orders = SpilledColumn(r.orders.lazy.prefix(k))
+        p.frames = Array(r.frames.prefix(k))
+        p.fps = Array(r.fps.prefix(k))
+        p.dropped = Array(r.dropped.prefix(k))
+        p.lastSecondOfDay = r.lastSecondOfDay
+        p.foldedLate = r.foldedLate
+        var e = self
+        e.repeats = p
+        return (e, leftOut)
+    }
+
     /// The event as its last line alone (for "decided by" evidence).
     var lastLine: Event {
         guard let r = repeats else { return self }

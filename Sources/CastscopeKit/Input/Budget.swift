@@ -88,7 +88,12 @@ final class EventBudget: @unchecked Sendable {
     let limit: Int
     private let lock = NSLockLite()
     private var used = 0
+    private var _spent = false
     init(limit: Int) { self.limit = limit }
+
+    /// The file's lines up to the limit were taken (in file order): the rest is not read.
+    var spent: Bool { lock.locked { _spent } }
+    func spend() { lock.locked { _spent = true } }
 
     /// Takes `n` lines; false once the file is over its budget.
     func take(_ n: Int) -> Bool {
@@ -100,6 +105,8 @@ final class EventBudget: @unchecked Sendable {
 
     func error(path: String, line: Int) -> InputError {
         InputError(path: path, line: line,
-                   "memory budget: more than \(limit) recognized lines in this file (--max-events); the rest of it is not analyzed")
+                   Self.messageStart + "\(limit) recognized lines in this file (--max-events); the rest of it is not analyzed")
     }
+
+    static let messageStart = "memory budget: more than "
 }
