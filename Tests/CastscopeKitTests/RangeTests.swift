@@ -54,12 +54,17 @@ struct RangeTests {
     /// The JSON report of `path` read by `threads` threads in up to `perThread` ranges each,
     /// none smaller than `minimum` bytes (files of 64 KB or more are cut).
     func rangedReport(_ path: String, _ registry: ParserRegistry, threads: Int, perThread: Int, minimum: UInt64) throws -> String {
-        let analyzer = try Analyzer(registry: registry)
+        JSONReport.render(try rangedAnalysis(path, registry, threads: threads, perThread: perThread, minimum: minimum))
+    }
+
+    func rangedAnalysis(_ path: String, _ registry: ParserRegistry, threads: Int, perThread: Int, minimum: UInt64,
+                        options: AnalyzeOptions = AnalyzeOptions()) throws -> AnalysisReport {
+        let analyzer = try Analyzer(registry: registry, options: options)
         analyzer.parallelism = threads
         analyzer.parallelThreshold = 64 * 1024
         analyzer.rangesPerThread = perThread
         analyzer.minimumRange = minimum
-        return JSONReport.render(analyzer.analyze([path]))
+        return analyzer.analyze([path])
     }
 
     @Test("the report is the same for one reader and for many ranges on several threads")
@@ -279,15 +284,10 @@ extension RangeTests {
         #expect(recognized > 2000)
         // Budgets that end between events and inside frame runs.
         for limit in [1000, 1337, recognized / 2 + 11, recognized - 1] {
+            var options = AnalyzeOptions()
+            options.budget.maxEventsPerFile = limit
             func report(threads: Int, perThread: Int, minimum: UInt64) throws -> AnalysisReport {
-                var options = AnalyzeOptions()
-                options.budget.maxEventsPerFile = limit
-                let analyzer = try Analyzer(registry: registry, options: options)
-                analyzer.parallelism = threads
-                analyzer.parallelThreshold = 64 * 1024
-                analyzer.rangesPerThread = perThread
-                analyzer.minimumRange = minimum
-                return analyzer.analyze([file.path])
+                try rangedAnalysis(file.path, registry, threads: threads, perThread: perThread, minimum: minimum, options: options)
             }
             let one = try report(threads: 1, perThread: 1, minimum: 1 << 40)
             #expect(one.errors.count == 1 && one.inputs[0].events == limit, "\(limit): \(one.errors)")
