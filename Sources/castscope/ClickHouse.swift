@@ -86,29 +86,7 @@ enum ClickHouseAnalyzeExport {
         } else {
             let bundleId = digest?.join() ?? BundleDigest.of(paths: paths) {
                 var d = Digest128()
-                for s in report.sessions {
-                    guard s.events.contains(where: \.foldsLines) else {
-                        for e in s.events { d.update(e.source.description); d.update(e.message) }
-                        continue
-                    }
-                    // Connect lines folded as the session was built: each digested as the
-                    // event of its own it was, in its place (`Event.forEachLinePlace`).
-                    var parts: [(place: (Int64, Int, Int), source: String, message: String)] = []
-                    for e in s.events {
-                        guard e.foldsLines else {
-                            parts.append(((e.time ?? Int64.min, e.order, 0), e.source.description, e.message))
-                            continue
-                        }
-                        e.forEachLinePlace { _, line, place in
-                            parts.append(((place.time, place.order, place.k), "\(e.sourcePath):\(line)", e.message))
-                        }
-                    }
-                    parts.sort { $0.place < $1.place }
-                    for p in parts {
-                        d.update(p.source)
-                        d.update(p.message)
-                    }
-                }
+                for s in report.sessions { d.updateLines(of: s) }
                 for e in report.unattached { d.update(e.source.description); d.update(e.message) }
                 return d.hex()
             }

@@ -277,45 +277,53 @@ public struct ClickHouseRows {
         let host = s.relay?.host
         // The session's lines in time order (a folded run's lines interleave with the
         // others), numbered: `SessionSeq` orders lines whose times tie (second-resolution
-        // logs), which `windowFunnel` needs.
-        var lines: [(time: Int64, event: Int32, k: Int32, line: Int32)] = []
-        if s.events.contains(where: \.foldsLines) {
-            // A retry storm's connect lines folded as the session was built: each line sorted
-            // by where it stood when it was an event of its own (`Event.forEachLinePlace`), so
-            // that lines whose times tie keep the order they had (not every attempt before
-            // every failure).
-            var places: [(time: Int64, order: Int, k: Int)] = []
-            for (i, e) in s.events.enumerated() {
-                e.forEachLinePlace { t, line, place in
-                    lines.append((t ?? Int64.min, Int32(i), Int32(truncatingIfNeeded: place.k), Int32(truncatingIfNeeded: line)))
-                    places.append(place)
+        // logs), which `windowFunnel` needs. Merged, not listed (`LineOrder`): a retry
+        // storm's rows are hundreds of thousands of lines of one session.
+        let events = s.events
+        let folds = events.contains(where: \.foldsLines)
+        typealias Line = (time: Int64, event: Int32, line: Int32)
+        // The single lines in list order, and each run's lines.
+        var cursors: [LineOrder.Cursor<Line>] = [{
+            var i = 0
+            return AnyIterator {
+                while i < events.count, events[i].repeats != nil { i += 1 }
+                guard i < events.count else { return nil }
+                defer { i += 1 }
+                let t = events[i].time ?? Int64.min
+                // A line stands where it stood as an event of its own (`Event.forEachLinePlace`),
+                // so that lines whose times tie keep their order (not every attempt before every
+                // failure); without folded connect lines, by time, then list order.
+                let key = folds ? LineKey(a: t, b: t, c: Int64(events[i].order), d: 0) : LineKey(a: t, b: Int64(i), c: 0, d: 0)
+                return (key, (t, Int32(i), Int32(truncatingIfNeeded: events[i].line)))
+            }
+        }]
+        for i in events.indices where events[i].repeats != nil {
+            cursors.append {
+                let places = events[i].linePlaces()
+                var k = 0
+                return AnyIterator {
+                    guard let (time, line, place) = places.next() else { return nil }
+                    defer { k += 1 }
+                    let t = time ?? Int64.min
+                    let key = folds ? LineKey(a: t, b: place.time, c: Int64(place.order), d: Int64(place.k))
+                        : LineKey(a: t, b: Int64(i), c: Int64(k), d: 0)
+                    return (key, (t, Int32(i), Int32(truncatingIfNeeded: line)))
                 }
             }
-            let order = lines.indices.sorted { a, b in
-                (lines[a].time, places[a].time, places[a].order, places[a].k) < (lines[b].time, places[b].time, places[b].order, places[b].k)
-            }
-            lines = order.map { lines[$0] }
-        } else {
-            for (i, e) in s.events.enumerated() {
-                var k: Int32 = 0
-                e.forEachTimeAndLine { t, line in
-                    lines.append((t ?? Int64.min, Int32(i), k, Int32(line)))
-                    k += 1
-                }
-            }
-            lines.sort { ($0.time, $0.event, $0.k) < ($1.time, $1.event, $1.k) }
         }
         let sessionPart = self.sessionPart(sid)
         var eventParts = [[UInt8]?](repeating: nil, count: s.events.count)
-        for (seq, l) in lines.enumerated() {
+        var seq = 0
+        LineOrder.merge(cursors) { _, l in
+            seq += 1
             let i = Int(l.event)
-            let e = s.events[i]
+            let e = events[i]
             // Relay lines are shown on the device's clock in the session; the table keeps
             // the relay's own times (as `relaySessions` does in the JSON report).
             let relay = e.side == .relay
             let time: Int64? = l.time == Int64.min ? nil : l.time + (relay ? shift : 0)
             if eventParts[i] == nil { eventParts[i] = eventPart(e, host: relay ? host : e.attr("host")) }
-            row(recordId: ids.id(self, e.sourcePath, Int(l.line)), session: sessionPart, seq: seq + 1, time: time,
+            row(recordId: ids.id(self, e.sourcePath, Int(l.line)), session: sessionPart, seq: seq, time: time,
                 event: eventParts[i]!, line: Int(l.line), into: &b)
             if b.rows >= batchRows { emit(&b) }
         }
