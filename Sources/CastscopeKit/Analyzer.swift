@@ -423,27 +423,35 @@ public final class Analyzer {
                 if budget.spent {
                     mine = []
                 } else {
-                    var n = f.lines, cut = mine.count, leftOut: Int?
-                    for i in mine.indices {
-                        let lines = mine[i].count
-                        if n + lines > budget.limit {
-                            // A run the budget ends in keeps its lines up to it.
-                            if budget.limit > n {
-                                (mine[i], leftOut) = mine[i].keepingFirst(budget.limit - n)
-                                cut = i + 1
-                            } else {
-                                (cut, leftOut) = (i, mine[i].line)
-                            }
-                            break
+                    var leftOut: Int?
+                    let room = budget.limit - f.lines
+                    if Self.lineCount(mine) > room {
+                        // The first line left out is the part's (room + 1)-th line in file order:
+                        // a relay `stats` run takes its session's later lines past other events,
+                        // so the list's order is not the file's.
+                        var numbers: [Int] = []
+                        for i in mine.indices {
+                            Event.forEachTimeAndLine(repeats: mine[i].repeats, time: nil, line: mine[i].line) { _, l in numbers.append(l) }
                         }
-                        n += lines
+                        numbers.sort()
+                        let first = numbers[max(0, room)]
+                        leftOut = first
+                        // What is before it stays (a run, its lines before it: they ascend).
+                        var kept: [Event] = []
+                        for i in mine.indices where mine[i].line < first {
+                            var before = 0
+                            Event.forEachTimeAndLine(repeats: mine[i].repeats, time: nil, line: mine[i].line) { _, l in
+                                if l < first { before += 1 }
+                            }
+                            kept.append(before < mine[i].count ? mine[i].keepingFirst(before).0 : mine[i])
+                        }
+                        mine = kept
                     }
                     if let leftOut {
                         let e = budget.error(path: f.summary.path, line: leftOut)
                         f.summary.errors.append(e.description)
                         report.errors.append(e)
                         budget.spend()
-                        mine.removeSubrange(cut...)
                     }
                 }
             }
@@ -1064,23 +1072,28 @@ public final class Analyzer {
                     // A folded run of frame lines (one message): line by line, as the other file
                     // may hold only some of them, or hold them unfolded.
                     let file = events[i].fileIndex, pid = events[i].pid, message = events[i].message
-                    var keptLines: [Int] = []
-                    for k in r.lines.indices {
-                        guard let t = k < r.times.count ? r.times[k] : events[i].time else { keptLines.append(k); continue }
-                        if firstSeen(t, file, pid: pid, message: message) { keptLines.append(k) }
+                    // (A flag a line, the times read in order: a long run's may be on disk.)
+                    var kept: [Bool] = []
+                    kept.reserveCapacity(r.lines.count)
+                    var keptCount = 0
+                    let head = events[i].time
+                    Event.forEachTimeAndLine(repeats: r, time: head, line: events[i].line) { t, _ in
+                        let k = t.map { firstSeen($0, file, pid: pid, message: message) } ?? true
+                        kept.append(k)
+                        if k { keptCount += 1 }
                     }
-                    if keptLines.isEmpty {
+                    if keptCount == 0 {
                         keep = false
-                    } else if keptLines.count < r.lines.count {
+                    } else if keptCount < r.lines.count {
                         let fewer = Repeats()
-                        fewer.naive = SpilledColumn(keptLines.lazy.map { r.naive[$0] })
-                        fewer.lines = SpilledColumn(keptLines.lazy.map { r.lines[$0] })
-                        fewer.times = SpilledColumn(keptLines.lazy.compactMap { $0 < r.times.count ? r.times[$0] : nil })
+                        fewer.naive = r.naive.selecting(kept)
+                        fewer.lines = r.lines.selecting(kept)
+                        fewer.times = r.times.selecting(kept)
                         fewer.lastSecondOfDay = r.lastSecondOfDay
-                        let first = keptLines[0]
+                        let first = kept.firstIndex(of: true)!
                         if first < r.times.count { events[i].time = r.times[first] }
                         events[i].line = Int(r.lines[first])
-                        events[i].repeats = keptLines.count > 1 ? fewer : nil
+                        events[i].repeats = keptCount > 1 ? fewer : nil
                     }
                 } else if let t = events[i].time, !events[i].timeInferred {
                     keep = firstSeen(t, events[i].fileIndex, pid: events[i].pid, message: events[i].message)

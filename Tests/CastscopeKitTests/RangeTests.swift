@@ -304,3 +304,66 @@ extension RangeTests {
         }
     }
 }
+
+extension RangeTests {
+    /// A relay `stats` run takes its session's later lines past other sessions' lines: the
+    /// budget's cut is still in file order (a review found lines after the named one kept and
+    /// earlier ones dropped). For every budget, the lines kept are those of the file cut just
+    /// before the line the error names.
+    @Test("the budget keeps the lines before the first line left out when relay stats runs interleave")
+    func budgetWithInterleavedRuns() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var entries: [String] = []
+        var ts: Int64 = 1_773_306_904_673_211
+        func entry(_ session: String, _ event: String, _ message: String, _ extra: [String] = []) {
+            ts += 1_000_000
+            let n = entries.count + 1
+            entries.append((["__CURSOR=s=4f1d0c6e2b8a4e55a0c3d9b7e1f2a3b4;i=\(n);b=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e;m=\(n);t=\(ts);x=1",
+                             "__REALTIME_TIMESTAMP=\(ts)", "__MONOTONIC_TIMESTAMP=\(1_000_000_000 + n * 1000)",
+                             "_BOOT_ID=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e", "_PID=811", "_HOSTNAME=relay1", "_TRANSPORT=journal",
+                             "_SYSTEMD_UNIT=broadcast-relay.service", "SYSLOG_IDENTIFIER=broadcast-relay", "PRIORITY=6",
+                             "RELAY_SESSION=\(session)", "RELAY_EVENT=\(event)"] + extra + ["MESSAGE=session \(session) \(message)"])
+                .joined(separator: "\n") + "\n")
+        }
+        let a = "0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03", b = "6a1d9e27-3c4b-4f58-8e02-b5d7c9a1e364"
+        entry(a, "accepted", "accepted peer=iPhone14,2 room=standup", ["RELAY_PEER=iPhone14,2", "RELAY_ROOM=standup"])
+        entry(b, "accepted", "accepted peer=iPad13,4 room=retro", ["RELAY_PEER=iPad13,4", "RELAY_ROOM=retro"])
+        for k in 0..<12 {
+            for (s, f) in [(a, 10), (b, 15)] {
+                entry(s, "stats", "stats frames=\(f) bytes=281461 fps=\(f).0 dropped=\(k % 3)", ["RELAY_FRAMES=\(f)", "RELAY_FPS=\(f).0", "RELAY_DROPPED=\(k % 3)"])
+            }
+        }
+        entry(a, "closed", "closed reason=peer-eof frames=120 duration=12.0s")
+        entry(b, "closed", "closed reason=peer-eof frames=180 duration=12.0s")
+        let text = entries.joined(separator: "\n")
+        let file = dir.appendingPathComponent("relay.export"), cut = dir.appendingPathComponent("cut.export")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let registry = try ParserRegistry.builtin()
+        func analyze(_ path: String, limit: Int? = nil) throws -> AnalysisReport {
+            var options = AnalyzeOptions()
+            if let limit { options.budget.maxEventsPerFile = limit }
+            return try Analyzer(registry: registry, options: options).analyze([path])
+        }
+        /// Each relay session's line numbers.
+        func lines(_ r: AnalysisReport) -> [[Int]] {
+            r.relaySessions.map { rs in
+                var out: [Int] = []
+                for e in rs.events { e.forEachTimeAndLine { _, l in out.append(l) } }
+                return out.sorted()
+            }
+        }
+        let total = try analyze(file.path).inputs[0].events
+        #expect(total == 28)
+        let fileLines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        for n in 1..<total {
+            let r = try analyze(file.path, limit: n)
+            #expect(r.inputs[0].events == n && r.errors.count == 1, "\(n): \(r.errors)")
+            let named = try #require(r.errors.first?.line)
+            try (fileLines[..<(named - 1)].joined(separator: "\n") + "\n").write(to: cut, atomically: true, encoding: .utf8)
+            let whole = try analyze(cut.path)
+            #expect(whole.inputs[0].events == n, "\(n)")
+            #expect(lines(r) == lines(whole), "\(n): line \(named)")
+        }
+    }
+}

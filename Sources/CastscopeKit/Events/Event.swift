@@ -286,28 +286,32 @@ public struct Event: Sendable {
     /// of their own (nil when none is after it). A part of one line is a plain event.
     func cut(at place: (Int64, Int)) -> (before: Event, after: Event?) {
         guard let r = repeats, r.foldedLate else { return (self, nil) }
-        var keep: [Int] = [], move: [Int] = []
-        for k in r.lines.indices {
-            let t = k < r.times.count ? r.times[k] : time
-            if (t ?? Int64.min, order + r.orderDelta(k)) < place { keep.append(k) } else { move.append(k) }
-        }
-        guard !move.isEmpty, !keep.isEmpty else { return (self, nil) }
-        func part(_ ks: [Int]) -> Event {
-            let head = ks[0]
-            guard ks.count > 1 else { return alone(head) }
+        // Which lines stay (read in order: a long run's lines may be on disk).
+        var stays: [Bool] = []
+        stays.reserveCapacity(r.lines.count)
+        forEachLinePlace { _, _, p in stays.append((p.time, p.order) < place) }
+        let staying = stays.reduce(0) { $0 + ($1 ? 1 : 0) }
+        guard staying > 0, staying < stays.count else { return (self, nil) }
+        func part(_ flags: [Bool], _ count: Int) -> Event {
+            let head = flags.firstIndex(of: true)!
+            guard count > 1 else { return alone(head) }
             var e = self
             if head < r.times.count { e.time = r.times[head] }
             e.line = Int(r.lines[head])
             e.order = order + r.orderDelta(head)
             let p = Repeats()
-            p.lines = SpilledColumn(ks.lazy.map { r.lines[$0] })
-            p.times = SpilledColumn(ks.lazy.compactMap { $0 < r.times.count ? r.times[$0] : nil })
+            p.lines = r.lines.selecting(flags)
+            p.times = r.times.selecting(flags)
             p.foldedLate = true
-            if !r.orders.isEmpty { p.orders = SpilledColumn(ks.lazy.map { r.orders[$0] - r.orders[head] }) }
+            if !r.orders.isEmpty {
+                let base = r.orders[head]
+                p.orders = r.orders.selecting(flags)
+                p.orders.update { $0 - base }
+            }
             e.repeats = p
             return e
         }
-        return (part(keep), part(move))
+        return (part(stays, staying), part(stays.map { !$0 }, stays.count - staying))
     }
 
     /// The line at `src` that this event stands for, as an event of its own, or nil.
@@ -326,10 +330,10 @@ public struct Event: Sendable {
         let leftOut = Int(r.lines[k])
         guard k > 1 else { return (alone(0), leftOut) }
         let p = Repeats()
-        p.naive = SpilledColumn(r.naive.lazy.prefix(k))
-        p.lines = SpilledColumn(r.lines.lazy.prefix(k))
-        p.times = SpilledColumn(r.times.lazy.prefix(k))
-        p.orders = SpilledColumn(r.orders.lazy.prefix(k))
+        p.naive = r.naive.leading(k)
+        p.lines = r.lines.leading(k)
+        p.times = r.times.leading(k)
+        p.orders = r.orders.leading(k)
         p.frames = Array(r.frames.prefix(k))
         p.fps = Array(r.fps.prefix(k))
         p.dropped = Array(r.dropped.prefix(k))

@@ -77,6 +77,8 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
     }
 
     mutating func append(_ v: T) {
+        // (Room for one value past a block, not the doubling's second block, kept after a spill.)
+        if memory.count == perBlock, memory.capacity == perBlock { memory.reserveCapacity(perBlock + 1) }
         memory.append(v)
         if memory.count > perBlock { spill() }
     }
@@ -87,6 +89,29 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
 
     static func += <S: Sequence>(column: inout SpilledColumn, values: S) where S.Element == T {
         column.append(contentsOf: values)
+    }
+
+    /// The values whose flag is set, in order (read a block at a time, not a read per value).
+    func selecting(_ flags: [Bool]) -> SpilledColumn {
+        var out = SpilledColumn()
+        var k = 0
+        for v in self {
+            if k < flags.count, flags[k] { out.append(v) }
+            k += 1
+        }
+        return out
+    }
+
+    /// Its first `n` values (read a block at a time).
+    func leading(_ n: Int) -> SpilledColumn {
+        var out = SpilledColumn()
+        var k = 0
+        for v in self {
+            if k == n { break }
+            out.append(v)
+            k += 1
+        }
+        return out
     }
 
     /// Every value changed by `change` (in place while the column is in memory).
