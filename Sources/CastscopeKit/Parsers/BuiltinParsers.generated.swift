@@ -1665,6 +1665,24 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/chime.json", ##"""
+{
+  "name": "chime",
+  "title": "Amazon Chime SDK for iOS in-app screen capture (InAppScreenCaptureSource, the demo's InAppScreenCaptureModel), from the lines of aws/amazon-chime-sdk-ios#415",
+  "sdk": "chime",
+  "side": "app",
+  "rules": [
+    {"event": "app.capturer_failed", "match": "InAppScreenCaptureModel - RPScreenRecorder start failed: {error}"},
+    {"event": "app.capturer_failed", "match": "InAppScreenCaptureSource did fail: {error}"},
+    {"event": "capture.stop_not_recording", "match": "InAppScreenCaptureModel - RPScreenRecorder not recording, so skipping stop"}
+  ],
+  "samples": [
+    {"message": "[10080:1764088] [ERROR] InAppScreenCaptureModel - RPScreenRecorder start failed: Recording failed to start", "event": "app.capturer_failed"},
+    {"message": "[10080:1764088] [ERROR] InAppScreenCaptureModel - InAppScreenCaptureSource did fail: systemFailure", "event": "app.capturer_failed"},
+    {"message": "[10080:1764088] [INFO] InAppScreenCaptureModel - RPScreenRecorder not recording, so skipping stop", "event": "capture.stop_not_recording"}
+  ]
+}
+"""##),
         ("vocabulary/haishinkit.json", ##"""
 {
   "name": "haishinkit",
@@ -1973,7 +1991,7 @@ enum BuiltinParsers {
         ("vocabulary/livekit.json", ##"""
 {
   "name": "livekit",
-  "title": "LiveKit Swift SDK broadcast extension (LKSampleHandler, IPC) and receiver",
+  "title": "LiveKit Swift SDK broadcast extension (LKSampleHandler, IPC) and receiver, and the host app publishing a screen-share track (source 3, screenShareVideo)",
   "sdk": "livekit",
   "side": "extension",
   "rules": [
@@ -1993,7 +2011,12 @@ enum BuiltinParsers {
     {"event": "server.client_connected", "match": "Broadcast receiver connected", "side": "app"},
     {"event": "server.client_disconnected", "match": "Broadcast receiver closed", "side": "app"},
     {"event": "server.stream_error", "match": "Broadcast receiver error: {error}", "side": "app"},
-    {"event": "picker.error", "match": "Unable to find button in RPSystemBroadcastPickerView", "side": "app"}
+    {"event": "picker.error", "match": "Unable to find button in RPSystemBroadcastPickerView", "side": "app"},
+    {
+      "event": "app.screenshare_published",
+      "match": "[publish] success LocalTrackPublication({gap}source: Source(rawValue: 3))",
+      "side": "app"
+    }
   ],
   "samples": [
     {"message": "LKSampleHandler created", "event": "extension.loaded"},
@@ -2005,7 +2028,11 @@ enum BuiltinParsers {
     {"message": "Uploader connected", "event": "socket.connected"},
     {"message": "Uploader connection failed: POSIXErrorCode(rawValue: 2): No such file or directory", "event": "socket.connect_gave_up"},
     {"message": "LKIPCProtocol error: truncated header", "event": "socket.error"},
-    {"message": "Broadcast receiver closed", "event": "server.client_disconnected"}
+    {"message": "Broadcast receiver closed", "event": "server.client_disconnected"},
+    {
+      "message": "LocalParticipant.publish(track:publishOptions:) [publish] success LocalTrackPublication(sid: TR_VSXd3GvwCmb58g, kind: Kind(rawValue: 1), source: Source(rawValue: 3))",
+      "event": "app.screenshare_published"
+    }
   ]
 }
 """##),
