@@ -236,8 +236,7 @@ final class SpillBlock: Sendable {
 }
 
 /// The temporary file that spilled columns' blocks live in: one per process, made on the
-/// first block, in `TMPDIR` (else /tmp), mode 0600, unlinked at once. Blocks let go of are
-/// used again.
+/// first block (`unlinkedTemporaryFile`). Blocks let go of are used again.
 public final class SpillBlocks: @unchecked Sendable {
     static let shared = SpillBlocks()
     /// The bytes of a block of the columns made from now on: a megabyte. Tests make it small
@@ -301,14 +300,11 @@ public final class SpillBlocks: @unchecked Sendable {
         lock.locked {
             guard !failed else { return nil }
             if fd < 0 {
-                let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-                var template = Array((base + "/castscope-columns-XXXXXX").utf8CString)
-                fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+                fd = unlinkedTemporaryFile("columns")
                 guard fd >= 0 else {
                     failed = true
                     return nil
                 }
-                template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
             }
             inUse += 1
             if let offset = freed.popLast() { return (fd, offset) }

@@ -21,11 +21,7 @@ final class HeldBatches {
     private var memory: [[UInt8]] = []
 
     init() {
-        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        var template = Array((base + "/castscope-rows-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        if fd >= 0 { template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) } }
-        self.fd = fd
+        fd = unlinkedTemporaryFile("rows")
     }
 
     deinit { if fd >= 0 { close(fd) } }

@@ -68,11 +68,8 @@ final class LogShowRuns {
     /// (and every record after it: no more runs are written).
     private func spill() {
         if fd < 0 {
-            let base = directory ?? getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-            var template = Array((base + "/castscope-show-XXXXXX").utf8CString)
-            fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            fd = unlinkedTemporaryFile("show", directory: directory)
             guard fd >= 0 else { spillFailed = true; return }
-            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         }
         Self.sorted(&entries)
         var out = OutputBuffer(capacity: 1 << 20)

@@ -31,11 +31,8 @@ public final class EventSpill: @unchecked Sendable {
 
     /// Nil when no temporary file can be made (the caller then keeps the events in memory).
     public init?() {
-        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        var template = Array((base + "/castscope-events-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let fd = unlinkedTemporaryFile("events")
         guard fd >= 0 else { return nil }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.fd = fd
         buffer.reserveCapacity(1 << 16)
     }
@@ -449,6 +446,20 @@ extension EventSpill {
 
 /// Writes all of `b` at `offset` of `fd` (retrying short writes and EINTR); false on an error
 /// (a full disk).
+/// A temporary file for this process alone: made in `directory` (else `TMPDIR`, else /tmp) with
+/// mode 0600, unlinked at once (nothing is left behind, however castscope ends) and closed on
+/// exec (a pager started later does not hold it); -1 when none can be made.
+func unlinkedTemporaryFile(_ name: String, directory: String? = nil) -> Int32 {
+    let base = directory ?? getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array((base + "/castscope-" + name + "-XXXXXX").utf8CString)
+    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    if fd >= 0 {
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+    return fd
+}
+
 func pwriteAll(_ fd: Int32, _ b: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
     var done = 0
     while done < b.count {
