@@ -417,9 +417,7 @@ public final class Analyzer {
             }
             if let budget = f.budget {
                 // Past the budget, in file order: one error at the first line not analyzed, and
-                // nothing after it (the ranges still being read are later in the file; a file's
-                // one reader says where it stopped, said here instead).
-                part.problems.removeAll { $0.message.hasPrefix(EventBudget.messageStart) }
+                // nothing after it (the ranges still being read are later in the file).
                 if budget.spent {
                     mine = []
                 } else {
@@ -443,7 +441,7 @@ public final class Analyzer {
                             Event.forEachTimeAndLine(repeats: mine[i].repeats, time: nil, line: mine[i].line) { _, l in
                                 if l < first { before += 1 }
                             }
-                            kept.append(before < mine[i].count ? mine[i].keepingFirst(before).0 : mine[i])
+                            kept.append(before < mine[i].count ? mine[i].keepingFirst(before) : mine[i])
                         }
                         mine = kept
                     }
@@ -1236,14 +1234,11 @@ struct ReadContext: Sendable {
         /// bounded per file), and a part handed on when `cutEvery` are held.
         func added(line: Int) throws {
             order += 1
-            if let budget, order & 1023 == 0 {
-                // One reader counts for itself; a parallel range stops once the parts before it,
-                // taken in file order, spent the budget (`absorbPart` counts them).
-                if budgetInFileOrder {
-                    if !budget.take(1024) { throw budget.error(path: path, line: line) }
-                } else if budget.spent {
-                    throw StopReading()
-                }
+            // The reader only stops: `absorbPart` cuts at the budget's line and says so. One
+            // reader stops within 1,024 lines past it; a parallel range once the parts before it,
+            // taken in file order, spent it.
+            if let budget, order & 1023 == 0, budgetInFileOrder ? !budget.take(1024) : budget.spent {
+                throw StopReading()
             }
             if cutEvery > 0, result.events.count > cutEvery {
                 // The last event stays: a frame run may go on in it.

@@ -260,19 +260,37 @@ public struct Event: Sendable {
     /// line's index in the run otherwise (a run folded while reading, frames or relay stats,
     /// was one event). `body` gets (the line's time, its number, its place).
     public func forEachLinePlace(_ body: (Int64?, Int, (time: Int64, order: Int, k: Int)) -> Void) {
-        let head = time ?? Int64.min
-        guard let r = repeats, r.foldedLate else {
-            var k = 0
-            forEachTimeAndLine { t, line in
-                body(t, line, (head, order, k))
-                k += 1
+        let places = linePlaces()
+        while let (t, line, place) = places.next() { body(t, line, place) }
+    }
+
+    /// The same one line at a time (read in order: a long run's lines may be on disk).
+    func linePlaces() -> AnyIterator<(time: Int64?, line: Int, place: (time: Int64, order: Int, k: Int))> {
+        let head = time ?? Int64.min, order = self.order
+        guard let r = repeats else {
+            var done = false
+            let (t, line) = (time, self.line)
+            return AnyIterator {
+                if done { return nil }
+                done = true
+                return (t, line, (head, order, 0))
             }
-            return
         }
+        let n = r.lines.count, known = Swift.min(n, r.times.count), folded = r.foldedLate
+        var times = r.times.makeIterator(), lines = r.lines.makeIterator(), orders = r.orders.makeIterator()
+        let time = self.time
+        var first: Int32 = 0
         var k = 0
-        forEachTimeAndLine { t, line in
-            body(t, line, (t ?? Int64.min, order + r.orderDelta(k), 0))
-            k += 1
+        return AnyIterator {
+            guard k < n else { return nil }
+            defer { k += 1 }
+            let l = lines.next()!
+            if k == 0 { first = l }
+            let t = k < known ? times.next()! : time
+            guard folded else { return (t, Int(l), (head, order, k)) }
+            // (`Repeats.orderDelta`: the line number's difference while `orders` is empty.)
+            let delta = r.orders.isEmpty ? Int(l) - Int(first) : Int(orders.next()!)
+            return (t, Int(l), (t ?? Int64.min, order + delta, 0))
         }
     }
 
@@ -323,12 +341,10 @@ public struct Event: Sendable {
         return alone(k)
     }
 
-    /// Its first `k` lines (1 ≤ k < `count`), where a budget ends inside a run, and the number
-    /// of the first line left out.
-    func keepingFirst(_ k: Int) -> (Event, firstLeftOut: Int) {
-        guard let r = repeats, k < r.lines.count else { return (self, line) }
-        let leftOut = Int(r.lines[k])
-        guard k > 1 else { return (alone(0), leftOut) }
+    /// Its first `k` lines (1 ≤ k < `count`), where a budget ends inside a run.
+    func keepingFirst(_ k: Int) -> Event {
+        guard let r = repeats, k < r.lines.count else { return self }
+        guard k > 1 else { return alone(0) }
         let p = Repeats()
         p.naive = r.naive.leading(k)
         p.lines = r.lines.leading(k)
@@ -341,7 +357,7 @@ public struct Event: Sendable {
         p.foldedLate = r.foldedLate
         var e = self
         e.repeats = p
-        return (e, leftOut)
+        return e
     }
 
     /// The event as its last line alone (for "decided by" evidence).

@@ -216,3 +216,51 @@ public enum BundleDigest {
         d.update("<eof>")
     }
 }
+
+extension Digest128 {
+    /// Takes a session's lines (standard input's bundle id is a digest of what was read): each
+    /// event's source and message in list order, and connect lines folded as the session was
+    /// built each as the event of its own it was, in its place (`Event.forEachLinePlace`),
+    /// merged with the others (`LineOrder`: not a list of a storm's lines).
+    public mutating func updateLines(of s: Session) {
+        let events = s.events
+        guard events.contains(where: \.foldsLines) else {
+            for e in events {
+                update(e.source.description)
+                update(e.message)
+            }
+            return
+        }
+        // The other events in list order (each as a negative number, −1 − index), and each
+        // folded run's lines (a line's number, its event in the key's last field).
+        var cursors: [LineOrder.Cursor<Int>] = [{
+            var i = 0
+            return AnyIterator {
+                while i < events.count, events[i].foldsLines { i += 1 }
+                guard i < events.count else { return nil }
+                defer { i += 1 }
+                return (LineKey(a: events[i].time ?? Int64.min, b: Int64(events[i].order), c: 0, d: 0), -i - 1)
+            }
+        }]
+        for i in events.indices where events[i].foldsLines {
+            cursors.append {
+                let places = events[i].linePlaces()
+                return AnyIterator {
+                    guard let (_, line, place) = places.next() else { return nil }
+                    return (LineKey(a: place.time, b: Int64(place.order), c: Int64(place.k), d: Int64(i)), line)
+                }
+            }
+        }
+        LineOrder.merge(cursors) { key, n in
+            if n < 0 {
+                let e = events[-n - 1]
+                update(e.source.description)
+                update(e.message)
+            } else {
+                let e = events[Int(key.d)]
+                update("\(e.sourcePath):\(n)")
+                update(e.message)
+            }
+        }
+    }
+}

@@ -105,8 +105,6 @@ final class EventBudget: @unchecked Sendable {
 
     func error(path: String, line: Int) -> InputError {
         InputError(path: path, line: line,
-                   Self.messageStart + "\(limit) recognized lines in this file (--max-events); the rest of it is not analyzed")
+                   "memory budget: more than \(limit) recognized lines in this file (--max-events); the rest of it is not analyzed")
     }
-
-    static let messageStart = "memory budget: more than "
 }

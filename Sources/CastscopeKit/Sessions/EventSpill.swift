@@ -444,8 +444,6 @@ extension EventSpill {
     }
 }
 
-/// Writes all of `b` at `offset` of `fd` (retrying short writes and EINTR); false on an error
-/// (a full disk).
 /// A temporary file for this process alone: made in `directory` (else `TMPDIR`, else /tmp) with
 /// mode 0600, unlinked at once (nothing is left behind, however castscope ends) and closed on
 /// exec (a pager started later does not hold it); -1 when none can be made.
@@ -460,6 +458,8 @@ func unlinkedTemporaryFile(_ name: String, directory: String? = nil) -> Int32 {
     return fd
 }
 
+/// Writes all of `b` at `offset` of `fd` (retrying short writes and EINTR); false on an error
+/// (a full disk).
 func pwriteAll(_ fd: Int32, _ b: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
     var done = 0
     while done < b.count {
