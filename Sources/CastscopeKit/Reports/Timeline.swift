@@ -19,9 +19,10 @@ public enum Timeline {
     public static let minimumRun = 3
 
     /// What makes lines one run: connect lines, frame lines and relay stats each fold
-    /// together (per side); any other line only with the same line.
+    /// together (per side); any other line only with lines of its kind and message shape
+    /// (`MessageShape`: the same words but for those that hold a digit).
     /// Any other line is keyed by its own index: two keys of that group are the same when
-    /// their lines' kind and message are (compared where the lines lie, no strings held).
+    /// their lines' kind and message shape are (compared where the lines lie, no strings held).
     struct FoldKey {
         enum Group { case connect, frames, stats, line(Int) }
         var side: Side
@@ -31,7 +32,8 @@ public enum Timeline {
             guard side == other.side else { return false }
             switch (group, other.group) {
             case (.connect, .connect), (.frames, .frames), (.stats, .stats): return true
-            case (.line(let a), .line(let b)): return events[a].kind == events[b].kind && events[a].message == events[b].message
+            case (.line(let a), .line(let b)):
+                return events[a].kind == events[b].kind && MessageShape.same(events[a].message, events[b].message)
             default: return false
             }
         }
@@ -52,6 +54,9 @@ public enum Timeline {
     /// into `events` (no copies), and rows are put back in time order by their event's index.
     public static func entries(_ events: [Event]) -> [TimelineEntry] {
         var runs: [[Int]] = []
+        // Whether each run is one of lines of one shape (any line but connect, frame and stats
+        // lines), which folds only as a storm, else goes back to runs of the same line.
+        var byShape: [Bool] = []
         var open: [(side: Side, key: FoldKey, run: Int)] = []
         // By index: `for e in events` would copy every event (a retain and release per string).
         for index in events.indices {
@@ -71,6 +76,7 @@ public enum Timeline {
             }
             open.append((side, key, runs.count))
             runs.append([index])
+            if case .line = key.group { byShape.append(true) } else { byShape.append(false) }
         }
         // Rows, and the index of the event each comes from (kept apart: rows already in order,
         // nearly all, are returned as they are, not copied out of pairs).
@@ -80,33 +86,46 @@ public enum Timeline {
         // up to a point (a retry storm's hundreds of thousands of lines fold into a few rows).
         out.reserveCapacity(min(events.count, 4096))
         at.reserveCapacity(min(events.count, 4096))
-        for run in runs {
+        func rows(_ run: ArraySlice<Int>, storm: Set<UInt64>) {
             let lines = events.withUnsafeBufferPointer { ev in run.reduce(0) { $0 + ev[$1].count } }
             // Fold only a run that repeats itself; three different lines stay three rows.
             // (A compacted relay stats run is always folded: its lines' own texts are not kept.)
-            if (lines >= minimumRun && repeatsItself(run, lines: lines, events))
-                || (events[run[0]].code == .relayStats && events[run[0]].repeats != nil)
+            if (lines >= minimumRun && (!storm.isEmpty || repeatsItself(run, lines: lines, events)))
+                || (events[run[run.startIndex]].code == .relayStats && events[run[run.startIndex]].repeats != nil)
             {
-                out.append(fold(events, run))
-                at.append(run[0])
-            } else {
-                for i in run {
-                    guard events[i].repeats != nil else {
-                        // One line (nearly all): one row, without a closure per line.
-                        let source = events[i].source
-                        out.append(TimelineEntry(time: events[i].time, side: events[i].side, kind: events[i].kind,
-                                                 text: events[i].message, count: 1, first: source, last: source,
-                                                 timeInferred: events[i].timeInferred, displayOffset: events[i].displayOffset))
-                        at.append(i)
-                        continue
-                    }
-                    let e = events[i]
-                    e.forEachLine { t, source in
-                        out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
-                                                 first: source, last: source, timeInferred: e.timeInferred, displayOffset: e.displayOffset))
-                        at.append(i)
-                    }
+                out.append(fold(events, run, storm: storm))
+                at.append(run[run.startIndex])
+                return
+            }
+            for i in run {
+                guard events[i].repeats != nil else {
+                    // One line (nearly all): one row, without a closure per line.
+                    let source = events[i].source
+                    out.append(TimelineEntry(time: events[i].time, side: events[i].side, kind: events[i].kind,
+                                             text: events[i].message, count: 1, first: source, last: source,
+                                             timeInferred: events[i].timeInferred, displayOffset: events[i].displayOffset))
+                    at.append(i)
+                    continue
                 }
+                let e = events[i]
+                e.forEachLine { t, source in
+                    out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
+                                             first: source, last: source, timeInferred: e.timeInferred, displayOffset: e.displayOffset))
+                    at.append(i)
+                }
+            }
+        }
+        for (r, run) in runs.enumerated() {
+            let storm = storming(run, events)
+            guard byShape[r], storm.isEmpty, run.count > 1 else {
+                rows(run[...], storm: storm)
+                continue
+            }
+            // Lines of one shape but no storm: runs of the same line, as they always were.
+            var from = 0
+            for k in 1...run.count where k == run.count || events[run[k]].message != events[run[k - 1]].message {
+                rows(run[from..<k], storm: [])
+                from = k
             }
         }
         // Back in time order (stable: reading order breaks ties); most sessions' rows already are.
@@ -115,12 +134,12 @@ public enum Timeline {
     }
 
     /// Whether a run has a line twice (a relay stats run, or a compacted run, always does).
-    static func repeatsItself(_ run: [Int], lines: Int, _ events: [Event]) -> Bool {
-        if events[run[0]].code == .relayStats || lines > run.count { return true }
+    static func repeatsItself(_ run: ArraySlice<Int>, lines: Int, _ events: [Event]) -> Bool {
+        if events[run[run.startIndex]].code == .relayStats || lines > run.count { return true }
         // Short runs (nearly all) compare messages pairwise instead of hashing each one.
         if run.count <= 8 {
-            for a in 0..<run.count {
-                for b in (a + 1)..<run.count where events[run[a]].message == events[run[b]].message { return true }
+            for a in run.indices {
+                for b in (a + 1)..<run.endIndex where events[run[a]].message == events[run[b]].message { return true }
             }
             return false
         }
@@ -130,31 +149,81 @@ public enum Timeline {
         return false
     }
 
+    /// A run's lines of one shape with more than this many texts of their own fold as one: a
+    /// storm of lines that each carry a counter or an id (fewer, such as Sendbird's `retries
+    /// left: 4` … `0` or `exists=0` / `exists=1`, are told apart as they always were).
+    static let stormTexts = 8
+
+    /// The shapes (`MessageShape.hash`) of `run` that have more than `stormTexts` texts.
+    static func storming(_ run: [Int], _ events: [Event]) -> Set<UInt64> {
+        guard run.count > stormTexts else { return [] }
+        var texts = Set<String>()
+        var perShape: [UInt64: Int] = [:]
+        var storm = Set<UInt64>()
+        for i in run where texts.insert(events[i].message).inserted {
+            let h = MessageShape.hash(events[i].message)
+            perShape[h, default: 0] += 1
+            if perShape[h]! > stormTexts { storm.insert(h) }
+        }
+        return storm
+    }
+
     /// One row for the run `events[run]` (indices: iterating copies of the events would
     /// retain and release every string of each).
-    static func fold(_ events: [Event], _ run: [Int]) -> TimelineEntry {
-        if events[run[0]].code == .relayStats { return foldStats(run.lazy.map { events[$0] }) }
+    static func fold(_ events: [Event], _ run: ArraySlice<Int>, storm: Set<UInt64> = []) -> TimelineEntry {
+        if events[run[run.startIndex]].code == .relayStats { return foldStats(run.lazy.map { events[$0] }) }
         // Count each distinct message, in order of first appearance (kept apart: texts, counts,
-        // times, so that each list is appended to where it lies).
-        var texts: [String] = []
+        // times, so that each list is appended to where it lies); the lines of a shape that
+        // storms (`storming`) count as one message, its words that vary shown as ranges.
+        var texts: [MessageShape.Fold] = []
         var counts: [Int] = []
         var timesOf: [Gaps] = []
+        // Past a few texts, found by hash instead of one comparison per text.
+        var byText: [String: Int] = [:]
+        var byShape: [UInt64: Int] = [:]
+        var last = -1
         // Through a buffer pointer, and the times by the two fields they come from: a method
         // called on an element of the array (`forEachTime`, `count`) copied the whole event.
         events.withUnsafeBufferPointer { ev in
             for i in run {
                 // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
                 var k = -1
-                for j in texts.indices where texts[j] == ev[i].message {
-                    k = j
-                    break
+                if last >= 0 && texts[last].text == ev[i].message {
+                    k = last
+                } else if !storm.isEmpty, case let h = MessageShape.hash(ev[i].message), storm.contains(h) {
+                    if let j = byShape[h], MessageShape.same(texts[j].text, ev[i].message) { k = j }
+                    if k < 0, byShape[h] == nil {
+                        k = texts.count
+                        byShape[h] = k
+                        texts.append(MessageShape.Fold(ev[i].message))
+                        counts.append(0)
+                        timesOf.append(Gaps())
+                    }
                 }
                 if k < 0 {
-                    texts.append(ev[i].message)
+                    if texts.count <= 8 {
+                        for j in texts.indices where texts[j].text == ev[i].message {
+                            k = j
+                            break
+                        }
+                    } else {
+                        k = byText[ev[i].message] ?? -1
+                    }
+                }
+                if k < 0 {
+                    texts.append(MessageShape.Fold(ev[i].message))
                     counts.append(0)
                     timesOf.append(Gaps())
                     k = texts.count - 1
+                    if texts.count == 9 {
+                        for j in texts.indices { byText[texts[j].text] = j }
+                    } else if texts.count > 9 {
+                        byText[ev[i].message] = k
+                    }
+                } else {
+                    texts[k].see(ev[i].message)
                 }
+                last = k
                 // Moved out while the closure appends (a list per line, or appending through
                 // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
                 var times = Gaps()
@@ -172,7 +241,7 @@ public enum Timeline {
         var text = OutputBuffer(capacity: 256)
         for k in texts.indices {
             if k > 0 { text.append("; ") }
-            text.append(texts[k])
+            texts[k].write(into: &text)
             text.append(" ×")
             text.int(counts[k])
             let times = timesOf[k]
@@ -190,12 +259,12 @@ public enum Timeline {
                 }
             }
         }
-        let first = run[0]
+        let first = run[run.startIndex]
         // The lines counted above (`count` read through the array copied each event).
         return events.withUnsafeBufferPointer { ev in
             TimelineEntry(time: ev[first].time, side: ev[first].side, kind: ev[first].kind,
                           text: text.string, count: counts.reduce(0, +),
-                          first: ev[first].source, last: ev[run[run.count - 1]].lastSource,
+                          first: ev[first].source, last: ev[run[run.endIndex - 1]].lastSource,
                           timeInferred: run.contains { ev[$0].timeInferred }, displayOffset: ev[first].displayOffset)
         }
     }
