@@ -49,7 +49,7 @@ public struct AnalysisReport: Sendable {
     public var inputs: [InputSummary] = []
     public var errors: [InputError] = []
     public var sessions: [Session] = []
-    public var unattached: [Event] = []
+    public var unattached = LinesOutside()
     public var eventCount = 0
     /// Every relay session; those joined to a device session also appear under it.
     public var relaySessions: RelaySessionList = []

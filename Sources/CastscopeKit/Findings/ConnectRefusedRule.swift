@@ -24,10 +24,10 @@ struct ConnectRefusedRule: FindingRule {
         // process and connection, and only as a note once the broadcast socket is seen to
         // work (a session connected, or the host app's server took a connection): the
         // extension's refused connects are its own connect lines, above.
-        let so = r.unattached.filter { $0.kind == "socket.so_error" && $0.attr("errno") == "61" }
+        let so = r.unattached.lines(named: "socket.so_error").filter { $0.attr("errno") == "61" }
         if let first = so.first {
             // From the tally: sessions handed on as they ended are no longer in the report.
-            let socketWorks = r.tally.anyConnected || r.unattached.contains { $0.kind == "server.client_connected" }
+            let socketWorks = r.tally.anyConnected || r.unattached.has(kind: "server.client_connected")
             var whose: [String] = []
             for e in so {
                 let name = (e.process ?? "?") + (e.attr("conn").map { " C\($0)" } ?? "")

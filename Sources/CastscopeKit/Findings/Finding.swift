@@ -167,9 +167,7 @@ extension FindingRule {
             }
         }
         previous = nil
-        for i in r.unattached.indices {
-            if let kinds, !kinds.contains(r.unattached[i].code) { continue }
-            let e = r.unattached[i]
+        r.unattached.forEach(kinds: kinds) { e in
             take(e) { Finding(kind: kind, severity: $0, time: e.time, displayOffset: e.displayOffset, session: nil, message: $1, evidence: [e.source]) }
         }
         return out

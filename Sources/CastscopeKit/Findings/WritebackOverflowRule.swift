@@ -25,7 +25,7 @@ struct WritebackOverflowRule: FindingRule {
             let l = lines(s.events)
             if !l.isEmpty, let f = make(l, copy s) { out.append(f) }
         }
-        if let f = make(lines(r.unattached), nil) { out.append(f) }
+        if let f = make(r.unattached.lines(of: KindSet([.replaydWritebackOverflow])), nil) { out.append(f) }
         return out
     }
 }

@@ -308,7 +308,7 @@ public enum HTMLReport {
             b.append("<section><h2>Outside any session</h2><details><summary>")
             b.counted(r.unattached.count, "line")
             b.append("</summary><div class=\"scroll\"><table class=\"tl\">\n")
-            for t in Timeline.entries(r.unattached) {
+            Timeline.entries(r.unattached) { t in
                 b.append("<tr><td class=\"mono\">")
                 if let time = t.time {
                     b.rfc3339(time, offset: t.displayOffset)

@@ -344,11 +344,19 @@ public struct TextReport {
         var out = ""
         if !r.unattached.isEmpty {
             out += "\n" + bold("Outside any session") + "\n"
-            for t in Timeline.entries(r.unattached) {
+            // Written as it goes (the lines may be a day's, read back from disk a chunk at a time).
+            var failed = false
+            Timeline.entries(r.unattached) { t in
+                guard !failed else { return }
                 // Each in its own line's zone (they come from several files), `~` when borrowed.
                 let when = t.time.map { Fmt.rfc3339($0, offset: t.displayOffset) } ?? "(no time)"
                 out += "  \(dim(when))  \(Self.sideTag(t.side))  \(oneLine(t.text))\(t.timeInferred ? dim(" ~") : "")  \(dim(span(t.first, t.last)))\n"
+                if out.utf8.count >= 1 << 16 {
+                    failed = !write(out)
+                    out = ""
+                }
             }
+            if failed { return false }
         }
         out += "\n" + bold("Inputs") + "\n"
         for (n, i) in r.inputs.enumerated() {

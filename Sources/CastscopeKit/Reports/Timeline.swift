@@ -52,7 +52,13 @@ public enum Timeline {
     /// stats interleave), and ends at the next line of its own side that is something else.
     /// So at most one run per side is open: a short list, searched in place. Runs hold indices
     /// into `events` (no copies), and rows are put back in time order by their event's index.
-    public static func entries(_ events: [Event]) -> [TimelineEntry] {
+    public static func entries(_ events: [Event]) -> [TimelineEntry] { entries(events, complete: true).rows }
+
+    /// The rows of `events`; unless `complete` (more lines follow), only those that no later
+    /// line can change: the rows of the runs that begin before `rest`, the first line from which
+    /// a scan begun afresh gives the same runs (no run that began before it has a line at or
+    /// after it). The lines from `rest` on are to be handed again, with those that follow.
+    static func entries(_ events: [Event], complete: Bool) -> (rows: [TimelineEntry], rest: Int) {
         var runs: [[Int]] = []
         // Whether each run is one of lines of one shape (any line but connect, frame and stats
         // lines), which folds only as a storm, else goes back to runs of the same line.
@@ -115,7 +121,20 @@ public enum Timeline {
                 }
             }
         }
-        for (r, run) in runs.enumerated() {
+        // Where the runs that later lines may still join, and the runs they overlap, begin.
+        var rest = events.count
+        if !complete {
+            for o in open { rest = min(rest, runs[o.run][0]) }
+            var moved = true
+            while moved {
+                moved = false
+                for run in runs where run[0] < rest && run[run.count - 1] >= rest {
+                    rest = run[0]
+                    moved = true
+                }
+            }
+        }
+        for (r, run) in runs.enumerated() where run[0] < rest {
             let storm = storming(run, events)
             guard byShape[r], storm.isEmpty, run.count > 1 else {
                 rows(run[...], storm: storm)
@@ -129,9 +148,25 @@ public enum Timeline {
             }
         }
         // Back in time order (stable: reading order breaks ties); most sessions' rows already are.
-        if !at.indices.dropFirst().contains(where: { at[$0] < at[$0 - 1] }) { return out }
-        return at.indices.sorted { (at[$0], $0) < (at[$1], $1) }.map { out[$0] }
+        if !at.indices.dropFirst().contains(where: { at[$0] < at[$0 - 1] }) { return (out, rest) }
+        return (at.indices.sorted { (at[$0], $0) < (at[$1], $1) }.map { out[$0] }, rest)
     }
+
+    /// The rows of the lines outside any session, handed to `body` in order a chunk of lines at
+    /// a time (the lines may be on disk: `LinesOutside`): the rows `entries` gives for all of
+    /// them, but for a run still open after `carryLimit` lines carried from chunk to chunk,
+    /// which is cut there into rows of its own.
+    public static func entries(_ lines: LinesOutside, carryLimit: Int = Timeline.carryLimit, _ body: (TimelineEntry) -> Void) {
+        var carried: [Event] = []
+        lines.forEachChunk { chunk, last in
+            carried.append(contentsOf: chunk)
+            let (rows, rest) = entries(carried, complete: last || carried.count > carryLimit)
+            for r in rows { body(r) }
+            carried.removeFirst(rest)
+        }
+    }
+
+    public static let carryLimit = 1 << 16
 
     /// Whether a run has a line twice (a relay stats run, or a compacted run, always does).
     static func repeatsItself(_ run: ArraySlice<Int>, lines: Int, _ events: [Event]) -> Bool {

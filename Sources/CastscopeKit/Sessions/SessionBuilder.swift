@@ -12,7 +12,7 @@ public struct SessionBuilder {
     public struct Result: Sendable {
         public var sessions: [Session]
         /// Recognized lines that belong to no session (host-only logs, system alerts).
-        public var unattached: [Event]
+        public var unattached: LinesOutside
     }
 
     enum Phase { case idle, connecting, connected, streaming, ended }

@@ -163,7 +163,7 @@ public struct SessionStream {
     /// Host-app and system lines not placed yet, in time order.
     var pending: [Event] = []
     var pendingHead = 0
-    public private(set) var unattached: [Event] = []
+    public private(set) var unattached = LinesOutside()
     var now: Int64 = Int64.min
     var lastSweep: Int64 = Int64.min
 
