@@ -135,14 +135,14 @@ public enum Timeline {
             }
         }
         for (r, run) in runs.enumerated() where run[0] < rest {
-            let storm = storming(run, events)
+            let storm = run.count > stormTexts ? storming(run, events) : []
             guard byShape[r], storm.isEmpty, run.count > 1 else {
                 rows(run[...], storm: storm)
                 continue
             }
             // Lines of one shape but no storm: runs of the same line, as they always were.
             var from = 0
-            for k in 1...run.count where k == run.count || events[run[k]].message != events[run[k - 1]].message {
+            for k in 1...run.count where k == run.count || !events.withUnsafeBufferPointer({ $0[run[k]].sameMessage($0[run[k - 1]]) }) {
                 rows(run[from..<k], storm: [])
                 from = k
             }
@@ -192,6 +192,15 @@ public enum Timeline {
     /// The shapes (`MessageShape.hash`) of `run` that have more than `stormTexts` texts.
     static func storming(_ run: [Int], _ events: [Event]) -> Set<UInt64> {
         guard run.count > stormTexts else { return [] }
+        // Nearly every run has a few texts (interned: equal ones compare at once): counted by
+        // comparison, and hashed only past `stormTexts` of them.
+        var few: [String] = []
+        few.reserveCapacity(stormTexts + 1)
+        for i in run where !few.contains(events[i].message) {
+            few.append(events[i].message)
+            if few.count > stormTexts { break }
+        }
+        guard few.count > stormTexts else { return [] }
         var texts = Set<String>()
         var perShape: [UInt64: Int] = [:]
         var storm = Set<UInt64>()
@@ -210,7 +219,9 @@ public enum Timeline {
         // Count each distinct message, in order of first appearance (kept apart: texts, counts,
         // times, so that each list is appended to where it lies); the lines of a shape that
         // storms (`storming`) count as one message, its words that vary shown as ranges.
-        var texts: [MessageShape.Fold] = []
+        var texts: [String] = []
+        // The texts of a storming shape, by their group's number (none for other runs).
+        var shapes: [Int: MessageShape.Fold] = [:]
         var counts: [Int] = []
         var timesOf: [Gaps] = []
         // Past a few texts, found by hash instead of one comparison per text.
@@ -223,21 +234,22 @@ public enum Timeline {
             for i in run {
                 // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
                 var k = -1
-                if last >= 0 && texts[last].text == ev[i].message {
+                if last >= 0 && texts[last] == ev[i].message {
                     k = last
                 } else if !storm.isEmpty, case let h = MessageShape.hash(ev[i].message), storm.contains(h) {
-                    if let j = byShape[h], MessageShape.same(texts[j].text, ev[i].message) { k = j }
+                    if let j = byShape[h], MessageShape.same(texts[j], ev[i].message) { k = j }
                     if k < 0, byShape[h] == nil {
                         k = texts.count
                         byShape[h] = k
-                        texts.append(MessageShape.Fold(ev[i].message))
+                        shapes[k] = MessageShape.Fold(ev[i].message)
+                        texts.append(ev[i].message)
                         counts.append(0)
                         timesOf.append(Gaps())
                     }
                 }
                 if k < 0 {
                     if texts.count <= 8 {
-                        for j in texts.indices where texts[j].text == ev[i].message {
+                        for j in texts.indices where texts[j] == ev[i].message {
                             k = j
                             break
                         }
@@ -246,17 +258,17 @@ public enum Timeline {
                     }
                 }
                 if k < 0 {
-                    texts.append(MessageShape.Fold(ev[i].message))
+                    texts.append(ev[i].message)
                     counts.append(0)
                     timesOf.append(Gaps())
                     k = texts.count - 1
                     if texts.count == 9 {
-                        for j in texts.indices { byText[texts[j].text] = j }
+                        for j in texts.indices { byText[texts[j]] = j }
                     } else if texts.count > 9 {
                         byText[ev[i].message] = k
                     }
-                } else {
-                    texts[k].see(ev[i].message)
+                } else if !shapes.isEmpty, shapes[k] != nil {
+                    shapes[k]!.see(ev[i].message)
                 }
                 last = k
                 // Moved out while the closure appends (a list per line, or appending through
@@ -276,7 +288,7 @@ public enum Timeline {
         var text = OutputBuffer(capacity: 256)
         for k in texts.indices {
             if k > 0 { text.append("; ") }
-            texts[k].write(into: &text)
+            if !shapes.isEmpty, let shape = shapes[k] { shape.write(into: &text) } else { text.append(texts[k]) }
             text.append(" ×")
             text.int(counts[k])
             let times = timesOf[k]

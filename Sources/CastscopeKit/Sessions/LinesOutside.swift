@@ -18,26 +18,37 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
     public static func useChunkSizeFromEnvironment() {
         if let v = getenv("CASTSCOPE_OUTSIDE_CHUNK_LINES").flatMap({ Int(String(cString: $0)) }), v >= 1 { chunkSize = v }
     }
-    private var spill: EventSpill?
-    private var spillFailed = false
-    private var chunks: [EventSpill.Chunk] = []
-    /// The kinds in each chunk (`KindCode.bit`), so that a rule looking for a few kinds reads
-    /// only the chunks that have them; and in the lines held.
-    private var kindsIn: [UInt64] = []
-    private var heldKinds: UInt64 = 0
-    /// The same by name, for kinds that have no code (`KindCode.other`).
-    private var namesIn: [Set<String>] = []
-    private var heldNames = Set<String>()
+    /// What is on disk, and what is known of each chunk: made with the first chunk written
+    /// (or the first line of a kind with no code), so that the empty list every session's own
+    /// report carries is a few words.
+    private final class Store: @unchecked Sendable {
+        var spill: EventSpill?
+        var spillFailed = false
+        var chunks: [EventSpill.Chunk] = []
+        /// The kinds in each chunk (`KindCode.bit`), so that a rule looking for a few kinds
+        /// reads only the chunks that have them; and by name, for kinds with no code.
+        var kindsIn: [UInt64] = []
+        var namesIn: [Set<String>] = []
+        var heldNames = Set<String>()
+        var perChunk: Int
+        init(perChunk: Int) { self.perChunk = perChunk }
+        /// Another list's own (the spill file is shared: chunks are only ever added to it).
+        func copy() -> Store {
+            let c = Store(perChunk: perChunk)
+            (c.spill, c.spillFailed, c.chunks, c.kindsIn, c.namesIn, c.heldNames) = (spill, spillFailed, chunks, kindsIn, namesIn, heldNames)
+            return c
+        }
+    }
+    private var store: Store?
     /// The lines not written out: all of them while they fit one chunk.
     private var held: [Event] = []
+    private var heldKinds: UInt64 = 0
     public private(set) var count = 0
-    /// Lines per chunk written (tests make it small).
-    private var perChunk = LinesOutside.chunkSize
 
     public init() {}
     public init(arrayLiteral elements: Event...) { for e in elements { append(e) } }
     public init<S: Sequence>(_ events: S) where S.Element == Event { for e in events { append(e) } }
-    init(chunkSize: Int) { perChunk = Swift.max(1, chunkSize) }
+    init(chunkSize: Int) { store = Store(perChunk: Swift.max(1, chunkSize)) }
     init<S: Sequence>(chunkSize: Int, _ events: S) where S.Element == Event {
         self.init(chunkSize: chunkSize)
         for e in events { append(e) }
@@ -45,41 +56,49 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
 
     public var isEmpty: Bool { count == 0 }
     /// Whether some lines are on disk (tests).
-    var spilled: Bool { !chunks.isEmpty }
+    var spilled: Bool { !(store?.chunks.isEmpty ?? true) }
+    private var chunks: [EventSpill.Chunk] { store?.chunks ?? [] }
 
     public mutating func append(_ e: Event) {
+        if store != nil && !isKnownUniquelyReferenced(&store!) { store = store!.copy() }
         held.append(e)
         heldKinds |= e.code.bit
-        if e.code == .other { heldNames.insert(e.kind) }
         count += 1
-        if held.count >= perChunk && !spillFailed { writeOut() }
+        if e.code == .other {
+            if store == nil { store = Store(perChunk: Self.chunkSize) }
+            store!.heldNames.insert(e.kind)
+        }
+        if held.count >= (store?.perChunk ?? Self.chunkSize) { writeOut() }
     }
 
     private mutating func writeOut() {
-        if spill == nil { spill = EventSpill() }
-        guard let spill else {
+        if store == nil { store = Store(perChunk: Self.chunkSize) }
+        let s = store!
+        guard !s.spillFailed else { return }
+        if s.spill == nil { s.spill = EventSpill() }
+        guard let spill = s.spill else {
             // No temporary file: they stay in memory, as they always did.
-            spillFailed = true
+            s.spillFailed = true
             return
         }
-        chunks.append(spill.write(held))
-        kindsIn.append(heldKinds)
-        namesIn.append(heldNames)
+        s.chunks.append(spill.write(held))
+        s.kindsIn.append(heldKinds)
+        s.namesIn.append(s.heldNames)
         held.removeAll(keepingCapacity: true)
         heldKinds = 0
-        heldNames = []
+        s.heldNames = []
     }
 
     /// The lines a chunk at a time, in order, and whether it is the last.
     public func forEachChunk(_ body: ([Event], Bool) throws -> Void) rethrows {
-        for (k, c) in chunks.enumerated() { try body(spill!.read(c), k == chunks.count - 1 && held.isEmpty) }
+        for (k, c) in chunks.enumerated() { try body(store!.spill!.read(c), k == chunks.count - 1 && held.isEmpty) }
         if !held.isEmpty || chunks.isEmpty { try body(held, true) }
     }
 
     /// The lines of `kinds` (all lines when nil), in order; chunks without any are not read.
     func forEach(kinds: KindSet?, _ body: (Event) throws -> Void) rethrows {
-        for (k, c) in chunks.enumerated() where kinds.map({ kindsIn[k] & $0.mask != 0 }) ?? true {
-            for e in spill!.read(c) where kinds.map({ $0.contains(e.code) }) ?? true { try body(e) }
+        for (k, c) in chunks.enumerated() where kinds.map({ store!.kindsIn[k] & $0.mask != 0 }) ?? true {
+            for e in store!.spill!.read(c) where kinds.map({ $0.contains(e.code) }) ?? true { try body(e) }
         }
         guard kinds.map({ heldKinds & $0.mask != 0 }) ?? true else { return }
         for i in held.indices where kinds.map({ $0.contains(held[i].code) }) ?? true { try body(held[i]) }
@@ -88,17 +107,19 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
     /// Whether a line of kind `name` (one with no code) is among them; none is read.
     func has(kind name: String) -> Bool {
         assert(KindCode(name) == .other, "\(name) has a code: look it up by KindSet")
-        return heldNames.contains(name) || namesIn.contains { $0.contains(name) }
+        guard let store else { return false }
+        return store.heldNames.contains(name) || store.namesIn.contains { $0.contains(name) }
     }
 
     /// The lines of kind `name` (one with no code), in order.
     func lines(named name: String) -> [Event] {
         assert(KindCode(name) == .other, "\(name) has a code: look it up by KindSet")
         var out: [Event] = []
-        for (k, c) in chunks.enumerated() where namesIn[k].contains(name) {
-            for e in spill!.read(c) where e.kind == name { out.append(e) }
+        guard let store else { return out }
+        for (k, c) in store.chunks.enumerated() where store.namesIn[k].contains(name) {
+            for e in store.spill!.read(c) where e.kind == name { out.append(e) }
         }
-        if heldNames.contains(name) { for i in held.indices where held[i].kind == name { out.append(held[i]) } }
+        if store.heldNames.contains(name) { for i in held.indices where held[i].kind == name { out.append(held[i]) } }
         return out
     }
 
@@ -116,14 +137,14 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
         var at = 0
         init(_ lines: LinesOutside) {
             self.lines = lines
-            current = lines.chunks.isEmpty ? lines.held : lines.spill!.read(lines.chunks[0])
+            current = lines.chunks.isEmpty ? lines.held : lines.store!.spill!.read(lines.chunks[0])
         }
         public mutating func next() -> Event? {
             while at == current.count {
                 guard chunk < lines.chunks.count else { return nil }
                 chunk += 1
                 at = 0
-                current = chunk < lines.chunks.count ? lines.spill!.read(lines.chunks[chunk]) : lines.held
+                current = chunk < lines.chunks.count ? lines.store!.spill!.read(lines.chunks[chunk]) : lines.held
                 if chunk == lines.chunks.count && current.isEmpty { return nil }
             }
             at += 1
