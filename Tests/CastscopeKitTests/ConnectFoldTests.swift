@@ -166,6 +166,46 @@ struct ConnectFoldTests {
         }
     }
 
+    static func frame(_ ms: Int64) -> Row { (ms, .extension, "frame.sent", "video sample processed successfully", []) }
+    static func writable(_ ms: Int64) -> Row { (ms, .extension, "frame.chunk_writable", "client stream has space available", []) }
+
+    /// Frame lines that did not follow each other in the file (several extensions logging at
+    /// once) reach their session one event a line: they fold there, as connect lines do.
+    @Test func interleavedFramesFoldInTheirSession() {
+        var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", []), Self.attempt(50),
+                           (60, .extension, "socket.connected", "client stream open completed", [])]
+        for k in 0..<3_000 {
+            rows.append(Self.frame(100 + Int64(k) * 100))
+            if k % 40 == 7 { rows.append(Self.writable(150 + Int64(k) * 100)) }
+        }
+        rows.append((400_000, .extension, "socket.closed_by_peer", "server socket closed", []))
+        let s = check(rows, maxEvents: 8 + SessionBuilder.foldFrom)
+        #expect(s.frames == 3_000)
+    }
+
+    @Test func randomFrameRunsGiveTheSameTimelines() {
+        // Frames, chunk notes, connect lines and other lines of the extension in random order,
+        // lengths and spacing, timed or not: the folded session tells what the lines do.
+        var rng = SplitMix(seed: 34)
+        func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        for _ in 0..<120 {
+            var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", [])]
+            var ms: Int64 = 0
+            for _ in 0..<(20 + pick(400)) {
+                ms += Int64([0, 1, 33, 100, 100, 100, 104, 250][pick(8)])
+                switch pick(24) {
+                case 0..<14: rows.append(Self.frame(ms))
+                case 14..<17: rows.append(Self.writable(ms))
+                case 17: rows.append((ms, .extension, "frame.chunk_written", "client stream wrote \(pick(2)) chunks", []))
+                case 18..<20: rows.append(Self.attempt(ms))
+                case 20: rows.append(Self.missing(ms))
+                default: rows.append((ms, .extension, "extension.note", "memory \(pick(3))", []))
+                }
+            }
+            _ = check(rows, timed: pick(4) != 0, maxEvents: rows.count)
+        }
+    }
+
     @Test func anotherProcessLineInsideAFoldedRunCutsIt() {
         // pid 100 retries to the end; pid 200 logs one line (it opens no session) halfway, and
         // that line is placed in pid 100's session by time: two connect rows, as line by line.

@@ -234,7 +234,7 @@ public struct SessionBuilder {
         }
         let i = s.sessions.count - 1
         s.sessions[i].events.append(e)
-        if Self.connectCodes.contains(code) { Self.foldConnectLine(&s.sessions[i].events) }
+        if Self.foldGroup(code) != nil { Self.foldConnectLine(&s.sessions[i].events) }
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
         // the first line that names one.
         // (Compared one by one: an array literal here is a list made per line.)
@@ -344,13 +344,17 @@ public struct SessionBuilder {
         // In place: an event handed to a function or taken out of the list is a copy (a retain
         // and a release per reference in it), once per line of the storm.
         let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
-            guard connectCodes.contains(ev[x + 1].code), connectCodes.contains(ev[x].code), ev[x + 1].side == ev[x].side,
+            guard let group = foldGroup(ev[x + 1].code), group.contains(ev[x].code), ev[x + 1].side == ev[x].side,
                 ev[x].repeats == nil
             else { return false }
             var j = x - 1
-            while j >= max(0, x - foldLookBack), connectCodes.contains(ev[j].code), ev[j].side == ev[x].side {
+            while j >= max(0, x - foldLookBack), group.contains(ev[j].code), ev[j].side == ev[x].side {
                 if ev[j].sameMessage(ev[x]) {
-                    guard ev[j].repeats != nil || runIsLong(ev, before: x, side: ev[x].side), ev[j].repeatsLine(ev[x]) else {
+                    // Into a run folded here, or a line of its own once the run is long; not
+                    // into frames folded while reading (their lines' places are the event's).
+                    guard ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group)),
+                        ev[j].repeatsLine(ev[x])
+                    else {
                         return false
                     }
                     ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order)
@@ -384,7 +388,7 @@ public struct SessionBuilder {
             while j < events.count {
                 let place = (events[j].time ?? Int64.min, events[j].order)
                 if !(place < last) { break }
-                if events[j].side == side && !connectCodes.contains(events[j].code) {
+                if events[j].side == side && !(foldGroup(events[i].code)?.contains(events[j].code) ?? false) {
                     cutAt = j
                     break
                 }
@@ -405,13 +409,25 @@ public struct SessionBuilder {
     }
 
     /// Whether the `foldFrom` events before `x` are all connect lines of `side`.
-    private static func runIsLong(_ ev: UnsafeMutableBufferPointer<Event>, before x: Int, side: Side) -> Bool {
+    private static func runIsLong(_ ev: UnsafeMutableBufferPointer<Event>, before x: Int, side: Side, _ group: KindSet) -> Bool {
         guard x >= foldFrom else { return false }
-        for k in (x - foldFrom)..<x where !connectCodes.contains(ev[k].code) || ev[k].side != side { return false }
+        for k in (x - foldFrom)..<x where !group.contains(ev[k].code) || ev[k].side != side { return false }
         return true
     }
 
     static let connectCodes = KindSet([.socketConnectAttempt, .socketConnectFailed, .socketConnectRetry])
+    /// Frame lines: folded while reading when they follow each other in the file; those of
+    /// several extensions logging at once (or between host-app lines) are not, and are folded
+    /// here, in their session, as connect lines are.
+    static let frameCodes = KindSet([.frameSent, .frameChunkWritable, .frameChunkWritten])
+
+    /// The lines a line of kind `code` folds with as the session is built (the timeline's
+    /// groups: connect lines, frame lines), or nil.
+    static func foldGroup(_ code: KindCode) -> KindSet? {
+        if connectCodes.contains(code) { return connectCodes }
+        if frameCodes.contains(code) { return frameCodes }
+        return nil
+    }
     /// Lines of a connect run before its lines are folded (Jitsi's timer: 1.6 s of retrying).
     static let foldFrom = 16
     /// A connect run has a few distinct lines (an attempt, its failure, a retry note).
