@@ -166,7 +166,7 @@ public enum Timeline {
         }
     }
 
-    public static let carryLimit = 1 << 16
+    public static let carryLimit = 1 << 14
 
     /// Whether a run has a line twice (a relay stats run, or a compacted run, always does).
     static func repeatsItself(_ run: ArraySlice<Int>, lines: Int, _ events: [Event]) -> Bool {

@@ -111,15 +111,20 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
         return store.heldNames.contains(name) || store.namesIn.contains { $0.contains(name) }
     }
 
+    /// The lines of kind `name` (one with no code), in order; chunks without any are not read.
+    func forEach(named name: String, _ body: (Event) throws -> Void) rethrows {
+        assert(KindCode(name) == .other, "\(name) has a code: look it up by KindSet")
+        guard let store else { return }
+        for (k, c) in store.chunks.enumerated() where store.namesIn[k].contains(name) {
+            for e in store.spill!.read(c) where e.kind == name { try body(e) }
+        }
+        if store.heldNames.contains(name) { for i in held.indices where held[i].kind == name { try body(held[i]) } }
+    }
+
     /// The lines of kind `name` (one with no code), in order.
     func lines(named name: String) -> [Event] {
-        assert(KindCode(name) == .other, "\(name) has a code: look it up by KindSet")
         var out: [Event] = []
-        guard let store else { return out }
-        for (k, c) in store.chunks.enumerated() where store.namesIn[k].contains(name) {
-            for e in store.spill!.read(c) where e.kind == name { out.append(e) }
-        }
-        if store.heldNames.contains(name) { for i in held.indices where held[i].kind == name { out.append(held[i]) } }
+        forEach(named: name) { out.append($0) }
         return out
     }
 
