@@ -418,7 +418,7 @@ struct StreamEndedSessionTests {
         for e in events { stream.feed(e) { out.append($0) } }
         let beforeTheEnd = out.count
         stream.finish { out.append($0) }
-        return (out.map { "\($0.id) \($0.process ?? "") \($0.pid ?? -1) \($0.outcome) \($0.start ?? -1) \($0.end ?? -1) \($0.events.count)" },
+        return (out.map { "\($0.id) \($0.process ?? "") \($0.pid ?? -1) \($0.outcome) \($0.start ?? -1) \($0.end ?? -1) \($0.events.reduce(0) { $0 + $1.count })" },
                 beforeTheEnd)
     }
 

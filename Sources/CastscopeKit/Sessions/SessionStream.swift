@@ -158,6 +158,16 @@ public struct SessionStream {
     }
     /// The newest session of each process name, per file.
     var newestByProcess: [String: Int] = [:]
+    /// Sessions a newer one of their process name superseded, by number: unless the whole
+    /// bundle was learned, the only open sessions that close for being silent, so the check
+    /// made each second of log time looks at them, not at every open session (a log with
+    /// tens of thousands open at once spent minutes in that check).
+    var supersededOpen: [Int] = []
+    /// Sessions that ended and are not ready to hand on, by number: likewise the only ones the
+    /// check for ready sessions looks at, but at the end.
+    var endedWaiting: [Int] = []
+    /// Sessions in `live` that are ready (for `park`, which counted them each time).
+    var readyLive = 0
     var live: [Live] = []
     var nextSeq = 1
     /// Host-app and system lines not placed yet, in time order.
@@ -313,7 +323,10 @@ public struct SessionStream {
             s.sessions[n].seq = nextSeq
             live.append(Live(stream: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
                              process: s.sessions[n].process))
-            if let p = live.last!.supersedeKey { newestByProcess[p] = nextSeq }
+            if let p = live.last!.supersedeKey {
+                if let older = newestByProcess[p] { supersededOpen.append(older) }
+                newestByProcess[p] = nextSeq
+            }
             nextSeq += 1
         }
         if !s.late.isEmpty {
@@ -331,6 +344,7 @@ public struct SessionStream {
     /// Records that a session has ended, and when.
     mutating func noteEnd(seq: Int, end: Int64?) {
         guard let i = liveIndex(seq) else { return }
+        if !live[i].ended { endedWaiting.append(seq) }
         live[i].ended = true
         live[i].end = end
     }
@@ -470,17 +484,28 @@ public struct SessionStream {
     mutating func sweep(final: Bool, emit: (Session) -> Void) {
         // Open sessions of processes that ended (superseded or no line to come, then silent)
         // close as the log leaves them.
-        if !final {
+        if !final && learnsWholeBundle {
             // By index: iterating `live` itself would hold it while `noteEnd` changes it (a
             // copy of the whole list each time).
             for i in live.indices where !live[i].ended {
                 let l = live[i]
                 guard let own = l.lastOwn, now - own > idleHorizon, superseded(l) || streamEnded(l) else { continue }
-                let k = l.stream
-                builder.finish(&streams[k])
-                streams[k].phase = .ended
-                if let n = streams[k].sessions.indices.last { noteEnd(seq: streams[k].sessions[n].seq, end: streams[k].sessions[n].end) }
+                close(l)
             }
+        } else if !final && !supersededOpen.isEmpty {
+            // Only superseded sessions can close (no stream's end is known), in start order.
+            supersededOpen.sort()
+            var still: [Int] = []
+            for seq in supersededOpen {
+                guard let i = liveIndex(seq), !live[i].ended else { continue }
+                let l = live[i]
+                guard let own = l.lastOwn, now - own > idleHorizon else {
+                    still.append(seq)
+                    continue
+                }
+                close(l)
+            }
+            supersededOpen = still
         }
         // Place the lines the logs have passed by the look-ahead (all of them at the end).
         while pendingHead < pending.count {
@@ -498,17 +523,25 @@ public struct SessionStream {
         // Hand on, in start order, the sessions no pending line and no later line of their
         // own process can still join.
         let waiting = pendingHead < pending.count ? pending[pendingHead].time : nil
-        for i in live.indices where !live[i].ready && (live[i].ended || final) {
-            if !final {
-                guard let end = live[i].end ?? endOf(live[i]), now - end > max(afterEnd, builder.attachBeforeMicros + builder.attachAfterMicros)
-                else { continue }
-                if let w = waiting, w <= end + builder.attachAfterMicros { continue }
-                if pendingHead < pending.count && waiting == nil { continue }
+        if final {
+            for i in live.indices where !live[i].ready { makeReady(i) }
+            endedWaiting = []
+        } else if !endedWaiting.isEmpty {
+            // The ended sessions only, in start order (not every open one, each second).
+            endedWaiting.sort()
+            var still: [Int] = []
+            for seq in endedWaiting {
+                guard let i = liveIndex(seq), !live[i].ready else { continue }
+                guard let end = live[i].end ?? endOf(live[i]), now - end > max(afterEnd, builder.attachBeforeMicros + builder.attachAfterMicros),
+                    !(waiting.map { $0 <= end + builder.attachAfterMicros } ?? false),
+                    !(pendingHead < pending.count && waiting == nil)
+                else {
+                    still.append(seq)
+                    continue
+                }
+                makeReady(i)
             }
-            live[i].ready = true
-            // Its end as the span it was decided with (`endOf` reads the session, which leaves).
-            live[i].end = live[i].end ?? endOf(live[i])
-            done[live[i].seq] = takeOut(live[i])
+            endedWaiting = still
         }
         var handed = 0
         while true {
@@ -524,12 +557,32 @@ public struct SessionStream {
             emit(done.removeValue(forKey: live[handed].seq)!)
             handed += 1
         }
-        if handed > 0 { live.removeFirst(handed) }
+        if handed > 0 {
+            live.removeFirst(handed)
+            readyLive -= handed
+        }
         if parkedHead > 0 && parkedHead == parked.count {
             parked.removeAll(keepingCapacity: parked.count < 1024)
             parkedHead = 0
         }
         if !final { park() }
+    }
+
+    /// Closes open session `l`, whose process ended, as the log leaves it.
+    private mutating func close(_ l: Live) {
+        let k = l.stream
+        builder.finish(&streams[k])
+        streams[k].phase = .ended
+        if let n = streams[k].sessions.indices.last { noteEnd(seq: streams[k].sessions[n].seq, end: streams[k].sessions[n].end) }
+    }
+
+    /// Live session `i` is done: taken out of its stream and kept until its turn.
+    private mutating func makeReady(_ i: Int) {
+        live[i].ready = true
+        readyLive += 1
+        // Its end as the span it was decided with (`endOf` reads the session, which leaves).
+        live[i].end = live[i].end ?? endOf(live[i])
+        done[live[i].seq] = takeOut(live[i])
     }
 
     /// A ready session taken out of its stream, with the lines of other processes that joined
@@ -557,10 +610,7 @@ public struct SessionStream {
 
     /// Parks the ready sessions waiting behind an open one, once `parkAfter` of them wait.
     private mutating func park() {
-        guard let head = live.first, !head.ready, !spillFailed else { return }
-        var ready = 0
-        for i in live.indices where live[i].ready { ready += 1 }
-        guard ready >= parkAfter else { return }
+        guard let head = live.first, !head.ready, !spillFailed, readyLive >= parkAfter else { return }
         if spill == nil {
             spill = EventSpill()
             if spill == nil {
@@ -586,6 +636,7 @@ public struct SessionStream {
             }
             more.append(Parked(seq: s.seq, session: spill.write(session: s)))
         }
+        readyLive -= live.count - kept.count
         live = kept
         // In start order with those parked before (a session that closed late may precede them).
         if parkedHead > 0 {
