@@ -985,7 +985,11 @@ public final class Analyzer {
         var spans: [Int: ClosedRange<Int64>] = [:]
         var firstFile: Int?
         var manyFiles = false
-        private var fileSpans: [(key: Int, value: ClosedRange<Int64>)]?
+        /// How many files' spans cover each stretch of time: `coverage[k]` from `coverFrom[k]`
+        /// to the next (a look-up per line by halving, where a scan of every file's span per
+        /// line took 21 s for a folder of 20,000 one-session files).
+        private var coverFrom: [Int64]?
+        private var coverage: [Int] = []
         private struct Key: Hashable { var time: Int64; var pid: Int?; var message: String }
         private var seen: [Key: Int] = [:]
 
@@ -1032,11 +1036,46 @@ public final class Analyzer {
 
         /// Whether a line of `file` at `t` is new (and remembers it when it is contested).
         private mutating func firstSeen(_ t: Int64, _ file: Int, pid: Int?, message: String) -> Bool {
-            guard fileSpans!.contains(where: { $0.key != file && $0.value.contains(t) }) else { return true }
+            guard filesCovering(t) - (spans[file].map { $0.contains(t) ? 1 : 0 } ?? 0) > 0 else { return true }
             let key = Key(time: t, pid: pid, message: message)
             if let seenIn = seen[key] { return seenIn == file }
             seen[key] = file
             return true
+        }
+
+        /// The stretches of time between the files' spans' ends, and how many spans cover each.
+        private mutating func buildCoverage() {
+            var steps: [(Int64, Int)] = []
+            steps.reserveCapacity(spans.count * 2)
+            for s in spans.values {
+                steps.append((s.lowerBound, 1))
+                // Closed spans: a span stops covering just after its last time.
+                if s.upperBound < Int64.max { steps.append((s.upperBound + 1, -1)) }
+            }
+            steps.sort { $0.0 < $1.0 }
+            var from: [Int64] = [], count: [Int] = []
+            var n = 0
+            for (t, d) in steps {
+                n += d
+                if let last = from.last, last == t { count[count.count - 1] = n } else {
+                    from.append(t)
+                    count.append(n)
+                }
+            }
+            coverFrom = from
+            coverage = count
+        }
+
+        /// How many files' spans hold time `t`.
+        private func filesCovering(_ t: Int64) -> Int {
+            guard let from = coverFrom else { return 0 }
+            // The last stretch starting at or before `t`.
+            var lo = 0, hi = from.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if from[mid] <= t { lo = mid + 1 } else { hi = mid }
+            }
+            return lo == 0 ? 0 : coverage[lo - 1]
         }
 
         /// Each file's times, a folded run's every line's included (a line at a time only
@@ -1059,7 +1098,7 @@ public final class Analyzer {
         mutating func apply(_ events: inout [Event]) {
             // Only lines of different files can be duplicates: one file (a big export) has none.
             guard manyFiles else { return }
-            if fileSpans == nil { fileSpans = spans.sorted { $0.key < $1.key } }
+            if coverFrom == nil { buildCoverage() }
             // Compacted in place (kept lines keep their order): no second array of every event.
             var kept = 0
             for i in events.indices {

@@ -79,6 +79,30 @@ struct LinesOutsideTests {
         }
     }
 
+    /// A day of replayd's writeback overflows outside any session: one finding that counts
+    /// them and cites the first three (it cited every line, on one line of the report), and
+    /// the rules read them from disk without holding them.
+    @Test func manyOverflowLinesOneFinding() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("replayd.log")
+        var text = "Timestamp                       (process)[PID]\n"
+        for i in 0..<3000 {
+            let stamp = String(format: "2026-03-12 10:%02d:%02d.%06d+0100", i / 600, (i / 10) % 60, (i % 10) * 100_000)
+            text += "\(stamp)  localhost replayd[120]: <<<< FigVirtualDisplayProcessor >>>> writebackCacheAllocateBuffer: writeback pool capacity exceeded\n"
+        }
+        try text.write(to: log, atomically: true, encoding: .utf8)
+        for env in [["SOURCE_DATE_EPOCH": "0"], ["SOURCE_DATE_EPOCH": "0", "CASTSCOPE_OUTSIDE_CHUNK_LINES": "7"]] {
+            let r = try castscope(["analyze", "--json", log.path], env: env)
+            let doc = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+            let findings = (doc["findings"] as? [[String: Any]]) ?? []
+            let overflow = findings.filter { ($0["kind"] as? String) == "replayd-writeback-overflow" }
+            #expect(overflow.count == 1, "\(findings.map { $0["kind"] ?? "" })")
+            #expect((overflow.first?["message"] as? String)?.contains("3000 lines") == true)
+            #expect((overflow.first?["evidence"] as? [Any])?.count == 3)
+        }
+    }
+
     /// Every report of a log of host-app lines with no extension's is the same with its lines
     /// on disk three at a time.
     @Test func reportsAreTheSame() throws {

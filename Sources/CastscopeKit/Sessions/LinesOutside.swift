@@ -128,6 +128,14 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
         return out
     }
 
+    /// The first line of `kinds`, if any (chunks are read until it is found).
+    func first(of kinds: KindSet) -> Event? {
+        for (k, c) in chunks.enumerated() where store!.kindsIn[k] & kinds.mask != 0 {
+            if let e = store!.spill!.read(c).first(where: { kinds.contains($0.code) }) { return e }
+        }
+        return held.first { kinds.contains($0.code) }
+    }
+
     /// The lines of `kinds`, in order.
     func lines(of kinds: KindSet) -> [Event] {
         var out: [Event] = []
