@@ -212,6 +212,27 @@ struct RealPasteTests {
         #expect(a.outcomes == ["completed"])
     }
 
+    @Test("log show --style json minified onto one line (`jq -c`): read as the array it is, not as ndjson")
+    func appleJSONMinified() throws {
+        func record(_ message: String, _ n: Int) -> String {
+            #"{"backtrace":{"frames":[{"imageOffset":279748}]},"eventMessage":"\#(message)","messageType":"Default","processID":912,"#
+                + #""processImagePath":"\/private\/var\/A\/BroadcastExtension.appex\/BroadcastExtension","#
+                + #""timestamp":"2026-03-12 10:00:\#(String(format: "%02d", n)).100000+0100"}"#
+        }
+        let messages = ["broadcast started", "Open socket connection", "client stream open completed",
+                        "video sample processed successfully", "Broadcast finished"]
+        let records = messages.enumerated().map { record($1, $0) }
+        // The whole array on one line, and the same with its first records on lines of their own.
+        for text in ["[" + records.joined(separator: ",") + "]\n",
+                     "[" + records[0] + ",\n" + records[1] + ",\n" + records[2...].joined(separator: ",") + "]\n"] {
+            let a = try analyze(text, name: "minified.json")
+            #expect(a.format == "apple-json")
+            #expect(a.records == messages.count)
+            #expect(a.unparsed == 0)
+            #expect(a.outcomes == ["completed"])
+        }
+    }
+
     @Test("log show --style ndjson with nested objects on one line")
     func appleNDJSONNested() throws {
         let lines = (0..<3).map { i in

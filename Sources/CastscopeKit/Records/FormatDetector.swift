@@ -72,15 +72,23 @@ public struct FormatDetector {
             let keys = format.detectKeys.map { Array("\"\($0)\":".utf8) }
             for line in lines {
                 guard let brace = line.firstIndex(of: UInt8(ascii: "{")), brace < 8 else { continue }
+                // An array minified onto one line (`jq -c`) is a JSON array, not an object a line.
+                if line[..<brace].contains(UInt8(ascii: "[")) { continue }
                 if keys.contains(where: { contains(line, $0) }) { total += 1 }
             }
         case .jsonArray:
             // `log show`'s `"key" : value`, and the same array written again by jq or a
             // script (`"key": value`), a member on a line of its own (not an object per line).
             let keys = format.detectKeys.flatMap { [Array("\"\($0)\" : ".utf8), Array("\"\($0)\": ".utf8)] }
+            let minified = format.detectKeys.map { Array("\"\($0)\":".utf8) }
             for line in lines {
                 if line.elementsEqual("[{".utf8) { total += 3; continue }
+                // The whole array minified onto one line (`jq -c`, a script's `json.dumps`).
                 let i = RecordReader.indentEnd(line)
+                if line[i...].starts(with: "[{".utf8), minified.contains(where: { contains(line, $0) }) {
+                    total += 3
+                    continue
+                }
                 guard i < line.count, line[i] == UInt8(ascii: "\"") else { continue }
                 if keys.contains(where: { line[i...].starts(with: $0) }) { total += 1 }
             }
