@@ -167,8 +167,11 @@ extension FindingRule {
             }
         }
         previous = nil
-        r.unattached.forEach(kinds: kinds) { e in
-            take(e) { Finding(kind: kind, severity: $0, time: e.time, displayOffset: e.displayOffset, session: nil, message: $1, evidence: [e.source]) }
+        // (Every session's own report has none: no iterator made for it, per rule.)
+        if !r.unattached.isEmpty {
+            for e in r.unattached.matching(kinds) {
+                take(e) { Finding(kind: kind, severity: $0, time: e.time, displayOffset: e.displayOffset, session: nil, message: $1, evidence: [e.source]) }
+            }
         }
         return out
     }

@@ -97,6 +97,8 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
 
     /// The lines of `kinds` (all lines when nil), in order; chunks without any are not read.
     func forEach(kinds: KindSet?, _ body: (Event) throws -> Void) rethrows {
+        // (Every session's own report has an empty list, read by each rule.)
+        guard count > 0 else { return }
         for (k, c) in chunks.enumerated() where kinds.map({ store!.kindsIn[k] & $0.mask != 0 }) ?? true {
             for e in store!.spill!.read(c) where kinds.map({ $0.contains(e.code) }) ?? true { try body(e) }
         }
@@ -130,6 +132,7 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
 
     /// The first line of `kinds`, if any (chunks are read until it is found).
     func first(of kinds: KindSet) -> Event? {
+        guard count > 0 else { return nil }
         for (k, c) in chunks.enumerated() where store!.kindsIn[k] & kinds.mask != 0 {
             if let e = store!.spill!.read(c).first(where: { kinds.contains($0.code) }) { return e }
         }
@@ -145,25 +148,52 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
 
     public struct Iterator: IteratorProtocol {
         let lines: LinesOutside
-        var chunk = 0
-        var current: [Event]
+        /// Only lines of these kinds (chunks without any are not read); nil: every line.
+        let kinds: KindSet?
+        var chunk = -1
+        var current: [Event] = []
         var at = 0
-        init(_ lines: LinesOutside) {
+        init(_ lines: LinesOutside, kinds: KindSet? = nil) {
             self.lines = lines
-            current = lines.chunks.isEmpty ? lines.held : lines.store!.spill!.read(lines.chunks[0])
+            self.kinds = kinds
         }
-        public mutating func next() -> Event? {
-            while at == current.count {
-                guard chunk < lines.chunks.count else { return nil }
+        /// Moves to the next chunk worth reading (the held lines last); false past them.
+        private mutating func advance() -> Bool {
+            let chunks = lines.chunks
+            while chunk < chunks.count {
                 chunk += 1
                 at = 0
-                current = chunk < lines.chunks.count ? lines.store!.spill!.read(lines.chunks[chunk]) : lines.held
-                if chunk == lines.chunks.count && current.isEmpty { return nil }
+                if chunk < chunks.count {
+                    if let kinds, lines.store!.kindsIn[chunk] & kinds.mask == 0 { continue }
+                    current = lines.store!.spill!.read(chunks[chunk])
+                } else {
+                    if let kinds, lines.heldKinds & kinds.mask == 0 { return false }
+                    current = lines.held
+                }
+                return true
             }
-            at += 1
-            return current[at - 1]
+            return false
+        }
+        public mutating func next() -> Event? {
+            while true {
+                while at == current.count {
+                    guard advance() else { return nil }
+                }
+                at += 1
+                if let kinds, !kinds.contains(current[at - 1].code) { continue }
+                return current[at - 1]
+            }
         }
     }
+
+    /// The lines of `kinds` (all when nil), read as they are walked.
+    public struct Matching: Sequence {
+        let lines: LinesOutside
+        let kinds: KindSet?
+        public func makeIterator() -> Iterator { Iterator(lines, kinds: kinds) }
+    }
+
+    func matching(_ kinds: KindSet?) -> Matching { Matching(lines: self, kinds: kinds) }
 
     public func makeIterator() -> Iterator { Iterator(self) }
     public var underestimatedCount: Int { count }

@@ -234,7 +234,7 @@ public struct SessionBuilder {
         }
         let i = s.sessions.count - 1
         s.sessions[i].events.append(e)
-        if Self.foldGroup(code) != nil { Self.foldConnectLine(&s.sessions[i].events) }
+        if let group = Self.foldGroup(code) { Self.foldConnectLine(&s.sessions[i].events, group) }
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
         // the first line that names one.
         // (Compared one by one: an array literal here is a list made per line.)
@@ -338,15 +338,16 @@ public struct SessionBuilder {
     /// run (at most `foldLookBack` events back, all of them connect lines of the same side), and
     /// only once the run is `foldFrom` lines long: a healthy start's few attempts stay lines of
     /// their own (a run of its own per attempt would cost more than it saves).
-    static func foldConnectLine(_ events: inout [Event]) {
+    static func foldConnectLine(_ events: inout [Event], _ group: KindSet) {
         let x = events.count - 2
-        guard x >= 1 else { return }
+        // Most lines (a frame run folded while reading, a line of another kind before it) are
+        // told apart here, before the list is opened for writing.
+        // (Through a buffer pointer: a computed property of an element copies the event.)
+        guard x >= 1, events.withUnsafeBufferPointer({ ev in ev[x].repeats == nil && group.contains(ev[x].code) }) else { return }
         // In place: an event handed to a function or taken out of the list is a copy (a retain
         // and a release per reference in it), once per line of the storm.
         let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
-            guard let group = foldGroup(ev[x + 1].code), group.contains(ev[x].code), ev[x + 1].side == ev[x].side,
-                ev[x].repeats == nil
-            else { return false }
+            guard ev[x + 1].side == ev[x].side else { return false }
             var j = x - 1
             while j >= max(0, x - foldLookBack), group.contains(ev[j].code), ev[j].side == ev[x].side {
                 if ev[j].sameMessage(ev[x]) {
@@ -423,7 +424,7 @@ public struct SessionBuilder {
 
     /// The lines a line of kind `code` folds with as the session is built (the timeline's
     /// groups: connect lines, frame lines), or nil.
-    static func foldGroup(_ code: KindCode) -> KindSet? {
+    @inline(__always) static func foldGroup(_ code: KindCode) -> KindSet? {
         if connectCodes.contains(code) { return connectCodes }
         if frameCodes.contains(code) { return frameCodes }
         return nil

@@ -324,7 +324,7 @@ public struct SessionStream {
             live.append(Live(stream: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
                              process: s.sessions[n].process))
             if let p = live.last!.supersedeKey {
-                if let older = newestByProcess[p] { supersededOpen.append(older) }
+                if let older = newestByProcess[p] { supersededOpen.insertSorted(older) }
                 newestByProcess[p] = nextSeq
             }
             nextSeq += 1
@@ -344,7 +344,7 @@ public struct SessionStream {
     /// Records that a session has ended, and when.
     mutating func noteEnd(seq: Int, end: Int64?) {
         guard let i = liveIndex(seq) else { return }
-        if !live[i].ended { endedWaiting.append(seq) }
+        if !live[i].ended { endedWaiting.insertSorted(seq) }
         live[i].ended = true
         live[i].end = end
     }
@@ -493,19 +493,20 @@ public struct SessionStream {
                 close(l)
             }
         } else if !final && !supersededOpen.isEmpty {
-            // Only superseded sessions can close (no stream's end is known), in start order.
-            supersededOpen.sort()
-            var still: [Int] = []
-            for seq in supersededOpen {
+            // Only superseded sessions can close (no stream's end is known), in start order;
+            // those still open stay in the list (compacted in place).
+            var kept = 0
+            for k in supersededOpen.indices {
+                let seq = supersededOpen[k]
                 guard let i = liveIndex(seq), !live[i].ended else { continue }
-                let l = live[i]
-                guard let own = l.lastOwn, now - own > idleHorizon else {
-                    still.append(seq)
+                if let own = live[i].lastOwn, now - own > idleHorizon {
+                    close(live[i])
                     continue
                 }
-                close(l)
+                supersededOpen[kept] = seq
+                kept += 1
             }
-            supersededOpen = still
+            supersededOpen.removeLast(supersededOpen.count - kept)
         }
         // Place the lines the logs have passed by the look-ahead (all of them at the end).
         while pendingHead < pending.count {
@@ -527,21 +528,23 @@ public struct SessionStream {
             for i in live.indices where !live[i].ready { makeReady(i) }
             endedWaiting = []
         } else if !endedWaiting.isEmpty {
-            // The ended sessions only, in start order (not every open one, each second).
-            endedWaiting.sort()
-            var still: [Int] = []
-            for seq in endedWaiting {
+            // The ended sessions only, in start order (not every open one, each second); those
+            // not ready yet stay in the list (compacted in place).
+            var kept = 0
+            for k in endedWaiting.indices {
+                let seq = endedWaiting[k]
                 guard let i = liveIndex(seq), !live[i].ready else { continue }
-                guard let end = live[i].end ?? endOf(live[i]), now - end > max(afterEnd, builder.attachBeforeMicros + builder.attachAfterMicros),
+                if let end = live[i].end ?? endOf(live[i]), now - end > max(afterEnd, builder.attachBeforeMicros + builder.attachAfterMicros),
                     !(waiting.map { $0 <= end + builder.attachAfterMicros } ?? false),
                     !(pendingHead < pending.count && waiting == nil)
-                else {
-                    still.append(seq)
+                {
+                    makeReady(i)
                     continue
                 }
-                makeReady(i)
+                endedWaiting[kept] = seq
+                kept += 1
             }
-            endedWaiting = still
+            endedWaiting.removeLast(endedWaiting.count - kept)
         }
         var handed = 0
         while true {
@@ -649,6 +652,20 @@ public struct SessionStream {
         } else {
             parked.append(contentsOf: more)
         }
+    }
+}
+
+extension Array where Element == Int {
+    /// Inserts `n` in increasing order (at the end, nearly always: sessions end and are
+    /// superseded about in the order they began).
+    mutating func insertSorted(_ n: Int) {
+        guard let last, n < last else { return append(n) }
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if self[mid] <= n { lo = mid + 1 } else { hi = mid }
+        }
+        insert(n, at: lo)
     }
 }
 
