@@ -1070,12 +1070,8 @@ public final class Analyzer {
         private func filesCovering(_ t: Int64) -> Int {
             guard let from = coverFrom else { return 0 }
             // The last stretch starting at or before `t`.
-            var lo = 0, hi = from.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if from[mid] <= t { lo = mid + 1 } else { hi = mid }
-            }
-            return lo == 0 ? 0 : coverage[lo - 1]
+            let after = from.partitionPoint { $0 <= t }
+            return after == 0 ? 0 : coverage[after - 1]
         }
 
         /// Each file's times, a folded run's every line's included (a line at a time only

@@ -660,12 +660,7 @@ extension Array where Element == Int {
     /// superseded about in the order they began).
     mutating func insertSorted(_ n: Int) {
         guard let last, n < last else { return append(n) }
-        var lo = 0, hi = count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if self[mid] <= n { lo = mid + 1 } else { hi = mid }
-        }
-        insert(n, at: lo)
+        insert(n, at: partitionPoint { $0 <= n })
     }
 }
 
