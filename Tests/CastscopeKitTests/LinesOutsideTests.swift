@@ -28,7 +28,7 @@ struct LinesOutsideTests {
         var chunks: [(Int, Bool)] = []
         lines.forEachChunk { c, last in chunks.append((c.count, last)) }
         #expect(chunks.map(\.0) == [3, 3, 3, 1] && chunks.map(\.1) == [false, false, false, true])
-        #expect(lines.lines(of: KindSet([.appSuspended])).map(\.message) == ["suspended"])
+        #expect(Array(lines.matching(KindSet([.appSuspended]))).map(\.message) == ["suspended"])
         #expect(lines.lines(named: "socket.so_error").map(\.source.line) == [8])
         #expect(lines.has(kind: "server.client_connected") && !lines.has(kind: "relay.note"))
         var empty = LinesOutside(chunkSize: 2)

@@ -7,7 +7,7 @@ struct HostAppSuspendedRule: FindingRule {
         // An excerpt that holds only the system's lines (no extension line, so no session):
         // the suspension is still what the reader must be told; a warning, as nothing shows
         // the broadcast was live then.
-        let lone: [Finding] = r.sessionCount == 0 ? (r.unattached.first(of: KindSet([.appSuspended])).map { [$0] } ?? []).map { e in
+        let lone: [Finding] = r.sessionCount == 0 ? Array(r.unattached.matching(KindSet([.appSuspended])).prefix(1)).map { e in
             let app = e.attr("bundle").map { " \($0)" } ?? ""
             return Finding(kind: kind, severity: .warning, time: e.time, displayOffset: e.displayOffset, session: nil,
                            message: "the app\(app) was suspended by runningboardd: if it hosts the broadcast's socket server, sharing stops here",

@@ -38,7 +38,7 @@ struct ReplayKitErrorRule: FindingRule {
                            evidence: evidence)
         }
         r.sessions.borrowingForEach { s in for g in group(s.events) { out.append(make(g, copy s)) } }
-        for g in group(r.unattached.lines(of: KindSet([.replaykitError]))) { out.append(make(g, nil)) }
+        for g in group(Array(r.unattached.matching(KindSet([.replaykitError])))) { out.append(make(g, nil)) }
         return out
     }
 

@@ -39,7 +39,7 @@ struct WritebackOverflowRule: FindingRule {
             if let f = make(l, copy s) { out.append(f) }
         }
         var l = Lines()
-        r.unattached.forEach(kinds: KindSet([.replaydWritebackOverflow])) { l.add($0) }
+        for e in r.unattached.matching(KindSet([.replaydWritebackOverflow])) { l.add(e) }
         if let f = make(l, nil) { out.append(f) }
         return out
     }

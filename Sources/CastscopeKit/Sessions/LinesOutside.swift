@@ -95,17 +95,6 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
         if !held.isEmpty || chunks.isEmpty { try body(held, true) }
     }
 
-    /// The lines of `kinds` (all lines when nil), in order; chunks without any are not read.
-    func forEach(kinds: KindSet?, _ body: (Event) throws -> Void) rethrows {
-        // (Every session's own report has an empty list, read by each rule.)
-        guard count > 0 else { return }
-        for (k, c) in chunks.enumerated() where kinds.map({ store!.kindsIn[k] & $0.mask != 0 }) ?? true {
-            for e in store!.spill!.read(c) where kinds.map({ $0.contains(e.code) }) ?? true { try body(e) }
-        }
-        guard kinds.map({ heldKinds & $0.mask != 0 }) ?? true else { return }
-        for i in held.indices where kinds.map({ $0.contains(held[i].code) }) ?? true { try body(held[i]) }
-    }
-
     /// Whether a line of kind `name` (one with no code) is among them; none is read.
     func has(kind name: String) -> Bool {
         assert(KindCode(name) == .other, "\(name) has a code: look it up by KindSet")
@@ -127,22 +116,6 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
     func lines(named name: String) -> [Event] {
         var out: [Event] = []
         forEach(named: name) { out.append($0) }
-        return out
-    }
-
-    /// The first line of `kinds`, if any (chunks are read until it is found).
-    func first(of kinds: KindSet) -> Event? {
-        guard count > 0 else { return nil }
-        for (k, c) in chunks.enumerated() where store!.kindsIn[k] & kinds.mask != 0 {
-            if let e = store!.spill!.read(c).first(where: { kinds.contains($0.code) }) { return e }
-        }
-        return held.first { kinds.contains($0.code) }
-    }
-
-    /// The lines of `kinds`, in order.
-    func lines(of kinds: KindSet) -> [Event] {
-        var out: [Event] = []
-        forEach(kinds: kinds) { out.append($0) }
         return out
     }
 
@@ -186,7 +159,8 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
         }
     }
 
-    /// The lines of `kinds` (all when nil), read as they are walked.
+    /// The lines of `kinds` (all when nil), in order, read as they are walked: chunks
+    /// without any are not read (`first(where:)` reads up to the first).
     public struct Matching: Sequence {
         let lines: LinesOutside
         let kinds: KindSet?
