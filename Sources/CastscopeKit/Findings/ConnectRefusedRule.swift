@@ -24,23 +24,19 @@ struct ConnectRefusedRule: FindingRule {
         // process and connection, and only as a note once the broadcast socket is seen to
         // work (a session connected, or the host app's server took a connection): the
         // extension's refused connects are its own connect lines, above.
-        // Counted as they are read (a storm of them is on disk, a chunk at a time): the
-        // first, the first three as evidence, and the first four names (three and "…").
-        var count = 0
-        var first: Event?
-        var evidence: [SourceRef] = []
+        // Counted as they are read (a storm of them is on disk, a chunk at a time), with the
+        // first four names (three and "…").
+        var so = CountedLines()
         var whose: [String] = []
         r.unattached.forEach(named: "socket.so_error") { e in
             guard e.attr("errno") == "61" else { return }
-            count += 1
-            if first == nil { first = e }
-            if evidence.count < 3 { evidence.append(e.source) }
+            so.add(e)
             if whose.count < 4 {
                 let name = (e.process ?? "?") + (e.attr("conn").map { " C\($0)" } ?? "")
                 if !whose.contains(name) { whose.append(name) }
             }
         }
-        if let first {
+        if let first = so.first {
             // From the tally: sessions handed on as they ended are no longer in the report.
             let socketWorks = r.tally.anyConnected || r.unattached.has(kind: "server.client_connected")
             let named = whose.prefix(3).joined(separator: ", ") + (whose.count > 3 ? ", …" : "")
@@ -48,8 +44,8 @@ struct ConnectRefusedRule: FindingRule {
                 : "; if that was the broadcast socket, the host app was not listening"
             out.append(Finding(kind: kind, severity: socketWorks ? .info : .warning, time: first.time, displayOffset: first.displayOffset,
                                session: nil,
-                               message: "connections were refused (ECONNREFUSED, \(count)×; \(named)): the other end was not listening\(tail)",
-                               evidence: evidence))
+                               message: "connections were refused (ECONNREFUSED, \(so.count)×; \(named)): the other end was not listening\(tail)",
+                               evidence: so.evidence))
         }
         return out
     }

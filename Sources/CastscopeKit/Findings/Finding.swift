@@ -274,6 +274,20 @@ extension AnalysisReport {
     }
 }
 
+/// The lines a finding is about, counted as they are read (a day of them may be on disk, a
+/// chunk at a time): the first, how many, and the first three as evidence (not every line).
+struct CountedLines {
+    private(set) var first: Event?
+    private(set) var count = 0
+    private(set) var evidence: [SourceRef] = []
+
+    mutating func add(_ e: Event) {
+        if first == nil { first = e }
+        count += 1
+        if evidence.count < 3 { evidence.append(e.source) }
+    }
+}
+
 extension Array {
     /// `compactMap` over elements lent in place: `compactMap` and `for x in list` copy each
     /// element (a session is a retain and a release per field, and every rule looks at every

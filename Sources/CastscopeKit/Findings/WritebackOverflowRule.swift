@@ -8,28 +8,23 @@ struct WritebackOverflowRule: FindingRule {
     let kind = "replayd-writeback-overflow"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        // The first line, the first error code, the number of lines and the first three as
-        // evidence (a day of them outside any session is read from disk a chunk at a time,
-        // and was cited line by line: 5 MB on one line of the report).
+        // Counted, and the first error code (a day of them outside any session was cited
+        // line by line: 5 MB on one line of the report).
         struct Lines {
-            var first: Event?
+            var counted = CountedLines()
             var code: String?
-            var count = 0
-            var evidence: [SourceRef] = []
             mutating func add(_ e: Event) {
-                if first == nil { first = e }
+                counted.add(e)
                 if code == nil { code = e.attr("code") }
-                count += 1
-                if evidence.count < 3 { evidence.append(e.source) }
             }
         }
         func make(_ lines: Lines, _ s: Session?) -> Finding? {
-            guard let first = lines.first else { return nil }
+            guard let first = lines.counted.first else { return nil }
             let code = lines.code.map { " (error \($0))" } ?? ""
-            let m = "replayd ran out of frame buffers\(code), \(lines.count == 1 ? "1 line" : "\(lines.count) lines"): new frames are dropped until buffers come back, so the extension receives video rarely; an extension that keeps the sample buffers it is handed (queued for encoding or upload) causes this"
-            if let s { return s.finding(kind, .warning, at: first.time, m, lines.evidence) }
+            let m = "replayd ran out of frame buffers\(code), \(lines.counted.count == 1 ? "1 line" : "\(lines.counted.count) lines"): new frames are dropped until buffers come back, so the extension receives video rarely; an extension that keeps the sample buffers it is handed (queued for encoding or upload) causes this"
+            if let s { return s.finding(kind, .warning, at: first.time, m, lines.counted.evidence) }
             return Finding(kind: kind, severity: .warning, time: first.time, displayOffset: first.displayOffset, session: nil,
-                           message: m, evidence: lines.evidence)
+                           message: m, evidence: lines.counted.evidence)
         }
         var out: [Finding] = []
         r.sessions.borrowingForEach { s in
