@@ -39,13 +39,14 @@ public enum Timeline {
         }
     }
 
+    /// (Connect and frame lines: the groups `SessionBuilder` folds in a session, so that its
+    /// folded events and the lines one by one make the same runs.)
     static func foldKey(_ events: [Event], _ i: Int) -> FoldKey {
-        switch events[i].code {
-        case .socketConnectAttempt, .socketConnectFailed, .socketConnectRetry: return FoldKey(side: events[i].side, group: .connect)
-        case .frameSent, .frameChunkWritable, .frameChunkWritten: return FoldKey(side: events[i].side, group: .frames)
-        case .relayStats: return FoldKey(side: .relay, group: .stats)
-        default: return FoldKey(side: events[i].side, group: .line(i))
-        }
+        let code = events[i].code
+        if SessionBuilder.connectCodes.contains(code) { return FoldKey(side: events[i].side, group: .connect) }
+        if SessionBuilder.frameCodes.contains(code) { return FoldKey(side: events[i].side, group: .frames) }
+        if code == .relayStats { return FoldKey(side: .relay, group: .stats) }
+        return FoldKey(side: events[i].side, group: .line(i))
     }
 
     /// Runs are per side: a run stays open while the other sides log (device frames and relay

@@ -338,6 +338,10 @@ public struct SessionBuilder {
     /// run (at most `foldLookBack` events back, all of them connect lines of the same side), and
     /// only once the run is `foldFrom` lines long: a healthy start's few attempts stay lines of
     /// their own (a run of its own per attempt would cost more than it saves).
+    ///
+    /// Frame lines (`group` is `frameCodes`) are folded the same way, into a line of their own
+    /// or a run folded here, never into frames folded while reading: several extensions logging
+    /// at once interleave their frame lines in the file, so the reader could not fold them.
     static func foldConnectLine(_ events: inout [Event], _ group: KindSet) {
         let x = events.count - 2
         // Most lines (a frame run folded while reading, a line of another kind before it) are
@@ -409,7 +413,8 @@ public struct SessionBuilder {
         }
     }
 
-    /// Whether the `foldFrom` events before `x` are all connect lines of `side`.
+    /// Whether the `foldFrom` events before `x` are all lines of `group` (connect or frame
+    /// lines) of `side`.
     private static func runIsLong(_ ev: UnsafeMutableBufferPointer<Event>, before x: Int, side: Side, _ group: KindSet) -> Bool {
         guard x >= foldFrom else { return false }
         for k in (x - foldFrom)..<x where !group.contains(ev[k].code) || ev[k].side != side { return false }
