@@ -16,17 +16,16 @@ enum MessageShape {
         return b == 0x2E || b == 0x5F || b == 0x2D
     }
 
-    /// One piece of a message: a word (with whether it holds a digit) or a single other byte.
+    /// One piece of a message: a word (variable or not) or a single other byte.
     struct Piece {
         var range: Range<Int>
-        var word: Bool
         var variable: Bool
     }
 
     /// The piece starting at `i` (< `u.count`).
     @inline(__always)
     static func piece(_ u: UnsafeBufferPointer<UInt8>, at i: Int) -> Piece {
-        guard wordTable[Int(u[i])] else { return Piece(range: i..<(i + 1), word: false, variable: false) }
+        guard wordTable[Int(u[i])] else { return Piece(range: i..<(i + 1), variable: false) }
         var j = i
         var digit = false
         var hex = true
@@ -36,7 +35,7 @@ enum MessageShape {
             j += 1
         }
         // An id in hex that happens to have no digit (`fbeacdab`) is still an id.
-        return Piece(range: i..<j, word: true, variable: digit || (hex && j - i >= 8))
+        return Piece(range: i..<j, variable: digit || (hex && j - i >= 8))
     }
 
     /// Whether `a` and `b` have one shape.
@@ -91,6 +90,11 @@ enum MessageShape {
         return out
     }
 
+    /// The word at `r` as a string.
+    static func word(_ u: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: u[r]), as: UTF8.self)
+    }
+
     /// The value of a word that is a plain number (`-12`, `0.25`), else nil.
     static func number(_ u: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Double? {
         var i = r.lowerBound
@@ -108,7 +112,7 @@ enum MessageShape {
             i += 1
         }
         guard digits > 0, !dot || afterDot > 0, digits + afterDot <= 15 else { return nil }
-        return Double(String(decoding: UnsafeBufferPointer(rebasing: u[r]), as: UTF8.self))
+        return Double(word(u, r))
     }
 
     /// The texts of one shape seen in a run, folded: what each variable word ranged over.
@@ -122,8 +126,7 @@ enum MessageShape {
         /// greatest as numbers (nil once a word there is not a plain number), and the word in
         /// the latest text.
         private var varies: [Bool] = []
-        private var low: [(Double, String)?] = []
-        private var high: [(Double, String)?] = []
+        private var bounds: [(low: (Double, String), high: (Double, String))?] = []
         private var latest: [String] = []
         private var seenOther = false
 
@@ -141,9 +144,8 @@ enum MessageShape {
                 t.withUTF8 { u in
                     words = MessageShape.variables(u)
                     varies = Array(repeating: false, count: words.count)
-                    latest = words.map { String(decoding: UnsafeBufferPointer(rebasing: u[$0]), as: UTF8.self) }
-                    low = words.map { r in MessageShape.number(u, r).map { ($0, String(decoding: UnsafeBufferPointer(rebasing: u[r]), as: UTF8.self)) } }
-                    high = low
+                    latest = words.map { MessageShape.word(u, $0) }
+                    bounds = words.indices.map { k in MessageShape.number(u, words[k]).map { v in ((v, latest[k]), (v, latest[k])) } }
                 }
             }
             note(other)
@@ -158,14 +160,13 @@ enum MessageShape {
                     for k in words.indices {
                         let a = ut[words[k]], b = uo[theirs[k]]
                         if !(a.count == b.count && a.elementsEqual(b)) { varies[k] = true }
-                        if let l = low[k], let h = high[k], let v = MessageShape.number(uo, theirs[k]) {
-                            if v < l.0 { low[k] = (v, String(decoding: UnsafeBufferPointer(rebasing: b), as: UTF8.self)) }
-                            if v > h.0 { high[k] = (v, String(decoding: UnsafeBufferPointer(rebasing: b), as: UTF8.self)) }
+                        if let (l, h) = bounds[k], let v = MessageShape.number(uo, theirs[k]) {
+                            if v < l.0 { bounds[k]!.low = (v, MessageShape.word(uo, theirs[k])) }
+                            if v > h.0 { bounds[k]!.high = (v, MessageShape.word(uo, theirs[k])) }
                         } else {
                             // Not a number (here or before): shown as its first and latest.
-                            low[k] = nil
-                            high[k] = nil
-                            latest[k] = String(decoding: UnsafeBufferPointer(rebasing: b), as: UTF8.self)
+                            bounds[k] = nil
+                            latest[k] = MessageShape.word(uo, theirs[k])
                         }
                     }
                 }
@@ -184,7 +185,7 @@ enum MessageShape {
                 var at = 0
                 for k in words.indices where varies[k] {
                     out.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(u)[at..<words[k].lowerBound]))
-                    if let l = low[k], let h = high[k] {
+                    if let (l, h) = bounds[k] {
                         out.append(l.1)
                         if h.1 != l.1 {
                             out.append("–")
