@@ -30,6 +30,18 @@ struct ConnectFoldTests {
         r.map { "\($0.time ?? -1) \($0.side) \($0.kind) \($0.count) \($0.first) \($0.last) \($0.text)" }
     }
 
+    /// `start`, then 20 + `pick(most)` rows, each made by `row` at a time a gap from `gaps`
+    /// after the last (the random runs below).
+    static func randomRows(start: [Row] = [], most: Int, gaps: [Int64], pick: (Int) -> Int, _ row: (Int64) -> Row) -> [Row] {
+        var rows = start
+        var ms: Int64 = 0
+        for _ in 0..<(20 + pick(most)) {
+            ms += gaps[pick(gaps.count)]
+            rows.append(row(ms))
+        }
+        return rows
+    }
+
     /// Session timelines equal to the timeline of the same lines unfolded (one row per line
     /// folded by `Timeline` alone), and the session's events few.
     func check(_ rows: [Row], timed: Bool = true, maxEvents: Int) -> Session {
@@ -132,17 +144,14 @@ struct ConnectFoldTests {
         var rng = SplitMix(seed: 30)
         func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
         for _ in 0..<120 {
-            var rows: [Row] = []
-            var ms: Int64 = 0
-            for _ in 0..<(20 + pick(300)) {
-                ms += Int64([0, 1, 3, 100, 100, 100, 104, 250][pick(8)])
+            let rows = Self.randomRows(most: 300, gaps: [0, 1, 3, 100, 100, 100, 104, 250], pick: pick) { ms in
                 switch pick(20) {
-                case 0..<8: rows.append(Self.attempt(ms))
-                case 8..<14: rows.append(Self.missing(ms))
-                case 14..<16: rows.append(Self.refused(ms))
-                case 16: rows.append((ms, .extension, "socket.connect_failed", "failure: -1", [("status", "-1")]))
-                case 17: rows.append((ms, .extension, "socket.connect_retry", "retrying in 0.3 s", []))
-                default: rows.append((ms, .extension, "extension.note", "memory \(pick(3))", []))
+                case 0..<8: Self.attempt(ms)
+                case 8..<14: Self.missing(ms)
+                case 14..<16: Self.refused(ms)
+                case 16: (ms, .extension, "socket.connect_failed", "failure: -1", [("status", "-1")])
+                case 17: (ms, .extension, "socket.connect_retry", "retrying in 0.3 s", [])
+                default: (ms, .extension, "extension.note", "memory \(pick(3))", [])
                 }
             }
             let timed = pick(4) != 0
@@ -189,17 +198,15 @@ struct ConnectFoldTests {
         var rng = SplitMix(seed: 34)
         func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
         for _ in 0..<120 {
-            var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", [])]
-            var ms: Int64 = 0
-            for _ in 0..<(20 + pick(400)) {
-                ms += Int64([0, 1, 33, 100, 100, 100, 104, 250][pick(8)])
+            let rows = Self.randomRows(start: [(0, .extension, "broadcast.started", "broadcast started", [])], most: 400,
+                                       gaps: [0, 1, 33, 100, 100, 100, 104, 250], pick: pick) { ms in
                 switch pick(24) {
-                case 0..<14: rows.append(Self.frame(ms))
-                case 14..<17: rows.append(Self.writable(ms))
-                case 17: rows.append((ms, .extension, "frame.chunk_written", "client stream wrote \(pick(2)) chunks", []))
-                case 18..<20: rows.append(Self.attempt(ms))
-                case 20: rows.append(Self.missing(ms))
-                default: rows.append((ms, .extension, "extension.note", "memory \(pick(3))", []))
+                case 0..<14: Self.frame(ms)
+                case 14..<17: Self.writable(ms)
+                case 17: (ms, .extension, "frame.chunk_written", "client stream wrote \(pick(2)) chunks", [])
+                case 18..<20: Self.attempt(ms)
+                case 20: Self.missing(ms)
+                default: (ms, .extension, "extension.note", "memory \(pick(3))", [])
                 }
             }
             _ = check(rows, timed: pick(4) != 0, maxEvents: rows.count)
