@@ -20,6 +20,22 @@ struct RunResult {
     }
 }
 
+/// Every report of each input in each format is the same with `knob` in the environment as
+/// without it (a knob that moves data to disk sooner must not change a byte of any report).
+func expectSameReports(_ inputs: [String], formats: [[String]], with knob: [String: String],
+                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let env = ["SOURCE_DATE_EPOCH": "0"]
+    for input in inputs {
+        for format in formats {
+            let plain = try castscope(["analyze", "--no-color"] + format + [input], env: env)
+            let turned = try castscope(["analyze", "--no-color"] + format + [input], env: env.merging(knob) { $1 })
+            #expect(plain.status == turned.status, sourceLocation: sourceLocation)
+            #expect(plain.stdout == turned.stdout, "\(input) \(format)", sourceLocation: sourceLocation)
+            #expect(!plain.stdout.isEmpty, sourceLocation: sourceLocation)
+        }
+    }
+}
+
 /// Runs the built `castscope` binary (debug build, made by `make test` before `swift test`).
 func castscope(_ args: [String], stdin: Data? = nil, cwd: URL = packageRoot, env: [String: String] = [:]) throws -> RunResult {
     let binary = packageRoot.appendingPathComponent(".build/debug/castscope")
