@@ -112,13 +112,6 @@ public struct LinesOutside: Sequence, ExpressibleByArrayLiteral, Sendable {
         if store.heldNames.contains(name) { for i in held.indices where held[i].kind == name { try body(held[i]) } }
     }
 
-    /// The lines of kind `name` (one with no code), in order.
-    func lines(named name: String) -> [Event] {
-        var out: [Event] = []
-        forEach(named: name) { out.append($0) }
-        return out
-    }
-
     public struct Iterator: IteratorProtocol {
         let lines: LinesOutside
         /// Only lines of these kinds (chunks without any are not read); nil: every line.
