@@ -42,11 +42,16 @@ public struct InputSummary: Sendable {
     public var events = 0
     public var errors: [String] = []
     public var notes: [String] = []
+    /// Lines of input `segmentOf` (its index) in another format than that file's head, read
+    /// in theirs (`ForeignLines`): not a file of its own.
+    public var segmentOf: Int?
 }
 
 /// The result of `castscope analyze`: inputs, sessions, and recognized lines outside them.
 public struct AnalysisReport: Sendable {
     public var inputs: [InputSummary] = []
+    /// The files read (an input that is a segment of a file is not one more).
+    public var fileCount: Int { inputs.reduce(0) { $0 + ($1.segmentOf == nil ? 1 : 0) } }
     public var errors: [InputError] = []
     public var sessions: [Session] = []
     public var unattached = LinesOutside()
@@ -396,6 +401,13 @@ public final class Analyzer {
             /// A file read in parallel ranges: its recognized lines are counted against the
             /// budget here, part by part in file order (the readers only stop once it is spent).
             var budget: EventBudget?
+            /// Lines of another format met so far, to be read in theirs after the file.
+            var foreign: ForeignLines?
+            /// A segment (lines of another format set aside while a file was read): where its
+            /// lines are in the file.
+            var segment: ForeignLines?
+            /// The file's line number of a line of these parts.
+            func fileLine(_ line: Int) -> Int { segment.map { $0.fileLine(line + lineOffset) } ?? line + lineOffset }
         }
         func beginFile(path: String, format: LogFormat) -> FileAbsorb {
             var summary = InputSummary(path: path)
@@ -408,12 +420,26 @@ public final class Analyzer {
             var mine = part.events
             part.events = []
             // Updated in place and moved over (`for e in` would copy each event).
+            let segment = f.segment
             for i in mine.indices {
                 order += 1
                 mine[i].order = order
-                mine[i].line += lineOffset
                 mine[i].fileIndex = fileIndex
+                if let segment {
+                    mine[i].line = segment.fileLine(mine[i].line)
+                    if let r = mine[i].repeats { r.lines.update { Int32(segment.fileLine(Int($0))) } }
+                    continue
+                }
+                mine[i].line += lineOffset
                 if let r = mine[i].repeats, lineOffset != 0 { r.lines.update { $0 + Int32(lineOffset) } }
+            }
+            if let other = part.foreign {
+                if f.foreign == nil && f.segment == nil && lineOffset == 0 {
+                    f.foreign = other
+                } else {
+                    if f.foreign == nil { f.foreign = ForeignLines() }
+                    f.foreign!.append(other) { [f] in f.fileLine($0) }
+                }
             }
             if let budget = f.budget {
                 // Past the budget, in file order: one error at the first line not analyzed, and
@@ -476,10 +502,10 @@ public final class Analyzer {
             f.summary.stats.inferredTimes += st.inferredTimes
             f.summary.stats.swappedDayMonth += st.swappedDayMonth
             f.summary.stats.invalidUTF8Lines += st.invalidUTF8Lines
-            for l in st.firstUnparsed where f.summary.stats.firstUnparsed.count < 5 { f.summary.stats.firstUnparsed.append(l + lineOffset) }
-            if f.summary.stats.firstInvalidUTF8 == nil, let l = st.firstInvalidUTF8 { f.summary.stats.firstInvalidUTF8 = l + lineOffset }
+            for l in st.firstUnparsed where f.summary.stats.firstUnparsed.count < 5 { f.summary.stats.firstUnparsed.append(f.fileLine(l)) }
+            if f.summary.stats.firstInvalidUTF8 == nil, let l = st.firstInvalidUTF8 { f.summary.stats.firstInvalidUTF8 = f.fileLine(l) }
             for var p in part.problems {
-                p.line = p.line.map { $0 + lineOffset }
+                p.line = p.line.map { [f] in f.fileLine($0) }
                 f.summary.errors.append(p.description)
                 report.errors.append(p)
             }
@@ -543,30 +569,80 @@ public final class Analyzer {
         }
 
         let context = ReadContext(factory: factory, prefilter: prefilter, filter: options.filter,
-                                  maxLineLength: options.maxLineLength)
+                                  maxLineLength: options.maxLineLength,
+                                  foreign: options.forcedFormat == nil ? ForeignFormats(registry.formats) : nil)
+        /// Reads one text stream with `format` as the next input: a file, or the segment of a
+        /// file whose lines `segment` set aside. The lines of yet another format it meets.
+        func readText(_ source: ByteSource, path: String, format: LogFormat, adapts: Bool, segment: ForeignLines? = nil,
+                      context: ReadContext) -> ForeignLines?
+        {
+            let fileIndex = report.inputs.count
+            // Streamed, the events are taken a batch at a time as they are read.
+            var file = beginFile(path: path, format: format)
+            file.segment = segment
+            // The reader stops within 1,024 lines past the budget; its parts are cut at the
+            // budget's line here, as a file read in ranges is.
+            file.budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
+            let result = context.read(source, path: path, format: format, adapts: adapts,
+                                      budget: file.budget,
+                                      cutEvery: streamed == nil && !mayHold ? 0 : self.streamedBatchEvents,
+                                      onPart: { absorbPart($0, fileIndex: fileIndex, into: &file) },
+                                      // Streaming gave up (relay lines): it is read again.
+                                      stops: { streamed?.abandoned != nil }) {
+                recordCount += 1
+                if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
+            }
+            absorbPart(result, fileIndex: fileIndex, into: &file)
+            let foreign = file.foreign
+            file.foreign = nil
+            finishFile(file, path: path, format: format, fileIndex: fileIndex)
+            return foreign
+        }
+        /// Lines of other formats set aside while input `fileIndex` (in `format`) was read: read
+        /// again in the format they show, each as an input of its own after it (a segment of the
+        /// same file, its lines numbered as in the file), up to three formats deep; lines no
+        /// other format reads are the file's unparsed lines after all.
+        func readSegments(_ foreign: ForeignLines?, of fileIndex: Int, format: LogFormat) {
+            var next = foreign.map { ($0, fileIndex, format) }
+            var depth = 0
+            while let (lines, parent, parentFormat) = next, lines.lineCount > 0 {
+                next = nil
+                depth += 1
+                let path = report.inputs[parent].path
+                let detected = lines.head(64 * 1024).withUnsafeBytes { self.detector.detect(head: $0) }?.format
+                let which = lines.described
+                let are = lines.lineCount == 1 ? "is" : "are"
+                guard let detected, detected.kind != .plain, detected.kind != .journalExport, detected.name != parentFormat.name else {
+                    report.inputs[parent].stats.unparsed += lines.lineCount
+                    report.inputs[parent].notes.append("\(which) \(are) like another format's lines but none reads them: counted unparsed")
+                    break
+                }
+                if let streamed {
+                    // One text file streamed: a second input cannot join it; read again whole.
+                    streamed.giveUp("lines of another format in the file")
+                    return
+                }
+                let segmentIndex = report.inputs.count
+                report.inputs[parent].notes.append("\(which) \(are) \(detected.name), not \(parentFormat.name): read as such (input \(segmentIndex + 1))")
+                if lines.lost > 0 {
+                    report.inputs[parent].notes.append("\(lines.lost) lines of another format could not be set aside (no temporary file): not read")
+                }
+                var inner = context
+                if depth >= 3 { inner.foreign = nil }
+                let deeper = readText(lines.source(), path: path, format: detected, adapts: false, segment: lines, context: inner)
+                report.inputs[segmentIndex].segmentOf = parent
+                report.inputs[segmentIndex].notes.insert("\(which) of input \(parent + 1), in another format than its head's", at: 0)
+                next = deeper.map { ($0, segmentIndex, detected) }
+            }
+        }
         var walker = BundleWalker(
             visit: { path, source in
                 let fileIndex = report.inputs.count
                 let (head, whole) = try CROnlyLines.readHead(64 * 1024, from: source)
                 guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return }
                 // Files that fit in the head are too small for an adaptive prefilter to pay off.
-                // Streamed, the events are taken a batch at a time as they are read.
-                var file = beginFile(path: path, format: format)
-                // The reader stops within 1,024 lines past the budget; its parts are cut at the
-                // budget's line here, as a file read in ranges is.
-                file.budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
-                let result = context.read(whole, path: path, format: format,
-                                          adapts: head.count >= 64 * 1024,
-                                          budget: file.budget,
-                                          cutEvery: streamed == nil && !mayHold ? 0 : self.streamedBatchEvents,
-                                          onPart: { absorbPart($0, fileIndex: fileIndex, into: &file) },
-                                          // Streaming gave up (relay lines): it is read again.
-                                          stops: { streamed?.abandoned != nil }) {
-                    recordCount += 1
-                    if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
-                }
-                absorbPart(result, fileIndex: fileIndex, into: &file)
-                finishFile(file, path: path, format: format, fileIndex: fileIndex)
+                let foreign = readText(whole, path: path, format: format, adapts: head.count >= 64 * 1024, context: context)
+                readSegments(foreign, of: fileIndex, format: format)
             },
             report: { error in
                 report.errors.append(error)
@@ -618,7 +694,10 @@ public final class Analyzer {
                 } catch {}
                 results.set(k, &r, take: taker.take)
             }
+            let foreign = file.foreign
+            file.foreign = nil
             finishFile(file, path: path, format: format, fileIndex: fileIndex)
+            readSegments(foreign, of: fileIndex, format: format)
             return true
         }
         /// A big journal file on disk, read as stretches on parallel threads (`JournalCut`),
@@ -1160,6 +1239,8 @@ struct TextResult: Sendable {
     /// Lines read, to number the lines of the next range.
     var lineCount = 0
     var consumed: UInt64 = 0
+    /// Lines of another format than the file's, set aside to be read in theirs.
+    var foreign: ForeignLines?
 }
 
 /// Results of parallel readers, written once per slot; and the adaptive prefilters of
@@ -1236,6 +1317,9 @@ struct ReadContext: Sendable {
     let prefilter: Prefilter
     let filter: JournalFilter
     let maxLineLength: Int
+    /// The formats a line of another layout than its file's is looked for in (nil: not
+    /// looked for, as when the user names the format).
+    var foreign: ForeignFormats?
 
     /// Reads a text stream with `format`, turning recognized records into events. With
     /// `adapts`, the reader has its own copy of the prefilter, which adapts to the words common
@@ -1253,7 +1337,7 @@ struct ReadContext: Sendable {
         let lines = LineReader(source: source, path: path, maxLineLength: maxLineLength)
         let own = adapts ? pool?.take(from: prefilter) ?? prefilter.adaptive() : prefilter
         defer { if let pool, adapts { pool.giveBack(own) } }
-        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: own)
+        let reader = RecordReader(format: format, lines: lines, filter: filter, prefilter: own, foreign: foreign)
         var order = 0
         let interner = Interner()
         var compactor = EventCompactor()
@@ -1337,6 +1421,7 @@ struct ReadContext: Sendable {
         result.problems.append(contentsOf: reader.problems)
         result.lineCount = lines.lineNumber
         result.consumed = lines.consumedOffset
+        result.foreign = reader.foreign
         return result
     }
 

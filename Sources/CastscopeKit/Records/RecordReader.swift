@@ -99,9 +99,18 @@ public final class RecordReader {
     /// Lines the skimmer consumed (for tests: that it ran at all).
     private(set) var skimmedLines = 0
 
+    /// Tells lines of another format (nil: not looked for: a format given by the user, the
+    /// `show` and `tail` readers); `foreign` holds those set aside, to be read in theirs.
+    private let foreignTest: ForeignLineTest?
+    public private(set) var foreign: ForeignLines?
+    /// The last line read was set aside: the lines after it that this format does not read
+    /// (continuations, print() lines) go with it.
+    private var inForeign = false
+
     public init(format: LogFormat, lines: LineReader, filter: JournalFilter = JournalFilter(), prefilter: Prefilter? = nil,
-                skims: Bool = true) {
+                skims: Bool = true, foreign: ForeignFormats? = nil) {
         self.skims = skims
+        foreignTest = foreign.flatMap { ForeignLineTest($0, besides: format) }
         self.format = format
         self.lines = lines
         self.prefilter = prefilter?.isUseful == true ? prefilter : nil
@@ -216,6 +225,7 @@ public final class RecordReader {
                     return (progress.bytes, progress.lines)
                 }
                 if hadPending && progress.records > 0 { try emitPending(sink) }
+                if progress.records > 0 { inForeign = false }
                 stats.lines += progress.lines
                 skimmedLines += progress.lines
                 stats.records += progress.records
@@ -236,6 +246,13 @@ public final class RecordReader {
             if Self.opensCrashReport(line) { wholeLinesLeft = Self.crashReportHeaderLines }
             pendingIrrelevant = false
             if format.kind == .plain {
+                // (In plain text only the lines that show another format are set aside: no
+                // line of plain text ends their run.)
+                if foreignTest != nil, pendingDepth == 0, foreignTest!.starts(line) {
+                    try setAside(line, sink)
+                    inForeign = false
+                    continue
+                }
                 if hasPending && pendingDepth > 0 && pendingJoined < Self.maxJoinedLines {
                     // A dump (dictionary, array, call stack) continues the message that opened it.
                     pending.appendToMessage(line)
@@ -273,6 +290,7 @@ public final class RecordReader {
             }
         }
         try emitPending(sink)
+        if held.count > 0 { countHeld() }
         // print() lines with no timestamped line anywhere: records without a time.
         for var rec in waiting {
             stats.records += 1
@@ -326,6 +344,7 @@ public final class RecordReader {
         }
         if starts {
             if format.continuation == .print { return false }
+            inForeign = false
             try emitPending(sink)
             pendingIrrelevant = true
             // (a dump the record before left open ends with it)
@@ -391,7 +410,11 @@ public final class RecordReader {
             }
             break
         }
-        if matched { return }
+        if matched {
+            inForeign = false
+            return
+        }
+        if foreignTest != nil, pendingDepth == 0, inForeign || foreignTest!.starts(line) { return try setAside(line, sink) }
         switch format.continuation {
         case .join where hasPending:
             pending.appendToMessage(line)
@@ -432,9 +455,61 @@ public final class RecordReader {
                 skipped(line)
                 return
             }
-            stats.unparsed += 1
-            if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
+            if foreignTest != nil { return holdUnparsed(line) }
+            countUnparsed(lines.lineNumber)
         }
+    }
+
+    private func countUnparsed(_ line: Int) {
+        stats.unparsed += 1
+        if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(line) }
+    }
+
+    /// An unparsed line is held while the lines after it are unparsed too: when a line of
+    /// another format follows them, they go with it (an Xcode console's print() lines before
+    /// its first NSLog line); otherwise they are counted.
+    private func holdUnparsed(_ line: UnsafeRawBufferPointer) {
+        let number = lines.lineNumber
+        if held.count > 0 && (held.first + held.count != number || held.count >= Self.maxHeldUnparsed) { countHeld() }
+        if held.count == 0 { held.first = number }
+        held.count += 1
+        held.bytes.append(contentsOf: line)
+        held.bytes.append(0x0A)
+    }
+
+    private func countHeld() {
+        for k in 0..<held.count { countUnparsed(held.first + k) }
+        held = (0, 0, [])
+    }
+
+    /// Unparsed lines held (`holdUnparsed`): the first's number, how many, their bytes.
+    private var held: (first: Int, count: Int, bytes: [UInt8]) = (0, 0, [])
+    static let maxHeldUnparsed = 256
+
+    /// Sets a line of another format aside (`ForeignLines`); the record before it ends.
+    private func setAside(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
+        try emitPending(sink)
+        pendingIrrelevant = false
+        pendingJoined = 0
+        if foreign == nil { foreign = ForeignLines() }
+        if held.count > 0 {
+            if held.first + held.count == lines.lineNumber {
+                var k = held.first
+                held.bytes.withUnsafeBytes { all in
+                    var start = 0
+                    for i in all.indices where all[i] == 0x0A {
+                        foreign!.append(UnsafeRawBufferPointer(rebasing: all[start..<i]), number: k)
+                        k += 1
+                        start = i + 1
+                    }
+                }
+                held = (0, 0, [])
+            } else {
+                countHeld()
+            }
+        }
+        foreign!.append(line, number: lines.lineNumber)
+        inForeign = true
     }
 
     /// The message ends with an opening bracket: a dump follows on the next lines.
@@ -629,7 +704,15 @@ public final class RecordReader {
                 continue
             }
             if isSkippable(line) { skipped(line); continue }
-            if let p = unwrap(line) {
+            let p = unwrap(line)
+            // A text line of another format (not an object): set aside, with the lines after it
+            // up to the next object (and the unparsed lines just before it).
+            if foreignTest != nil, p?.first != UInt8(ascii: "{"), scratch.isEmpty {
+                if inForeign || foreignTest!.starts(line) { try setAside(line, sink) } else { holdUnparsed(line) }
+                continue
+            }
+            inForeign = false
+            if let p {
                 try object(p, sink)
             } else if !scratch.isEmpty {
                 let copy = scratch
@@ -638,6 +721,7 @@ public final class RecordReader {
                 unparsed()
             }
         }
+        if held.count > 0 { countHeld() }
     }
 
     /// The first byte of the value of `p`'s message member (after its quoted key, `:` and white
@@ -669,10 +753,7 @@ public final class RecordReader {
         !format.isJournal || valueStart() != UInt8(ascii: "[")
     }
 
-    func unparsed() {
-        stats.unparsed += 1
-        if stats.firstUnparsed.count < 5 { stats.firstUnparsed.append(lines.lineNumber) }
-    }
+    func unparsed() { countUnparsed(lines.lineNumber) }
 
     /// Apple's `--style json`: one array of pretty-printed objects. A streaming byte-level
     /// reader: it tracks strings, escapes and nesting depth, so nested objects (every current

@@ -151,7 +151,7 @@ public enum HTMLReport {
         b.append("</code></p>\n<p class=\"sum\">")
         b.counted(count, "session")
         b.append(" from ")
-        b.counted(r.inputs.count, "file")
+        b.counted(r.fileCount, "file")
         b.append(", ")
         b.int(r.eventCount)
         b.append(" recognized lines ")

@@ -79,7 +79,7 @@ public enum JSONReport {
         w.close(array: true)
         w.string("generatedAt", provenance.generatedText)
         w.close()
-        w.int("files", r.inputs.count)
+        w.int("files", r.fileCount)
         w.int("events", r.eventCount)
         let tally = r.tally
         w.int("sessions", tally.count)

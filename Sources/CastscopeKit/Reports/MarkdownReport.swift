@@ -177,7 +177,7 @@ public enum MarkdownReport {
         }
         head += "**\(plural(tally.count, "session"))**"
         if !outcomes.isEmpty { head += " (" + outcomes.joined(separator: ", ") + ")" }
-        head += " from \(plural(r.inputs.count, "file"))"
+        head += " from \(plural(r.fileCount, "file"))"
         if !r.errors.isEmpty { head += ", **\(plural(r.errors.count, "input error"))**" }
         let findings = r.findingTally
         if findings.count > 0 {

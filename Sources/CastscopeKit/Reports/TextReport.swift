@@ -285,7 +285,7 @@ public struct TextReport {
             let n = tally.outcomes[o] ?? 0
             if n > 0 { outcomes.append("\(n) \(paint(o.rawValue, outcomeColor(o)))") }
         }
-        let nFiles = r.inputs.count
+        let nFiles = r.fileCount
         out += bold("castscope") + ": \(nFiles) file\(nFiles == 1 ? "" : "s"), \(r.eventCount) recognized lines, "
         if r.filteredOut > 0 { out += "\(r.filteredOut) more outside --since/--until, " }
         out += "\(tally.count) session\(tally.count == 1 ? "" : "s")"
