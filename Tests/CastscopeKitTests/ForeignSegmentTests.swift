@@ -149,6 +149,26 @@ struct ForeignSegmentTests {
         #expect(cited > 12)
     }
 
+    @Test("a file's segment is a row of its own in castscope_inputs (ids apart, one file's path)")
+    func segmentRowsApart() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let device = try String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+        let url = dir.appendingPathComponent("ticket.txt")
+        try (device + relayShortISO()).write(to: url, atomically: true, encoding: .utf8)
+        let r = try analyze([url.path])
+        #expect(r.inputs.count == 2)
+        var b = ClickHouseRowBuffer()
+        ClickHouseRows(bundleId: "b", version: 1).inputs(r, into: &b)
+        let rows = String(decoding: b.bytes, as: UTF8.self).split(separator: "\n").map {
+            try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(rows.count == 2)
+        #expect(Set(rows.map { $0["InputId"] as! String }).count == 2)
+        #expect(Set(rows.map { $0["Path"] as! String }) == [url.path])
+        #expect(rows.map { $0["Format"] as! String } == ["apple-default", "journal-short-iso"])
+    }
+
     @Test("a format the user names is not second-guessed: the other lines stay unparsed")
     func namedFormatKeepsItsLines() throws {
         let dir = try temporaryDirectory()

@@ -481,7 +481,9 @@ public struct ClickHouseRows {
         let analyzedAt = bundleTime ?? Self.bundleTime(r)
         for i in r.inputs {
             b.begin()
-            b.string("InputId", Digest128.of(bundleId, i.path))
+            // A segment of a file (its lines in another format) has the file's path: its format
+            // tells its row from the file's.
+            b.string("InputId", i.segmentOf == nil ? Digest128.of(bundleId, i.path) : Digest128.of(bundleId, i.path, i.format ?? ""))
             b.string("BundleId", bundleId)
             b.dateTime("Timestamp", analyzedAt)
             b.string("Path", i.path)
