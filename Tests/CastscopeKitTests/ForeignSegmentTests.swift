@@ -169,6 +169,25 @@ struct ForeignSegmentTests {
         #expect(rows.map { $0["Format"] as! String } == ["apple-default", "journal-short-iso"])
     }
 
+    @Test("a `log show --style json` array with text pasted after it")
+    func textAfterJSONArray() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ndjson = try String(contentsOf: packageRoot.appendingPathComponent("samples/sendbird-call-ended/log-show.ndjson"), encoding: .utf8)
+        let objects = ndjson.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["eventMessage"] != nil }
+        let array = String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted]), as: UTF8.self) + "\n"
+        let relay = try relayShortISO()
+        let (a, b, ab) = (dir.appendingPathComponent("a.json"), dir.appendingPathComponent("b.txt"), dir.appendingPathComponent("ab.txt"))
+        try array.write(to: a, atomically: true, encoding: .utf8)
+        try relay.write(to: b, atomically: true, encoding: .utf8)
+        try (array + relay).write(to: ab, atomically: true, encoding: .utf8)
+        let together = try analyze([ab.path])
+        #expect(together.inputs.map(\.format) == ["apple-json", "journal-short-iso"])
+        #expect(try gist(together) == gist(analyze([a.path, b.path])))
+    }
+
     @Test("a format the user names is not second-guessed: the other lines stay unparsed")
     func namedFormatKeepsItsLines() throws {
         let dir = try temporaryDirectory()

@@ -776,9 +776,17 @@ public final class RecordReader {
                 let structural = first == UInt8(ascii: "[") || first == UInt8(ascii: "{") || first == UInt8(ascii: "]")
                     || first == UInt8(ascii: ",") || first == UInt8(ascii: "}")
                 if !structural {
-                    if isSkippable(line) { skipped(line) } else { unparsed() }
+                    if isSkippable(line) {
+                        skipped(line)
+                    } else if foreignTest != nil {
+                        // (another paste after the array, or before it)
+                        if inForeign || foreignTest!.starts(line) { try setAside(line, sink) } else { holdUnparsed(line) }
+                    } else {
+                        unparsed()
+                    }
                     continue
                 }
+                inForeign = false
             }
             var stray = false
             var objects = 0
@@ -855,6 +863,7 @@ public final class RecordReader {
             // A stray `}` or text outside any object, with no object on the line: not JSON.
             if stray && objects == 0 && depth == 0 { unparsed() }
         }
+        if held.count > 0 { countHeld() }
         if depth > 0 {
             problems.append(InputError(path: lines.path, line: startLine, "JSON array ends inside a record (truncated export)"))
         }
