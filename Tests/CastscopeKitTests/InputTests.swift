@@ -233,6 +233,11 @@ struct InputTests {
             + "last line without a newline"
         #expect(ComposePrefixSource.detect(Array(text.utf8)))
         #expect(!ComposePrefixSource.detect(Array("2026-03-12 10:00:00 a | b\nplain words | here\n".utf8)))
+        // Two lines inside a Markdown fence, as copied from an issue (livekit/livekit#2787): the
+        // fences are not lines of the log.
+        let fenced = "```bash\nlivekit-livekit-1  | 2024-06-13T07:15:12.868Z\tINFO\tlivekit\trtc/participant.go:829\tparticipant closing\n"
+            + "livekit-livekit-1  | 2024-06-13T07:15:25.088Z\tINFO\tlivekit\trtc/room.go:100\troom closing\n```\n"
+        #expect(ComposePrefixSource.detect(Array(fenced.utf8)))
         // Read through sources that hand out 1, 7 and 4096 bytes at a time, into buffers of 1, 3 and 64 KB.
         for chunk in [1, 7, 4096] {
             for size in [1, 3, 65536] {
@@ -255,6 +260,36 @@ struct InputTests {
         #expect((r["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String } == ["orphan-relay-session"])
         let text2 = try castscope(["analyze", "--no-color", dir.path]).stdout
         #expect(text2.contains("compose.log:5"), "\(text2)")
+    }
+}
+
+/// A Console.app copy from a Mac in Japanese, with the time-zone column shown (the
+/// cinderella-project/iMast#138 paste): its times were lost (read as plain text).
+@Suite("Console.app copies")
+struct ConsoleCopyTests {
+    @Test("localized type names and a zone after a space: console-copy, times and zone kept")
+    func localizedWithZone() throws {
+        let text = "エラー\t19:43:57.810276 +0900\tiMast\tHub connection error Error Domain=NSCocoaErrorDomain Code=4097\n"
+            + "デフォルト\t19:43:57.811757 +0900\tiMast\tHOST: Failed to load remote view controller\n"
+            + "デフォルト\t19:43:58.249245 +0900\tReportCrash\tFormulating report for corpse[6113] iMastShare\n"
+        let registry = try ParserRegistry.builtin()
+        let detected = Array(text.utf8).withUnsafeBytes { FormatDetector(formats: registry.formats).detect(head: $0) }
+        #expect(detected?.format.name == "console-copy")
+        func read(_ text: String) throws -> [(process: String?, offset: Int?, second: Int?)] {
+            let reader = RecordReader(format: try #require(registry.format(named: "console-copy")),
+                                      lines: LineReader(source: MemorySource(text), path: "t"))
+            var out: [(String?, Int?, Int?)] = []
+            try reader.run { out.append(($0.string(.process), $0.time?.offset, $0.time?.secondOfDay)) }
+            return out
+        }
+        let recs = try read(text)
+        #expect(recs.count == 3)
+        #expect(recs.first?.process == "iMast")
+        #expect(recs.allSatisfy { $0.offset == 9 * 3600 })
+        #expect(recs.last?.second == 19 * 3600 + 43 * 60 + 58)
+        // Not a zone: a sign without four digits after it, or followed by more text in the column.
+        #expect(try read("Error\t12:00:00 -01\tProc\tmessage\n").allSatisfy { $0.offset == nil })
+        #expect(try read("Error\t12:00:00 +0100x\tProc\tmessage\n").allSatisfy { $0.offset == nil })
     }
 }
 

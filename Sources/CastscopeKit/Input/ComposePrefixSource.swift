@@ -38,7 +38,9 @@ public final class ComposePrefixSource: ByteSource {
         for i in bytes.indices where bytes[i] == 0x0A {
             let line = bytes[start..<i]
             start = i + 1
-            guard !line.isEmpty else { continue }
+            // (nor a Markdown fence around a paste copied from an issue: in a paste of two lines
+            // the fences were half of the lines)
+            guard !line.isEmpty, !line.starts(with: "```".utf8), !line.starts(with: "~~~".utf8) else { continue }
             lines += 1
             if case .prefix = classify(line) { prefixed += 1 }
         }

@@ -245,6 +245,15 @@ enum BuiltinParsers {
         "process": "JitsiMeetSDK",
         "message": "[modules/RTC/JitsiRemoteTrack.js] New remote track added: RemoteTrack[userID: 94dbf03c, type: audio]"
       }
+    },
+    {
+      "line": "エラー\t19:43:57.810276 +0900\tiMast\tHub connection error Error Domain=NSCocoaErrorDomain Code=4097 \"connection to service named jp.pronama.imast.iMastShare\"",
+      "expect": {
+        "time": "2000-01-01T19:43:57.810276+09:00",
+        "level": "エラー",
+        "process": "iMast",
+        "message": "Hub connection error Error Domain=NSCocoaErrorDomain Code=4097 \"connection to service named jp.pronama.imast.iMastShare\""
+      }
     }
   ]
 }

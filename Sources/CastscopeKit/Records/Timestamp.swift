@@ -320,7 +320,16 @@ enum TimeScan {
     /// `HH:MM:SS[.f][±HHMM]` (Console.app copy: no date).
     static func timeOfDay(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
         guard let j = clock(p, i, into: &t) else { return nil }
-        return zone(p, j, into: &t)
+        let k = zone(p, j, into: &t)
+        // Console.app with its time-zone column shown writes a space before the zone
+        // (`19:43:57.810276 +0900`): taken when four digits follow the sign and a TAB, a space or
+        // the line's end follows them.
+        if k == j, j + 6 <= p.count, p[j] == 0x20, p[j + 1] == UInt8(ascii: "+") || p[j + 1] == UInt8(ascii: "-"),
+            digits(p, j + 2, 4) != nil, j + 6 == p.count || p[j + 6] == 0x09 || p[j + 6] == 0x20
+        {
+            return zone(p, j + 1, into: &t)
+        }
+        return k
     }
 }
 
