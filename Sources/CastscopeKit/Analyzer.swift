@@ -624,9 +624,6 @@ public final class Analyzer {
                 }
                 let segmentIndex = report.inputs.count
                 report.inputs[parent].notes.append("\(which) \(are) \(detected.name), not \(parentFormat.name): read as such (input \(segmentIndex + 1))")
-                if lines.lost > 0 {
-                    report.inputs[parent].notes.append("\(lines.lost) lines of another format could not be set aside (no temporary file): not read")
-                }
                 var inner = context
                 if depth >= 3 { inner.foreign = nil }
                 let deeper = readText(lines.source(), path: path, format: detected, adapts: false, segment: lines, context: inner)

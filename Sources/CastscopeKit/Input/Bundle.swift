@@ -174,11 +174,12 @@ public struct BundleWalker {
 
     /// Text read through a source of its own, by one reader (never in ranges, nor streamed
     /// as it is read): terminal colours (`TerminalEscapeSource`), docker compose output
-    /// (`ComposePrefixSource`), Markdown notes (`MarkdownSource`), Xcode's console with metadata.
+    /// (`ComposePrefixSource`), Markdown notes (`MarkdownSource`), Xcode's console with metadata,
+    /// lines broken at a terminal's width (`HardWrapSource`).
     static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
-            || QuotedLinesSource.detect(head) != nil
+            || QuotedLinesSource.detect(head) != nil || HardWrapSource.detect(head) != nil
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
@@ -248,6 +249,11 @@ public struct BundleWalker {
                     text = QuotedLinesSource(text, prefix: prefix)
                     head = QuotedLinesSource.stripped(head, prefix: prefix)
                 }
+                // Long lines broken at a terminal's width: joined again (told from more lines than
+                // the other layouts: a syslog may wrap a line in a hundred).
+                let (wrapHead, whole) = try readHead(HardWrapSource.headBytes, from: text)
+                text = whole
+                if let width = HardWrapSource.detect(wrapHead) { text = HardWrapSource(text, width: width) }
                 if ComposePrefixSource.detect(head) {
                     // `docker compose logs`: the service's name off each line.
                     try visit(path, ComposePrefixSource(text))

@@ -171,12 +171,14 @@ func handOut(_ bytes: [UInt8], from position: inout Int, into buffer: UnsafeMuta
     return n
 }
 
-/// Everything `source` gives, to its end or its first error (a head put through a source of
+/// What `source` gives (at most `limit` bytes), to its end or its first error (a head put through a source of
 /// its own: what that source makes of a file's first bytes).
-func drained(_ source: ByteSource) -> [UInt8] {
+func drained(_ source: ByteSource, limit: Int = .max) -> [UInt8] {
     var out: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
-    while let n = try? buffer.withUnsafeMutableBytes({ try source.read(into: $0) }), n > 0 { out += buffer[0..<n] }
+    while out.count < limit, let n = try? buffer.withUnsafeMutableBytes({ try source.read(into: $0) }), n > 0 {
+        out += buffer[0..<min(n, limit - out.count)]
+    }
     return out
 }
 

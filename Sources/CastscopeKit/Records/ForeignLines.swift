@@ -153,16 +153,14 @@ public final class ForeignLines: @unchecked Sendable {
     private var bytes: [UInt8] = []
     private var fd: Int32 = -1
     private var written: Int64 = 0
-    /// No temporary file could be made: the lines stay in memory.
+    /// No temporary file could be made or written (a full disk): the lines from then on stay
+    /// in memory (`bytes`, after the `written` ones).
     private var inMemoryOnly = false
     /// Each run of consecutive lines: its first line here (1-based) and in the file.
     private var runs: [(here: Int, line: Int)] = []
     public private(set) var lineCount = 0
     /// The longest line, to read them back with a buffer that holds it.
     private var longest = 0
-    /// A line was not set aside (no temporary file could be written): counted only.
-    public private(set) var lost = 0
-
     init() {}
 
     /// Sets aside line `number` of the file.
@@ -182,7 +180,6 @@ public final class ForeignLines: @unchecked Sendable {
     /// line numbers as `fileLine` gives them.
     func append(_ other: ForeignLines, fileLine: (Int) -> Int) {
         other.forEachLine { line, number in append(line, number: fileLine(number)) }
-        lost += other.lost
     }
 
     /// The file's line number of line `here` (1-based) of these.
@@ -207,20 +204,14 @@ public final class ForeignLines: @unchecked Sendable {
     }
 
     /// Up to `n` bytes from the start (the head a format is detected from).
-    func head(_ n: Int) -> [UInt8] {
-        guard fd >= 0 else { return Array(bytes.prefix(n)) }
-        spill()
-        var out = [UInt8](repeating: 0, count: n)
-        let got = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, n, 0) }
-        out.removeLast(n - max(0, got))
-        return out
-    }
+    func head(_ n: Int) -> [UInt8] { drained(source(), limit: n) }
 
-    /// The lines, as a source to read them from again.
+    /// The lines, as a source to read them from again: those written to the temporary file,
+    /// then those in memory.
     func source() -> ByteSource {
-        guard fd >= 0 else { return MemorySource(bytes) }
-        spill()
-        return SpilledSource(fd: fd, size: written)
+        if !inMemoryOnly { spill() }
+        guard written > 0 else { return MemorySource(bytes) }
+        return SpilledSource(fd: fd, size: written, then: MemorySource(bytes))
     }
 
     private func forEachLine(_ body: (UnsafeRawBufferPointer, Int) -> Void) {
@@ -233,33 +224,36 @@ public final class ForeignLines: @unchecked Sendable {
     private func spill() {
         if fd < 0 {
             fd = unlinkedTemporaryFile("foreign")
-            // Kept in memory after all: better than losing the lines.
             guard fd >= 0 else { inMemoryOnly = true; return }
         }
         guard !bytes.isEmpty else { return }
         if bytes.withUnsafeBytes({ pwriteAll(fd, $0, at: written) }) {
             written += Int64(bytes.count)
+            bytes.removeAll(keepingCapacity: true)
         } else {
-            lost += bytes.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            // Kept in memory after all: better than losing the lines (or their numbers).
+            inMemoryOnly = true
         }
-        bytes.removeAll(keepingCapacity: true)
     }
 
     deinit { if fd >= 0 { close(fd) } }
 }
 
-/// Reads the spilled lines back with pread(2) (the file stays open for `ForeignLines`).
+/// Reads the spilled lines back with pread(2) (the file stays open for `ForeignLines`), then
+/// what `then` holds.
 private final class SpilledSource: ByteSource {
     private let fd: Int32
     private let size: Int64
-    private(set) var consumedOffset: UInt64 = 0
-    init(fd: Int32, size: Int64) { (self.fd, self.size) = (fd, size) }
+    private let then: ByteSource
+    private var offset: Int64 = 0
+    var consumedOffset: UInt64 { UInt64(offset) + then.consumedOffset }
+    init(fd: Int32, size: Int64, then: ByteSource) { (self.fd, self.size, self.then) = (fd, size, then) }
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let left = Int(size - Int64(consumedOffset))
-        guard left > 0, let base = buffer.baseAddress else { return 0 }
-        let n = pread(fd, base, min(left, buffer.count), off_t(consumedOffset))
-        guard n > 0 else { return 0 }
-        consumedOffset += UInt64(n)
+        let left = Int(size - offset)
+        guard left > 0, let base = buffer.baseAddress, buffer.count > 0 else { return try then.read(into: buffer) }
+        let n = pread(fd, base, min(left, buffer.count), off_t(offset))
+        guard n > 0 else { return try then.read(into: buffer) }
+        offset += Int64(n)
         return n
     }
 }

@@ -1,0 +1,187 @@
+/// A paste whose long lines were broken at a fixed width: copied out of a terminal that wraps
+/// (tmux's and screen's copy modes, a narrow window), or put through `fold -w`. Each record
+/// longer than the width became a line of exactly that width and the rest of it on the lines
+/// after, so a `log show` export or a `journalctl` paste lost every record whose layout was cut
+/// (nothing recognized) and an Xcode console every message cut in two.
+///
+/// `detect` finds the width in a file's first 64 KB: the longest line (60 characters or more),
+/// when at least two lines are exactly that long, two of them begin with a time (a timed
+/// layout's records), four in five of them are followed by a line that does not begin with a
+/// time (a record's continuation, not the next record), and they end, and the lines after them
+/// begin, in more than one way (a terminal cuts records anywhere). This source then joins a
+/// line of that width with the lines after it that do not begin with a time, and leaves an empty
+/// line in place of each line it joined (line numbers stay the file's; readers skip empty lines).
+/// Widths are counted in characters (UTF-8 sequences; a TAB to the next multiple of 8), as a
+/// terminal counts columns for all but wide (CJK) characters. Streaming, in bounded memory: at
+/// most `maxJoined` lines make one.
+public final class HardWrapSource: ByteSource {
+    private let source: ByteSource
+    private let width: Int
+    private var input = [UInt8](repeating: 0, count: 64 << 10)
+    private var inPos = 0
+    private var inEnd = 0
+    private var eof = false
+    /// The physical line being read (up to its newline).
+    private var line: [UInt8] = []
+    /// The record being put together from its physical lines, how many lines were joined to its
+    /// first, and whether the last of them filled the width (the record may go on).
+    private var record: [UInt8] = []
+    private var hasRecord = false
+    private var joined = 0
+    private var lastFull = false
+    private var out: [UInt8] = []
+    private var outPos = 0
+    static let maxJoined = 64
+    /// The bytes `detect` looks at.
+    public static let headBytes = 64 << 10
+    static let maxLineBytes = 1 << 20
+
+    public init(_ source: ByteSource, width: Int) {
+        self.source = source
+        self.width = width
+    }
+
+    public var consumedOffset: UInt64 { source.consumedOffset }
+
+    /// The width the lines of `head` (a file's first bytes) were broken at, or nil.
+    public static func detect(_ head: [UInt8]) -> Int? {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        for i in head.indices where head[i] == 0x0A {
+            var end = i
+            if end > start, head[end - 1] == 0x0D { end -= 1 }
+            lines.append(head[start..<end])
+            start = i + 1
+        }
+        let widths = lines.map { columns($0) }
+        guard let width = widths.max(), width >= 60, width <= 1024 else { return nil }
+        var full = 0
+        var timed = 0
+        var continued = 0
+        // Where the lines of that width end, and the lines after them: a terminal cuts records
+        // anywhere, so both differ; the longest record of each of several `log show` exports
+        // pasted one after the other is the same record, and its footer follows it each time.
+        var ends = Set<ArraySlice<UInt8>>()
+        var rests = Set<ArraySlice<UInt8>>()
+        for k in lines.indices where widths[k] == width {
+            full += 1
+            ends.insert(lines[k].suffix(16))
+            if startsRecord(lines[k]) { timed += 1 }
+            if k + 1 < lines.count, !lines[k + 1].isEmpty, !startsRecord(lines[k + 1]) {
+                continued += 1
+                rests.insert(lines[k + 1].prefix(16))
+            }
+        }
+        // (Records with times only: an untimed paste's lines, or `journalctl -o export`'s
+        // `FIELD=value` lines, give no way to tell a record's rest from the next record.)
+        guard full >= 2, timed >= 2, continued >= 2, continued * 5 >= full * 4, ends.count >= 2, rests.count >= 2 else { return nil }
+        return width
+    }
+
+    /// Characters a terminal shows for `line`: a UTF-8 sequence is one, a TAB goes to the next
+    /// multiple of 8.
+    static func columns(_ line: ArraySlice<UInt8>) -> Int {
+        var n = 0
+        for b in line {
+            if b == 0x09 {
+                n = (n / 8 + 1) * 8
+            } else if b & 0xC0 != 0x80 {
+                n += 1
+            }
+        }
+        return n
+    }
+
+    /// Whether `line` begins as a record of a timed layout does (a date, a time of day, `<PRI>`,
+    /// a Console.app row's type and time, journalctl's `-- …` lines): then it is not the rest of
+    /// the line before it.
+    static func startsRecord(_ line: ArraySlice<UInt8>) -> Bool {
+        guard let first = line.first else { return true }
+        return Array(line.prefix(48)).withUnsafeBytes { p -> Bool in
+            let base = p.baseAddress!
+            let n = p.count
+            if ISODate.starts(base, n) || BSDDate.starts(base, n) || Clock.starts(base, n) { return true }
+            if first == UInt8(ascii: "<"), n > 2, p[1] &- 0x30 < 10 { return true }
+            if first == UInt8(ascii: "-"), n > 2, p[1] == UInt8(ascii: "-"), p[2] == 0x20 { return true }
+            // `default<TAB>11:35:41.397185+0100<TAB>…`, `<TAB>18:16:46.520<TAB>…`
+            if let tab = p.prefix(16).firstIndex(of: 0x09), tab + 1 < n {
+                return Clock.starts(base + tab + 1, n - tab - 1)
+            }
+            return false
+        }
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while outPos == out.count {
+            out.removeAll(keepingCapacity: true)
+            outPos = 0
+            if eof { return 0 }
+            try step()
+        }
+        let n = min(buffer.count, out.count - outPos)
+        out.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + outPos, byteCount: n) }
+        outPos += n
+        return n
+    }
+
+    /// Reads input up to the next whole line and takes it (at the end, what is left).
+    private func step() throws {
+        while true {
+            if inPos == inEnd {
+                let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
+                if n == 0 {
+                    if !line.isEmpty { take(line, newline: false) }
+                    line = []
+                    flush()
+                    eof = true
+                    return
+                }
+                inPos = 0
+                inEnd = n
+            }
+            if let nl = input[inPos..<inEnd].firstIndex(of: 0x0A) {
+                if line.count < Self.maxLineBytes { line.append(contentsOf: input[inPos..<min(nl, inPos + Self.maxLineBytes - line.count)]) }
+                inPos = nl + 1
+                take(line, newline: true)
+                line.removeAll(keepingCapacity: true)
+                return
+            }
+            if line.count < Self.maxLineBytes { line.append(contentsOf: input[inPos..<min(inEnd, inPos + Self.maxLineBytes - line.count)]) }
+            inPos = inEnd
+        }
+    }
+
+    /// Whether the record ends with a newline (the file's last line may not).
+    private var recordNewline = true
+
+    private func take(_ l: [UInt8], newline: Bool) {
+        var body = l[...]
+        if body.last == 0x0D { body = body.dropLast() }
+        let full = Self.columns(body) == width
+        if hasRecord, lastFull, !body.isEmpty, joined < Self.maxJoined, !Self.startsRecord(body) {
+            if record.last == 0x0D { record.removeLast() }
+            record.append(contentsOf: l)
+            joined += 1
+            lastFull = full
+            recordNewline = newline
+            return
+        }
+        flush()
+        record.append(contentsOf: l)
+        hasRecord = true
+        joined = 0
+        lastFull = full
+        recordNewline = newline
+    }
+
+    /// Hands on the record, then an empty line for each line joined to it.
+    private func flush() {
+        guard hasRecord else { return }
+        out.append(contentsOf: record)
+        if recordNewline { out.append(0x0A) }
+        for _ in 0..<joined { out.append(0x0A) }
+        record.removeAll(keepingCapacity: true)
+        hasRecord = false
+        joined = 0
+    }
+}
