@@ -15,14 +15,9 @@
 /// terminal counts columns for all but wide (CJK) characters. Streaming, in bounded memory: at
 /// most `maxJoined` lines make one.
 public final class HardWrapSource: ByteSource {
-    private let source: ByteSource
+    private var lines: LineInput
     private let width: Int
-    private var input = [UInt8](repeating: 0, count: 64 << 10)
-    private var inPos = 0
-    private var inEnd = 0
     private var eof = false
-    /// The physical line being read (up to its newline).
-    private var line: [UInt8] = []
     /// The record being put together from its physical lines, how many lines were joined to its
     /// first, and whether the last of them filled the width (the record may go on).
     private var record: [UInt8] = []
@@ -37,11 +32,11 @@ public final class HardWrapSource: ByteSource {
     static let maxLineBytes = 1 << 20
 
     public init(_ source: ByteSource, width: Int) {
-        self.source = source
+        lines = LineInput(source, maxBytes: Self.maxLineBytes)
         self.width = width
     }
 
-    public var consumedOffset: UInt64 { source.consumedOffset }
+    public var consumedOffset: UInt64 { lines.source.consumedOffset }
 
     /// The width the lines of `head` (a file's first bytes) were broken at, or nil.
     public static func detect(_ head: [UInt8]) -> Int? {
@@ -118,37 +113,17 @@ public final class HardWrapSource: ByteSource {
             if eof { return 0 }
             try step()
         }
-        let n = min(buffer.count, out.count - outPos)
-        out.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + outPos, byteCount: n) }
-        outPos += n
-        return n
+        return handOut(out, from: &outPos, into: buffer)
     }
 
     /// Reads input up to the next whole line and takes it (at the end, what is left).
     private func step() throws {
-        while true {
-            if inPos == inEnd {
-                let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
-                if n == 0 {
-                    if !line.isEmpty { take(line, newline: false) }
-                    line = []
-                    flush()
-                    eof = true
-                    return
-                }
-                inPos = 0
-                inEnd = n
-            }
-            if let nl = input[inPos..<inEnd].firstIndex(of: 0x0A) {
-                if line.count < Self.maxLineBytes { line.append(contentsOf: input[inPos..<min(nl, inPos + Self.maxLineBytes - line.count)]) }
-                inPos = nl + 1
-                take(line, newline: true)
-                line.removeAll(keepingCapacity: true)
-                return
-            }
-            if line.count < Self.maxLineBytes { line.append(contentsOf: input[inPos..<min(inEnd, inPos + Self.maxLineBytes - line.count)]) }
-            inPos = inEnd
+        guard let (l, newline) = try lines.next() else {
+            flush()
+            eof = true
+            return
         }
+        take(l, newline: newline)
     }
 
     /// Whether the record ends with a newline (the file's last line may not).

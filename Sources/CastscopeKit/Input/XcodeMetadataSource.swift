@@ -17,13 +17,8 @@
 /// Bounded memory: an entry of more than `maxEntryLines` lines is handed on line by line
 /// without metadata, and at most `maxHeldBytes` wait for a time.
 public final class XcodeMetadataSource: ByteSource {
-    private let source: ByteSource
-    private var input = [UInt8](repeating: 0, count: 64 << 10)
-    private var inPos = 0
-    private var inEnd = 0
+    private var lines: LineInput
     private var eof = false
-    /// The line being read (up to its newline).
-    private var line: [UInt8] = []
     /// The current entry's message lines.
     private var message: [[UInt8]] = []
     private var messageBytes = 0
@@ -46,9 +41,9 @@ public final class XcodeMetadataSource: ByteSource {
     static let maxHeldBytes = 4 << 20
     static let maxLineBytes = 1 << 20
 
-    public init(_ source: ByteSource) { self.source = source }
+    public init(_ source: ByteSource) { lines = LineInput(source, maxBytes: Self.maxLineBytes) }
 
-    public var consumedOffset: UInt64 { source.consumedOffset }
+    public var consumedOffset: UInt64 { lines.source.consumedOffset }
 
     /// Whether `head` (a file's first bytes) holds a metadata line (`Type: Notice | Timestamp: …`,
     /// or `Timestamp: … | Process: …` when the type is not shown).
@@ -123,29 +118,12 @@ public final class XcodeMetadataSource: ByteSource {
 
     /// Reads input up to the next whole line and deals with it (at the end, with what is left).
     private func step() throws {
-        while true {
-            if inPos == inEnd {
-                let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
-                if n == 0 {
-                    if !line.isEmpty { take(line) ; line = [] }
-                    finish()
-                    eof = true
-                    return
-                }
-                inPos = 0
-                inEnd = n
-            }
-            if let nl = input[inPos..<inEnd].firstIndex(of: 0x0A) {
-                if line.count < Self.maxLineBytes { line.append(contentsOf: input[inPos..<min(nl, inPos + Self.maxLineBytes - line.count)]) }
-                inPos = nl + 1
-                let l = line
-                line = []
-                take(l)
-                return
-            }
-            if line.count < Self.maxLineBytes { line.append(contentsOf: input[inPos..<min(inEnd, inPos + Self.maxLineBytes - line.count)]) }
-            inPos = inEnd
+        guard let (l, _) = try lines.next() else {
+            finish()
+            eof = true
+            return
         }
+        take(l)
     }
 
     private func take(_ l: [UInt8]) {
