@@ -88,6 +88,11 @@ struct ForeignSegmentTests {
         #expect(pairs >= 70)
     }
 
+    /// A file of `samples/`, as text.
+    func sample(_ path: String) throws -> String {
+        try String(contentsOf: packageRoot.appendingPathComponent("samples/" + path), encoding: .utf8)
+    }
+
     /// The relay sample's journal as `journalctl -o short-iso` prints it.
     func relayShortISO() throws -> String {
         let journal = packageRoot.appendingPathComponent("samples/relay/relay.journal").path
@@ -106,7 +111,7 @@ struct ForeignSegmentTests {
     func relayAfterDeviceLog() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let device = try String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+        let device = try sample("healthy-jitsi/sysdiagnose-log-show.txt")
         let relay = try relayShortISO()
         #expect(relay.contains("broadcast-relay"))
         let (d, r, both) = (dir.appendingPathComponent("device.txt"), dir.appendingPathComponent("relay.txt"), dir.appendingPathComponent("ticket.txt"))
@@ -153,7 +158,7 @@ struct ForeignSegmentTests {
     func segmentRowsApart() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let device = try String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+        let device = try sample("healthy-jitsi/sysdiagnose-log-show.txt")
         let url = dir.appendingPathComponent("ticket.txt")
         try (device + relayShortISO()).write(to: url, atomically: true, encoding: .utf8)
         let r = try analyze([url.path])
@@ -173,7 +178,7 @@ struct ForeignSegmentTests {
     func textAfterJSONArray() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let ndjson = try String(contentsOf: packageRoot.appendingPathComponent("samples/sendbird-call-ended/log-show.ndjson"), encoding: .utf8)
+        let ndjson = try sample("sendbird-call-ended/log-show.ndjson")
         let objects = ndjson.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }.filter { $0["eventMessage"] != nil }
@@ -192,7 +197,7 @@ struct ForeignSegmentTests {
     func namedFormatKeepsItsLines() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let xcode = try String(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/host-app-xcode.txt"), encoding: .utf8)
+        let xcode = try sample("stopped-10001/host-app-xcode.txt")
         let relay = try relayShortISO()
         let url = dir.appendingPathComponent("ticket.txt")
         try (relay + xcode).write(to: url, atomically: true, encoding: .utf8)
@@ -211,7 +216,7 @@ struct ForeignSegmentTests {
     func rangesFindTheSameLines() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let device = try String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+        let device = try sample("healthy-jitsi/sysdiagnose-log-show.txt")
         let relay = try relayShortISO()
         // Relay pastes in the middle and at the end of a log big enough to be cut in ranges.
         var text = ""
