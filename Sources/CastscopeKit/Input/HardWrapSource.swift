@@ -48,7 +48,7 @@ public final class HardWrapSource: ByteSource {
             lines.append(head[start..<end])
             start = i + 1
         }
-        let widths = lines.map { columns($0) }
+        let widths = lines.map { l in l.withUnsafeBytes { columns($0) } }
         guard let width = widths.max(), width >= 60, width <= 1024 else { return nil }
         var full = 0
         var timed = 0
@@ -75,7 +75,9 @@ public final class HardWrapSource: ByteSource {
 
     /// Characters a terminal shows for `line`: a UTF-8 sequence is one, a TAB goes to the next
     /// multiple of 8.
-    static func columns(_ line: ArraySlice<UInt8>) -> Int {
+    static func columns(_ line: UnsafeRawBufferPointer) -> Int {
+        // (most lines: ASCII without a TAB, a byte a column)
+        if isASCII(line) && !line.contains(0x09) { return line.count }
         var n = 0
         for b in line {
             if b == 0x09 {
@@ -132,7 +134,7 @@ public final class HardWrapSource: ByteSource {
     private func take(_ l: [UInt8], newline: Bool) {
         var body = l[...]
         if body.last == 0x0D { body = body.dropLast() }
-        let full = Self.columns(body) == width
+        let full = body.withUnsafeBytes { Self.columns($0) } == width
         if hasRecord, lastFull, !body.isEmpty, joined < Self.maxJoined, !Self.startsRecord(body) {
             if record.last == 0x0D { record.removeLast() }
             record.append(contentsOf: l)
