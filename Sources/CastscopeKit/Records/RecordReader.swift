@@ -470,7 +470,11 @@ public final class RecordReader {
     /// its first NSLog line); otherwise they are counted.
     private func holdUnparsed(_ line: UnsafeRawBufferPointer) {
         let number = lines.lineNumber
-        if held.count > 0 && (held.first + held.count != number || held.count >= Self.maxHeldUnparsed) { countHeld() }
+        if held.count > 0 && (held.first + held.count != number || held.count >= Self.maxHeldUnparsed
+            || held.bytes.count >= Self.maxHeldUnparsedBytes)
+        {
+            countHeld()
+        }
         if held.count == 0 { held.first = number }
         held.count += 1
         held.bytes.append(contentsOf: line)
@@ -485,6 +489,7 @@ public final class RecordReader {
     /// Unparsed lines held (`holdUnparsed`): the first's number, how many, their bytes.
     private var held: (first: Int, count: Int, bytes: [UInt8]) = (0, 0, [])
     static let maxHeldUnparsed = 256
+    static let maxHeldUnparsedBytes = 1 << 20
 
     /// Sets a line of another format aside (`ForeignLines`); the record before it ends.
     private func setAside(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
