@@ -161,14 +161,13 @@ public final class ForeignLines: @unchecked Sendable {
     public private(set) var lineCount = 0
     /// The longest line, to read them back with a buffer that holds it.
     private var longest = 0
+
     init() {}
 
     /// Sets aside line `number` of the file.
     func append(_ line: UnsafeRawBufferPointer, number: Int) {
-        if let last = runs.last, last.line + (lineCount - last.here + 1) == number {
-        } else {
-            runs.append((lineCount + 1, number))
-        }
+        // (a new run unless it follows the last line set aside)
+        if runs.last.map({ $0.line + (lineCount - $0.here + 1) }) != number { runs.append((lineCount + 1, number)) }
         lineCount += 1
         longest = max(longest, line.count)
         bytes.append(contentsOf: line)
