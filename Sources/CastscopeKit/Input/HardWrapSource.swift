@@ -94,7 +94,8 @@ public final class HardWrapSource: ByteSource {
     /// the line before it.
     static func startsRecord(_ line: ArraySlice<UInt8>) -> Bool {
         guard let first = line.first else { return true }
-        return Array(line.prefix(48)).withUnsafeBytes { p -> Bool in
+        return line.withUnsafeBytes { whole -> Bool in
+            let p = UnsafeRawBufferPointer(rebasing: whole.prefix(48))
             let base = p.baseAddress!
             let n = p.count
             if ISODate.starts(base, n) || BSDDate.starts(base, n) || Clock.starts(base, n) { return true }

@@ -60,13 +60,13 @@ final class ForeignLineTest {
                 else { continue }
                 programs.append(Unmanaged.passUnretained(p.program))
                 slots.append(p.names.count)
-                switch other.patternProbes[i] {
-                case .isoDate: kinds.append(1); firsts.append(0)
-                case .bsdDate: kinds.append(2); firsts.append(0)
-                case .clock: kinds.append(3); firsts.append(0)
-                case .wordThenTab: kinds.append(4); firsts.append(0)
-                case .literal(let l) where !l.isEmpty: kinds.append(5); firsts.append(l[0])
-                default: kinds.append(0); firsts.append(0)
+                let probe = other.patternProbes[i]
+                if case .literal(let l) = probe, let first = l.first {
+                    kinds.append(5)
+                    firsts.append(first)
+                } else {
+                    kinds.append(UInt8(probe.cheapCode))
+                    firsts.append(0)
                 }
             }
             headers += other.headers.map { Array($0.utf8) }.filter { $0.count >= 8 }
@@ -206,9 +206,9 @@ public final class ForeignLines: @unchecked Sendable {
     func head(_ n: Int) -> [UInt8] { drained(source(), limit: n) }
 
     /// The lines, as a source to read them from again: those written to the temporary file,
-    /// then those in memory.
+    /// then those in memory (lines that fit in memory make no file).
     func source() -> ByteSource {
-        if !inMemoryOnly { spill() }
+        if fd >= 0 && !inMemoryOnly { spill() }
         guard written > 0 else { return MemorySource(bytes) }
         return SpilledSource(fd: fd, size: written, then: MemorySource(bytes))
     }

@@ -338,6 +338,18 @@ enum RecordStartProbe: Sendable {
         }
     }
 
+    /// The probe as a small number for per-line code (1 ISO date, 2 BSD date, 3 time of day,
+    /// 4 word then TAB: the `Skimmer`'s probe kinds; 0 for the others).
+    var cheapCode: Int {
+        switch self {
+        case .isoDate: return 1
+        case .bsdDate: return 2
+        case .clock: return 3
+        case .wordThenTab: return 4
+        default: return 0
+        }
+    }
+
     func sameTest(as other: RecordStartProbe) -> Bool {
         switch (self, other) {
         case (.isoDate, .isoDate), (.bsdDate, .bsdDate), (.clock, .clock), (.wordThenTab, .wordThenTab): return true

@@ -126,13 +126,7 @@ public final class RecordReader {
         skipFirstBytes.initialize(repeating: false, count: 256)
         for p in skipPrefixes where !p.isEmpty { skipFirstBytes[Int(p[0])] = true }
         probe = format.startProbe
-        switch format.startProbe {
-        case .isoDate: cheapProbe = 1
-        case .bsdDate: cheapProbe = 2
-        case .clock: cheapProbe = 3
-        case .wordThenTab: cheapProbe = 4
-        default: cheapProbe = 0
-        }
+        cheapProbe = format.startProbe.cheapCode
         var table: [(key: [UInt8], field: RecordField?, rank: Int)] = []
         for (rank, k) in format.jsonTimeKeys.enumerated() { table.append((Array(k.utf8), nil, rank)) }
         for (field, keys) in format.jsonFields {
@@ -491,6 +485,12 @@ public final class RecordReader {
     static let maxHeldUnparsed = 256
     static let maxHeldUnparsedBytes = 1 << 20
 
+    /// A text line a JSON reader cannot read: set aside when it (or the line before it) shows
+    /// another format, else held as unparsed.
+    private func setAsideOrHold(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
+        if inForeign || foreignTest!.starts(line) { try setAside(line, sink) } else { holdUnparsed(line) }
+    }
+
     /// Sets a line of another format aside (`ForeignLines`); the record before it ends.
     private func setAside(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
         try emitPending(sink)
@@ -713,7 +713,7 @@ public final class RecordReader {
             // A text line of another format (not an object): set aside, with the lines after it
             // up to the next object (and the unparsed lines just before it).
             if foreignTest != nil, p?.first != UInt8(ascii: "{"), scratch.isEmpty {
-                if inForeign || foreignTest!.starts(line) { try setAside(line, sink) } else { holdUnparsed(line) }
+                try setAsideOrHold(line, sink)
                 continue
             }
             inForeign = false
@@ -785,7 +785,7 @@ public final class RecordReader {
                         skipped(line)
                     } else if foreignTest != nil {
                         // (another paste after the array, or before it)
-                        if inForeign || foreignTest!.starts(line) { try setAside(line, sink) } else { holdUnparsed(line) }
+                        try setAsideOrHold(line, sink)
                     } else {
                         unparsed()
                     }
