@@ -41,6 +41,8 @@ public struct Event: Sendable {
         }
     }
     private var text: Text
+    /// The shared text itself (to be folded into another event's run).
+    var textRef: Text { text }
 
     // The other fields are in an order that leaves little padding (the small ones fill the
     // gaps after optionals): a dense bundle holds every recognized line while it is read.
@@ -211,10 +213,102 @@ public struct Event: Sendable {
     /// Whether `other` has this event's message (the same interned text, or an equal one).
     func sameMessage(_ other: borrowing Event) -> Bool { text === other.text || text.message == other.text.message }
 
+    /// Whether `other` is a line of this one's run but for its message and attribute values
+    /// (`repeatsLine` but for those; the same attributes by name): a frame line that carries a
+    /// length or a counter, folded with the others as the session is built (`LineTexts`).
+    func continuesVarying(_ other: borrowing Event) -> Bool {
+        guard side == other.side, pid == other.pid, fileIndex == other.fileIndex, timeInferred == other.timeInferred,
+            Int32(exactly: other.order - order) != nil,
+            displayOffset == other.displayOffset, (time == nil) == (other.time == nil),
+            (parsedTime == nil) == (other.parsedTime == nil)
+        else { return false }
+        if text === other.text { return true }
+        let a = text, b = other.text
+        guard a.code == b.code, a.kind == b.kind, a.process == b.process, a.sdk == b.sdk, a.path == b.path,
+            a.attrs.count == b.attrs.count
+        else { return false }
+        for k in a.attrs.indices where a.attrs[k].0 != b.attrs[k].0 { return false }
+        return true
+    }
+
+    /// Whether its lines do not all say the same (`Repeats.texts`).
+    public var linesDiffer: Bool { repeats?.texts != nil }
+
+    /// Each line's message, in order: the event's own for every line, or each line's when its
+    /// lines differ (read a block at a time).
+    public func forEachLineMessage(_ body: (String) -> Void) {
+        guard let t = repeats?.texts else {
+            for _ in 0..<count { body(message) }
+            return
+        }
+        t.forEachMessage(like: text, body)
+    }
+
+    /// Whether a line's message passes `test` (each line's when they differ).
+    public func anyLineMessage(_ test: (String) -> Bool) -> Bool {
+        guard linesDiffer else { return test(message) }
+        var any = false
+        forEachLineMessage { m in if !any, test(m) { any = true } }
+        return any
+    }
+
+    /// Each line's time, number and message, in order.
+    public func forEachLineWithMessage(_ body: (Int64?, Int, String) -> Void) {
+        guard let t = repeats?.texts else {
+            forEachTimeAndLine { time, line in body(time, line, message) }
+            return
+        }
+        var it = Self.lineIterator(repeats!, time: time, line: line)
+        t.forEachMessage(like: text) { m in
+            let (time, line) = it.next()!
+            body(time, line, m)
+        }
+    }
+
+    /// Each line's own text, one at a time in order (a text made per line when they differ).
+    func lineTexts() -> AnyIterator<Text> {
+        guard let t = repeats?.texts else {
+            var n = count
+            let text = self.text
+            return AnyIterator {
+                guard n > 0 else { return nil }
+                n -= 1
+                return text
+            }
+        }
+        return t.makeIterator(like: text)
+    }
+
+    /// The event with `t` for its text (one of its lines' own, `lineTexts`).
+    func with(text t: Text) -> Event {
+        var e = self
+        e.text = t
+        return e
+    }
+
+    /// The lines' (time, number), one at a time.
+    static func lineIterator(_ r: Repeats, time: Int64?, line: Int) -> LineIterator {
+        LineIterator(n: r.lines.count, known: Swift.min(r.lines.count, r.times.count), time: time, times: r.times.makeIterator(),
+                     lines: r.lines.makeIterator())
+    }
+
+    struct LineIterator: IteratorProtocol {
+        let n: Int, known: Int, time: Int64?
+        var times: SpilledColumn<Int64>.Iterator
+        var lines: SpilledColumn<Int32>.Iterator
+        var k = 0
+        mutating func next() -> (Int64?, Int)? {
+            guard k < n else { return nil }
+            defer { k += 1 }
+            let l = lines.next()!
+            return (k < known ? times.next()! : time, Int(l))
+        }
+    }
+
     /// Takes a later line that `repeatsLine` (its resolved time, line number and place in
     /// reading order) into this event's run of repeats (made on the first, holding this event's
     /// own line first).
-    mutating func foldIn(time otherTime: Int64?, line otherLine: Int, order otherOrder: Int) {
+    mutating func foldIn(time otherTime: Int64?, line otherLine: Int, order otherOrder: Int, text other: Text? = nil) {
         // Not `add`: the times are resolved already, and the times as parsed (`naive`), which
         // resolution reads, are not kept (a run folded after resolution has none).
         let r: Repeats
@@ -230,6 +324,18 @@ public struct Event: Sendable {
         r.lines.append(Int32(truncatingIfNeeded: otherLine))
         if let t = otherTime { r.times.append(t) }
         FreedMemory.grew(to: r.lines.count)
+        // A line that says something else than the run's own text: from now on each line's
+        // text is kept (the lines before it say the run's own).
+        if let other, other !== text, other.message != text.message || !other.attrs.elementsEqual(text.attrs, by: { $0 == $1 }) {
+            if r.texts == nil {
+                let texts = LineTexts()
+                texts.appendHead(times: r.lines.count - 1)
+                r.texts = texts
+            }
+            r.texts!.append(other, head: text)
+        } else {
+            r.texts?.append(text, head: text)
+        }
         // Places in reading order follow the line numbers (one record a line) until a line
         // says otherwise; only then are they kept (4 bytes a line).
         let delta = otherOrder - order
@@ -321,6 +427,11 @@ public struct Event: Sendable {
             p.lines = r.lines.selecting(flags)
             p.times = r.times.selecting(flags)
             p.foldedLate = true
+            if let t = r.texts {
+                let (texts, head) = t.selecting(flags, like: text)
+                p.texts = texts
+                e.text = head
+            }
             if !r.orders.isEmpty {
                 let base = r.orders[head]
                 p.orders = r.orders.selecting(flags)
@@ -355,6 +466,7 @@ public struct Event: Sendable {
         p.dropped = Array(r.dropped.prefix(k))
         p.lastSecondOfDay = r.lastSecondOfDay
         p.foldedLate = r.foldedLate
+        p.texts = r.texts?.leading(k, like: text)
         var e = self
         e.repeats = p
         return e
@@ -374,6 +486,7 @@ public struct Event: Sendable {
         if k < r.times.count { e.time = r.times[k] }
         e.line = Int(r.lines[k])
         if r.foldedLate { e.order += r.orderDelta(k) }
+        if let t = r.texts { e.text = t.text(k, like: text) }
         e.repeats = nil
         return e
     }
@@ -442,6 +555,10 @@ public final class Repeats: @unchecked Sendable {
     /// the lines had as events of their own: `Event.forEachLinePlace`); empty while it is the
     /// line number's difference (one record a line), and for runs folded while reading.
     var orders = SpilledColumn<Int32>()
+    /// For a run folded as the session was built whose lines do not all say the same (frame
+    /// lines with a length or a counter): each line's message and attribute values, from the
+    /// first line on (nil while every line is the event's own text).
+    var texts: LineTexts?
 
     /// Line `k`'s place in reading order less the first line's.
     func orderDelta(_ k: Int) -> Int { orders.isEmpty ? Int(lines[k]) - Int(lines[0]) : Int(orders[k]) }
@@ -480,6 +597,7 @@ public final class Repeats: @unchecked Sendable {
         dropped += other.dropped
         orders += other.orders
         foldedLate = foldedLate || other.foldedLate
+        // (Runs whose lines differ are folded as the session is built, never read apart.)
     }
 
     /// A copy with every time moved by `delta` (relay lines put on the device's clock).
@@ -494,6 +612,7 @@ public final class Repeats: @unchecked Sendable {
         r.dropped = dropped
         r.orders = orders
         r.foldedLate = foldedLate
+        r.texts = texts
         return r
     }
 }

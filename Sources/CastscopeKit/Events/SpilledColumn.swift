@@ -87,6 +87,17 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
         for v in values { append(v) }
     }
 
+    /// Appends `values` in one copy (spilling each megabyte it fills).
+    mutating func append(buffer values: UnsafeBufferPointer<T>) {
+        var at = 0
+        while at < values.count {
+            let n = Swift.min(values.count - at, perBlock + 1 - memory.count)
+            memory.append(contentsOf: UnsafeBufferPointer(rebasing: values[at..<(at + n)]))
+            at += n
+            if memory.count > perBlock { spill() }
+        }
+    }
+
     static func += <S: Sequence>(column: inout SpilledColumn, values: S) where S.Element == T {
         column.append(contentsOf: values)
     }

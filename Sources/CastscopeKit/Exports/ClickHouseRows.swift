@@ -313,6 +313,9 @@ public struct ClickHouseRows {
         }
         let sessionPart = self.sessionPart(sid)
         var eventParts = [[UInt8]?](repeating: nil, count: s.events.count)
+        // The texts of runs whose lines differ, a line at a time as the merge takes them.
+        var lineTexts: [Int: AnyIterator<Event.Text>] = [:]
+        for i in events.indices where events[i].linesDiffer { lineTexts[i] = events[i].lineTexts() }
         var seq = 0
         LineOrder.merge(cursors) { _, l in
             seq += 1
@@ -322,9 +325,16 @@ public struct ClickHouseRows {
             // the relay's own times (as `relaySessions` does in the JSON report).
             let relay = e.side == .relay
             let time: Int64? = l.time == Int64.min ? nil : l.time + (relay ? shift : 0)
-            if eventParts[i] == nil { eventParts[i] = eventPart(e, host: relay ? host : e.attr("host")) }
+            var part: [UInt8]
+            if let texts = lineTexts[i] {
+                let line = e.with(text: texts.next()!)
+                part = eventPart(line, host: relay ? host : line.attr("host"))
+            } else {
+                if eventParts[i] == nil { eventParts[i] = eventPart(e, host: relay ? host : e.attr("host")) }
+                part = eventParts[i]!
+            }
             row(recordId: ids.id(self, e.sourcePath, Int(l.line)), session: sessionPart, seq: seq, time: time,
-                event: eventParts[i]!, line: Int(l.line), into: &b)
+                event: part, line: Int(l.line), into: &b)
             if b.rows >= batchRows { emit(&b) }
         }
     }
@@ -360,9 +370,11 @@ public struct ClickHouseRows {
     {
         let sessionPart = self.sessionPart(sessionId)
         let eventPart = self.eventPart(e, host: host ?? e.attr("host"))
+        let texts = e.linesDiffer ? e.lineTexts() : nil
         e.forEachTimeAndLine { t, line in
+            let part = texts.map { self.eventPart(e.with(text: $0.next()!), host: host ?? e.attr("host")) } ?? eventPart
             row(recordId: fixedId ?? ids.id(self, e.sourcePath, line), session: sessionPart, seq: 0, time: t.map { $0 + shift },
-                event: eventPart, line: line, into: &b)
+                event: part, line: line, into: &b)
             if b.rows >= batchRows { emit(&b) }
         }
     }

@@ -251,6 +251,9 @@ extension Digest128 {
                 }
             }
         }
+        // The texts of runs whose lines differ, a line at a time as the merge takes them.
+        var lineTexts: [Int: AnyIterator<Event.Text>] = [:]
+        for i in events.indices where events[i].linesDiffer { lineTexts[i] = events[i].lineTexts() }
         LineOrder.merge(cursors) { key, n in
             if n < 0 {
                 let e = events[-n - 1]
@@ -259,7 +262,7 @@ extension Digest128 {
             } else {
                 let e = events[Int(key.d)]
                 update("\(e.sourcePath):\(n)")
-                update(e.message)
+                update(lineTexts[Int(key.d)].map { $0.next()!.message } ?? e.message)
             }
         }
     }

@@ -48,7 +48,7 @@ public struct SessionSelection: Sendable {
         }
         if let matches {
             kept = kept.filter { s in
-                matches(s.reason) || s.process.map(matches) == true || s.events.contains { matches($0.message) }
+                matches(s.reason) || s.process.map(matches) == true || s.events.contains { $0.anyLineMessage(matches) }
                     || findings(s).contains { matches($0.message) || matches($0.kind) }
             }
             why.append("-g")

@@ -104,6 +104,20 @@ public enum Timeline {
                 at.append(run[run.startIndex])
                 return
             }
+            if run.contains(where: { events[$0].linesDiffer }) {
+                // A row per line, in the order the lines stood, each placed after the event
+                // whose own line comes last before it (where it stood as an event of its own).
+                var after = run.startIndex
+                forEachLineInPlace(run, events) { key, i, t, line, m in
+                    while after + 1 < run.endIndex, !(key < Self.place(events[run[after + 1]])) { after += 1 }
+                    let e = events[i]
+                    let source = SourceRef(path: e.sourcePath, line: line)
+                    out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: m, count: 1, first: source, last: source,
+                                             timeInferred: e.timeInferred, displayOffset: e.displayOffset))
+                    at.append(run[after])
+                }
+                return
+            }
             for i in run {
                 guard events[i].repeats != nil else {
                     // One line (nearly all): one row, without a closure per line.
@@ -115,8 +129,10 @@ public enum Timeline {
                     continue
                 }
                 let e = events[i]
-                e.forEachLine { t, source in
-                    out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: e.message, count: 1,
+                let path = e.sourcePath
+                e.forEachLineWithMessage { t, line, message in
+                    let source = SourceRef(path: path, line: line)
+                    out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: message, count: 1,
                                              first: source, last: source, timeInferred: e.timeInferred, displayOffset: e.displayOffset))
                     at.append(i)
                 }
@@ -136,7 +152,7 @@ public enum Timeline {
             }
         }
         for (r, run) in runs.enumerated() where run[0] < rest {
-            let storm = run.count > stormTexts ? storming(run, events) : []
+            let storm = run.count > stormTexts || run.contains(where: { events[$0].linesDiffer }) ? storming(run, events) : []
             guard byShape[r], storm.isEmpty, run.count > 1 else {
                 rows(run[...], storm: storm)
                 continue
@@ -171,7 +187,16 @@ public enum Timeline {
 
     /// Whether a run has a line twice (a relay stats run, or a compacted run, always does).
     static func repeatsItself(_ run: ArraySlice<Int>, lines: Int, _ events: [Event]) -> Bool {
-        if events[run[run.startIndex]].code == .relayStats || lines > run.count { return true }
+        if events[run[run.startIndex]].code == .relayStats { return true }
+        if run.contains(where: { events[$0].linesDiffer }) {
+            if run.contains(where: { !events[$0].linesDiffer && events[$0].count > 1 }) { return true }
+            // Lines that differ, as the events of their own they were (not storming: few texts).
+            var seen = Set<String>()
+            var twice = false
+            forEachMessage(Array(run), events, collapsing: false) { m in if !twice, !seen.insert(m).inserted { twice = true } }
+            return twice
+        }
+        if lines > run.count { return true }
         // Short runs (nearly all) compare messages pairwise instead of hashing each one.
         if run.count <= 8 {
             for a in run.indices {
@@ -192,25 +217,79 @@ public enum Timeline {
 
     /// The shapes (`MessageShape.hash`) of `run` that have more than `stormTexts` texts.
     static func storming(_ run: [Int], _ events: [Event]) -> Set<UInt64> {
-        guard run.count > stormTexts else { return [] }
+        let differ = run.contains { events[$0].linesDiffer }
+        guard run.count > stormTexts || differ else { return [] }
         // Nearly every run has a few texts (interned: equal ones compare at once): counted by
         // comparison, and hashed only past `stormTexts` of them.
         var few: [String] = []
         few.reserveCapacity(stormTexts + 1)
-        for i in run where !few.contains(events[i].message) {
-            few.append(events[i].message)
-            if few.count > stormTexts { break }
+        if differ {
+            // (Lines that differ: their messages one by one, as the events of their own they were.)
+            forEachMessage(run, events) { m in
+                if few.count <= stormTexts, !few.contains(m) { few.append(m) }
+            }
+        } else {
+            for i in run where !few.contains(events[i].message) {
+                few.append(events[i].message)
+                if few.count > stormTexts { break }
+            }
         }
         guard few.count > stormTexts else { return [] }
         var texts = Set<String>()
         var perShape: [UInt64: Int] = [:]
         var storm = Set<UInt64>()
-        for i in run where texts.insert(events[i].message).inserted {
-            let h = MessageShape.hash(events[i].message)
+        forEachMessage(run, events) { m in
+            // A shape known to storm needs its texts no more (a counter's million texts).
+            let h = MessageShape.hash(m)
+            guard !storm.contains(h), texts.insert(m).inserted else { return }
             perShape[h, default: 0] += 1
-            if perShape[h]! > stormTexts { storm.insert(h) }
+            if perShape[h]! > stormTexts {
+                storm.insert(h)
+                texts = texts.filter { MessageShape.hash($0) != h }
+            }
         }
         return storm
+    }
+
+    /// The messages of `run`'s events, those of an event whose lines differ line by line.
+    /// Each line of `run`'s events in the order they stood as events of their own (time, then
+    /// reading order: `Event.forEachLinePlace`, as the ClickHouse rows and the digest take
+    /// them), merged (`LineOrder`): (its event, time, number, message).
+    static func forEachLineInPlace(_ run: ArraySlice<Int>, _ events: [Event], _ body: (LineKey, Int, Int64?, Int, String) -> Void) {
+        typealias Line = (event: Int, time: Int64?, line: Int, message: String)
+        var cursors: [LineOrder.Cursor<Line>] = []
+        for i in run {
+            cursors.append {
+                let e = events[i]
+                let places = e.linePlaces()
+                let texts = e.lineTexts()
+                return AnyIterator {
+                    guard let (t, line, p) = places.next(), let text = texts.next() else { return nil }
+                    return (LineKey(a: p.time, b: Int64(p.order), c: Int64(p.k), d: 0), (i, t, line, text.message))
+                }
+            }
+        }
+        LineOrder.merge(cursors) { key, l in body(key, l.event, l.time, l.line, l.message) }
+    }
+
+    /// Where an event's first line stood.
+    static func place(_ e: Event) -> LineKey { LineKey(a: e.time ?? Int64.min, b: Int64(e.order), c: 0, d: 0) }
+
+    /// (Collapsing, a message the same as the one before it is given once: which texts and
+    /// shapes a run has does not change with repeats.)
+    static func forEachMessage(_ run: [Int], _ events: [Event], collapsing: Bool = true, _ body: (String) -> Void) {
+        var previous: String?
+        for i in run {
+            if events[i].linesDiffer {
+                events[i].forEachLineMessage { m in
+                    if !collapsing || previous != m { body(m) }
+                    previous = m
+                }
+            } else {
+                if !collapsing || previous != events[i].message { body(events[i].message) }
+                previous = events[i].message
+            }
+        }
     }
 
     /// One row for the run `events[run]` (indices: iterating copies of the events would
@@ -231,47 +310,73 @@ public enum Timeline {
         var last = -1
         // Through a buffer pointer, and the times by the two fields they come from: a method
         // called on an element of the array (`forEachTime`, `count`) copied the whole event.
-        events.withUnsafeBufferPointer { ev in
-            for i in run {
-                // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
-                var k = -1
-                if last >= 0 && texts[last] == ev[i].message {
-                    k = last
-                } else if !storm.isEmpty, case let h = MessageShape.hash(ev[i].message), storm.contains(h) {
-                    if let j = byShape[h], MessageShape.same(texts[j], ev[i].message) { k = j }
-                    if k < 0, byShape[h] == nil {
-                        k = texts.count
-                        byShape[h] = k
-                        shapes[k] = MessageShape.Fold(ev[i].message)
-                        texts.append(ev[i].message)
-                        counts.append(0)
-                        timesOf.append(Gaps())
-                    }
-                }
-                if k < 0 {
-                    if texts.count <= 8 {
-                        for j in texts.indices where texts[j] == ev[i].message {
-                            k = j
-                            break
-                        }
-                    } else {
-                        k = byText[ev[i].message] ?? -1
-                    }
-                }
-                if k < 0 {
-                    texts.append(ev[i].message)
+        // The place of `message` among the texts (made when new).
+        func slot(_ message: String) -> Int {
+            // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
+            var k = -1
+            if last >= 0 && texts[last] == message {
+                k = last
+            } else if !storm.isEmpty, case let h = MessageShape.hash(message), storm.contains(h) {
+                if let j = byShape[h], MessageShape.same(texts[j], message) { k = j }
+                if k < 0, byShape[h] == nil {
+                    k = texts.count
+                    byShape[h] = k
+                    shapes[k] = MessageShape.Fold(message)
+                    texts.append(message)
                     counts.append(0)
                     timesOf.append(Gaps())
-                    k = texts.count - 1
-                    if texts.count == 9 {
-                        for j in texts.indices { byText[texts[j]] = j }
-                    } else if texts.count > 9 {
-                        byText[ev[i].message] = k
-                    }
-                } else if !shapes.isEmpty, shapes[k] != nil {
-                    shapes[k]!.see(ev[i].message)
                 }
-                last = k
+            }
+            if k < 0 {
+                if texts.count <= 8 {
+                    for j in texts.indices where texts[j] == message {
+                        k = j
+                        break
+                    }
+                } else {
+                    k = byText[message] ?? -1
+                }
+            }
+            if k < 0 {
+                texts.append(message)
+                counts.append(0)
+                timesOf.append(Gaps())
+                k = texts.count - 1
+                if texts.count == 9 {
+                    for j in texts.indices { byText[texts[j]] = j }
+                } else if texts.count > 9 {
+                    byText[message] = k
+                }
+            } else if !shapes.isEmpty, shapes[k] != nil {
+                shapes[k]!.see(message)
+            }
+            last = k
+            return k
+        }
+        if run.contains(where: { events[$0].linesDiffer }) || (!storm.isEmpty && run.contains(where: { events[$0].foldsLines })) {
+            // Lines that differ inside one event, or a storm's texts counted as one that
+            // come from runs folded as the session was built (whose lines interleave with
+            // the run's other events): every line of the run as the event of its own it was,
+            // in the order they stood (texts are counted in order of first appearance, a
+            // shape's fold sees them in order, times go in in order: a run's lines taken at
+            // once put the storm's gaps out of order). A line that says what the line before
+            // it said is counted with it: seen again, a shape's fold would not change.
+            var previous: (message: String, k: Int)?
+            forEachLineInPlace(run, events) { _, _, t, _, m in
+                let k: Int
+                if let p = previous, p.message == m {
+                    k = p.k
+                } else {
+                    k = slot(m)
+                    previous = (m, k)
+                }
+                counts[k] += 1
+                if let t { timesOf[k].add(t) }
+            }
+        } else {
+        events.withUnsafeBufferPointer { ev in
+            for i in run {
+                let k = slot(ev[i].message)
                 // Moved out while the closure appends (a list per line, or appending through
                 // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
                 var times = Gaps()
@@ -284,6 +389,7 @@ public enum Timeline {
                 swap(&times, &timesOf[k])
                 counts[k] += count
             }
+        }
         }
         // The row's text, written as bytes: `text ×N over D, every G; …`.
         var text = OutputBuffer(capacity: 256)

@@ -209,6 +209,7 @@ public final class EventSpill: @unchecked Sendable {
         if e.timeInferred { flags |= 8 }
         if e.parsedTime != nil { flags |= 16 }
         if e.repeats != nil { flags |= 32 }
+        if e.linesDiffer { flags |= 64 }
         w.u8(flags)
         w.string(e.kind)
         w.string(e.sdk)
@@ -238,6 +239,10 @@ public final class EventSpill: @unchecked Sendable {
             w.i32s(r.dropped)
             w.i32s(r.orders)
             w.u8(r.foldedLate ? 1 : 0)
+            if let t = r.texts {
+                w.i64s(t.columns.starts)
+                w.u8s(t.columns.bytes)
+            }
         }
     }
 
@@ -273,6 +278,10 @@ public final class EventSpill: @unchecked Sendable {
             rep.dropped = r.i32s()
             rep.orders = r.column()
             rep.foldedLate = r.u8() != 0
+            if flags & 64 != 0 {
+                let starts: SpilledColumn<Int64> = r.column()
+                rep.texts = LineTexts.restore(starts: starts, bytes: r.column())
+            }
             repeats = rep
         }
         return Event(kind: kind, sdk: sdk, side: side, time: time, displayOffset: displayOffset,
@@ -316,6 +325,10 @@ struct SpillWriter {
     mutating func i32s<C: Collection>(_ a: C) where C.Element == Int32 {
         i64(Int64(a.count))
         for v in a { i32(v) }
+    }
+    mutating func u8s<C: Collection>(_ a: C) where C.Element == UInt8 {
+        i64(Int64(a.count))
+        bytes.append(contentsOf: a)
     }
 }
 

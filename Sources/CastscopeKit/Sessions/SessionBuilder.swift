@@ -154,6 +154,7 @@ public struct SessionBuilder {
         s.sessions[i].capture = "in-app"
         if s.sessions[i].sdk == "ios" || s.sessions[i].sdk == "in-app", e.sdk != "ios", e.sdk != "in-app" { s.sessions[i].sdk = e.sdk }
         s.sessions[i].events.append(e)
+        if e.code == .captureFrame { Self.foldConnectLine(&s.sessions[i].events, Self.captureFrameCodes) }
         switch kind {
         case "capture.frame":
             s.sessions[i].frames += e.count
@@ -353,21 +354,41 @@ public struct SessionBuilder {
         let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
             guard ev[x + 1].side == ev[x].side else { return false }
             var j = x - 1
+            // Frame lines that carry a length or a counter fold too (their texts kept line by
+            // line, `LineTexts`): into the latest run of their kind, when no earlier event
+            // within reach has their very message.
+            let varying = group.mask == frameCodes.mask
+            var like = -1
             while j >= max(0, x - foldLookBack), group.contains(ev[j].code), ev[j].side == ev[x].side {
                 if ev[j].sameMessage(ev[x]) {
                     // Into a run folded here, or a line of its own once the run is long; not
                     // into frames folded while reading (their lines' places are the event's).
                     guard ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group)),
-                        ev[j].repeatsLine(ev[x])
+                        ev[j].repeatsLine(ev[x]) || (ev[j].linesDiffer && ev[j].continuesVarying(ev[x]))
                     else {
                         return false
                     }
-                    ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order)
+                    ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: ev[x].textRef)
                     // The latest line takes the folded one's place; the list loses its last.
                     ev.swapAt(x, x + 1)
                     return true
                 }
+                if varying, like < 0, ev[j].code == ev[x].code {
+                    like = j
+                    // A run whose lines differ already takes every line of its kind after
+                    // it: its lines stay in time order (a line folded into an older event
+                    // of the same message would go behind the run's later lines).
+                    if ev[j].linesDiffer { break }
+                }
                 j -= 1
+            }
+            if like >= 0, case let j = like,
+                ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group)),
+                ev[j].continuesVarying(ev[x])
+            {
+                ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: ev[x].textRef)
+                ev.swapAt(x, x + 1)
+                return true
             }
             return false
         }
@@ -432,8 +453,14 @@ public struct SessionBuilder {
     @inline(__always) static func foldGroup(_ code: KindCode) -> KindSet? {
         if connectCodes.contains(code) { return connectCodes }
         if frameCodes.contains(code) { return frameCodes }
+        if code == .captureFrame { return captureFrameCodes }
         return nil
     }
+    /// An in-app capture's frame lines (ReplayKit's `RPDaemonProxy: captureHandlerWithSample:`,
+    /// one per frame): folded as frame lines are, the same line into the same line only (the
+    /// timeline tells them apart by message, as any line but connect and frame lines). Each one
+    /// was an event of its own to the end of its session, ~170 bytes a frame.
+    static let captureFrameCodes = KindSet([.captureFrame])
     /// Lines of a connect run before its lines are folded (Jitsi's timer: 1.6 s of retrying).
     static let foldFrom = 16
     /// A connect run has a few distinct lines (an attempt, its failure, a retry note).

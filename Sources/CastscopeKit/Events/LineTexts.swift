@@ -1,0 +1,218 @@
+/// The texts of a folded run's lines when they are not all the same: frame lines that carry a
+/// length or a counter (`client stream writeToStream 10240`, `… video frame 41872`). Such a
+/// line used to stay an event of its own, ~500 bytes each, so a broadcast that logs its chunk
+/// sizes for an hour held every line of it (issue 15: memory follows open sessions, not the
+/// lines of one). Here each line keeps its message and its attributes' values as bytes in
+/// columns that go to disk past their first megabyte (`SpilledColumn`); the rest of its text
+/// (kind, SDK, process, file, the attributes' names) is the run's own.
+///
+/// A line's record: its message, then each attribute's value, each as a 32-bit length and the
+/// bytes. `starts` holds where each record begins, for a line looked up alone.
+final class LineTexts: @unchecked Sendable {
+    private(set) var starts = SpilledColumn<Int64>()
+    private(set) var bytes = SpilledColumn<UInt8>()
+
+    init() {}
+
+    /// With columns in blocks of `blockBytes` (tests).
+    init(blockBytes: Int) {
+        starts = SpilledColumn(blockBytes: blockBytes)
+        bytes = SpilledColumn(blockBytes: blockBytes)
+    }
+
+    /// Whether part of it is on disk (tests).
+    var spilled: Bool { bytes.spilled }
+
+    /// Lines held.
+    var count: Int { starts.count }
+
+    /// A record that is only this length field: the line says what the run's first line says
+    /// (most lines of a run whose lines differ: `writeToStream 10240` between the remainders).
+    static let sameAsHead = UInt32.max
+
+    /// Adds a line whose text is `t` (its attributes in the run's order); `head` is the run's
+    /// own text (a line that is it is kept as a mark).
+    func append(_ t: Event.Text, head: Event.Text) {
+        starts.append(Int64(bytes.count))
+        if t === head {
+            length(Self.sameAsHead)
+            return
+        }
+        field(t.message)
+        for (_, v) in t.attrs { field(v) }
+    }
+
+    /// Adds `n` lines that say what the run's first line says.
+    func appendHead(times n: Int) {
+        for _ in 0..<n {
+            starts.append(Int64(bytes.count))
+            length(Self.sameAsHead)
+        }
+    }
+
+    private func length(_ n: UInt32) {
+        withUnsafeBytes(of: n.littleEndian) { bytes.append(buffer: $0.bindMemory(to: UInt8.self)) }
+    }
+
+    private func field(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            length(UInt32(truncatingIfNeeded: u.count))
+            bytes.append(buffer: u)
+        }
+    }
+
+    /// Line `k`'s text: `head`'s, with that line's message and attribute values.
+    func text(_ k: Int, like head: Event.Text) -> Event.Text {
+        let start = Int(starts[k])
+        let end = k + 1 < starts.count ? Int(starts[k + 1]) : bytes.count
+        var record: [UInt8] = []
+        record.reserveCapacity(end - start)
+        for i in start..<end { record.append(bytes[i]) }
+        return record.withUnsafeBufferPointer { Self.decode($0, like: head) }
+    }
+
+    /// Each line's text in order (records read a block at a time; a text is made per line).
+    func forEach(like head: Event.Text, _ body: (Event.Text) -> Void) {
+        forEachRecord(fields: 1 + head.attrs.count) { record in body(Self.decode(record, like: head)) }
+    }
+
+    /// Each line's message only, in order (no text made).
+    func forEachMessage(like head: Event.Text, _ body: (String) -> Void) {
+        forEachRecord(fields: 1 + head.attrs.count) { record in
+            let n = UInt32(littleEndian: UnsafeRawBufferPointer(record).loadUnaligned(as: UInt32.self))
+            if n == Self.sameAsHead { return body(head.message) }
+            body(String(decoding: UnsafeBufferPointer(rebasing: record[4..<(4 + Int(n))]), as: UTF8.self))
+        }
+    }
+
+    /// Calls `body` with each line's record, in order (a record cut by a block's end is put
+    /// together in a buffer of its own).
+    private func forEachRecord(fields: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var carry: [UInt8] = []
+        bytes.forEachChunk { chunk in
+            var at = 0
+            if !carry.isEmpty {
+                // Finish the record the last block cut, byte by byte (it is short).
+                while at < chunk.count {
+                    carry.append(chunk[at])
+                    at += 1
+                    if let n = Self.recordLength(carry[...], fields: fields), n == carry.count {
+                        carry.withUnsafeBufferPointer(body)
+                        carry.removeAll(keepingCapacity: true)
+                        break
+                    }
+                }
+            }
+            while at < chunk.count {
+                let rest = UnsafeBufferPointer(rebasing: chunk[at...])
+                guard let n = Self.recordLength(rest, fields: fields), n <= rest.count else {
+                    carry.append(contentsOf: rest)
+                    return
+                }
+                body(UnsafeBufferPointer(rebasing: rest[0..<n]))
+                at += n
+            }
+        }
+    }
+
+    /// The length of the record `b` begins with, when `b` holds its length fields.
+    private static func recordLength<C: Collection>(_ b: C, fields: Int) -> Int? where C.Element == UInt8, C.Index == Int {
+        var at = b.startIndex
+        for f in 0..<fields {
+            guard b.endIndex - at >= 4 else { return nil }
+            var n = 0
+            for k in 0..<4 { n |= Int(b[at + k]) << (8 * k) }
+            if f == 0, n == Int(sameAsHead) { return 4 }
+            at += 4 + n
+        }
+        return at - b.startIndex
+    }
+
+    private static func decode(_ record: UnsafeBufferPointer<UInt8>, like head: Event.Text) -> Event.Text {
+        var at = 0
+        func length() -> Int {
+            var n = 0
+            for k in 0..<4 { n |= Int(record[at + k]) << (8 * k) }
+            at += 4
+            return n
+        }
+        func next() -> String {
+            let n = length()
+            defer { at += n }
+            return String(decoding: UnsafeBufferPointer(rebasing: record[at..<(at + n)]), as: UTF8.self)
+        }
+        if record.count == 4, length() == Int(sameAsHead) { return head }
+        at = 0
+        let message = next()
+        var attrs = head.attrs
+        for k in attrs.indices { attrs[k].1 = next() }
+        return head.with(message: message, attrs: attrs)
+    }
+
+    /// The lines' texts one at a time, in order (a byte at a time: for readers that take the
+    /// lines of several runs in turn, `LineOrder`).
+    func makeIterator(like head: Event.Text) -> AnyIterator<Event.Text> {
+        var it = bytes.makeIterator()
+        let fields = 1 + head.attrs.count
+        return AnyIterator {
+            var values: [String] = []
+            values.reserveCapacity(fields)
+            var buffer: [UInt8] = []
+            for f in 0..<fields {
+                var n = 0
+                for k in 0..<4 {
+                    guard let b = it.next() else { return nil }
+                    n |= Int(b) << (8 * k)
+                }
+                if f == 0, n == Int(Self.sameAsHead) { return head }
+                buffer.removeAll(keepingCapacity: true)
+                for _ in 0..<n {
+                    guard let b = it.next() else { return nil }
+                    buffer.append(b)
+                }
+                values.append(String(decoding: buffer, as: UTF8.self))
+            }
+            var attrs = head.attrs
+            for k in attrs.indices { attrs[k].1 = values[k + 1] }
+            return head.with(message: values[0], attrs: attrs)
+        }
+    }
+
+    /// The lines whose flag is set, and the text of the first of them (the new run's own).
+    func selecting(_ flags: [Bool], like head: Event.Text) -> (texts: LineTexts, head: Event.Text) {
+        let out = LineTexts()
+        var first: Event.Text?
+        var k = 0
+        forEach(like: head) { t in
+            if k < flags.count, flags[k] {
+                if first == nil { first = t }
+                out.append(t, head: first!)
+            }
+            k += 1
+        }
+        return (out, first ?? head)
+    }
+
+    /// The first `n` lines.
+    func leading(_ n: Int, like head: Event.Text) -> LineTexts {
+        let out = LineTexts()
+        var k = 0
+        forEach(like: head) { t in
+            if k < n { out.append(t, head: head) }
+            k += 1
+        }
+        return out
+    }
+
+
+    /// For the spill: the columns as they are (`restore` puts them back).
+    var columns: (starts: SpilledColumn<Int64>, bytes: SpilledColumn<UInt8>) { (starts, bytes) }
+
+    static func restore(starts: SpilledColumn<Int64>, bytes: SpilledColumn<UInt8>) -> LineTexts {
+        let t = LineTexts()
+        t.starts = starts
+        t.bytes = bytes
+        return t
+    }
+}
