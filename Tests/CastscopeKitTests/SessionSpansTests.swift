@@ -61,7 +61,8 @@ struct SessionSpansTests {
             // Where the stream put each host line, against the scan over the finished sessions
             // without their host lines.
             var placed: [Int: String] = [:]
-            for s in built.sessions { for e in s.events where e.side == .app { placed[e.order] = s.id } }
+            // (Each line of a run of the same host line folded as the session was built.)
+            for s in built.sessions { for e in s.events where e.side == .app { e.forEachLinePlace { _, _, p in placed[p.order] = s.id } } }
             let own = built.sessions.map { s -> Session in
                 var s = s
                 s.events = s.events.filter { $0.side != .app }

@@ -181,6 +181,75 @@ struct VaryingFoldTests {
         for i in [0, 1, 7, 999, 1_999] { #expect(t.text(i, like: head).message == expected[i].0) }
     }
 
+    /// Events of an extension (pid 9) and its host app (pid 1, lines joined to the session by
+    /// time) from rows, in order.
+    static func events(_ rows: [Row], timed: Bool = true) -> [Event] {
+        rows.enumerated().map { i, r in
+            Event(kind: r.2, sdk: "jitsi", side: r.1, time: timed ? r.0 * 1000 : nil, process: r.1 == .extension ? "Ext" : "App",
+                  pid: r.1 == .extension ? 9 : 1, message: r.3, attrs: r.4,
+                  source: SourceRef(path: "t.log", line: i + 1), order: i, parsedTime: nil, fileIndex: 0)
+        }
+    }
+
+    @Test func aHostLineForEveryFrameFolds() {
+        // The host app's read error for every frame of a broken stream, joined to the
+        // extension's session: a few events, the rows the lines one by one give.
+        var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", []),
+                           (5, .extension, "socket.connected", "client stream open completed", [])]
+        for k in 0..<3_000 {
+            rows.append(ConnectFoldTests.frame(10 + Int64(k) * 100))
+            rows.append((15 + Int64(k) * 100, .app, k < 2_000 ? "server.read_error" : "frame.decode_failed",
+                         k < 2_000 ? "error reading bytes from stream" : "CVPixelBufferCreate failed", []))
+        }
+        rows.append((400_000, .extension, "socket.closed_by_peer", "server socket closed", []))
+        let events = Self.events(rows)
+        let s = try! #require(SessionBuilder().build(events).sessions.first)
+        #expect(s.events.count <= 8 + 3 * SessionBuilder.foldFrom, "\(s.events.count) events for \(rows.count) lines")
+        #expect(ConnectFoldTests.rows(Timeline.entries(s.events)) == ConnectFoldTests.rows(Timeline.entries(events)))
+        #expect(s.events.reduce(0) { $0 + $1.count } == rows.count)
+    }
+
+    @Test func randomRepeatedLinesGiveTheSameTimelines() {
+        // Lines of the host app and of the extension that repeat, or carry a counter, or are
+        // read one by one (the host seeing the extension go), among frames, in random order.
+        var rng = SplitMix(seed: 40)
+        func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        var foldedRounds = 0
+        for _ in 0..<150 {
+            var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", [])]
+            var ms: Int64 = 0
+            let same = 1 + pick(60)
+            // Some rounds mostly the one host line (long runs of it), others mixed.
+            let mostlyOne = pick(2) == 0
+            for _ in 0..<(20 + pick(500)) {
+                ms += [0, 1, 33, 100, 100, 250][pick(6)]
+                switch mostlyOne && pick(4) != 0 ? 17 : pick(20) {
+                case 0..<6: rows.append(ConnectFoldTests.frame(ms))
+                case 6..<12: rows.append((ms, .app, "server.read_error", "error reading bytes from stream", []))
+                case 12: rows.append((ms, .app, "track.ended", "[TrackCapturerEventsEmitter] ended event for track \(pick(same))", []))
+                case 13..<15: rows.append((ms, .extension, "broadcast.handler", "payload of \(1 + pick(2)) buffers", []))
+                case 15: rows.append((ms, .app, "server.client_connected", "server stream open completed", []))
+                case 16: rows.append((ms, .extension, "frame.chunk_written", "client stream writeToStream \(pick(same))", []))
+                default: rows.append((ms, .app, "server.read_error", "error reading bytes from stream", []))
+                }
+            }
+            let timed = pick(4) != 0
+            let events = Self.events(rows, timed: timed)
+            let sessions = SessionBuilder().build(events).sessions
+            let all = sessions.flatMap(\.events)
+            #expect(all.reduce(0) { $0 + $1.count } <= rows.count)
+            if all.contains(where: { $0.foldsLines && $0.side == .app }) { foldedRounds += 1 }
+            for s in sessions {
+                // The session's lines one by one, as the events of their own they were.
+                var one: [Event] = []
+                for e in s.events { e.forEachLinePlace { _, line, _ in one.append(events[line - 1]) } }
+                one.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+                #expect(ConnectFoldTests.rows(Timeline.entries(s.events)) == ConnectFoldTests.rows(Timeline.entries(one)))
+            }
+        }
+        #expect(foldedRounds > 20, "host lines folded in \(foldedRounds) rounds")
+    }
+
     @Test func captureFramesFoldInTheirSession() {
         var rows: [Row] = [(0, .app, "capture.started", "RPScreenRecorder.shared().startCapture", [])]
         for k in 0..<2_000 { rows.append((10 + Int64(k) * 33, .app, "capture.frame", "RPDaemonProxy: captureHandlerWithSample:", [])) }

@@ -22,17 +22,27 @@ public struct Event: Sendable {
         let path: String
         /// `kind` as a number, for the tests made per line (`KindCode`).
         let code: KindCode
+        /// Whether no stage looks at lines of this kind one by one, so that repeats of one
+        /// line fold into one event as the session is built (`SessionBuilder.foldRepeatedLine`).
+        let foldsWhenRepeated: Bool
         init(kind: String, code: KindCode? = nil, sdk: String, process: String?, message: String, attrs: [(String, String)],
              path: String)
         {
             self.kind = kind
             self.code = code ?? KindCode(kind)
+            foldsWhenRepeated = self.code == .other && !Self.readOneByOne.contains { kind.hasPrefix($0) }
             self.sdk = sdk
             self.process = process
             self.message = message
             self.attrs = attrs
             self.path = path
         }
+        /// Kinds without a code that a stage still looks at line by line, by name (the host
+        /// app seeing the extension go, the relay's lines, the capture state machine, kills,
+        /// the first connect or frame line).
+        static let readOneByOne = ["server.client_disconnected", "app.extension_disconnected", "relay.", "capture.", "extension.killed",
+                                   "replaykit.", "socket.connected", "frame.sent"]
+
         func with(kind: String? = nil, sdk: String? = nil, process: String?? = nil, message: String? = nil,
                   attrs: [(String, String)]? = nil, path: String? = nil) -> Text
         {
@@ -230,6 +240,9 @@ public struct Event: Sendable {
         for k in a.attrs.indices where a.attrs[k].0 != b.attrs[k].0 { return false }
         return true
     }
+
+    /// Whether repeats of its line fold into one event as the session is built.
+    var foldsWhenRepeated: Bool { text.foldsWhenRepeated }
 
     /// Whether its lines do not all say the same (`Repeats.texts`).
     public var linesDiffer: Bool { repeats?.texts != nil }

@@ -154,7 +154,11 @@ public struct SessionBuilder {
         s.sessions[i].capture = "in-app"
         if s.sessions[i].sdk == "ios" || s.sessions[i].sdk == "in-app", e.sdk != "ios", e.sdk != "in-app" { s.sessions[i].sdk = e.sdk }
         s.sessions[i].events.append(e)
-        if e.code == .captureFrame { Self.foldConnectLine(&s.sessions[i].events, Self.captureFrameCodes) }
+        if e.code == .captureFrame {
+            Self.foldConnectLine(&s.sessions[i].events, Self.captureFrameCodes)
+        } else {
+            Self.foldRepeatedLine(&s.sessions[i].events)
+        }
         switch kind {
         case "capture.frame":
             s.sessions[i].frames += e.count
@@ -235,7 +239,11 @@ public struct SessionBuilder {
         }
         let i = s.sessions.count - 1
         s.sessions[i].events.append(e)
-        if let group = Self.foldGroup(code) { Self.foldConnectLine(&s.sessions[i].events, group) }
+        if let group = Self.foldGroup(code) {
+            Self.foldConnectLine(&s.sessions[i].events, group)
+        } else {
+            Self.foldRepeatedLine(&s.sessions[i].events)
+        }
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
         // the first line that names one.
         // (Compared one by one: an array literal here is a list made per line.)
@@ -391,6 +399,41 @@ public struct SessionBuilder {
                 return true
             }
             return false
+        }
+        if folded { events.removeLast() }
+    }
+
+    /// Any other line repeated many times over (the host app's `error reading bytes from
+    /// stream` or `CVPixelBufferCreate failed` for every frame of a broken stream, ReplayKit's
+    /// per-sample notes): folded the same way, the same line into the same line, once
+    /// `foldFrom` of them follow each other on their side (lines of other sides between them,
+    /// which do not end a run in the timeline, are passed over). Only kinds no stage reads line
+    /// by line (`Event.Text.foldsWhenRepeated`); the timeline folds such a run into one row.
+    static func foldRepeatedLine(_ events: inout [Event]) {
+        let x = events.count - 2
+        guard x >= foldFrom, events.withUnsafeBufferPointer({ ev in ev[x].repeats == nil && ev[x].foldsWhenRepeated }) else { return }
+        let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
+            let side = ev[x].side
+            guard ev[x + 1].side == side else { return false }
+            // The latest earlier line of its side, and how many of the same line run before it.
+            var j = x - 1
+            while j >= max(0, x - foldLookBack), ev[j].side != side { j -= 1 }
+            guard j >= 0, ev[j].side == side, ev[j].repeatsLine(ev[x]) else { return false }
+            if !ev[j].foldsLines {
+                guard ev[j].repeats == nil else { return false }
+                var same = 0, k = j
+                while k >= 0, same < foldFrom {
+                    if ev[k].side == side {
+                        guard ev[k].repeats == nil, ev[k].repeatsLine(ev[x]) else { return false }
+                        same += 1
+                    }
+                    k -= 1
+                }
+                guard same >= foldFrom else { return false }
+            }
+            ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order)
+            ev.swapAt(x, x + 1)
+            return true
         }
         if folded { events.removeLast() }
     }

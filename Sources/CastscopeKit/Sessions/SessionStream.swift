@@ -514,7 +514,12 @@ public struct SessionStream {
             if !final, let t = e.time, t >= now - builder.attachBeforeMicros { break }
             if !final, e.time == nil, now == Int64.min { break }
             guard let target = place(e, final: final) else { break }
-            if let i = target { live[i].joined.append(e) } else { unattached.append(e) }
+            if let i = target {
+                live[i].joined.append(e)
+                SessionBuilder.foldRepeatedLine(&live[i].joined)
+            } else {
+                unattached.append(e)
+            }
             pendingHead += 1
         }
         if pendingHead > 4096 && pendingHead * 2 > pending.count {
