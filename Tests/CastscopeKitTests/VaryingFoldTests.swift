@@ -214,16 +214,17 @@ struct VaryingFoldTests {
         // read one by one (the host seeing the extension go), among frames, in random order.
         var rng = SplitMix(seed: 40)
         func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
-        var foldedRounds = 0
+        var foldedRounds = 0, varyingRounds = 0
         for _ in 0..<150 {
             var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", [])]
             var ms: Int64 = 0
             let same = 1 + pick(60)
-            // Some rounds mostly the one host line (long runs of it), others mixed.
-            let mostlyOne = pick(2) == 0
+            // Some rounds mostly the one host line (long runs of it), or mostly one with a
+            // counter (a storm), others mixed.
+            let mode = pick(3)
             for _ in 0..<(20 + pick(500)) {
                 ms += [0, 1, 33, 100, 100, 250][pick(6)]
-                switch mostlyOne && pick(4) != 0 ? 17 : pick(20) {
+                switch mode != 0 && pick(4) != 0 ? (mode == 1 ? 17 : 12) : pick(20) {
                 case 0..<6: rows.append(ConnectFoldTests.frame(ms))
                 case 6..<12: rows.append((ms, .app, "server.read_error", "error reading bytes from stream", []))
                 case 12: rows.append((ms, .app, "track.ended", "[TrackCapturerEventsEmitter] ended event for track \(pick(same))", []))
@@ -239,6 +240,7 @@ struct VaryingFoldTests {
             let all = sessions.flatMap(\.events)
             #expect(all.reduce(0) { $0 + $1.count } <= rows.count)
             if all.contains(where: { $0.foldsLines && $0.side == .app }) { foldedRounds += 1 }
+            if all.contains(where: { $0.linesDiffer && $0.side == .app }) { varyingRounds += 1 }
             for s in sessions {
                 // The session's lines one by one, as the events of their own they were.
                 var one: [Event] = []
@@ -247,7 +249,7 @@ struct VaryingFoldTests {
                 #expect(ConnectFoldTests.rows(Timeline.entries(s.events)) == ConnectFoldTests.rows(Timeline.entries(one)))
             }
         }
-        #expect(foldedRounds > 20, "host lines folded in \(foldedRounds) rounds")
+        #expect(foldedRounds > 20 && varyingRounds > 10, "host lines folded in \(foldedRounds) rounds, \(varyingRounds) with counters")
     }
 
     @Test func captureFramesFoldInTheirSession() {

@@ -292,6 +292,9 @@ public struct Event: Sendable {
         return t.makeIterator(like: text)
     }
 
+    /// Its lines' messages one at a time (`t` is its `Repeats.texts`).
+    func lineMessages(_ t: LineTexts) -> LineTexts.MessageCursor { LineTexts.MessageCursor(t, like: text) }
+
     /// The event with `t` for its text (one of its lines' own, `lineTexts`).
     func with(text t: Text) -> Event {
         var e = self

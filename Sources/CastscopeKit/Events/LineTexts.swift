@@ -150,6 +150,64 @@ final class LineTexts: @unchecked Sendable {
         return head.with(message: message, attrs: attrs)
     }
 
+    /// The lines' messages one at a time, in order (a block read at a time): for readers that
+    /// take the lines of several runs in turn (`LineOrder`).
+    struct MessageCursor {
+        private var chunks: SpilledColumn<UInt8>.ChunkIterator
+        private var chunk: [UInt8] = []
+        private var at = 0
+        private let head: Event.Text
+        private let fields: Int
+
+        init(_ t: LineTexts, like head: Event.Text) {
+            chunks = t.bytes.makeChunkIterator()
+            self.head = head
+            fields = 1 + head.attrs.count
+        }
+
+        /// The next `n` bytes (across blocks).
+        private mutating func take(_ n: Int) -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(n)
+            while out.count < n {
+                if at == chunk.count {
+                    guard let c = chunks.next() else { return out }
+                    chunk = c
+                    at = 0
+                    continue
+                }
+                let m = Swift.min(n - out.count, chunk.count - at)
+                out.append(contentsOf: chunk[at..<(at + m)])
+                at += m
+            }
+            return out
+        }
+
+        private mutating func length() -> Int? {
+            let b = take(4)
+            guard b.count == 4 else { return nil }
+            return Int(b[0]) | Int(b[1]) << 8 | Int(b[2]) << 16 | Int(b[3]) << 24
+        }
+
+        /// The next line's message.
+        mutating func next() -> String? {
+            guard let n = length() else { return nil }
+            if n == Int(LineTexts.sameAsHead) { return head.message }
+            let message: String
+            if at + n <= chunk.count {
+                message = chunk.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[at..<(at + n)]), as: UTF8.self) }
+                at += n
+            } else {
+                message = String(decoding: take(n), as: UTF8.self)
+            }
+            for _ in 1..<fields {
+                guard let m = length() else { return nil }
+                _ = take(m)
+            }
+            return message
+        }
+    }
+
     /// The lines' texts one at a time, in order (a byte at a time: for readers that take the
     /// lines of several runs in turn, `LineOrder`).
     func makeIterator(like head: Event.Text) -> AnyIterator<Event.Text> {

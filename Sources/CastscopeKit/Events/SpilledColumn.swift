@@ -187,6 +187,24 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
     }
 
     func makeIterator() -> Iterator { Iterator(column: self) }
+
+    /// The values a block at a time, in order (those on disk read into a buffer each).
+    struct ChunkIterator {
+        let column: SpilledColumn
+        var block = 0
+        var doneMemory = false
+        mutating func next() -> [T]? {
+            if block < column.blocks.count {
+                defer { block += 1 }
+                return column.blocks[block].readAll(T.self, count: column.perBlock)
+            }
+            guard !doneMemory else { return nil }
+            doneMemory = true
+            return column.memory
+        }
+    }
+
+    func makeChunkIterator() -> ChunkIterator { ChunkIterator(column: self) }
 }
 
 extension SpilledColumn where T: Equatable {

@@ -256,20 +256,27 @@ public enum Timeline {
     /// reading order: `Event.forEachLinePlace`, as the ClickHouse rows and the digest take
     /// them), merged (`LineOrder`): (its event, time, number, message).
     static func forEachLineInPlace(_ run: ArraySlice<Int>, _ events: [Event], _ body: (LineKey, Int, Int64?, Int, String) -> Void) {
-        typealias Line = (event: Int, time: Int64?, line: Int, message: String)
+        typealias Line = (slot: Int, time: Int64?, line: Int)
         var cursors: [LineOrder.Cursor<Line>] = []
-        for i in run {
+        // Each run's messages, taken as the merge comes to its lines (in order within a run),
+        // by the event's place in `run`.
+        var messages: [LineTexts.MessageCursor?] = []
+        let indices = Array(run)
+        for (slot, i) in indices.enumerated() {
+            messages.append(events[i].repeats?.texts.map { events[i].lineMessages($0) })
             cursors.append {
-                let e = events[i]
-                let places = e.linePlaces()
-                let texts = e.lineTexts()
+                let places = events[i].linePlaces()
                 return AnyIterator {
-                    guard let (t, line, p) = places.next(), let text = texts.next() else { return nil }
-                    return (LineKey(a: p.time, b: Int64(p.order), c: Int64(p.k), d: 0), (i, t, line, text.message))
+                    guard let (t, line, p) = places.next() else { return nil }
+                    return (LineKey(a: p.time, b: Int64(p.order), c: Int64(p.k), d: 0), (slot, t, line))
                 }
             }
         }
-        LineOrder.merge(cursors) { key, l in body(key, l.event, l.time, l.line, l.message) }
+        LineOrder.merge(cursors) { key, l in
+            let i = indices[l.slot]
+            let m = messages[l.slot] != nil ? messages[l.slot]!.next()! : events[i].message
+            body(key, i, l.time, l.line, m)
+        }
     }
 
     /// Where an event's first line stood.
@@ -361,14 +368,28 @@ public enum Timeline {
             // shape's fold sees them in order, times go in in order: a run's lines taken at
             // once put the storm's gaps out of order). A line that says what the line before
             // it said is counted with it: seen again, a shape's fold would not change.
-            var previous: (message: String, k: Int)?
+            // The last few messages and their places (lines of two or three kinds take turns:
+            // a writable note, a chunk), and the text each storming shape last saw (seeing it
+            // again changes nothing: only another text is shown to the shape's fold).
+            var recent: [(message: String, k: Int)] = []
+            var lastSeen: [Int: String] = [:]
             forEachLineInPlace(run, events) { _, _, t, _, m in
-                let k: Int
-                if let p = previous, p.message == m {
-                    k = p.k
+                var k = -1
+                for r in recent where r.message == m {
+                    k = r.k
+                    break
+                }
+                if k >= 0 {
+                    last = k
+                    if !shapes.isEmpty, shapes[k] != nil, lastSeen[k] != m {
+                        shapes[k]!.see(m)
+                        lastSeen[k] = m
+                    }
                 } else {
                     k = slot(m)
-                    previous = (m, k)
+                    if shapes[k] != nil { lastSeen[k] = m }
+                    if recent.count == 4 { recent.removeFirst() }
+                    recent.append((m, k))
                 }
                 counts[k] += 1
                 if let t { timesOf[k].add(t) }

@@ -418,24 +418,46 @@ public struct SessionBuilder {
             // The latest earlier line of its side, and how many of the same line run before it.
             var j = x - 1
             while j >= max(0, x - foldLookBack), ev[j].side != side { j -= 1 }
-            guard j >= 0, ev[j].side == side, ev[j].repeatsLine(ev[x]) else { return false }
-            if !ev[j].foldsLines {
-                guard ev[j].repeats == nil else { return false }
-                var same = 0, k = j
-                while k >= 0, same < foldFrom {
-                    if ev[k].side == side {
-                        guard ev[k].repeats == nil, ev[k].repeatsLine(ev[x]) else { return false }
-                        same += 1
-                    }
-                    k -= 1
-                }
-                guard same >= foldFrom else { return false }
+            guard j >= 0, ev[j].side == side else { return false }
+            if ev[j].repeatsLine(ev[x]) {
+                guard ev[j].foldsLines || streak(ev, before: x, side: side, { $0.repeatsLine(ev[x]) }) else { return false }
+                ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order)
+                ev.swapAt(x, x + 1)
+                return true
             }
-            ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order)
+            // A line that carries a counter or an id: the timeline folds its run (lines of one
+            // kind and shape) as a storm once it has more than `Timeline.stormTexts` texts, so
+            // such a run folds here once it surely has (its texts kept line by line).
+            guard ev[j].continuesVarying(ev[x]), MessageShape.same(ev[j].message, ev[x].message) else { return false }
+            if !ev[j].linesDiffer {
+                guard ev[j].repeats == nil else { return false }
+                var texts: [String] = []
+                let storms = streak(ev, before: x, side: side) { e in
+                    guard e.kind == ev[x].kind, MessageShape.same(e.message, ev[x].message) else { return false }
+                    if texts.count <= Timeline.stormTexts, !texts.contains(e.message) { texts.append(e.message) }
+                    return true
+                }
+                guard storms, texts.count > Timeline.stormTexts else { return false }
+            }
+            ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: ev[x].textRef)
             ev.swapAt(x, x + 1)
             return true
         }
         if folded { events.removeLast() }
+    }
+
+    /// Whether the `foldFrom` lines of `side` before `x` are lines of their own that `like` takes
+    /// (lines of other sides between them passed over).
+    private static func streak(_ ev: UnsafeMutableBufferPointer<Event>, before x: Int, side: Side, _ like: (borrowing Event) -> Bool) -> Bool {
+        var same = 0, k = x - 1
+        while k >= 0, same < foldFrom {
+            if ev[k].side == side {
+                guard ev[k].repeats == nil, like(ev[k]) else { return false }
+                same += 1
+            }
+            k -= 1
+        }
+        return same >= foldFrom
     }
 
     /// A line of the session's side that joined it later (another extension process's line, or
