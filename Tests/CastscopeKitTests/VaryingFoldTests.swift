@@ -91,7 +91,8 @@ struct VaryingFoldTests {
                 case 12..<15: ConnectFoldTests.writable(ms)
                 case 15..<17: ConnectFoldTests.frame(ms)
                 case 17: (ms, .extension, "frame.sent", "video frame \(pick(1_000)) sent", [])
-                case 18: ConnectFoldTests.attempt(ms)
+                case 18: pick(2) == 0 ? ConnectFoldTests.attempt(ms)
+                    : (ms, .extension, "socket.connect_attempt", "open socket connection (attempt \(pick(lengths)))", [])
                 case 19: (ms, .extension, "frame.dropped", "image buffer not available", [])
                 default: (ms, .extension, "extension.note", "memory \(pick(3))", [])
                 }
@@ -103,6 +104,25 @@ struct VaryingFoldTests {
             for e in s.events { e.forEachLinePlace { _, line, p in places.append((p.time, p.order, p.k, line)) } }
             #expect(places.sorted { ($0.0, $0.1, $0.2) < ($1.0, $1.1, $1.2) }.map(\.3) == Array(1...rows.count))
         }
+    }
+
+    @Test func aStormWithACounterInEachAttemptFolds() {
+        // Two hours of retrying, each attempt and failure numbered: a few events, the rows,
+        // attempts and causes the lines one by one give.
+        var rows: [Row] = [(0, .extension, "broadcast.started", "broadcast started", [])]
+        var rng = SplitMix(seed: 41)
+        for k in 0..<5_000 {
+            rows.append((100 + Int64(k) * 100, .extension, "socket.connect_attempt", "open socket connection (attempt \(k + 1))", []))
+            let conn = String(rng.next() % 0xffff_ffff, radix: 16)
+            rows.append((101 + Int64(k) * 100, .extension, "socket.connect_failed", "failure: socket file missing (connection \(conn))",
+                         [("cause_text", "socket file missing")]))
+        }
+        let s = ConnectFoldTests().check(rows, maxEvents: 4 + SessionBuilder.foldFrom)
+        #expect(s.attempts.count == 5_000 && s.attempts.failedCount == 5_000)
+        #expect(s.failureCauses.map(\.0) == ["socket file missing"] && s.failureCauses.map(\.1) == [5_000])
+        #expect(Self.same(Self.lineTexts(s), Self.expected(rows)))
+        // Decided by the last failure line, which lies inside a folded run: its own text.
+        #expect(s.deciding.map(\.source.line) == [rows.count] && s.deciding.first?.message == rows.last!.3)
     }
 
     @Test func aLineOfTheRunLooksItselfUp() {

@@ -362,10 +362,11 @@ public struct SessionBuilder {
         let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
             guard ev[x + 1].side == ev[x].side else { return false }
             var j = x - 1
-            // Frame lines that carry a length or a counter fold too (their texts kept line by
-            // line, `LineTexts`): into the latest run of their kind, when no earlier event
-            // within reach has their very message.
-            let varying = group.mask == frameCodes.mask
+            // Frame and connect lines that carry a length, a counter or an id fold too (their
+            // texts kept line by line, `LineTexts`; the connect attempts were taken from each
+            // line as it came): into the latest run of their kind, when no earlier event within
+            // reach has their very message.
+            let varying = group.mask == frameCodes.mask || group.mask == connectCodes.mask
             var like = -1
             while j >= max(0, x - foldLookBack), group.contains(ev[j].code), ev[j].side == ev[x].side {
                 if ev[j].sameMessage(ev[x]) {
