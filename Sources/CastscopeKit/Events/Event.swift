@@ -204,7 +204,18 @@ public struct Event: Sendable {
     /// Whether `other` is this line again but for its time and line number: the same kind,
     /// SDK, process, message, attributes and file, of the same process, side and zone, timed or
     /// not alike. (Texts are interned: nearly always the same `Text`, compared by identity.)
-    func repeatsLine(_ other: borrowing Event) -> Bool {
+    func repeatsLine(_ other: borrowing Event) -> Bool { sameLine(other, butTexts: false) }
+
+    /// Whether `other` has this event's message (the same interned text, or an equal one).
+    func sameMessage(_ other: borrowing Event) -> Bool { text === other.text || text.message == other.text.message }
+
+    /// Whether `other` is a line of this one's run but for its message and attribute values
+    /// (`repeatsLine` but for those; the same attributes by name): a frame line that carries a
+    /// length or a counter, folded with the others as the session is built (`LineTexts`).
+    func continuesVarying(_ other: borrowing Event) -> Bool { sameLine(other, butTexts: true) }
+
+    /// `repeatsLine`, or with `butTexts` `continuesVarying`.
+    private func sameLine(_ other: borrowing Event, butTexts: Bool) -> Bool {
         // (Its place in reading order is kept as a 32-bit difference from this one's.)
         guard side == other.side, pid == other.pid, fileIndex == other.fileIndex, timeInferred == other.timeInferred,
             Int32(exactly: other.order - order) != nil,
@@ -213,31 +224,10 @@ public struct Event: Sendable {
         else { return false }
         if text === other.text { return true }
         let a = text, b = other.text
-        guard a.kind == b.kind, a.message == b.message, a.process == b.process, a.sdk == b.sdk, a.path == b.path,
-            a.attrs.count == b.attrs.count
+        guard a.code == b.code, a.kind == b.kind, butTexts || a.message == b.message, a.process == b.process, a.sdk == b.sdk,
+            a.path == b.path, a.attrs.count == b.attrs.count
         else { return false }
-        for k in a.attrs.indices where a.attrs[k] != b.attrs[k] { return false }
-        return true
-    }
-
-    /// Whether `other` has this event's message (the same interned text, or an equal one).
-    func sameMessage(_ other: borrowing Event) -> Bool { text === other.text || text.message == other.text.message }
-
-    /// Whether `other` is a line of this one's run but for its message and attribute values
-    /// (`repeatsLine` but for those; the same attributes by name): a frame line that carries a
-    /// length or a counter, folded with the others as the session is built (`LineTexts`).
-    func continuesVarying(_ other: borrowing Event) -> Bool {
-        guard side == other.side, pid == other.pid, fileIndex == other.fileIndex, timeInferred == other.timeInferred,
-            Int32(exactly: other.order - order) != nil,
-            displayOffset == other.displayOffset, (time == nil) == (other.time == nil),
-            (parsedTime == nil) == (other.parsedTime == nil)
-        else { return false }
-        if text === other.text { return true }
-        let a = text, b = other.text
-        guard a.code == b.code, a.kind == b.kind, a.process == b.process, a.sdk == b.sdk, a.path == b.path,
-            a.attrs.count == b.attrs.count
-        else { return false }
-        for k in a.attrs.indices where a.attrs[k].0 != b.attrs[k].0 { return false }
+        for k in a.attrs.indices where a.attrs[k].0 != b.attrs[k].0 || (!butTexts && a.attrs[k].1 != b.attrs[k].1) { return false }
         return true
     }
 
