@@ -255,7 +255,10 @@ public enum Timeline {
     /// Each line of `run`'s events in the order they stood as events of their own (time, then
     /// reading order: `Event.forEachLinePlace`, as the ClickHouse rows and the digest take
     /// them), merged (`LineOrder`): (its event, time, number, message).
-    static func forEachLineInPlace(_ run: ArraySlice<Int>, _ events: [Event], _ body: (LineKey, Int, Int64?, Int, String) -> Void) {
+    /// An event `whole` picks is given once, at its first line's place, with line number −1.
+    static func forEachLineInPlace(_ run: ArraySlice<Int>, _ events: [Event], whole: (Int) -> Bool = { _ in false },
+                                   _ body: (LineKey, Int, Int64?, Int, String) -> Void)
+    {
         typealias Line = (slot: Int, time: Int64?, line: Int)
         var cursors: [LineOrder.Cursor<Line>] = []
         // Each run's messages, taken as the merge comes to its lines (in order within a run),
@@ -264,6 +267,11 @@ public enum Timeline {
         let indices = Array(run)
         for (slot, i) in indices.enumerated() {
             messages.append(events[i].repeats?.texts.map { events[i].lineMessages($0) })
+            if whole(i) {
+                let head: (LineKey, Line) = (place(events[i]), (slot: slot, time: events[i].time, line: -1))
+                cursors.append { AnyIterator(CollectionOfOne(head).makeIterator()) }
+                continue
+            }
             cursors.append {
                 let places = events[i].linePlaces()
                 return AnyIterator {
@@ -373,7 +381,34 @@ public enum Timeline {
             // again changes nothing: only another text is shown to the shape's fold).
             var recent: [(message: String, k: Int)] = []
             var lastSeen: [Int: String] = [:]
-            forEachLineInPlace(run, events) { _, _, t, _, m in
+            // A run of one text that no storm takes (a writable note between chunks), whose
+            // text no other event of the run has after its first line (the run's first lines,
+            // events of their own before the fold began, come before it), is counted whole
+            // where its first line stood: its lines change nothing but their own text's count
+            // and gaps, in order.
+            var holders: [String: [Int]] = [:]
+            for i in run where !events[i].linesDiffer { holders[events[i].message, default: []].append(i) }
+            let whole = { (i: Int) -> Bool in
+                guard events[i].repeats != nil, !events[i].linesDiffer,
+                    storm.isEmpty || !storm.contains(MessageShape.hash(events[i].message))
+                else { return false }
+                let head = place(events[i])
+                return holders[events[i].message]!.allSatisfy { j in j == i || (events[j].repeats == nil && place(events[j]) < head) }
+            }
+            forEachLineInPlace(run, events, whole: whole) { _, i, t, line, m in
+                if line < 0 {
+                    let k = slot(m)
+                    var times = Gaps()
+                    swap(&times, &timesOf[k])
+                    var count = 0
+                    events[i].forEachTime { t in
+                        count += 1
+                        if let t { times.add(t) }
+                    }
+                    swap(&times, &timesOf[k])
+                    counts[k] += count
+                    return
+                }
                 var k = -1
                 for r in recent where r.message == m {
                     k = r.k
