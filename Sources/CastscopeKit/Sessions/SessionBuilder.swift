@@ -372,12 +372,14 @@ public struct SessionBuilder {
                 if ev[j].sameMessage(ev[x]) {
                     // Into a run folded here, or a line of its own once the run is long; not
                     // into frames folded while reading (their lines' places are the event's).
-                    guard ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group)),
-                        ev[j].repeatsLine(ev[x]) || (ev[j].linesDiffer && ev[j].continuesVarying(ev[x]))
-                    else {
+                    guard ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group)) else {
                         return false
                     }
-                    ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: ev[x].textRef)
+                    // The same line (nearly always: its text is the run's own, no text taken),
+                    // or the run's message with other attribute values, in a run whose lines differ.
+                    let same = ev[j].repeatsLine(ev[x])
+                    guard same || (ev[j].linesDiffer && ev[j].continuesVarying(ev[x])) else { return false }
+                    ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: same ? nil : ev[x].textRef)
                     // The latest line takes the folded one's place; the list loses its last.
                     ev.swapAt(x, x + 1)
                     return true
