@@ -163,6 +163,8 @@ public final class Analyzer {
     /// dense 256 MB log holds about 120,000 events, 25 MB).
     public var holdsEventsAfter = 1 << 17
     var heldBatchEvents = 1 << 15
+    /// Or earlier, once the process is past this many megabytes resident.
+    var holdsPastMegabytes = 40
     /// Events per chunk and per run block of those held (`HeldEvents`).
     var heldChunkEvents = 1 << 13
     var heldBlockEvents = 1 << 10
@@ -360,12 +362,21 @@ public final class Analyzer {
         var mayHold = streamed == nil && sessionSink != nil && holdsEventsAfter > 0
         /// While a journal is read in stretches (its events may be taken back).
         var holdPaused = false
+        var residentCheckedAt = 0
         var heldCount: Int { heldEvents?.count ?? 0 }
         var position: Int { heldCount + events.count }
         /// Writes the events read so far out of memory once there are enough of them; called
         /// where no compactor points into `events`.
         func holdIfMany() {
-            guard mayHold, !holdPaused, events.count >= (heldEvents == nil ? holdsEventsAfter : heldBatchEvents) else { return }
+            guard mayHold, !holdPaused else { return }
+            if events.count < (heldEvents == nil ? holdsEventsAfter : heldBatchEvents) {
+                // Events that each carry a text of their own (a counter in every line) weigh
+                // ~500 bytes, not ~200: held early once the process is past `holdsPastMegabytes`
+                // resident (looked at once per `heldBatchEvents` events).
+                guard heldEvents == nil, events.count >= residentCheckedAt + heldBatchEvents else { return }
+                residentCheckedAt = events.count
+                guard let mb = Resident.megabytes(), mb > holdsPastMegabytes else { return }
+            }
             if heldEvents == nil {
                 heldEvents = HeldEvents(chunkSize: heldChunkEvents, blockSize: heldBlockEvents, fanIn: heldFanIn)
                 if heldEvents == nil { mayHold = false; return }

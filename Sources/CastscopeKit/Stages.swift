@@ -32,6 +32,24 @@ public enum Stages {
     }
 }
 
+/// The process's resident memory, for stages that bound what they hold by it.
+enum Resident {
+    /// In megabytes (Linux: `/proc/self/statm`); nil where it cannot be read.
+    static func megabytes() -> Int? {
+        #if os(Linux)
+        guard let f = fopen("/proc/self/statm", "r") else { return nil }
+        defer { fclose(f) }
+        var line = [CChar](repeating: 0, count: 128)
+        guard fgets(&line, 128, f) != nil else { return nil }
+        let fields = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return (pages * Int(sysconf(Int32(_SC_PAGESIZE)))) >> 20
+        #else
+        return nil
+        #endif
+    }
+}
+
 extension Substring {
     fileprivate func stageValue() -> String {
         String(self.drop { $0 == " " || $0 == "\t" }.prefix { $0 != "\n" })

@@ -36,4 +36,38 @@ struct HeldLearnTests {
         #expect(held.hasSuffix("\nheld true"))
         #expect(held.dropLast(" true".count) == memory.dropLast(" false".count))
     }
+
+    /// Events that each carry a text of their own weigh more than the count of events says:
+    /// past `holdsPastMegabytes` resident, a bundle's events go to disk before `holdsEventsAfter`,
+    /// with the same report.
+    @Test func residentMemoryHoldsEarly() throws {
+        #if os(Linux)
+        let mb = try #require(Resident.megabytes())
+        #expect(mb > 1 && mb < 1 << 20, "\(mb) MB resident")
+        #endif
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var log = Self.header + Self.line("10:00:00.000000", 812, "BroadcastExtension", "broadcast started")
+        for k in 0..<600 {
+            let t = String(format: "10:%02d:%02d.%06d", k / 600, (k / 10) % 60, (k % 10) * 100_000)
+            log += Self.line(t, 812, "BroadcastExtension", "open socket connection (attempt \(k + 1))")
+        }
+        try log.write(to: dir.appendingPathComponent("a.txt"), atomically: true, encoding: .utf8)
+        try log.write(to: dir.appendingPathComponent("b.txt"), atomically: true, encoding: .utf8)
+        func run(pastMegabytes: Int) throws -> String {
+            try HeldFuzzTests.run([dir.path], held: false, window: (nil, nil), parallel: false) { a in
+                a.holdsEventsAfter = 1 << 17
+                a.heldBatchEvents = 64
+                a.streamedBatchEvents = 64
+                a.holdsPastMegabytes = pastMegabytes
+            }
+        }
+        let memory = try run(pastMegabytes: Int.max)
+        #expect(memory.hasSuffix("\nheld false"))
+        #if os(Linux)
+        let held = try run(pastMegabytes: 0)
+        #expect(held.hasSuffix("\nheld true"))
+        #expect(held.dropLast(" true".count) == memory.dropLast(" false".count))
+        #endif
+    }
 }
