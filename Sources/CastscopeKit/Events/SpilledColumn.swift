@@ -91,7 +91,10 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
     mutating func append(buffer values: UnsafeBufferPointer<T>) {
         var at = 0
         while at < values.count {
-            let n = Swift.min(values.count - at, perBlock + 1 - memory.count)
+            // Up to one value past a block; all of them once a spill failed (a full disk: the
+            // column stays in memory, and the room left would be none).
+            let room = perBlock + 1 - memory.count
+            let n = room > 0 ? Swift.min(values.count - at, room) : values.count - at
             memory.append(contentsOf: UnsafeBufferPointer(rebasing: values[at..<(at + n)]))
             at += n
             if memory.count > perBlock { spill() }
