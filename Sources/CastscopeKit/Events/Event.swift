@@ -261,11 +261,8 @@ public struct Event: Sendable {
             forEachTimeAndLine { time, line in body(time, line, message) }
             return
         }
-        var it = Self.lineIterator(repeats!, time: time, line: line)
-        t.forEachMessage(like: text) { m in
-            let (time, line) = it.next()!
-            body(time, line, m)
-        }
+        var messages = LineTexts.Cursor(t, like: text)
+        forEachTimeAndLine { time, line in body(time, line, messages.nextMessage()!) }
     }
 
     /// Each line's own text, one at a time in order (a text made per line when they differ).
@@ -283,32 +280,13 @@ public struct Event: Sendable {
     }
 
     /// Its lines' messages one at a time (`t` is its `Repeats.texts`).
-    func lineMessages(_ t: LineTexts) -> LineTexts.MessageCursor { LineTexts.MessageCursor(t, like: text) }
+    func lineMessages(_ t: LineTexts) -> LineTexts.Cursor { LineTexts.Cursor(t, like: text) }
 
     /// The event with `t` for its text (one of its lines' own, `lineTexts`).
     func with(text t: Text) -> Event {
         var e = self
         e.text = t
         return e
-    }
-
-    /// The lines' (time, number), one at a time.
-    static func lineIterator(_ r: Repeats, time: Int64?, line: Int) -> LineIterator {
-        LineIterator(n: r.lines.count, known: Swift.min(r.lines.count, r.times.count), time: time, times: r.times.makeIterator(),
-                     lines: r.lines.makeIterator())
-    }
-
-    struct LineIterator: IteratorProtocol {
-        let n: Int, known: Int, time: Int64?
-        var times: SpilledColumn<Int64>.Iterator
-        var lines: SpilledColumn<Int32>.Iterator
-        var k = 0
-        mutating func next() -> (Int64?, Int)? {
-            guard k < n else { return nil }
-            defer { k += 1 }
-            let l = lines.next()!
-            return (k < known ? times.next()! : time, Int(l))
-        }
     }
 
     /// Takes a later line that `repeatsLine` (its resolved time, line number and place in

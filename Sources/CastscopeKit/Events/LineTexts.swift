@@ -72,61 +72,34 @@ final class LineTexts: @unchecked Sendable {
         return record.withUnsafeBufferPointer { Self.decode($0, like: head) }
     }
 
-    /// Each line's text in order (records read a block at a time; a text is made per line).
+    /// Each line's text in order (read a block at a time; a text is made per line).
     func forEach(like head: Event.Text, _ body: (Event.Text) -> Void) {
-        forEachRecord(fields: 1 + head.attrs.count) { record in body(Self.decode(record, like: head)) }
+        var c = Cursor(self, like: head)
+        while let t = c.nextText() { body(t) }
     }
 
     /// Each line's message only, in order (no text made).
     func forEachMessage(like head: Event.Text, _ body: (String) -> Void) {
-        forEachRecord(fields: 1 + head.attrs.count) { record in
-            let n = UInt32(littleEndian: UnsafeRawBufferPointer(record).loadUnaligned(as: UInt32.self))
-            if n == Self.sameAsHead { return body(head.message) }
-            body(String(decoding: UnsafeBufferPointer(rebasing: record[4..<(4 + Int(n))]), as: UTF8.self))
-        }
+        var c = Cursor(self, like: head)
+        while let m = c.nextMessage() { body(m) }
     }
 
-    /// Calls `body` with each line's record, in order (a record cut by a block's end is put
-    /// together in a buffer of its own).
-    private func forEachRecord(fields: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        var carry: [UInt8] = []
-        bytes.forEachChunk { chunk in
-            var at = 0
-            if !carry.isEmpty {
-                // Finish the record the last block cut, byte by byte (it is short).
-                while at < chunk.count {
-                    carry.append(chunk[at])
-                    at += 1
-                    if let n = Self.recordLength(carry[...], fields: fields), n == carry.count {
-                        carry.withUnsafeBufferPointer(body)
-                        carry.removeAll(keepingCapacity: true)
-                        break
-                    }
-                }
-            }
-            while at < chunk.count {
-                let rest = UnsafeBufferPointer(rebasing: chunk[at...])
-                guard let n = Self.recordLength(rest, fields: fields), n <= rest.count else {
-                    carry.append(contentsOf: rest)
-                    return
-                }
-                body(UnsafeBufferPointer(rebasing: rest[0..<n]))
-                at += n
-            }
-        }
+    /// The lines' texts one at a time, in order.
+    func makeIterator(like head: Event.Text) -> AnyIterator<Event.Text> {
+        var c = Cursor(self, like: head)
+        return AnyIterator { c.nextText() }
     }
 
     /// The length of the record `b` begins with, when `b` holds its length fields.
-    private static func recordLength<C: Collection>(_ b: C, fields: Int) -> Int? where C.Element == UInt8, C.Index == Int {
-        var at = b.startIndex
+    private static func recordLength(_ b: UnsafeBufferPointer<UInt8>, fields: Int) -> Int? {
+        var at = 0
         for f in 0..<fields {
-            guard b.endIndex - at >= 4 else { return nil }
-            var n = 0
-            for k in 0..<4 { n |= Int(b[at + k]) << (8 * k) }
+            guard b.count - at >= 4 else { return nil }
+            let n = Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24
             if f == 0, n == Int(sameAsHead) { return 4 }
             at += 4 + n
         }
-        return at - b.startIndex
+        return at
     }
 
     private static func decode(_ record: UnsafeBufferPointer<UInt8>, like head: Event.Text) -> Event.Text {
@@ -150,9 +123,16 @@ final class LineTexts: @unchecked Sendable {
         return head.with(message: message, attrs: attrs)
     }
 
-    /// The lines' messages one at a time, in order (a block read at a time): for readers that
-    /// take the lines of several runs in turn (`LineOrder`).
-    struct MessageCursor {
+    private static func message(_ record: UnsafeBufferPointer<UInt8>, like head: Event.Text) -> String {
+        let n = Int(record[0]) | Int(record[1]) << 8 | Int(record[2]) << 16 | Int(record[3]) << 24
+        if n == Int(sameAsHead) { return head.message }
+        return String(decoding: UnsafeBufferPointer(rebasing: record[4..<(4 + n)]), as: UTF8.self)
+    }
+
+    /// The lines' records one at a time, in order, a block read at a time (a record cut by a
+    /// block's end is put together in a buffer of its own): what every reader in order uses,
+    /// also those that take the lines of several runs in turn (`LineOrder`).
+    struct Cursor {
         private var chunks: SpilledColumn<UInt8>.ChunkIterator
         private var chunk: [UInt8] = []
         private var at = 0
@@ -165,7 +145,36 @@ final class LineTexts: @unchecked Sendable {
             fields = 1 + head.attrs.count
         }
 
-        /// The next `n` bytes (across blocks).
+        mutating func nextText() -> Event.Text? { next { [head] in LineTexts.decode($0, like: head) } }
+        mutating func nextMessage() -> String? { next { [head] in LineTexts.message($0, like: head) } }
+
+        /// `body` of the next record's bytes (in place when the record lies in one block).
+        private mutating func next<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+            let (from, fields) = (at, fields)
+            if let r = chunk.withUnsafeBufferPointer({ b -> R? in
+                let rest = UnsafeBufferPointer(rebasing: b[from...])
+                guard let n = LineTexts.recordLength(rest, fields: fields), n <= rest.count else { return nil }
+                at = from + n
+                return body(UnsafeBufferPointer(rebasing: rest[0..<n]))
+            }) {
+                return r
+            }
+            // Across blocks (or at the start of one): field by field.
+            var record: [UInt8] = []
+            for f in 0..<fields {
+                let length = take(4)
+                guard length.count == 4 else { return nil }
+                record += length
+                let n = Int(length[0]) | Int(length[1]) << 8 | Int(length[2]) << 16 | Int(length[3]) << 24
+                if f == 0, n == Int(LineTexts.sameAsHead) { break }
+                let bytes = take(n)
+                guard bytes.count == n else { return nil }
+                record += bytes
+            }
+            return record.withUnsafeBufferPointer(body)
+        }
+
+        /// The next `n` bytes (across blocks; fewer at the end).
         private mutating func take(_ n: Int) -> [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(n)
@@ -181,59 +190,6 @@ final class LineTexts: @unchecked Sendable {
                 at += m
             }
             return out
-        }
-
-        private mutating func length() -> Int? {
-            let b = take(4)
-            guard b.count == 4 else { return nil }
-            return Int(b[0]) | Int(b[1]) << 8 | Int(b[2]) << 16 | Int(b[3]) << 24
-        }
-
-        /// The next line's message.
-        mutating func next() -> String? {
-            guard let n = length() else { return nil }
-            if n == Int(LineTexts.sameAsHead) { return head.message }
-            let message: String
-            if at + n <= chunk.count {
-                message = chunk.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[at..<(at + n)]), as: UTF8.self) }
-                at += n
-            } else {
-                message = String(decoding: take(n), as: UTF8.self)
-            }
-            for _ in 1..<fields {
-                guard let m = length() else { return nil }
-                _ = take(m)
-            }
-            return message
-        }
-    }
-
-    /// The lines' texts one at a time, in order (a byte at a time: for readers that take the
-    /// lines of several runs in turn, `LineOrder`).
-    func makeIterator(like head: Event.Text) -> AnyIterator<Event.Text> {
-        var it = bytes.makeIterator()
-        let fields = 1 + head.attrs.count
-        return AnyIterator {
-            var values: [String] = []
-            values.reserveCapacity(fields)
-            var buffer: [UInt8] = []
-            for f in 0..<fields {
-                var n = 0
-                for k in 0..<4 {
-                    guard let b = it.next() else { return nil }
-                    n |= Int(b) << (8 * k)
-                }
-                if f == 0, n == Int(Self.sameAsHead) { return head }
-                buffer.removeAll(keepingCapacity: true)
-                for _ in 0..<n {
-                    guard let b = it.next() else { return nil }
-                    buffer.append(b)
-                }
-                values.append(String(decoding: buffer, as: UTF8.self))
-            }
-            var attrs = head.attrs
-            for k in attrs.indices { attrs[k].1 = values[k + 1] }
-            return head.with(message: values[0], attrs: attrs)
         }
     }
 
@@ -262,7 +218,6 @@ final class LineTexts: @unchecked Sendable {
         }
         return out
     }
-
 
     /// For the spill: the columns as they are (`restore` puts them back).
     var columns: (starts: SpilledColumn<Int64>, bytes: SpilledColumn<UInt8>) { (starts, bytes) }

@@ -251,9 +251,9 @@ extension Digest128 {
                 }
             }
         }
-        // The texts of runs whose lines differ, a line at a time as the merge takes them.
-        var lineTexts: [Int: AnyIterator<Event.Text>] = [:]
-        for i in events.indices where events[i].linesDiffer { lineTexts[i] = events[i].lineTexts() }
+        // The messages of runs whose lines differ, a line at a time as the merge takes them.
+        var messages: [Int: LineTexts.Cursor] = [:]
+        for i in events.indices { if let t = events[i].repeats?.texts { messages[i] = events[i].lineMessages(t) } }
         LineOrder.merge(cursors) { key, n in
             if n < 0 {
                 let e = events[-n - 1]
@@ -262,7 +262,7 @@ extension Digest128 {
             } else {
                 let e = events[Int(key.d)]
                 update("\(e.sourcePath):\(n)")
-                update(lineTexts[Int(key.d)].map { $0.next()!.message } ?? e.message)
+                update(messages[Int(key.d)] != nil ? messages[Int(key.d)]!.nextMessage()! : e.message)
             }
         }
     }

@@ -251,7 +251,6 @@ public enum Timeline {
         return storm
     }
 
-    /// The messages of `run`'s events, those of an event whose lines differ line by line.
     /// Each line of `run`'s events in the order they stood as events of their own (time, then
     /// reading order: `Event.forEachLinePlace`, as the ClickHouse rows and the digest take
     /// them), merged (`LineOrder`): (its event, time, number, message).
@@ -263,7 +262,7 @@ public enum Timeline {
         var cursors: [LineOrder.Cursor<Line>] = []
         // Each run's messages, taken as the merge comes to its lines (in order within a run),
         // by the event's place in `run`.
-        var messages: [LineTexts.MessageCursor?] = []
+        var messages: [LineTexts.Cursor?] = []
         let indices = Array(run)
         for (slot, i) in indices.enumerated() {
             messages.append(events[i].repeats?.texts.map { events[i].lineMessages($0) })
@@ -282,7 +281,7 @@ public enum Timeline {
         }
         LineOrder.merge(cursors) { key, l in
             let i = indices[l.slot]
-            let m = messages[l.slot] != nil ? messages[l.slot]!.next()! : events[i].message
+            let m = messages[l.slot] != nil ? messages[l.slot]!.nextMessage()! : events[i].message
             body(key, i, l.time, l.line, m)
         }
     }
@@ -290,6 +289,7 @@ public enum Timeline {
     /// Where an event's first line stood.
     static func place(_ e: Event) -> LineKey { LineKey(a: e.time ?? Int64.min, b: Int64(e.order), c: 0, d: 0) }
 
+    /// The messages of `run`'s events, those of an event whose lines differ line by line.
     /// (Collapsing, a message the same as the one before it is given once: which texts and
     /// shapes a run has does not change with repeats.)
     static func forEachMessage(_ run: [Int], _ events: [Event], collapsing: Bool = true, _ body: (String) -> Void) {
@@ -323,8 +323,6 @@ public enum Timeline {
         var byText: [String: Int] = [:]
         var byShape: [UInt64: Int] = [:]
         var last = -1
-        // Through a buffer pointer, and the times by the two fields they come from: a method
-        // called on an element of the array (`forEachTime`, `count`) copied the whole event.
         // The place of `message` among the texts (made when new).
         func slot(_ message: String) -> Int {
             // A loop, not `firstIndex(where:)`: its closure took the message per comparison.
@@ -368,6 +366,25 @@ public enum Timeline {
             last = k
             return k
         }
+        /// Every line of event `i`, at once: its message's count and times.
+        func addWhole(_ i: Int) {
+            let k = slot(events[i].message)
+            // Moved out while the closure appends (a list per line, or appending through
+            // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
+            var times = Gaps()
+            swap(&times, &timesOf[k])
+            var count = 0
+            // Through a buffer pointer, and the times by the fields they come from: a method
+            // called on an element of the array (`forEachTime`, `count`) copied the whole event.
+            events.withUnsafeBufferPointer { ev in
+                Event.forEachTimeAndLine(repeats: ev[i].repeats, time: ev[i].time, line: ev[i].line) { t, _ in
+                    count += 1
+                    if let t { times.add(t) }
+                }
+            }
+            swap(&times, &timesOf[k])
+            counts[k] += count
+        }
         if run.contains(where: { events[$0].linesDiffer }) || (!storm.isEmpty && run.contains(where: { events[$0].foldsLines })) {
             // Lines that differ inside one event, or a storm's texts counted as one that
             // come from runs folded as the session was built (whose lines interleave with
@@ -396,19 +413,7 @@ public enum Timeline {
                 return holders[events[i].message]!.allSatisfy { j in j == i || (events[j].repeats == nil && place(events[j]) < head) }
             }
             forEachLineInPlace(run, events, whole: whole) { _, i, t, line, m in
-                if line < 0 {
-                    let k = slot(m)
-                    var times = Gaps()
-                    swap(&times, &timesOf[k])
-                    var count = 0
-                    events[i].forEachTime { t in
-                        count += 1
-                        if let t { times.add(t) }
-                    }
-                    swap(&times, &timesOf[k])
-                    counts[k] += count
-                    return
-                }
+                if line < 0 { return addWhole(i) }
                 var k = -1
                 for r in recent where r.message == m {
                     k = r.k
@@ -430,22 +435,7 @@ public enum Timeline {
                 if let t { timesOf[k].add(t) }
             }
         } else {
-        events.withUnsafeBufferPointer { ev in
-            for i in run {
-                let k = slot(ev[i].message)
-                // Moved out while the closure appends (a list per line, or appending through
-                // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
-                var times = Gaps()
-                swap(&times, &timesOf[k])
-                var count = 0
-                Event.forEachTimeAndLine(repeats: ev[i].repeats, time: ev[i].time, line: ev[i].line) { t, _ in
-                    count += 1
-                    if let t { times.add(t) }
-                }
-                swap(&times, &timesOf[k])
-                counts[k] += count
-            }
-        }
+            for i in run { addWhole(i) }
         }
         // The row's text, written as bytes: `text ×N over D, every G; …`.
         var text = OutputBuffer(capacity: 256)
