@@ -33,6 +33,7 @@ struct Castscope: ParsableCommand {
         // Tests make a long session's columns spill at a few bytes (reports must not change).
         SpillBlocks.useBlockBytesFromEnvironment()
         LinesOutside.useChunkSizeFromEnvironment()
+        SessionStream.useSleepAfterFromEnvironment()
         // `castscope -v` and `castscope version`, as users of other tools type them.
         let args = Array(CommandLine.arguments.dropFirst())
         if args == ["-v"] || args == ["version"] || args == ["-V"] {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Sessions built from time-ordered events as they arrive, each handed on as soon as nothing
 /// later in the logs can change it, so that memory holds the open sessions, not all of them.
 ///
@@ -129,6 +135,7 @@ public struct SessionStream {
         streams.append(SessionBuilder.Stream())
         streamKeys.append(key)
         isCapture.append(key.hasPrefix("in-app:"))
+        asleepSeq.append(0)
         streamNumbers[key] = streams.count - 1
         return streams.count - 1
     }
@@ -152,12 +159,27 @@ public struct SessionStream {
         /// The file of its first line, for untimed sessions.
         var path: String?
         var process: String?
+        var pid: Int?
+        /// Where it lies in the spill while it sleeps.
+        var asleep: Asleep?
         /// A newer session with the same key supersedes this one: the same process name in
         /// the same file (one device's log; another file may be another device).
-        var supersedeKey: String? { process.map { (path ?? "") + "\u{0}" + $0 } }
+        var supersedeKey: InFile? { process.map { InFile(path: path, name: $0) } }
+        /// Or the same pid in the same file under another process name: a pid names one
+        /// living process at a time, so the process it named before has exited.
+        var pidKey: InFile? { pid.map { InFile(path: path, pid: $0) } }
     }
-    /// The newest session of each process name, per file.
-    var newestByProcess: [String: Int] = [:]
+    /// A process name or a pid in a file (its strings shared with the session's: no key
+    /// built per session).
+    struct InFile: Hashable {
+        var path: String?
+        var name: String?
+        var pid = 0
+    }
+    /// The newest live session of each process name, and of each pid, per file (an entry
+    /// leaves with its session: a log where every line names a new process kept one each).
+    var newestByProcess: [InFile: Int] = [:]
+    var newestByPid: [InFile: Int] = [:]
     /// Sessions a newer one of their process name superseded, by number: unless the whole
     /// bundle was learned, the only open sessions that close for being silent, so the check
     /// made each second of log time looks at them, not at every open session (a log with
@@ -185,6 +207,9 @@ public struct SessionStream {
     struct Parked {
         var seq: Int
         var session: EventSpill.Chunk
+        /// Its `Live.supersedeKey` and `pidKey`, forgotten when it is handed on (in start
+        /// order: an earlier session it superseded is decided by then).
+        var keys: (InFile?, InFile?)
     }
     var parked: [Parked] = []
     /// Sessions taken out of their streams when they became ready, waiting for their turn:
@@ -198,6 +223,20 @@ public struct SessionStream {
     /// Sessions are parked once this many are done and wait (fewer wait behind an open one for
     /// a moment in any busy log: parking those would cost a spill and buy little).
     public var parkAfter = 512
+    /// Open sessions silent for `idleHorizon` are in the spill while more than `sleepAfter`
+    /// are open (`SleepingSessions.swift`): by stream number, the one asleep (its seq; 0 when
+    /// none: read per line), and how many are.
+    var asleepSeq: [Int] = []
+    var asleepCount = 0
+    public var sleepAfter = SessionStream.defaultSleepAfter
+    /// Tests make it 0 so that every silent open session of a small log sleeps (`castscope`
+    /// takes `CASTSCOPE_SLEEP_AFTER` at its start: `useSleepAfterFromEnvironment`).
+    nonisolated(unsafe) static var defaultSleepAfter = 512
+
+    public static func useSleepAfterFromEnvironment() {
+        if let v = getenv("CASTSCOPE_SLEEP_AFTER").flatMap({ Int(String(cString: $0)) }), v >= 0 { defaultSleepAfter = v }
+    }
+    var sleepCheckAt = 0
 
     public init() {}
 
@@ -313,6 +352,7 @@ public struct SessionStream {
     }
 
     private mutating func feed(_ e: Event, stream k: Int, into s: inout SessionBuilder.Stream) {
+        if asleepSeq[k] != 0 { s.sessions.append(wake(k).0) }
         let before = s.sessions.count
         if isCapture[k] { builder.feedCapture(e, into: &s) } else { builder.feed(e, into: &s) }
         if s.sessions.count > before {
@@ -322,10 +362,16 @@ public struct SessionStream {
             s.sessions[n].id = "S\(nextSeq)"
             s.sessions[n].seq = nextSeq
             live.append(Live(stream: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
-                             process: s.sessions[n].process))
+                             process: s.sessions[n].process, pid: s.sessions[n].pid))
+            var olderByName: Int?
             if let p = live.last!.supersedeKey {
-                if let older = newestByProcess[p] { supersededOpen.insertSorted(older) }
+                olderByName = newestByProcess[p]
+                if let older = olderByName { supersededOpen.insertSorted(older) }
                 newestByProcess[p] = nextSeq
+            }
+            if let p = live.last!.pidKey {
+                if let older = newestByPid[p], older != olderByName { supersededOpen.insertSorted(older) }
+                newestByPid[p] = nextSeq
             }
             nextSeq += 1
         }
@@ -353,6 +399,10 @@ public struct SessionStream {
     public mutating func finish(emit: (Session) -> Void) {
         // In order of first appearance.
         for k in streams.indices {
+            if asleepSeq[k] != 0 {
+                finishAsleep(k)
+                continue
+            }
             guard streams[k].phase != .ended, !streams[k].sessions.isEmpty else { continue }
             builder.finish(&streams[k])
             streams[k].phase = .ended
@@ -436,6 +486,7 @@ public struct SessionStream {
     /// The end of an ended session's span: its end, else (an untimed end line) its last line.
     func endOf(_ l: Live) -> Int64? {
         if let end = l.end { return end }
+        if let end = asleepEnd(l) { return end }
         guard let s = session(l) else { return nil }
         return s.end ?? (l.joined.last ?? s.events.last)?.lastTime ?? s.start
     }
@@ -468,10 +519,19 @@ public struct SessionStream {
         return .some(upcoming)
     }
 
-    /// A newer session of the same process name in the same file has started.
+    /// A newer session of the same process name, or of the same pid, in the same file has
+    /// started.
     func superseded(_ l: Live) -> Bool {
-        guard let p = l.supersedeKey, let newest = newestByProcess[p] else { return false }
-        return newest > l.seq
+        if let p = l.supersedeKey, let newest = newestByProcess[p], newest > l.seq { return true }
+        if let p = l.pidKey, let newest = newestByPid[p], newest > l.seq { return true }
+        return false
+    }
+
+    /// Session `seq` is handed on: the newest-session tables forget it (`keys`: its
+    /// `Live.supersedeKey` and `pidKey`).
+    private mutating func forget(seq: Int, keys: (InFile?, InFile?)) {
+        if let p = keys.0, newestByProcess[p] == seq { newestByProcess[p] = nil }
+        if let p = keys.1, newestByPid[p] == seq { newestByPid[p] = nil }
     }
 
     /// The logs have passed the last line of the session's stream (known when the whole
@@ -530,7 +590,8 @@ public struct SessionStream {
         // own process can still join.
         let waiting = pendingHead < pending.count ? pending[pendingHead].time : nil
         if final {
-            for i in live.indices where !live[i].ready { makeReady(i) }
+            // Each is taken out as its turn comes (below), not all at once: a log that ends
+            // with every session open held them all twice.
             endedWaiting = []
         } else if !endedWaiting.isEmpty {
             // The ended sessions only, in start order (not every open one, each second); those
@@ -557,11 +618,15 @@ public struct SessionStream {
             let nextLive = handed < live.count ? live[handed].seq : Int.max
             if parkedHead < parked.count, parked[parkedHead].seq < nextLive {
                 let chunk = parked[parkedHead].session
+                forget(seq: parked[parkedHead].seq, keys: parked[parkedHead].keys)
                 parkedHead += 1
                 emit(spill!.readSession(chunk))
                 continue
             }
-            guard handed < live.count, live[handed].ready else { break }
+            guard handed < live.count else { break }
+            if final && !live[handed].ready { makeReady(handed) }
+            guard live[handed].ready else { break }
+            forget(seq: live[handed].seq, keys: (live[handed].supersedeKey, live[handed].pidKey))
             emit(done.removeValue(forKey: live[handed].seq)!)
             handed += 1
         }
@@ -573,12 +638,16 @@ public struct SessionStream {
             parked.removeAll(keepingCapacity: parked.count < 1024)
             parkedHead = 0
         }
-        if !final { park() }
+        if !final {
+            park()
+            sleepSilent()
+        }
     }
 
     /// Closes open session `l`, whose process ended, as the log leaves it.
     private mutating func close(_ l: Live) {
         let k = l.stream
+        wakeInPlace(k, seq: l.seq)
         builder.finish(&streams[k])
         streams[k].phase = .ended
         if let n = streams[k].sessions.indices.last { noteEnd(seq: streams[k].sessions[n].seq, end: streams[k].sessions[n].end) }
@@ -586,6 +655,7 @@ public struct SessionStream {
 
     /// Live session `i` is done: taken out of its stream and kept until its turn.
     private mutating func makeReady(_ i: Int) {
+        wakeInPlace(live[i].stream, seq: live[i].seq)
         live[i].ready = true
         readyLive += 1
         // Its end as the span it was decided with (`endOf` reads the session, which leaves).
@@ -618,15 +688,7 @@ public struct SessionStream {
 
     /// Parks the ready sessions waiting behind an open one, once `parkAfter` of them wait.
     private mutating func park() {
-        guard let head = live.first, !head.ready, !spillFailed, readyLive >= parkAfter else { return }
-        if spill == nil {
-            spill = EventSpill()
-            if spill == nil {
-                spillFailed = true
-                return
-            }
-        }
-        guard let spill else { return }
+        guard let head = live.first, !head.ready, !spillFailed, readyLive >= parkAfter, let spill = spillFile() else { return }
         var kept: [Live] = []
         kept.reserveCapacity(live.count)
         var more: [Parked] = []
@@ -642,7 +704,7 @@ public struct SessionStream {
                 kept.append(live[i])
                 continue
             }
-            more.append(Parked(seq: s.seq, session: spill.write(session: s)))
+            more.append(Parked(seq: s.seq, session: spill.write(session: s), keys: (live[i].supersedeKey, live[i].pidKey)))
         }
         readyLive -= live.count - kept.count
         live = kept

@@ -1,0 +1,105 @@
+/// Open sessions whose process has been silent for `idleHorizon` of log time, written to the
+/// spill file while many are open, and read back when their process writes again or their
+/// turn to close comes.
+///
+/// A session stays open until its end line, a newer session of its process name or pid, or
+/// the end of the logs: a quiet extension that logs nothing between its start and its end
+/// for half an hour is still one session, whose end line comes last. Closing it at a time
+/// horizon would make that end line a stray. Held in memory instead, a log where every line
+/// names a new extension process (every session open to the end) held all of them: a million
+/// lines took 2 GB. Asleep, an open session costs its `Live` entry and its stream's slot.
+///
+/// Only once more than `sleepAfter` open sessions are awake (a bundle with a few hundred
+/// open at once never writes one); checked when that count has doubled since the last check,
+/// so the walk over the open sessions is paid once per as many new sessions.
+extension SessionStream {
+    struct Asleep {
+        var chunk: EventSpill.Chunk
+        /// What `endOf` and `SessionBuilder.finish` read of the session, kept aside: its end
+        /// while open, its start, its last event's last time and its last line's time.
+        var end: Int64?
+        var start: Int64?
+        var lastTime: Int64?
+        var lastLineTime: Int64?
+        /// The logs ended while it slept: `SessionBuilder.finish` runs when it wakes (in its
+        /// turn to be handed on, not all at once at the end).
+        var finishOnWake = false
+    }
+
+    /// Puts to sleep the open sessions silent for `idleHorizon`, when enough are awake.
+    mutating func sleepSilent() {
+        let awake = live.count - asleepCount
+        guard awake > max(sleepAfter, sleepCheckAt), !spillFailed else { return }
+        for i in live.indices where !live[i].ended && !live[i].ready {
+            guard let own = live[i].lastOwn, now - own > idleHorizon else { continue }
+            sleep(i)
+        }
+        sleepCheckAt = sleepAfter == 0 ? 0 : 2 * (live.count - asleepCount)
+    }
+
+    /// Writes live session `i`'s open session to the spill, out of its stream.
+    private mutating func sleep(_ i: Int) {
+        let k = live[i].stream
+        guard asleepSeq[k] == 0, streams[k].phase != .idle, streams[k].phase != .ended,
+            let n = streams[k].sessions.indices.last, streams[k].sessions[n].seq == live[i].seq,
+            streams[k].sessions[n].relay == nil, let spill = spillFile()
+        else { return }
+        let s = streams[k].sessions.removeLast()
+        // Its buffer too, when it was the stream's only session.
+        if streams[k].sessions.isEmpty { streams[k].sessions = [] }
+        let last = s.events.last
+        live[i].asleep = Asleep(chunk: spill.write(session: s), end: s.end, start: s.start, lastTime: last?.lastTime,
+                                lastLineTime: last?.lastLine.time)
+        asleepSeq[k] = s.seq
+        asleepCount += 1
+    }
+
+    /// Stream `k`'s session back from the spill (its caller puts it last in the stream), and
+    /// whether the logs ended while it slept.
+    mutating func wake(_ k: Int) -> (Session, finish: Bool) {
+        let i = liveIndex(asleepSeq[k])!
+        let a = live[i].asleep!
+        live[i].asleep = nil
+        asleepSeq[k] = 0
+        asleepCount -= 1
+        return (spill!.readSession(a.chunk), a.finishOnWake)
+    }
+
+    /// Stream `k` in `streams` with session `seq` awake, if it slept (and finished, when the
+    /// logs ended meanwhile).
+    mutating func wakeInPlace(_ k: Int, seq: Int) {
+        guard asleepSeq[k] == seq else { return }
+        let (s, finish) = wake(k)
+        streams[k].sessions.append(s)
+        if finish {
+            builder.finish(&streams[k])
+            streams[k].phase = .ended
+        }
+    }
+
+    /// The end of the logs for an asleep stream: finished when it wakes; its end noted now,
+    /// as `SessionBuilder.finish` will set it (its last line's time).
+    mutating func finishAsleep(_ k: Int) {
+        let i = liveIndex(asleepSeq[k])!
+        live[i].asleep!.finishOnWake = true
+        noteEnd(seq: asleepSeq[k], end: live[i].asleep!.lastLineTime)
+    }
+
+    /// `endOf` for an asleep session: nil when `l` is awake.
+    func asleepEnd(_ l: Live) -> Int64?? {
+        guard let a = l.asleep else { return nil }
+        let end = a.finishOnWake ? a.lastLineTime : a.end
+        if let end { return end }
+        if let j = l.joined.last { return j.lastTime ?? a.start }
+        return a.lastTime ?? a.start
+    }
+
+    /// The spill file, made when first needed (nil when none can be).
+    mutating func spillFile() -> EventSpill? {
+        if spill == nil && !spillFailed {
+            spill = EventSpill()
+            if spill == nil { spillFailed = true }
+        }
+        return spill
+    }
+}
