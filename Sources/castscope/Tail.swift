@@ -337,7 +337,7 @@ final class TailEngine: @unchecked Sendable {
     func summary() {
         lock.locked {
             clearStatus()
-            emit(format.summary(live.sessions, relaySessions: live.relaySeen))
+            emit(format.summary(live.outcomes, relaySessions: live.relaySeen))
             fflush(stdout)
             clickhouse?.finish()
         }

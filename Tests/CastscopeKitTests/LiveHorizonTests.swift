@@ -112,4 +112,70 @@ struct LiveHorizonTests {
         }
         #expect(live.relay.count <= 92, "\(live.relay.count) relay sessions kept")
     }
+
+    @Test("an ended phone session keeps only the lines the join and its row read, and still joins a relay session that comes later")
+    func endedSessionKeepsWhatTheJoinReads() {
+        var order = 0
+        func phone(_ kind: String, _ t: Int64, side: Side = .extension, attrs: [(String, String)] = []) -> Event {
+            order += 1
+            return Event(kind: kind, sdk: "jitsi", side: side, time: t, process: side == .app ? "Host" : "BroadcastExtension",
+                         pid: side == .app ? 640 : 700, message: "\(kind) \(order)", attrs: attrs,
+                         source: SourceRef(path: "device.log", line: order), order: order, parsedTime: nil, fileIndex: 0)
+        }
+        // A broadcast whose host app logs a line every 100 ms (joined to the open session), then
+        // its relay session, whose journal arrives a minute late.
+        var lines = [phone("broadcast.started", 0), phone("socket.connect_attempt", 50_000),
+                     phone("socket.connected", 100_000, attrs: [("bundle", "org.example.app")])]
+        for k in 0..<300 { lines.append(phone("server.frame_received", 200_000 + Int64(k) * 100_000, side: .app)) }
+        lines.append(phone("broadcast.finished", 40_000_000))
+        let full = lines.filter { $0.side == .extension || $0.kind == "server.frame_received" }
+        var relay: [Event] = []
+        for (kind, dt) in [("relay.accepted", Int64(2_100_000)), ("relay.closed", Int64(41_000_000))] {
+            order += 1
+            relay.append(relayLine(kind, "0000abcd-0000", dt, order))
+        }
+        let live = LiveSessions()
+        for e in lines { _ = live.feed(e) }
+        let kept = live.sessions[0].events
+        #expect(kept.count <= 4, "\(kept.count) lines kept")
+        #expect(kept.first?.source == full.first?.source && kept.last?.source == lines.last?.source)
+        #expect(kept.first { $0.kind == "socket.connected" }?.source == lines[2].source)
+        #expect(kept.lazy.compactMap { $0.attr("bundle") }.first == "org.example.app")
+        var joins: [(Session, RelaySession)] = []
+        for e in relay {
+            for c in live.feed(e) { if case .joined(let s, let r) = c { joins.append((s, r)) } }
+        }
+        #expect(joins.count == 1 && joins.first?.0.id == "S1" && joins.first?.1.id == "0000abcd-0000")
+        // The clock is the one all of the session's lines give, with the relay session as
+        // tail has it when it joins (accepted, not closed yet), and so are the lines behind it.
+        var device = SessionBuilder().build(lines).sessions
+        var rel = RelayJoiner().group(Array(relay.prefix(1)))
+        let estimate = RelayJoiner().estimate(device, rel)
+        RelayJoiner().join(&device, &rel, offset: estimate?.offset ?? 0)
+        #expect(estimate != nil && live.clock?.offset == estimate?.offset)
+        #expect(live.clock.map { "\($0.evidence)" } == estimate.map { "\($0.evidence)" })
+        #expect(rel.first?.deviceSession == "S1")
+    }
+
+    @Test("the lines kept of an ended session answer the join's and the row's questions as all of them do")
+    func keptLinesAnswerTheSame() {
+        var rng = SplitMix(seed: 11)
+        let kinds = ["frame.sent", "socket.connected", "socket.connect_attempt", "server.client_connected", "broadcast.finished"]
+        for _ in 0..<200 {
+            var events: [Event] = []
+            for n in 0..<Int(rng.next() % 12) {
+                let bundle: [(String, String)] = rng.next() % 5 == 0 ? [("bundle", "b\(n)")] : []
+                events.append(Event(kind: kinds[Int(rng.next() % 5)], sdk: "jitsi", side: .extension, time: Int64(n), process: "E", pid: 1,
+                                    message: "m\(n)", attrs: bundle, source: SourceRef(path: "d.log", line: n + 1), order: n,
+                                    parsedTime: nil, fileIndex: 0))
+            }
+            var kept = events
+            LiveSessions.keepLinesReadAfterEnd(&kept)
+            #expect(kept.count <= 4)
+            #expect(kept.first?.source == events.first?.source && kept.last?.source == events.last?.source)
+            #expect(kept.first { $0.kind == "socket.connected" }?.source == events.first { $0.kind == "socket.connected" }?.source)
+            #expect(kept.lazy.compactMap { $0.attr("bundle") }.first == events.lazy.compactMap { $0.attr("bundle") }.first)
+            #expect(kept.map(\.order) == kept.map(\.order).sorted())
+        }
+    }
 }

@@ -141,21 +141,22 @@ public struct LiveReport: Sendable {
         return w.text
     }
 
-    public func summary(_ sessions: [Session], relaySessions: Int) -> String {
+    /// `sessions`: each session's id and outcome (nil while open; `LiveSessions.outcomes`).
+    public func summary(_ sessions: [(id: String, outcome: Outcome?)], relaySessions: Int) -> String {
         if json {
             var parts: [String] = []
             for s in sessions {
                 var w = JSONLine()
                 w.add("id", s.id)
-                w.add("state", s.reason.isEmpty ? "open" : "ended")
-                w.add("outcome", s.reason.isEmpty ? nil : s.outcome.rawValue)
+                w.add("state", s.outcome == nil ? "open" : "ended")
+                w.add("outcome", s.outcome?.rawValue)
                 parts.append(w.text)
             }
             return "{\"type\":\"summary\",\"sessions\":[\(parts.joined(separator: ","))],\"relaySessions\":\(relaySessions)}"
         }
         var line = "castscope tail: \(sessions.count) session\(sessions.count == 1 ? "" : "s") seen"
         if !sessions.isEmpty {
-            line += ": " + sessions.map { "\($0.id) \($0.reason.isEmpty ? "open" : $0.outcome.rawValue)" }.joined(separator: ", ")
+            line += ": " + sessions.map { "\($0.id) \($0.outcome?.rawValue ?? "open")" }.joined(separator: ", ")
         }
         return line + "; \(relaySessions) relay session\(relaySessions == 1 ? "" : "s")"
     }

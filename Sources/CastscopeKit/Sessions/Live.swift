@@ -106,8 +106,28 @@ public final class LiveSessions {
         return out.sorted { (Int($0.id.dropFirst()) ?? 0) < (Int($1.id.dropFirst()) ?? 0) }
     }
 
+    /// Every session seen so far: its id, and its outcome once it ended (nil while open), in
+    /// session order (the summary's; not a copy of every session).
+    public var outcomes: [(id: String, outcome: Outcome?)] {
+        var out: [(number: Int, id: String, outcome: Outcome?)] = []
+        for (k, s) in streams {
+            for i in s.sessions.indices {
+                let id = ids[k]?[i] ?? "?"
+                out.append((Int(id.dropFirst()) ?? 0, id, s.sessions[i].reason.isEmpty ? nil : s.sessions[i].outcome))
+            }
+        }
+        return out.sorted { $0.number < $1.number }.map { ($0.id, $0.outcome) }
+    }
+
     /// Sessions not ended yet (an ended session always has its reason).
-    public var open: [Session] { sessions.filter { $0.reason.isEmpty } }
+    public var open: [Session] {
+        // (the open ones only are copied: the status line asks each second)
+        var out: [Session] = []
+        for (k, s) in streams {
+            for i in s.sessions.indices where s.sessions[i].reason.isEmpty { out.append(named(k, i)) }
+        }
+        return out.sorted { (Int($0.id.dropFirst()) ?? 0) < (Int($1.id.dropFirst()) ?? 0) }
+    }
 
     public func feed(_ e: Event) -> [Change] {
         if e.side == .relay { return feedRelay(e) }
@@ -360,10 +380,26 @@ public final class LiveSessions {
         return latest != .min && !overflow && time < bound
     }
 
-    /// Session `s` of stream `k` ended (its findings are made as it is handed on).
+    /// Session `s` of stream `k` ended (its findings are made as it is handed on, from `s`).
+    /// Until the horizon lets it go, it keeps only the lines read of an ended session: by the
+    /// join (`RelayJoiner`: its first line, its first `socket.connected`, its last) and by its
+    /// ClickHouse row when a relay session joins it later (its first line naming the app).
+    /// A dense phone log piped in kept every line of the last 30 minutes' sessions.
     func noteEnded(_ k: String, _ s: Session) {
         guard let i = ids[k]?.lastIndex(of: s.id) else { return }
         endedDevice.append((s.end ?? s.events.last?.time ?? latestDeviceTime, SessionKey(stream: k, index: i)))
+        Self.keepLinesReadAfterEnd(&streams[k]!.sessions[i].events)
+    }
+
+    static func keepLinesReadAfterEnd(_ events: inout [Event]) {
+        guard events.count > 3 else { return }
+        let connected = events.firstIndex { $0.kind == "socket.connected" }
+        let named = events.firstIndex { $0.attr("bundle") != nil }
+        var keep = [0, events.count - 1]
+        if let connected { keep.append(connected) }
+        if let named { keep.append(named) }
+        let kept = Set(keep).sorted().map { events[$0] }
+        events = kept
     }
 
     /// Ended phone sessions older than the horizon on both sides: their lines go, and they
