@@ -68,7 +68,10 @@ struct StdinFollower: @unchecked Sendable {
             }
             engine.note("reading standard input as \(format.name)")
             let lines = LineReader(source: PrefixedSource(prefix: head, rest: rest), path: "<stdin>")
-            let reader = RecordReader(format: format, lines: lines)
+            // With the vocabulary's prefilter, as `analyze` reads: a line that cannot hold a
+            // recognized message is passed over on its bytes (a dense phone log piped in spent
+            // most of tail's time matching every line).
+            let reader = RecordReader(format: format, lines: lines, prefilter: engine.factory.matcher.prefilter)
             defer {
                 // What analyze would name for the same stream (lines too long, damaged fields,
                 // bytes that are not UTF-8), said once the stream ends.

@@ -194,7 +194,7 @@ final class TailEngine: @unchecked Sendable {
     var handled: Int { handledCount.load(ordering: .relaxed) }
     /// --utc / --timezone; else the phone's offset once a line gives it.
     private let zone: DisplayZone?
-    private let factory: EventFactory
+    let factory: EventFactory
     private let json: Bool
     private let showEvents: Bool
     private let color: Bool
