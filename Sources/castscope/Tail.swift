@@ -195,6 +195,9 @@ final class TailEngine: @unchecked Sendable {
     /// --utc / --timezone; else the phone's offset once a line gives it.
     private let zone: DisplayZone?
     let factory: EventFactory
+    /// What the vocabulary made of each message already seen (a retry storm's two lines
+    /// matched once, not per line), as `analyze`'s readers keep it; used under `lock`.
+    private let interner = Interner()
     private let json: Bool
     private let showEvents: Bool
     private let color: Bool
@@ -228,7 +231,7 @@ final class TailEngine: @unchecked Sendable {
     /// One record from a follower; `cursor` for journal entries.
     func handle(_ rec: RawRecord, path: String, fileIndex: Int, cursor: String?) {
         lock.locked {
-            guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex) else { return }
+            guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex, interner: interner) else { return }
             order += 1
             handledCount.add(1, ordering: .relaxed)
             e.resolveLive(now: Self.now())
