@@ -27,10 +27,13 @@ struct SleepingSessionsTests {
         var woke: Int
     }
 
-    static func run(_ events: [Event], sleepAfter: Int, parkAfter: Int = 512) -> Run {
+    static func run(_ events: [Event], sleepAfter: Int, parkAfter: Int = 512, idleHorizon: Int64 = 60_000_000,
+                    afterEnd: Int64 = 30_000_000) -> Run {
         var stream = SessionStream()
         stream.sleepAfter = sleepAfter
         stream.parkAfter = parkAfter
+        stream.idleHorizon = idleHorizon
+        stream.afterEnd = afterEnd
         stream.learn(events)
         var out: [Session] = []
         var handedAtEnd: [Int: Bool] = [:]
@@ -110,6 +113,33 @@ struct SleepingSessionsTests {
         #expect(slept.handedAtEnd.values.allSatisfy { $0 })
     }
 
+    /// A process's second session sleeps after a socket error while its first, ended, still
+    /// waits to be handed on (a long `afterEnd`): taking the first out must not lose the
+    /// second's error, which decides its outcome when the logs end.
+    @Test func anEarlierSessionTakenOutLeavesTheSleepingOnesError() {
+        let lines: [Line] = [(0, 77, "Ext", "broadcast.started", "broadcast started", .extension),
+                             (1_000, 77, "Ext", "socket.connected", "client stream open completed", .extension),
+                             (500_000, 77, "Ext", "broadcast.finished", "broadcastFinished", .extension),
+                             (2_000_000, 77, "Ext", "broadcast.started", "broadcast started", .extension),
+                             (2_001_000, 77, "Ext", "socket.connected", "client stream open completed", .extension),
+                             (2_500_000, 77, "Ext", "socket.error", "socket error: Broken pipe", .extension),
+                             (9_000_000, 8, "Other", "broadcast.started", "broadcast started", .extension),
+                             (12_000_000, 8, "Other", "frame.sent", "video sample processed successfully", .extension)]
+        func run(_ sleepAfter: Int) -> [String] {
+            var stream = SessionStream()
+            stream.sleepAfter = sleepAfter
+            stream.idleHorizon = 1_000_000
+            stream.afterEnd = 3_600_000_000
+            var out: [String] = []
+            for e in Self.events(lines) { stream.feed(e) { out.append("\($0.id) \($0.outcome) \($0.reason)") } }
+            stream.finish { out.append("\($0.id) \($0.outcome) \($0.reason)") }
+            return out
+        }
+        let kept = run(Int.max)
+        #expect(kept.count == 3 && kept[1].hasPrefix("S2 socketError"))
+        #expect(run(0) == kept)
+    }
+
     /// Random processes, silences, lines and ends: the same sessions with or without sleeping.
     @Test func randomLogsGiveTheSameSessionsAsleep() {
         var rng = SplitMix(seed: 37)
@@ -119,8 +149,10 @@ struct SleepingSessionsTests {
                                          ("socket.connected", "client stream open completed"),
                                          ("broadcast.finished", "broadcastFinished"),
                                          ("socket.closed", "client connection did close nil"),
-                                         ("broadcast.started", "broadcast started")]
-        for round in 0..<12 {
+                                         ("broadcast.started", "broadcast started"),
+                                         ("socket.error", "socket error: Broken pipe"),
+                                         ("socket.closed_by_peer", "server socket closed")]
+        for round in 0..<24 {
             var lines: [Line] = []
             var t: Int64 = 0
             for _ in 0..<(400 + Int(rng.next() % 400)) {
@@ -136,8 +168,11 @@ struct SleepingSessionsTests {
                 lines.append((t, pid, side == .app ? "Host" : "Ext\(p)", kind, message, side))
             }
             let events = Self.events(lines)
-            let kept = Self.run(events, sleepAfter: Int.max)
-            let slept = Self.run(events, sleepAfter: 0, parkAfter: 1 + round % 3)
+            // Every other round, ended sessions wait long to be handed on while others sleep
+            // soon (an earlier session of a process taken out while its later one sleeps).
+            let (horizon, after): (Int64, Int64) = round % 2 == 0 ? (60_000_000, 30_000_000) : (3_000_000, 3_600_000_000)
+            let kept = Self.run(events, sleepAfter: Int.max, idleHorizon: horizon, afterEnd: after)
+            let slept = Self.run(events, sleepAfter: 0, parkAfter: 1 + round % 3, idleHorizon: horizon, afterEnd: after)
             #expect(slept.sessions == kept.sessions, "round \(round)")
             #expect(slept.maxAsleep > 0, "round \(round)")
         }

@@ -9,6 +9,8 @@ public enum FuzzEntry {
     static func make(forced: String?) -> Analyzer {
         if let forced, let a = forcedAnalyzers[forced] { return a }
         if forced == nil, let a = analyzer { return a }
+        // (`CASTSCOPE_SLEEP_AFTER=0` fuzzes with every silent open session put to sleep)
+        SessionStream.useSleepAfterFromEnvironment()
         var options = AnalyzeOptions()
         options.forcedFormat = forced
         // Small budgets: a fuzzer's input is small, and an expansion must stay cheap.

@@ -670,7 +670,8 @@ public struct SessionStream {
         let n = l.stream
         let k = streams[n].sessions.firstIndex { $0.seq == l.seq }!
         var s = streams[n].sessions.remove(at: k)
-        if streams[n].sessions.isEmpty {
+        // (not while the stream's open session sleeps: the marks are that session's)
+        if streams[n].sessions.isEmpty && asleepSeq[n] == 0 {
             // Kept (small: no buffer left) so that later lines of the process are not a new
             // session: they go to `late`, and are placed like host lines.
             streams[n].sessions = []
