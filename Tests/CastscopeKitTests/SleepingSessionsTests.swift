@@ -46,21 +46,7 @@ struct SleepingSessionsTests {
         }
         stream.finish { handedAtEnd[$0.seq] = true; out.append($0) }
         #expect(stream.asleepCount == 0)
-        let line: (Event) -> String = { e in
-            var texts: [String] = []
-            e.forEachLineMessage { texts.append($0) }
-            return "\(e.kind):\(e.message):\(e.attrs):\(e.time ?? -1):\(e.source):\(e.order):\(e.count):\(texts)"
-        }
-        let described = out.map { s in
-            Mirror(reflecting: s).children.map { c -> String in
-                switch c.label {
-                case "events": return "events=\(s.events.map(line))"
-                case "deciding": return "deciding=\(s.deciding.map(line))"
-                default: return "\(c.label ?? "?")=\(c.value)"
-                }
-            }.joined(separator: " ")
-        }
-        return Run(sessions: described, handedAtEnd: handedAtEnd, maxAsleep: maxAsleep, woke: woke)
+        return Run(sessions: describe(out, texts: true), handedAtEnd: handedAtEnd, maxAsleep: maxAsleep, woke: woke)
     }
 
     /// Quiet extensions: each starts, connects, sends a few frames (a counter in each line),

@@ -350,19 +350,7 @@ struct ParkedSessionTests {
             parkedEver = parkedEver || !stream.parked.isEmpty
         }
         stream.finish { out.append($0) }
-        // Every field of the session (by reflection: one added later is compared too), and
-        // every line's kind, message, attributes, time and place.
-        let line: (Event) -> String = { "\($0.kind):\($0.message):\($0.attrs):\($0.time ?? -1):\($0.source):\($0.order):\($0.count)" }
-        let described = out.map { s in
-            Mirror(reflecting: s).children.map { c -> String in
-                switch c.label {
-                case "events": return "events=\(s.events.map(line))"
-                case "deciding": return "deciding=\(s.deciding.map(line))"
-                default: return "\(c.label ?? "?")=\(c.value)"
-                }
-            }.joined(separator: " ")
-        }
-        return (described, maxLive, parkedEver)
+        return (describe(out), maxLive, parkedEver)
     }
 
     @Test("done sessions behind an open one are spilled and handed on in order, the same as kept")

@@ -183,3 +183,27 @@ func reportsWithoutNames(_ files: [(String, [UInt8])], in dir: URL, alsoNames: [
     }
     return reports
 }
+
+/// Every field of each session (by reflection: one added later is compared too), and every
+/// line's kind, message, attributes, time, place and count; with `texts`, each folded line's
+/// own text too.
+func describe(_ sessions: [Session], texts: Bool = false) -> [String] {
+    let line: (Event) -> String = { e in
+        var each = ""
+        if texts {
+            var all: [String] = []
+            e.forEachLineMessage { all.append($0) }
+            each = ":\(all)"
+        }
+        return "\(e.kind):\(e.message):\(e.attrs):\(e.time ?? -1):\(e.source):\(e.order):\(e.count)\(each)"
+    }
+    return sessions.map { s in
+        Mirror(reflecting: s).children.map { c -> String in
+            switch c.label {
+            case "events": return "events=\(s.events.map(line))"
+            case "deciding": return "deciding=\(s.deciding.map(line))"
+            default: return "\(c.label ?? "?")=\(c.value)"
+            }
+        }.joined(separator: " ")
+    }
+}
