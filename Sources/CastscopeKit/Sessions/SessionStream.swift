@@ -228,6 +228,9 @@ public struct SessionStream {
     /// none: read per line), and how many are.
     var asleepSeq: [Int] = []
     var asleepCount = 0
+    /// Sessions that may be open and awake, by seq (made or woken since the last walk, or
+    /// kept by it): what `sleepSilent` walks.
+    var awakeOpen: [Int] = []
     public var sleepAfter = SessionStream.defaultSleepAfter
     /// Tests make it 0 so that every silent open session of a small log sleeps (`castscope`
     /// takes `CASTSCOPE_SLEEP_AFTER` at its start: `useSleepAfterFromEnvironment`).
@@ -363,6 +366,7 @@ public struct SessionStream {
             s.sessions[n].seq = nextSeq
             live.append(Live(stream: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
                              process: s.sessions[n].process, pid: s.sessions[n].pid))
+            awakeOpen.append(nextSeq)
             var olderByName: Int?
             if let p = live.last!.supersedeKey {
                 olderByName = newestByProcess[p]

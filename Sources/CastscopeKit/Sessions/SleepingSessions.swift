@@ -11,7 +11,7 @@
 ///
 /// Only once more than `sleepAfter` open sessions are awake (a bundle with a few hundred
 /// open at once never writes one); checked when that count has doubled since the last check,
-/// so the walk over the open sessions is paid once per as many new sessions.
+/// so the walk over the awake sessions is paid once per as many new (or woken) sessions.
 extension SessionStream {
     struct Asleep {
         var chunk: EventSpill.Chunk
@@ -26,24 +26,40 @@ extension SessionStream {
         var finishOnWake = false
     }
 
-    /// Puts to sleep the open sessions silent for `idleHorizon`, when enough are awake.
+    /// Puts to sleep the open sessions silent for `idleHorizon`, when enough are awake. Walks
+    /// `awakeOpen` only (with a million sessions open and asleep, a walk over every live one
+    /// each time was a fifth of the run), dropping those that ended, were taken out or slept;
+    /// without a walk due, the list is still compacted once it is mostly such.
     mutating func sleepSilent() {
         let awake = live.count - asleepCount
-        guard awake > max(sleepAfter, sleepCheckAt), !spillFailed else { return }
-        for i in live.indices where !live[i].ended && !live[i].ready {
-            guard let own = live[i].lastOwn, now - own > idleHorizon else { continue }
-            sleep(i)
+        if awake > max(sleepAfter, sleepCheckAt), !spillFailed {
+            walkAwake(sleeping: true)
+            sleepCheckAt = sleepAfter == 0 ? 0 : 2 * (live.count - asleepCount)
+        } else if awakeOpen.count > 2 * awake + 1024 {
+            walkAwake(sleeping: false)
         }
-        sleepCheckAt = sleepAfter == 0 ? 0 : 2 * (live.count - asleepCount)
     }
 
-    /// Writes live session `i`'s open session to the spill, out of its stream.
-    private mutating func sleep(_ i: Int) {
+    private mutating func walkAwake(sleeping: Bool) {
+        var kept = 0
+        for j in awakeOpen.indices {
+            let seq = awakeOpen[j]
+            guard let i = liveIndex(seq), !live[i].ended, !live[i].ready, live[i].asleep == nil else { continue }
+            if sleeping, let own = live[i].lastOwn, now - own > idleHorizon, sleep(i) { continue }
+            awakeOpen[kept] = seq
+            kept += 1
+        }
+        awakeOpen.removeLast(awakeOpen.count - kept)
+    }
+
+    /// Writes live session `i`'s open session to the spill, out of its stream; false when it
+    /// cannot sleep (not its stream's open session, a relay view, no spill).
+    private mutating func sleep(_ i: Int) -> Bool {
         let k = live[i].stream
         guard asleepSeq[k] == 0, streams[k].phase != .idle, streams[k].phase != .ended,
             let n = streams[k].sessions.indices.last, streams[k].sessions[n].seq == live[i].seq,
             streams[k].sessions[n].relay == nil, let spill = spillFile()
-        else { return }
+        else { return false }
         let s = streams[k].sessions.removeLast()
         // Its buffer too, when it was the stream's only session.
         if streams[k].sessions.isEmpty { streams[k].sessions = [] }
@@ -52,6 +68,7 @@ extension SessionStream {
                                 lastLineTime: last?.lastLine.time)
         asleepSeq[k] = s.seq
         asleepCount += 1
+        return true
     }
 
     /// Stream `k`'s session back from the spill (its caller puts it last in the stream), and
@@ -60,6 +77,7 @@ extension SessionStream {
         let i = liveIndex(asleepSeq[k])!
         let a = live[i].asleep!
         live[i].asleep = nil
+        awakeOpen.append(asleepSeq[k])
         asleepSeq[k] = 0
         asleepCount -= 1
         return (spill!.readSession(a.chunk), a.finishOnWake)
