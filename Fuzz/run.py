@@ -8,7 +8,8 @@ target's executions and exec/s, appends them to .build/fuzz/log.txt, keeps corpo
 env: FUZZ_SECONDS (per target, default 60), FUZZ_TARGETS (comma list), FUZZ_SANITIZERS
 (default "fuzzer,fuzzer+address"), FUZZ_REUSE=1 (run the binaries already built even when a
 source is newer)."""
-import glob, os, re, subprocess, sys, time
+import glob
+import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, ".build", "fuzz")
@@ -35,9 +36,16 @@ def build(sanitizer):
            # every system-library module of Sources/ (CCastscope*), so a new one is not missed
            *[a for d in sorted(glob.glob(os.path.join(ROOT, "Sources/CCastscope*"))) for a in ("-I", d)],
            *srcs, "-lsystemd", "-lz", "-llz4", "-o", binary]
+    # Built from the sources as they were when the build started: one saved meanwhile is newer
+    # than that, so the next run builds again (swiftc may leave a binary although it failed,
+    # when a source changed under it, and its time alone would pass for up to date).
+    started = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
+        if os.path.exists(binary):
+            os.remove(binary)
         sys.exit(p.stderr[-8000:] + "\nfuzz: build failed")
+    os.utime(binary, (started, started))
     return binary
 
 

@@ -126,6 +126,31 @@ struct SleepingSessionsTests {
         #expect(run(0) == kept)
     }
 
+    /// Where a sleeping session's span ends is where it ends awake, also when its last line
+    /// carries no time (the span then ends at its start).
+    @Test func aSleepingSessionsSpanIsTheAwakeOnes() {
+        var events = Self.events([(0, 5, "Quiet", "broadcast.started", "broadcast started", .extension)])
+        events.append(Event(kind: "frame.sent", sdk: "jitsi", side: .extension, time: nil, process: "Quiet", pid: 5,
+                            message: "video sample processed successfully", attrs: [], source: SourceRef(path: "p.log", line: 2),
+                            order: 1, parsedTime: nil, fileIndex: 0))
+        for k in 0..<120 {
+            let t = Int64(k + 1) * 1_000_000
+            events.append(Event(kind: "frame.sent", sdk: "jitsi", side: .extension, time: t, process: "Busy", pid: 6,
+                                message: "video sample processed successfully", attrs: [], source: SourceRef(path: "p.log", line: k + 3),
+                                order: k + 2, parsedTime: nil, fileIndex: 0))
+        }
+        func spans(_ sleepAfter: Int) -> (ends: [Int64?], asleep: Int) {
+            var stream = SessionStream()
+            stream.sleepAfter = sleepAfter
+            for e in events { stream.feed(e) { _ in } }
+            return (stream.live.map { stream.endOf($0) }, stream.asleepCount)
+        }
+        let awake = spans(Int.max), slept = spans(0)
+        #expect(awake.asleep == 0 && slept.asleep == 1)
+        #expect(slept.ends == awake.ends)
+        #expect(awake.ends.first == .some(0))
+    }
+
     /// Random processes, silences, lines and ends: the same sessions with or without sleeping.
     @Test func randomLogsGiveTheSameSessionsAsleep() {
         var rng = SplitMix(seed: 37)

@@ -49,7 +49,7 @@ enum LineOrder {
             return
         }
         // A binary heap of the cursors by their next key.
-        var iterators = cursors.map { $0() }
+        let iterators = cursors.map { $0() }
         var heads: [(LineKey, Value)?] = iterators.indices.map { iterators[$0].next() }
         var heap = heads.indices.filter { heads[$0] != nil }
         func less(_ x: Int, _ y: Int) -> Bool { heads[heap[x]]!.0 < heads[heap[y]]!.0 }

@@ -103,13 +103,15 @@ extension SessionStream {
         noteEnd(seq: asleepSeq[k], end: live[i].asleep!.lastLineTime)
     }
 
-    /// `endOf` for an asleep session: nil when `l` is awake.
+    /// `endOf` for an asleep session: nil when `l` is awake. The same as `endOf` reads of an
+    /// awake one: its end (as finished, once the logs ended), else the last time of the last
+    /// line joined to it or of its own, else its start.
     func asleepEnd(_ l: Live) -> Int64?? {
         guard let a = l.asleep else { return nil }
-        let end = a.finishOnWake ? a.lastLineTime : a.end
-        if let end { return end }
-        if let j = l.joined.last { return j.lastTime ?? a.start }
-        return a.lastTime ?? a.start
+        let end: Int64? = a.finishOnWake ? a.lastLineTime : a.end
+        if let end { return .some(end) }
+        let last: Int64? = l.joined.last.map { $0.lastTime } ?? a.lastTime
+        return .some(last ?? a.start)
     }
 
     /// The spill file, made when first needed (nil when none can be).
