@@ -196,8 +196,10 @@ final class TailEngine: @unchecked Sendable {
     private let zone: DisplayZone?
     let factory: EventFactory
     /// What the vocabulary made of each message already seen (a retry storm's two lines
-    /// matched once, not per line), as `analyze`'s readers keep it; used under `lock`.
-    private let interner = Interner()
+    /// matched once, not per line), as `analyze`'s readers keep it; used under `lock`. Small:
+    /// a relay's journal, whose every message names its session, fills it with messages never
+    /// seen again (8,192 of them held 6 MB more of a tail that follows for days).
+    private let interner = Interner(capacity: 512)
     private let json: Bool
     private let showEvents: Bool
     private let color: Bool
