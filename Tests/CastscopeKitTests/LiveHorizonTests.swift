@@ -55,6 +55,10 @@ struct LiveHorizonTests {
         #expect(sessions.allSatisfy { !$0.reason.isEmpty }, "every one ended, with its outcome kept")
         let kept = sessions.filter { !$0.events.isEmpty }.count
         #expect(kept >= 30 && kept <= 32, "only the last half hour keeps its lines: \(kept)")
+        // What a host line and the stall check look at: the open streams, none here.
+        #expect(live.openStreams.isEmpty)
+        line("broadcast.started", 5000, 120 * 60_000_000)
+        #expect(live.openStreams.count == 1)
     }
 
     @Test("with both sides followed, sessions are still joined, and what closed on both clocks half an hour ago goes")
