@@ -18,15 +18,11 @@ public enum Stages {
         let now = Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
         if start == 0 { start = now }
         var rss = "", hwm = "", anon = ""
-        if let f = fopen("/proc/self/status", "r") {
-            var line = [CChar](repeating: 0, count: 256)
-            while fgets(&line, 256, f) != nil {
-                let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                if s.hasPrefix("VmRSS:") { rss = s.dropFirst(6).stageValue() }
-                if s.hasPrefix("VmHWM:") { hwm = s.dropFirst(6).stageValue() }
-                if s.hasPrefix("RssAnon:") { anon = s.dropFirst(8).stageValue() }
-            }
-            fclose(f)
+        forEachLine(of: "/proc/self/status") { s in
+            if s.hasPrefix("VmRSS:") { rss = s.dropFirst(6).stageValue() }
+            if s.hasPrefix("VmHWM:") { hwm = s.dropFirst(6).stageValue() }
+            if s.hasPrefix("RssAnon:") { anon = s.dropFirst(8).stageValue() }
+            return true
         }
         fputs("stage \(name): \(Fmt.decimal(Double(now - start) / 1000, 1)) ms, rss \(rss) (anon \(anon)), peak \(hwm)\n", stderr)
     }
@@ -37,16 +33,25 @@ enum Resident {
     /// In megabytes (Linux: `/proc/self/statm`); nil where it cannot be read.
     static func megabytes() -> Int? {
         #if os(Linux)
-        guard let f = fopen("/proc/self/statm", "r") else { return nil }
-        defer { fclose(f) }
-        var line = [CChar](repeating: 0, count: 128)
-        guard fgets(&line, 128, f) != nil else { return nil }
-        let fields = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
+        var first = ""
+        forEachLine(of: "/proc/self/statm") { first = $0; return false }
+        let fields = first.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
         return (pages * Int(sysconf(Int32(_SC_PAGESIZE)))) >> 20
         #else
         return nil
         #endif
+    }
+}
+
+/// Each line of a small text file (a `/proc` one), until `body` says to stop; nothing when it
+/// cannot be opened.
+private func forEachLine(of path: String, _ body: (String) -> Bool) {
+    guard let f = fopen(path, "r") else { return }
+    defer { fclose(f) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, 256, f) != nil {
+        guard body(String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) else { return }
     }
 }
 
