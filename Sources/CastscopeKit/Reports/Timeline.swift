@@ -152,7 +152,7 @@ public enum Timeline {
             }
         }
         for (r, run) in runs.enumerated() where run[0] < rest {
-            let storm = run.count > stormTexts || run.contains(where: { events[$0].linesDiffer }) ? storming(run, events) : []
+            let storm = storming(run, events)
             guard byShape[r], storm.isEmpty, run.count > 1 else {
                 rows(run[...], storm: storm)
                 continue

@@ -154,11 +154,7 @@ public struct SessionBuilder {
         s.sessions[i].capture = "in-app"
         if s.sessions[i].sdk == "ios" || s.sessions[i].sdk == "in-app", e.sdk != "ios", e.sdk != "in-app" { s.sessions[i].sdk = e.sdk }
         s.sessions[i].events.append(e)
-        if e.code == .captureFrame {
-            Self.foldConnectLine(&s.sessions[i].events, Self.captureFrameCodes)
-        } else {
-            Self.foldRepeatedLine(&s.sessions[i].events)
-        }
+        Self.foldLatest(&s.sessions[i].events, e.code)
         switch kind {
         case "capture.frame":
             s.sessions[i].frames += e.count
@@ -239,11 +235,7 @@ public struct SessionBuilder {
         }
         let i = s.sessions.count - 1
         s.sessions[i].events.append(e)
-        if let group = Self.foldGroup(code) {
-            Self.foldConnectLine(&s.sessions[i].events, group)
-        } else {
-            Self.foldRepeatedLine(&s.sessions[i].events)
-        }
+        Self.foldLatest(&s.sessions[i].events, code)
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of
         // the first line that names one.
         // (Compared one by one: an array literal here is a list made per line.)
@@ -361,6 +353,17 @@ public struct SessionBuilder {
         // and a release per reference in it), once per line of the storm.
         let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
             guard ev[x + 1].side == ev[x].side else { return false }
+            // Into a run folded here, or a line of its own once the run is long; not into
+            // frames folded while reading (their lines' places are the event's).
+            func mayTake(_ j: Int) -> Bool {
+                ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group))
+            }
+            // The latest line takes the folded one's place; the list loses its last.
+            func take(_ j: Int, text: Event.Text?) -> Bool {
+                ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: text)
+                ev.swapAt(x, x + 1)
+                return true
+            }
             var j = x - 1
             // Frame and connect lines that carry a length, a counter or an id fold too (their
             // texts kept line by line, `LineTexts`; the connect attempts were taken from each
@@ -370,19 +373,12 @@ public struct SessionBuilder {
             var like = -1
             while j >= max(0, x - foldLookBack), group.contains(ev[j].code), ev[j].side == ev[x].side {
                 if ev[j].sameMessage(ev[x]) {
-                    // Into a run folded here, or a line of its own once the run is long; not
-                    // into frames folded while reading (their lines' places are the event's).
-                    guard ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group)) else {
-                        return false
-                    }
+                    guard mayTake(j) else { return false }
                     // The same line (nearly always: its text is the run's own, no text taken),
                     // or the run's message with other attribute values, in a run whose lines differ.
                     let same = ev[j].repeatsLine(ev[x])
                     guard same || (ev[j].linesDiffer && ev[j].continuesVarying(ev[x])) else { return false }
-                    ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: same ? nil : ev[x].textRef)
-                    // The latest line takes the folded one's place; the list loses its last.
-                    ev.swapAt(x, x + 1)
-                    return true
+                    return take(j, text: same ? nil : ev[x].textRef)
                 }
                 if varying, like < 0, ev[j].code == ev[x].code {
                     like = j
@@ -393,17 +389,21 @@ public struct SessionBuilder {
                 }
                 j -= 1
             }
-            if like >= 0, case let j = like,
-                ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group)),
-                ev[j].continuesVarying(ev[x])
-            {
-                ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: ev[x].textRef)
-                ev.swapAt(x, x + 1)
-                return true
-            }
+            if like >= 0, mayTake(like), ev[like].continuesVarying(ev[x]) { return take(like, text: ev[x].textRef) }
             return false
         }
         if folded { events.removeLast() }
+    }
+
+    /// The line just appended to a session's events (its kind's `code`), folded into a run
+    /// before it if it continues one: connect, frame and in-app capture frame lines by their
+    /// group, any other by `foldRepeatedLine`.
+    static func foldLatest(_ events: inout [Event], _ code: KindCode) {
+        if let group = foldGroup(code) {
+            foldConnectLine(&events, group)
+        } else {
+            foldRepeatedLine(&events)
+        }
     }
 
     /// Any other line repeated many times over (the host app's `error reading bytes from
