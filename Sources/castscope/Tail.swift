@@ -236,7 +236,8 @@ final class TailEngine: @unchecked Sendable {
             guard var e = factory.event(from: rec, path: path, order: order + 1, fileIndex: fileIndex, interner: interner) else { return }
             order += 1
             handledCount.add(1, ordering: .relaxed)
-            e.resolveLive(now: Self.now())
+            let wall = Self.now()
+            e.resolveLive(now: wall)
             // One zone for every line: --utc/--timezone, else the phone's (journal times too).
             if let zone, let t = e.time {
                 e.displayOffset = zone.offset(at: t)
@@ -247,7 +248,7 @@ final class TailEngine: @unchecked Sendable {
             }
             clickhouse?.event(e, cursor: cursor)
             if showEvents { printEvent(e, cursor: cursor) }
-            for change in live.feed(e) {
+            for change in live.feed(e, wall: wall) {
                 if let c = live.clock { format.relayShift = c.offset }
                 printChange(change)
             }

@@ -79,7 +79,7 @@ public final class LiveSessions {
     /// `relayOrder`, and the frames their `stats` and `closed` lines give: a session is taken
     /// line by line, and the join looks only at those near the phone's sessions (a relay's
     /// journal followed for a day has tens of thousands).
-    var acceptedTimes: [(time: Int64, id: String)] = []
+    var acceptedTimes: [(time: Int64, id: String, index: Int)] = []
     var relayIndex: [String: Int] = [:]
     var relayStatFrames: [String: Int] = [:]
     var relayClosedFrames: [String: Int] = [:]
@@ -89,6 +89,21 @@ public final class LiveSessions {
     var connected: [(number: Int, stream: String, index: Int)] = []
     struct SessionKey: Hashable { var stream: String; var index: Int }
     var connectedKeys = Set<SessionKey>()
+    /// The connected sessions still in the join's list and joined to no relay session: with
+    /// none, a join cannot pair anything (a relay's day followed beside a phone whose sessions
+    /// were all joined).
+    var unjoined: [(number: Int, key: SessionKey, start: Int64, end: Int64?)] = []
+    /// Sessions that arrived within the estimate's reach (connected, accepted) since the clock
+    /// was last estimated, and how many sessions that estimate looked at. Past
+    /// `estimateAlwaysBelow` sessions, the estimate is made again once half as many again
+    /// arrived: made at every arrival, it went over every pair in reach each time (0.4 s with
+    /// 1,700 phone and 800 relay sessions), and a phone's dense log piped in beside a relay's
+    /// day had not caught up after minutes.
+    var arrivedSinceEstimate = 0
+    var estimatedOver = 0
+    static let estimateAlwaysBelow = 256
+    /// Estimates made (a test counts them).
+    var estimates = 0
     /// The earliest and latest time a session connected.
     var connectSpan: (first: Int64, last: Int64)?
 
@@ -100,6 +115,8 @@ public final class LiveSessions {
         let n = ids[k].flatMap { i < $0.count ? Int($0[i].dropFirst()) : nil } ?? 0
         connected.insert((n, k, i), at: connected.partitionPoint { $0.number <= n })
         let t = streams[k]!.sessions[i].connectedAt!
+        unjoined.insert((n, SessionKey(stream: k, index: i), t, streams[k]!.sessions[i].end),
+                        at: unjoined.partitionPoint { $0.number <= n })
         connectSpan = connectSpan.map { (min($0.first, t), max($0.last, t)) } ?? (t, t)
     }
 
@@ -140,9 +157,17 @@ public final class LiveSessions {
         return out.sorted { (Int($0.id.dropFirst()) ?? 0) < (Int($1.id.dropFirst()) ?? 0) }
     }
 
-    public func feed(_ e: Event) -> [Change] {
+    /// The newest phone line's time, and the wall clock when it was read (`feed`'s `wall`; the
+    /// line's own time without one): the phone's clock for the stall check.
+    var deviceClock: (line: Int64, wall: Int64)?
+
+    /// One line, read at `wall` (the wall clock, microseconds).
+    public func feed(_ e: Event, wall: Int64? = nil) -> [Change] {
         if e.side == .relay { return feedRelay(e) }
-        if let t = e.time { latestDeviceTime = max(latestDeviceTime, t) }
+        if let t = e.time, t >= latestDeviceTime {
+            latestDeviceTime = t
+            deviceClock = (t, wall ?? t)
+        }
         if e.side == .extension || e.side == .app { phoneSideEnded = false }
         defer { letGoOfEndedDevice(); letGoOfClosedRelay() }
         var k: String?
@@ -192,7 +217,7 @@ public final class LiveSessions {
         if last >= 0 {
             if beforeConnected == nil, streams[k]!.sessions[last].connectedAt != nil {
                 changes.append(.connected(named(k, last)))
-                changes += join()
+                changes += join(.device(number(k)))
             }
             if streams[k]!.phase == .ended && (beforePhase != .ended || count > before) {
                 changes.append(.ended(named(k, last)))
@@ -207,35 +232,94 @@ public final class LiveSessions {
         }
     }
 
-    /// Pairs relay sessions with device sessions as `analyze` does (clock estimate, overlap).
-    /// (Run again as relay sessions arrive: the clock is refined by later pairs, such as the end
-    /// of a session already joined.)
-    func join() -> [Change] {
+    /// Pairs relay sessions with device sessions as `analyze` does (clock estimate, overlap),
+    /// as a phone session connects or a relay session is accepted (`arrived`). The clock is
+    /// estimated again as sessions arrive (refined by later pairs, such as the end of a session
+    /// already joined; see `arrivedSinceEstimate`). Then every session joined to nothing yet is
+    /// paired with those on the other side, on that clock; in between, the one that arrived
+    /// with those within the estimate's reach of it.
+    /// (Made again over every session at each arrival, a phone's dense log piped in beside a
+    /// relay's day had not caught up after minutes.)
+    func join(_ arrived: Arrival) -> [Change] {
         guard let connects = connectSpan else { return [] }
         let joiner = RelayJoiner()
+        let reach = joiner.maxOffset + joiner.tolerance
+        switch arrived {
+        case .device: arrivedSinceEstimate += 1
+        case .relay(let id):
+            // (one accepted out of the estimate's reach changes nothing it looks at)
+            if let t = relay[id]?.accepted, t >= connects.first - reach, t <= connects.last + reach { arrivedSinceEstimate += 1 }
+        }
+        var all = false
+        if clock == nil || estimatedOver < Self.estimateAlwaysBelow || arrivedSinceEstimate * 2 >= estimatedOver {
+            estimateClock(joiner, connects)
+            all = true
+        }
+        guard let offset = clock?.offset, !unjoined.isEmpty else { return [] }
+        // The phone's sessions joined to nothing, in session order; the relay's accepted within
+        // reach of them, in the order seen.
+        var device: [Int] = []
+        var rel: [(index: Int, id: String)] = []
+        var window: ClosedRange<Int64>?
+        switch arrived {
+        case .relay(let id) where !all:
+            guard let t = relay[id]?.accepted, relay[id]?.deviceSession == nil else { return [] }
+            device = unjoined.indices.filter { abs(unjoined[$0].start - t) <= reach }
+            rel = [(relayIndex[id]!, id)]
+        case .device(let number) where !all:
+            let at = unjoined.partitionPoint { $0.number < number }
+            guard at < unjoined.count, unjoined[at].number == number else { return [] }
+            device = [at]
+            window = (unjoined[at].start - reach)...(unjoined[at].start + reach)
+        default:
+            device = Array(unjoined.indices)
+            window = (unjoined.map(\.start).min()! - reach)...(unjoined.map(\.start).max()! + reach)
+        }
+        if let window {
+            for a in acceptedTimes[acceptedTimes.partitionPoint { $0.time < window.lowerBound }..<acceptedTimes.partitionPoint { $0.time <= window.upperBound }]
+            where relay[a.id]?.deviceSession == nil {
+                rel.append((a.index, a.id))
+            }
+            rel.sort { $0.index < $1.index }
+        }
+        let spans = rel.map { a in relay[a.id].flatMap { r in r.start.map { ($0, r.end) } } }
+        let matches = joiner.matches(device.map { (unjoined[$0].start, unjoined[$0].end) }, spans, offset: offset)
+            .map { (d: device[$0.d], r: $0.r) }.sorted { $0.r < $1.r }
+        var changes: [Change] = []
+        for m in matches {
+            // (each pair joined as `analyze` joins it: the relay's lines on the session's)
+            let key = unjoined[m.d].key
+            var s = [named(key.stream, key.index)]
+            var r = [relay[rel[m.r].id]!]
+            joiner.join(&s, &r, offset: offset)
+            joinedRelay[s[0].id] = r[0].id
+            relay[r[0].id]?.deviceSession = s[0].id
+            changes.append(.joined(s[0], r[0]))
+        }
+        for d in matches.map(\.d).sorted(by: >) { unjoined.remove(at: d) }
+        return changes
+    }
+
+    /// What a join was made for: a phone session connected (by its number), a relay session
+    /// accepted.
+    enum Arrival { case device(Int), relay(String) }
+
+    /// The clock estimated again from the phone's sessions in the join's list and the relay's
+    /// accepted within reach of them (kept when they give none).
+    func estimateClock(_ joiner: RelayJoiner, _ connects: (first: Int64, last: Int64)) {
         // The relay sessions accepted within the offsets the estimate looks at, in the order seen.
         let lo = connects.first - joiner.maxOffset - joiner.tolerance
         let hi = connects.last + joiner.maxOffset + joiner.tolerance
         let near = acceptedTimes[acceptedTimes.partitionPoint { $0.time < lo }..<acceptedTimes.partitionPoint { $0.time <= hi }]
-        var rel = near.map(\.id).sorted { relayIndex[$0]! < relayIndex[$1]! }.compactMap { relay[$0] }
+        let rel = near.sorted { $0.index < $1.index }.compactMap { relay[$0.id] }
         // (the device sessions only when there is a relay session to pair them with: a phone's
         // log followed without a relay has nothing to join)
-        guard !rel.isEmpty else { return [] }
-        var device = connected.filter { !connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
+        guard !rel.isEmpty else { return }
+        let device = connected.filter { !connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
             .map { named($0.stream, $0.index) }
-        guard let estimate = joiner.estimate(device, rel) ?? clock else { return [] }
-        clock = estimate
-        for i in rel.indices { rel[i].deviceSession = nil }
-        joiner.join(&device, &rel, offset: estimate.offset)
-        var changes: [Change] = []
-        for r in rel {
-            guard let d = r.deviceSession, joinedRelay[d] == nil, relay[r.id]?.deviceSession == nil,
-                let s = device.first(where: { $0.id == d }) else { continue }
-            joinedRelay[d] = r.id
-            relay[r.id]?.deviceSession = d
-            changes.append(.joined(s, r))
-        }
-        return changes
+        (arrivedSinceEstimate, estimatedOver) = (0, device.count + rel.count)
+        estimates += 1
+        clock = joiner.estimate(device, rel) ?? clock
     }
 
     /// analyze's findings on one ended session (with its relay session when joined).
@@ -325,11 +409,11 @@ public final class LiveSessions {
         if e.kind == "relay.closed" { relayClosedFrames[id] = r.frames }
         r.frames = relayClosedFrames[id] ?? relayStatFrames[id]
         if wasAccepted == nil, let t = r.accepted {
-            acceptedTimes.insert((t, id), at: acceptedTimes.partitionPoint { $0.time <= t })
+            acceptedTimes.insert((t, id, relayIndex[id]!), at: acceptedTimes.partitionPoint { $0.time <= t })
         }
         relay[id] = r
         switch e.kind {
-        case "relay.accepted": return [.relayAccepted(r)] + join()
+        case "relay.accepted": return [.relayAccepted(r)] + join(.relay(id))
         case "relay.stalled": return [.relayStalled(r, e)]
         case "relay.closed":
             // A relay followed alone (no phone session has connected) never needs a closed
@@ -401,6 +485,10 @@ public final class LiveSessions {
     func noteEnded(_ k: String, _ s: Session) {
         guard let i = ids[k]?.lastIndex(of: s.id) else { return }
         endedDevice.append((s.end ?? s.events.last?.time ?? latestDeviceTime, SessionKey(stream: k, index: i)))
+        if let n = Int(s.id.dropFirst()) {
+            let at = unjoined.partitionPoint { $0.number < n }
+            if at < unjoined.count, unjoined[at].number == n { unjoined[at].end = s.end }
+        }
         Self.keepLinesReadAfterEnd(&streams[k]!.sessions[i].events)
     }
 
@@ -434,6 +522,10 @@ public final class LiveSessions {
             streams[key.stream]!.sessions[key.index].events = []
             streams[key.stream]!.sessions[key.index].deciding = []
             connectedLetGo.insert(key)
+            if let n = ids[key.stream].flatMap({ key.index < $0.count ? Int($0[key.index].dropFirst()) : nil }) {
+                let at = unjoined.partitionPoint { $0.number < n }
+                if at < unjoined.count, unjoined[at].number == n { unjoined.remove(at: at) }
+            }
             gone = true
         }
         if gone && connectedLetGo.count > 256 {
@@ -446,9 +538,15 @@ public final class LiveSessions {
         }
     }
 
-    /// Called now and then with the current time: device sessions whose frames stopped.
+    /// Called now and then with the wall clock: device sessions whose frames stopped. Their
+    /// last frame is measured against the phone's clock: its newest line's time plus the wall
+    /// time since that line was read (a log written hours ago and piped in had every session
+    /// streaming "stalled: no frames for 6292 h" against the wall clock). Once the phone's side
+    /// ended (standard input closed), no frame can come: its open sessions are not stalls.
     public func tick(now: Int64) -> [Change] {
         var changes: [Change] = []
+        guard !phoneSideEnded else { return [] }
+        let now = deviceClock.map { $0.line &+ (now &- $0.wall) } ?? now
         // In session order: several stalls in one tick are printed in the same order every run.
         for k in openStreams.sorted(by: { number($0) < number($1) }) {
             let s = streams[k]!

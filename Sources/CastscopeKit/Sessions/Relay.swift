@@ -466,20 +466,45 @@ public struct RelayJoiner {
     }
 
     public func join(_ device: inout [Session], _ relay: inout RelaySessionList, offset: Int64) {
+        let spans = device.map(Self.span)
+        let relaySpans = relay.indices.map { relay.joinFacts($0).span }
+        for o in matches(spans, relaySpans, offset: offset) {
+            relay.setDeviceSession(o.r, device[o.d].id)
+            let r = relay[o.r]
+            device[o.d].relay = r
+            for var e in r.events {
+                e.time = e.time.map { $0 - offset }
+                e.repeats = e.repeats?.shifted(by: -offset)
+                e.displayOffset = device[o.d].displayOffset
+                device[o.d].events.append(e)
+            }
+            device[o.d].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+        }
+    }
+
+    /// What the join reads of a device session: from its connect (else its first line) to its
+    /// end (nil: no time to place it by).
+    static func span(_ d: Session) -> (start: Int64, end: Int64?)? { (d.connectedAt ?? d.start).map { ($0, d.end) } }
+
+    /// The pairs the join makes, one to one, largest overlap first (equal ones in (device,
+    /// relay) order), given each side's spans (a relay session's on its own clock, `offset`
+    /// ahead of the device's; nil: no start). `tail` pairs the sessions not yet joined by this
+    /// alone, without taking their lines.
+    func matches(_ device: [(start: Int64, end: Int64?)?], _ relay: [(start: Int64, end: Int64?)?],
+                 offset: Int64) -> [(d: Int, r: Int)] {
         // Relay sessions by start: a device session's candidates start at most the longest
         // relay session (plus `tolerance`) before it and at most `tolerance` after it ends.
         var spans: [(start: Int64, end: Int64, index: Int)] = []
-        for ri in relay.indices {
-            let r = relay.joinFacts(ri)
-            guard let rs = r.start.map({ $0 - offset }) else { continue }
-            spans.append((rs, max(r.end.map { $0 - offset } ?? rs, rs), ri))
+        for (ri, r) in relay.enumerated() {
+            guard let rs = r.map({ $0.start - offset }) else { continue }
+            spans.append((rs, max(r!.end.map { $0 - offset } ?? rs, rs), ri))
         }
         spans.sort { ($0.start, $0.index) < ($1.start, $1.index) }
         let longest = spans.map { $0.end - $0.start }.max() ?? 0
         var options: [(overlap: Int64, d: Int, r: Int)] = []
         for (di, d) in device.enumerated() {
-            guard let ds = d.connectedAt ?? d.start else { continue }
-            let de = max(d.end ?? ds, ds)
+            guard let ds = d?.start else { continue }
+            let de = max(d!.end ?? ds, ds)
             let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
             let last = spans.partitionPoint { $0.start <= de + tolerance }
             var mine: [(overlap: Int64, d: Int, r: Int)] = []
@@ -494,20 +519,13 @@ public struct RelayJoiner {
         options = options.enumerated().sorted { ($1.element.overlap, $0.offset) < ($0.element.overlap, $1.offset) }.map(\.element)
         var usedD = Set<Int>()
         var usedR = Set<Int>()
+        var out: [(d: Int, r: Int)] = []
         for o in options where !usedD.contains(o.d) && !usedR.contains(o.r) {
             usedD.insert(o.d)
             usedR.insert(o.r)
-            relay.setDeviceSession(o.r, device[o.d].id)
-            let r = relay[o.r]
-            device[o.d].relay = r
-            for var e in r.events {
-                e.time = e.time.map { $0 - offset }
-                e.repeats = e.repeats?.shifted(by: -offset)
-                e.displayOffset = device[o.d].displayOffset
-                device[o.d].events.append(e)
-            }
-            device[o.d].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+            out.append((o.d, o.r))
         }
+        return out
     }
 }
 

@@ -48,6 +48,9 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
         var end: Int64?
         var hasAcceptedSource: Bool
         var hasClosedSource: Bool
+
+        /// Its span as the join reads it (nil: no start).
+        var span: (start: Int64, end: Int64?)? { start.map { ($0, end) } }
     }
 
     private var held: [RelaySession] = []

@@ -1,0 +1,96 @@
+import Testing
+
+@testable import CastscopeKit
+
+@Suite("tail: the join beside a busy relay, and the stall check on the phone's clock")
+struct LiveJoinTests {
+    func phone(_ kind: String, _ pid: Int, _ t: Int64, _ order: Int) -> Event {
+        Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: "BroadcastExtension", pid: pid, message: kind,
+              attrs: [], source: SourceRef(path: "device.log", line: order), order: order, parsedTime: nil, fileIndex: 0)
+    }
+
+    func relay(_ kind: String, _ id: String, _ t: Int64, _ order: Int) -> Event {
+        Event(kind: kind, sdk: "relay", side: .relay, time: t, process: "broadcast-relay", pid: 811, message: "session \(id) \(kind)",
+              attrs: [("session", id)], source: SourceRef(path: "relay.journal", line: order), order: order,
+              parsedTime: nil, fileIndex: 0)
+    }
+
+    /// A phone starting a broadcast every 10 s (each lasting 9 to 23 s, up to three open at
+    /// once) beside a relay that also serves other phones (one session in each 10 s, 2 to 8 s
+    /// long, accepted at a random time more than 3 s from the phone's), the relay's clock
+    /// 2.05 s ahead; the lines in the order they happen.
+    func busy(_ count: Int) -> (lines: [Event], own: [String: String]) {
+        var timed: [(t: Int64, make: (Int) -> Event)] = []
+        var own: [String: String] = [:]
+        var rng = SplitMix(seed: 38)
+        for k in 0..<count {
+            let t = Int64(k) * 10_000_000, length = Int64(9 + (k * 7) % 15) * 1_000_000, pid = 4000 + k
+            let id = String(format: "%08x-0003", k)
+            own["S\(k + 1)"] = id
+            timed += [(t, { self.phone("broadcast.started", pid, t, $0) }),
+                      (t + 100_000, { self.phone("socket.connected", pid, t + 100_000, $0) }),
+                      (t + length, { self.phone("broadcast.finished", pid, t + length, $0) }),
+                      (t + 2_150_000, { self.relay("relay.accepted", id, t + 2_150_000, $0) }),
+                      (t + length + 2_050_000, { self.relay("relay.closed", id, t + length + 2_050_000, $0) })]
+            let other = t + 5_500_000 + Int64(rng.next() % 3_000_000), otherId = String(format: "%08x-0004", k)
+            let otherLength = Int64(2_000_000 + rng.next() % 6_000_000)
+            timed += [(other, { self.relay("relay.accepted", otherId, other, $0) }),
+                      (other + otherLength, { self.relay("relay.closed", otherId, other + otherLength, $0) })]
+        }
+        timed.sort { $0.t < $1.t }
+        return (timed.enumerated().map { $0.element.make($0.offset + 1) }, own)
+    }
+
+    @Test("beside a busy relay, each broadcast is joined to its own relay session, with the clock estimated now and then")
+    func busyRelay() {
+        let (lines, own) = busy(1500)
+        let live = LiveSessions()
+        var joins: [String: String] = [:]
+        var clocks = Set<Int64>()
+        for e in lines {
+            for c in live.feed(e) {
+                if case .joined(let s, let r) = c {
+                    #expect(joins[s.id] == nil)
+                    joins[s.id] = r.id
+                    clocks.insert(live.clock!.offset)
+                }
+            }
+        }
+        #expect(joins.count == 1500)
+        let wrong = joins.filter { own[$0.key] != $0.value }
+        #expect(wrong.isEmpty, "\(wrong.count) joined to another phone's session, e.g. \(wrong.sorted { $0.key < $1.key }.prefix(3))")
+        #expect(clocks.allSatisfy { abs($0 - 2_050_000) <= 100_000 }, "\(clocks.sorted())")
+        // 4,500 sessions arrive: the estimate is made at each (while it looks at fewer than 256
+        // sessions), then once half as many again arrived: 268 times (made at every arrival,
+        // it was 4,500).
+        #expect(live.estimates < 400, "\(live.estimates) estimates")
+    }
+
+    @Test("the stall check measures against the phone's clock: a log piped in hours after it was written is not stalled by them")
+    func stallOnThePhonesClock() {
+        let live = LiveSessions()
+        let written: Int64 = 1_000_000_000_000, read = written + 3_600_000_000 * 6000
+        var order = 0
+        func line(_ kind: String, _ t: Int64) {
+            order += 1
+            _ = live.feed(phone(kind, 900, written + t, order), wall: read + t / 100)
+        }
+        line("broadcast.started", 0)
+        line("socket.connected", 100_000)
+        for k in 0..<10 { line("frame.sent", 200_000 + Int64(k) * 100_000) }
+        // (the last line was read at read + 11 ms; its frame is the newest line)
+        let lastRead = read + 1_100_000 / 100
+        #expect(live.tick(now: lastRead + 1_000_000).isEmpty)
+        let stalls = live.tick(now: lastRead + 2_500_000).compactMap { c -> String? in
+            if case .stalled(_, let why) = c { return why } else { return nil }
+        }
+        #expect(stalls == ["no frames for 2.5 s"])
+        // Standard input closed: what is open is where the input ended, not a stall.
+        let other = LiveSessions()
+        _ = other.feed(phone("broadcast.started", 901, written, 1), wall: read)
+        _ = other.feed(phone("socket.connected", 901, written + 100_000, 2), wall: read)
+        _ = other.feed(phone("frame.sent", 901, written + 200_000, 3), wall: read)
+        other.phoneSideEnded = true
+        #expect(other.tick(now: read + 10_000_000).isEmpty)
+    }
+}
