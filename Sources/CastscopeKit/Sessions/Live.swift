@@ -248,7 +248,7 @@ public final class LiveSessions {
         case .device: arrivedSinceEstimate += 1
         case .relay(let id):
             // (one accepted out of the estimate's reach changes nothing it looks at)
-            if let t = relay[id]?.accepted, t >= connects.first - reach, t <= connects.last + reach { arrivedSinceEstimate += 1 }
+            if let t = relay[id]?.accepted, t >= Self.plus(connects.first, -reach), t <= Self.plus(connects.last, reach) { arrivedSinceEstimate += 1 }
         }
         var all = false
         if clock == nil || estimatedOver < Self.estimateAlwaysBelow || arrivedSinceEstimate * 2 >= estimatedOver {
@@ -257,23 +257,23 @@ public final class LiveSessions {
         }
         guard let offset = clock?.offset, !unjoined.isEmpty else { return [] }
         // The phone's sessions joined to nothing, in session order; the relay's accepted within
-        // reach of them, in the order seen.
+        // reach of them on the relay's clock, in the order seen.
         var device: [Int] = []
         var rel: [(index: Int, id: String)] = []
         var window: ClosedRange<Int64>?
         switch arrived {
         case .relay(let id) where !all:
             guard let t = relay[id]?.accepted, relay[id]?.deviceSession == nil else { return [] }
-            device = unjoined.indices.filter { abs(unjoined[$0].start - t) <= reach }
+            device = unjoined.indices.filter { Self.apart(Self.plus(unjoined[$0].start, offset), t) <= UInt64(reach) }
             rel = [(relayIndex[id]!, id)]
         case .device(let number) where !all:
             let at = unjoined.partitionPoint { $0.number < number }
             guard at < unjoined.count, unjoined[at].number == number else { return [] }
             device = [at]
-            window = (unjoined[at].start - reach)...(unjoined[at].start + reach)
+            window = Self.around(unjoined[at].start, unjoined[at].start, offset, reach)
         default:
             device = Array(unjoined.indices)
-            window = (unjoined.map(\.start).min()! - reach)...(unjoined.map(\.start).max()! + reach)
+            window = Self.around(unjoined.map(\.start).min()!, unjoined.map(\.start).max()!, offset, reach)
         }
         if let window {
             for a in acceptedTimes[acceptedTimes.partitionPoint { $0.time < window.lowerBound }..<acceptedTimes.partitionPoint { $0.time <= window.upperBound }]
@@ -303,6 +303,22 @@ public final class LiveSessions {
     /// What a join was made for: a phone session connected (by its number), a relay session
     /// accepted.
     enum Arrival { case device(Int), relay(String) }
+
+    /// `a + b`, held at the ends of `Int64` (a hostile line's time must not trap the join).
+    static func plus(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
+    }
+
+    /// How far apart `a` and `b` are (as large as it gets, without trapping).
+    static func apart(_ a: Int64, _ b: Int64) -> UInt64 {
+        a > b ? UInt64(bitPattern: a &- b) : UInt64(bitPattern: b &- a)
+    }
+
+    /// The relay's times within `reach` of device times `first` … `last` shifted by `offset`.
+    static func around(_ first: Int64, _ last: Int64, _ offset: Int64, _ reach: Int64) -> ClosedRange<Int64> {
+        plus(plus(first, offset), -reach)...plus(plus(last, offset), reach)
+    }
 
     /// The clock estimated again from the phone's sessions in the join's list and the relay's
     /// accepted within reach of them (kept when they give none).
