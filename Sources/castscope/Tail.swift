@@ -257,7 +257,10 @@ final class TailEngine: @unchecked Sendable {
 
     func tick() {
         lock.locked {
-            for change in live.tick(now: Self.now()) { printChange(change) }
+            for change in live.tick(now: Self.now()) {
+                if let c = live.clock { format.relayShift = c.offset }
+                printChange(change)
+            }
             clickhouse?.tick()
             drawStatus()
             fflush(stdout)

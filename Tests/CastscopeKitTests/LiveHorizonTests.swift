@@ -25,7 +25,8 @@ struct LiveHorizonTests {
         #expect(live.relaySeen == 1080)
         // Sessions closed within the last 30 minutes (180 of them) and no older.
         #expect(live.relay.count <= 200 && live.relay.count >= 180, "\(live.relay.count)")
-        #expect(live.relay.values.allSatisfy { $0.events.isEmpty }, "closed sessions keep no lines")
+        #expect(live.relay.values.allSatisfy { $0.events.map(\.kind) == ["relay.accepted", "relay.closed"] },
+                "closed sessions keep only the lines the join reads")
         #expect(live.relay["00000000-0000"] == nil && live.relay[String(format: "%08x-0000", 1079)] != nil)
         // A line of a let-go session starts it afresh.
         order += 1
@@ -86,6 +87,8 @@ struct LiveHorizonTests {
             }
             device("broadcast.finished", 2000 + k, t + 20_000_000)
         }
+        // (the last one once the relay's clock passed its end: a quiet journal, a minute later)
+        count(live.tick(now: 181 * 60_000_000))
         #expect(joined == 180, "every broadcast joined to its relay session")
         // (relay sessions outlive the phone's by twice the join's reach: an hour and a half)
         #expect(live.relay.count <= 92, "\(live.relay.count) relay sessions kept")
@@ -146,14 +149,21 @@ struct LiveHorizonTests {
         #expect(kept.first { $0.kind == "socket.connected" }?.source == lines[2].source)
         #expect(kept.lazy.compactMap { $0.attr("bundle") }.first == "org.example.app")
         var joins: [(Session, RelaySession)] = []
-        for e in relay {
-            for c in live.feed(e) { if case .joined(let s, let r) = c { joins.append((s, r)) } }
+        // (one session beside the relay: joined once both clocks passed its end by the clock
+        // estimate's reach, as one pair gives no other evidence: the phone's log ended, the
+        // relay's journal then quiet for a quarter of an hour)
+        var changes = relay.flatMap { live.feed($0) }
+        live.phoneSideEnded = true
+        changes += live.tick(now: 40_000_000 + 905_000_000 - 1)
+        #expect(!changes.contains { if case .joined = $0 { true } else { false } })
+        for c in changes + live.tick(now: 40_000_000 + 905_000_000) {
+            if case .joined(let s, let r) = c { joins.append((s, r)) }
         }
         #expect(joins.count == 1 && joins.first?.0.id == "S1" && joins.first?.1.id == "0000abcd-0000")
         // The clock is the one all of the session's lines give, with the relay session as
-        // tail has it when it joins (accepted, not closed yet), and so are the lines behind it.
+        // tail has it when it joins (closed), and so are the lines behind it.
         var device = SessionBuilder().build(lines).sessions
-        var rel = RelayJoiner().group(Array(relay.prefix(1)))
+        var rel = RelayJoiner().group(relay)
         let estimate = RelayJoiner().estimate(device, rel)
         RelayJoiner().join(&device, &rel, offset: estimate?.offset ?? 0)
         #expect(estimate != nil && live.clock?.offset == estimate?.offset)

@@ -17,8 +17,8 @@ struct LiveJoinTests {
 
     /// A phone starting a broadcast every 10 s (each lasting 9 to 23 s, up to three open at
     /// once) beside a relay that also serves other phones (one session in each 10 s, 2 to 8 s
-    /// long, accepted at a random time more than 3 s from the phone's), the relay's clock
-    /// 2.05 s ahead; the lines in the order they happen.
+    /// long, accepted at a random time: often within a second of the phone's own), the
+    /// relay's clock 2.05 s ahead; the lines in the order they happen.
     func busy(_ count: Int) -> (lines: [Event], own: [String: String]) {
         var timed: [(t: Int64, make: (Int) -> Event)] = []
         var own: [String: String] = [:]
@@ -32,7 +32,7 @@ struct LiveJoinTests {
                       (t + length, { self.phone("broadcast.finished", pid, t + length, $0) }),
                       (t + 2_150_000, { self.relay("relay.accepted", id, t + 2_150_000, $0) }),
                       (t + length + 2_050_000, { self.relay("relay.closed", id, t + length + 2_050_000, $0) })]
-            let other = t + 5_500_000 + Int64(rng.next() % 3_000_000), otherId = String(format: "%08x-0004", k)
+            let other = t + Int64(rng.next() % 10_000_000), otherId = String(format: "%08x-0004", k)
             let otherLength = Int64(2_000_000 + rng.next() % 6_000_000)
             timed += [(other, { self.relay("relay.accepted", otherId, other, $0) }),
                       (other + otherLength, { self.relay("relay.closed", otherId, other + otherLength, $0) })]
@@ -47,8 +47,8 @@ struct LiveJoinTests {
         let live = LiveSessions()
         var joins: [String: String] = [:]
         var clocks = Set<Int64>()
-        for e in lines {
-            for c in live.feed(e) {
+        func take(_ changes: [LiveSessions.Change]) {
+            for c in changes {
                 if case .joined(let s, let r) = c {
                     #expect(joins[s.id] == nil)
                     joins[s.id] = r.id
@@ -56,6 +56,9 @@ struct LiveJoinTests {
                 }
             }
         }
+        for e in lines { take(live.feed(e)) }
+        // (the last once the relay's clock passed its end: the journal quiet for a minute)
+        take(live.tick(now: lines.last!.time! + 60_000_000))
         #expect(joins.count == 1500)
         let wrong = joins.filter { own[$0.key] != $0.value }
         #expect(wrong.isEmpty, "\(wrong.count) joined to another phone's session, e.g. \(wrong.sorted { $0.key < $1.key }.prefix(3))")
@@ -64,6 +67,31 @@ struct LiveJoinTests {
         // sessions), then once half as many again arrived: 268 times (made at every arrival,
         // it was 4,500).
         #expect(live.estimates < 400, "\(live.estimates) estimates")
+    }
+
+    @Test("a phone's log piped in after the relay's journal was read is joined as well (the relay's closed sessions keep the lines the join reads)")
+    func relayFirst() {
+        let (lines, own) = busy(100)
+        let live = LiveSessions()
+        var joins: [String: String] = [:]
+        for e in lines.filter({ $0.side == .relay }) + lines.filter({ $0.side != .relay }) {
+            for c in live.feed(e) { if case .joined(let s, let r) = c { joins[s.id] = r.id } }
+        }
+        live.phoneSideEnded = true
+        for c in live.tick(now: lines.last!.time! + 60_000_000) { if case .joined(let s, let r) = c { joins[s.id] = r.id } }
+        #expect(joins.count == 100 && joins == own, "\(joins.count) joined, \(joins.filter { own[$0.key] != $0.value }.count) to another's")
+    }
+
+    @Test("analyze's join gives a broadcast its own relay session, not another phone's longer one that spans it and came first")
+    func closestEndsFirst() {
+        // A broadcast from 100 s to 130 s; the relay's clock 2 s ahead: another phone's relay
+        // session from 90 s to 160 s (seen first) overlaps all of it, its own (102.1–132.0 s)
+        // a tenth of a second less.
+        let m = RelayJoiner().matches([(100_000_000, 130_000_000)], [(90_000_000, 160_000_000), (102_100_000, 132_000_000)],
+                                      offset: 2_000_000)
+        #expect(m.map(\.r) == [1])
+        // Alone, the other phone's still joins it (an overlap is all the join asks).
+        #expect(RelayJoiner().matches([(100_000_000, 130_000_000)], [(90_000_000, 160_000_000)], offset: 2_000_000).map(\.r) == [0])
     }
 
     @Test("the stall check measures against the phone's clock: a log piped in hours after it was written is not stalled by them")

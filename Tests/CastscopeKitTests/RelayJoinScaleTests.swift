@@ -109,9 +109,10 @@ struct RelayJoinScaleTests {
         return j.estimate(from: best.used, device, RelaySessionList(relay))  // (unchanged: the search is what is compared)
     }
 
-    /// The join as it was: every device session against every relay session.
+    /// The join by brute force: every device session against every relay session; of those
+    /// that overlap, the closest starts and ends first (the rule since session 38).
     static func referenceJoin(_ j: RelayJoiner, _ device: [Session], _ relay: [RelaySession], offset: Int64) -> [String?] {
-        var options: [(overlap: Int64, d: Int, r: Int)] = []
+        var options: [(apart: Int64, d: Int, r: Int)] = []
         for (di, d) in device.enumerated() {
             guard let ds = d.connectedAt ?? d.start else { continue }
             let de = max(d.end ?? ds, ds)
@@ -119,13 +120,13 @@ struct RelayJoinScaleTests {
                 guard let rs = r.start.map({ $0 - offset }) else { continue }
                 let re = max(r.end.map { $0 - offset } ?? rs, rs)
                 let overlap = min(de, re) - max(ds, rs)
-                if overlap >= -j.tolerance { options.append((overlap, di, ri)) }
+                if overlap >= -j.tolerance { options.append((abs(rs - ds) + abs(re - de), di, ri)) }
             }
         }
         var joined = [String?](repeating: nil, count: relay.count)
         var usedD = Set<Int>()
         var usedR = Set<Int>()
-        let ordered = options.enumerated().sorted { ($1.element.overlap, $0.offset) < ($0.element.overlap, $1.offset) }
+        let ordered = options.enumerated().sorted { ($0.element.apart, $0.offset) < ($1.element.apart, $1.offset) }
         for o in ordered.map(\.element) where !usedD.contains(o.d) && !usedR.contains(o.r) {
             usedD.insert(o.d)
             usedR.insert(o.r)

@@ -92,7 +92,7 @@ public final class LiveSessions {
     /// The connected sessions still in the join's list and joined to no relay session: with
     /// none, a join cannot pair anything (a relay's day followed beside a phone whose sessions
     /// were all joined).
-    var unjoined: [(number: Int, key: SessionKey, start: Int64, end: Int64?)] = []
+    var unjoined: [(number: Int, key: SessionKey, start: Int64, end: Int64?, ended: Bool)] = []
     /// Sessions that arrived within the estimate's reach (connected, accepted) since the clock
     /// was last estimated, and how many sessions that estimate looked at. Past
     /// `estimateAlwaysBelow` sessions, the estimate is made again once half as many again
@@ -104,6 +104,16 @@ public final class LiveSessions {
     static let estimateAlwaysBelow = 256
     /// Estimates made (a test counts them).
     var estimates = 0
+    /// The latest close of a relay session let go of before any phone session connected (a
+    /// relay's journal read from its start before a phone's log is piped in): a phone session
+    /// connected within the estimate's reach of it may have lost its relay session, and is
+    /// neither joined nor looked at by the estimate (paired with another phone's, it misled
+    /// the clock by 14 minutes, and every pair after it).
+    var relayForgotten = Int64.min
+
+    /// Whether a phone session connected at `t` may have lost its relay session (see
+    /// `relayForgotten`).
+    func mayHaveLostItsRelay(_ t: Int64) -> Bool { t <= Self.plus(relayForgotten, RelayJoiner().maxOffset) }
     /// The earliest and latest time a session connected.
     var connectSpan: (first: Int64, last: Int64)?
 
@@ -115,8 +125,8 @@ public final class LiveSessions {
         let n = ids[k].flatMap { i < $0.count ? Int($0[i].dropFirst()) : nil } ?? 0
         connected.insert((n, k, i), at: connected.partitionPoint { $0.number <= n })
         let t = streams[k]!.sessions[i].connectedAt!
-        unjoined.insert((n, SessionKey(stream: k, index: i), t, streams[k]!.sessions[i].end),
-                        at: unjoined.partitionPoint { $0.number <= n })
+        if !mayHaveLostItsRelay(t) { unjoined.insert((n, SessionKey(stream: k, index: i), t, streams[k]!.sessions[i].end, !streams[k]!.sessions[i].reason.isEmpty),
+                        at: unjoined.partitionPoint { $0.number <= n }) }
         connectSpan = connectSpan.map { (min($0.first, t), max($0.last, t)) } ?? (t, t)
     }
 
@@ -160,10 +170,13 @@ public final class LiveSessions {
     /// The newest phone line's time, and the wall clock when it was read (`feed`'s `wall`; the
     /// line's own time without one): the phone's clock for the stall check.
     var deviceClock: (line: Int64, wall: Int64)?
+    /// The same on the relay's side: its clock for the joins a quiet relay's journal leaves
+    /// waiting (`tick`).
+    var relayClock: (line: Int64, wall: Int64)?
 
     /// One line, read at `wall` (the wall clock, microseconds).
     public func feed(_ e: Event, wall: Int64? = nil) -> [Change] {
-        if e.side == .relay { return feedRelay(e) }
+        if e.side == .relay { return feedRelay(e, wall: wall) }
         if let t = e.time, t >= latestDeviceTime {
             latestDeviceTime = t
             deviceClock = (t, wall ?? t)
@@ -217,7 +230,6 @@ public final class LiveSessions {
         if last >= 0 {
             if beforeConnected == nil, streams[k]!.sessions[last].connectedAt != nil {
                 changes.append(.connected(named(k, last)))
-                changes += join(.device(number(k)))
             }
             if streams[k]!.phase == .ended && (beforePhase != .ended || count > before) {
                 changes.append(.ended(named(k, last)))
@@ -226,62 +238,118 @@ public final class LiveSessions {
         return changes.flatMap { c -> [Change] in
             if case .ended(let s) = c {
                 noteEnded(k, s)
-                return [c] + findings(s)
+                // (joined before its findings are made: they read its relay session)
+                return [c] + settle(relayNow: latestRelayTime) + findings(s)
             }
             return [c]
         }
     }
 
-    /// Pairs relay sessions with device sessions as `analyze` does (clock estimate, overlap),
-    /// as a phone session connects or a relay session is accepted (`arrived`). The clock is
-    /// estimated again as sessions arrive (refined by later pairs, such as the end of a session
-    /// already joined; see `arrivedSinceEstimate`). Then every session joined to nothing yet is
-    /// paired with those on the other side, on that clock; in between, the one that arrived
-    /// with those within the estimate's reach of it.
-    /// (Made again over every session at each arrival, a phone's dense log piped in beside a
-    /// relay's day had not caught up after minutes.)
-    func join(_ arrived: Arrival) -> [Change] {
-        guard let connects = connectSpan else { return [] }
+    /// Phone sessions ended and joined to nothing, by end time (from `pendingStart` on), until
+    /// the relay's clock passed their end: then every relay line of their end has arrived,
+    /// and they are joined (`settle`).
+    var pending: [(end: Int64, number: Int)] = []
+    var pendingStart = 0
+    /// How long after a phone session's end (on the relay's clock) its relay lines are waited
+    /// for: the relay logs a session's close within a second of the phone's end.
+    static let settleAfter: Int64 = 5_000_000
+
+    /// The phone sessions whose end the relay's clock (`relayNow`) has passed by
+    /// `settleAfter`, on the clock estimate (the estimate's reach before there is one), are
+    /// joined. Counted toward the next estimate: made again at each while it looks at fewer
+    /// than `estimateAlwaysBelow` sessions, then once half as many again settled; after an
+    /// estimate every settled session joined to nothing is tried.
+    func settle(relayNow: Int64) -> [Change] {
+        guard pendingStart < pending.count, relayNow != .min, let connects = connectSpan else { return [] }
+        let joiner = RelayJoiner()
+        if clock == nil, !firstEstimate(joiner, connects, relayNow: relayNow) { return [] }
+        let shift = Self.plus(clock!.offset, Self.settleAfter)
+        var ready: [Int] = []
+        while pendingStart < pending.count, Self.plus(pending[pendingStart].end, shift) <= relayNow {
+            ready.append(pending[pendingStart].number)
+            pendingStart += 1
+        }
+        if pendingStart > 1024 && pendingStart * 2 > pending.count {
+            pending.removeFirst(pendingStart)
+            pendingStart = 0
+        }
+        guard !ready.isEmpty else { return [] }
+        arrivedSinceEstimate += ready.count
+        guard estimatedOver < Self.estimateAlwaysBelow || arrivedSinceEstimate * 2 >= estimatedOver else {
+            return join(ready, relayNow: relayNow)
+        }
+        // (the sessions whose relay lines have all arrived on either clock: a relay behind the
+        // phone's has them by the end plus `settleAfter`)
+        estimateClock(joiner, connects, settledBy: Self.plus(max(clock!.offset, 0), Self.settleAfter), relayNow: relayNow)
+        return join(nil, relayNow: relayNow)
+    }
+
+    /// Phone sessions that had passed when the first clock was last tried, and whether it was
+    /// tried with the whole reach passed (see `firstEstimate`).
+    var firstTriedWith = 0
+    var firstTriedWhole = false
+    /// Pairs agreeing at both ends that the first clock needs (see `firstEstimate`).
+    static let firstClockEnds = 3
+
+    /// Before there is a clock: the phone and the relay keep clocks seconds apart, as a rule, so
+    /// the sessions whose end the relay's clock passed by `settleAfter` are looked at. Beside a
+    /// busy relay any offset pairs a session's start with some relay session's, and a few of
+    /// the hundreds within reach its end too: the estimate is taken once `firstClockEnds`
+    /// pairs agree at both ends, or else once both sides' clocks passed the first session's
+    /// end by the estimate's whole reach (the phone's side ended: at once), as `analyze` would
+    /// take it. Tried again only as more sessions pass. True once there is a clock.
+    func firstEstimate(_ joiner: RelayJoiner, _ connects: (first: Int64, last: Int64), relayNow: Int64) -> Bool {
+        let passed = pending[pendingStart...].partitionPoint { Self.plus($0.end, Self.settleAfter) <= relayNow } - pendingStart
+        let reach = Self.plus(joiner.maxOffset, Self.settleAfter)
+        let whole = Self.plus(pending[pendingStart].end, reach) <= relayNow
+            && (phoneSideEnded || Self.plus(pending[pendingStart].end, reach) <= latestDeviceTime)
+        guard passed > firstTriedWith || (whole && !firstTriedWhole) else { return false }
+        (firstTriedWith, firstTriedWhole) = (passed, whole)
+        guard let estimate = estimateClock(joiner, connects, settledBy: whole ? reach : Self.settleAfter, relayNow: relayNow, keep: false),
+            whole || estimate.agreeingEnds >= Self.firstClockEnds else { return false }
+        clock = estimate
+        return true
+    }
+
+    /// Whether phone session number `n` is in `unjoined`.
+    func isUnjoined(_ n: Int) -> Bool {
+        let at = unjoined.partitionPoint { $0.number < n }
+        return at < unjoined.count && unjoined[at].number == n
+    }
+
+    /// Pairs relay sessions with device sessions as `analyze` does (the clock estimate, then
+    /// the largest overlap, one to one), among those joined to nothing yet, once the phone
+    /// session ended and the relay's clock passed its end. `analyze` sees every session whole;
+    /// tail paired a session as it connected or was accepted, with what had arrived by then:
+    /// beside a busy relay, another phone's session accepted within a second of this one's
+    /// connect, on a clock estimated while the newest phone session's relay session had not
+    /// arrived yet (one period off, on a phone that broadcasts regularly). `numbers`: the phone
+    /// sessions that just settled; nil: every settled one.
+    func join(_ numbers: [Int]?, relayNow: Int64) -> [Change] {
+        guard let offset = clock?.offset else { return [] }
         let joiner = RelayJoiner()
         let reach = joiner.maxOffset + joiner.tolerance
-        switch arrived {
-        case .device: arrivedSinceEstimate += 1
-        case .relay(let id):
-            // (one accepted out of the estimate's reach changes nothing it looks at)
-            if let t = relay[id]?.accepted, t >= Self.plus(connects.first, -reach), t <= Self.plus(connects.last, reach) { arrivedSinceEstimate += 1 }
-        }
-        var all = false
-        if clock == nil || estimatedOver < Self.estimateAlwaysBelow || arrivedSinceEstimate * 2 >= estimatedOver {
-            estimateClock(joiner, connects)
-            all = true
-        }
-        guard let offset = clock?.offset, !unjoined.isEmpty else { return [] }
-        // The phone's sessions joined to nothing, in session order; the relay's accepted within
-        // reach of them on the relay's clock, in the order seen.
+        // The phone's sessions, in session order; the relay's joined to nothing and accepted
+        // within reach of them on the relay's clock, in the order seen.
         var device: [Int] = []
-        var rel: [(index: Int, id: String)] = []
-        var window: ClosedRange<Int64>?
-        switch arrived {
-        case .relay(let id) where !all:
-            guard let t = relay[id]?.accepted, relay[id]?.deviceSession == nil else { return [] }
-            device = unjoined.indices.filter { Self.apart(Self.plus(unjoined[$0].start, offset), t) <= UInt64(reach) }
-            rel = [(relayIndex[id]!, id)]
-        case .device(let number) where !all:
-            let at = unjoined.partitionPoint { $0.number < number }
-            guard at < unjoined.count, unjoined[at].number == number else { return [] }
-            device = [at]
-            window = Self.around(unjoined[at].start, unjoined[at].start, offset, reach)
-        default:
-            device = Array(unjoined.indices)
-            window = Self.around(unjoined.map(\.start).min()!, unjoined.map(\.start).max()!, offset, reach)
-        }
-        if let window {
-            for a in acceptedTimes[acceptedTimes.partitionPoint { $0.time < window.lowerBound }..<acceptedTimes.partitionPoint { $0.time <= window.upperBound }]
-            where relay[a.id]?.deviceSession == nil {
-                rel.append((a.index, a.id))
+        if let numbers {
+            for n in numbers.sorted() {
+                let at = unjoined.partitionPoint { $0.number < n }
+                if at < unjoined.count, unjoined[at].number == n, unjoined[at].ended { device.append(at) }
             }
-            rel.sort { $0.index < $1.index }
+        } else {
+            let shift = Self.plus(offset, Self.settleAfter)
+            device = unjoined.indices.filter { unjoined[$0].ended && unjoined[$0].end.map { Self.plus($0, shift) <= relayNow } ?? false }
         }
+        guard !device.isEmpty else { return [] }
+        let window = Self.around(device.map { unjoined[$0].start }.min()!, device.map { unjoined[$0].start }.max()!, offset, reach)
+        var rel: [(index: Int, id: String)] = []
+        for a in acceptedTimes[acceptedTimes.partitionPoint { $0.time < window.lowerBound }..<acceptedTimes.partitionPoint { $0.time <= window.upperBound }]
+        where relay[a.id]?.deviceSession == nil {
+            rel.append((a.index, a.id))
+        }
+        guard !rel.isEmpty else { return [] }
+        rel.sort { $0.index < $1.index }
         let spans = rel.map { a in relay[a.id].flatMap { r in r.start.map { ($0, r.end) } } }
         let matches = joiner.matches(device.map { (unjoined[$0].start, unjoined[$0].end) }, spans, offset: offset)
             .map { (d: device[$0.d], r: $0.r) }.sorted { $0.r < $1.r }
@@ -300,19 +368,10 @@ public final class LiveSessions {
         return changes
     }
 
-    /// What a join was made for: a phone session connected (by its number), a relay session
-    /// accepted.
-    enum Arrival { case device(Int), relay(String) }
-
     /// `a + b`, held at the ends of `Int64` (a hostile line's time must not trap the join).
     static func plus(_ a: Int64, _ b: Int64) -> Int64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
         return overflow ? (b > 0 ? .max : .min) : sum
-    }
-
-    /// How far apart `a` and `b` are (as large as it gets, without trapping).
-    static func apart(_ a: Int64, _ b: Int64) -> UInt64 {
-        a > b ? UInt64(bitPattern: a &- b) : UInt64(bitPattern: b &- a)
     }
 
     /// The relay's times within `reach` of device times `first` … `last` shifted by `offset`.
@@ -320,22 +379,32 @@ public final class LiveSessions {
         plus(plus(first, offset), -reach)...plus(plus(last, offset), reach)
     }
 
-    /// The clock estimated again from the phone's sessions in the join's list and the relay's
-    /// accepted within reach of them (kept when they give none).
-    func estimateClock(_ joiner: RelayJoiner, _ connects: (first: Int64, last: Int64)) {
+    /// The clock estimated again from the phone's sessions in the join's list that settled (see
+    /// `settle`) and the relay's accepted within reach of them (kept when they give none): a
+    /// phone session whose relay lines had not arrived yet pulled it toward another's.
+    @discardableResult
+    func estimateClock(_ joiner: RelayJoiner, _ connects: (first: Int64, last: Int64), settledBy shift: Int64, relayNow: Int64,
+                       keep: Bool = true) -> ClockEstimate? {
         // The relay sessions accepted within the offsets the estimate looks at, in the order seen.
-        let lo = connects.first - joiner.maxOffset - joiner.tolerance
-        let hi = connects.last + joiner.maxOffset + joiner.tolerance
+        let lo = Self.plus(connects.first, -(joiner.maxOffset + joiner.tolerance))
+        let hi = Self.plus(connects.last, joiner.maxOffset + joiner.tolerance)
         let near = acceptedTimes[acceptedTimes.partitionPoint { $0.time < lo }..<acceptedTimes.partitionPoint { $0.time <= hi }]
         let rel = near.sorted { $0.index < $1.index }.compactMap { relay[$0.id] }
         // (the device sessions only when there is a relay session to pair them with: a phone's
         // log followed without a relay has nothing to join)
-        guard !rel.isEmpty else { return }
+        guard !rel.isEmpty else { return nil }
         let device = connected.filter { !connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
             .map { named($0.stream, $0.index) }
+            .filter { joinedRelay[$0.id] != nil || (!$0.reason.isEmpty && $0.end.map { Self.plus($0, shift) <= relayNow } ?? false
+                && !mayHaveLostItsRelay($0.connectedAt!)) }
         (arrivedSinceEstimate, estimatedOver) = (0, device.count + rel.count)
         estimates += 1
-        clock = joiner.estimate(device, rel) ?? clock
+        let estimate = joiner.estimate(device, rel)
+        // (a later estimate over the sessions settled by then replaces the clock unless it rests
+        // on fewer pairs agreeing at both ends: one made from a single session beside a busy
+        // relay said -388 s after three had said +2.5 s, and every pair after it was wrong)
+        if keep, let estimate, estimate.agreeingEnds >= min(Self.firstClockEnds, clock?.agreeingEnds ?? 0) { clock = estimate }
+        return estimate
     }
 
     /// analyze's findings on one ended session (with its relay session when joined).
@@ -401,12 +470,12 @@ public final class LiveSessions {
             notePhase(k)
             let s = named(k, i)
             noteEnded(k, s)
-            return [.ended(s)]
+            return [.ended(s)] + settle(relayNow: latestRelayTime) + findings(s)
         }
         return []
     }
 
-    func feedRelay(_ e: Event) -> [Change] {
+    func feedRelay(_ e: Event, wall: Int64? = nil) -> [Change] {
         guard let id = e.attr("session") else { return [] }
         defer { letGoOfClosedRelay(); letGoOfEndedDevice() }
         if relay[id] == nil {
@@ -414,7 +483,10 @@ public final class LiveSessions {
             relaySeen += 1
             relayOrder.append(id)
         }
-        if let t = e.time { latestRelayTime = max(latestRelayTime, t) }
+        if let t = e.time, t >= latestRelayTime {
+            latestRelayTime = t
+            relayClock = (t, wall ?? t)
+        }
         // Taken line by line, as `RelayJoiner.group` takes a session's lines (its frames: the
         // last `closed` line's, else the sum of its stats lines).
         var r = relay.removeValue(forKey: id) ?? RelaySession(id: id)  // (held once: appended in place)
@@ -429,16 +501,20 @@ public final class LiveSessions {
         }
         relay[id] = r
         switch e.kind {
-        case "relay.accepted": return [.relayAccepted(r)] + join(.relay(id))
-        case "relay.stalled": return [.relayStalled(r, e)]
+        case "relay.accepted": return [.relayAccepted(r)] + settle(relayNow: latestRelayTime)
+        case "relay.stalled": return [.relayStalled(r, e)] + settle(relayNow: latestRelayTime)
         case "relay.closed":
-            // A relay followed alone (no phone session has connected) never needs a closed
-            // session's lines again: they go, its facts stay (a relay's journal followed for a
-            // day kept every line of every session).
-            if connected.isEmpty { relay[id]?.events = [] }
+            // A relay followed alone (no phone session has connected yet) needs no more of a
+            // closed session's lines than the join reads (its `accepted` and `closed` lines, the
+            // clock estimate's evidence): the rest go, its facts stay (a relay's journal
+            // followed for a day kept every line of every session). With none kept, a phone's
+            // log piped in after the relay's journal was read joined nothing.
+            if connected.isEmpty {
+                relay[id]?.events = [r.events.first { $0.kind == "relay.accepted" }, r.events.last { $0.kind == "relay.closed" }].compactMap { $0 }
+            }
             closedRelay.append((e.time ?? latestRelayTime, id))
-            return [.relayClosed(r)]
-        default: return []
+            return [.relayClosed(r)] + settle(relayNow: latestRelayTime)
+        default: return settle(relayNow: latestRelayTime)
         }
     }
 
@@ -457,7 +533,10 @@ public final class LiveSessions {
             let id = closedRelay[closedRelayStart].id
             closedRelayStart += 1
             // (one whose phone session went already, as it was still open then, goes now)
-            if relay[id]?.deviceSession.map({ joinedRelay[$0] == nil }) ?? true { letGoOfRelay(id) }
+            if relay[id]?.deviceSession.map({ joinedRelay[$0] == nil }) ?? true {
+                if connected.isEmpty, let t = relay[id]?.closed { relayForgotten = max(relayForgotten, t) }
+                letGoOfRelay(id)
+            }
         }
         // The lists behind, compacted once half of them is gone.
         if closedRelayStart > 1024 && closedRelayStart * 2 > closedRelay.count {
@@ -503,7 +582,10 @@ public final class LiveSessions {
         endedDevice.append((s.end ?? s.events.last?.time ?? latestDeviceTime, SessionKey(stream: k, index: i)))
         if let n = Int(s.id.dropFirst()) {
             let at = unjoined.partitionPoint { $0.number < n }
-            if at < unjoined.count, unjoined[at].number == n { unjoined[at].end = s.end }
+            if at < unjoined.count, unjoined[at].number == n {
+                (unjoined[at].end, unjoined[at].ended) = (s.end, true)
+                if let end = s.end { pending.insert((end, n), at: pending[pendingStart...].partitionPoint { $0.end <= end }) }
+            }
         }
         Self.keepLinesReadAfterEnd(&streams[k]!.sessions[i].events)
     }
@@ -538,11 +620,15 @@ public final class LiveSessions {
             streams[key.stream]!.sessions[key.index].events = []
             streams[key.stream]!.sessions[key.index].deciding = []
             connectedLetGo.insert(key)
+            // (a session let go of no longer waits to be joined)
             if let n = ids[key.stream].flatMap({ key.index < $0.count ? Int($0[key.index].dropFirst()) : nil }) {
                 let at = unjoined.partitionPoint { $0.number < n }
                 if at < unjoined.count, unjoined[at].number == n { unjoined.remove(at: at) }
             }
             gone = true
+        }
+        while gone, pendingStart < pending.count, !isUnjoined(pending[pendingStart].number) {
+            pendingStart += 1
         }
         if gone && connectedLetGo.count > 256 {
             connected.removeAll { connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
@@ -560,9 +646,10 @@ public final class LiveSessions {
     /// streaming "stalled: no frames for 6292 h" against the wall clock). Once the phone's side
     /// ended (standard input closed), no frame can come: its open sessions are not stalls.
     public func tick(now: Int64) -> [Change] {
-        var changes: [Change] = []
-        guard !phoneSideEnded else { return [] }
-        let now = deviceClock.map { $0.line &+ (now &- $0.wall) } ?? now
+        // (the phone sessions whose end the relay's clock passed while its journal was quiet)
+        var changes = relayClock.map { settle(relayNow: Self.plus($0.line, now &- $0.wall)) } ?? []
+        guard !phoneSideEnded else { return changes }
+        let now = deviceClock.map { Self.plus($0.line, now &- $0.wall) } ?? now
         // In session order: several stalls in one tick are printed in the same order every run.
         for k in openStreams.sorted(by: { number($0) < number($1) }) {
             let s = streams[k]!

@@ -229,11 +229,14 @@ public struct ClockEstimate: Sendable {
     public var forced: Bool
     /// The pairs used: (device event source, relay event source, difference µs).
     public var evidence: [(SourceRef, SourceRef, Int64)] = []
+    /// How many of the pairs agree at their ends too (device end ↔ relay closed).
+    public var agreeingEnds = 0
 }
 
 /// Groups relay events into relay sessions, estimates the clock offset from paired events
 /// (device connected ↔ relay accepted, device end ↔ relay closed), and joins each relay
-/// session to the device session it overlaps best once the offset is applied.
+/// session to the device session it overlaps whose start and end lie closest to its own once
+/// the offset is applied.
 public struct RelayJoiner {
     /// How far paired differences may disagree and still describe one offset.
     public var tolerance: Int64 = 1_000_000
@@ -454,10 +457,11 @@ public struct RelayJoiner {
         let median = values.count % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2
         let uncertainty = values.count >= 2 ? max(1_000, (values.last! - values.first!) / 2) : nil
         return ClockEstimate(offset: median, uncertainty: uncertainty, pairs: values.count, forced: false,
-                             evidence: evidence.map { ($0.1, $0.2, $0.0) })
+                             evidence: evidence.map { ($0.1, $0.2, $0.0) },
+                             agreeingEnds: used.filter { $0.end.map { abs($0 - center) <= tolerance } ?? false }.count)
     }
 
-    /// Joins relay sessions to device sessions by overlap once `offset` is applied, and puts
+    /// Joins relay sessions to device sessions (`matches`) once `offset` is applied, and puts
     /// the relay's lines on the device's time axis.
     public func join(_ device: inout [Session], _ relay: inout [RelaySession], offset: Int64) {
         var list = RelaySessionList(relay)
@@ -486,7 +490,9 @@ public struct RelayJoiner {
     /// end (nil: no time to place it by).
     static func span(_ d: Session) -> (start: Int64, end: Int64?)? { (d.connectedAt ?? d.start).map { ($0, d.end) } }
 
-    /// The pairs the join makes, one to one, largest overlap first (equal ones in (device,
+    /// The pairs the join makes among those that overlap, one to one, the closest at both ends
+    /// first (before session 38, the largest overlap: a longer relay session of another phone
+    /// that spans this one's overlaps it as much as its own, and came first) (equal ones in (device,
     /// relay) order), given each side's spans (a relay session's on its own clock, `offset`
     /// ahead of the device's; nil: no start). `tail` pairs the sessions not yet joined by this
     /// alone, without taking their lines.
@@ -501,22 +507,27 @@ public struct RelayJoiner {
         }
         spans.sort { ($0.start, $0.index) < ($1.start, $1.index) }
         let longest = spans.map { $0.end - $0.start }.max() ?? 0
-        var options: [(overlap: Int64, d: Int, r: Int)] = []
+        var options: [(apart: UInt64, d: Int, r: Int)] = []
         for (di, d) in device.enumerated() {
             guard let ds = d?.start else { continue }
             let de = max(d!.end ?? ds, ds)
             let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
             let last = spans.partitionPoint { $0.start <= de + tolerance }
-            var mine: [(overlap: Int64, d: Int, r: Int)] = []
+            var mine: [(apart: UInt64, d: Int, r: Int)] = []
             for s in spans[first..<max(first, last)] {
                 // Touching spans count: a one-second session against second-precision logs.
                 let overlap = min(de, s.end) - max(ds, s.start)
-                if overlap >= -tolerance { mine.append((overlap, di, s.index)) }
+                if overlap >= -tolerance {
+                    let (apart, over) = s.start.magnitude(from: ds).addingReportingOverflow(s.end.magnitude(from: de))
+                    mine.append((over ? .max : apart, di, s.index))
+                }
             }
             options += mine.sorted { $0.r < $1.r }
         }
-        // Largest overlap first; equal ones in (device, relay) order.
-        options = options.enumerated().sorted { ($1.element.overlap, $0.offset) < ($0.element.overlap, $1.offset) }.map(\.element)
+        // The closest at both ends first (a session's own relay session starts as it connects
+        // and closes as it ends; another phone's, overlapping it as much, seldom does both);
+        // equal ones in (device, relay) order.
+        options = options.enumerated().sorted { ($0.element.apart, $0.offset) < ($1.element.apart, $1.offset) }.map(\.element)
         var usedD = Set<Int>()
         var usedR = Set<Int>()
         var out: [(d: Int, r: Int)] = []
@@ -526,6 +537,13 @@ public struct RelayJoiner {
             out.append((o.d, o.r))
         }
         return out
+    }
+}
+
+extension Int64 {
+    /// How far this is from `other` (as large as it gets, without trapping).
+    func magnitude(from other: Int64) -> UInt64 {
+        self > other ? UInt64(bitPattern: self &- other) : UInt64(bitPattern: other &- self)
     }
 }
 
