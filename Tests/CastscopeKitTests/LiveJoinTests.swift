@@ -94,6 +94,28 @@ struct LiveJoinTests {
         #expect(RelayJoiner().matches([(100_000_000, 130_000_000)], [(90_000_000, 160_000_000)], offset: 2_000_000).map(\.r) == [0])
     }
 
+    @Test("a session the host app's close ended gets its findings, as one its own end line ended does")
+    func hostEndedFindings() {
+        let live = LiveSessions()
+        var changes: [LiveSessions.Change] = []
+        var order = 0
+        func line(_ kind: String, _ t: Int64, side: Side = .extension) {
+            order += 1
+            changes += live.feed(Event(kind: kind, sdk: "jitsi", side: side, time: t, process: side == .app ? "Host" : "BroadcastExtension",
+                                       pid: side == .app ? 640 : 700, message: kind, attrs: [],
+                                       source: SourceRef(path: "device.log", line: order), order: order, parsedTime: nil, fileIndex: 0))
+        }
+        line("broadcast.started", 0)
+        line("socket.connected", 100_000)
+        for k in 0..<5 { line("frame.sent", 200_000 + Int64(k) * 100_000) }
+        line("frame.sent", 5_000_000)  // 4.4 s without a frame
+        line("server.client_disconnected", 6_000_000, side: .app)
+        let ended = changes.contains { if case .ended(let s) = $0 { s.outcome == .completed } else { false } }
+        let kinds = changes.compactMap { c -> String? in if case .finding(_, let f) = c { f.kind } else { nil } }
+        #expect(ended)
+        #expect(kinds.contains("frame-stall"), "\(kinds)")
+    }
+
     @Test("the stall check measures against the phone's clock: a log piped in hours after it was written is not stalled by them")
     func stallOnThePhonesClock() {
         let live = LiveSessions()
