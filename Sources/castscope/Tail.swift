@@ -346,6 +346,8 @@ final class TailEngine: @unchecked Sendable {
     func summary() {
         lock.locked {
             clearStatus()
+            // (sessions that ended waiting for their relay session: their findings without it)
+            for change in live.finishFindings() { printChange(change) }
             emit(format.summary(live.outcomes, relaySessions: live.relaySeen))
             fflush(stdout)
             clickhouse?.finish()

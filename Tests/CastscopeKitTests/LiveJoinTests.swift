@@ -90,8 +90,43 @@ struct LiveJoinTests {
         let m = RelayJoiner().matches([(100_000_000, 130_000_000)], [(90_000_000, 160_000_000), (102_100_000, 132_000_000)],
                                       offset: 2_000_000)
         #expect(m.map(\.r) == [1])
+        // A killed extension's relay session, closed on a timeout half a minute late, still
+        // beats another phone's short one inside the broadcast; an open broadcast its own open
+        // relay session.
+        #expect(RelayJoiner().matches([(100_000_000, 130_000_000)], [(102_100_000, 162_000_000), (112_000_000, 127_000_000)],
+                                      offset: 2_000_000).map(\.r) == [0])
+        #expect(RelayJoiner().matches([(100_000_000, nil)], [(102_100_000, nil), (103_000_000, 105_000_000)],
+                                      offset: 2_000_000).map(\.r) == [0])
         // Alone, the other phone's still joins it (an overlap is all the join asks).
         #expect(RelayJoiner().matches([(100_000_000, 130_000_000)], [(90_000_000, 160_000_000)], offset: 2_000_000).map(\.r) == [0])
+    }
+
+    @Test("in live order (the join a few seconds after the end), a session's findings still read its relay session")
+    func findingsAfterTheJoin() {
+        var (lines, own) = busy(6)
+        // The relay sees no frames for a while in S6's own relay session.
+        let sixth = lines.first { $0.attr("session") == own["S6"] && $0.kind == "relay.accepted" }!
+        var stall = relay("relay.stalled", own["S6"]!, sixth.time! + 3_000_000, 0)
+        stall.message = "session \(own["S6"]!) no frames for 2.0 s"
+        lines.append(stall)
+        lines.sort { $0.time! < $1.time! }
+        let live = LiveSessions()
+        var changes: [LiveSessions.Change] = []
+        for (i, var e) in lines.enumerated() {
+            e.order = i + 1
+            changes += live.feed(e)
+        }
+        changes += live.tick(now: lines.last!.time! + 60_000_000)
+        let six = changes.compactMap { c -> String? in
+            switch c {
+            case .ended(let s) where s.id == "S6": "ended"
+            case .joined(let s, _) where s.id == "S6": "joined"
+            case .finding(let s, let f) where s.id == "S6": f.message.hasPrefix("the relay received no frames") ? "relay-stall" : "finding"
+            default: nil
+            }
+        }
+        #expect(six.first == "ended" && six.contains("joined") && six.contains("relay-stall"), "\(six)")
+        #expect(six.firstIndex(of: "relay-stall")! > six.firstIndex(of: "joined")!)
     }
 
     @Test("a session the host app's close ended gets its findings, as one its own end line ended does")

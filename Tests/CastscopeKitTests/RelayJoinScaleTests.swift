@@ -110,9 +110,10 @@ struct RelayJoinScaleTests {
     }
 
     /// The join by brute force: every device session against every relay session; of those
-    /// that overlap, the closest starts and ends first (the rule since session 38).
+    /// that overlap, the best agreeing starts and ends (each up to the tolerance) first, then
+    /// the largest overlap (the rule since session 38).
     static func referenceJoin(_ j: RelayJoiner, _ device: [Session], _ relay: [RelaySession], offset: Int64) -> [String?] {
-        var options: [(apart: Int64, d: Int, r: Int)] = []
+        var options: [(apart: Int64, overlap: Int64, d: Int, r: Int)] = []
         for (di, d) in device.enumerated() {
             guard let ds = d.connectedAt ?? d.start else { continue }
             let de = max(d.end ?? ds, ds)
@@ -120,13 +121,16 @@ struct RelayJoinScaleTests {
                 guard let rs = r.start.map({ $0 - offset }) else { continue }
                 let re = max(r.end.map { $0 - offset } ?? rs, rs)
                 let overlap = min(de, re) - max(ds, rs)
-                if overlap >= -j.tolerance { options.append((abs(rs - ds) + abs(re - de), di, ri)) }
+                let end = d.end != nil && r.end != nil ? min(abs(re - de), j.tolerance) : j.tolerance
+                if overlap >= -j.tolerance { options.append((min(abs(rs - ds), j.tolerance) + end, overlap, di, ri)) }
             }
         }
         var joined = [String?](repeating: nil, count: relay.count)
         var usedD = Set<Int>()
         var usedR = Set<Int>()
-        let ordered = options.enumerated().sorted { ($0.element.apart, $0.offset) < ($1.element.apart, $1.offset) }
+        let ordered = options.enumerated().sorted {
+            ($0.element.apart, $1.element.overlap, $0.offset) < ($1.element.apart, $0.element.overlap, $1.offset)
+        }
         for o in ordered.map(\.element) where !usedD.contains(o.d) && !usedR.contains(o.r) {
             usedD.insert(o.d)
             usedR.insert(o.r)

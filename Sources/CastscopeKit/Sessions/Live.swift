@@ -176,7 +176,23 @@ public final class LiveSessions {
 
     /// One line, read at `wall` (the wall clock, microseconds).
     public func feed(_ e: Event, wall: Int64? = nil) -> [Change] {
-        if e.side == .relay { return feedRelay(e, wall: wall) }
+        var changes = e.side == .relay ? feedRelay(e, wall: wall) : feedPhone(e, wall: wall)
+        // (the findings of sessions let go of while they waited for their join: `awaiting`)
+        if !lateFindings.isEmpty { changes += lateFindings; lateFindings = [] }
+        return changes
+    }
+
+    /// Findings made as a session waiting for its join was let go of (`letGoOfEndedDevice`).
+    var lateFindings: [Change] = []
+
+    /// The findings of every session still waiting for its join (tail's end).
+    public func finishFindings() -> [Change] {
+        let changes = awaitingOrder.flatMap { findingsOnceDecided($0) } + lateFindings
+        (awaitingOrder, lateFindings) = ([], [])
+        return changes
+    }
+
+    func feedPhone(_ e: Event, wall: Int64?) -> [Change] {
         if let t = e.time, t >= latestDeviceTime {
             latestDeviceTime = t
             deviceClock = (t, wall ?? t)
@@ -239,7 +255,7 @@ public final class LiveSessions {
             if case .ended(let s) = c {
                 noteEnded(k, s)
                 // (joined before its findings are made: they read its relay session)
-                return [c] + settle(relayNow: latestRelayTime) + findings(s)
+                return [c] + ended(s)
             }
             return [c]
         }
@@ -259,10 +275,41 @@ public final class LiveSessions {
     /// joined. Counted toward the next estimate: made again at each while it looks at fewer
     /// than `estimateAlwaysBelow` sessions, then once half as many again settled; after an
     /// estimate every settled session joined to nothing is tried.
-    func settle(relayNow: Int64) -> [Change] {
+    /// Sessions that ended waiting to be joined, with all their lines: their findings are made
+    /// once they are joined or settle without a relay session (those of a relay's stats, a
+    /// relay stall, read the relay session), at most `awaitingMost` of them (past that, the
+    /// oldest's are made without it: a phone's log read far ahead of the relay's).
+    var awaiting: [Int: Session] = [:]
+    var awaitingOrder: [Int] = []
+    static let awaitingMost = 256
+
+    /// Phone session `s` ended: joined if the relay's clock already passed its end, and its
+    /// findings made then, or once it is joined or settled (with no relay followed, at once).
+    func ended(_ s: Session) -> [Change] {
+        // (before there is a clock, a join may be a quarter of an hour away: made at once)
+        guard relaySeen > 0, clock != nil, let n = Int(s.id.dropFirst()), isUnjoined(n) else { return findings(s) }
+        awaiting[n] = s
+        awaitingOrder.append(n)
+        var changes = settle(relayNow: latestRelayTime)
+        while awaiting.count > Self.awaitingMost, let first = awaitingOrder.first {
+            awaitingOrder.removeFirst()
+            changes += findingsOnceDecided(first)
+        }
+        return changes
+    }
+
+    /// The findings of session number `n` if it was waiting for them (see `awaiting`).
+    func findingsOnceDecided(_ n: Int) -> [Change] {
+        guard let s = awaiting.removeValue(forKey: n) else { return [] }
+        if awaitingOrder.count > 2 * awaiting.count + 64 { awaitingOrder.removeAll { awaiting[$0] == nil } }
+        // (tail's `finishFindings` walks `awaitingOrder`: one made already is skipped there)
+        return findings(s)
+    }
+
+    func settle(relayNow: Int64, deviceNow: Int64? = nil) -> [Change] {
         guard pendingStart < pending.count, relayNow != .min, let connects = connectSpan else { return [] }
         let joiner = RelayJoiner()
-        if clock == nil, !firstEstimate(joiner, connects, relayNow: relayNow) { return [] }
+        if clock == nil, !firstEstimate(joiner, connects, relayNow: relayNow, deviceNow: deviceNow ?? latestDeviceTime) { return [] }
         let shift = Self.plus(clock!.offset, Self.settleAfter)
         var ready: [Int] = []
         while pendingStart < pending.count, Self.plus(pending[pendingStart].end, shift) <= relayNow {
@@ -275,13 +322,20 @@ public final class LiveSessions {
         }
         guard !ready.isEmpty else { return [] }
         arrivedSinceEstimate += ready.count
-        guard estimatedOver < Self.estimateAlwaysBelow || arrivedSinceEstimate * 2 >= estimatedOver else {
-            return join(ready, relayNow: relayNow)
+        var changes: [Change]
+        if estimatedOver < Self.estimateAlwaysBelow || arrivedSinceEstimate * 2 >= estimatedOver {
+            // (the sessions whose relay lines have all arrived on either clock: a relay behind
+            // the phone's has them by the end plus `settleAfter`)
+            estimateClock(joiner, connects, settledBy: Self.plus(max(clock!.offset, 0), Self.settleAfter), relayNow: relayNow)
+            // (every settled one, and those just taken: on a clock moved later they would not
+            // count as settled, and nothing would try them again)
+            changes = join(ready, all: true, relayNow: relayNow)
+        } else {
+            changes = join(ready, all: false, relayNow: relayNow)
         }
-        // (the sessions whose relay lines have all arrived on either clock: a relay behind the
-        // phone's has them by the end plus `settleAfter`)
-        estimateClock(joiner, connects, settledBy: Self.plus(max(clock!.offset, 0), Self.settleAfter), relayNow: relayNow)
-        return join(nil, relayNow: relayNow)
+        // Those settled with no relay session get their findings now.
+        for n in ready where awaiting[n] != nil { changes += findingsOnceDecided(n) }
+        return changes
     }
 
     /// Phone sessions that had passed when the first clock was last tried, and whether it was
@@ -296,13 +350,13 @@ public final class LiveSessions {
     /// busy relay any offset pairs a session's start with some relay session's, and a few of
     /// the hundreds within reach its end too: the estimate is taken once `firstClockEnds`
     /// pairs agree at both ends, or else once both sides' clocks passed the first session's
-    /// end by the estimate's whole reach (the phone's side ended: at once), as `analyze` would
+    /// end by the estimate's whole reach (the phone's side once its standard input ended), as `analyze` would
     /// take it. Tried again only as more sessions pass. True once there is a clock.
-    func firstEstimate(_ joiner: RelayJoiner, _ connects: (first: Int64, last: Int64), relayNow: Int64) -> Bool {
+    func firstEstimate(_ joiner: RelayJoiner, _ connects: (first: Int64, last: Int64), relayNow: Int64, deviceNow: Int64) -> Bool {
         let passed = pending[pendingStart...].partitionPoint { Self.plus($0.end, Self.settleAfter) <= relayNow } - pendingStart
         let reach = Self.plus(joiner.maxOffset, Self.settleAfter)
         let whole = Self.plus(pending[pendingStart].end, reach) <= relayNow
-            && (phoneSideEnded || Self.plus(pending[pendingStart].end, reach) <= latestDeviceTime)
+            && (phoneSideEnded || Self.plus(pending[pendingStart].end, reach) <= deviceNow)
         guard passed > firstTriedWith || (whole && !firstTriedWhole) else { return false }
         (firstTriedWith, firstTriedWhole) = (passed, whole)
         guard let estimate = estimateClock(joiner, connects, settledBy: whole ? reach : Self.settleAfter, relayNow: relayNow, keep: false),
@@ -318,28 +372,29 @@ public final class LiveSessions {
     }
 
     /// Pairs relay sessions with device sessions as `analyze` does (the clock estimate, then
-    /// the largest overlap, one to one), among those joined to nothing yet, once the phone
+    /// `RelayJoiner.matches`, one to one), among those joined to nothing yet, once the phone
     /// session ended and the relay's clock passed its end. `analyze` sees every session whole;
     /// tail paired a session as it connected or was accepted, with what had arrived by then:
     /// beside a busy relay, another phone's session accepted within a second of this one's
     /// connect, on a clock estimated while the newest phone session's relay session had not
     /// arrived yet (one period off, on a phone that broadcasts regularly). `numbers`: the phone
-    /// sessions that just settled; nil: every settled one.
-    func join(_ numbers: [Int]?, relayNow: Int64) -> [Change] {
+    /// sessions that just settled; `all`: every settled one too.
+    func join(_ numbers: [Int], all: Bool, relayNow: Int64) -> [Change] {
         guard let offset = clock?.offset else { return [] }
         let joiner = RelayJoiner()
         let reach = joiner.maxOffset + joiner.tolerance
         // The phone's sessions, in session order; the relay's joined to nothing and accepted
         // within reach of them on the relay's clock, in the order seen.
         var device: [Int] = []
-        if let numbers {
-            for n in numbers.sorted() {
-                let at = unjoined.partitionPoint { $0.number < n }
-                if at < unjoined.count, unjoined[at].number == n, unjoined[at].ended { device.append(at) }
-            }
-        } else {
+        for n in numbers.sorted() {
+            let at = unjoined.partitionPoint { $0.number < n }
+            if at < unjoined.count, unjoined[at].number == n, unjoined[at].ended { device.append(at) }
+        }
+        if all {
             let shift = Self.plus(offset, Self.settleAfter)
-            device = unjoined.indices.filter { unjoined[$0].ended && unjoined[$0].end.map { Self.plus($0, shift) <= relayNow } ?? false }
+            device = Array(Set(device).union(unjoined.indices.filter {
+                unjoined[$0].ended && unjoined[$0].end.map { Self.plus($0, shift) <= relayNow } ?? false
+            })).sorted()
         }
         guard !device.isEmpty else { return [] }
         let window = Self.around(device.map { unjoined[$0].start }.min()!, device.map { unjoined[$0].start }.max()!, offset, reach)
@@ -363,6 +418,7 @@ public final class LiveSessions {
             joinedRelay[s[0].id] = r[0].id
             relay[r[0].id]?.deviceSession = s[0].id
             changes.append(.joined(s[0], r[0]))
+            changes += findingsOnceDecided(unjoined[m.d].number)
         }
         for d in matches.map(\.d).sorted(by: >) { unjoined.remove(at: d) }
         return changes
@@ -470,7 +526,7 @@ public final class LiveSessions {
             notePhase(k)
             let s = named(k, i)
             noteEnded(k, s)
-            return [.ended(s)] + settle(relayNow: latestRelayTime) + findings(s)
+            return [.ended(s)] + ended(s)
         }
         return []
     }
@@ -501,7 +557,13 @@ public final class LiveSessions {
         }
         relay[id] = r
         switch e.kind {
-        case "relay.accepted": return [.relayAccepted(r)] + settle(relayNow: latestRelayTime)
+        case "relay.accepted":
+            // (a relay session accepted within the estimate's reach counts toward the next one)
+            if let c = connectSpan, let t = r.accepted, t >= Self.plus(c.first, -RelayJoiner().maxOffset),
+                t <= Self.plus(c.last, RelayJoiner().maxOffset) {
+                arrivedSinceEstimate += 1
+            }
+            return [.relayAccepted(r)] + settle(relayNow: latestRelayTime)
         case "relay.stalled": return [.relayStalled(r, e)] + settle(relayNow: latestRelayTime)
         case "relay.closed":
             // A relay followed alone (no phone session has connected yet) needs no more of a
@@ -628,7 +690,14 @@ public final class LiveSessions {
             gone = true
         }
         while gone, pendingStart < pending.count, !isUnjoined(pending[pendingStart].number) {
+            lateFindings += findingsOnceDecided(pending[pendingStart].number)
             pendingStart += 1
+            // (`firstEstimate` counts from here: it tries again)
+            (firstTriedWith, firstTriedWhole) = (0, false)
+        }
+        if pendingStart > 1024 && pendingStart * 2 > pending.count {
+            pending.removeFirst(pendingStart)
+            pendingStart = 0
         }
         if gone && connectedLetGo.count > 256 {
             connected.removeAll { connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
@@ -647,7 +716,9 @@ public final class LiveSessions {
     /// ended (standard input closed), no frame can come: its open sessions are not stalls.
     public func tick(now: Int64) -> [Change] {
         // (the phone sessions whose end the relay's clock passed while its journal was quiet)
-        var changes = relayClock.map { settle(relayNow: Self.plus($0.line, now &- $0.wall)) } ?? []
+        let phoneNow = deviceClock.map { Self.plus($0.line, now &- $0.wall) }
+        var changes = relayClock.map { settle(relayNow: Self.plus($0.line, now &- $0.wall), deviceNow: phoneNow) } ?? []
+        if !lateFindings.isEmpty { changes += lateFindings; lateFindings = [] }
         guard !phoneSideEnded else { return changes }
         let now = deviceClock.map { Self.plus($0.line, now &- $0.wall) } ?? now
         // In session order: several stalls in one tick are printed in the same order every run.

@@ -490,44 +490,52 @@ public struct RelayJoiner {
     /// end (nil: no time to place it by).
     static func span(_ d: Session) -> (start: Int64, end: Int64?)? { (d.connectedAt ?? d.start).map { ($0, d.end) } }
 
-    /// The pairs the join makes among those that overlap, one to one, the closest at both ends
-    /// first (before session 38, the largest overlap: a longer relay session of another phone
-    /// that spans this one's overlaps it as much as its own, and came first) (equal ones in (device,
-    /// relay) order), given each side's spans (a relay session's on its own clock, `offset`
+    /// The pairs the join makes among those that overlap, one to one: those whose starts and
+    /// ends agree best first (each end within `tolerance` counts by how far apart; before
+    /// session 38 the largest overlap alone, and a longer relay session of another phone that
+    /// spans this one's overlaps it as much as its own), then the largest overlap, then
+    /// (device, relay) order, given each side's spans (a relay session's on its own clock, `offset`
     /// ahead of the device's; nil: no start). `tail` pairs the sessions not yet joined by this
     /// alone, without taking their lines.
     func matches(_ device: [(start: Int64, end: Int64?)?], _ relay: [(start: Int64, end: Int64?)?],
                  offset: Int64) -> [(d: Int, r: Int)] {
         // Relay sessions by start: a device session's candidates start at most the longest
         // relay session (plus `tolerance`) before it and at most `tolerance` after it ends.
-        var spans: [(start: Int64, end: Int64, index: Int)] = []
+        var spans: [(start: Int64, end: Int64, ended: Bool, index: Int)] = []
         for (ri, r) in relay.enumerated() {
             guard let rs = r.map({ $0.start - offset }) else { continue }
-            spans.append((rs, max(r!.end.map { $0 - offset } ?? rs, rs), ri))
+            spans.append((rs, max(r!.end.map { $0 - offset } ?? rs, rs), r!.end != nil, ri))
         }
         spans.sort { ($0.start, $0.index) < ($1.start, $1.index) }
         let longest = spans.map { $0.end - $0.start }.max() ?? 0
-        var options: [(apart: UInt64, d: Int, r: Int)] = []
+        // A pair's ends each count as much as they disagree, up to `tolerance` (a relay that
+        // notices a killed extension's close on a timeout half a minute later disagrees no more
+        // than another phone's session would); an end unknown on either side counts in full.
+        func disagree(_ a: Int64, _ b: Int64) -> Int64 { Int64(min(a.magnitude(from: b), UInt64(tolerance))) }
+        var options: [(apart: Int64, overlap: Int64, d: Int, r: Int)] = []
         for (di, d) in device.enumerated() {
             guard let ds = d?.start else { continue }
             let de = max(d!.end ?? ds, ds)
             let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
             let last = spans.partitionPoint { $0.start <= de + tolerance }
-            var mine: [(apart: UInt64, d: Int, r: Int)] = []
+            var mine: [(apart: Int64, overlap: Int64, d: Int, r: Int)] = []
             for s in spans[first..<max(first, last)] {
                 // Touching spans count: a one-second session against second-precision logs.
                 let overlap = min(de, s.end) - max(ds, s.start)
                 if overlap >= -tolerance {
-                    let (apart, over) = s.start.magnitude(from: ds).addingReportingOverflow(s.end.magnitude(from: de))
-                    mine.append((over ? .max : apart, di, s.index))
+                    let end = d!.end != nil && s.ended ? disagree(s.end, de) : tolerance
+                    mine.append((disagree(s.start, ds) + end, overlap, di, s.index))
                 }
             }
             options += mine.sorted { $0.r < $1.r }
         }
-        // The closest at both ends first (a session's own relay session starts as it connects
-        // and closes as it ends; another phone's, overlapping it as much, seldom does both);
-        // equal ones in (device, relay) order.
-        options = options.enumerated().sorted { ($0.element.apart, $0.offset) < ($1.element.apart, $1.offset) }.map(\.element)
+        // The pair whose starts and ends agree best first (a session's own relay session is
+        // accepted as it connects and closes as it ends; another phone's longer one that spans
+        // it overlaps it as much, and came first), then the largest overlap; equal ones in
+        // (device, relay) order.
+        options = options.enumerated().sorted {
+            ($0.element.apart, $1.element.overlap, $0.offset) < ($1.element.apart, $0.element.overlap, $1.offset)
+        }.map(\.element)
         var usedD = Set<Int>()
         var usedR = Set<Int>()
         var out: [(d: Int, r: Int)] = []
