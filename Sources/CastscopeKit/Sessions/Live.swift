@@ -286,8 +286,11 @@ public final class LiveSessions {
     /// Phone session `s` ended: joined if the relay's clock already passed its end, and its
     /// findings made then, or once it is joined or settled (with no relay followed, at once).
     func ended(_ s: Session) -> [Change] {
-        // (before there is a clock, a join may be a quarter of an hour away: made at once)
-        guard relaySeen > 0, clock != nil, let n = Int(s.id.dropFirst()), isUnjoined(n) else { return findings(s) }
+        // (before there is a clock, a join may be a quarter of an hour away: made at once, after
+        // the join a settled relay's clock may make now)
+        guard relaySeen > 0, clock != nil, let n = Int(s.id.dropFirst()), isUnjoined(n) else {
+            return settle(relayNow: latestRelayTime) + findings(s)
+        }
         awaiting[n] = s
         awaitingOrder.append(n)
         var changes = settle(relayNow: latestRelayTime)
