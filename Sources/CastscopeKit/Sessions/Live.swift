@@ -173,6 +173,8 @@ public final class LiveSessions {
     /// The same on the relay's side: its clock for the joins a quiet relay's journal leaves
     /// waiting (`tick`).
     var relayClock: (line: Int64, wall: Int64)?
+    /// Lines read within this of their own time are live (`tick`).
+    static let liveWithin: Int64 = 5 * 60_000_000
 
     /// One line, read at `wall` (the wall clock, microseconds).
     public func feed(_ e: Event, wall: Int64? = nil) -> [Change] {
@@ -719,8 +721,13 @@ public final class LiveSessions {
     /// ended (standard input closed), no frame can come: its open sessions are not stalls.
     public func tick(now: Int64) -> [Change] {
         // (the phone sessions whose end the relay's clock passed while its journal was quiet)
-        let phoneNow = deviceClock.map { Self.plus($0.line, now &- $0.wall) }
-        var changes = relayClock.map { settle(relayNow: Self.plus($0.line, now &- $0.wall), deviceNow: phoneNow) } ?? []
+        // (the joins a quiet relay leaves waiting: its clock runs on with the wall only when its
+        // lines are live, written within minutes of being read; a journal replayed from its
+        // start that pauses has not reached the lines it would skip)
+        func live(_ c: (line: Int64, wall: Int64)) -> Int64 {
+            c.line.magnitude(from: c.wall) <= UInt64(Self.liveWithin) ? Self.plus(c.line, now &- c.wall) : c.line
+        }
+        var changes = relayClock.map { settle(relayNow: live($0), deviceNow: deviceClock.map(live)) } ?? []
         if !lateFindings.isEmpty { changes += lateFindings; lateFindings = [] }
         guard !phoneSideEnded else { return changes }
         let now = deviceClock.map { Self.plus($0.line, now &- $0.wall) } ?? now
