@@ -235,8 +235,8 @@ public struct ClockEstimate: Sendable {
 
 /// Groups relay events into relay sessions, estimates the clock offset from paired events
 /// (device connected ↔ relay accepted, device end ↔ relay closed), and joins each relay
-/// session to the device session it overlaps whose start and end lie closest to its own once
-/// the offset is applied.
+/// session to a device session it overlaps once the offset is applied: the one whose start and
+/// end agree best with its own (each up to `tolerance`), then the one it overlaps most.
 public struct RelayJoiner {
     /// How far paired differences may disagree and still describe one offset.
     public var tolerance: Int64 = 1_000_000
