@@ -248,19 +248,13 @@ final class TailEngine: @unchecked Sendable {
             }
             clickhouse?.event(e, cursor: cursor)
             if showEvents { printEvent(e, cursor: cursor) }
-            for change in live.feed(e, wall: wall) {
-                if let c = live.clock { format.relayShift = c.offset }
-                printChange(change)
-            }
+            for change in live.feed(e, wall: wall) { printChange(change) }
         }
     }
 
     func tick() {
         lock.locked {
-            for change in live.tick(now: Self.now()) {
-                if let c = live.clock { format.relayShift = c.offset }
-                printChange(change)
-            }
+            for change in live.tick(now: Self.now()) { printChange(change) }
             clickhouse?.tick()
             drawStatus()
             fflush(stdout)
@@ -336,6 +330,8 @@ final class TailEngine: @unchecked Sendable {
 
     private func printEvent(_ e: Event, cursor: String?) { emit(format.event(e, cursor: cursor)) }
     private func printChange(_ change: LiveSessions.Change) {
+        // (relay times on the phone's clock, as the latest estimate has it)
+        if let c = live.clock { format.relayShift = c.offset }
         clickhouse?.change(change)
         emit(format.change(change))
     }

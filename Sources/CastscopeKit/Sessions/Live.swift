@@ -89,16 +89,15 @@ public final class LiveSessions {
     var connected: [(number: Int, stream: String, index: Int)] = []
     struct SessionKey: Hashable { var stream: String; var index: Int }
     var connectedKeys = Set<SessionKey>()
-    /// The connected sessions still in the join's list and joined to no relay session: with
-    /// none, a join cannot pair anything (a relay's day followed beside a phone whose sessions
-    /// were all joined).
+    /// The connected sessions still in the join's list and joined to no relay session, by
+    /// number: their connect, and their end once they `ended` (what the join reads of them).
     var unjoined: [(number: Int, key: SessionKey, start: Int64, end: Int64?, ended: Bool)] = []
-    /// Sessions that arrived within the estimate's reach (connected, accepted) since the clock
-    /// was last estimated, and how many sessions that estimate looked at. Past
-    /// `estimateAlwaysBelow` sessions, the estimate is made again once half as many again
-    /// arrived: made at every arrival, it went over every pair in reach each time (0.4 s with
-    /// 1,700 phone and 800 relay sessions), and a phone's dense log piped in beside a relay's
-    /// day had not caught up after minutes.
+    /// Sessions that arrived since the clock was last estimated (phone sessions settled, relay
+    /// sessions accepted within its reach), and how many sessions that estimate looked at.
+    /// Past `estimateAlwaysBelow` sessions, the estimate is made again once half as many again
+    /// arrived (`settle`): made at every connect and accept, it went over every pair in reach
+    /// each time (0.4 s with 1,700 phone and 800 relay sessions), and a phone's dense log piped
+    /// in beside a relay's day had not caught up after minutes.
     var arrivedSinceEstimate = 0
     var estimatedOver = 0
     static let estimateAlwaysBelow = 256
@@ -272,11 +271,6 @@ public final class LiveSessions {
     /// for: the relay logs a session's close within a second of the phone's end.
     static let settleAfter: Int64 = 5_000_000
 
-    /// The phone sessions whose end the relay's clock (`relayNow`) has passed by
-    /// `settleAfter`, on the clock estimate (the estimate's reach before there is one), are
-    /// joined. Counted toward the next estimate: made again at each while it looks at fewer
-    /// than `estimateAlwaysBelow` sessions, then once half as many again settled; after an
-    /// estimate every settled session joined to nothing is tried.
     /// Sessions that ended waiting to be joined, with all their lines: their findings are made
     /// once they are joined or settle without a relay session (those of a relay's stats, a
     /// relay stall, read the relay session), at most `awaitingMost` of them (past that, the
@@ -290,7 +284,7 @@ public final class LiveSessions {
     func ended(_ s: Session) -> [Change] {
         // (before there is a clock, a join may be a quarter of an hour away: made at once, after
         // the join a settled relay's clock may make now)
-        guard relaySeen > 0, clock != nil, let n = Int(s.id.dropFirst()), isUnjoined(n) else {
+        guard relaySeen > 0, clock != nil, let n = Int(s.id.dropFirst()), unjoinedIndex(n) != nil else {
             return settle(relayNow: latestRelayTime) + findings(s)
         }
         awaiting[n] = s
@@ -311,6 +305,11 @@ public final class LiveSessions {
         return findings(s)
     }
 
+    /// The phone sessions whose end the relay's clock (`relayNow`) has passed by
+    /// `settleAfter`, on the clock estimate (`firstEstimate` before there is one), are joined.
+    /// Counted toward the next estimate: made again at each while it looks at fewer than
+    /// `estimateAlwaysBelow` sessions, then once half as many again settled or were accepted
+    /// within its reach; after an estimate every settled session joined to nothing is tried.
     func settle(relayNow: Int64, deviceNow: Int64? = nil) -> [Change] {
         guard pendingStart < pending.count, relayNow != .min, let connects = connectSpan else { return [] }
         let joiner = RelayJoiner()
@@ -370,10 +369,10 @@ public final class LiveSessions {
         return true
     }
 
-    /// Whether phone session number `n` is in `unjoined`.
-    func isUnjoined(_ n: Int) -> Bool {
+    /// Where phone session number `n` is in `unjoined` (nil: not there).
+    func unjoinedIndex(_ n: Int) -> Int? {
         let at = unjoined.partitionPoint { $0.number < n }
-        return at < unjoined.count && unjoined[at].number == n
+        return at < unjoined.count && unjoined[at].number == n ? at : nil
     }
 
     /// Pairs relay sessions with device sessions as `analyze` does (the clock estimate, then
@@ -390,11 +389,7 @@ public final class LiveSessions {
         let reach = joiner.maxOffset + joiner.tolerance
         // The phone's sessions, in session order; the relay's joined to nothing and accepted
         // within reach of them on the relay's clock, in the order seen.
-        var device: [Int] = []
-        for n in numbers.sorted() {
-            let at = unjoined.partitionPoint { $0.number < n }
-            if at < unjoined.count, unjoined[at].number == n, unjoined[at].ended { device.append(at) }
-        }
+        var device = numbers.sorted().compactMap(unjoinedIndex).filter { unjoined[$0].ended }
         if all {
             let shift = Self.plus(offset, Self.settleAfter)
             device = Array(Set(device).union(unjoined.indices.filter {
@@ -403,14 +398,13 @@ public final class LiveSessions {
         }
         guard !device.isEmpty else { return [] }
         let window = Self.around(device.map { unjoined[$0].start }.min()!, device.map { unjoined[$0].start }.max()!, offset, reach)
-        var rel: [(index: Int, id: String)] = []
-        for a in acceptedTimes[acceptedTimes.partitionPoint { $0.time < window.lowerBound }..<acceptedTimes.partitionPoint { $0.time <= window.upperBound }]
-        where relay[a.id]?.deviceSession == nil {
-            rel.append((a.index, a.id))
+        var rel: [(index: Int, id: String, span: (start: Int64, end: Int64?)?)] = []
+        for a in accepted(within: window) {
+            if let r = relay[a.id], r.deviceSession == nil { rel.append((a.index, a.id, r.start.map { ($0, r.end) })) }
         }
         guard !rel.isEmpty else { return [] }
         rel.sort { $0.index < $1.index }
-        let spans = rel.map { a in relay[a.id].flatMap { r in r.start.map { ($0, r.end) } } }
+        let spans = rel.map(\.span)
         let matches = joiner.matches(device.map { (unjoined[$0].start, unjoined[$0].end) }, spans, offset: offset)
             .map { (d: device[$0.d], r: $0.r) }.sorted { $0.r < $1.r }
         var changes: [Change] = []
@@ -435,6 +429,11 @@ public final class LiveSessions {
         return overflow ? (b > 0 ? .max : .min) : sum
     }
 
+    /// The relay sessions accepted within `times`, by accepted time.
+    func accepted(within times: ClosedRange<Int64>) -> ArraySlice<(time: Int64, id: String, index: Int)> {
+        acceptedTimes[acceptedTimes.partitionPoint { $0.time < times.lowerBound }..<acceptedTimes.partitionPoint { $0.time <= times.upperBound }]
+    }
+
     /// The relay's times within `reach` of device times `first` … `last` shifted by `offset`.
     static func around(_ first: Int64, _ last: Int64, _ offset: Int64, _ reach: Int64) -> ClosedRange<Int64> {
         plus(plus(first, offset), -reach)...plus(plus(last, offset), reach)
@@ -447,9 +446,7 @@ public final class LiveSessions {
     func estimateClock(_ joiner: RelayJoiner, _ connects: (first: Int64, last: Int64), settledBy shift: Int64, relayNow: Int64,
                        keep: Bool = true) -> ClockEstimate? {
         // The relay sessions accepted within the offsets the estimate looks at, in the order seen.
-        let lo = Self.plus(connects.first, -(joiner.maxOffset + joiner.tolerance))
-        let hi = Self.plus(connects.last, joiner.maxOffset + joiner.tolerance)
-        let near = acceptedTimes[acceptedTimes.partitionPoint { $0.time < lo }..<acceptedTimes.partitionPoint { $0.time <= hi }]
+        let near = accepted(within: Self.around(connects.first, connects.last, 0, joiner.maxOffset + joiner.tolerance))
         let rel = near.sorted { $0.index < $1.index }.compactMap { relay[$0.id] }
         // (the device sessions only when there is a relay session to pair them with: a phone's
         // log followed without a relay has nothing to join)
@@ -564,8 +561,7 @@ public final class LiveSessions {
         switch e.kind {
         case "relay.accepted":
             // (a relay session accepted within the estimate's reach counts toward the next one)
-            if let c = connectSpan, let t = r.accepted, t >= Self.plus(c.first, -RelayJoiner().maxOffset),
-                t <= Self.plus(c.last, RelayJoiner().maxOffset) {
+            if let c = connectSpan, let t = r.accepted, Self.around(c.first, c.last, 0, RelayJoiner().maxOffset).contains(t) {
                 arrivedSinceEstimate += 1
             }
             return [.relayAccepted(r)] + settle(relayNow: latestRelayTime)
@@ -647,12 +643,9 @@ public final class LiveSessions {
     func noteEnded(_ k: String, _ s: Session) {
         guard let i = ids[k]?.lastIndex(of: s.id) else { return }
         endedDevice.append((s.end ?? s.events.last?.time ?? latestDeviceTime, SessionKey(stream: k, index: i)))
-        if let n = Int(s.id.dropFirst()) {
-            let at = unjoined.partitionPoint { $0.number < n }
-            if at < unjoined.count, unjoined[at].number == n {
-                (unjoined[at].end, unjoined[at].ended) = (s.end, true)
-                if let end = s.end { pending.insert((end, n), at: pending[pendingStart...].partitionPoint { $0.end <= end }) }
-            }
+        if let n = Int(s.id.dropFirst()), let at = unjoinedIndex(n) {
+            (unjoined[at].end, unjoined[at].ended) = (s.end, true)
+            if let end = s.end { pending.insert((end, n), at: pending[pendingStart...].partitionPoint { $0.end <= end }) }
         }
         Self.keepLinesReadAfterEnd(&streams[k]!.sessions[i].events)
     }
@@ -688,13 +681,13 @@ public final class LiveSessions {
             streams[key.stream]!.sessions[key.index].deciding = []
             connectedLetGo.insert(key)
             // (a session let go of no longer waits to be joined)
-            if let n = ids[key.stream].flatMap({ key.index < $0.count ? Int($0[key.index].dropFirst()) : nil }) {
-                let at = unjoined.partitionPoint { $0.number < n }
-                if at < unjoined.count, unjoined[at].number == n { unjoined.remove(at: at) }
+            if let n = ids[key.stream].flatMap({ key.index < $0.count ? Int($0[key.index].dropFirst()) : nil }),
+                let at = unjoinedIndex(n) {
+                unjoined.remove(at: at)
             }
             gone = true
         }
-        while gone, pendingStart < pending.count, !isUnjoined(pending[pendingStart].number) {
+        while gone, pendingStart < pending.count, unjoinedIndex(pending[pendingStart].number) == nil {
             lateFindings += findingsOnceDecided(pending[pendingStart].number)
             pendingStart += 1
             // (`firstEstimate` counts from here: it tries again)
