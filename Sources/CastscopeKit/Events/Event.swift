@@ -201,29 +201,41 @@ public struct Event: Sendable {
         }
     }
 
-    /// Whether `other` is this line again but for its time and line number: the same kind,
-    /// SDK, process, message, attributes and file, of the same process, side and zone, timed or
-    /// not alike. (Texts are interned: nearly always the same `Text`, compared by identity.)
-    func repeatsLine(_ other: borrowing Event) -> Bool { sameLine(other, butTexts: false) }
+    /// Whether event `b` of `ev` is event `a`'s line again but for its time and line number:
+    /// the same kind, SDK, process, message, attributes and file, of the same process, side
+    /// and zone, timed or not alike. (Texts are interned: nearly always the same `Text`,
+    /// compared by identity.) Read in place, field by field: a method called on an event read
+    /// through a buffer takes a copy of it (a retain and a release per reference in it), and
+    /// this runs twice per line of a connect storm.
+    static func repeatsLine(_ ev: UnsafeMutableBufferPointer<Event>, _ a: Int, _ b: Int) -> Bool {
+        sameLine(ev, a, b, butTexts: false)
+    }
 
     /// Whether `other` has this event's message (the same interned text, or an equal one).
     func sameMessage(_ other: borrowing Event) -> Bool { text === other.text || text.message == other.text.message }
 
-    /// Whether `other` is a line of this one's run but for its message and attribute values
-    /// (`repeatsLine` but for those; the same attributes by name): a frame line that carries a
-    /// length or a counter, folded with the others as the session is built (`LineTexts`).
-    func continuesVarying(_ other: borrowing Event) -> Bool { sameLine(other, butTexts: true) }
+    /// Whether event `b` of `ev` is a line of `a`'s run but for its message and attribute
+    /// values (`repeatsLine` but for those; the same attributes by name): a frame line that
+    /// carries a length or a counter, folded with the others as the session is built
+    /// (`LineTexts`).
+    static func continuesVarying(_ ev: UnsafeMutableBufferPointer<Event>, _ a: Int, _ b: Int) -> Bool {
+        sameLine(ev, a, b, butTexts: true)
+    }
 
     /// `repeatsLine`, or with `butTexts` `continuesVarying`.
-    private func sameLine(_ other: borrowing Event, butTexts: Bool) -> Bool {
+    @inline(__always)
+    private static func sameLine(_ ev: UnsafeMutableBufferPointer<Event>, _ a: Int, _ b: Int, butTexts: Bool) -> Bool {
         // (Its place in reading order is kept as a 32-bit difference from this one's.)
-        guard side == other.side, pid == other.pid, fileIndex == other.fileIndex, timeInferred == other.timeInferred,
-            Int32(exactly: other.order - order) != nil,
-            displayOffset == other.displayOffset, (time == nil) == (other.time == nil),
-            (parsedTime == nil) == (other.parsedTime == nil)
+        guard ev[a].side == ev[b].side, ev[a].pid == ev[b].pid, ev[a].fileIndex == ev[b].fileIndex,
+            ev[a].timeInferred == ev[b].timeInferred, Int32(exactly: ev[b].order - ev[a].order) != nil,
+            ev[a].displayOffset == ev[b].displayOffset, (ev[a].time == nil) == (ev[b].time == nil),
+            (ev[a].parsedTime == nil) == (ev[b].parsedTime == nil)
         else { return false }
-        if text === other.text { return true }
-        let a = text, b = other.text
+        return ev[a].text === ev[b].text || sameText(ev[a].text, ev[b].text, butTexts: butTexts)
+    }
+
+    /// The texts' part of `sameLine`, for two texts that are not the same object.
+    private static func sameText(_ a: Text, _ b: Text, butTexts: Bool) -> Bool {
         guard a.code == b.code, a.kind == b.kind, butTexts || a.message == b.message, a.process == b.process, a.sdk == b.sdk,
             a.path == b.path, a.attrs.count == b.attrs.count
         else { return false }

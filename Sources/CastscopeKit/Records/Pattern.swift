@@ -387,8 +387,28 @@ final class PatternProgram: @unchecked Sendable {
                         }
                         return false
                     }
-                    var e = word ? pos + 1 : pos
                     if word, pos >= n || byte(pos) == 0x20 || byte(pos) == 0x09 { return false }
+                    if word && step.next >= 0 {
+                        // A word before a byte the next step needs (`[{subsystem:word}:`): each
+                        // such byte before the first space or tab is a candidate end, found in
+                        // one pass (a space or tab ends the word's candidates).
+                        let next = UInt8(step.next)
+                        let next2 = step.next2 < 0 ? next : UInt8(truncatingIfNeeded: step.next2)
+                        var e = pos + 1
+                        while e <= limit {
+                            guard e < n else { return false }
+                            let b = byte(e)
+                            if b == next || b == next2 {
+                                starts![slot] = pos
+                                ends![slot] = e
+                                if run(pc + 1, e, p, starts, ends, &st) { return true }
+                            }
+                            if b == 0x20 || b == 0x09 { return false }
+                            e += 1
+                        }
+                        return false
+                    }
+                    var e = word ? pos + 1 : pos
                     while e <= limit {
                         if word, e > pos, byte(e - 1) == 0x20 || byte(e - 1) == 0x09 { return false }
                         if step.next >= 0 {

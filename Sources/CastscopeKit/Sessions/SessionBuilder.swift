@@ -376,8 +376,8 @@ public struct SessionBuilder {
                     guard mayTake(j) else { return false }
                     // The same line (nearly always: its text is the run's own, no text taken),
                     // or the run's message with other attribute values, in a run whose lines differ.
-                    let same = ev[j].repeatsLine(ev[x])
-                    guard same || (ev[j].linesDiffer && ev[j].continuesVarying(ev[x])) else { return false }
+                    let same = Event.repeatsLine(ev, j, x)
+                    guard same || (ev[j].linesDiffer && Event.continuesVarying(ev, j, x)) else { return false }
                     return take(j, text: same ? nil : ev[x].textRef)
                 }
                 if varying, like < 0, ev[j].code == ev[x].code {
@@ -389,7 +389,7 @@ public struct SessionBuilder {
                 }
                 j -= 1
             }
-            if like >= 0, mayTake(like), ev[like].continuesVarying(ev[x]) { return take(like, text: ev[x].textRef) }
+            if like >= 0, mayTake(like), Event.continuesVarying(ev, like, x) { return take(like, text: ev[x].textRef) }
             return false
         }
         if folded { events.removeLast() }
@@ -422,8 +422,8 @@ public struct SessionBuilder {
             var j = x - 1
             while j >= max(0, x - foldLookBack), ev[j].side != side { j -= 1 }
             guard j >= 0, ev[j].side == side else { return false }
-            if ev[j].repeatsLine(ev[x]) {
-                guard ev[j].foldsLines || streak(ev, before: x, side: side, { $0.repeatsLine(ev[x]) }) else { return false }
+            if Event.repeatsLine(ev, j, x) {
+                guard ev[j].foldsLines || streak(ev, before: x, side: side, { k in Event.repeatsLine(ev, k, x) }) else { return false }
                 ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order)
                 ev.swapAt(x, x + 1)
                 return true
@@ -431,13 +431,13 @@ public struct SessionBuilder {
             // A line that carries a counter or an id: the timeline folds its run (lines of one
             // kind and shape) as a storm once it has more than `Timeline.stormTexts` texts, so
             // such a run folds here once it surely has (its texts kept line by line).
-            guard ev[j].continuesVarying(ev[x]), MessageShape.same(ev[j].message, ev[x].message) else { return false }
+            guard Event.continuesVarying(ev, j, x), MessageShape.same(ev[j].message, ev[x].message) else { return false }
             if !ev[j].linesDiffer {
                 guard ev[j].repeats == nil else { return false }
                 var texts: [String] = []
-                let storms = streak(ev, before: x, side: side) { e in
-                    guard e.kind == ev[x].kind, MessageShape.same(e.message, ev[x].message) else { return false }
-                    if texts.count <= Timeline.stormTexts, !texts.contains(e.message) { texts.append(e.message) }
+                let storms = streak(ev, before: x, side: side) { k in
+                    guard ev[k].kind == ev[x].kind, MessageShape.same(ev[k].message, ev[x].message) else { return false }
+                    if texts.count <= Timeline.stormTexts, !texts.contains(ev[k].message) { texts.append(ev[k].message) }
                     return true
                 }
                 guard storms, texts.count > Timeline.stormTexts else { return false }
@@ -451,11 +451,11 @@ public struct SessionBuilder {
 
     /// Whether the `foldFrom` lines of `side` before `x` are lines of their own that `like` takes
     /// (lines of other sides between them passed over).
-    private static func streak(_ ev: UnsafeMutableBufferPointer<Event>, before x: Int, side: Side, _ like: (borrowing Event) -> Bool) -> Bool {
+    private static func streak(_ ev: UnsafeMutableBufferPointer<Event>, before x: Int, side: Side, _ like: (Int) -> Bool) -> Bool {
         var same = 0, k = x - 1
         while k >= 0, same < foldFrom {
             if ev[k].side == side {
-                guard ev[k].repeats == nil, like(ev[k]) else { return false }
+                guard ev[k].repeats == nil, like(k) else { return false }
                 same += 1
             }
             k -= 1
