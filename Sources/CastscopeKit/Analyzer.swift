@@ -122,6 +122,10 @@ public final class Analyzer {
     let matcher: EventMatcher
     let detector: FormatDetector
     let prefilter: Prefilter
+    /// How well this registry's formats recognize a head's lines (`BundleWalker.recognition`).
+    var recognition: ([UInt8]) -> Int {
+        { [detector] head in head.withUnsafeBytes { detector.bestScore(head: $0) } }
+    }
     /// Called now and then while reading: files finished, bytes read so far (for a progress line).
     public var progress: ((Int, UInt64) -> Void)?
     /// Text files on disk at least this big are read in ranges, `parallelism` at once.
@@ -277,12 +281,12 @@ public final class Analyzer {
         else { return false }
         // (docker compose output and Markdown notes are read by one reader, through their own source)
         switch sniff(head) {
-        case .text: return !BundleWalker.readsThroughOwnSource(path: path, head: head)
+        case .text: return !BundleWalker.readsThroughOwnSource(path: path, head: head, recognition: recognition)
         case .gzip:
             guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: path),
                 let inner = try? readUpTo(BundleWalker.headBytes, from: inflated)
             else { return false }
-            return sniff(inner) == .text && !BundleWalker.readsThroughOwnSource(path: path, head: inner)
+            return sniff(inner) == .text && !BundleWalker.readsThroughOwnSource(path: path, head: inner, recognition: recognition)
         default: return false
         }
     }
@@ -890,6 +894,7 @@ public final class Analyzer {
         }
         walker.budget = options.budget
         walker.memory = memoryInputs
+        walker.recognition = recognition
         Stages.mark("start")
         walker.walk(paths)
         Stages.mark("read")

@@ -68,4 +68,34 @@ struct QuotedLinesTests {
             for (name, _) in files.dropFirst() { #expect(reports[name] == reports["plain"], "\(sample) \(name)") }
         }
     }
+
+    @Test("a layout whose every line begins with a TAB (Console.app's copy with a PID column and the type column empty) keeps it; quoted or indented, only the paste's prefix comes off")
+    func layoutsOwnTab() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // The jetsam sample's Console copy (`type<TAB>time<TAB>process<TAB>message`) as the
+        // copy with a PID column writes it (`<TAB>time<TAB>pid<TAB>process<TAB>message`, as in
+        // jitsi-meet#9784): a TAB is the first byte of every line, as a code block's would be.
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("samples/jetsam-kill/console-copy.txt"), encoding: .utf8)
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let f = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
+            lines.append(f.count == 4 && !f[0].isEmpty ? ["", f[1], "4242", f[2], f[3]].joined(separator: "\t") : String(line))
+        }
+        #expect(lines.filter { $0.hasPrefix("\t") }.count > 100)
+        func prefixed(_ p: String) -> [UInt8] { Array(lines.map { $0.isEmpty ? "" : p + $0 }.joined(separator: "\n").utf8) }
+        for (name, bytes) in [("as-copied.txt", prefixed("")), ("quoted.txt", prefixed("> ")), ("indented.txt", prefixed("    "))] {
+            let path = dir.appendingPathComponent(name)
+            try Data(bytes).write(to: path)
+            let r = try castscope(["analyze", "--json", "--date", "2026-03-12", path.path])
+            let input = (r.json?["inputs"] as? [[String: Any]])?.first
+            #expect(input?["format"] as? String == "console-copy", "\(name): \(r.stderr)")
+            #expect(input?["unparsed"] as? Int == 0, "\(name)")
+            let sessions = r.json?["sessions"] as? [[String: Any]] ?? []
+            #expect(sessions.count == 1, "\(name)")
+            // Its times kept (read as plain text, the session had none), its kill found.
+            #expect(sessions.first?["start"] as? String == "2026-03-12T23:59:50.118204+01:00", "\(name)")
+            #expect((r.json?["findings"] as? [[String: Any]])?.contains { $0["kind"] as? String == "extension-killed" } == true, "\(name)")
+        }
+    }
 }

@@ -56,6 +56,10 @@ public struct BundleWalker {
     public var unifiedLog: ((String, String?, ByteSource) throws -> Void)?
     /// Apple diagnostic reports (`*.ips`): display path and the stream.
     public var ips: ((String, ByteSource) throws -> Void)?
+    /// How well the known formats recognize a head's lines (`FormatDetector.bestScore`): a
+    /// prefix every line carries comes off only when the lines are recognized better without
+    /// it (`quotePrefix`). Unset, it always does.
+    public var recognition: (([UInt8]) -> Int)?
 
     public init(visit: @escaping (String, ByteSource) throws -> Void,
                 report: @escaping (InputError) -> Void)
@@ -176,10 +180,28 @@ public struct BundleWalker {
     /// as it is read): terminal colours (`TerminalEscapeSource`), docker compose output
     /// (`ComposePrefixSource`), Markdown notes (`MarkdownSource`), Xcode's console with metadata,
     /// lines broken at a terminal's width (`HardWrapSource`).
-    static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
+    static func readsThroughOwnSource(path: String, head: [UInt8], recognition: (([UInt8]) -> Int)?) -> Bool {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
-            || QuotedLinesSource.detect(head) != nil || HardWrapSource.detect(head) != nil
+            || quotePrefix(head, recognition: recognition) != nil || HardWrapSource.detect(head) != nil
+    }
+
+    /// The lead every line of `head` carries when it is a paste's (an indentation, a quote),
+    /// not the layout's own (`QuotedLinesSource.detect`). A Console.app copy whose type column
+    /// is empty begins every line with a TAB, the prefix a code block's would be; indented, its
+    /// lines share four spaces and that TAB. With `recognition`, the part of the lead taken
+    /// off is the one whose lines are recognized best (the longest of equals), and none when
+    /// the lines as they are are recognized better still.
+    static func quotePrefix(_ head: [UInt8], recognition: (([UInt8]) -> Int)?) -> [UInt8]? {
+        guard let prefix = QuotedLinesSource.detect(head) else { return nil }
+        guard let recognition else { return prefix }
+        var best = (prefix: prefix, score: recognition(QuotedLinesSource.stripped(head, prefix: prefix)))
+        for k in stride(from: prefix.count - 1, through: 1, by: -1) {
+            let part = Array(prefix[..<k])
+            let score = recognition(QuotedLinesSource.stripped(head, prefix: part))
+            if score > best.score { best = (part, score) }
+        }
+        return recognition(head) > best.score ? nil : best.prefix
     }
 
     /// Sniffs `source` and dispatches it: decompress, open as archive, or hand over as text.
@@ -224,7 +246,7 @@ public struct BundleWalker {
             case .text where ips != nil && path.hasSuffix(".ips"):
                 try ips!(path, replay)
             case .text:
-                let ownSource = Self.readsThroughOwnSource(path: path, head: head)
+                let ownSource = Self.readsThroughOwnSource(path: path, head: head, recognition: recognition)
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 var text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
                 // UTF-16 (a Windows shell's redirect) is made UTF-8 first.
@@ -245,7 +267,7 @@ public struct BundleWalker {
                 // Every line indented or quoted (`> `, a quote of an indented block): the
                 // prefix off, as often as it is nested. (A Markdown file's quotes are its own.)
                 for _ in 0..<4 where !MarkdownSource.isMarkdown(path) {
-                    guard let prefix = QuotedLinesSource.detect(head) else { break }
+                    guard let prefix = Self.quotePrefix(head, recognition: recognition) else { break }
                     text = QuotedLinesSource(text, prefix: prefix)
                     head = QuotedLinesSource.stripped(head, prefix: prefix)
                 }

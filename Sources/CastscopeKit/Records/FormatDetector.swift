@@ -8,6 +8,25 @@ public struct FormatDetector {
     public init(formats: [LogFormat]) { self.formats = formats }
 
     public func detect(head: UnsafeRawBufferPointer) -> (format: LogFormat, score: Int)? {
+        let lines = self.lines(head)
+        // The first lines decide when one format clearly wins there (every start of a
+        // program pays for detection); otherwise all of them are scored.
+        let first = Array(lines.prefix(Self.quickLines))
+        if lines.count > first.count, let quick = best(first), quick.score * 5 >= first.count * 4,
+            quick.runnerUp * 2 < quick.score
+        {
+            return (quick.format, quick.score)
+        }
+        if let all = best(lines) { return (all.format, all.score) }
+        return formats.first(where: { $0.kind == .plain }).map { ($0, 0) }
+    }
+
+    /// How well the best format recognizes `head`'s lines (0: none does): a paste's common
+    /// lead comes off a file's lines only when they score higher without it.
+    public func bestScore(head: UnsafeRawBufferPointer) -> Int { best(lines(head))?.score ?? 0 }
+
+    /// The first `maxLines` lines of `head` (without their CR).
+    private func lines(_ head: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
         var lines: [UnsafeRawBufferPointer] = []
         var start = 0
         for i in 0..<head.count where head[i] == 0x0A {
@@ -20,16 +39,7 @@ public struct FormatDetector {
         if lines.count < maxLines && start < head.count {
             lines.append(UnsafeRawBufferPointer(rebasing: head[start...]))
         }
-        // The first lines decide when one format clearly wins there (every start of a
-        // program pays for detection); otherwise all of them are scored.
-        let first = Array(lines.prefix(Self.quickLines))
-        if lines.count > first.count, let quick = best(first), quick.score * 5 >= first.count * 4,
-            quick.runnerUp * 2 < quick.score
-        {
-            return (quick.format, quick.score)
-        }
-        if let all = best(lines) { return (all.format, all.score) }
-        return formats.first(where: { $0.kind == .plain }).map { ($0, 0) }
+        return lines
     }
 
     /// Lines scored first (see `detect`).
