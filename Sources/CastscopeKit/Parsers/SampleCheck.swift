@@ -1,6 +1,6 @@
 /// Runs the sample lines every definition carries (lnav's rule: samples are part of the
-/// contract): each format sample must be detected as its format and parse to the declared
-/// fields; each vocabulary sample must map to the declared event and attributes (or to
+/// contract): each format sample must be detected as its format, be read so as a file too,
+/// and parse to the declared fields; each vocabulary sample must map to the declared event and attributes (or to
 /// none, when the sample declares no event) with all vocabularies in force.
 public enum SampleCheck {
     public static func count(_ r: ParserRegistry) -> Int {
@@ -24,6 +24,20 @@ public enum SampleCheck {
         return out
     }
 
+    /// `text` read as a file is (`Analyzer`, through the walker's own sources: a prefix
+    /// common to every line, a terminal's width, …): nil when it is read as `format` with no
+    /// line left unparsed. A sample's lines twice over, so that there are lines enough for
+    /// those sources to act on (a layout whose every line begins with a TAB was taken for an
+    /// indented paste: one line of it was read right, two were not).
+    static func readAsFile(_ text: String, format: LogFormat, registry: ParserRegistry) -> String? {
+        guard let analyzer = try? Analyzer(registry: registry) else { return nil }
+        analyzer.memoryInputs = ["sample": Array(text.utf8)]
+        guard let input = analyzer.analyze(["sample"]).inputs.first(where: { $0.segmentOf == nil }) else { return "as a file: not read" }
+        if input.format != format.name { return "as a file: read as \(input.format ?? "nothing"), not \(format.name)" }
+        if input.stats.unparsed > 0 { return "as a file: \(input.stats.unparsed) of its lines not in that format" }
+        return nil
+    }
+
     public static func run(_ r: ParserRegistry) -> [String] {
         var failures: [String] = []
         let detector = FormatDetector(formats: r.formats)
@@ -35,6 +49,7 @@ public enum SampleCheck {
                 if detected?.format.name != format.name {
                     failures.append("\(label): detected as \(detected?.format.name ?? "nothing"), not \(format.name)")
                 }
+                if let problem = readAsFile(text + text, format: format, registry: r) { failures.append("\(label): \(problem)") }
                 do {
                     guard let got = try fields(of: text, format: format) else {
                         failures.append("\(label): no record")
