@@ -259,12 +259,24 @@ public enum JSONReport {
         w.close()
         w.open("list", array: true)
         // In order: a long session's attempts are read back from disk a block at a time.
-        for a in s.attempts {
-            w.open()
-            w.time("time", a.time, offset: s.displayOffset)
-            w.string("failure", a.failure)
-            w.source("source", a.source)
-            w.close()
+        // Each element's keys, and each file and cause as JSON, made once for the list.
+        let shape = w.elementShape(keys: ["time", "failure", "source"])
+        let (time, failure, source) = (shape[0], shape[1], shape[2])
+        let names = s.attempts.namesUsed
+        var quoted = [OutputBuffer?](repeating: nil, count: names.count)
+        var opened = [OutputBuffer?](repeating: nil, count: names.count)
+        s.attempts.forEachNamed { t, line, path, cause in
+            w.open(shape)
+            w.time(time, t, offset: s.displayOffset)
+            if let cause {
+                if quoted[cause] == nil { quoted[cause] = OutputBuffer.jsonQuoted(names[cause]) }
+                w.raw(failure, quoted[cause]!)
+            } else {
+                w.raw(failure, nil)
+            }
+            if opened[path] == nil { opened[path] = OutputBuffer.jsonOpened(names[path]) }
+            w.source(source, opened: opened[path]!, line: line)
+            w.close(shape)
             w.flushIfFull()
         }
         w.close(array: true)

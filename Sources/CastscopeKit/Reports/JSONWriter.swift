@@ -139,6 +139,10 @@ public struct JSONWriter {
     /// An RFC 3339 time (microseconds, the given UTC offset) as a string, or null.
     public mutating func time(_ key: String?, _ micros: Int64?, offset: Int) {
         prefix(key)
+        timeValue(micros, offset: offset)
+    }
+
+    private mutating func timeValue(_ micros: Int64?, offset: Int) {
         guard let micros else { out.append("null"); return }
         out.byte(UInt8(ascii: "\""))
         out.rfc3339(micros, offset: offset)
@@ -148,6 +152,10 @@ public struct JSONWriter {
     /// `path:line` as a string.
     public mutating func source(_ key: String?, _ s: SourceRef?) {
         prefix(key)
+        sourceValue(s)
+    }
+
+    private mutating func sourceValue(_ s: SourceRef?) {
         guard let s else { out.append("null"); return }
         // The path as a JSON string, then `:line` inside its quotes (neither needs escaping):
         // no buffer of its own per line.
@@ -155,6 +163,75 @@ public struct JSONWriter {
         out.dropLast()
         out.byte(UInt8(ascii: ":"))
         out.int(s.line)
+        out.byte(UInt8(ascii: "\""))
+    }
+
+    /// The bytes before each member of an array's elements that are objects of the same keys,
+    /// made once for the array: a retry storm's connect list has an element per attempt,
+    /// whose members' commas, newlines, indentation and keys were each written piece by
+    /// piece. `open(shape)`, the members by `shape[k]`, `close(shape)` write the same bytes as
+    /// `open()`, the members by name and `close()`.
+    public struct ElementShape {
+        fileprivate let first: [UInt8], next: [UInt8], end: [UInt8]
+        fileprivate let keys: [Key]
+        /// A member's key with what goes before it.
+        public struct Key { fileprivate let bytes: [UInt8] }
+        public subscript(_ k: Int) -> Key { keys[k] }
+    }
+
+    /// The shape of an element with `keys` (in that order) in the array open now.
+    public func elementShape(keys: [String]) -> ElementShape {
+        let outer = [UInt8](repeating: 0x20, count: 2 * indent)
+        var members: [ElementShape.Key] = []
+        for (k, key) in keys.enumerated() {
+            var b = OutputBuffer()
+            b.jsonMemberPrefix(comma: k > 0, newline: true, indent: 2 * (indent + 1), key: key)
+            members.append(ElementShape.Key(bytes: b.bytes))
+        }
+        return ElementShape(first: [0x0A] + outer + [UInt8(ascii: "{")], next: [UInt8(ascii: ","), 0x0A] + outer + [UInt8(ascii: "{")],
+                            end: [0x0A] + outer + [UInt8(ascii: "}")], keys: members)
+    }
+
+    /// Opens an element of `shape` in the array it was made for; its members follow, each
+    /// once, in the shape's key order.
+    public mutating func open(_ shape: ElementShape) {
+        let last = needComma.count - 1
+        shape.first.withUnsafeBytes { f in shape.next.withUnsafeBytes { n in out.append(needComma[last] ? n : f) } }
+        needComma[last] = true
+    }
+
+    public mutating func close(_ shape: ElementShape) {
+        shape.end.withUnsafeBytes { out.append($0) }
+    }
+
+    public mutating func time(_ key: ElementShape.Key, _ micros: Int64?, offset: Int) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        timeValue(micros, offset: offset)
+    }
+
+    public mutating func string(_ key: ElementShape.Key, _ value: String?) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        if let value { out.jsonString(value) } else { out.append("null") }
+    }
+
+    public mutating func source(_ key: ElementShape.Key, _ s: SourceRef?) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        sourceValue(s)
+    }
+
+    /// A value written before (`OutputBuffer.jsonQuoted`), or null.
+    public mutating func raw(_ key: ElementShape.Key, _ value: OutputBuffer?) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        if let value { out.append(value) } else { out.append("null") }
+    }
+
+    /// `path:line` as `source(_:_:)` writes it, the path's part made before
+    /// (`OutputBuffer.jsonOpened`).
+    public mutating func source(_ key: ElementShape.Key, opened path: OutputBuffer, line: Int) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        out.append(path)
+        out.byte(UInt8(ascii: ":"))
+        out.int(line)
         out.byte(UInt8(ascii: "\""))
     }
 }

@@ -332,6 +332,20 @@ public struct OutputBuffer: Sendable {
 
     /// `s` as a JSON string literal, quotes included: `"`, `\` and control characters escaped
     /// (by a table: most bytes are copied in runs); other UTF-8 as it is.
+    /// `s` as a JSON string, in a buffer of its own (written once, appended often).
+    public static func jsonQuoted(_ s: String) -> OutputBuffer {
+        var b = OutputBuffer()
+        b.jsonString(s)
+        return b
+    }
+
+    /// The same without its closing quote (what follows goes inside it: `path:line`).
+    public static func jsonOpened(_ s: String) -> OutputBuffer {
+        var b = jsonQuoted(s)
+        b.dropLast()
+        return b
+    }
+
     public mutating func jsonString(_ s: String) {
         var s = s
         s.withUTF8 { jsonString(UnsafeRawBufferPointer($0)) }

@@ -79,6 +79,20 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
         packed.append(p)
     }
 
+    /// The files and causes the attempts name (`forEachNamed` gives indices into it).
+    public var namesUsed: [String] { names }
+
+    /// Each attempt in order without building it: its time (nil: none), its line, and the
+    /// indices into `namesUsed` of its file and of its cause (nil: none). A writer formats
+    /// each name once, not once per attempt (a storm's attempts name one file and one cause).
+    public func forEachNamed(_ body: (_ time: Int64?, _ line: Int, _ path: Int, _ cause: Int?) -> Void) {
+        packed.forEachChunk { chunk in
+            for p in chunk {
+                body(p.time == Self.noTime ? nil : p.time, Int(p.line), Int(p.path), p.cause == Self.none ? nil : Int(p.cause))
+            }
+        }
+    }
+
     /// Whether attempt `i` has a failure (without building it).
     public func failed(_ i: Int) -> Bool { packed[i].cause != Self.none }
 
