@@ -257,7 +257,7 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "Replace an existing output file even when castscope did not write it (never an input).")
     var force = false
 
-    @Option(name: .long, help: ArgumentHelp("The date (YYYY-MM-DD) for logs whose lines carry no date or year (Console.app copy, idevicesyslog).", valueName: "date"))
+    @Option(name: .long, help: dateHelp)
     var date: String?
 
     @OptionGroup(title: "Colour") var colors: ColorOptions
@@ -342,7 +342,7 @@ struct Analyze: ParsableCommand {
         if navigation.shapesText, all[0].format != .text {
             throw ValidationError("-q, --oneline and --list shape the text report, not \(all[0].format.rawValue)")
         }
-        if let date, parseDate(date) == nil { throw ValidationError("--date must be a real day as YYYY-MM-DD, got '\(date)'") }
+        try validateDate(date)
         if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }
         if let timezone, DisplayZone.parse(timezone) == nil {
             throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
@@ -385,14 +385,6 @@ struct Analyze: ParsableCommand {
             + "none from a screen-sharing extension, its host app or the relay (see `castscope parsers`; --parsers DIR adds your own)"
     }
 
-    func parseDate(_ s: String) -> (year: Int, month: Int, day: Int)? {
-        let parts = s.split(separator: "-")
-        guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-            parts[0].count == 4, parts[1].count == 2, parts[2].count == 2, isRealDate(y, m, d)
-        else { return nil }
-        return (y, m, d)
-    }
-
     func run() throws {
         let registry = parsers.registryOrExit()
         // Every output is checked before anything is read: an input is never written over.
@@ -417,7 +409,7 @@ struct Analyze: ParsableCommand {
         }
         var options = AnalyzeOptions()
         options.forcedFormat = inputFormat ?? (outputFormat == nil ? format : nil)
-        options.date = date.flatMap(parseDate)
+        options.date = date.flatMap(parseDay)
         options.filter = journal.filter
         options.sinceSpec = journal.sinceSpec
         options.untilSpec = journal.untilSpec
@@ -664,6 +656,22 @@ struct Parsers: ParsableCommand {
         for v in registry.vocabularies { print("  \(v.name.padding(22))\(v.rules.count) rules, \(v.title)  [\(origin(v.origin))]") }
     }
 }
+
+/// `--date`: a real day as YYYY-MM-DD (analyze and show).
+func parseDay(_ s: String) -> (year: Int, month: Int, day: Int)? {
+    let parts = s.split(separator: "-")
+    guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+        parts[0].count == 4, parts[1].count == 2, parts[2].count == 2, isRealDate(y, m, d)
+    else { return nil }
+    return (y, m, d)
+}
+
+func validateDate(_ date: String?) throws {
+    if let date, parseDay(date) == nil { throw ValidationError("--date must be a real day as YYYY-MM-DD, got '\(date)'") }
+}
+
+/// `--date`'s help (analyze and show).
+let dateHelp = ArgumentHelp("The date (YYYY-MM-DD) for logs whose lines carry no date or year (Console.app copy, idevicesyslog).", valueName: "date")
 
 extension String {
     func padding(_ n: Int) -> String { count >= n ? self + " " : self + String(repeating: " ", count: n - count) }

@@ -41,9 +41,13 @@ struct Show: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Only records at or before this time (same forms as --start).", valueName: "time"))
     var end: String?
 
+    @Option(name: .long, help: dateHelp)
+    var date: String?
+
     @OptionGroup var parsers: ParserOptions
 
     func validate() throws {
+        try validateDate(date)
         guard LogShowOptions.Style(rawValue: style) != nil else { throw ValidationError("--style must be default, ndjson or json") }
         for (name, value) in [("--start", start), ("--end", end)] {
             if let value, TimeSpec.parse(value) == nil { throw ValidationError("\(name): cannot read the time '\(value)'") }
@@ -67,6 +71,7 @@ struct Show: ParsableCommand {
         options.subsystems = subsystem
         options.categories = category
         options.messageContains = grep
+        options.date = date.flatMap(parseDay)
         options.start = start.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
         options.end = end.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
         let show = LogShow(registry: parsers.registryOrExit(), options: options)

@@ -70,6 +70,24 @@ import Testing
         #expect(sessions(r).first?["start"] as? String == "2024-03-12T11:02:07.000000")
     }
 
+    @Test("show dates a line without a date on the day analyze does (today, this year; --date that day); a month and day without a year near --date")
+    func showDatesUndatedLines() throws {
+        // Console.app's copy: a time of day, no date (show printed next year's today for it).
+        let copy = Data("default\t11:35:41.452038+0100\trunningboardd\tAcquiring assertion\n".utf8)
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "UTC")!
+        let c = cal.dateComponents([.year, .month, .day], from: Date())
+        let today = String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        let shown = try castscope(["show", "-"], stdin: copy)
+        #expect(shown.stdout.contains("\(today) 10:35:41.452038+0000"), "\(shown.stdout)")
+        let dated = try castscope(["show", "--date", "2026-03-12", "-"], stdin: copy)
+        #expect(dated.stdout.contains("2026-03-12 10:35:41.452038+0000"), "\(dated.stdout)")
+        // A syslog line's month and day: the year within half a year of --date.
+        let syslogLine = Data("Mar 12 11:02:07 iPhone BroadcastExtension[915] <Notice>: broadcast started\n".utf8)
+        #expect(try castscope(["show", "--date", "2025-01-05", "-"], stdin: syslogLine).stdout.contains("2025-03-12 11:02:07.000000 "))
+        #expect(try castscope(["show", "--date", "2026-13-12", "-"], stdin: copy).status == 2)
+    }
+
     @Test("--utc and --timezone render every time in one zone")
     func renderingZones() throws {
         let utc = try castscope(["analyze", "--json", "--utc", zoned])

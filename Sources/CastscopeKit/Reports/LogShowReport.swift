@@ -20,6 +20,9 @@ public struct LogShowOptions: Sendable {
     /// Only records at or after / before these instants (ns since the epoch).
     public var start: Int64?
     public var end: Int64?
+    /// The day lines without a date are on, and the year lines without one are near
+    /// (`--date`, as `analyze` reads it); nil: today.
+    public var date: (year: Int, month: Int, day: Int)?
     public init() {}
 }
 
@@ -241,8 +244,12 @@ public final class LogShow {
             } else {
                 // syslog, idevicesyslog, journalctl's short format, Xcode without a zone: the
                 // time as written, in the year (or on the day) `analyze` would assume.
-                let year = t.hasYear ? t.year : FileTimeResolver.year(month: t.month, day: t.day, reference: today, isToday: true)
-                r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: today.1, defaultDay: today.2, defaultOffset: 0))
+                // A line without a date is on that day, in its year (a month and day of 0
+                // made the year after today's).
+                let day = options.date.map { ($0.year, $0.month, $0.day) } ?? today
+                let year = t.hasYear ? t.year
+                    : t.hasDate ? FileTimeResolver.year(month: t.month, day: t.day, reference: day, isToday: options.date == nil) : day.0
+                r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: day.1, defaultDay: day.2, defaultOffset: 0))
                 r.zoneless = t.offset == nil
             }
         }
