@@ -683,6 +683,17 @@ struct RealPasteTests {
         #expect(h.format == "haishinkit")
         #expect(h.sdks == ["haishinkit"])
         #expect(h.outcomes == ["socket-error"])
+        // The connection reset once it was up (HaishinKit#1688's two lines after #1791's
+        // handshake, times made one session's): a socket error, decided by both lines.
+        let dropped = try analyze("""
+            2025-26-09 13:04:05.272 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPConnection.swift:207] readyState > uninitialized=>versionSent
+            2025-26-09 13:04:07.516 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPConnection.swift:207] readyState > ackSent=>handshakeDone
+            2025-26-09 13:05:31.081 [Warn] [com.haishinkit.HaishinKit] [RTMPSocket.swift:157] stateDidChange(to:) > Connection failed:POSIXErrorCode(rawValue: 54): Connection reset by peer
+            2025-26-09 13:05:36.105 [Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:199] readyState > handshakeDone=>uninitialized
+
+            """)
+        #expect(dropped.events == ["socket.closed", "socket.connect_attempt", "socket.connected", "socket.error"], "\(dropped.events)")
+        #expect(dropped.outcomes == ["socket-error"])
         let twilio = """
             2026-03-12 10:00:00.000001+0100 TwilioExt[7:1] broadcastStartedWithSetupInfo: nil
             2026-03-12 10:00:10.000001+0100 TwilioExt[7:1] room: ABC didFailToConnectWithError: Error Domain=com.twilio.video Code=53002 "Signaling connection timed out"

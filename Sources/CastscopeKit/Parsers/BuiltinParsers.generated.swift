@@ -1755,6 +1755,17 @@ enum BuiltinParsers {
     {
       "event": "socket.closed_by_peer",
       "match": "close(isDisconnected:) > isDisconnected: true"
+    },
+    {
+      "event": "socket.error",
+      "match": "stateDidChange(to:) > Connection failed:{error}"
+    },
+    {
+      "event": "socket.closed",
+      "match": "readyState >{gap} handshakeDone=>uninitialized",
+      "set": {
+        "error": "the RTMP connection dropped (handshakeDone=>uninitialized)"
+      }
     }
   ],
   "samples": [
@@ -1805,6 +1816,20 @@ enum BuiltinParsers {
     },
     {
       "message": "[Trace] [com.haishinkit.HaishinKit] [NetSocket.swift:91] close(isDisconnected:) > isDisconnected: false"
+    },
+    {
+      "message": "[Warn] [com.haishinkit.HaishinKit] [RTMPSocket.swift:157] stateDidChange(to:) > Connection failed:POSIXErrorCode(rawValue: 54): Connection reset by peer",
+      "event": "socket.error",
+      "attrs": {
+        "error": "POSIXErrorCode(rawValue: 54): Connection reset by peer"
+      }
+    },
+    {
+      "message": "[Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:199] readyState > handshakeDone=>uninitialized",
+      "event": "socket.closed"
+    },
+    {
+      "message": "readyState > versionSent=>ackSent"
     }
   ]
 }
