@@ -694,6 +694,15 @@ struct RealPasteTests {
             """)
         #expect(dropped.events == ["socket.closed", "socket.connect_attempt", "socket.connected", "socket.error"], "\(dropped.events)")
         #expect(dropped.outcomes == ["socket-error"])
+        // An RTMP push that never connected (HaishinKit#828's Connect.Failed): its extension
+        // reaches for the RTMP server, not the host app.
+        let refused = try analyze("""
+            2021-22-02 12:18:26.270 [Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:207] readyState > uninitialized=>versionSent
+            2021-22-02 12:18:26.381 [Debug] [com.haishinkit.HaishinKit] [RTMPConnection.swift:462] status: NetConnection.Connect.Failed
+
+            """)
+        #expect(refused.messages("never-connected").first?.hasPrefix("the extension never connected to the RTMP server") == true,
+                "\(refused.messages("never-connected"))")
         let twilio = """
             2026-03-12 10:00:00.000001+0100 TwilioExt[7:1] broadcastStartedWithSetupInfo: nil
             2026-03-12 10:00:10.000001+0100 TwilioExt[7:1] room: ABC didFailToConnectWithError: Error Domain=com.twilio.video Code=53002 "Signaling connection timed out"
