@@ -262,7 +262,7 @@ public enum JSONReport {
         // Each element's keys, and each file and cause as JSON, made once for the list.
         let shape = w.elementShape(keys: ["time", "failure", "source"])
         let (time, failure, source) = (shape[0], shape[1], shape[2])
-        let names = s.attempts.namesUsed
+        let names = s.attempts.isEmpty ? [] : s.attempts.namesUsed
         var quoted = [OutputBuffer?](repeating: nil, count: names.count)
         var opened = [OutputBuffer?](repeating: nil, count: names.count)
         s.attempts.forEachNamed { t, line, path, cause in
@@ -321,18 +321,19 @@ public enum JSONReport {
         w.close(array: true)
         w.open("timeline", array: true)
         let rows = Timeline.entries(s.events)
+        let row = w.elementShape(keys: ["time", "t", "side", "event", "message", "count", "source", "lastSource", "timeInferred"])
         for i in rows.indices {
-            w.open()
-            w.time("time", rows[i].time, offset: s.displayOffset)
-            w.number("t", rows[i].time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
-            w.string("side", rows[i].side.rawValue)
-            w.string("event", rows[i].kind)
-            w.string("message", rows[i].text)
-            w.int("count", rows[i].count)
-            w.source("source", rows[i].first)
-            if rows[i].count > 1 { w.source("lastSource", rows[i].last) }
-            if rows[i].timeInferred { w.bool("timeInferred", true) }
-            w.close()
+            w.open(row)
+            w.time(row[0], rows[i].time, offset: s.displayOffset)
+            w.number(row[1], rows[i].time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
+            w.string(row[2], rows[i].side.rawValue)
+            w.string(row[3], rows[i].kind)
+            w.string(row[4], rows[i].text)
+            w.int(row[5], rows[i].count)
+            w.source(row[6], rows[i].first)
+            if rows[i].count > 1 { w.source(row[7], rows[i].last) }
+            if rows[i].timeInferred { w.bool(row[8], true) }
+            w.close(row)
             w.flushIfFull()
         }
         w.close(array: true)

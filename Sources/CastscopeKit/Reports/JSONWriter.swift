@@ -118,21 +118,35 @@ public struct JSONWriter {
 
     public mutating func string(_ key: String?, _ value: String?) {
         prefix(key)
-        if let value { out.jsonString(value) } else { out.append("null") }
+        stringValue(value)
     }
 
     public mutating func int(_ key: String?, _ value: Int?) {
         prefix(key)
-        if let value { out.int(value) } else { out.append("null") }
+        intValue(value)
     }
 
     public mutating func bool(_ key: String?, _ value: Bool) {
         prefix(key)
-        out.append(value ? "true" : "false")
+        boolValue(value)
     }
 
     public mutating func number(_ key: String?, _ value: Double?, places: Int = 6) {
         prefix(key)
+        numberValue(value, places: places)
+    }
+
+    private mutating func stringValue(_ value: String?) {
+        if let value { out.jsonString(value) } else { out.append("null") }
+    }
+
+    private mutating func intValue(_ value: Int?) {
+        if let value { out.int(value) } else { out.append("null") }
+    }
+
+    private mutating func boolValue(_ value: Bool) { out.append(value ? "true" : "false") }
+
+    private mutating func numberValue(_ value: Double?, places: Int) {
         if let value, value.isFinite { out.decimal(value, places) } else { out.append("null") }
     }
 
@@ -179,8 +193,29 @@ public struct JSONWriter {
         public subscript(_ k: Int) -> Key { keys[k] }
     }
 
-    /// The shape of an element with `keys` (in that order) in the array open now.
+    /// The shape of an element with `keys` (in that order) in the array open now: made once
+    /// per depth and keys (a dense bundle's thousands of sessions list an attempt or two each).
     public func elementShape(keys: [String]) -> ElementShape {
+        Self.shapes.shape(indent: indent, keys: keys) { makeShape(keys: keys) }
+    }
+
+    /// The shapes made so far, by depth and keys (report writers run on several threads).
+    private static let shapes = ShapeCache()
+
+    private final class ShapeCache: @unchecked Sendable {
+        private let lock = NSLockLite()
+        private var made: [Int: [([String], ElementShape)]] = [:]
+        func shape(indent: Int, keys: [String], make: () -> ElementShape) -> ElementShape {
+            lock.locked {
+                if let s = made[indent]?.first(where: { $0.0 == keys }) { return s.1 }
+                let s = make()
+                made[indent, default: []].append((keys, s))
+                return s
+            }
+        }
+    }
+
+    private func makeShape(keys: [String]) -> ElementShape {
         let outer = [UInt8](repeating: 0x20, count: 2 * indent)
         var members: [ElementShape.Key] = []
         for (k, key) in keys.enumerated() {
@@ -193,7 +228,7 @@ public struct JSONWriter {
     }
 
     /// Opens an element of `shape` in the array it was made for; its members follow, each
-    /// once, in the shape's key order.
+    /// at most once, in the shape's key order, the first of them always.
     public mutating func open(_ shape: ElementShape) {
         let last = needComma.count - 1
         shape.first.withUnsafeBytes { f in shape.next.withUnsafeBytes { n in out.append(needComma[last] ? n : f) } }
@@ -211,7 +246,22 @@ public struct JSONWriter {
 
     public mutating func string(_ key: ElementShape.Key, _ value: String?) {
         key.bytes.withUnsafeBytes { out.append($0) }
-        if let value { out.jsonString(value) } else { out.append("null") }
+        stringValue(value)
+    }
+
+    public mutating func int(_ key: ElementShape.Key, _ value: Int?) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        intValue(value)
+    }
+
+    public mutating func bool(_ key: ElementShape.Key, _ value: Bool) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        boolValue(value)
+    }
+
+    public mutating func number(_ key: ElementShape.Key, _ value: Double?, places: Int = 6) {
+        key.bytes.withUnsafeBytes { out.append($0) }
+        numberValue(value, places: places)
     }
 
     public mutating func source(_ key: ElementShape.Key, _ s: SourceRef?) {
