@@ -582,6 +582,49 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/journal-short-nohost.json", ##"""
+{
+  "name": "journal-short-nohost",
+  "title": "journalctl --no-hostname with -o short, short-precise, short-iso(-precise), short-full, short-monotonic or short-unix: the hostname column left out",
+  "url": "man journalctl(1): --no-hostname",
+  "kind": "lines",
+  "patterns": [
+    "{time:isotz} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:bsd} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:full} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:mono} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:epoch} {ident:word}{?[{pid:int}]}: {message}"
+  ],
+  "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
+  "continuation": "indented",
+  "priority": 14,
+  "samples": [
+    {
+      "line": "[    8.556888] busctl[522]: {\"type\":\"signal\",\"endian\":\"l\",\"flags\":1,\"version\":1,\"cookie\":68}",
+      "expect": {"time": "2000-01-01T00:00:08.556888+00:00", "process": "busctl", "pid": "522", "message": "{\"type\":\"signal\",\"endian\":\"l\",\"flags\":1,\"version\":1,\"cookie\":68}"}
+    },
+    {
+      "line": "2026-03-12T10:20:00.514204+01:00 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup",
+      "expect": {"time": "2026-03-12T10:20:00.514204+01:00", "process": "broadcast-relay", "pid": "811", "message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup"}
+    },
+    {
+      "line": "Nov 07 10:00:00.123456 kernel: usb 1-1: new high-speed USB device number 2 using xhci_hcd",
+      "expect": {"time": "2000-11-07T10:00:00.123456+00:00", "process": "kernel", "message": "usb 1-1: new high-speed USB device number 2 using xhci_hcd"}
+    },
+    {
+      "line": "Thu 2026-03-12 10:20:00 CET broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=1234 duration=123.4s",
+      "expect": {"process": "broadcast-relay", "pid": "811"}
+    },
+    {
+      "lines": [
+        "-- Boot 2d1a6b5c1e2f4a0b9c8d7e6f5a4b3c2d --",
+        "2026-03-12T10:20:00+0100 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0"
+      ],
+      "expect": {"process": "broadcast-relay", "pid": "811", "message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0"}
+    }
+  ]
+}
+"""##),
         ("formats/journal-short-precise.json", ##"""
 {
   "name": "journal-short-precise",
