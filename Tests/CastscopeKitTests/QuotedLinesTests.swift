@@ -69,6 +69,25 @@ struct QuotedLinesTests {
         }
     }
 
+    @Test("a tool's tag before every line (Appium's `info: [IOS_SYSLOG_ROW ] `) comes off when the lines then read better; a layout's own words stay")
+    func toolTag() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(QuotedLinesSource.toolPrefix(Array("info: [IOS_SYSLOG_ROW ] Mar 12 a\ninfo: [IOS_SYSLOG_ROW ] b\n".utf8)) == Array("info: [IOS_SYSLOG_ROW ] ".utf8))
+        // A time is the log's own; so is a prefix fewer than four lines in five share.
+        #expect(QuotedLinesSource.toolPrefix(Array("Mar 12 11:02:07 a\nMar 12 11:02:08 b\n".utf8)) == nil)
+        #expect(QuotedLinesSource.toolPrefix(Array("app: a\napp: b\nother c\n".utf8)) == nil)
+        let syslog = try String(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), encoding: .utf8)
+        let tagged = syslog.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "info: [IOS_SYSLOG_ROW ] " + $0 }
+        let reports = try reportsWithoutNames([("plain", Array(syslog.utf8)), ("tagged", Array(tagged.joined(separator: "\n").utf8))], in: dir)
+        #expect(reports["tagged"] == reports["plain"])
+        // Lines that share a first word but read no better without it keep it.
+        let words = "BroadcastExtension: broadcast started\nBroadcastExtension: Open socket connection\n"
+        let r = try castscope(["analyze", "--json", "-"], stdin: Data(words.utf8))
+        let messages = (r.json?["sessions"] as? [[String: Any]])?.first?["timeline"] as? [[String: Any]]
+        #expect(messages?.contains { $0["message"] as? String == "BroadcastExtension: Open socket connection" } == true, "\(r.stdout)")
+    }
+
     @Test("a layout whose every line begins with a TAB (Console.app's copy with a PID column and the type column empty) keeps it; quoted or indented, only the paste's prefix comes off")
     func layoutsOwnTab() throws {
         let dir = try temporaryDirectory()

@@ -186,14 +186,22 @@ public struct BundleWalker {
             || quotePrefix(head, recognition: recognition) != nil || HardWrapSource.detect(head) != nil
     }
 
-    /// The lead every line of `head` carries when it is a paste's (an indentation, a quote),
-    /// not the layout's own (`QuotedLinesSource.detect`). A Console.app copy whose type column
-    /// is empty begins every line with a TAB, the prefix a code block's would be; indented, its
-    /// lines share four spaces and that TAB. With `recognition`, the part of the lead taken
-    /// off is the one whose lines are recognized best (the longest of equals), and none when
-    /// the lines as they are are recognized better still.
+    /// The lead every line of `head` carries when it is a paste's (an indentation, a quote:
+    /// `QuotedLinesSource.detect`; with `recognition`, a tool's tag: `toolPrefix`), not the
+    /// layout's own. A Console.app copy whose type column is empty begins every line with a
+    /// TAB, the prefix a code block's would be; indented, its lines share four spaces and that
+    /// TAB. With `recognition`, the part of the lead taken off is the one whose lines are
+    /// recognized best (the longest of equals), and none when the lines as they are are
+    /// recognized better still; a tool's tag comes off only when the lines are recognized
+    /// better without it.
     static func quotePrefix(_ head: [UInt8], recognition: (([UInt8]) -> Int)?) -> [UInt8]? {
-        guard let prefix = QuotedLinesSource.detect(head) else { return nil }
+        guard let prefix = QuotedLinesSource.detect(head) else {
+            // A tool's tag before every line: off only when that reads the lines better.
+            guard let recognition, let tag = QuotedLinesSource.toolPrefix(head),
+                recognition(QuotedLinesSource.stripped(head, prefix: tag)) > recognition(head)
+            else { return nil }
+            return tag
+        }
         guard let recognition else { return prefix }
         var best = (prefix: prefix, score: recognition(QuotedLinesSource.stripped(head, prefix: prefix)))
         for k in stride(from: prefix.count - 1, through: 1, by: -1) {

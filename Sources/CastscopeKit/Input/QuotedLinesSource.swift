@@ -72,6 +72,41 @@ public final class QuotedLinesSource: ByteSource {
         return common.count >= 2 || common == [0x09] ? common : nil
     }
 
+    /// A tool's tag before every line (Appium's `info: [IOS_SYSLOG_ROW ] ` before each line of
+    /// a device's syslog): the longest start of the first line that is not blank, ending in a
+    /// space within its first 48 bytes, holding no digit (a time is the log's own), a mark
+    /// (`:`, `[`, `|`: a month's name or a word alone is text) and at least four bytes, that
+    /// four lines in five that are not blank share. Whether it comes
+    /// off is the walker's to decide (`BundleWalker.quotePrefix`: only when the lines are then
+    /// recognized better), so this is cheap and loose.
+    public static func toolPrefix(_ head: [UInt8]) -> [UInt8]? {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        for i in head.indices where head[i] == 0x0A {
+            let line = head[start..<i]
+            start = i + 1
+            if line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) { lines.append(line) }
+        }
+        guard lines.count >= 2, let first = lines.first else { return nil }
+        var best: ArraySlice<UInt8>?
+        var k = first.startIndex
+        let stop = min(first.endIndex, first.startIndex + 48)
+        while k < stop {
+            let b = first[k]
+            if isDigit(b) { break }
+            if b == 0x20, k - first.startIndex >= 3 {
+                let candidate = first[first.startIndex...k]
+                // (a tag has a mark in it: `info: [X] `, `[stdout] `; a month or a word alone is text)
+                guard candidate.contains(where: { $0 > 0x20 && $0 < 0x7F && !isDigit($0) && !isLetter($0) }) else { k += 1; continue }
+                let sharing = lines.reduce(0) { $0 + ($1.starts(with: candidate) ? 1 : 0) }
+                guard sharing * 5 >= lines.count * 4 else { break }
+                best = candidate
+            }
+            k += 1
+        }
+        return best.map { Array($0) }
+    }
+
     /// `head` as this source hands it out.
     public static func stripped(_ head: [UInt8], prefix: [UInt8]) -> [UInt8] {
         drained(QuotedLinesSource(MemorySource(head), prefix: prefix))
