@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Journal append -> line printed latency of `castscope tail` (p50/p99 over 1000 entries at
 5 ms), through systemd-journal-remote writing a journal file that tail follows."""
-import json, os, subprocess, sys, tempfile, threading, time
+import json, os, shutil, subprocess, sys, tempfile, threading, time
 
 BIN = sys.argv[1]
 JR = "/lib/systemd/systemd-journal-remote"
@@ -41,6 +41,7 @@ while len(arrived) < N and time.time() < deadline:
     time.sleep(0.05)
 tail.send_signal(2); tail.wait(timeout=5)
 feeder.stdin.close(); feeder.wait()
+shutil.rmtree(d, ignore_errors=True)
 lat = sorted((arrived[k] - sent[k]) * 1000 for k in sent if k in arrived)
 if not lat:
     sys.exit("no entries seen")

@@ -281,12 +281,12 @@ public final class Analyzer {
         else { return false }
         // (docker compose output and Markdown notes are read by one reader, through their own source)
         switch sniff(head) {
-        case .text: return !BundleWalker.readsThroughOwnSource(path: path, head: head, recognition: recognition)
+        case .text: return !BundleWalker.readsThroughOwnSource(path: path, head: head)
         case .gzip:
             guard let inflated = try? GzipSource(input: PrefixedSource(prefix: head, rest: source), path: path),
                 let inner = try? readUpTo(BundleWalker.headBytes, from: inflated)
             else { return false }
-            return sniff(inner) == .text && !BundleWalker.readsThroughOwnSource(path: path, head: inner, recognition: recognition)
+            return sniff(inner) == .text && !BundleWalker.readsThroughOwnSource(path: path, head: inner)
         default: return false
         }
     }

@@ -212,6 +212,25 @@ struct ForeignSegmentTests {
         #expect(found.inputs[1].events == 3)
     }
 
+    @Test("an Xcode console's printed `time Tag: text` lines stay its own, not a journalctl --no-hostname segment")
+    func printedLinesAreNotANoHostJournal() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("xcode.txt")
+        try """
+            2026-03-12 10:20:00.514204+0100 BroadcastExtension[915:1a2b] broadcast started
+            2026-03-12 10:20:00.524204+0100 BroadcastExtension[915:1a2b] open socket connection
+            2026-03-12 10:20:00.534204+0100 BroadcastExtension[915:1a2b] client stream open completed
+            2026-03-12T10:20:05.600+01:00 SocketConnection: client stream error occured: Error Domain=NSPOSIXErrorDomain Code=32 "Broken pipe"
+            2026-03-12T10:20:05.700+01:00 SocketConnection: client connection did close: Error Domain=NSPOSIXErrorDomain Code=32 "Broken pipe"
+
+            """.write(to: url, atomically: true, encoding: .utf8)
+        let report = try analyze([url.path])
+        #expect(report.inputs.map(\.format) == ["xcode"])
+        #expect(report.sessions.count == 1)
+        #expect(report.sessions.first?.outcome == .socketError)
+    }
+
     @Test("read in parallel ranges, the lines of another format are those one reader finds")
     func rangesFindTheSameLines() throws {
         let dir = try temporaryDirectory()

@@ -64,7 +64,7 @@ struct HeldEventsTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var held: [String] = []
-        for (name, paths) in try StreamedReportTests.inputs() + Self.overlapping(in: dir) {
+        for (name, paths) in try StreamedReportTests.inputs(in: dir) + Self.overlapping(in: dir) {
             for parallel in [false, true] {
                 var analyzer: Analyzer?
                 _ = try StreamedReportTests.streamedMatchesWhole(name + (parallel ? " (ranges)" : ""), paths) { a in

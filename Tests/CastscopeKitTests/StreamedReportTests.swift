@@ -9,7 +9,8 @@ import Testing
 /// and a dense log where sessions overlap, are cut off and are superseded by new pids.
 @Suite("reports written as sessions end")
 struct StreamedReportTests {
-    static func inputs() throws -> [(String, [String])] {
+    /// The generated ones are written into `dir` (the caller removes it).
+    static func inputs(in dir: URL) throws -> [(String, [String])] {
         let fm = FileManager.default
         var out: [(String, [String])] = []
         let samples = packageRoot.appendingPathComponent("samples")
@@ -21,7 +22,6 @@ struct StreamedReportTests {
                 out.append((name, [realLogs.appendingPathComponent(name).path]))
             }
         }
-        let dir = try temporaryDirectory()
         out.append(("300 sessions", [try manySessionsLog(300, in: dir).path]))
         out.append(("dense 3 MB", [try denseBenchLog(megabytes: 3, in: dir).path]))
         return out
@@ -138,10 +138,12 @@ struct StreamedReportTests {
     }
 
     @Test func sameBytesAsTheWholeReport() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         var streamedSomething = false
         var sawSuperseded = false
         var sawWhole = false
-        for (name, paths) in try Self.inputs() {
+        for (name, paths) in try Self.inputs(in: dir) {
             let o = try Self.streamedMatchesWhole(name, paths) { $0.streamsWhileReading = false }
             streamedSomething = streamedSomething || o.handedOn
             sawSuperseded = sawSuperseded || o.superseded
@@ -176,7 +178,8 @@ struct StreamedReportTests {
         let gzDir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: gzDir) }
         var gzipped: [(String, [String])] = []
-        for (name, paths) in try Self.inputs() where name == "dense 3 MB" || name == "300 sessions" {
+        let inputs = try Self.inputs(in: gzDir)
+        for (name, paths) in inputs where name == "dense 3 MB" || name == "300 sessions" {
             let gz = gzDir.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-") + ".log.gz")
             let log = try [UInt8](Data(contentsOf: URL(fileURLWithPath: paths[0])))
             try Data(makeArchive(.gz, [("device.log", log)])).write(to: gz)
@@ -188,7 +191,7 @@ struct StreamedReportTests {
             try "notes".write(to: folder.appendingPathComponent(".DS_Store"), atomically: true, encoding: .utf8)
             gzipped.append((name + " folder", [folder.path]))
         }
-        for (name, paths) in try Self.inputs() + single + gzipped {
+        for (name, paths) in inputs + single + gzipped {
             let o = try Self.streamedMatchesWhole(name, paths, tune: small)
             modes[name] = o.mode
             if o.findingsApart { findingsApart += 1 }
@@ -279,6 +282,7 @@ struct StreamedReportTests {
     /// started meanwhile, is still the same session (nothing closed it).
     @Test func aSilentProcessNotSupersededStaysOneSession() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("gap.log")
         try """
             2026-03-12 09:20:00.492204+0100  localhost BroadcastExtension[1300]: broadcast started

@@ -74,11 +74,32 @@ func castscope(_ args: [String], stdin: Data? = nil, cwd: URL = packageRoot, env
                      stderr: String(decoding: errData, as: UTF8.self))
 }
 
-/// A fresh temporary directory, removed by the caller.
+/// A fresh temporary directory, removed by the caller, and in any case when the test
+/// process exits (a failing test, or a helper that hands its directory on, left hundreds of
+/// megabytes of them in /tmp over a day's runs).
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("castscope-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    madeDirectories.withLock { made in
+        if made.isEmpty { atexit { madeDirectories.withLock { for d in $0 { try? FileManager.default.removeItem(atPath: d) } } } }
+        made.append(url.path)
+    }
     return url
+}
+
+/// The directories `temporaryDirectory` made.
+private let madeDirectories = Locked<[String]>([])
+
+/// A value behind a lock (tests run in parallel).
+final class Locked<T>: @unchecked Sendable {
+    private var value: T
+    private let lock = NSLock()
+    init(_ value: T) { self.value = value }
+    func withLock<R>(_ body: (inout T) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
 }
 
 enum ArchiveKind { case zip, tar, tarGz, gz, tarXz, tarBz2, tarZst, xz, bz2, zst }

@@ -180,10 +180,12 @@ public struct BundleWalker {
     /// as it is read): terminal colours (`TerminalEscapeSource`), docker compose output
     /// (`ComposePrefixSource`), Markdown notes (`MarkdownSource`), Xcode's console with metadata,
     /// lines broken at a terminal's width (`HardWrapSource`).
-    static func readsThroughOwnSource(path: String, head: [UInt8], recognition: (([UInt8]) -> Int)?) -> Bool {
+    /// (A prefix common to the lines is a reason here whether or not it then comes off: the
+    /// cheap test, not `quotePrefix`'s scoring, which runs once, when the file is read.)
+    static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
-            || quotePrefix(head, recognition: recognition) != nil || HardWrapSource.detect(head) != nil
+            || QuotedLinesSource.detect(head) != nil || QuotedLinesSource.toolPrefix(head) != nil || HardWrapSource.detect(head) != nil
     }
 
     /// The lead every line of `head` carries when it is a paste's (an indentation, a quote:
@@ -204,7 +206,9 @@ public struct BundleWalker {
         }
         guard let recognition else { return prefix }
         var best = (prefix: prefix, score: recognition(QuotedLinesSource.stripped(head, prefix: prefix)))
-        for k in stride(from: prefix.count - 1, through: 1, by: -1) {
+        // Shorter parts that end where one kind of lead byte gives way to another (four
+        // spaces, then a TAB; `>`, then its space): a run of one byte is the paste's or not.
+        for k in stride(from: prefix.count - 1, through: 1, by: -1) where prefix[k] != prefix[k - 1] {
             let part = Array(prefix[..<k])
             let score = recognition(QuotedLinesSource.stripped(head, prefix: part))
             if score > best.score { best = (part, score) }
@@ -254,7 +258,7 @@ public struct BundleWalker {
             case .text where ips != nil && path.hasSuffix(".ips"):
                 try ips!(path, replay)
             case .text:
-                let ownSource = Self.readsThroughOwnSource(path: path, head: head, recognition: recognition)
+                let ownSource = Self.readsThroughOwnSource(path: path, head: head)
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 var text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
                 // UTF-16 (a Windows shell's redirect) is made UTF-8 first.

@@ -597,7 +597,8 @@ enum BuiltinParsers {
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
-  "priority": 14,
+  "priority": 16,
+  "segments": false,
   "samples": [
     {
       "line": "[    8.556888] busctl[522]: {\"type\":\"signal\",\"endian\":\"l\",\"flags\":1,\"version\":1,\"cookie\":68}",
@@ -614,6 +615,10 @@ enum BuiltinParsers {
     {
       "line": "Thu 2026-03-12 10:20:00 CET broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=1234 duration=123.4s",
       "expect": {"process": "broadcast-relay", "pid": "811"}
+    },
+    {
+      "line": "Mar 12 10:20:00 systemd[1]: broadcast-relay.service: Main process exited, code=exited, status=1/FAILURE",
+      "expect": {"process": "systemd", "pid": "1", "message": "broadcast-relay.service: Main process exited, code=exited, status=1/FAILURE"}
     },
     {
       "lines": [
@@ -1802,13 +1807,6 @@ enum BuiltinParsers {
     {
       "event": "socket.error",
       "match": "stateDidChange(to:) > Connection failed:{error}"
-    },
-    {
-      "event": "socket.closed",
-      "match": "readyState >{gap} handshakeDone=>uninitialized",
-      "set": {
-        "error": "the RTMP connection dropped (handshakeDone=>uninitialized)"
-      }
     }
   ],
   "samples": [
@@ -1868,8 +1866,7 @@ enum BuiltinParsers {
       }
     },
     {
-      "message": "[Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:199] readyState > handshakeDone=>uninitialized",
-      "event": "socket.closed"
+      "message": "[Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:199] readyState > handshakeDone=>uninitialized"
     },
     {
       "message": "readyState > versionSent=>ackSent"

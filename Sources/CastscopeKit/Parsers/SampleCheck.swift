@@ -30,7 +30,8 @@ public enum SampleCheck {
     /// those sources to act on (a layout whose every line begins with a TAB was taken for an
     /// indented paste: one line of it was read right, two were not).
     static func readAsFile(_ text: String, format: LogFormat, registry: ParserRegistry) -> String? {
-        guard let analyzer = try? Analyzer(registry: registry) else { return nil }
+        let analyzer: Analyzer
+        do { analyzer = try Analyzer(registry: registry) } catch { return "as a file: \(error)" }
         analyzer.memoryInputs = ["sample": Array(text.utf8)]
         guard let input = analyzer.analyze(["sample"]).inputs.first(where: { $0.segmentOf == nil }) else { return "as a file: not read" }
         if input.format != format.name { return "as a file: read as \(input.format ?? "nothing"), not \(format.name)" }

@@ -16,9 +16,9 @@ import Darwin
 /// file (`Analyzer`: a segment input).
 public struct ForeignFormats: Sendable {
     /// The formats whose record a line may be: every `lines` format, and the JSON formats with
-    /// an object a line.
+    /// an object a line, but those marked `"segments": false`.
     let formats: [LogFormat]
-    public init(_ formats: [LogFormat]) { self.formats = formats.filter { $0.kind == .lines || $0.kind == .jsonLines } }
+    public init(_ formats: [LogFormat]) { self.formats = formats.filter { ($0.kind == .lines || $0.kind == .jsonLines) && $0.segments } }
 }
 
 /// One reader's test of a line its own format does not read: does it start a record (or is it

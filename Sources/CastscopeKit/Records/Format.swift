@@ -85,6 +85,9 @@ public struct LogFormat: Sendable {
     public var splitCollapsed: Bool
     /// A journald rendering whose entries carry fields: journalctl filters apply to it.
     public var isJournal: Bool
+    /// Its lines are looked for inside another format's file (`ForeignFormats`); false for a
+    /// layout so loose that an app's printed lines would be taken for it.
+    public var segments: Bool
     /// Patterns (indices) whose dates are always written `yyyy-dd-MM` (HaishinKit's Logboard),
     /// not only when the middle field is above 12.
     public var swapDayMonth: Set<Int> = []
@@ -154,6 +157,7 @@ public struct LogFormat: Sendable {
         processIsPath = json["processIsPath"] == .bool(true)
         splitCollapsed = json["splitCollapsed"] == .bool(true)
         isJournal = json["journal"] == .bool(true)
+        segments = json["segments"] != .bool(false)
         for v in json["swapDayMonth"]?.arrayValue ?? [] {
             guard let i = Int(v.stringValue ?? ""), patterns.indices.contains(i) else { throw fail("swapDayMonth: not a pattern index") }
             swapDayMonth.insert(i)

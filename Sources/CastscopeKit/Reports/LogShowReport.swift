@@ -21,7 +21,8 @@ public struct LogShowOptions: Sendable {
     public var start: Int64?
     public var end: Int64?
     /// The day lines without a date are on, and the year lines without one are near
-    /// (`--date`, as `analyze` reads it); nil: today.
+    /// (`--date`); nil: today. (Every such line is on that one day: `analyze` also moves on to
+    /// the next day when the times run back past midnight.)
     public var date: (year: Int, month: Int, day: Int)?
     public init() {}
 }

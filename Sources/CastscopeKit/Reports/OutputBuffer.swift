@@ -330,8 +330,6 @@ public struct OutputBuffer: Sendable {
 
     // MARK: escaping
 
-    /// `s` as a JSON string literal, quotes included: `"`, `\` and control characters escaped
-    /// (by a table: most bytes are copied in runs); other UTF-8 as it is.
     /// `s` as a JSON string, in a buffer of its own (written once, appended often).
     public static func jsonQuoted(_ s: String) -> OutputBuffer {
         var b = OutputBuffer()
@@ -346,6 +344,8 @@ public struct OutputBuffer: Sendable {
         return b
     }
 
+    /// `s` as a JSON string literal, quotes included: `"`, `\` and control characters escaped
+    /// (by a table: most bytes are copied in runs); other UTF-8 as it is.
     public mutating func jsonString(_ s: String) {
         var s = s
         s.withUTF8 { jsonString(UnsafeRawBufferPointer($0)) }
