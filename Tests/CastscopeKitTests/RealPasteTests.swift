@@ -702,6 +702,13 @@ struct RealPasteTests {
 
             """)
         #expect(stopped.outcomes != ["socket-error"], "\(stopped.outcomes)")
+        // The same error before the handshake: a connect that failed, not a broken stream.
+        let early = try analyze("""
+            2025-26-09 13:04:05.272 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPConnection.swift:207] readyState > uninitialized=>versionSent
+            2025-26-09 13:04:05.281 [Warn] [com.haishinkit.HaishinKit] [RTMPSocket.swift:157] stateDidChange(to:) > Connection failed:POSIXErrorCode(rawValue: 61): Connection refused
+
+            """)
+        #expect(early.outcomes == ["failed-to-connect"], "\(early.outcomes)")
         // An RTMP push that never connected (HaishinKit#828's Connect.Failed): its extension
         // reaches for the RTMP server, not the host app.
         let refused = try analyze("""

@@ -539,7 +539,13 @@ public struct SessionBuilder {
         let last = s.sessions[i].events.last?.lastLine
         s.sessions[i].end = last?.time
         let session = s.sessions[i]
-        if let err = s.sawError {
+        if let err = s.sawError, !session.connected && !session.attempts.isEmpty {
+            // The error came before any connection (a refused RTMP connect, HaishinKit's
+            // `Connection failed:` before the handshake): it never connected.
+            s.sessions[i].outcome = .failedToConnect
+            s.sessions[i].reason = "never connected: the log ends after a socket error: \(err.message)"
+            s.sessions[i].deciding = [err]
+        } else if let err = s.sawError {
             s.sessions[i].outcome = .socketError
             s.sessions[i].reason = "the log ends after a socket error: \(err.message)"
             s.sessions[i].deciding = [err]
