@@ -41,4 +41,36 @@ struct JoinBundleTests {
         }
         #expect(joined == c.1 && wrong.isEmpty, "\(joined) joined; to another phone's: \(wrong.prefix(5))")
     }
+
+    @Test("the phone's own relay sessions missing (another relay host's journal): no broadcast joined to another phone's, and the header says why",
+          arguments: [(7, 5, 120.0, 20.0, 30.0), (2, 12, 60.0, 30.0, -5.0)])
+    func ownRelaySessionsMissing(_ c: (Int, Int, Double, Double, Double)) throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let gen = Process()
+        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        gen.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-join-bundle.py").path,
+                         "\(c.0)", "\(c.1)", "\(c.2)", "\(c.3)", "\(c.4)", dir.path]
+        try gen.run()
+        gen.waitUntilExit()
+        #expect(gen.terminationStatus == 0)
+        // Every entry of a session whose room names one of the phone's broadcasts taken out.
+        let entries = String(decoding: try Data(contentsOf: dir.appendingPathComponent("relay.export")), as: UTF8.self)
+            .components(separatedBy: "\n\n")
+        let own = Set(entries.compactMap { e -> String? in
+            guard e.contains("\nRELAY_ROOM=r") || e.hasPrefix("RELAY_ROOM=r") else { return nil }
+            return e.split(separator: "\n").first { $0.hasPrefix("RELAY_SESSION=") }.map { String($0.dropFirst(14)) }
+        })
+        #expect(own.count == c.1)
+        let others = entries.filter { e in !own.contains { e.contains("RELAY_SESSION=" + $0) } }
+        let journal = dir.appendingPathComponent("relay.journal")
+        try makeJournal(Data(others.joined(separator: "\n\n").utf8), at: journal)
+        let r = try castscope(["analyze", "--json", dir.appendingPathComponent("phone.log").path, journal.path])
+        let sessions = (r.json?["sessions"] as? [[String: Any]]) ?? []
+        #expect(sessions.count == c.1)
+        #expect(sessions.allSatisfy { $0["relay"] == nil || $0["relay"] is NSNull }, "joined to other phones' sessions")
+        let text = try castscope(["analyze", "--no-color", dir.appendingPathComponent("phone.log").path, journal.path]).stdout
+        #expect(text.contains("relay not joined: about"), "\(text.prefix(600))")
+        #expect(!text.contains("orphan-device-session"))
+    }
 }
