@@ -964,6 +964,9 @@ struct RealPasteTests {
         // The evidence is the termination line (19 of the paste).
         let evidence = "\(a.findings.first?["evidence"] ?? "")"
         #expect(evidence.contains("paste.txt:19"), "\(evidence)")
+        // macOS aligns the values in one column (livekit client-sdk-swift#266): the same kill.
+        let aligned = try analyze(header.replacingOccurrences(of: "Exception Type:  EXC", with: "Exception Type:        EXC"))
+        #expect(aligned.kinds == ["extension-killed"], "\(aligned.kinds)")
         // A memory kill by the report's words; the session opened by it as the `.ips` opens one.
         let jetsam = try analyze("Hardware Model:      iPhone14,2\nProcess:             BroadcastUpload [77]\nDate/Time:           2024-05-01 16:47:45.5386 +0100\n"
                                  + "Exception Type:  EXC_RESOURCE (SIGKILL)\nException Subtype: MEMORY\nTermination Reason: Namespace JETSAM, Code 0x3 (per-process-limit)\n")

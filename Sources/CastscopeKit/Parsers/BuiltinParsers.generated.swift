@@ -1706,8 +1706,7 @@ enum BuiltinParsers {
     {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[{target_pid:int}] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
     {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"},
     {"event": "crash.header", "match": "Hardware Model:{text}", "anchored": true},
-    {"event": "crash.header", "match": "Exception Type:  EXC_{text}", "anchored": true},
-    {"event": "crash.header", "match": "Exception Type: EXC_{text}", "anchored": true},
+    {"event": "crash.header", "match": "Exception Type:{sp}EXC_{text}", "anchored": true},
     {"event": "app.crashed", "match": "Crash report of a process the report does not name: {reason}"}
   ],
   "samples": [
@@ -1716,6 +1715,7 @@ enum BuiltinParsers {
     {"message": "Hardware Model:      iPhone14,2", "event": "crash.header"},
     {"message": "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)", "event": "crash.header"},
     {"message": "Exception Type: EXC_RESOURCE", "event": "crash.header"},
+    {"message": "Exception Type:        EXC_BAD_ACCESS (SIGSEGV)", "event": "crash.header"},
     {"message": "Crash report of a process the report does not name: EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS at 0x0000e9d037ba924c", "event": "app.crashed", "attrs": {"reason": "EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS at 0x0000e9d037ba924c"}},
     {"message": "Process:             ScreenShareExt [482]"},
     {"message": "the Hardware Model: is in the header"}
