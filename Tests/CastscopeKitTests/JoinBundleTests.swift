@@ -7,12 +7,8 @@ import Testing
 @Suite("relay join: each broadcast to its own relay session beside other phones'",
        .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote (make test installs it)"))
 struct JoinBundleTests {
-    /// (seed, broadcasts, seconds between them, other phones' sessions a minute, relay clock ahead)
-    @Test("every join right (by the largest overlap alone, another phone's longer session that spans a broadcast won)",
-          arguments: [(1, 40, 60.0, 6.0, 2.5), (4, 30, 120.0, 60.0, 7.0), (3, 40, 30.0, 20.0, -40.0)])
-    func ownRelaySession(_ c: (Int, Int, Double, Double, Double)) throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+    /// Writes phone.log and relay.export for (seed, broadcasts, period, noise, offset) into `dir`.
+    static func generate(_ c: (Int, Int, Double, Double, Double), in dir: URL) throws {
         let gen = Process()
         gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         gen.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-join-bundle.py").path,
@@ -20,6 +16,15 @@ struct JoinBundleTests {
         try gen.run()
         gen.waitUntilExit()
         #expect(gen.terminationStatus == 0)
+    }
+
+    /// (seed, broadcasts, seconds between them, other phones' sessions a minute, relay clock ahead)
+    @Test("every join right (by the largest overlap alone, another phone's longer session that spans a broadcast won)",
+          arguments: [(1, 40, 60.0, 6.0, 2.5), (4, 30, 120.0, 60.0, 7.0), (3, 40, 30.0, 20.0, -40.0)])
+    func ownRelaySession(_ c: (Int, Int, Double, Double, Double)) throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.generate(c, in: dir)
         let export = try Data(contentsOf: dir.appendingPathComponent("relay.export"))
         let journal = dir.appendingPathComponent("relay.journal")
         try makeJournal(export, at: journal)
@@ -47,13 +52,7 @@ struct JoinBundleTests {
     func ownRelaySessionsMissing(_ c: (Int, Int, Double, Double, Double)) throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let gen = Process()
-        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        gen.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-join-bundle.py").path,
-                         "\(c.0)", "\(c.1)", "\(c.2)", "\(c.3)", "\(c.4)", dir.path]
-        try gen.run()
-        gen.waitUntilExit()
-        #expect(gen.terminationStatus == 0)
+        try Self.generate(c, in: dir)
         // Every entry of a session whose room names one of the phone's broadcasts taken out.
         let entries = String(decoding: try Data(contentsOf: dir.appendingPathComponent("relay.export")), as: UTF8.self)
             .components(separatedBy: "\n\n")

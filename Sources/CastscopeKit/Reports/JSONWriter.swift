@@ -239,46 +239,26 @@ public struct JSONWriter {
         shape.end.withUnsafeBytes { out.append($0) }
     }
 
-    public mutating func time(_ key: ElementShape.Key, _ micros: Int64?, offset: Int) {
-        key.bytes.withUnsafeBytes { out.append($0) }
-        timeValue(micros, offset: offset)
-    }
+    // A shaped member: its key's bytes, then the value as the named member writes it.
+    public mutating func time(_ key: ElementShape.Key, _ micros: Int64?, offset: Int) { put(key); timeValue(micros, offset: offset) }
+    public mutating func string(_ key: ElementShape.Key, _ value: String?) { put(key); stringValue(value) }
+    public mutating func int(_ key: ElementShape.Key, _ value: Int?) { put(key); intValue(value) }
+    public mutating func bool(_ key: ElementShape.Key, _ value: Bool) { put(key); boolValue(value) }
+    public mutating func number(_ key: ElementShape.Key, _ value: Double?, places: Int = 6) { put(key); numberValue(value, places: places) }
+    public mutating func source(_ key: ElementShape.Key, _ s: SourceRef?) { put(key); sourceValue(s) }
 
-    public mutating func string(_ key: ElementShape.Key, _ value: String?) {
-        key.bytes.withUnsafeBytes { out.append($0) }
-        stringValue(value)
-    }
-
-    public mutating func int(_ key: ElementShape.Key, _ value: Int?) {
-        key.bytes.withUnsafeBytes { out.append($0) }
-        intValue(value)
-    }
-
-    public mutating func bool(_ key: ElementShape.Key, _ value: Bool) {
-        key.bytes.withUnsafeBytes { out.append($0) }
-        boolValue(value)
-    }
-
-    public mutating func number(_ key: ElementShape.Key, _ value: Double?, places: Int = 6) {
-        key.bytes.withUnsafeBytes { out.append($0) }
-        numberValue(value, places: places)
-    }
-
-    public mutating func source(_ key: ElementShape.Key, _ s: SourceRef?) {
-        key.bytes.withUnsafeBytes { out.append($0) }
-        sourceValue(s)
-    }
+    private mutating func put(_ key: ElementShape.Key) { key.bytes.withUnsafeBytes { out.append($0) } }
 
     /// A value written before (`OutputBuffer.jsonQuoted`), or null.
     public mutating func raw(_ key: ElementShape.Key, _ value: OutputBuffer?) {
-        key.bytes.withUnsafeBytes { out.append($0) }
+        put(key)
         if let value { out.append(value) } else { out.append("null") }
     }
 
     /// `path:line` as `source(_:_:)` writes it, the path's part made before
     /// (`OutputBuffer.jsonOpened`).
     public mutating func source(_ key: ElementShape.Key, opened path: OutputBuffer, line: Int) {
-        key.bytes.withUnsafeBytes { out.append($0) }
+        put(key)
         out.append(path)
         out.byte(UInt8(ascii: ":"))
         out.int(line)
