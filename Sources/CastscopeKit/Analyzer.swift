@@ -948,21 +948,13 @@ public final class Analyzer {
             releaseFreedMemory()
         }
         if !relay.isEmpty {
-            var doubted = false
             if let forced = options.clockOffset {
                 report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
-            } else if let estimate = joiner.estimate(report.sessions, relay) {
-                // A clock made of chance on a busy relay joins nothing: the header says why.
-                if let why = joiner.doubt(estimate, report.sessions, relay) {
-                    report.timeNotes.append(why)
-                    doubted = true
-                } else {
-                    report.clock = estimate
-                }
+            } else {
+                report.clock = joiner.estimate(report.sessions, relay)
             }
             if let clock = report.clock { joiner.join(&report.sessions, &relay, offset: clock.offset) }
-            // (not joined for want of a clock is not "no relay session")
-            if !doubted { report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id) }
+            report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id)
         }
         report.relaySessions = relay
         Stages.mark("relay")

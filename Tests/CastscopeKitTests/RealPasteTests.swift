@@ -709,6 +709,15 @@ struct RealPasteTests {
 
             """)
         #expect(early.outcomes == ["failed-to-connect"], "\(early.outcomes)")
+        // Frames sent before the error: it was connected, whatever its lines said.
+        let streamed = try analyze("""
+            2026-03-12 10:20:00.514204+0100 BroadcastExtension[915:1a2b] open socket connection
+            2026-03-12 10:20:00.614204+0100 BroadcastExtension[915:1a2b] video sample processed successfully
+            2026-03-12 10:20:00.714204+0100 BroadcastExtension[915:1a2b] video sample processed successfully
+            2026-03-12 10:20:01.814204+0100 BroadcastExtension[915:1a2b] client stream error occured: Error Domain=NSPOSIXErrorDomain Code=32 "Broken pipe"
+
+            """)
+        #expect(streamed.outcomes == ["socket-error"], "\(streamed.outcomes)")
         // An RTMP push that never connected (HaishinKit#828's Connect.Failed): its extension
         // reaches for the RTMP server, not the host app.
         let refused = try analyze("""

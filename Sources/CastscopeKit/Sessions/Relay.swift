@@ -243,10 +243,6 @@ public struct RelayJoiner {
     /// Offsets beyond this are not considered: phone and server clocks differ by seconds, at
     /// times minutes (`--clock-offset` covers anything larger).
     public var maxOffset: Int64 = 15 * 60_000_000
-    /// A relay session is a broadcast's own only when it was accepted within this of the
-    /// broadcast's connect (or its first line), on the estimated clock: real pairs in the
-    /// samples and the generated bundles lie within 0.3 s.
-    public var startWindow: Int64 = 30_000_000
 
     public init() {}
 
@@ -451,33 +447,6 @@ public struct RelayJoiner {
         return estimate(from: best.used, device, relay)
     }
 
-    /// Why `estimate` is not to be believed, or nil: on a relay this busy (other phones'
-    /// sessions accepted within a tolerance of any offset more than once in ten tries), a
-    /// start alone lines up with another phone's session at some offset, so the pairs must
-    /// agree at both ends too, up to three of them (a phone whose own relay sessions were
-    /// not in the bundle was joined to others' on a clock of -341 s ± 0.6 s made of chance).
-    /// `tail` has its own rule for its first clock (`LiveSessions`).
-    public func doubt(_ estimate: ClockEstimate, _ device: [Session], _ relay: RelaySessionList) -> String? {
-        guard !estimate.forced else { return nil }
-        var accepted: [Int64] = []
-        for ri in relay.indices { if let t = relay.joinFacts(ri).accepted { accepted.append(t) } }
-        accepted.sort()
-        let connected = device.compactMap(\.connectedAt)
-        guard !connected.isEmpty else { return nil }
-        let near = connected.reduce(0) { n, c in
-            n + accepted.partitionPoint { $0 <= c + maxOffset } - accepted.partitionPoint { $0 < c - maxOffset }
-        }
-        // Chance starts within `tolerance` of one offset, per broadcast.
-        let chance = Double(near) / Double(connected.count) * Double(tolerance) / Double(maxOffset)
-        let ended = device.filter { $0.connectedAt != nil && $0.end != nil }.count
-        let need = max(1, min(3, ended))
-        guard chance >= 0.1, estimate.agreeingEnds < need else { return nil }
-        let perBroadcast = near / connected.count
-        return "relay not joined: about \(perBroadcast) relay sessions start within \(maxOffset / 60_000_000) min of each broadcast, "
-            + "too many to pair by time alone, and only \(estimate.agreeingEnds) of the pairs agree at both ends (\(need) needed); "
-            + "pass --clock-offset SECONDS"
-    }
-
     /// The estimate the pairs a center matched give: the median of their differences within
     /// `tolerance` of the first pair's, half their spread as the bound.
     func estimate(from used: [Pair], _ device: [Session], _ relay: RelaySessionList) -> ClockEstimate {
@@ -552,11 +521,8 @@ public struct RelayJoiner {
             var mine: [(apart: Int64, overlap: Int64, d: Int, r: Int)] = []
             for s in spans[first..<max(first, last)] {
                 // Touching spans count: a one-second session against second-precision logs.
-                // The relay accepts a broadcast as it connects: a session that started more
-                // than `startWindow` away is another phone's, however much it overlaps (a
-                // broadcast whose own relay session is missing stays unjoined).
                 let overlap = min(de, s.end) - max(ds, s.start)
-                if overlap >= -tolerance, s.start.magnitude(from: ds) <= UInt64(startWindow) {
+                if overlap >= -tolerance {
                     let end = d!.end != nil && s.ended ? disagree(s.end, de) : tolerance
                     mine.append((disagree(s.start, ds) + end, overlap, di, s.index))
                 }

@@ -539,9 +539,10 @@ public struct SessionBuilder {
         let last = s.sessions[i].events.last?.lastLine
         s.sessions[i].end = last?.time
         let session = s.sessions[i]
-        if let err = s.sawError, !session.connected && !session.attempts.isEmpty {
-            // The error came before any connection (a refused RTMP connect, HaishinKit's
-            // `Connection failed:` before the handshake): it never connected.
+        if let err = s.sawError, !session.connected && !session.attempts.isEmpty && session.frames == 0 {
+            // The error came before any connection and any frame (a refused RTMP connect,
+            // HaishinKit's `Connection failed:` before the handshake): it never connected. (A
+            // Jitsi extension that sent frames without a connect line did connect.)
             s.sessions[i].outcome = .failedToConnect
             s.sessions[i].reason = "never connected: the log ends after a socket error: \(err.message)"
             s.sessions[i].deciding = [err]
