@@ -82,7 +82,7 @@ struct RelayJoinScaleTests {
                 if abs(p.start) <= j.maxOffset { candidates.append(p) }
             }
         }
-        var best: (score: Int, agreeing: Int, spread: Int64, used: [RelayJoiner.Pair])?
+        var best: (score: Int, agreeing: Int, minutes: Int64, spread: Int64, used: [RelayJoiner.Pair])?
         for c in candidates {
             let center = c.start
             var usedDevice = Set<Int32>()
@@ -99,11 +99,13 @@ struct RelayJoinScaleTests {
             }
             let all = used.flatMap(\.diffs).filter { abs($0 - center) <= j.tolerance }
             let spread = (all.max() ?? 0) - (all.min() ?? 0)
+            let minutes = RelayJoiner.minutesOff(center)
             if let b = best {
                 if (used.count, all.count) < (b.score, b.agreeing) { continue }
-                if (used.count, all.count) == (b.score, b.agreeing) && spread >= b.spread { continue }
+                if (used.count, all.count) == (b.score, b.agreeing) && minutes > b.minutes { continue }
+                if (used.count, all.count, minutes) == (b.score, b.agreeing, b.minutes) && spread >= b.spread { continue }
             }
-            best = (used.count, all.count, spread, used)
+            best = (used.count, all.count, minutes, spread, used)
         }
         guard let best, best.score > 0 else { return nil }
         return j.estimate(from: best.used, device, RelaySessionList(relay))  // (unchanged: the search is what is compared)
@@ -169,6 +171,26 @@ struct RelayJoinScaleTests {
         let joined = Self.referenceJoin(j, device, relay, offset: at)
         j.join(&device, &relay, offset: at)
         #expect(relay.map(\.deviceSession) == joined, "seed \(seed)")
+    }
+
+    @Test("one broadcast lined up at both ends with its own relay session and a stranger's ten minutes off: its own, the offset nearer none")
+    func nearerOffsetWins() {
+        let s: Int64 = 1_000_000
+        var d = Session(id: "S1", sdk: "jitsi")
+        d.start = 1_000 * s
+        d.connectedAt = 1_000 * s
+        d.end = 1_090 * s
+        d.events = [Event(kind: "socket.connected", sdk: "jitsi", side: .extension, time: d.connectedAt, process: nil, pid: 1,
+                          message: "connected", attrs: [], source: SourceRef(path: "phone", line: 1), order: 0,
+                          parsedTime: nil, fileIndex: 0)]
+        // Its own at +34 s (ends 0.4 s apart), a stranger's at -643 s (ends 0.1 s apart: the
+        // smaller spread, which decided before).
+        let events = [Self.relayEvent("relay.accepted", 1_034 * s, "own", order: 1),
+                      Self.relayEvent("relay.closed", 1_124 * s + 400_000, "own", order: 2),
+                      Self.relayEvent("relay.accepted", 357 * s, "stranger", order: 3),
+                      Self.relayEvent("relay.closed", 447 * s + 100_000, "stranger", order: 4)].sorted { $0.time! < $1.time! }
+        let estimate = RelayJoiner().estimate([d], RelayJoiner().group(events))
+        #expect(estimate.map { $0.offset / s } == 34, "\(String(describing: estimate?.offset))")
     }
 
     @Test("a phone's sessions beside a busy relay's day: the pairs whose ends agree win")

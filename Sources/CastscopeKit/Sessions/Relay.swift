@@ -410,8 +410,12 @@ public struct RelayJoiner {
             }
         }
         let tries = byDiff.indices.sorted { (bound[$1], byDiff[$0]) < (bound[$0], byDiff[$1]) }
-        // Most pairs, then most agreeing differences, then the least spread, then the first.
-        var best: (score: Int, agreeing: Int, spread: Int64, first: Int, used: [Pair])?
+        // Most pairs, then most agreeing differences, then the offset in the fewest whole
+        // minutes from none, then the least spread, then the first. (Phone and server clocks
+        // differ by seconds, at times minutes: one broadcast beside a relay of a few sessions a
+        // minute lined up at both ends with a stranger ten minutes off as well as with its own,
+        // and the stranger's spread was the smaller as often as not.)
+        var best: (score: Int, agreeing: Int, minutes: Int64, spread: Int64, first: Int, used: [Pair])?
         var work = 0
         // Which center last used a device or relay session (no set per center).
         var deviceUsedBy = [Int](repeating: -1, count: device.count)
@@ -440,12 +444,18 @@ public struct RelayJoiner {
             }
             let all = used.flatMap(\.diffs).filter { abs($0 - center) <= tolerance }
             let spread = (all.max() ?? 0) - (all.min() ?? 0)
-            if let b = best, (used.count, all.count, -spread, -c) <= (b.score, b.agreeing, -b.spread, -b.first) { continue }
-            best = (used.count, all.count, spread, c, used)
+            let minutes = Self.minutesOff(center)
+            if let b = best, (used.count, all.count, -minutes, -spread, -c) <= (b.score, b.agreeing, -b.minutes, -b.spread, -b.first) {
+                continue
+            }
+            best = (used.count, all.count, minutes, spread, c, used)
         }
         guard let best, best.score > 0 else { return nil }
         return estimate(from: best.used, device, relay)
     }
+
+    /// Whole minutes between an offset and none (the estimate's tie-break).
+    static func minutesOff(_ offset: Int64) -> Int64 { Int64(offset.magnitude / 60_000_000) }
 
     /// The estimate the pairs a center matched give: the median of their differences within
     /// `tolerance` of the first pair's, half their spread as the bound.
