@@ -122,10 +122,6 @@ public final class Analyzer {
     let matcher: EventMatcher
     let detector: FormatDetector
     let prefilter: Prefilter
-    /// How well this registry's formats recognize a head's lines (`BundleWalker.recognition`).
-    var recognition: ([UInt8]) -> Int {
-        { [detector] head in head.withUnsafeBytes { detector.bestScore(head: $0) } }
-    }
     /// Called now and then while reading: files finished, bytes read so far (for a progress line).
     public var progress: ((Int, UInt64) -> Void)?
     /// Text files on disk at least this big are read in ranges, `parallelism` at once.
@@ -894,7 +890,7 @@ public final class Analyzer {
         }
         walker.budget = options.budget
         walker.memory = memoryInputs
-        walker.recognition = recognition
+        walker.recognition = detector.bestScore(of:)
         Stages.mark("start")
         walker.walk(paths)
         Stages.mark("read")

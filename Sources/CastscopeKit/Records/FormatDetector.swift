@@ -25,6 +25,9 @@ public struct FormatDetector {
     /// lead comes off a file's lines only when they score higher without it.
     public func bestScore(head: UnsafeRawBufferPointer) -> Int { best(lines(head))?.score ?? 0 }
 
+    /// The same for a head in an array (`BundleWalker.recognition`).
+    public func bestScore(of head: [UInt8]) -> Int { head.withUnsafeBytes { bestScore(head: $0) } }
+
     /// The first `maxLines` lines of `head` (without their CR).
     private func lines(_ head: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
         var lines: [UnsafeRawBufferPointer] = []

@@ -262,7 +262,7 @@ public enum JSONReport {
         // Each element's keys, and each file and cause as JSON, made once for the list.
         let shape = w.elementShape(keys: ["time", "failure", "source"])
         let (time, failure, source) = (shape[0], shape[1], shape[2])
-        let names = s.attempts.isEmpty ? [] : s.attempts.namesUsed
+        let names = s.attempts.namesUsed
         var quoted = [OutputBuffer?](repeating: nil, count: names.count)
         var opened = [OutputBuffer?](repeating: nil, count: names.count)
         s.attempts.forEachNamed { t, line, path, cause in

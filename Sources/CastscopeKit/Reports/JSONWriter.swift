@@ -175,8 +175,13 @@ public struct JSONWriter {
         // no buffer of its own per line.
         out.jsonString(s.path)
         out.dropLast()
+        lineAndClose(s.line)
+    }
+
+    /// `:line` and the closing quote, after a path's JSON string without its own.
+    private mutating func lineAndClose(_ line: Int) {
         out.byte(UInt8(ascii: ":"))
-        out.int(s.line)
+        out.int(line)
         out.byte(UInt8(ascii: "\""))
     }
 
@@ -260,8 +265,6 @@ public struct JSONWriter {
     public mutating func source(_ key: ElementShape.Key, opened path: OutputBuffer, line: Int) {
         put(key)
         out.append(path)
-        out.byte(UInt8(ascii: ":"))
-        out.int(line)
-        out.byte(UInt8(ascii: "\""))
+        lineAndClose(line)
     }
 }

@@ -111,7 +111,7 @@ public final class LogShow {
                 errors.append(contentsOf: reader.problems)
             },
             report: { [self] e in errors.append(e) })
-        walker.recognition = { head in head.withUnsafeBytes { detector.bestScore(head: $0) } }
+        walker.recognition = detector.bestScore(of:)
         walker.ips = { display, source in
             let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
             for rec in parsed.records {

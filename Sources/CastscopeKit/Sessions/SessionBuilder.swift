@@ -539,16 +539,13 @@ public struct SessionBuilder {
         let last = s.sessions[i].events.last?.lastLine
         s.sessions[i].end = last?.time
         let session = s.sessions[i]
-        if let err = s.sawError, !session.connected && !session.attempts.isEmpty && session.frames == 0 {
-            // The error came before any connection and any frame (a refused RTMP connect,
-            // HaishinKit's `Connection failed:` before the handshake): it never connected. (A
-            // Jitsi extension that sent frames without a connect line did connect.)
-            s.sessions[i].outcome = .failedToConnect
-            s.sessions[i].reason = "never connected: the log ends after a socket error: \(err.message)"
-            s.sessions[i].deciding = [err]
-        } else if let err = s.sawError {
-            s.sessions[i].outcome = .socketError
-            s.sessions[i].reason = "the log ends after a socket error: \(err.message)"
+        if let err = s.sawError {
+            // Before any connection and any frame (a refused RTMP connect, HaishinKit's
+            // `Connection failed:` before the handshake), it never connected. (A Jitsi
+            // extension that sent frames without a connect line did connect.)
+            let never = !session.connected && !session.attempts.isEmpty && session.frames == 0
+            s.sessions[i].outcome = never ? .failedToConnect : .socketError
+            s.sessions[i].reason = (never ? "never connected: " : "") + "the log ends after a socket error: \(err.message)"
             s.sessions[i].deciding = [err]
         } else if !session.connected && session.attempts.anyFailed {
             let n = session.attempts.count
