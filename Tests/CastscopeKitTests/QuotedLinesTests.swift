@@ -117,4 +117,47 @@ struct QuotedLinesTests {
             #expect((r.json?["findings"] as? [[String: Any]])?.contains { $0["kind"] as? String == "extension-killed" } == true, "\(name)")
         }
     }
+
+    @Test("a paste inside a code fence (```log … ```, ~~~) or a code span over its lines, or with the fence on its first and last log lines, reads as the file: no record lost, no backtick in a message, no fence counted unparsed")
+    func codeMarks() throws {
+        func un(_ s: String) -> String { Array(s.utf8).withUnsafeBytes { String(decoding: CodeMarks.unmarked($0), as: UTF8.self) } }
+        func fence(_ s: String) -> Bool { Array(s.utf8).withUnsafeBytes { CodeMarks.isFence($0) } }
+        #expect(un("`Jan 29 10:52:15 a b") == "Jan 29 10:52:15 a b")
+        #expect(un("```Jan 29 10:52:15 a b```") == "Jan 29 10:52:15 a b")
+        #expect(un("Jan 29 10:52:15 a bundleID=<private>`") == "Jan 29 10:52:15 a bundleID=<private>")
+        // A span the message holds stays whole; so does a lone backtick before a space.
+        #expect(un("Jan 29 10:52:15 a set `x`") == "Jan 29 10:52:15 a set `x`")
+        #expect(un("` a") == "` a")
+        #expect(fence("```") && fence("```log") && fence("  ~~~ ") && fence("````objective-c"))
+        #expect(!fence("```Jan 29 10:52:15 a b") && !fence("``") && !fence("`x`") && !fence("    ```"))
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for sample in ["samples/stopped-10001/device-syslog.txt", "samples/healthy-jitsi/sysdiagnose-log-show.txt",
+                       "samples/sendbird-call-ended/log-show.ndjson", "samples/relay/relay.export"] {
+            let text = try String(contentsOf: packageRoot.appendingPathComponent(sample), encoding: .utf8)
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if lines.last == "" { lines.removeLast() }
+            func joined(_ l: [String]) -> [UInt8] { Array(l.joined(separator: "\n").utf8) }
+            // (a blank line where the fence is: the same line numbers)
+            var files: [(String, [UInt8])] = [("plain", joined([""] + lines + [""])), ("fenced", joined(["```log"] + lines + ["```"])),
+                                              ("tildes", joined(["~~~"] + lines + ["~~~ "]))]
+            if !sample.hasSuffix(".ndjson") && !sample.hasSuffix(".export") {
+                // (the layouts a line of which is text: an inline span, a fence on the lines)
+                let first = lines.firstIndex { !$0.isEmpty }!, last = lines.lastIndex { !$0.isEmpty }!
+                let (a, z) = (lines[first], lines[last])
+                lines[first] = "`" + a
+                lines[last] = z + "`"
+                files.append(("span", joined([""] + lines + [""])))
+                lines[first] = "```" + a
+                lines[last] = z + "```"
+                files.append(("fence-on-lines", joined([""] + lines + [""])))
+            }
+            let reports = try reportsWithoutNames(files, in: dir)
+            #expect(reports["plain"]!.contains("recognized"))
+            for (name, _) in files.dropFirst() {
+                // (the fence lines are skipped, as headers are: the same records)
+                #expect(reports[name] == reports["plain"], "\(sample) \(name)\n\(reports[name] ?? "")\n---\n\(reports["plain"] ?? "")")
+            }
+        }
+    }
 }

@@ -42,6 +42,8 @@ public struct FormatDetector {
         if lines.count < maxLines && start < head.count {
             lines.append(UnsafeRawBufferPointer(rebasing: head[start...]))
         }
+        // As the reader reads them: a paste's code span or fence off (`CodeMarks`).
+        for k in lines.indices where CodeMarks.marked(lines[k]) { lines[k] = CodeMarks.unmarked(lines[k]) }
         return lines
     }
 

@@ -125,6 +125,9 @@ public final class RecordReader {
         skipFirstBytes = .allocate(capacity: 256)
         skipFirstBytes.initialize(repeating: false, count: 256)
         for p in skipPrefixes where !p.isEmpty { skipFirstBytes[Int(p[0])] = true }
+        // A code fence or span's backtick, a fence's tilde: the full path looks (`CodeMarks`).
+        skipFirstBytes[Int(CodeMarks.tick)] = true
+        skipFirstBytes[Int(CodeMarks.tilde)] = true
         probe = format.startProbe
         cheapProbe = format.startProbe.cheapCode
         var table: [(key: [UInt8], field: RecordField?, rank: Int)] = []
@@ -178,6 +181,8 @@ public final class RecordReader {
         var start = 0
         while start < line.count, line[start] == 0x20 { start += 1 }
         if start < line.count && !skipFirstBytes[Int(line[start])] { return false }
+        // A paste's code fence (`CodeMarks`).
+        if CodeMarks.isFence(line) { return true }
         for prefix in skipPrefixes where line.count - start >= prefix.count {
             var same = true
             for k in 0..<prefix.count where line[start + k] != prefix[k] { same = false; break }
@@ -228,9 +233,11 @@ public final class RecordReader {
                 if consumedAll { continue }
                 anchored = progress.stoppedAtAnchor
             }
-            guard let line = try lines.nextLine() else { break }
+            guard var line = try lines.nextLine() else { break }
             stats.lines += 1
             checkUTF8(line)
+            // A paste's code span or fence around the log's text comes off (`CodeMarks`).
+            if CodeMarks.marked(line) { line = CodeMarks.unmarked(line) }
             // A line the skimmer stopped at for an anchor is not scanned for one again.
             let scan = !anchored && wholeLinesLeft == 0
             anchored = false
@@ -1038,6 +1045,12 @@ public final class RecordReader {
             // prompt a paste starts with (`user@host:~$ journalctl -o export`), not a binary
             // field whose "size" would swallow the entry after it.
             if !line.allSatisfy(JournalVerbose.isNameByte) {
+                // (a paste's code fence before or after the entries: passed over)
+                if fields.isEmpty && CodeMarks.isFence(line) {
+                    stats.skipped += 1
+                    inEntry = false
+                    continue
+                }
                 unparsed()
                 if fields.isEmpty { inEntry = false }
                 continue
