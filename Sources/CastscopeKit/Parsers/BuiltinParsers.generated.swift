@@ -356,6 +356,38 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/jitsi-java.json", ##"""
+{
+  "name": "jitsi-java",
+  "title": "Jitsi's Java services (jitsi-videobridge, jicofo, jigasi): `JVB 2024-05-30 12:59:52.960 INFO: [44] [confId=… epId=…] Endpoint.expire#1093: Expired.` as docker-jitsi-meet writes them, or without the service's name as in /var/log/jitsi/jvb.log; a stack trace's lines go with the record before",
+  "url": "https://github.com/jitsi/docker-jitsi-meet/issues/1566",
+  "kind": "lines",
+  "patterns": [
+    "{process:word} {time:isolocal} {level:word}: [{tid:int}] {message}",
+    "{time:isolocal} {level:word}: [{tid:int}] {message}"
+  ],
+  "continuation": "join",
+  "priority": 15,
+  "samples": [
+    {
+      "line": "JVB 2024-05-30 15:05:04.361 INFO: [64] [confId=fb638965a1a21809 conf_name=test@conference.jitsi.su.sd meeting_id=cb0619fe epId=47d1af4b stats_id=Arturo-OjB] Endpoint.expire#1093: Expired.",
+      "expect": {"time": "2024-05-30T15:05:04.361000+00:00", "process": "JVB", "level": "INFO", "tid": "64", "message": "[confId=fb638965a1a21809 conf_name=test@conference.jitsi.su.sd meeting_id=cb0619fe epId=47d1af4b stats_id=Arturo-OjB] Endpoint.expire#1093: Expired."}
+    },
+    {
+      "line": "JVB 2018-01-01 23:22:04.066 FINE: [45] org.jitsi.videobridge.xmpp.ComponentImpl.log() RECV: <iq id=\"T7R2s-21\" type=\"result\" to=\"jitsi-videobridge.jitsi.example.com\" from=\"jitsi.example.com\"/>",
+      "expect": {"process": "JVB", "level": "FINE", "tid": "45", "message": "org.jitsi.videobridge.xmpp.ComponentImpl.log() RECV: <iq id=\"T7R2s-21\" type=\"result\" to=\"jitsi-videobridge.jitsi.example.com\" from=\"jitsi.example.com\"/>"}
+    },
+    {
+      "line": "JVB 2024-09-02 09:08:16.652 INFORMATION: [1] MainKt.main#77: Starting jitsi-videobridge version 2.3.1",
+      "expect": {"time": "2024-09-02T09:08:16.652000+00:00", "level": "INFORMATION", "message": "MainKt.main#77: Starting jitsi-videobridge version 2.3.1"}
+    },
+    {
+      "line": "2024-05-30 15:06:02.498 INFO: [1] ReadOnlyConfigurationService.reloadConfiguration#51: loading config file at path /etc/jitsi/videobridge/sip-communicator.properties",
+      "expect": {"time": "2024-05-30T15:06:02.498000+00:00", "level": "INFO", "tid": "1", "message": "ReadOnlyConfigurationService.reloadConfiguration#51: loading config file at path /etc/jitsi/videobridge/sip-communicator.properties"}
+    }
+  ]
+}
+"""##),
         ("formats/journal-export.json", ##"""
 {
   "name": "journal-export",

@@ -267,9 +267,10 @@ public final class LogShow {
 
     private func appleType(_ level: String) -> String {
         switch level.lowercased() {
-        case "info", "6": return "Info"
-        case "debug", "7": return "Debug"
-        case "error", "err", "3": return "Error"
+        // (and Java's levels: a Jitsi service's FINE, INFORMATION in a German locale, SEVERE)
+        case "info", "information", "6": return "Info"
+        case "debug", "fine", "finer", "finest", "trace", "7": return "Debug"
+        case "error", "err", "severe", "3": return "Error"
         case "fault", "crit", "critical", "alert", "emerg", "0", "1", "2": return "Fault"
         default: return "Default"
         }
