@@ -567,6 +567,19 @@ struct RealPasteTests {
 
     // MARK: 9. honest accounting
 
+    @Test("a syslog whose days lost their padding space on a web page (`Apr 3 07:46:43`, solar2d's forum) reads as the padded one")
+    func collapsedDayPadding() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), encoding: .utf8)
+        let padded = text.replacingOccurrences(of: "Mar 12 ", with: "Mar  3 ")
+        let collapsed = text.replacingOccurrences(of: "Mar 12 ", with: "Mar 3 ")
+        #expect(padded != text && collapsed != padded)
+        let reports = try reportsWithoutNames([("padded", Array(padded.utf8)), ("collapsed", Array(collapsed.utf8))], in: dir)
+        #expect(reports["padded"]!.contains("idevicesyslog") && reports["padded"]!.contains("recognized"))
+        #expect(reports["collapsed"] == reports["padded"])
+    }
+
     @Test("every line is a record, a continuation or counted unparsed, whichever anchors hit the file")
     func accounting() throws {
         let registry = try ParserRegistry.builtin()
@@ -578,6 +591,9 @@ struct RealPasteTests {
             ("console-copy", "default\t11:35:41.397185+0100\tExt\topen socket connection\n\tcont\ngarbage\n"),
             // `-o short` then `-o short-iso` in one paste: the second mode's lines, after records no
             // anchor hits, are unparsed either way (they were lost uncounted on the fast path).
+            // A paste's code fence and span, a day whose padding space a web page collapsed.
+            ("idevicesyslog", "```log\nApr 3 07:46:43 iPhone pkd[3642] <Warning>: x\nApr  3 07:46:43 iPhone BroadcastExtension[1] <Notice>: Open socket connection\n"
+                + "`Apr 3 07:46:44 iPhone pkd[3642] <Warning>: y\nApr 3 07:46:45 iPhone pkd[3642] <Warning>: z`\n```\n"),
             ("journal-short-precise", "Sep 16 11:47:50 h systemd[1004]: Starting Default.\nSep 16 11:47:50 h systemd[1004]: Reached.\n"
                 + "2015-09-16T11:47:50+0200 h systemd[1004]: Starting Default.\nhello world\n  indented goes on\n"),
         ]
@@ -597,6 +613,7 @@ struct RealPasteTests {
             #expect(a.skipped == b.skipped, "\(name)")
             #expect(a.lines == b.lines, "\(name)")
             if name.hasPrefix("journal") { #expect(a.records == 2 && a.unparsed == 2, "\(a)") }
+            if name == "idevicesyslog" { #expect(a.records == 4 && a.unparsed == 0 && a.skipped == 2, "\(a)") }
         }
     }
 

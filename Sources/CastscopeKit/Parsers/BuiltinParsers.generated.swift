@@ -350,6 +350,10 @@ enum BuiltinParsers {
       "expect": {"time": "2000-08-02T14:36:36.000000+00:00", "process": "SignalShareExtension(RunningBoardServices)", "pid": "12841", "level": "Notice", "message": "Sending handshake request attempt #1 to server"}
     },
     {
+      "line": "Apr 3 07:46:43 iPhone containermanagerd[3651] <Error>: 0x1a1267000 -[MCMGlobalConfiguration init]: Current mobile user ID is 501",
+      "expect": {"time": "2000-04-03T07:46:43.000000+00:00", "device": "iPhone", "process": "containermanagerd", "pid": "3651", "level": "Error", "message": "0x1a1267000 -[MCMGlobalConfiguration init]: Current mobile user ID is 501"}
+    },
+    {
       "line": "Aug 12 09:01:02 iPhone BroadcastExtension[912] <Notice>: Open socket connection",
       "expect": {"device": "iPhone", "process": "BroadcastExtension", "pid": "912", "message": "Open socket connection"}
     }

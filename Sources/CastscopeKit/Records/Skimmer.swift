@@ -136,7 +136,10 @@ enum ISODate: LineStart {
 
 enum BSDDate: LineStart {
     @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
-        n > 15 && byte(p, 0) &- 0x41 < 26 && byte(p, 3) == 0x20 && byte(p, 6) == 0x20 && byte(p, 9) == 0x3A
+        n > 15 && byte(p, 0) &- 0x41 < 26 && byte(p, 3) == 0x20
+            && ((byte(p, 6) == 0x20 && byte(p, 9) == 0x3A)
+                // (`Apr 3 07:46:43`: the day's padding space collapsed, as a web page does)
+                || (digit(p, 4) && byte(p, 5) == 0x20 && digit(p, 6) && digit(p, 7) && byte(p, 8) == 0x3A))
     }
 }
 

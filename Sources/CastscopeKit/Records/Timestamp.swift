@@ -215,8 +215,15 @@ enum TimeScan {
         return dayAndClock(p, i + 3, month: month, into: &t)
     }
 
-    /// ` dd HH:MM:SS[.f]` after a month's name that ends at `m`.
+    /// ` dd HH:MM:SS[.f]` after a month's name that ends at `m`; also ` d HH:MM:SS`, the day's
+    /// padding space lost (a web page or forum collapses runs of spaces: `Apr 3 07:46:43 iPhone …`).
     private static func dayAndClock(_ p: UnsafeRawBufferPointer, _ m: Int, month: Int, into t: inout ParsedTime) -> Int? {
+        if m + 11 <= p.count, p[m] == 0x20, isDigit(p[m + 1]), p[m + 1] != UInt8(ascii: "0"), p[m + 2] == 0x20, isDigit(p[m + 3]) {
+            t.month = month
+            t.day = Int(p[m + 1] &- 0x30)
+            t.hasDate = true
+            return clock(p, m + 3, into: &t)
+        }
         guard m + 12 <= p.count, p[m] == 0x20 else { return nil }
         let d1 = p[m + 1]
         let d2 = p[m + 2]
