@@ -22,6 +22,10 @@ public struct Vocabulary: Sendable {
         public var sdk: String
         /// Only records of this os_log category (when the format gives categories).
         public var category: String?
+        /// Not a message holding any of these: source code or prose that names the rule's word
+        /// (`override func broadcastStarted(`, `class SampleHandler: RPBroadcastSampleHandler {`,
+        /// `` `RPBroadcastSampleHandler` `` in a ticket's sentence), not a log line of it.
+        public var unless: [[UInt8]] = []
     }
 
     public struct Sample: Sendable {
@@ -56,8 +60,10 @@ public struct Vocabulary: Sendable {
             let pattern: Pattern
             do { pattern = try Pattern(text) } catch { throw fail("\(error)") }
             let set = (r["set"]?.objectValue ?? []).compactMap { k, v in v.stringValue.map { (k, $0) } }
+            let unless = (r["unless"]?.arrayValue ?? []).compactMap { $0.stringValue.map { Array($0.utf8) } }
+            guard !unless.contains(where: \.isEmpty) else { throw fail("an empty \"unless\" text would keep the rule from every message") }
             rules.append(Rule(event: event, pattern: pattern, anchored: r["anchored"] == .bool(true), set: set,
-                              side: side, sdk: r["sdk"]?.stringValue ?? sdk, category: r["category"]?.stringValue))
+                              side: side, sdk: r["sdk"]?.stringValue ?? sdk, category: r["category"]?.stringValue, unless: unless))
         }
         if rules.isEmpty { throw fail("no rules") }
         self.rules = rules
@@ -139,6 +145,7 @@ public final class EventMatcher: Sendable {
             if a >= 0, !holds(a) { continue }
             let rule = rules[index]
             if let c = rule.category, c != category { continue }
+            if !rule.unless.isEmpty, rule.unless.contains(where: { findBytes(message, $0, from: 0) != nil }) { continue }
             var m = PatternMatch(slots: rule.pattern.names.count)
             let ok = rule.anchored ? rule.pattern.match(message, into: &m) : rule.pattern.search(message, into: &m)
             guard ok else { continue }

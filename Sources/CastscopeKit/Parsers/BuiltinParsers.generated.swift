@@ -2499,19 +2499,23 @@ enum BuiltinParsers {
   "rules": [
     {
       "event": "broadcast.started",
-      "match": "broadcastStarted"
+      "match": "broadcastStarted",
+      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "broadcast.failed",
-      "match": "finishBroadcastWithError{error}"
+      "match": "finishBroadcastWithError{error}",
+      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "broadcast.finished",
-      "match": "broadcastFinished"
+      "match": "broadcastFinished",
+      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "broadcast.handler",
-      "match": "RPBroadcastSampleHandler"
+      "match": "RPBroadcastSampleHandler",
+      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "replaykit.system_broadcast",
@@ -2535,6 +2539,15 @@ enum BuiltinParsers {
     {
       "message": "broadcastFinished",
       "event": "broadcast.finished"
+    },
+    {
+      "message": "    override func broadcastStarted(withSetupInfo setupInfo: [String : NSObject]?) {"
+    },
+    {
+      "message": "class SampleHandler: RPBroadcastSampleHandler {"
+    },
+    {
+      "message": "It is possible to get ReplayKit into an inconsistent state when debugging `RPBroadcastSampleHandler` callbacks. If this occurs you may notice the following error:"
     },
     {
       "message": "RPSystemBroadcastSession: invalidate",
