@@ -332,10 +332,11 @@ struct RealPasteTests {
 
     @Test("a file read as plain although most lines start with a timestamp gets a note")
     func plainFallbackNote() throws {
-        // (the sixth survey: docker compose's prefix, JVB's word, a Go log's JSON dumps between its lines)
+        // (the sixth survey: docker compose's prefix, a service's word, a Go log's JSON dumps between its lines)
         for v in ["2024/05/01 10:00:00 one\n2024/05/01 10:00:01 two\n", "12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n",
                   "web_1  | 2022/11/25 20:15:13 GET /\nweb_1  | 2022/11/25 20:15:14 GET /x\n",
-                  "JVB 2025-04-16 14:41:06.751 INFO: [78] Endpoint.expire#1050: Expired.\nJVB 2025-04-16 14:41:07.751 INFO: [78] Conference.expire\n",
+                  // (JVB's own layout is a format since session 40: a word before another layout's time)
+                  "sfu 2025-04-16 14:41:06.751 peer.go:147 => closed\nsfu 2025-04-16 14:41:07.751 peer.go:150 => gone\n",
                   "2020/08/12 08:11:35.578720 mcu_janus.go:954: closing {\n  \"janus\": \"hangup\",\n  \"reason\": \"DTLS alert\"\n}\n2020/08/12 08:11:36.578720 mcu_janus.go:955: closed\n"] {
             let a = try analyze(v)
             #expect(a.format == "plain", "\(v)")
@@ -654,6 +655,22 @@ struct RealPasteTests {
 
             """)
         #expect((dst.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2017-04-06T06:43:00.000000+00:00")
+        // `journalctl -f`'s header has no end (nixpkgs#66061): its beginning gives the year and
+        // zone; `-x`'s catalog lines as journalctl 246+ marks them (`░░`) are skipped, not unread.
+        let follow = try analyze(dated: false, """
+            -- Logs begin at Thu 2019-08-01 15:22:28 UTC. --
+            Aug 01 15:24:06 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+            ░░ Subject: A start job for unit broadcast-relay.service has finished successfully
+            ░░ Defined-By: systemd
+            ░░
+            Aug 01 15:24:07 relay1 broadcast-relay[811]: session 0b7f3c1e closed reason=peer-eof frames=50 duration=5.0s
+
+            """)
+        #expect(follow.records == 2 && follow.unparsed == 0 && follow.input["skipped"] as? Int == 4, "\(follow.input)")
+        #expect((follow.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2019-08-01T15:24:06.000000+00:00")
+        // `show` dates them the same.
+        let shown = try castscope(["show", "-"], stdin: Data("-- Logs begin at Thu 2019-08-01 15:22:28 UTC. --\nAug 01 15:24:06 relay1 broadcast-relay[811]: hello\n".utf8))
+        #expect(shown.stdout.contains("2019-08-01 15:24:06.000000+0000"), "\(shown.stdout)")
 
         // `systemctl status`'s head before the lines: skipped, not unread.
         let status = try analyze("""
@@ -669,6 +686,14 @@ struct RealPasteTests {
             """)
         #expect(status.records == 1 && status.unparsed == 0)
         #expect(status.input["skipped"] as? Int == 7)  // six lines of the head, one blank
+        // Its `Active: … since Thu 2026-03-12 10:15:09 CET;` dates the lines (year and zone).
+        let since = try analyze(dated: false, """
+                 Active: failed (Result: exit-code) since Thu 2024-03-12 10:15:09 CET; 5s ago
+
+            Mar 12 10:15:04 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+
+            """)
+        #expect((since.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2024-03-12T09:15:04.000000+00:00")
 
         // `-o verbose` whose field indent became a TAB (a blog's code block).
         let verbose = try analyze("""

@@ -10,6 +10,8 @@ enum JournalTextHeader {
     /// CGroup tree). Such a line is skipped, not counted as unread.
     static func isAside(_ line: UnsafeRawBufferPointer, beforeRecords: Bool) -> Bool {
         if line.count >= 2, line[0] == UInt8(ascii: "-"), line[1] == UInt8(ascii: "-") { return true }
+        // `-x`'s catalog text as journalctl 246 and later marks it (`░░ Subject: A start job…`).
+        if line.starts(with: catalogMark) { return true }
         guard beforeRecords else { return false }
         var i = 0
         while i < line.count, line[i] == 0x20 { i += 1 }
@@ -21,6 +23,36 @@ enum JournalTextHeader {
         "Memory: ", "CPU: ", "CGroup: ", "Docs: ", "TriggeredBy: ", "Triggers: ", "Status: ", "Drop-In: ", "Invocation: ",
         "Mem peak: ", "IP: ", "IO: ", "└─", "├─", "│"].map { Array($0.utf8) }
     static let ends = [Array(", end at ".utf8), Array(", ends at ".utf8)]
+    static let catalogMark = Array("░░".utf8)
+    static let activeSince = Array("Active: ".utf8)
+    static let since = Array(" since ".utf8)
+
+    /// The time a header or status line around the entries gives them a year (and zone) from:
+    /// the end of `-- Logs begin at …, end at … --`; its beginning when there is no end (the
+    /// header `journalctl -f` prints, `-- Logs begin at Thu 2019-08-01 15:22:28 UTC. --`); the
+    /// time `systemctl status`'s `Active: active (running) since Tue 2024-03-12 09:00:01 UTC; 2h
+    /// ago` gives.
+    static func time(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
+        if let t = endTime(line) { return t }
+        if let opener = openers.first(where: { line.starts(with: $0) }) {
+            // (read up to the punctuation after its zone, as `endTime` reads)
+            var stop = findBytes(line, Array(". --".utf8), from: opener.count) ?? line.count
+            while stop > opener.count, line[stop - 1] == 0x20 || line[stop - 1] == 0x0D { stop -= 1 }
+            var t = ParsedTime()
+            return TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), opener.count, into: &t) == stop && t.hasYear && t.hasDate ? t : nil
+        }
+        var i = 0
+        while i < line.count, line[i] == 0x20 { i += 1 }
+        guard UnsafeRawBufferPointer(rebasing: line[i...]).starts(with: activeSince),
+            let at = findBytes(line, since, from: i + activeSince.count)
+        else { return nil }
+        // (up to the `;` before `2h ago`)
+        let stop = line[(at + since.count)...].firstIndex(of: UInt8(ascii: ";")) ?? line.count
+        var t = ParsedTime()
+        guard TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), at + since.count, into: &t) == stop, t.hasYear, t.hasDate
+        else { return nil }
+        return t
+    }
 
     /// The time the entries end at: with its year, and with its zone only when the first entry's
     /// is the same (a header from CET to CEST says nothing of the lines between).

@@ -168,8 +168,8 @@ public final class RecordReader {
     /// Counts a skipped line; journalctl's header gives the time its entries end at.
     func skipped(_ line: UnsafeRawBufferPointer) {
         stats.skipped += 1
-        if stats.headerTime == nil, line.count > 40, line[0] == UInt8(ascii: "-"), line[1] == UInt8(ascii: "-") {
-            stats.headerTime = JournalTextHeader.endTime(line)
+        if stats.headerTime == nil, line.count > 30, line[0] == UInt8(ascii: "-") || line[0] == 0x20 || line[0] == UInt8(ascii: "A") {
+            stats.headerTime = JournalTextHeader.time(line)
         }
     }
 

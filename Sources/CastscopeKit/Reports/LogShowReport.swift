@@ -105,7 +105,8 @@ public final class LogShow {
                 let lines = LineReader(source: whole, path: path)
                 let reader = RecordReader(format: detected.format, lines: lines)
                 try reader.run { rec in
-                    let r = textRecord(rec, path: path)
+                    // (journalctl's header, read before the entries, dates them as `analyze` does)
+                    let r = textRecord(rec, path: path, header: reader.stats.headerTime)
                     add(r)
                 }
                 errors.append(contentsOf: reader.problems)
@@ -237,7 +238,7 @@ public final class LogShow {
         }
     }
 
-    private func textRecord(_ rec: RawRecord, path: String) -> LogShowRecord {
+    private func textRecord(_ rec: RawRecord, path: String, header: ParsedTime? = nil) -> LogShowRecord {
         var r = LogShowRecord(source: path)
         if let t = rec.time {
             if t.epochMicros != nil || (t.hasYear && t.hasDate && t.offset != nil) {
@@ -247,11 +248,14 @@ public final class LogShow {
                 // time as written, in the year (or on the day) `analyze` would assume.
                 // A line without a date is on that day, in its year (a month and day of 0
                 // made the year after today's).
-                let day = options.date.map { ($0.year, $0.month, $0.day) } ?? today
+                // (the file's journalctl header, when it has one, before today)
+                let fromHeader = options.date == nil ? header.map { ($0.year, $0.month, $0.day) } : nil
+                let day = options.date.map { ($0.year, $0.month, $0.day) } ?? fromHeader ?? today
                 let year = t.hasYear ? t.year
-                    : t.hasDate ? FileTimeResolver.year(month: t.month, day: t.day, reference: day, isToday: options.date == nil) : day.0
-                r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: day.1, defaultDay: day.2, defaultOffset: 0))
-                r.zoneless = t.offset == nil
+                    : t.hasDate ? FileTimeResolver.year(month: t.month, day: t.day, reference: day, isToday: options.date == nil && fromHeader == nil) : day.0
+                let offset = t.offset ?? (options.date == nil ? header?.offset : nil)
+                r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: day.1, defaultDay: day.2, defaultOffset: offset ?? 0))
+                r.zoneless = offset == nil
             }
         }
         r.processID = rec.pid
