@@ -139,6 +139,9 @@ public final class EventMatcher: Sendable {
     }
 
     private func match(_ message: UnsafeRawBufferPointer, category: String?, holds: (Int) -> Bool) -> Hit? {
+        // A logger's time and level before the message, for the rules that must cover all of
+        // it (`MessageLead`): looked for once, when such a rule's anchor is there.
+        var lead: Int?? = .none
         for index in rules.indices {
             // Cheap first: the rule's literal anchor must be in the message.
             let a = ruleAnchor[index]
@@ -147,18 +150,28 @@ public final class EventMatcher: Sendable {
             if let c = rule.category, c != category { continue }
             if !rule.unless.isEmpty, rule.unless.contains(where: { findBytes(message, $0, from: 0) != nil }) { continue }
             var m = PatternMatch(slots: rule.pattern.names.count)
-            let ok = rule.anchored ? rule.pattern.match(message, into: &m) : rule.pattern.search(message, into: &m)
-            guard ok else { continue }
-            if rule.anchored && m.end != message.count {
-                // An anchored rule must cover the whole message, bar trailing white space.
-                var e = m.end
-                while e < message.count, message[e] == 0x20 || message[e] == 0x09 { e += 1 }
-                if e != message.count { continue }
+            var body = message
+            if rule.anchored {
+                // An anchored rule must cover the whole message, bar trailing white space; or
+                // all of it after a logger's lead.
+                func covers(_ text: UnsafeRawBufferPointer) -> Bool {
+                    guard rule.pattern.match(text, into: &m) else { return false }
+                    var e = m.end
+                    while e < text.count, text[e] == 0x20 || text[e] == 0x09 { e += 1 }
+                    return e == text.count
+                }
+                if !covers(message) {
+                    if lead == .none { lead = .some(MessageLead.end(message)) }
+                    guard let start = lead!, case let rest = UnsafeRawBufferPointer(rebasing: message[start...]), covers(rest) else { continue }
+                    body = rest
+                }
+            } else if !rule.pattern.search(message, into: &m) {
+                continue
             }
             var attrs: [(String, String)] = []
             for (slot, name) in rule.pattern.names.enumerated() {
                 if let r = m.range(slot) {
-                    attrs.append((name, String(decoding: UnsafeRawBufferPointer(rebasing: message[r]), as: UTF8.self)))
+                    attrs.append((name, String(decoding: UnsafeRawBufferPointer(rebasing: body[r]), as: UTF8.self)))
                 }
             }
             attrs.append(contentsOf: rule.set)

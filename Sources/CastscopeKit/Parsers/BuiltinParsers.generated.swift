@@ -2162,6 +2162,24 @@ enum BuiltinParsers {
     {"event": "relay.error", "match": "session {session:word} error: {error}"}
   ],
   "samples": [
+    {
+      "message": "2026/03/12 10:15:04 session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup",
+      "event": "relay.accepted",
+      "attrs": {"session": "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69", "peer": "iPhone14,2", "room": "standup"}
+    },
+    {
+      "message": "2024-03-12T10:15:05.500+0100 INFO session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0",
+      "event": "relay.stats",
+      "attrs": {"session": "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69", "frames": "10", "bytes": "281133", "fps": "10.0", "dropped": "0"}
+    },
+    {
+      "message": "[10:15:09.001] [WARN] session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=timeout",
+      "event": "relay.closed",
+      "attrs": {"session": "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69", "reason": "timeout"}
+    },
+    {
+      "message": "2026/03/12 10:15:04 user session 7c1e0d52 accepted peer=iPhone14,2 room=standup"
+    },
     {"message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup", "event": "relay.accepted", "attrs": {"session": "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69", "peer": "iPhone14,2", "room": "standup"}},
     {"message": "session 7c1e0d52 accepted", "event": "relay.accepted", "attrs": {"session": "7c1e0d52"}},
     {"message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0", "event": "relay.stats", "attrs": {"frames": "10", "fps": "10.0", "dropped": "0"}},

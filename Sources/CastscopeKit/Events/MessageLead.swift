@@ -1,0 +1,74 @@
+/// What a daemon's own logger writes before its message, inside the journal's (or syslog's)
+/// line: a time (Go's `log` package: `2026/03/12 10:15:04 `; ISO 8601 with or without a zone;
+/// a clock; any of them in brackets) and a level (`INFO`, `[WARN]`, `error:`), either or both.
+/// A rule that must cover the whole message (`anchored`: the relay's words) is tried again
+/// after it: a relay writing through such a logger was "nothing recognized" (fvtt-avclient-
+/// livekit#27 shows livekit-server's own time inside each journal line).
+enum MessageLead {
+    static let levels: [[UInt8]] = ["TRACE", "DEBUG", "DBG", "INFO", "INF", "NOTICE", "WARN", "WARNING", "WRN", "ERROR", "ERR", "CRIT",
+                                    "FATAL"].map { Array($0.utf8) }
+
+    /// Where the message after the lead begins, or nil when it has none (or nothing after it).
+    static func end(_ p: UnsafeRawBufferPointer) -> Int? {
+        var i = 0
+        var found = false
+        if let t = time(p, 0) {
+            i = t
+            found = true
+            guard i < p.count, p[i] == 0x20 || p[i] == 0x09 else { return nil }
+            while i < p.count, p[i] == 0x20 || p[i] == 0x09 { i += 1 }
+        }
+        if let l = level(p, i) {
+            i = l
+            found = true
+            guard i < p.count, p[i] == 0x20 || p[i] == 0x09 else { return nil }
+            while i < p.count, p[i] == 0x20 || p[i] == 0x09 { i += 1 }
+        }
+        return found && i < p.count ? i : nil
+    }
+
+    /// A time at `i` (optionally in brackets): the index after it.
+    static func time(_ p: UnsafeRawBufferPointer, _ i0: Int) -> Int? {
+        var i = i0
+        let bracket = i < p.count && p[i] == UInt8(ascii: "[")
+        if bracket { i += 1 }
+        var t = ParsedTime()
+        var end: Int?
+        if let e = TimeScan.iso(p, i, into: &t) {
+            end = e
+        } else if i + 19 <= p.count, TimeScan.digits(p, i, 4) != nil, p[i + 4] == UInt8(ascii: "/"),
+            TimeScan.digits(p, i + 5, 2) != nil, p[i + 7] == UInt8(ascii: "/"), TimeScan.digits(p, i + 8, 2) != nil,
+            p[i + 10] == 0x20, let e = TimeScan.clock(p, i + 11, into: &t)
+        {
+            // Go's `log`: `2026/03/12 10:15:04[.000000]`
+            end = e
+        } else if let e = TimeScan.clock(p, i, into: &t) {
+            end = TimeScan.zone(p, e, into: &t)
+        }
+        guard var e = end else { return nil }
+        if bracket {
+            guard e < p.count, p[e] == UInt8(ascii: "]") else { return nil }
+            e += 1
+        }
+        return e
+    }
+
+    /// A level word at `i` (any case; in brackets, or followed by `:`): the index after it.
+    static func level(_ p: UnsafeRawBufferPointer, _ i0: Int) -> Int? {
+        var i = i0
+        let bracket = i < p.count && p[i] == UInt8(ascii: "[")
+        if bracket { i += 1 }
+        var e = i
+        while e < p.count, e - i < 8, isLetter(p[e]) { e += 1 }
+        guard e > i else { return nil }
+        let word = UnsafeRawBufferPointer(rebasing: p[i..<e])
+        guard levels.contains(where: { $0.count == word.count && zip($0, word).allSatisfy { $0 == ($1 & 0xDF) } }) else { return nil }
+        if bracket {
+            guard e < p.count, p[e] == UInt8(ascii: "]") else { return nil }
+            e += 1
+        } else if e < p.count, p[e] == UInt8(ascii: ":") {
+            e += 1
+        }
+        return e
+    }
+}
