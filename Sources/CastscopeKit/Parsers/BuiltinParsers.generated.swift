@@ -508,7 +508,8 @@ enum BuiltinParsers {
   "kind": "lines",
   "patterns": [
     "{time:full} {host:word} {ident:word}.service{?[{pid:int}]}: {message}",
-    "{time:full} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+    "{time:full} {host:word} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:full} {host:word} {ident}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -539,7 +540,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short-iso / short-iso-precise (offset with or without colon)",
   "kind": "lines",
   "patterns": [
-    "{time:isotz} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+    "{time:isotz} {host:word} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:isotz} {host:word} {ident}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -562,7 +564,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short / short-precise under a non-English LC_TIME (`marras 24 17:50:27`, `Mär 14 …`, `jun 21 …`: month names of 37 locales)",
   "kind": "lines",
   "patterns": [
-    "{time:bsdlocal} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+    "{time:bsdlocal} {host:word} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:bsdlocal} {host:word} {ident}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -597,7 +600,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short-monotonic / short-delta (seconds since boot, no wall clock: counted from midnight of the bundle's date, marked ~)",
   "kind": "lines",
   "patterns": [
-    "{time:mono} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+    "{time:mono} {host:word} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:mono} {host:word} {ident}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -672,12 +676,17 @@ enum BuiltinParsers {
   "title": "journalctl -o short / short-precise (no year, no zone)",
   "kind": "lines",
   "patterns": [
-    "{time:bsd} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+    "{time:bsd} {host:word} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:bsd} {host:word} {ident}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
   "priority": 15,
   "samples": [
+    {
+      "line": "Aug 01 15:24:06 targets-host container target1[3470]: [  OK  ] Started Dnsmasq Daemon.",
+      "expect": {"host": "targets-host", "process": "container target1", "pid": "3470", "message": "[  OK  ] Started Dnsmasq Daemon."}
+    },
     {
       "line": "Mar 14 10:12:31.545053 localhost kernel: x86/PAT: Configuration [0-7]: WB  WC  UC- UC  WB  WP  UC- WT  ",
       "expect": {"time": "2000-03-14T10:12:31.545053+00:00", "host": "localhost", "process": "kernel", "message": "x86/PAT: Configuration [0-7]: WB  WC  UC- UC  WB  WP  UC- WT  "}
@@ -695,7 +704,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short-unix (seconds since the epoch, UTC)",
   "kind": "lines",
   "patterns": [
-    "{time:epoch} {host:word} {ident:word}{?[{pid:int}]}: {message}"
+    "{time:epoch} {host:word} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:epoch} {host:word} {ident}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
