@@ -516,6 +516,10 @@ enum BuiltinParsers {
   "priority": 15,
   "samples": [
     {
+      "line": "Do 2026-03-12 10:15:04 CET relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2 room=standup",
+      "expect": {"time": "2026-03-12T10:15:04.000000+01:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e accepted peer=iPhone14,2 room=standup"}
+    },
+    {
       "line": "Thu 2026-03-12 10:15:04 CET relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2",
       "expect": {"time": "2026-03-12T10:15:04.000000+01:00", "host": "relay1", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e accepted peer=iPhone14,2"}
     },
@@ -736,6 +740,29 @@ enum BuiltinParsers {
   "journal": true,
   "priority": 10,
   "samples": [
+    {
+      "lines": [
+        "Di 2015-09-29 21:07:05.850017 CEST [s=45e0…;i=984;b=c257…;m=1833…;t=520e…;x=3e1e…]",
+        "    PRIORITY=6",
+        "    _HOSTNAME=myhost",
+        "    _COMM=java",
+        "    MESSAGE=this is a test message with a MDC",
+        "    SYSLOG_IDENTIFIER=log4j2-test",
+        "    _PID=8224",
+        "    _SOURCE_REALTIME_TIMESTAMP=1443553625850017"
+      ],
+      "expect": {"time": "2015-09-29T19:07:05.850017+00:00", "host": "myhost", "process": "log4j2-test", "pid": "8224", "message": "this is a test message with a MDC"}
+    },
+    {
+      "lines": [
+        "Thu 2019-02-21 18:31:14.509128 +07... ",
+        "    PRIORITY=6",
+        "    SYSLOG_IDENTIFIER=systemd",
+        "    _PID=1",
+        "    MESSAGE=Started dnf makecache."
+      ],
+      "expect": {"time": "2019-02-21T18:31:14.509128+07:00", "process": "systemd", "pid": "1", "message": "Started dnf makecache."}
+    },
     {
       "lines": [
         "Thu 2026-03-12 09:15:04.673211 UTC [s=482ec6874867442fa2efffdcffc29d74;i=1;b=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e;m=3b9acde8;t=64cd030217bbb;x=1212d1da20740449]",

@@ -8,12 +8,26 @@
 /// value journalctl shows as `[17B blob data]` is kept as that text, as `-o short` shows it.
 enum JournalVerbose {
     /// The entry time of a header line, or nil when the line is not one.
+    /// (Also a header a pager or a document cut before its cursor: `Thu 2019-02-21
+    /// 18:31:14.509128 +07... `, or with nothing after its zone.)
     static func header(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
         var t = ParsedTime()
-        guard let end = TimeScan.full(line, 0, into: &t), end + 2 <= line.count, line[end] == 0x20,
-            line[end + 1] == UInt8(ascii: "[")
-        else { return nil }
-        if let micros = cursorTime(UnsafeRawBufferPointer(rebasing: line[(end + 2)...])) { return .epoch(micros: micros) }
+        guard let first = line.first, first >= 0x41 || isDigit(first) else { return nil }
+        if let end = TimeScan.full(line, 0, into: &t), end + 2 <= line.count, line[end] == 0x20, line[end + 1] == UInt8(ascii: "[") {
+            if let micros = cursorTime(UnsafeRawBufferPointer(rebasing: line[(end + 2)...])) { return .epoch(micros: micros) }
+            return t
+        }
+        // Cut: the line ends after the zone, bar spaces and an ellipsis.
+        var e = line.count
+        while e > 0, line[e - 1] == 0x20 { e -= 1 }
+        if e >= 3, line[e - 1] == 0x2E, line[e - 2] == 0x2E, line[e - 3] == 0x2E {
+            e -= 3
+        } else if e >= 3, line[e - 3] == 0xE2, line[e - 2] == 0x80, line[e - 1] == 0xA6 {
+            e -= 3
+        }
+        t = ParsedTime()
+        let cut = UnsafeRawBufferPointer(rebasing: line[..<e])
+        guard e > 20, TimeScan.full(cut, 0, into: &t) == e, t.hasDate, t.hasYear else { return nil }
         return t
     }
 

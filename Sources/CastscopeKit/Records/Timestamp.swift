@@ -261,7 +261,11 @@ enum TimeScan {
     /// without an abbreviation).
     static func full(_ p: UnsafeRawBufferPointer, _ i0: Int, into t: inout ParsedTime) -> Int? {
         var i = i0
-        if i + 4 <= p.count, isLetter(p[i]), isLetter(p[i + 1]), isLetter(p[i + 2]), p[i + 3] == 0x20 { i += 4 }
+        // The weekday, in English or (journalctl before 2017 used the locale's) another
+        // language: `Thu`, `Do`, `jeu.`, `Пт`: letters, a dot, UTF-8, then a space and the year.
+        var w = i
+        while w < p.count, w - i < 12, isLetter(p[w]) || p[w] == UInt8(ascii: ".") || p[w] >= 0x80 { w += 1 }
+        if w > i, w + 1 < p.count, p[w] == 0x20, isDigit(p[w + 1]) { i = w + 1 }
         guard i + 10 < p.count, p[i + 10] == 0x20, let k = iso(p, i, into: &t) else { return nil }
         if t.offset != nil { return k }
         guard k + 1 < p.count, p[k] == 0x20 else { return nil }
