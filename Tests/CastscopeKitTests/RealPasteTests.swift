@@ -1015,6 +1015,30 @@ struct RealPasteTests {
         // The evidence is the termination line (19 of the paste).
         let evidence = "\(a.findings.first?["evidence"] ?? "")"
         #expect(evidence.contains("paste.txt:19"), "\(evidence)")
+        // An app's whole report, crashed on a signal (OneSignal-iOS-SDK#870: `EXC_CRASH (SIGABRT)`),
+        // outside any session: a crash of the process it names (no finding before session 40);
+        // the same report killed (`SIGKILL`) is no crash.
+        let app = """
+            Incident Identifier: C0676F28-0BAC-4C63-973A-06B0A174E07B
+            Hardware Model:      iPod9,1
+            Process:             brandpoint [1178]
+            Identifier:          com.brandpointservices
+
+            Date/Time:           2021-02-26 10:21:20.5872 -0500
+            OS Version:          iPhone OS 14.4 (18D52)
+
+            Exception Type:  EXC_CRASH (SIGABRT)
+            Exception Codes: 0x0000000000000000, 0x0000000000000000
+            Exception Note:  EXC_CORPSE_NOTIFY
+            Triggered by Thread:  3
+
+            """
+        let crashed = try analyze(app)
+        #expect(crashed.sessions.isEmpty && crashed.kinds == ["app-crashed"], "\(crashed.kinds)")
+        #expect(crashed.messages("app-crashed").first?.hasPrefix("brandpoint[1178] crashed (EXC_CRASH (SIGABRT), EXC_CORPSE_NOTIFY)") == true,
+                "\(crashed.messages("app-crashed"))")
+        let killedApp = try analyze(app.replacingOccurrences(of: "EXC_CRASH (SIGABRT)", with: "EXC_CRASH (SIGKILL)"))
+        #expect(killedApp.kinds.isEmpty, "\(killedApp.kinds)")
         // macOS aligns the values in one column (livekit client-sdk-swift#266): the same kill.
         let aligned = try analyze(header.replacingOccurrences(of: "Exception Type:  EXC", with: "Exception Type:        EXC"))
         #expect(aligned.kinds == ["extension-killed"], "\(aligned.kinds)")

@@ -21,7 +21,37 @@ struct AppCrashedRule: FindingRule {
         return true
     }
 
+    /// A crash report pasted whole names its process (`Process: brandpoint [1178]`) and reads as
+    /// that process's end (`extension.killed`: in its session, the extension's kill). Outside any
+    /// session, one that died of a crash's signal (`EXC_CRASH (SIGABRT)`, `EXC_BAD_ACCESS
+    /// (SIGSEGV)`) is this finding for the bundle, as its exception part pasted alone is (OneSignal
+    /// #870's report gave none; a `SIGKILL` is a kill, not a crash).
+    static let crashSignals = ["SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGTRAP", "SIGFPE", "SIGSYS", "EXC_BAD_ACCESS", "EXC_BAD_INSTRUCTION",
+                               "EXC_BREAKPOINT", "EXC_ARITHMETIC", "EXC_GUARD"]
+    static let reportKinds = KindSet([.extensionKilled])
+    static let reportPrefix = "Crash report: "
+
+    static func crashedReport(_ e: Event) -> String? {
+        guard e.code == .extensionKilled, e.message.hasPrefix(reportPrefix), let text = e.attr("text"),
+            !text.contains("SIGKILL"), crashSignals.contains(where: { text.contains($0) })
+        else { return nil }
+        return text
+    }
+
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        var out = crashes(r)
+        if !r.unattached.isEmpty {
+            for e in r.unattached.matching(Self.reportKinds) {
+                guard let text = Self.crashedReport(e) else { continue }
+                let who = e.attr("target").map { "\($0)\(e.attr("target_pid").map { "[\($0)]" } ?? "")" } ?? "the process the report names"
+                out.append(Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil,
+                                   message: "\(who) crashed (\(text)): whatever it was sharing or serving stopped with it", evidence: [e.source]))
+            }
+        }
+        return out
+    }
+
+    private func crashes(_ r: AnalysisReport) -> [Finding] {
         perLine(r, kinds: Self.kinds, continues: Self.sameCrash) { e in
             guard e.code == .appCrashed else { return nil }
             let report = e.message.hasPrefix("Crash report of a process")
