@@ -175,8 +175,13 @@ enum BuiltinParsers {
     "fault{sp}{time:clock}{sp}{process:word}{sp}{message}"
   ],
   "continuation": "indented",
+  "splitCollapsed": true,
   "priority": 15,
   "samples": [
+    {
+      "line": "default 14:29:55.265590-0400 audiomxd -CMSessionMgr- CMSessionMgrHandleApplicationStateChange: Sending stop command to com.myapp.bundleid with pid '2933' because client is background suspended and there is no AirPlay video session for it default 14:29:55.265753-0400 dasd Received state update for 2933 (app<com.myapp.bundleid(AD9F24FF-321B-48U6-895F-723CDA943372)>, running-suspended-NotVisible",
+      "expect": {"time": "2000-01-01T14:29:55.265590-04:00", "process": "audiomxd", "message": "-CMSessionMgr- CMSessionMgrHandleApplicationStateChange: Sending stop command to com.myapp.bundleid with pid '2933' because client is background suspended and there is no AirPlay video session for it"}
+    },
     {
       "line": "default 17:24:56.282676+0000 BroadcastExt [INFO] broadcastStarted",
       "expect": {

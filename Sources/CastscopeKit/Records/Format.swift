@@ -95,6 +95,9 @@ public struct LogFormat: Sendable {
     let startProbe: RecordStartProbe
     /// Each pattern's own cheap start test (`.unknown` where it has none).
     let patternProbes: [RecordStartProbe]
+    /// The first bytes a record of this format may start with, for `collapsedRecordStart`: a
+    /// digit (a time first), or a pattern's leading literal's (Console's `default 14:29:55…`).
+    let collapsedStarts: [Bool]
     /// Where the definition came from (built-in or a user file).
     public var origin: String
 
@@ -176,6 +179,10 @@ public struct LogFormat: Sendable {
         // The cheap record-start test holds only when every pattern starts the same way.
         let probes = patterns.map { RecordStartProbe($0) }
         patternProbes = probes
+        var starts = [Bool](repeating: false, count: 256)
+        for d in 0x30...0x39 { starts[d] = true }
+        for case .literal(let l)? in patterns.map(\.ops.first) where !l.isEmpty { starts[Int(l[0])] = true }
+        collapsedStarts = starts
         startProbe = probes.dropFirst().allSatisfy({ $0.sameTest(as: probes[0]) }) ? RecordStartProbe(patterns.first) : .unknown
     }
 }
@@ -301,11 +308,11 @@ extension LogFormat {
         guard splitCollapsed, line.count > 1, let base = line.baseAddress else { return nil }
         let n = line.count
         var from = 0
-        // Each space with a digit after it.
+        // Each space with a digit (or a pattern's first literal byte) after it.
         while from < n - 1, let hit = memchr(base + from, 0x20, n - 1 - from) {
             let i = base.distance(to: UnsafeRawPointer(hit)) + 1
             from = i
-            guard isDigit(line[i]) else { continue }
+            guard collapsedStarts[Int(line[i])] else { continue }
             let rest = UnsafeRawBufferPointer(rebasing: line[i...])
             // The cheap test first, each pattern's own: most digits after a space are no
             // timestamp (Xcode's patterns do not all start alike, so the format has no one test).
