@@ -550,11 +550,14 @@ public final class Analyzer {
         }
 
         /// The format of a file from its first bytes, or an error already recorded.
-        /// Files read as `plain` although most of their lines start with a timestamp.
+        /// Files read as `plain` although most of their lines start with a timestamp; files whose
+        /// long lines a pager cut (`ChoppedLines`).
         var plainNotes: [Int: String] = [:]
         func formatOf(_ head: [UInt8], path: String, fileIndex: Int) -> LogFormat? {
             defer {
                 if self.options.forcedFormat == nil, let note = head.withUnsafeBytes({ FormatDetector.plainFallbackNote(head: $0, detector: self.detector) }) {
+                    plainNotes[fileIndex] = note
+                } else if let note = head.withUnsafeBytes({ ChoppedLines.note(head: $0) }) {
                     plainNotes[fileIndex] = note
                 }
             }

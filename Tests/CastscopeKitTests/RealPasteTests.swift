@@ -695,6 +695,18 @@ struct RealPasteTests {
             """)
         #expect((since.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2024-03-12T09:15:04.000000+00:00")
 
+        // Lines a pager cut at the screen's edge (`>` in the last column, livekit#3076's
+        // `systemctl status`): the file says so, and how to get whole lines.
+        let lines = ["session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 accepted peer=iPhone14,2 room=standup",
+                     "session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 stats frames=10 bytes=281461 fps=10.0 dropped=0",
+                     "session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 stats frames=10 bytes=282100 fps=10.0 dropped=0",
+                     "session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 closed reason=peer-eof frames=20 duration=2.0s"]
+        let chopped = lines.enumerated().map { k, m in String("Mar 12 10:15:0\(k) relay1 broadcast-relay[811]: \(m)".prefix(99)) + ">" }
+        let cut = try analyze(chopped.joined(separator: "\n") + "\n")
+        #expect(cut.records == 4 && cut.notes.contains { $0.contains("4 of the first 4 lines end in `>` at column 100: a pager cut them") }, "\(cut.notes)")
+        let whole = try analyze(lines.enumerated().map { k, m in "Mar 12 10:15:0\(k) relay1 broadcast-relay[811]: \(m)" }.joined(separator: "\n") + "\n")
+        #expect(!whole.notes.contains { $0.contains("pager") }, "\(whole.notes)")
+
         // `-o verbose` whose field indent became a TAB (a blog's code block).
         let verbose = try analyze("""
             Thu 2026-03-12 10:15:04.221000 CET [s=438c;i=1d8f;b=a6bd;m=1bfd5a3;t=5e6a;x=9c1a]
