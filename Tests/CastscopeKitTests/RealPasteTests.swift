@@ -707,6 +707,29 @@ struct RealPasteTests {
         let whole = try analyze(lines.enumerated().map { k, m in "Mar 12 10:15:0\(k) relay1 broadcast-relay[811]: \(m)" }.joined(separator: "\n") + "\n")
         #expect(!whole.notes.contains { $0.contains("pager") }, "\(whole.notes)")
 
+        // `-o json-pretty` through a pager: a member's string cut at the screen's edge. The
+        // objects after it were read as that string's text and lost; the member is left out.
+        let prettyCut = try analyze("""
+            {
+            	"__CURSOR" : "s=633ab86e915d4210ab09a052655476f9;i=1;b=9b2e6c1d4f3a4b5c8d7e6f5a4b3c2d1e;m=3b9acde8;t=64cd0302>
+            	"__REALTIME_TIMESTAMP" : "1773306904673211",
+            	"_HOSTNAME" : "relay1",
+            	"SYSLOG_IDENTIFIER" : "broadcast-relay",
+            	"MESSAGE" : "session 0b7f3c1e accepted peer=iPhone14,2 room=standup"
+            }
+            {
+            	"__REALTIME_TIMESTAMP" : "1773306909673211",
+            	"_HOSTNAME" : "relay1",
+            	"SYSLOG_IDENTIFIER" : "broadcast-relay",
+            	"MESSAGE" : "session 0b7f3c1e closed reason=peer-eof frames=50 duration=5.0s",
+            	"_PID" : "811>
+            }
+
+            """)
+        #expect(prettyCut.format == "journal-json-pretty" && prettyCut.records == 2 && prettyCut.unparsed == 0, "\(prettyCut.input)")
+        #expect((prettyCut.json["relaySessions"] as? [[String: Any]])?.first?["reason"] as? String == "peer-eof")
+        #expect(prettyCut.errors.count == 1 && prettyCut.errors[0].contains("paste.txt:2: a JSON string cut at its line's end"), "\(prettyCut.errors)")
+
         // `-o verbose` whose field indent became a TAB (a blog's code block).
         let verbose = try analyze("""
             Thu 2026-03-12 10:15:04.221000 CET [s=438c;i=1d8f;b=a6bd;m=1bfd5a3;t=5e6a;x=9c1a]

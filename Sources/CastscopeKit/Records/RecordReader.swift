@@ -773,6 +773,7 @@ public final class RecordReader {
     /// record, and objects may share lines (`},{`, a minified array on one line). Lines outside
     /// any object that are not JSON punctuation are preamble (skipped) or counted unparsed.
     private func runJSONArray(_ sink: (inout RawRecord) throws -> Void) throws {
+        var cutStringSeen = false
         var text: [UInt8] = []
         var depth = 0
         var inString = false
@@ -869,7 +870,23 @@ public final class RecordReader {
                 i += 1
             }
             if depth > 0 {
+                let before = text.count
                 text.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[from..<n]))
+                if inString {
+                    // A string open at its line's end: no JSON writer breaks one (a newline in it
+                    // is `\n`), so a pager or a paste cut the line (`"__CURSOR" : "s=…;t=6395>`).
+                    // The member is left out (a pretty-printed object has one a line; a comma
+                    // before the `}` is read), so that the objects after it are not read as its
+                    // text and lost (all but 3 of 117 entries were); said once per file.
+                    if from == 0 { text.removeSubrange(before...) } else { text.append(UInt8(ascii: "\"")) }
+                    inString = false
+                    escaped = false
+                    if !cutStringSeen {
+                        cutStringSeen = true
+                        problems.append(InputError(path: lines.path, line: lines.lineNumber,
+                                                   "a JSON string cut at its line's end (a pager's or a paste's cut): read as far as it goes"))
+                    }
+                }
                 text.append(0x0A)
             }
             // A stray `}` or text outside any object, with no object on the line: not JSON.
