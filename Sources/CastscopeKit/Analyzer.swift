@@ -1391,6 +1391,9 @@ struct ReadContext: Sendable {
                     } else if let h = reader.stats.headerTime {
                         // `-o short` lines under journalctl's header: its year (and zone)
                         result.firstComplete = h
+                    } else if rec.time != nil, let inner = rec.withBytes(.message, { MessageLead.datedTime($0) }) ?? nil {
+                        // A daemon's own dated time inside a year-less line (`MessageLead`)
+                        result.firstComplete = inner
                     }
                 }
                 // (one look at the message's first byte: a header's `Hardware Model:`, an entry's `{`)

@@ -695,6 +695,17 @@ struct RealPasteTests {
             """)
         #expect((since.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2024-03-12T09:15:04.000000+00:00")
 
+        // A relay writing through a logger with its own dated time (livekit-server's zap, Go's
+        // `log`): read as the relay, and that time dates the journal's year-less lines.
+        let logger = try analyze(dated: false, """
+            Mar 12 10:15:04 relay1 broadcast-relay[811]: 2024-03-12T10:15:04.500+0100 INFO session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+            Mar 12 10:15:09 relay1 broadcast-relay[811]: 2024-03-12T10:15:09.500+0100 INFO session 0b7f3c1e closed reason=peer-eof frames=50 duration=5.0s
+
+            """)
+        let loggerRelay = (logger.json["relaySessions"] as? [[String: Any]])?.first
+        #expect(loggerRelay?["accepted"] as? String == "2024-03-12T09:15:04.000000+00:00", "\(logger.json)")
+        #expect(loggerRelay?["reason"] as? String == "peer-eof" && loggerRelay?["frames"] as? Int == 50)
+
         // Lines a pager cut at the screen's edge (`>` in the last column, livekit#3076's
         // `systemctl status`): the file says so, and how to get whole lines.
         let lines = ["session 0b7f3c1e-5d2a-4e8b-9c61-7a2e4f9d1b03 accepted peer=iPhone14,2 room=standup",

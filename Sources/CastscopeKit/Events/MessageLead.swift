@@ -27,12 +27,27 @@ enum MessageLead {
         return found && i < p.count ? i : nil
     }
 
-    /// A time at `i` (optionally in brackets): the index after it.
+    /// The dated time a message begins with (`2022-08-21T13:53:12.701+0200 INFO …` inside a
+    /// journal line whose own time has no year or zone, fvtt-avclient-livekit#27; Go's
+    /// `2026/03/12 10:15:04`), when it has a year: the file's reference for the lines that lack
+    /// one, as a journal header is.
+    static func datedTime(_ p: UnsafeRawBufferPointer) -> ParsedTime? {
+        guard let first = p.first, isDigit(first) || first == UInt8(ascii: "[") else { return nil }
+        var t = ParsedTime()
+        guard time(p, 0, into: &t) != nil, t.hasYear, t.hasDate else { return nil }
+        return t
+    }
+
     static func time(_ p: UnsafeRawBufferPointer, _ i0: Int) -> Int? {
+        var t = ParsedTime()
+        return time(p, i0, into: &t)
+    }
+
+    /// A time at `i` (optionally in brackets): the index after it.
+    static func time(_ p: UnsafeRawBufferPointer, _ i0: Int, into t: inout ParsedTime) -> Int? {
         var i = i0
         let bracket = i < p.count && p[i] == UInt8(ascii: "[")
         if bracket { i += 1 }
-        var t = ParsedTime()
         var end: Int?
         if let e = TimeScan.iso(p, i, into: &t) {
             end = e
@@ -41,6 +56,11 @@ enum MessageLead {
             p[i + 10] == 0x20, let e = TimeScan.clock(p, i + 11, into: &t)
         {
             // Go's `log`: `2026/03/12 10:15:04[.000000]`
+            t.year = TimeScan.digits(p, i, 4)!
+            t.month = TimeScan.digits(p, i + 5, 2)!
+            t.day = TimeScan.digits(p, i + 8, 2)!
+            t.hasYear = (1...12).contains(t.month) && (1...31).contains(t.day)
+            t.hasDate = t.hasYear
             end = e
         } else if let e = TimeScan.clock(p, i, into: &t) {
             end = TimeScan.zone(p, e, into: &t)
