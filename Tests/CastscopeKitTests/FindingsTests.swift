@@ -173,6 +173,7 @@ struct FindingListOrderTests {
             #expect(list.map(\.message) == expected.map(\.message), "\(paths)")
             #expect(list.map(\.evidence) == expected.map(\.evidence), "\(paths)")
             #expect(FindingTally(list).kinds.map(\.count) == FindingTally(expected).kinds.map(\.count))
+            #expect(FindingTally(list).kinds.map(\.bundle) == FindingTally(expected).kinds.map(\.bundle))
             if paths.count == 4 {
                 // Real pastes give bundle findings of rules before the orphans' (an error, warnings).
                 let kinds = list.filter { $0.session == nil }.map(\.kind)
@@ -181,5 +182,16 @@ struct FindingListOrderTests {
                 #expect(first >= 2 && last < kinds.count - 1, "\(kinds)")
             }
         }
+    }
+
+    @Test("the header names the sessions of each kind, and the bundle's when a kind is also a session's")
+    func kindsWithSessionsAndBundle() {
+        func f(_ kind: String, _ session: String?) -> Finding {
+            Finding(kind: kind, severity: .error, time: nil, session: session, message: "m", evidence: [])
+        }
+        var tally = FindingTally([f("replaykit-error", "S2"), f("replaykit-error", nil), f("replaykit-error", nil), f("slow-start", "S1"),
+                                  f("orphan-relay-session", nil)])
+        tally.add(kind: "slow-start", severity: .warning, count: 1)
+        #expect(TextReport.kindsWithSessions(tally) == "replaykit-error ×3 (S2, bundle ×2), slow-start ×2 (S1, bundle), orphan-relay-session")
     }
 }

@@ -5,8 +5,9 @@
 public struct FindingTally: Sendable {
     public private(set) var count = 0
     public private(set) var severities: [Severity: Int] = [:]
-    /// Kinds in order of first appearance: how many, and the first five distinct sessions.
-    public private(set) var kinds: [(kind: String, count: Int, sessions: [String])] = []
+    /// Kinds in order of first appearance: how many, the first five distinct sessions, and how
+    /// many are about the bundle (no session).
+    public private(set) var kinds: [(kind: String, count: Int, sessions: [String], bundle: Int)] = []
     private var kindIndex: [String: Int] = [:]
 
     public init() {}
@@ -18,11 +19,18 @@ public struct FindingTally: Sendable {
     public mutating func add(_ f: Finding) {
         let k = counted(kind: f.kind, severity: f.severity, 1)
         // At most five ids are needed (four shown, and whether there are more).
-        if let s = f.session, kinds[k].sessions.count < 5, !kinds[k].sessions.contains(s) { kinds[k].sessions.append(s) }
+        if let s = f.session {
+            if kinds[k].sessions.count < 5, !kinds[k].sessions.contains(s) { kinds[k].sessions.append(s) }
+        } else {
+            kinds[k].bundle += 1
+        }
     }
 
     /// `count` findings of one kind about no session.
-    mutating func add(kind: String, severity: Severity, count n: Int) { counted(kind: kind, severity: severity, n) }
+    mutating func add(kind: String, severity: Severity, count n: Int) {
+        let k = counted(kind: kind, severity: severity, n)
+        kinds[k].bundle += n
+    }
 
     /// Counts `n` findings of `kind`; returns the kind's place in `kinds`.
     @discardableResult
@@ -35,7 +43,7 @@ public struct FindingTally: Sendable {
         } else {
             k = kinds.count
             kindIndex[kind] = k
-            kinds.append((kind, 0, []))
+            kinds.append((kind, 0, [], 0))
         }
         kinds[k].count += n
         return k

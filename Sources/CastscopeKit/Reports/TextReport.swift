@@ -381,11 +381,15 @@ public struct TextReport {
         return write(out)
     }
 
-    /// `never-connected ×3 (S1, S4, S9), slow-start (S2)`: which sessions have each kind.
+    /// `never-connected ×3 (S1, S4, S9), slow-start (S2)`: which sessions have each kind; those
+    /// about the bundle too, when some are a session's (`replaykit-error ×9 (S2, bundle ×8)`).
     static func kindsWithSessions(_ findings: FindingTally) -> String {
         findings.kinds.map { k in
             var t = k.count > 1 ? "\(k.kind) ×\(k.count)" : k.kind
-            if !k.sessions.isEmpty { t += " (" + k.sessions.prefix(4).joined(separator: ", ") + (k.sessions.count > 4 ? ", …" : "") + ")" }
+            if !k.sessions.isEmpty {
+                let bundle = k.bundle == 0 ? "" : k.bundle == 1 ? ", bundle" : ", bundle ×\(k.bundle)"
+                t += " (" + k.sessions.prefix(4).joined(separator: ", ") + (k.sessions.count > 4 ? ", …" : "") + bundle + ")"
+            }
             return t
         }.joined(separator: ", ")
     }
