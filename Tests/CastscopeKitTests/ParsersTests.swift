@@ -170,7 +170,7 @@ struct PrefilterTests {
         noSkip.initialize(repeating: false, count: 256)
         defer { noSkip.deallocate() }
         func skim(_ prefilter: Prefilter) -> (stops: [String], skimmed: Int) {
-            let skimmer = Skimmer(scanner: prefilter.scanner, skipFirstBytes: UnsafePointer(noSkip), probe: 0, skipsContinuations: false,
+            let skimmer = Skimmer(scanner: prefilter.scanner, skipFirstBytes: UnsafePointer(noSkip), probe: 0, skipsContinuations: false, stopsAtDumps: false,
                                   maxLineLength: 4096)
             var stops: [String] = []
             var skimmed = 0

@@ -57,7 +57,7 @@ struct RealPasteTests {
     static let table: [String: Expected] = [
         "apprtcmobile-10-user-alert-invalid-broadcast-session.txt":
             Expected(format: "plain", records: 2, unparsed: 0, events: ["broadcast.stopped_alert", "replaykit.error"], outcomes: [],
-                     findings: ["replaykit-error"]),
+                     findings: ["replaykit-error", "screen-share-failed"]),
         "capacitor-jitsi-meet-101-ios-sdk-console-rejoin.txt":
             Expected(format: "plain", records: 13, unparsed: 0, events: [], outcomes: [], findings: []),
         "formats-consoleapp-copy-livekit-swift-510.txt":
@@ -590,6 +590,10 @@ struct RealPasteTests {
             ("xcode", "2024-05-01 10:00:00.000001+0200 App[1:2] opts = {\n  a = 1;\n}\nopen socket connection\nprint\n"),
             ("plain", "options = {\n  open socket connection\n}\nx\n"),
             ("console-copy", "default\t11:35:41.397185+0100\tExt\topen socket connection\n\tcont\ngarbage\n"),
+            // A row that opens a dump (a macOS Console copy's `Stop apps {`): its lines, column-0
+            // text and `}` included, go with it whether or not an anchor is in it.
+            ("console-copy", "default\t11:35:41.397185+0100\taudiomxd\tStop apps {(\n    \"a\" : 1,\n)} tail\n"
+                + "default\t11:35:41.397186+0100\tExt\topen socket connection {\nx\n}\ndefault\t11:35:41.397187+0100\tExt\tdone\n"),
             // `-o short` then `-o short-iso` in one paste: the second mode's lines, after records no
             // anchor hits, are unparsed either way (they were lost uncounted on the fast path).
             // A paste's code fence and span, a day whose padding space a web page collapsed.
@@ -615,6 +619,7 @@ struct RealPasteTests {
             #expect(a.lines == b.lines, "\(name)")
             if name.hasPrefix("journal") { #expect(a.records == 2 && a.unparsed == 2, "\(a)") }
             if name == "idevicesyslog" { #expect(a.records == 4 && a.unparsed == 0 && a.skipped == 2, "\(a)") }
+            if text.contains("Stop apps") { #expect(a.records == 3 && a.unparsed == 0, "\(a)") }
         }
     }
 

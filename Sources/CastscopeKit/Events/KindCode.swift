@@ -41,6 +41,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
     case replaydWritebackOverflow
     case replaykitError
     case captureFrame
+    case broadcastStoppedAlert
 
     /// The kind each code stands for (`""` for `.other`).
     public var name: String { Self.names[Int(rawValue)] }
@@ -81,6 +82,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
         "replayd.writeback_overflow",
         "replaykit.error",
         "capture.frame",
+        "broadcast.stopped_alert",
     ]
     private static let byName: [String: KindCode] = Dictionary(uniqueKeysWithValues: allCases.dropFirst().map { ($0.name, $0) })
 

@@ -2,11 +2,15 @@
 /// the Jitsi Meet SDK's `Screen sharing not supported by the current browser: react-native`
 /// (screen sharing not enabled in this app), `Error creating screen-sharing stream …`, the
 /// screen-share toggle sent with no listener, react-native-webrtc's missing
-/// `RTCScreenSharingExtension` key. Nothing is shared, whatever the extension does.
+/// `RTCScreenSharingExtension` key. Nothing is shared, whatever the extension does. Also iOS's
+/// alert that it stopped a broadcast (`Live Broadcast to MyDemoApp has stopped due to : (null)`):
+/// the extension ended it with an error, whose description the alert shows (a ReplayKit code's
+/// text there is `replaykit-error`'s).
 struct ScreenShareFailedRule: FindingRule {
     let kind = "screen-share-failed"
 
-    static let kinds = KindSet([.appScreenshareUnsupported, .appScreenshareFailed, .appToggleScreenShareUnhandled, .appConfigError])
+    static let kinds = KindSet([.appScreenshareUnsupported, .appScreenshareFailed, .appToggleScreenShareUnhandled, .appConfigError,
+                                .broadcastStoppedAlert])
 
     static func message(_ e: Event) -> String? {
         switch e.code {
@@ -19,6 +23,16 @@ struct ScreenShareFailedRule: FindingRule {
             return "the SDK sent its screen-share toggle with no listener registered: the app does not handle it, so the toggle does nothing"
         case .appConfigError:
             return "the host app's configuration lacks what screen sharing needs (\(e.message))"
+        case .broadcastStoppedAlert:
+            // (`has stopped due  to : (null)`: the rule ends at `due`)
+            var reason = Substring(e.attr("text") ?? "").drop { $0 == " " }
+            if reason.hasPrefix("to ") || reason.hasPrefix("to:") { reason = reason.dropFirst(2) }
+            reason = reason.drop { $0 == " " || $0 == ":" || $0 == "-" }
+            while let last = reason.last, last == " " || last == "." || last == "\"" || last == "\u{201D}" { reason.removeLast() }
+            let null = reason.isEmpty || reason == "(null)" || reason == "nil"
+            return "iOS stopped the broadcast and told the user so\(e.attr("app").map { " (Live Broadcast to \($0))" } ?? ""): the extension ended it with an error "
+                + (null ? "that has no description (finishBroadcastWithError with an NSError lacking NSLocalizedDescriptionKey: the alert shows \"(null)\")"
+                       : "whose description is \"\(reason)\"")
         default:
             return nil
         }

@@ -213,15 +213,23 @@ enum BuiltinParsers {
         ("formats/console-copy.json", ##"""
 {
   "name": "console-copy",
-  "title": "Console.app copy (TAB-separated type, time without date, process, message; or with a PID column and the type column empty)",
+  "title": "Console.app copy (TAB-separated type, time without date, process, message; or with a PID column and the type column empty; or with the date and zone, and subsystem and category columns, as Console shows a sysdiagnose); lines indented by TABs or spaces continue a row",
   "kind": "lines",
   "patterns": [
     "{?{level:word}}\t{time:clock}\t{pid:int}\t{process}\t{message}",
-    "{level:word}\t{time:clock}\t{process}\t{message}"
+    "{level:word}\t{time:clock}\t{process}\t{message}",
+    "{level:word}\t{time:full}\t{process}\t{subsystem}\t{category}\t{message}",
+    "{level:word}\t{time:iso}\t{process}\t{subsystem}\t{category}\t{message}",
+    "{level:word}\t{time:full}\t{process}\t{message}",
+    "{level:word}\t{time:iso}\t{process}\t{message}"
   ],
-  "continuation": "tab",
+  "continuation": "indented",
   "priority": 20,
   "samples": [
+    {
+      "line": "default\t2025-01-25 13:16:11.060118 -0500\trunningboardd\tcom.apple.runningboard\tmonitor\tCalculated state for app<com.msdrigg.roam(95D1E2E9-9609-44D9-A30A-0C4AEA990A0D)>: running-active (role: UserInteractiveFocal) (endowments: <private>)",
+      "expect": {"time": "2025-01-25T13:16:11.060118-05:00", "level": "default", "process": "runningboardd", "subsystem": "com.apple.runningboard", "category": "monitor", "message": "Calculated state for app<com.msdrigg.roam(95D1E2E9-9609-44D9-A30A-0C4AEA990A0D)>: running-active (role: UserInteractiveFocal) (endowments: <private>)"}
+    },
     {
       "line": "default\t11:35:41.397185+0100\trunningboardd\tCalculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))",
       "expect": {
@@ -2723,6 +2731,18 @@ enum BuiltinParsers {
       "match": "Live Broadcast to {app} has stopped due{text}"
     },
     {
+      "event": "broadcast.stopped_alert",
+      "match": "ive broadcast to {app} is stopped due to{text}"
+    },
+    {
+      "event": "broadcast.stopped_alert",
+      "match": "ive broadcast to {app} stopped due to{text}"
+    },
+    {
+      "event": "broadcast.stopped_alert",
+      "match": "ive Broadcast to {app} stopped due to{text}"
+    },
+    {
       "event": "app_group.not_entitled",
       "match": "container_create_or_lookup_app_group_path_by_app_group_identifier: client is not entitled"
     },
@@ -2736,6 +2756,16 @@ enum BuiltinParsers {
     }
   ],
   "samples": [
+    {
+      "message": "The live broadcast to app is stopped due to: - Could not start the stream",
+      "event": "broadcast.stopped_alert",
+      "attrs": {"app": "app", "text": ": - Could not start the stream"}
+    },
+    {
+      "message": "Live broadcast to smarttv stopped due to: (null)",
+      "event": "broadcast.stopped_alert",
+      "attrs": {"app": "smarttv", "text": ": (null)"}
+    },
     {
       "message": "EXC_RESOURCE -> BroadcastExtension[912] exceeded mem limit: ActiveHard 50 MB (fatal)",
       "event": "extension.killed_memory",

@@ -25,6 +25,9 @@ struct Skimmer {
     /// not start a record; in tab and indented formats those lines are indented, which the full
     /// path reads).
     let skipsContinuations: Bool
+    /// A record whose line ends in an opening bracket opens a dump its lines continue (tab and
+    /// indented formats, as plain text): the full path reads it.
+    let stopsAtDumps: Bool
     let maxLineLength: Int
 
     struct Progress {
@@ -68,6 +71,7 @@ struct Skimmer {
         let skipFirst = skipFirstBytes
         let maxLength = maxLineLength
         let continues = skipsContinuations
+        let dumps = stopsAtDumps
         var at = 0
         // Bytes before `clean` are certified (no anchor, all ASCII). Certified a block at a
         // time, small blocks first: a run that stops early wastes little.
@@ -96,9 +100,9 @@ struct Skimmer {
             } else {
                 let first = line.load(as: UInt8.self)
                 if first == 0x20 || first == 0x09 || skipFirst[Int(first)] { break }
-                if P.self == Always.self {
-                    // Plain text: a line ending in an opening bracket starts a dump whose
-                    // lines join it: the full path reads it.
+                if P.self == Always.self || dumps {
+                    // Plain text (and a Console copy's rows): a line ending in an opening bracket
+                    // starts a dump whose lines join it: the full path reads it.
                     let last = line.load(fromByteOffset: length &- 1, as: UInt8.self)
                     if last == 0x7B || last == 0x5B || last == 0x28 { break }
                 }
