@@ -1164,6 +1164,33 @@ struct RealPasteTests {
                 "\(fragment.messages("extension-killed"))")
         #expect(fragment.sessions.count == 1 && fragment.sessions.first?["process"] as? String == "BroadcastUploadExtension",
                 "\(fragment.sessions)")
+        // The whole report with its middle elided (`...`, a blog's JetsamEvent): its own object
+        // never closes, and its entry is still a kill (it was lost before session 40).
+        let elided = try analyze("""
+            {"bug_type":"298","timestamp":"2020-01-03 04:11:13.65 +0800","os_version":"iPhone OS 11.4.1 (15G77)"}
+            {
+              "product" : "iPhone10,1",
+              "memoryStatus" : {
+              "pageSize" : 16384,
+              "memoryPages" : {
+                "active" : 39800
+              }
+            },
+            ...
+              {
+                "states" : [
+                  "frontmost"
+                ],
+                "rpages" : 3300,
+                "reason" : "per-process-limit",
+                "pid" : 4625,
+                "name" : "BroadcastUploadExtension"
+              },
+            ...
+
+            """)
+        #expect(elided.outcomes == ["killed"], "\(elided.outcomes) \(elided.json)")
+        #expect(elided.messages("extension-killed").first?.contains("BroadcastUploadExtension[4625] was killed at its 51 MB memory limit") == true)
         // A JSON log line with a `reason` and a `name` is no process entry (no `rpages`).
         let pino = try analyze("2023-09-08T17:20:30+0200 host relay[811]: {\"level\":30,\"pid\":811,\"name\":\"relay\",\"msg\":\"peer left\",\"reason\":\"timeout\"}\n")
         #expect(pino.kinds.isEmpty && pino.sessions.isEmpty && pino.unattachedCount == 0, "\(pino.kinds)")

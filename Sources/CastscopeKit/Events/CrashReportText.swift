@@ -155,8 +155,10 @@ enum JetsamFragmentText {
             return Array(bytes)
         }) ?? nil else { return [] }
         var objects: [String] = []
-        var depth = 0
-        var start = -1
+        // Where each open object starts, and whether one opened inside it: a process entry is
+        // an object with no object in it, at any depth (a paste that elides the report's
+        // middle with `...` never closes the report's own object).
+        var starts: [(at: Int, inner: Bool)] = []
         var quoted = false
         var escaped = false
         scan: for (i, b) in bytes.enumerated() {
@@ -167,15 +169,13 @@ enum JetsamFragmentText {
             switch b {
             case UInt8(ascii: "\""): quoted = true
             case UInt8(ascii: "{"):
-                if depth == 0 { start = i }
-                depth += 1
+                if !starts.isEmpty { starts[starts.count - 1].inner = true }
+                starts.append((i, false))
             case UInt8(ascii: "}"):
-                guard depth > 0 else { continue }
-                depth -= 1
-                guard depth == 0, start >= 0 else { continue }
+                guard let open = starts.popLast(), !open.inner else { continue }
                 // A process entry has its resident pages (a JSON log line with a `reason` and a
                 // `name` is no kill); at most `maxObjects` per record.
-                let object = bytes[start...i]
+                let object = bytes[open.at...i]
                 let has = { (key: [UInt8]) in object.withUnsafeBytes { findBytes($0, key, from: 0) != nil } }
                 if has(rpagesKey), has(reasonKey), has(nameKey) {
                     objects.append(String(decoding: object, as: UTF8.self))
