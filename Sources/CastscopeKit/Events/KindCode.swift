@@ -42,6 +42,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
     case replaykitError
     case captureFrame
     case broadcastStoppedAlert
+    case extensionLaunchFailed
 
     /// The kind each code stands for (`""` for `.other`).
     public var name: String { Self.names[Int(rawValue)] }
@@ -83,6 +84,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
         "replaykit.error",
         "capture.frame",
         "broadcast.stopped_alert",
+        "extension.launch_failed",
     ]
     private static let byName: [String: KindCode] = Dictionary(uniqueKeysWithValues: allCases.dropFirst().map { ($0.name, $0) })
 

@@ -5,12 +5,13 @@
 /// `RTCScreenSharingExtension` key. Nothing is shared, whatever the extension does. Also iOS's
 /// alert that it stopped a broadcast (`Live Broadcast to MyDemoApp has stopped due to : (null)`):
 /// the extension ended it with an error, whose description the alert shows (a ReplayKit code's
-/// text there is `replaykit-error`'s).
+/// text there is `replaykit-error`'s); and replayd's `Plugin … must have pid! Extension request
+/// will fail`: the extension never ran.
 struct ScreenShareFailedRule: FindingRule {
     let kind = "screen-share-failed"
 
     static let kinds = KindSet([.appScreenshareUnsupported, .appScreenshareFailed, .appToggleScreenShareUnhandled, .appConfigError,
-                                .broadcastStoppedAlert])
+                                .broadcastStoppedAlert, .extensionLaunchFailed])
 
     static func message(_ e: Event) -> String? {
         switch e.code {
@@ -23,6 +24,9 @@ struct ScreenShareFailedRule: FindingRule {
             return "the SDK sent its screen-share toggle with no listener registered: the app does not handle it, so the toggle does nothing"
         case .appConfigError:
             return "the host app's configuration lacks what screen sharing needs (\(e.message))"
+        case .extensionLaunchFailed:
+            let plugin = e.attr("plugin").map { " (\($0.split(separator: " ").joined(separator: " ")))" } ?? ""
+            return "the broadcast extension\(plugin) could not be launched: iOS's request to start it failed (\"must have pid\"): it crashed or was refused at launch (a missing framework, its signing, its memory at start): look for its crash report"
         case .broadcastStoppedAlert:
             // (`has stopped due  to : (null)`: the rule ends at `due`)
             var reason = Substring(e.attr("text") ?? "").drop { $0 == " " }

@@ -2735,6 +2735,14 @@ enum BuiltinParsers {
       "match": "ive broadcast to {app} is stopped due to{text}"
     },
     {
+      "event": "extension.launch_failed",
+      "match": "Plugin {plugin} must have pid! Extension request will fail"
+    },
+    {
+      "event": "extension.launch_failed",
+      "match": "must have pid! Extension request will fail"
+    },
+    {
       "event": "broadcast.stopped_alert",
       "match": "ive broadcast to {app} stopped due to{text}"
     },
@@ -2756,6 +2764,11 @@ enum BuiltinParsers {
     }
   ],
   "samples": [
+    {
+      "message": "replayd error: \u201cPlugin \u2026 com.example.rklkworkaround.broadcast \u2026 must have pid! Extension request will fail / Failed to acquire assertion \u2026 pid: 0",
+      "event": "extension.launch_failed",
+      "attrs": {"plugin": "\u2026 com.example.rklkworkaround.broadcast \u2026"}
+    },
     {
       "message": "The live broadcast to app is stopped due to: - Could not start the stream",
       "event": "broadcast.stopped_alert",
