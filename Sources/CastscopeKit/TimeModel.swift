@@ -280,6 +280,9 @@ struct FileTimeResolver {
     let zoneless: Bool
     let assumedToday: Bool
     let dateGiven: Bool
+    /// The reference bounds the lines (a journal's beginning, its end), not one of them.
+    let floor: Bool
+    let ceiling: Bool
     var previousSecond: Int?
     var dayShift = 0
     var noted = false
@@ -299,6 +302,9 @@ struct FileTimeResolver {
             refOffset = r.offset ?? 0
         }
         if let d = date { refDate = (d.year, d.month, d.day) }
+        // (a journal header's bound, unless --date gives the day)
+        floor = date == nil && reference?.isFloor == true
+        ceiling = date == nil && reference?.isCeiling == true
         assumedToday = refDate == nil
         dateGiven = date != nil
         self.refDate = refDate ?? today
@@ -315,7 +321,7 @@ struct FileTimeResolver {
                 (y, m, d) = civilFromDays(daysFromCivil(y, m, d) + dayShift)
                 events[i].timeInferred = events[i].timeInferred || assumedToday || t.sinceBoot
             } else if !t.hasYear {
-                y = Self.year(month: t.month, day: t.day, reference: refDate, isToday: assumedToday)
+                y = Self.year(month: t.month, day: t.day, reference: refDate, isToday: assumedToday || ceiling, floor: floor)
             }
             if !noted && (!t.hasDate || !t.hasYear) { note(hasDate: t.hasDate, sinceBoot: t.sinceBoot) }
             events[i].time = t.instant(defaultYear: y, defaultMonth: m, defaultDay: d, defaultOffset: refOffset)
@@ -349,10 +355,15 @@ struct FileTimeResolver {
     /// Against a date of the bundle or `--date`: the year that puts it nearest, at most half a
     /// year either way (a phone's log from late December beside a relay journal of early
     /// January).
-    static func year(month: Int, day: Int, reference: (Int, Int, Int), isToday: Bool) -> Int {
+    /// Against a floor (where a journal begins): the earliest year not over two days before it.
+    static func year(month: Int, day: Int, reference: (Int, Int, Int), isToday: Bool, floor: Bool = false) -> Int {
         let (y, m, d) = reference
         let ref = daysFromCivil(y, m, d)
         let same = daysFromCivil(y, month, day)
+        if floor && !isToday {
+            if daysFromCivil(y - 1, month, day) >= ref - 2 { return y - 1 }
+            return same < ref - 2 ? y + 1 : y
+        }
         if isToday {
             // The latest year that is not over two days ahead (1 January seen on 31 December).
             if daysFromCivil(y + 1, month, day) <= ref + 2 { return y + 1 }

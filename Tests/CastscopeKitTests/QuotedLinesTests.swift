@@ -120,11 +120,15 @@ struct QuotedLinesTests {
 
     @Test("a paste inside a code fence (```log … ```, ~~~) or a code span over its lines, or with the fence on its first and last log lines, reads as the file: no record lost, no backtick in a message, no fence counted unparsed")
     func codeMarks() throws {
-        func un(_ s: String) -> String { Array(s.utf8).withUnsafeBytes { String(decoding: CodeMarks.unmarked($0), as: UTF8.self) } }
+        var open = false
+        func un(_ s: String) -> String { Array(s.utf8).withUnsafeBytes { String(decoding: CodeMarks.unmarked($0, spanOpen: &open), as: UTF8.self) } }
         func fence(_ s: String) -> Bool { Array(s.utf8).withUnsafeBytes { CodeMarks.isFence($0) } }
-        #expect(un("`Jan 29 10:52:15 a b") == "Jan 29 10:52:15 a b")
+        #expect(un("`Jan 29 10:52:15 a b") == "Jan 29 10:52:15 a b" && open)
+        #expect(un("Jan 29 10:52:15 a bundleID=<private>`") == "Jan 29 10:52:15 a bundleID=<private>" && !open)
         #expect(un("```Jan 29 10:52:15 a b```") == "Jan 29 10:52:15 a b")
-        #expect(un("Jan 29 10:52:15 a bundleID=<private>`") == "Jan 29 10:52:15 a bundleID=<private>")
+        #expect(un("`Jan 29 10:52:15 a b`") == "Jan 29 10:52:15 a b")
+        // A lone backtick at a message's end, with no span open, is the message's.
+        #expect(un("Jan 29 10:52:15 quote char is `") == "Jan 29 10:52:15 quote char is `")
         // A span the message holds stays whole; so does a lone backtick before a space.
         #expect(un("Jan 29 10:52:15 a set `x`") == "Jan 29 10:52:15 a set `x`")
         #expect(un("` a") == "` a")

@@ -1,8 +1,8 @@
 /// What a daemon's own logger writes before its message, inside the journal's (or syslog's)
 /// line: a time (Go's `log` package: `2026/03/12 10:15:04 `; ISO 8601 with or without a zone;
 /// a clock; any of them in brackets) and a level (`INFO`, `[WARN]`, `error:`), either or both.
-/// A rule that must cover the whole message (`anchored`: the relay's words) is tried again
-/// after it: a relay writing through such a logger was "nothing recognized" (fvtt-avclient-
+/// A relay rule that must cover the whole message (`anchored`) is tried again after it (only
+/// the relay's: on the phone, `DEBUG: no data to send` from another process is no Jitsi line): a relay writing through such a logger was "nothing recognized" (fvtt-avclient-
 /// livekit#27 shows livekit-server's own time inside each journal line).
 enum MessageLead {
     static let levels: [[UInt8]] = ["TRACE", "DEBUG", "DBG", "INFO", "INF", "NOTICE", "WARN", "WARNING", "WRN", "ERROR", "ERR", "CRIT",

@@ -161,6 +161,9 @@ public final class EventMatcher: Sendable {
                     return e == text.count
                 }
                 if !covers(message) {
+                    // (only the relay's words: a daemon's logger writes the lead; another
+                    // process's `DEBUG: no data to send` is no Jitsi extension's line)
+                    guard rule.side == .relay else { continue }
                     if lead == .none { lead = .some(MessageLead.end(message)) }
                     guard let start = lead!, case let rest = UnsafeRawBufferPointer(rebasing: message[start...]), covers(rest) else { continue }
                     body = rest

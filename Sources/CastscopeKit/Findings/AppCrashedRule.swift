@@ -24,7 +24,8 @@ struct AppCrashedRule: FindingRule {
     /// A crash report pasted whole names its process (`Process: brandpoint [1178]`) and reads as
     /// that process's end (`extension.killed`: in its session, the extension's kill). Outside any
     /// session, one that died of a crash's signal (`EXC_CRASH (SIGABRT)`, `EXC_BAD_ACCESS
-    /// (SIGSEGV)`) is this finding for the bundle, as its exception part pasted alone is (OneSignal
+    /// (SIGSEGV)`) is this finding for the bundle (with sessions in it, when they hold lines of
+    /// its process: the host app), as its exception part pasted alone is (OneSignal
     /// #870's report gave none; a `SIGKILL` is a kill, not a crash).
     static let crashSignals = ["SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGTRAP", "SIGFPE", "SIGSYS", "EXC_BAD_ACCESS", "EXC_BAD_INSTRUCTION",
                                "EXC_BREAKPOINT", "EXC_ARITHMETIC", "EXC_GUARD"]
@@ -41,8 +42,22 @@ struct AppCrashedRule: FindingRule {
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out = crashes(r)
         if !r.unattached.isEmpty {
+            // With sessions in the bundle, only a report of a process they hold lines of (the
+            // host app): an unrelated app's crash in a sysdiagnose is no finding of theirs.
+            var known: Set<String>?
             for e in r.unattached.matching(Self.reportKinds) {
                 guard let text = Self.crashedReport(e) else { continue }
+                if r.sessionCount > 0 {
+                    if known == nil {
+                        var names = Set<String>()
+                        r.sessions.borrowingForEach { s in
+                            if let p = s.process { names.insert(p) }
+                            for x in s.events { if let p = x.process { names.insert(p) } }
+                        }
+                        known = names
+                    }
+                    guard let target = e.attr("target"), known!.contains(target) else { continue }
+                }
                 let who = e.attr("target").map { "\($0)\(e.attr("target_pid").map { "[\($0)]" } ?? "")" } ?? "the process the report names"
                 out.append(Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil,
                                    message: "\(who) crashed (\(text)): whatever it was sharing or serving stopped with it", evidence: [e.source]))

@@ -179,6 +179,10 @@ enum BuiltinParsers {
   "priority": 15,
   "samples": [
     {
+      "line": "default  14:29:56.000000-0400  BroadcastExt  retrying after error 14:29:55.9 server refused",
+      "expect": {"process": "BroadcastExt", "message": "retrying after error 14:29:55.9 server refused"}
+    },
+    {
       "line": "default 14:29:55.265590-0400 audiomxd -CMSessionMgr- CMSessionMgrHandleApplicationStateChange: Sending stop command to com.myapp.bundleid with pid '2933' because client is background suspended and there is no AirPlay video session for it default 14:29:55.265753-0400 dasd Received state update for 2933 (app<com.myapp.bundleid(AD9F24FF-321B-48U6-895F-723CDA943372)>, running-suspended-NotVisible",
       "expect": {"time": "2000-01-01T14:29:55.265590-04:00", "process": "audiomxd", "message": "-CMSessionMgr- CMSessionMgrHandleApplicationStateChange: Sending stop command to com.myapp.bundleid with pid '2933' because client is background suspended and there is no AirPlay video session for it"}
     },
@@ -522,7 +526,7 @@ enum BuiltinParsers {
   "patterns": [
     "{time:full} {host:word} {ident:word}.service{?[{pid:int}]}: {message}",
     "{time:full} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:full} {host:word} {ident}[{pid:int}]: {message}"
+    "{time:full} {host:word} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -558,7 +562,7 @@ enum BuiltinParsers {
   "kind": "lines",
   "patterns": [
     "{time:isotz} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:isotz} {host:word} {ident}[{pid:int}]: {message}"
+    "{time:isotz} {host:word} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -582,7 +586,7 @@ enum BuiltinParsers {
   "kind": "lines",
   "patterns": [
     "{time:bsdlocal} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:bsdlocal} {host:word} {ident}[{pid:int}]: {message}"
+    "{time:bsdlocal} {host:word} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -618,7 +622,7 @@ enum BuiltinParsers {
   "kind": "lines",
   "patterns": [
     "{time:mono} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:mono} {host:word} {ident}[{pid:int}]: {message}"
+    "{time:mono} {host:word} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -694,7 +698,7 @@ enum BuiltinParsers {
   "kind": "lines",
   "patterns": [
     "{time:bsd} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:bsd} {host:word} {ident}[{pid:int}]: {message}"
+    "{time:bsd} {host:word} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -722,7 +726,7 @@ enum BuiltinParsers {
   "kind": "lines",
   "patterns": [
     "{time:epoch} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:epoch} {host:word} {ident}[{pid:int}]: {message}"
+    "{time:epoch} {host:word} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -2092,6 +2096,7 @@ enum BuiltinParsers {
     {"event": "frame.empty", "match": "no data to send", "anchored": true}
   ],
   "samples": [
+    {"message": "DEBUG: no data to send"},
     {"message": "broadcast started", "event": "broadcast.started"},
     {"message": "open socket connection", "event": "socket.connect_attempt"},
     {"message": "[Broadcast] open socket connection", "event": "socket.connect_attempt"},
@@ -2568,22 +2573,22 @@ enum BuiltinParsers {
     {
       "event": "broadcast.started",
       "match": "broadcastStarted",
-      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
+      "unless": ["func broadcast", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "broadcast.failed",
       "match": "finishBroadcastWithError{error}",
-      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
+      "unless": ["func broadcast", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "broadcast.finished",
       "match": "broadcastFinished",
-      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
+      "unless": ["func broadcast", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "broadcast.handler",
       "match": "RPBroadcastSampleHandler",
-      "unless": ["func broadcast", "class ", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
+      "unless": ["func broadcast", ": RPBroadcastSampleHandler", "`RPBroadcastSampleHandler`", "`broadcastStarted`", "`broadcastFinished`", "`finishBroadcastWithError"]
     },
     {
       "event": "replaykit.system_broadcast",
@@ -2592,6 +2597,7 @@ enum BuiltinParsers {
     }
   ],
   "samples": [
+    {"message": "broadcastFinished() - releasing class resources", "event": "broadcast.finished"},
     {
       "message": "`broadcastStarted - preparing session for URL: rtmp://live.example/app/key",
       "event": "broadcast.started"

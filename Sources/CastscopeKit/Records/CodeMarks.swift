@@ -27,10 +27,12 @@ enum CodeMarks {
     }
 
     /// `line` without a code span's or fence's backticks at its start (one to four, followed
-    /// by the text itself; a fence alone on its line stays as it is) and at its end (a fence's three or more; a single one when the line
-    /// holds no other: the closer of a span opened lines before). Callers look at the first
+    /// by the text itself; a fence alone on its line stays as it is) and at its end (a fence's
+    /// three or more; a single one when it closes a span: one this line opened, or one an
+    /// earlier line opened, `spanOpen`, with no other backtick between). A lone backtick at a
+    /// message's end is otherwise the message's (`quote char is \``). Callers look at the first
     /// and last bytes first: most lines have neither.
-    static func unmarked(_ line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+    static func unmarked(_ line: UnsafeRawBufferPointer, spanOpen: inout Bool) -> UnsafeRawBufferPointer {
         // (a fence alone stays one, for the reader to pass over)
         if isFence(line) { return line }
         var start = 0
@@ -39,7 +41,17 @@ enum CodeMarks {
         if start > 0, start == end || line[start] == 0x20 || line[start] == 0x09 || line[start] == tick { start = 0 }
         var run = 0
         while end - run > start, line[end - run - 1] == tick { run += 1 }
-        if run >= 3 || (run == 1 && !line[start..<(end - 1)].contains(tick)) { end -= run }
+        let others = run > 0 && line[start..<(end - run)].contains(tick)
+        if run >= 3 {
+            end -= run
+            spanOpen = false
+        } else if run == 1 && !others && (start > 0 || spanOpen) {
+            end -= 1
+            spanOpen = false
+        } else if start == 1 && run == 0 && !line[start...].contains(tick) {
+            // A span opened here and closed on a later line (yalu102#197's paste).
+            spanOpen = true
+        }
         while end > start, start > 0 || run > 0, line[end - 1] == 0x20 { end -= 1 }
         return UnsafeRawBufferPointer(rebasing: line[start..<end])
     }

@@ -181,7 +181,8 @@ public struct LogFormat: Sendable {
         patternProbes = probes
         var starts = [Bool](repeating: false, count: 256)
         for d in 0x30...0x39 { starts[d] = true }
-        for case .literal(let l)? in patterns.map(\.ops.first) where !l.isEmpty { starts[Int(l[0])] = true }
+        // (letters only: xcode-untimed's leading space and backtick are no row's start)
+        for case .literal(let l)? in patterns.map(\.ops.first) where !l.isEmpty && isLetter(l[0]) { starts[Int(l[0])] = true }
         collapsedStarts = starts
         startProbe = probes.dropFirst().allSatisfy({ $0.sameTest(as: probes[0]) }) ? RecordStartProbe(patterns.first) : .unknown
     }
@@ -307,12 +308,22 @@ extension LogFormat {
     func collapsedRecordStart(_ line: UnsafeRawBufferPointer, _ matches: inout [PatternMatch]) -> Int? {
         guard splitCollapsed, line.count > 1, let base = line.baseAddress else { return nil }
         let n = line.count
+        // A row that starts with a word (Console's `default 14:29:55.265590-0400 …`) was
+        // collapsed only if one space follows that word, and a row run into it has the same
+        // shape: its word, one space, a time as long. (A message's `error 14:29:55.9 server …`
+        // is no row; a row whose columns kept their runs of spaces was not collapsed.)
+        let own = Self.leadShape(line, 0)
+        if own.word > 0 && own.spaces != 1 { return nil }
         var from = 0
         // Each space with a digit (or a pattern's first literal byte) after it.
         while from < n - 1, let hit = memchr(base + from, 0x20, n - 1 - from) {
             let i = base.distance(to: UnsafeRawPointer(hit)) + 1
             from = i
             guard collapsedStarts[Int(line[i])] else { continue }
+            if own.word > 0 {
+                let shape = Self.leadShape(line, i)
+                guard shape.spaces == 1, shape.time == own.time else { continue }
+            }
             let rest = UnsafeRawBufferPointer(rebasing: line[i...])
             // The cheap test first, each pattern's own: most digits after a space are no
             // timestamp (Xcode's patterns do not all start alike, so the format has no one test).
@@ -321,6 +332,23 @@ extension LogFormat {
             }
         }
         return nil
+    }
+}
+
+extension LogFormat {
+    /// At `i`: the letters of a leading word, the spaces after them, and the run of time bytes
+    /// (digits, `:`, `.`, `+`, `-`) after those.
+    static func leadShape(_ line: UnsafeRawBufferPointer, _ i: Int) -> (word: Int, spaces: Int, time: Int) {
+        var k = i
+        while k < line.count, isLetter(line[k]) { k += 1 }
+        let word = k - i
+        let s = k
+        while k < line.count, line[k] == 0x20 { k += 1 }
+        let spaces = k - s
+        let t = k
+        while k < line.count, isDigit(line[k]) || line[k] == UInt8(ascii: ":") || line[k] == UInt8(ascii: ".")
+            || line[k] == UInt8(ascii: "+") || line[k] == UInt8(ascii: "-") { k += 1 }
+        return (word, spaces, k - t)
     }
 }
 

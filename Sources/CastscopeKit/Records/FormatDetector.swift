@@ -43,7 +43,8 @@ public struct FormatDetector {
             lines.append(UnsafeRawBufferPointer(rebasing: head[start...]))
         }
         // As the reader reads them: a paste's code span or fence off (`CodeMarks`).
-        for k in lines.indices where CodeMarks.marked(lines[k]) { lines[k] = CodeMarks.unmarked(lines[k]) }
+        var spanOpen = false
+        for k in lines.indices where CodeMarks.marked(lines[k]) { lines[k] = CodeMarks.unmarked(lines[k], spanOpen: &spanOpen) }
         return lines
     }
 

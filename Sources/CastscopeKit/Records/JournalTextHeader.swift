@@ -27,19 +27,26 @@ enum JournalTextHeader {
     static let activeSince = Array("Active: ".utf8)
     static let since = Array(" since ".utf8)
 
-    /// The time a header or status line around the entries gives them a year (and zone) from:
+    /// The time a header or status line around the entries gives them a year (and zone) from,
+    /// marked as the bound it is (`ParsedTime.isFloor`, `isCeiling`):
     /// the end of `-- Logs begin at …, end at … --`; its beginning when there is no end (the
     /// header `journalctl -f` prints, `-- Logs begin at Thu 2019-08-01 15:22:28 UTC. --`); the
     /// time `systemctl status`'s `Active: active (running) since Tue 2024-03-12 09:00:01 UTC; 2h
     /// ago` gives.
     static func time(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
-        if let t = endTime(line) { return t }
+        if var t = endTime(line) {
+            t.isCeiling = true
+            return t
+        }
         if let opener = openers.first(where: { line.starts(with: $0) }) {
             // (read up to the punctuation after its zone, as `endTime` reads)
             var stop = findBytes(line, Array(". --".utf8), from: opener.count) ?? line.count
             while stop > opener.count, line[stop - 1] == 0x20 || line[stop - 1] == 0x0D { stop -= 1 }
             var t = ParsedTime()
-            return TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), opener.count, into: &t) == stop && t.hasYear && t.hasDate ? t : nil
+            guard TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), opener.count, into: &t) == stop, t.hasYear, t.hasDate
+            else { return nil }
+            t.isFloor = true
+            return t
         }
         var i = 0
         while i < line.count, line[i] == 0x20 { i += 1 }
@@ -51,6 +58,7 @@ enum JournalTextHeader {
         var t = ParsedTime()
         guard TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), at + since.count, into: &t) == stop, t.hasYear, t.hasDate
         else { return nil }
+        t.isFloor = true
         return t
     }
 

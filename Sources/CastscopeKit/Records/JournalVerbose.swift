@@ -107,9 +107,11 @@ extension RecordReader {
         var lastFilter: Int?
         var valueIndent = 0
         let limit = lines.maxLineLength
-        while let line = try lines.nextLine() {
+        while var line = try lines.nextLine() {
             stats.lines += 1
             checkUTF8(line)
+            // A paste's code span or fence around the entries (`CodeMarks`), as the detector reads them.
+            if CodeMarks.marked(line) { line = CodeMarks.unmarked(line, spanOpen: &codeSpanOpen) }
             if let t = JournalVerbose.header(line) {
                 if inEntry { try emitJournalEntry(&fields, &filterValues, line: entryLine, headerTime: headerTime, sink) }
                 inEntry = true

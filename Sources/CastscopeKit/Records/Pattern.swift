@@ -12,7 +12,8 @@ import Darwin
 /// - `{name:type}` captures a typed value: `word` (no spaces), `int`, `hex` (`0x` optional),
 ///   `iso`, `isotz` (with a zone), `isolocal` (without), `bsd`, `clock`, `full` (weekday, date,
 ///   time and zone name), `epoch` (seconds since 1970), `mono` (`[ seconds since boot]`),
-///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`);
+///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`), `label`
+///   (spaces allowed, no `[`, `]`, `:` or TAB);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -20,6 +21,9 @@ import Darwin
 public struct Pattern: Sendable {
     public enum FieldType: String, Sendable, CaseIterable {
         case any, word, int, hex, iso, isotz, isolocal, bsd, clock, full, epoch, mono, bsdlocal
+        /// A name that may hold spaces but no `[`, `]`, `:` or TAB (journald's identifier as
+        /// set: `container target1[3470]: …`; it cannot reach past the first `[pid]:`).
+        case label
     }
 
     enum Op: Sendable {
@@ -259,6 +263,11 @@ final class PatternProgram: @unchecked Sendable {
         pool.deallocate()
     }
 
+    /// A byte a `label` field cannot hold.
+    @inline(__always) static func endsLabel(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: "[") || b == UInt8(ascii: "]") || b == UInt8(ascii: ":") || b == 0x09
+    }
+
     func run(_ pc0: Int, _ pos0: Int, _ p: UnsafeRawBufferPointer, _ starts: UnsafeMutablePointer<Int>?,
              _ ends: UnsafeMutablePointer<Int>?, _ st: inout State) -> Bool
     {
@@ -347,12 +356,19 @@ final class PatternProgram: @unchecked Sendable {
                     pc += 1
                 default:
                     let word = step.type == 1
+                    let label = step.type == 13
+                    if label, pos >= n || Self.endsLabel(byte(pos)) { return false }
                     if step.next == -2 {
                         // Last element: the rest of the input.
                         if word {
                             var j = pos
                             while j < n, byte(j) != 0x20, byte(j) != 0x09 { j += 1 }
                             guard j > pos, j == n else { return false }
+                        }
+                        if label {
+                            var j = pos
+                            while j < n, !Self.endsLabel(byte(j)) { j += 1 }
+                            guard j == n else { return false }
                         }
                         starts![slot] = pos
                         ends![slot] = n
@@ -372,7 +388,7 @@ final class PatternProgram: @unchecked Sendable {
                         continue
                     }
                     let limit = min(n, pos + Pattern.maxFieldLength)
-                    if !word && step.next >= 0 && step.next2 < 0 {
+                    if !word && !label && step.next >= 0 && step.next2 < 0 {
                         // Any text up to a byte the next step needs: each occurrence is a
                         // candidate end, found with memchr.
                         var e = pos
@@ -408,9 +424,10 @@ final class PatternProgram: @unchecked Sendable {
                         }
                         return false
                     }
-                    var e = word ? pos + 1 : pos
+                    var e = word || label ? pos + 1 : pos
                     while e <= limit {
                         if word, e > pos, byte(e - 1) == 0x20 || byte(e - 1) == 0x09 { return false }
+                        if label, e > pos, Self.endsLabel(byte(e - 1)) { return false }
                         if step.next >= 0 {
                             guard e < n else { return false }
                             let b = byte(e)

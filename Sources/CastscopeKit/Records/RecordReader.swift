@@ -96,6 +96,8 @@ public final class RecordReader {
     /// Runs of irrelevant lines go through `Skimmer` (false: every line through the full path,
     /// which a test compares against).
     private let skims: Bool
+    /// A paste's code span opened on a line before and not closed yet (`CodeMarks`).
+    var codeSpanOpen = false
     /// Lines the skimmer consumed (for tests: that it ran at all).
     private(set) var skimmedLines = 0
 
@@ -237,7 +239,7 @@ public final class RecordReader {
             stats.lines += 1
             checkUTF8(line)
             // A paste's code span or fence around the log's text comes off (`CodeMarks`).
-            if CodeMarks.marked(line) { line = CodeMarks.unmarked(line) }
+            if CodeMarks.marked(line) { line = CodeMarks.unmarked(line, spanOpen: &codeSpanOpen) }
             // A line the skimmer stopped at for an anchor is not scanned for one again.
             let scan = !anchored && wholeLinesLeft == 0
             anchored = false

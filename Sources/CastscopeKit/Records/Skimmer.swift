@@ -104,7 +104,8 @@ struct Skimmer {
                     // Plain text (and a Console copy's rows): a line ending in an opening bracket
                     // starts a dump whose lines join it: the full path reads it.
                     let last = line.load(fromByteOffset: length &- 1, as: UInt8.self)
-                    if last == 0x7B || last == 0x5B || last == 0x28 { break }
+                    // (and a code span's closing backtick, which the full path takes off first)
+                    if last == 0x7B || last == 0x5B || last == 0x28 || last == 0x60 { break }
                 }
                 if P.starts(line, length) {
                     progress.records &+= 1
@@ -142,10 +143,22 @@ enum BSDDate: LineStart {
     @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
         n > 15 && byte(p, 0) &- 0x41 < 26 && byte(p, 3) == 0x20
             && ((byte(p, 6) == 0x20 && byte(p, 9) == 0x3A)
-                // (`Apr 3 07:46:43`: the day's padding space collapsed, as a web page does)
-                || (digit(p, 4) && byte(p, 5) == 0x20 && digit(p, 6) && digit(p, 7) && byte(p, 8) == 0x3A))
+                // (`Apr 3 07:46:43`: the day's padding space collapsed, as a web page does;
+                // a month's name, so that `Job 5 12:30:00` is no record's start)
+                || (digit(p, 4) && byte(p, 5) == 0x20 && digit(p, 6) && digit(p, 7) && byte(p, 8) == 0x3A && isMonth(p)))
     }
 }
+
+/// The first three bytes are an English month's abbreviation.
+@inline(__always) private func isMonth(_ p: UnsafeRawPointer) -> Bool {
+    let v = UInt32(byte(p, 0)) << 16 | UInt32(byte(p, 1)) << 8 | UInt32(byte(p, 2))
+    return monthCodes.contains(v)
+}
+
+private let monthCodes: Set<UInt32> = Set(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map { m in
+    let b = Array(m.utf8)
+    return UInt32(b[0]) << 16 | UInt32(b[1]) << 8 | UInt32(b[2])
+})
 
 enum Clock: LineStart {
     @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {

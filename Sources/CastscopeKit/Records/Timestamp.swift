@@ -14,7 +14,7 @@ public struct ParsedTime: Sendable, Hashable {
     private var epoch: Int64 = 0
 
     private static let yearFlag: UInt8 = 1, dateFlag: UInt8 = 2, offsetFlag: UInt8 = 4, swappedFlag: UInt8 = 8,
-        epochFlag: UInt8 = 16, sinceBootFlag: UInt8 = 32
+        epochFlag: UInt8 = 16, sinceBootFlag: UInt8 = 32, floorFlag: UInt8 = 64, ceilingFlag: UInt8 = 128
 
     private func flag(_ f: UInt8) -> Bool { flags & f != 0 }
     private mutating func set(_ f: UInt8, _ on: Bool) { flags = on ? flags | f : flags & ~f }
@@ -40,6 +40,11 @@ public struct ParsedTime: Sendable, Hashable {
     /// Seconds since boot, not a time of day (journalctl `-o short-monotonic`): kept in
     /// `secondOfDay` (which may then pass a day) and placed like a time without a date.
     public var sinceBoot: Bool { get { flag(Self.sinceBootFlag) } set { set(Self.sinceBootFlag, newValue) } }
+    /// A time that bounds the lines it dates, not one of them: from below (where a journal
+    /// begins, `systemctl status`'s `Active: … since`) or from above (where it ends). A year-less
+    /// line takes the earliest year not before a floor, the latest not after a ceiling.
+    public var isFloor: Bool { get { flag(Self.floorFlag) } set { set(Self.floorFlag, newValue) } }
+    public var isCeiling: Bool { get { flag(Self.ceilingFlag) } set { set(Self.ceilingFlag, newValue) } }
     /// A complete instant (µs since the epoch) given directly (journald timestamps).
     public var epochMicros: Int64? {
         get { flag(Self.epochFlag) ? epoch : nil }

@@ -252,7 +252,9 @@ public final class LogShow {
                 let fromHeader = options.date == nil ? header.map { ($0.year, $0.month, $0.day) } : nil
                 let day = options.date.map { ($0.year, $0.month, $0.day) } ?? fromHeader ?? today
                 let year = t.hasYear ? t.year
-                    : t.hasDate ? FileTimeResolver.year(month: t.month, day: t.day, reference: day, isToday: options.date == nil && fromHeader == nil) : day.0
+                    : t.hasDate ? FileTimeResolver.year(month: t.month, day: t.day, reference: day,
+                                                        isToday: options.date == nil && (fromHeader == nil || header?.isCeiling == true),
+                                                        floor: fromHeader != nil && header?.isFloor == true) : day.0
                 let offset = t.offset ?? (options.date == nil ? header?.offset : nil)
                 r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: day.1, defaultDay: day.2, defaultOffset: offset ?? 0))
                 r.zoneless = offset == nil
