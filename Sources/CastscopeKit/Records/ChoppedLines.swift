@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A paste from a pager that cut its long lines at the screen's edge instead of wrapping them:
 /// `less -S`, which `journalctl` and `systemctl status` page through, ends each cut line with
 /// `>` at the last column (`… session 0b7f… accepted peer=iPhone14,2 room>`; livekit#3076's
@@ -8,6 +14,18 @@ enum ChoppedLines {
     /// at one column (60 to 400: a terminal's width), with different texts, and that column is
     /// the widest any line reaches.
     static func note(head: UnsafeRawBufferPointer) -> String? {
+        // (first the cheap count: three lines ending in `>`, or no column is looked at)
+        var ending = 0
+        if let base = head.baseAddress {
+            var at = 0
+            while at < head.count, let hit = memchr(base + at, 0x0A, head.count - at) {
+                var e = base.distance(to: UnsafeRawPointer(hit))
+                at = e + 1
+                if e > 0, head[e - 1] == 0x0D { e -= 1 }
+                if e > 0, head[e - 1] == UInt8(ascii: ">") { ending += 1 }
+            }
+        }
+        guard ending >= 3 else { return nil }
         var cut = 0
         var width = 0
         var widest = 0
