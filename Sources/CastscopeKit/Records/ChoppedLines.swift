@@ -14,39 +14,34 @@ enum ChoppedLines {
     /// at one column (60 to 400: a terminal's width), with different texts, and that column is
     /// the widest any line reaches.
     static func note(head: UnsafeRawBufferPointer) -> String? {
-        // (first the cheap count: three lines ending in `>`, or no column is looked at)
-        var ending = 0
-        if let base = head.baseAddress {
-            var at = 0
-            while at < head.count, let hit = memchr(base + at, 0x0A, head.count - at) {
-                var e = base.distance(to: UnsafeRawPointer(hit))
-                at = e + 1
-                if e > 0, head[e - 1] == 0x0D { e -= 1 }
-                if e > 0, head[e - 1] == UInt8(ascii: ">") { ending += 1 }
-            }
+        guard let base = head.baseAddress else { return nil }
+        // The lines, as ranges, without their CR: one pass with memchr. (Apple's lines often
+        // end in `<private>`: the columns are measured only for lines ending in `>`, and a
+        // line's columns only when its bytes could pass the candidate column.)
+        var ranges: [Range<Int>] = []
+        var at = 0
+        while at < head.count, let hit = memchr(base + at, 0x0A, head.count - at) {
+            var e = base.distance(to: UnsafeRawPointer(hit))
+            let s = at
+            at = e + 1
+            if e > s, head[e - 1] == 0x0D { e -= 1 }
+            ranges.append(s..<e)
         }
-        guard ending >= 3 else { return nil }
-        var cut = 0
-        var width = 0
-        var widest = 0
-        var lines = 0
-        var ends = Set<[UInt8]>()
-        var start = 0
-        for i in 0..<head.count where head[i] == 0x0A {
-            var e = i
-            if e > start, head[e - 1] == 0x0D { e -= 1 }
-            let line = UnsafeRawBufferPointer(rebasing: head[start..<e])
-            start = i + 1
-            lines += 1
-            let w = HardWrapSource.columns(line)
-            widest = max(widest, w)
-            guard w >= 60, w <= 400, line.last == UInt8(ascii: ">") else { continue }
-            if width == 0 { width = w }
-            guard w == width else { continue }
-            cut += 1
-            if ends.count < 4 { ends.insert(Array(line.suffix(12))) }
+        var byWidth: [Int: (count: Int, ends: Set<[UInt8]>)] = [:]
+        for r in ranges where r.count >= 60 && head[r.upperBound - 1] == UInt8(ascii: ">") {
+            let w = HardWrapSource.columns(UnsafeRawBufferPointer(rebasing: head[r]))
+            guard w >= 60, w <= 400 else { continue }
+            var entry = byWidth[w] ?? (0, [])
+            entry.count += 1
+            if entry.ends.count < 4 { entry.ends.insert(Array(head[r].suffix(12))) }
+            byWidth[w] = entry
         }
-        guard cut >= 3, ends.count >= 2, widest == width else { return nil }
+        // The column most cut lines end at; no line reaches past it.
+        guard let (width, entry) = byWidth.max(by: { $0.value.count < $1.value.count }), entry.count >= 3, entry.ends.count >= 2,
+            !ranges.contains(where: { $0.count > width && HardWrapSource.columns(UnsafeRawBufferPointer(rebasing: head[$0])) > width })
+        else { return nil }
+        let cut = entry.count
+        let lines = ranges.count
         return "\(cut) of the first \(lines) lines end in `>` at column \(width): a pager cut them there (less -S, as journalctl and systemctl page their output) and what followed is lost; pass --no-pager (or -o export, -o json) for whole lines"
     }
 }

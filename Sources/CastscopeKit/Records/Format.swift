@@ -98,6 +98,8 @@ public struct LogFormat: Sendable {
     /// The first bytes a record of this format may start with, for `collapsedRecordStart`: a
     /// digit (a time first), or a pattern's leading literal's (Console's `default 14:29:55…`).
     let collapsedStarts: [Bool]
+    /// Some pattern starts with a word (`collapsedRecordStart` then compares rows' shapes).
+    let collapsedWords: Bool
     /// Where the definition came from (built-in or a user file).
     public var origin: String
 
@@ -184,6 +186,7 @@ public struct LogFormat: Sendable {
         // (letters only: xcode-untimed's leading space and backtick are no row's start)
         for case .literal(let l)? in patterns.map(\.ops.first) where !l.isEmpty && isLetter(l[0]) { starts[Int(l[0])] = true }
         collapsedStarts = starts
+        collapsedWords = starts.indices.contains { starts[$0] && isLetter(UInt8($0)) }
         startProbe = probes.dropFirst().allSatisfy({ $0.sameTest(as: probes[0]) }) ? RecordStartProbe(patterns.first) : .unknown
     }
 }
@@ -312,7 +315,7 @@ extension LogFormat {
         // collapsed only if one space follows that word, and a row run into it has the same
         // shape: its word, one space, a time as long. (A message's `error 14:29:55.9 server …`
         // is no row; a row whose columns kept their runs of spaces was not collapsed.)
-        let own = Self.leadShape(line, 0)
+        let own = collapsedWords ? Self.leadShape(line, 0) : (word: 0, spaces: 0, time: 0)
         if own.word > 0 && own.spaces != 1 { return nil }
         var from = 0
         // Each space with a digit (or a pattern's first literal byte) after it.
