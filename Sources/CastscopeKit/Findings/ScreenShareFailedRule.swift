@@ -34,7 +34,10 @@ struct ScreenShareFailedRule: FindingRule {
             reason = reason.drop { $0 == " " || $0 == ":" || $0 == "-" }
             while let last = reason.last, last == " " || last == "." || last == "\"" || last == "\u{201D}" { reason.removeLast() }
             let null = reason.isEmpty || reason == "(null)" || reason == "nil"
-            return "iOS stopped the broadcast and told the user so\(e.attr("app").map { " (Live Broadcast to \($0))" } ?? ""): the extension ended it with an error "
+            // (`to MyDemoApp is stopped`, `to X has stopped`: the verb's helper is no part of the app)
+            var app = e.attr("app")
+            for helper in [" is", " has"] where app?.hasSuffix(helper) == true { app = String(app!.dropLast(helper.count)) }
+            return "iOS stopped the broadcast and told the user so\(app.map { " (Live Broadcast to \($0))" } ?? ""): the extension ended it with an error "
                 + (null ? "that has no description (finishBroadcastWithError with an NSError lacking NSLocalizedDescriptionKey: the alert shows \"(null)\")"
                        : "whose description is \"\(reason)\"")
         default:

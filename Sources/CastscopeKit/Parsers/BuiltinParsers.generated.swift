@@ -175,6 +175,7 @@ enum BuiltinParsers {
     "fault{sp}{time:clock}{sp}{process:word}{sp}{message}"
   ],
   "continuation": "indented",
+  "dumps": true,
   "splitCollapsed": true,
   "priority": 15,
   "samples": [
@@ -228,6 +229,7 @@ enum BuiltinParsers {
     "{level:word}\t{time:iso}\t{process}\t{message}"
   ],
   "continuation": "indented",
+  "dumps": true,
   "priority": 20,
   "samples": [
     {
@@ -2736,10 +2738,7 @@ enum BuiltinParsers {
       "event": "broadcast.stopped_alert",
       "match": "Live Broadcast to {app} has stopped due{text}"
     },
-    {
-      "event": "broadcast.stopped_alert",
-      "match": "ive broadcast to {app} is stopped due to{text}"
-    },
+
     {
       "event": "extension.launch_failed",
       "match": "Plugin {plugin} must have pid! Extension request will fail"
@@ -2750,11 +2749,7 @@ enum BuiltinParsers {
     },
     {
       "event": "broadcast.stopped_alert",
-      "match": "ive broadcast to {app} stopped due to{text}"
-    },
-    {
-      "event": "broadcast.stopped_alert",
-      "match": "ive Broadcast to {app} stopped due to{text}"
+      "match": "roadcast to {app} stopped due to{text}"
     },
     {
       "event": "app_group.not_entitled",
@@ -2778,7 +2773,7 @@ enum BuiltinParsers {
     {
       "message": "The live broadcast to app is stopped due to: - Could not start the stream",
       "event": "broadcast.stopped_alert",
-      "attrs": {"app": "app", "text": ": - Could not start the stream"}
+      "attrs": {"app": "app is", "text": ": - Could not start the stream"}
     },
     {
       "message": "Live broadcast to smarttv stopped due to: (null)",

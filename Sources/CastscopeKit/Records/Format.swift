@@ -88,6 +88,9 @@ public struct LogFormat: Sendable {
     /// Its lines are looked for inside another format's file (`ForeignFormats`); false for a
     /// layout so loose that an app's printed lines would be taken for it.
     public var segments: Bool
+    /// A row whose message ends in an opening bracket opens a dump whose lines, column 0
+    /// included, continue it to the closing bracket (Console copies: `Stop apps {`).
+    public var dumps: Bool
     /// Patterns (indices) whose dates are always written `yyyy-dd-MM` (HaishinKit's Logboard),
     /// not only when the middle field is above 12.
     public var swapDayMonth: Set<Int> = []
@@ -163,6 +166,7 @@ public struct LogFormat: Sendable {
         splitCollapsed = json["splitCollapsed"] == .bool(true)
         isJournal = json["journal"] == .bool(true)
         segments = json["segments"] != .bool(false)
+        dumps = json["dumps"] == .bool(true)
         for v in json["swapDayMonth"]?.arrayValue ?? [] {
             guard let i = Int(v.stringValue ?? ""), patterns.indices.contains(i) else { throw fail("swapDayMonth: not a pattern index") }
             swapDayMonth.insert(i)
@@ -322,7 +326,8 @@ extension LogFormat {
         while from < n - 1, let hit = memchr(base + from, 0x20, n - 1 - from) {
             let i = base.distance(to: UnsafeRawPointer(hit)) + 1
             from = i
-            guard collapsedStarts[Int(line[i])] else { continue }
+            let b = line[i]
+            guard isDigit(b) || (collapsedWords && collapsedStarts[Int(b)]) else { continue }
             if own.word > 0 {
                 let shape = Self.leadShape(line, i)
                 guard shape.spaces == 1, shape.time == own.time else { continue }

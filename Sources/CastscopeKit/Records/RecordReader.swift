@@ -317,7 +317,7 @@ public final class RecordReader {
         }
         return Skimmer(scanner: scanner, skipFirstBytes: UnsafePointer(skipFirstBytes), probe: probeKind,
                        skipsContinuations: format.kind != .plain && format.continuation == .join,
-                       stopsAtDumps: format.continuation == .tab || format.continuation == .indented, maxLineLength: lines.maxLineLength)
+                       stopsAtDumps: format.dumps, maxLineLength: lines.maxLineLength)
     }
 
     /// A line the prefilter rejected: no recognized message can be in it. Returns false when
@@ -349,7 +349,7 @@ public final class RecordReader {
         if starts {
             if format.continuation == .print { return false }
             // (a row that opens a dump is read, so that the dump's lines go with it: `textLine`)
-            if format.continuation == .tab || format.continuation == .indented, Self.opensBlock(line) { return false }
+            if format.dumps, Self.opensBlock(line) { return false }
             inForeign = false
             try emitPending(sink)
             pendingIrrelevant = true
@@ -413,7 +413,7 @@ public final class RecordReader {
                 pendingDepth = pending.withBytes(.message) { Self.opensBlock($0) ? Self.bracketDepth($0, from: 0) : 0 } ?? 0
                 pendingJoined = 0
                 if matches[i].hasTime { try timestamped(sink) }
-            } else if format.continuation == .tab || format.continuation == .indented, Self.opensBlock(line) {
+            } else if format.dumps, Self.opensBlock(line) {
                 // A row whose message opens a dump (`… Stop apps {`, a Console copy): its lines go
                 // on to the closing bracket, column-0 `}` included, as in an Xcode console.
                 pendingDepth = pending.withBytes(.message) { Self.bracketDepth($0, from: 0) } ?? 0
