@@ -103,6 +103,8 @@ public struct LogFormat: Sendable {
     let collapsedStarts: [Bool]
     /// Some pattern starts with a word (`collapsedRecordStart` then compares rows' shapes).
     let collapsedWords: Bool
+    /// Every pattern starts with a word: a line that does not is none of its rows.
+    let collapsedOnlyWords: Bool
     /// Where the definition came from (built-in or a user file).
     public var origin: String
 
@@ -191,6 +193,10 @@ public struct LogFormat: Sendable {
         for case .literal(let l)? in patterns.map(\.ops.first) where !l.isEmpty && isLetter(l[0]) { starts[Int(l[0])] = true }
         collapsedStarts = starts
         collapsedWords = starts.indices.contains { starts[$0] && isLetter(UInt8($0)) }
+        collapsedOnlyWords = patterns.allSatisfy { p in
+            if case .literal(let l)? = p.ops.first, let b = l.first { return isLetter(b) }
+            return false
+        }
         startProbe = probes.dropFirst().allSatisfy({ $0.sameTest(as: probes[0]) }) ? RecordStartProbe(patterns.first) : .unknown
     }
 }
@@ -320,14 +326,14 @@ extension LogFormat {
         // shape: its word, one space, a time as long. (A message's `error 14:29:55.9 server …`
         // is no row; a row whose columns kept their runs of spaces was not collapsed.)
         let own = collapsedWords ? Self.leadShape(line, 0) : (word: 0, spaces: 0, time: 0)
-        if own.word > 0 && own.spaces != 1 { return nil }
+        if own.word > 0 && own.spaces != 1 || collapsedOnlyWords && own.word == 0 { return nil }
         var from = 0
         // Each space with a digit (or a pattern's first literal byte) after it.
         while from < n - 1, let hit = memchr(base + from, 0x20, n - 1 - from) {
             let i = base.distance(to: UnsafeRawPointer(hit)) + 1
             from = i
             let b = line[i]
-            guard isDigit(b) || (collapsedWords && collapsedStarts[Int(b)]) else { continue }
+            guard isDigit(b) ? !collapsedOnlyWords : collapsedWords && collapsedStarts[Int(b)] else { continue }
             if own.word > 0 {
                 let shape = Self.leadShape(line, i)
                 guard shape.spaces == 1, shape.time == own.time else { continue }
