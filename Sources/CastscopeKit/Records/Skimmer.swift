@@ -48,23 +48,12 @@ struct Skimmer {
     @inline(never)
     func run(_ region: UnsafeRawBufferPointer, pendingIrrelevant: Bool) -> Progress {
         // The record-start test chosen once, so that the line loop is compiled for it.
-        // (and whether rows open dumps, a constant of the loop too: a test of it per line cost
-        // the log show bench input 0.5 % of its instructions)
-        if stopsAtDumps {
-            switch probe {
-            case 0: return walk(region, pendingIrrelevant, Always.self, StopsAtDumps.self)
-            case 1: return walk(region, pendingIrrelevant, ISODate.self, StopsAtDumps.self)
-            case 2: return walk(region, pendingIrrelevant, BSDDate.self, StopsAtDumps.self)
-            case 3: return walk(region, pendingIrrelevant, Clock.self, StopsAtDumps.self)
-            default: return walk(region, pendingIrrelevant, WordThenTab.self, StopsAtDumps.self)
-            }
-        }
         switch probe {
-        case 0: return walk(region, pendingIrrelevant, Always.self, NoDumps.self)
-        case 1: return walk(region, pendingIrrelevant, ISODate.self, NoDumps.self)
-        case 2: return walk(region, pendingIrrelevant, BSDDate.self, NoDumps.self)
-        case 3: return walk(region, pendingIrrelevant, Clock.self, NoDumps.self)
-        default: return walk(region, pendingIrrelevant, WordThenTab.self, NoDumps.self)
+        case 0: return walk(region, pendingIrrelevant, Always.self)
+        case 1: return walk(region, pendingIrrelevant, ISODate.self)
+        case 2: return walk(region, pendingIrrelevant, BSDDate.self)
+        case 3: return walk(region, pendingIrrelevant, Clock.self)
+        default: return walk(region, pendingIrrelevant, WordThenTab.self)
         }
     }
 
@@ -75,13 +64,14 @@ struct Skimmer {
     }
 
     @inline(__always)
-    private func walk<P: LineStart, D: DumpPolicy>(_ region: UnsafeRawBufferPointer, _ pendingIrrelevant: Bool, _: P.Type, _: D.Type) -> Progress {
+    private func walk<P: LineStart>(_ region: UnsafeRawBufferPointer, _ pendingIrrelevant: Bool, _: P.Type) -> Progress {
         var progress = Progress(pendingIrrelevant: pendingIrrelevant)
         guard let base = region.baseAddress else { return progress }
         let total = region.count
         let skipFirst = skipFirstBytes
         let maxLength = maxLineLength
         let continues = skipsContinuations
+        let dumps = stopsAtDumps
         var at = 0
         // Bytes before `clean` are certified (no anchor, all ASCII). Certified a block at a
         // time, small blocks first: a run that stops early wastes little.
@@ -110,7 +100,7 @@ struct Skimmer {
             } else {
                 let first = line.load(as: UInt8.self)
                 if first == 0x20 || first == 0x09 || skipFirst[Int(first)] { break }
-                if P.self == Always.self || D.stops {
+                if P.self == Always.self || dumps {
                     // Plain text (and a Console copy's rows): a line ending in an opening bracket
                     // starts a dump whose lines join it: the full path reads it.
                     let last = line.load(fromByteOffset: length &- 1, as: UInt8.self)
@@ -134,11 +124,6 @@ struct Skimmer {
 
 /// A record-start test on a line's first bytes (`RecordStartProbe.test` uses these too).
 protocol LineStart { static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool }
-
-/// Whether a row ending in an opening bracket stops the skimmer (`Skimmer.stopsAtDumps`).
-protocol DumpPolicy { static var stops: Bool { get } }
-enum StopsAtDumps: DumpPolicy { static var stops: Bool { true } }
-enum NoDumps: DumpPolicy { static var stops: Bool { false } }
 
 @inline(__always) private func digit(_ p: UnsafeRawPointer, _ k: Int) -> Bool { p.load(fromByteOffset: k, as: UInt8.self) &- 0x30 < 10 }
 @inline(__always) private func byte(_ p: UnsafeRawPointer, _ k: Int) -> UInt8 { p.load(fromByteOffset: k, as: UInt8.self) }
