@@ -976,9 +976,16 @@ public final class Analyzer {
 
     /// One resolver per file, in file order.
     func timeResolvers(_ files: [FileTimes]) -> [FileTimeResolver] {
-        let anyReference = files.lazy.compactMap(\.firstComplete).first
-        return files.map { file in
-            let reference = files.lazy.filter { $0.family == file.family }.compactMap(\.firstComplete).first ?? anyReference
+        let anyIndex = files.firstIndex { $0.firstComplete != nil }
+        return files.indices.map { k in
+            let from = files.firstIndex { $0.family == files[k].family && $0.firstComplete != nil } ?? anyIndex
+            var reference = from.flatMap { files[$0].firstComplete }
+            // A journal header bounds its own file's lines only: another file takes its date as
+            // the nearest.
+            if from != k {
+                reference?.isFloor = false
+                reference?.isCeiling = false
+            }
             return FileTimeResolver(reference: reference, date: options.date, today: today)
         }
     }
@@ -1391,8 +1398,11 @@ struct ReadContext: Sendable {
                     } else if let h = reader.stats.headerTime {
                         // `-o short` lines under journalctl's header: its year (and zone)
                         result.firstComplete = h
-                    } else if rec.time != nil, let inner = rec.withBytes(.message, { MessageLead.datedTime($0) }) ?? nil {
-                        // A daemon's own dated time inside a year-less line (`MessageLead`)
+                    } else if let outer = rec.time, var inner = rec.withBytes(.message, { MessageLead.datedTime($0) }) ?? nil {
+                        // A daemon's own dated time inside a year-less line (`MessageLead`): its
+                        // year; its zone only when its clock reads as the line's (a logger in
+                        // UTC inside a CET journal is an hour off the line's clock).
+                        if abs(inner.secondOfDay - outer.secondOfDay) > 1 { inner.offset = nil }
                         result.firstComplete = inner
                     }
                 }

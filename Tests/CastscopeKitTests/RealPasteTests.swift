@@ -598,6 +598,9 @@ struct RealPasteTests {
             // anchor hits, are unparsed either way (they were lost uncounted on the fast path).
             // A line ending in a backtick (no span open: the message's), then a dump.
             ("plain", "open socket connection\nhello\nfoo = {`\n  a = 1;\n}\nbar\n"),
+            // A code span opened on a line and closed on a later one, whichever path reads them.
+            ("journal-short-precise", "Mar 12 10:15:04 h relay[1]: open socket connection\n`Mar 12 10:15:04 h relay[1]: opened span\n"
+                + "Mar 12 10:15:05 h relay[1]: hello`\n`\nMar 12 10:15:06 h relay[1]: x\n"),
             // `Job 5 12:30:00` is no collapsed syslog day (no month's name).
             ("journal-short-precise", "Mar 12 10:15:04 h relay[1]: open socket connection\nJob 5 12:30:00 started\nMar 12 10:15:05 h relay[1]: x\n"),
             // A paste's code fence and span, a day whose padding space a web page collapsed.
@@ -718,6 +721,14 @@ struct RealPasteTests {
 
             """)
         #expect((since.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2024-03-12T09:15:04.000000+00:00")
+        // `failed … since` is when it stopped: its lines are before it (Dec 31 under Jan 4 2024 is 2023).
+        let stopped = try analyze(dated: false, """
+                 Active: failed (Result: exit-code) since Thu 2024-01-04 00:00:10 UTC; 5s ago
+
+            Dec 31 23:59:58 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2 room=standup
+
+            """)
+        #expect((stopped.json["relaySessions"] as? [[String: Any]])?.first?["accepted"] as? String == "2023-12-31T23:59:58.000000+00:00")
 
         // A relay writing through a logger with its own dated time (livekit-server's zap, Go's
         // `log`): read as the relay, and that time dates the journal's year-less lines.

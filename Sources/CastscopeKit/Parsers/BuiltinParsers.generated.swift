@@ -2749,7 +2749,11 @@ enum BuiltinParsers {
     },
     {
       "event": "broadcast.stopped_alert",
-      "match": "roadcast to {app} stopped due to{text}"
+      "match": "ive broadcast to {app} stopped due to{text}"
+    },
+    {
+      "event": "broadcast.stopped_alert",
+      "match": "ive Broadcast to {app} stopped due to{text}"
     },
     {
       "event": "app_group.not_entitled",
@@ -2765,6 +2769,9 @@ enum BuiltinParsers {
     }
   ],
   "samples": [
+    {
+      "message": "RTMP broadcast to rtmp://live.example/app stopped due to user tapping Stop"
+    },
     {
       "message": "replayd error: \u201cPlugin \u2026 com.example.rklkworkaround.broadcast \u2026 must have pid! Extension request will fail / Failed to acquire assertion \u2026 pid: 0",
       "event": "extension.launch_failed",

@@ -32,7 +32,7 @@ enum JournalTextHeader {
     /// the end of `-- Logs begin at …, end at … --`; its beginning when there is no end (the
     /// header `journalctl -f` prints, `-- Logs begin at Thu 2019-08-01 15:22:28 UTC. --`); the
     /// time `systemctl status`'s `Active: active (running) since Tue 2024-03-12 09:00:01 UTC; 2h
-    /// ago` gives.
+    /// ago` gives (a floor; `failed … since`, when it stopped, a ceiling).
     static func time(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
         if var t = endTime(line) {
             t.isCeiling = true
@@ -58,7 +58,10 @@ enum JournalTextHeader {
         var t = ParsedTime()
         guard TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), at + since.count, into: &t) == stop, t.hasYear, t.hasDate
         else { return nil }
-        t.isFloor = true
+        // `active (running) since` is when it started: the lines shown are after it. `failed`,
+        // `inactive (dead)`, `activating (auto-restart)` since is when it stopped: before it.
+        let state = UnsafeRawBufferPointer(rebasing: line[(i + activeSince.count)...])
+        if state.starts(with: Array("active ".utf8)) { t.isFloor = true } else { t.isCeiling = true }
         return t
     }
 

@@ -216,7 +216,8 @@ public final class RecordReader {
         // The next line is one the skimmer stopped at for an anchor the block scan verified.
         var anchored = false
         while true {
-            if let skimmer, stats.records > 0, pendingDepth == 0, wholeLinesLeft == 0 {
+            // (not while a paste's code span is open: the line that closes it is the full path's)
+            if let skimmer, stats.records > 0, pendingDepth == 0, wholeLinesLeft == 0, !codeSpanOpen {
                 // A record that matters may be pending: the skimmer then takes no continuation
                 // line (those belong to it), and the first record start it takes ends it.
                 let hadPending = hasPending
@@ -879,15 +880,15 @@ public final class RecordReader {
                 i += 1
             }
             if depth > 0 {
-                let before = text.count
                 text.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[from..<n]))
                 if inString {
                     // A string open at its line's end: no JSON writer breaks one (a newline in it
                     // is `\n`), so a pager or a paste cut the line (`"__CURSOR" : "s=…;t=6395>`).
-                    // The member is left out (a pretty-printed object has one a line; a comma
-                    // before the `}` is read), so that the objects after it are not read as its
-                    // text and lost (all but 3 of 117 entries were); said once per file.
-                    if from == 0 { text.removeSubrange(before...) } else { text.append(UInt8(ascii: "\"")) }
+                    // The string ends there, with a comma (a comma before the `}` is read): the
+                    // member keeps what it had (a cut MESSAGE is most of one), and the objects
+                    // after it are not read as its text and lost (all but 3 of 117 entries
+                    // were); said once per file.
+                    text.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ",")])
                     inString = false
                     escaped = false
                     if !cutStringSeen {
