@@ -379,6 +379,30 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/ion-sfu.json", ##"""
+{
+  "name": "ion-sfu",
+  "title": "Go SFUs logging through logr/zerolog's bracketed console layout (ion-sfu, ion): `[2021-03-14 19:19:56.316] [INFO] [peer.go:147] => Peer join session …`; the host's local time, no zone",
+  "url": "https://github.com/ionorg/ion-sfu/issues/468",
+  "kind": "lines",
+  "patterns": [
+    "[{time:isolocal}] [{level:word}] [{caller:word}] => {message}",
+    "[{time:isolocal}] [{level:word}] {message}"
+  ],
+  "continuation": "indented",
+  "priority": 12,
+  "samples": [
+    {
+      "line": "[2021-03-14 19:19:56.316] [INFO] [peer.go:147] => Peer join session peer_id=ckm9jlba8000r0156r7aya65q session_id=\"test room\" v=0 ",
+      "expect": {"time": "2021-03-14T19:19:56.316000+00:00", "level": "INFO", "message": "Peer join session peer_id=ckm9jlba8000r0156r7aya65q session_id=\"test room\" v=0 "}
+    },
+    {
+      "line": "[2021-03-14 19:19:56.317] [DEBUG] [publisher.go:69] => ice connection status state=2 v=1 ",
+      "expect": {"level": "DEBUG", "message": "ice connection status state=2 v=1 "}
+    }
+  ]
+}
+"""##),
         ("formats/jitsi-java.json", ##"""
 {
   "name": "jitsi-java",
@@ -806,6 +830,26 @@ enum BuiltinParsers {
         "    _PID=1551"
       ],
       "expect": {"time": "2019-08-17T23:16:27.839596-07:00", "process": "xkeysnail", "pid": "1551", "message": "  File \"/usr/local/lib/python3.7/dist-packages/xkeysnail/__init__.py"}
+    }
+  ]
+}
+"""##),
+        ("formats/node-debug.json", ##"""
+{
+  "name": "node-debug",
+  "title": "Node services logging through the `debug` module without a TTY (mediasoup and other Node SFUs): `2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker worker process died unexpectedly …`; the namespace kept as the subsystem. Loose: its lines are not looked for inside other formats' files",
+  "url": "https://github.com/versatica/mediasoup/issues/923",
+  "kind": "lines",
+  "patterns": [
+    "{time:isotz} {subsystem:word} {message}"
+  ],
+  "continuation": "indented",
+  "priority": 8,
+  "segments": false,
+  "samples": [
+    {
+      "line": "2022-10-11T06:56:02.633Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]",
+      "expect": {"time": "2022-10-11T06:56:02.633000+00:00", "subsystem": "mediasoup:ERROR:Worker", "message": "worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]"}
     }
   ]
 }
