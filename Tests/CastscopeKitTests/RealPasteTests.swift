@@ -1309,6 +1309,21 @@ struct RealPasteTests {
                             + entry(1, "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted from 10.0.0.7")
                             + entry(2, "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 closed") + "ruben@nas:~$ \n", name: "relay.export")
         #expect(a.format == "journal-export" && a.records == 2 && a.unparsed == 2 && a.errors.isEmpty, "\(a.format ?? "") \(a.records) \(a.unparsed) \(a.errors)")
+        // A binary MESSAGE pasted from a terminal: its size's bytes in caret notation
+        // (victoriametrics#7105: `^G^@^@^@^@^@^@^@foo` then `bar`); a printable low byte shows
+        // as itself (55 is `7`). The entry is read (it was skipped with an error).
+        func caret(_ n: Int) -> String {
+            (0..<8).map { k in
+                let b = (n >> (8 * k)) & 0xFF
+                return b >= 0x20 && b < 0x7F ? String(UnicodeScalar(UInt8(b))) : "^" + String(UnicodeScalar(UInt8(b == 0x7F ? 0x3F : b + 0x40)))
+            }.joined()
+        }
+        let message = "session 7c1e0d52 accepted peer=iPhone14,2\nroom=standup"
+        let binary = "__REALTIME_TIMESTAMP=1773306904000000\n_PID=811\nSYSLOG_IDENTIFIER=broadcast-relay\nMESSAGE\n\(caret(message.utf8.count))\(message)\n_HOSTNAME=relay1\n\n"
+        let b = try analyze(binary + entry(2, "session 7c1e0d52 closed reason=peer-eof frames=50 duration=5.0s"), name: "relay.export")
+        #expect(b.records == 2 && b.errors.isEmpty, "\(b.records) \(b.errors)")
+        #expect((b.json["relaySessions"] as? [[String: Any]])?.first?["reason"] as? String == "peer-eof", "\(b.json)")
+        #expect(caret(7) == "^G^@^@^@^@^@^@^@" && caret(55) == "7^@^@^@^@^@^@^@")
     }
 
     /// A seventh survey (formats): Xcode 15+ copies its console with metadata as each entry's

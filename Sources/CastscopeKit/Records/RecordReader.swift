@@ -1084,9 +1084,17 @@ public final class RecordReader {
             }
             // Binary-safe field: NAME\n, 64-bit little-endian size, data, \n.
             let name = Array(line)
-            guard let sizeBytes = try lines.readExact(8) else {
+            guard var sizeBytes = try lines.readExact(8) else {
                 problems.append(InputError(path: lines.path, line: lines.lineNumber, "export entry ends inside binary field \(String(decoding: name, as: UTF8.self))"))
                 return
+            }
+            // Pasted from a terminal, the size's bytes show as `^G^@^@^@^@^@^@^@` (caret
+            // notation: victoriametrics#7105, systemd#16202): read back, the value follows.
+            // (a size's high bytes are zeros, `^@`; its low byte may be printable: `7^@^@…` is 55)
+            if sizeBytes.indices.dropLast().contains(where: { sizeBytes[$0] == UInt8(ascii: "^") && sizeBytes[$0 + 1] == UInt8(ascii: "@") }),
+                let decoded = try Self.caretSize(sizeBytes, lines)
+            {
+                sizeBytes = decoded
             }
             var size: UInt64 = 0
             for (k, b) in sizeBytes.enumerated() { size |= UInt64(b) << (8 * UInt64(k)) }
@@ -1104,6 +1112,37 @@ public final class RecordReader {
             if let f = filterKeys.firstIndex(of: name) { filterValues.append((f, String(decoding: data, as: UTF8.self))) }
         }
         try finish()
+    }
+}
+
+extension RecordReader {
+    /// Eight bytes in caret notation (`^@` 0, `^G` 7, `^?` 127, a printable byte as itself),
+    /// starting with the `read` bytes and reading on as far as they need (up to 16); nil when they
+    /// are not that (the bytes read stay read: the field is then malformed either way).
+    static func caretSize(_ read: [UInt8], _ lines: LineReader) throws -> [UInt8]? {
+        var text = read
+        var out: [UInt8] = []
+        var i = 0
+        while out.count < 8 {
+            while i + 1 >= text.count, text.count < 16 {
+                guard let more = try lines.readExact(1) else { return nil }
+                text.append(contentsOf: more)
+            }
+            guard i < text.count else { return nil }
+            let b = text[i]
+            if b == UInt8(ascii: "^"), i + 1 < text.count {
+                let c = text[i + 1]
+                if c == UInt8(ascii: "?") { out.append(0x7F) } else if c >= 0x40 && c <= 0x5F { out.append(c - 0x40) } else { return nil }
+                i += 2
+            } else if b >= 0x20 && b < 0x7F {
+                out.append(b)
+                i += 1
+            } else {
+                return nil
+            }
+        }
+        // (the bytes read past the size are the value's first)
+        return i == text.count ? out : nil
     }
 }
 
