@@ -403,6 +403,34 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/janus.json", ##"""
+{
+  "name": "janus",
+  "title": "The Janus WebRTC server's log (`[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 …`: C's ctime, the host's local time), with GLib's `(janus:1): libnice-DEBUG: 12:00:09.992: …` lines between",
+  "url": "https://github.com/meetecho/janus-gateway/issues/3382",
+  "kind": "lines",
+  "patterns": [
+    "[{time:ctime}] {message}",
+    "({process:word}:{pid:int}): {subsystem:word}-{level:word}: {time:clock}: {message}"
+  ],
+  "continuation": "indented",
+  "priority": 12,
+  "samples": [
+    {
+      "line": "[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 in stream 1, but let's give it some time... (trickle received, answer received, alert not set)",
+      "expect": {"time": "2024-05-21T12:00:09.000000+00:00", "message": "[WARN] [2360976012860132] ICE failed for component 1 in stream 1, but let's give it some time... (trickle received, answer received, alert not set)"}
+    },
+    {
+      "line": "[Tue May 21 12:00:09 2024] [2360976012860132] Creating ICE state check timer with ID 6",
+      "expect": {"time": "2024-05-21T12:00:09.000000+00:00", "message": "[2360976012860132] Creating ICE state check timer with ID 6"}
+    },
+    {
+      "line": "(janus:1): libnice-DEBUG: 12:00:09.992: Agent 0x7e791800a5c0 : stream 1: timer tick #301: 0 frozen, 0 in-progress, 0 waiting, 0 succeeded, 0 discovered, 0 nominated, 0 waiting-for-nom, 0 valid",
+      "expect": {"process": "janus", "pid": "1", "subsystem": "libnice", "level": "DEBUG", "message": "Agent 0x7e791800a5c0 : stream 1: timer tick #301: 0 frozen, 0 in-progress, 0 waiting, 0 succeeded, 0 discovered, 0 nominated, 0 waiting-for-nom, 0 valid"}
+    }
+  ]
+}
+"""##),
         ("formats/jitsi-java.json", ##"""
 {
   "name": "jitsi-java",

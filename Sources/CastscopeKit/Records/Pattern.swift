@@ -13,7 +13,7 @@ import Darwin
 ///   `iso`, `isotz` (with a zone), `isolocal` (without), `bsd`, `clock`, `full` (weekday, date,
 ///   time and zone name), `epoch` (seconds since 1970), `mono` (`[ seconds since boot]`),
 ///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`), `label`
-///   (spaces allowed, no `[`, `]`, `:` or TAB);
+///   (spaces allowed, no `[`, `]`, `:` or TAB), `ctime` (`Tue May 21 12:00:09 2024`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -24,6 +24,8 @@ public struct Pattern: Sendable {
         /// A name that may hold spaces but no `[`, `]`, `:` or TAB (journald's identifier as
         /// set: `container target1[3470]: …`; it cannot reach past the first `[pid]:`).
         case label
+        /// C's `ctime`: `Tue May 21 12:00:09 2024` (Janus's log lines).
+        case ctime
     }
 
     enum Op: Sendable {
@@ -329,7 +331,7 @@ final class PatternProgram: @unchecked Sendable {
                     ends![slot] = j
                     pos = j
                     pc += 1
-                case 4, 5, 6, 7, 8, 9, 10, 11, 12:
+                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14:
                     var t = ParsedTime()
                     var end: Int?
                     switch step.type {
@@ -345,6 +347,7 @@ final class PatternProgram: @unchecked Sendable {
                     case 10: end = TimeScan.epoch(p, pos, into: &t)
                     case 11: end = TimeScan.mono(p, pos, into: &t)
                     case 12: end = TimeScan.bsdLocalized(p, pos, into: &t)
+                    case 14: end = TimeScan.ctime(p, pos, into: &t)
                     default: end = TimeScan.timeOfDay(p, pos, into: &t)
                     }
                     guard let end else { return false }

@@ -243,6 +243,17 @@ enum TimeScan {
         return clock(p, m + 4, into: &t)
     }
 
+    /// C's `ctime`, `Www Mmm dd HH:MM:SS YYYY` (the day padded by a space or not): Janus's
+    /// `[Tue May 21 12:00:09 2024]`.
+    static func ctime(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard i + 24 <= p.count, isLetter(p[i]), isLetter(p[i + 1]), isLetter(p[i + 2]), p[i + 3] == 0x20,
+            let e = bsd(p, i + 4, into: &t), e + 5 <= p.count, p[e] == 0x20, let y = digits(p, e + 1, 4)
+        else { return nil }
+        t.year = y
+        t.hasYear = true
+        return e + 5
+    }
+
     /// `bsd` with the month named as journalctl `-o short` names it under a non-English LC_TIME
     /// (`marras 24 17:50:27`, `Mär 14 …`, `jun 21 …`): English in any letter case, or a name from
     /// `parsers/tables/month-names.json`.
