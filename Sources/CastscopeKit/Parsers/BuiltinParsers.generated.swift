@@ -1181,12 +1181,21 @@ enum BuiltinParsers {
   "patterns": [
     "{time:isotz} {process}[{pid:int}:{tid:hex}] {message}",
     "{time:isolocal} {process}[{pid:int}:{tid:hex}] {message}",
-    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}"
+    "`{time:iso} {process}[{pid:int}:{tid:hex}] {message}",
+    "{time:isolocal} [{level:word}][tid:{tid}]{?[{library}]} {message}"
   ],
   "continuation": "print",
   "splitCollapsed": true,
   "priority": 20,
   "samples": [
+    {
+      "line": "2016-03-26 17:03:17.996 [info][tid:com.facebook.React.JavaScript] 'oniceconnectionstatechange', 'checking'",
+      "expect": {"time": "2016-03-26T17:03:17.996000+00:00", "level": "info", "message": "'oniceconnectionstatechange', 'checking'"}
+    },
+    {
+      "line": "2020-03-03 19:04:03.108 [info][tid:main][RCTRootView.m:293] Running application unityTest ({",
+      "expect": {"level": "info", "library": "RCTRootView.m:293", "message": "Running application unityTest ({"}
+    },
     {
       "line": "2021-12-23 02:56:59.980625+0530 ClientMobile[12778:1168260] server stream open completed",
       "expect": {

@@ -7,6 +7,7 @@
 enum CodeMarks {
     static let tick = UInt8(ascii: "`")
     static let tilde = UInt8(ascii: "~")
+    static let quote = UInt8(ascii: ">")
 
     /// A fence alone on its line, with at most an info word (`log`, `swift`, `objective-c`):
     /// three or more backticks or tildes after up to three spaces. A log line after a fence
@@ -33,6 +34,13 @@ enum CodeMarks {
     /// message's end is otherwise the message's (`quote char is \``). Callers look at the first
     /// and last bytes first: most lines have neither.
     static func unmarked(_ line: UnsafeRawBufferPointer, spanOpen: inout Bool) -> UnsafeRawBufferPointer {
+        // A quote's `>` on a log line's own start (`>2017-02-08 16:31:37.802 App[2370:742930] …`:
+        // Markdown quotes the lines after it lazily, so only the first carries it).
+        if line.first == quote {
+            var k = 1
+            if k < line.count, line[k] == 0x20 { k += 1 }
+            return k < line.count && isDigit(line[k]) ? UnsafeRawBufferPointer(rebasing: line[k...]) : line
+        }
         // (a fence alone stays one, for the reader to pass over)
         if isFence(line) { return line }
         var start = 0
@@ -56,9 +64,9 @@ enum CodeMarks {
         return UnsafeRawBufferPointer(rebasing: line[start..<end])
     }
 
-    /// Whether `unmarked` may change `line` (its first or last byte a backtick).
+    /// Whether `unmarked` may change `line` (its first or last byte a backtick, its first a `>`).
     @inline(__always) static func marked(_ line: UnsafeRawBufferPointer) -> Bool {
         guard let first = line.first else { return false }
-        return first == tick || line[line.count - 1] == tick
+        return first == tick || first == quote || line[line.count - 1] == tick
     }
 }

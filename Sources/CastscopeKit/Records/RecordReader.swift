@@ -130,6 +130,7 @@ public final class RecordReader {
         // A code fence or span's backtick, a fence's tilde: the full path looks (`CodeMarks`).
         skipFirstBytes[Int(CodeMarks.tick)] = true
         skipFirstBytes[Int(CodeMarks.tilde)] = true
+        skipFirstBytes[Int(CodeMarks.quote)] = true
         probe = format.startProbe
         cheapProbe = format.startProbe.cheapCode
         var table: [(key: [UInt8], field: RecordField?, rank: Int)] = []

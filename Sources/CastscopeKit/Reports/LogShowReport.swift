@@ -261,7 +261,8 @@ public final class LogShow {
             }
         }
         r.processID = rec.pid
-        r.threadID = rec.string(.tid).flatMap { s in s.hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s) }
+        // (`log stream --style compact` writes its thread in hex without `0x`: `[59318:22c78e]`)
+        r.threadID = rec.string(.tid).flatMap { s in s.hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s) ?? UInt64(s, radix: 16) }
         if let l = rec.string(.level) { r.messageType = appleType(l) }
         r.subsystem = rec.string(.subsystem) ?? ""
         r.category = rec.string(.category) ?? ""
@@ -274,10 +275,11 @@ public final class LogShow {
     private func appleType(_ level: String) -> String {
         switch level.lowercased() {
         // (and Java's levels: a Jitsi service's FINE, INFORMATION in a German locale, SEVERE)
-        case "info", "information", "6": return "Info"
-        case "debug", "fine", "finer", "finest", "trace", "7": return "Debug"
-        case "error", "err", "severe", "3": return "Error"
-        case "fault", "crit", "critical", "alert", "emerg", "0", "1", "2": return "Fault"
+        // (and `log stream --style compact`'s letters: `E`, `I`, `Db`, `Fa`, `Df`)
+        case "info", "information", "6", "i": return "Info"
+        case "debug", "fine", "finer", "finest", "trace", "7", "db": return "Debug"
+        case "error", "err", "severe", "3", "e": return "Error"
+        case "fault", "crit", "critical", "alert", "emerg", "0", "1", "2", "fa": return "Fault"
         default: return "Default"
         }
     }
