@@ -865,11 +865,11 @@ enum BuiltinParsers {
         ("formats/node-debug.json", ##"""
 {
   "name": "node-debug",
-  "title": "Node services logging through the `debug` module without a TTY (mediasoup and other Node SFUs): `2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker worker process died unexpectedly …`; the namespace kept as the subsystem. Loose: its lines are not looked for inside other formats' files",
+  "title": "Node services logging through the `debug` module without a TTY (mediasoup and other Node SFUs): `2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker worker process died unexpectedly …`; the namespace's first part kept as the subsystem, the rest as the category (a namespace with a `:` only: an Xcode or journal line must not pass for one). Loose: its lines are not looked for inside other formats' files",
   "url": "https://github.com/versatica/mediasoup/issues/923",
   "kind": "lines",
   "patterns": [
-    "{time:isotz} {subsystem:word} {message}"
+    "{time:isotz} {subsystem:label}:{category:word} {message}"
   ],
   "continuation": "indented",
   "priority": 8,
@@ -877,7 +877,7 @@ enum BuiltinParsers {
   "samples": [
     {
       "line": "2022-10-11T06:56:02.633Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]",
-      "expect": {"time": "2022-10-11T06:56:02.633000+00:00", "subsystem": "mediasoup:ERROR:Worker", "message": "worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]"}
+      "expect": {"time": "2022-10-11T06:56:02.633000+00:00", "subsystem": "mediasoup", "category": "ERROR:Worker", "message": "worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]"}
     }
   ]
 }
