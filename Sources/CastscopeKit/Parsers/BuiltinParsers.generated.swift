@@ -382,16 +382,21 @@ enum BuiltinParsers {
         ("formats/ion-sfu.json", ##"""
 {
   "name": "ion-sfu",
-  "title": "Go SFUs logging through logr/zerolog's bracketed console layout (ion-sfu, ion): `[2021-03-14 19:19:56.316] [INFO] [peer.go:147] => Peer join session …`; the host's local time, no zone",
+  "title": "Go SFUs logging through logr/zerolog's bracketed console layout (ion-sfu, ion): `[2021-03-14 19:19:56.316] [INFO] [peer.go:147] => Peer join session …`; the host's local time, no zone; and any line that begins with a bracketed ISO time (`[2024-03-12 10:15:01,204] INFO …`), so that a file of them is not given to a format that reads one of its lines",
   "url": "https://github.com/ionorg/ion-sfu/issues/468",
   "kind": "lines",
   "patterns": [
     "[{time:isolocal}] [{level:word}] [{caller:word}] => {message}",
-    "[{time:isolocal}] [{level:word}] {message}"
+    "[{time:isolocal}] [{level:word}] {message}",
+    "[{time:iso}] {message}"
   ],
   "continuation": "indented",
   "priority": 12,
   "samples": [
+    {
+      "line": "[2024-03-12 10:15:01,204] INFO [relay] session 0b7f frames=1",
+      "expect": {"time": "2024-03-12T10:15:01.204000+00:00", "message": "INFO [relay] session 0b7f frames=1"}
+    },
     {
       "line": "[2021-03-14 19:19:56.316] [INFO] [peer.go:147] => Peer join session peer_id=ckm9jlba8000r0156r7aya65q session_id=\"test room\" v=0 ",
       "expect": {"time": "2021-03-14T19:19:56.316000+00:00", "level": "INFO", "message": "Peer join session peer_id=ckm9jlba8000r0156r7aya65q session_id=\"test room\" v=0 "}

@@ -33,10 +33,12 @@ enum CodeMarks {
     /// earlier line opened, `spanOpen`, with no other backtick between). A lone backtick at a
     /// message's end is otherwise the message's (`quote char is \``). Callers look at the first
     /// and last bytes first: most lines have neither.
-    static func unmarked(_ line: UnsafeRawBufferPointer, spanOpen: inout Bool) -> UnsafeRawBufferPointer {
-        // A quote's `>` on a log line's own start (`>2017-02-08 16:31:37.802 App[2370:742930] …`:
-        // Markdown quotes the lines after it lazily, so only the first carries it).
+    static func unmarked(_ line: UnsafeRawBufferPointer, spanOpen: inout Bool, first: Bool = false) -> UnsafeRawBufferPointer {
+        // A quote's `>` on the first log line's start (`>2017-02-08 16:31:37.802 App[2370:742930]
+        // …`: Markdown quotes the lines after it lazily, so only the first carries it). Not on
+        // later lines: `>5 retries` is a message's.
         if line.first == quote {
+            guard first else { return line }
             var k = 1
             if k < line.count, line[k] == 0x20 { k += 1 }
             return k < line.count && isDigit(line[k]) ? UnsafeRawBufferPointer(rebasing: line[k...]) : line

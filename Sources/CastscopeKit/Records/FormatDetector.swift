@@ -44,7 +44,8 @@ public struct FormatDetector {
         }
         // As the reader reads them: a paste's code span or fence off (`CodeMarks`).
         var spanOpen = false
-        for k in lines.indices where CodeMarks.marked(lines[k]) { lines[k] = CodeMarks.unmarked(lines[k], spanOpen: &spanOpen) }
+        let firstLine = lines.firstIndex { !$0.isEmpty }
+        for k in lines.indices where CodeMarks.marked(lines[k]) { lines[k] = CodeMarks.unmarked(lines[k], spanOpen: &spanOpen, first: k == firstLine) }
         return lines
     }
 

@@ -241,7 +241,7 @@ public final class RecordReader {
             stats.lines += 1
             checkUTF8(line)
             // A paste's code span or fence around the log's text comes off (`CodeMarks`).
-            if CodeMarks.marked(line) { line = CodeMarks.unmarked(line, spanOpen: &codeSpanOpen) }
+            if CodeMarks.marked(line) { line = CodeMarks.unmarked(line, spanOpen: &codeSpanOpen, first: stats.records == 0 && !hasPending) }
             // A line the skimmer stopped at for an anchor is not scanned for one again.
             let scan = !anchored && wholeLinesLeft == 0
             anchored = false
@@ -653,8 +653,15 @@ public final class RecordReader {
     /// to the print() lines that came before any timestamp.
     private func timestamped(_ sink: (inout RawRecord) throws -> Void) throws {
         lastTime = pending.time
-        lastProcess = pending.withBytes(.process) { Array($0) }
-        lastPid = pending.withBytes(.pid) { Array($0) }
+        if pending.withBytes(.process, { _ in true }) == nil {
+            // A timed line of the app's own logger that names no process (React Native's
+            // RCTLog): the nearest NSLog line's, as a print() line takes it.
+            if let lastProcess { pending.set(.process, bytes: lastProcess) }
+            if let lastPid { pending.set(.pid, bytes: lastPid) }
+        } else {
+            lastProcess = pending.withBytes(.process) { Array($0) }
+            lastPid = pending.withBytes(.pid) { Array($0) }
+        }
         guard !waiting.isEmpty else { return }
         for var rec in waiting { try emitInferred(&rec, sink) }
         waiting = []
@@ -1096,6 +1103,14 @@ public final class RecordReader {
                 let decoded = try Self.caretSize(sizeBytes, lines)
             {
                 sizeBytes = decoded
+                // (a pasted value is a paste's size: a garbage size must not swallow the file)
+                var n: UInt64 = 0
+                for (k, b) in decoded.enumerated() { n |= UInt64(b) << (8 * UInt64(k)) }
+                if n > UInt64(lines.maxLineLength) {
+                    problems.append(InputError(path: lines.path, line: lines.lineNumber, "malformed binary field \(String(decoding: name, as: UTF8.self)) in export entry (entry skipped)"))
+                    skippingEntry = true
+                    continue
+                }
             }
             var size: UInt64 = 0
             for (k, b) in sizeBytes.enumerated() { size |= UInt64(b) << (8 * UInt64(k)) }

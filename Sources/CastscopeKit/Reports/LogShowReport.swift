@@ -104,9 +104,11 @@ public final class LogShow {
                 }
                 let lines = LineReader(source: whole, path: path)
                 let reader = RecordReader(format: detected.format, lines: lines)
+                // (`log stream --style compact` writes its threads in hex without `0x`; Xcode in decimal)
+                let hexThreads = detected.format.name == "apple-compact"
                 try reader.run { rec in
                     // (journalctl's header, read before the entries, dates them as `analyze` does)
-                    let r = textRecord(rec, path: path, header: reader.stats.headerTime)
+                    let r = textRecord(rec, path: path, header: reader.stats.headerTime, hexThreads: hexThreads)
                     add(r)
                 }
                 errors.append(contentsOf: reader.problems)
@@ -238,7 +240,7 @@ public final class LogShow {
         }
     }
 
-    private func textRecord(_ rec: RawRecord, path: String, header: ParsedTime? = nil) -> LogShowRecord {
+    private func textRecord(_ rec: RawRecord, path: String, header: ParsedTime? = nil, hexThreads: Bool = false) -> LogShowRecord {
         var r = LogShowRecord(source: path)
         if let t = rec.time {
             if t.epochMicros != nil || (t.hasYear && t.hasDate && t.offset != nil) {
@@ -262,7 +264,7 @@ public final class LogShow {
         }
         r.processID = rec.pid
         // (`log stream --style compact` writes its thread in hex without `0x`: `[59318:22c78e]`)
-        r.threadID = rec.string(.tid).flatMap { s in s.hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s) ?? UInt64(s, radix: 16) }
+        r.threadID = rec.string(.tid).flatMap { s in s.hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s, radix: hexThreads ? 16 : 10) }
         if let l = rec.string(.level) { r.messageType = appleType(l) }
         r.subsystem = rec.string(.subsystem) ?? ""
         r.category = rec.string(.category) ?? ""
