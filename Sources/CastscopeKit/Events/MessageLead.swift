@@ -51,15 +51,13 @@ enum MessageLead {
         var end: Int?
         if let e = TimeScan.iso(p, i, into: &t) {
             end = e
-        } else if i + 19 <= p.count, TimeScan.digits(p, i, 4) != nil, p[i + 4] == UInt8(ascii: "/"),
-            TimeScan.digits(p, i + 5, 2) != nil, p[i + 7] == UInt8(ascii: "/"), TimeScan.digits(p, i + 8, 2) != nil,
+        } else if i + 19 <= p.count, let year = TimeScan.digits(p, i, 4), p[i + 4] == UInt8(ascii: "/"),
+            let month = TimeScan.digits(p, i + 5, 2), p[i + 7] == UInt8(ascii: "/"), let day = TimeScan.digits(p, i + 8, 2),
             p[i + 10] == 0x20, let e = TimeScan.clock(p, i + 11, into: &t)
         {
             // Go's `log`: `2026/03/12 10:15:04[.000000]`
-            t.year = TimeScan.digits(p, i, 4)!
-            t.month = TimeScan.digits(p, i + 5, 2)!
-            t.day = TimeScan.digits(p, i + 8, 2)!
-            t.hasYear = (1...12).contains(t.month) && (1...31).contains(t.day)
+            (t.year, t.month, t.day) = (year, month, day)
+            t.hasYear = (1...12).contains(month) && (1...31).contains(day)
             t.hasDate = t.hasYear
             end = e
         } else if let e = TimeScan.clock(p, i, into: &t) {

@@ -26,6 +26,23 @@ enum JournalTextHeader {
     static let catalogMark = Array("░░".utf8)
     static let activeSince = Array("Active: ".utf8)
     static let since = Array(" since ".utf8)
+    static let active = Array("active ".utf8)
+    static let closer = Array(". --".utf8)
+
+    /// The full time (`[Www ]YYYY-MM-DD HH:MM:SS ZONE`) that fills `line[from..<to]` exactly,
+    /// with its year and date.
+    static func fullTime(_ line: UnsafeRawBufferPointer, _ from: Int, _ to: Int) -> ParsedTime? {
+        var t = ParsedTime()
+        guard TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<to]), from, into: &t) == to, t.hasYear, t.hasDate else { return nil }
+        return t
+    }
+
+    /// Where a header's time ends: before `. --` (or the line's end) and the spaces before it.
+    static func closerStop(_ line: UnsafeRawBufferPointer, from: Int) -> Int {
+        var stop = findBytes(line, closer, from: from) ?? line.count
+        while stop > from, line[stop - 1] == 0x20 || line[stop - 1] == 0x0D { stop -= 1 }
+        return stop
+    }
 
     /// The time a header or status line around the entries gives them a year (and zone) from,
     /// marked as the bound it is (`ParsedTime.isFloor`, `isCeiling`):
@@ -40,11 +57,7 @@ enum JournalTextHeader {
         }
         if let opener = openers.first(where: { line.starts(with: $0) }) {
             // (read up to the punctuation after its zone, as `endTime` reads)
-            var stop = findBytes(line, Array(". --".utf8), from: opener.count) ?? line.count
-            while stop > opener.count, line[stop - 1] == 0x20 || line[stop - 1] == 0x0D { stop -= 1 }
-            var t = ParsedTime()
-            guard TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), opener.count, into: &t) == stop, t.hasYear, t.hasDate
-            else { return nil }
+            guard var t = fullTime(line, opener.count, closerStop(line, from: opener.count)) else { return nil }
             t.isFloor = true
             return t
         }
@@ -55,13 +68,11 @@ enum JournalTextHeader {
         else { return nil }
         // (up to the `;` before `2h ago`)
         let stop = line[(at + since.count)...].firstIndex(of: UInt8(ascii: ";")) ?? line.count
-        var t = ParsedTime()
-        guard TimeScan.full(UnsafeRawBufferPointer(rebasing: line[..<stop]), at + since.count, into: &t) == stop, t.hasYear, t.hasDate
-        else { return nil }
+        guard var t = fullTime(line, at + since.count, stop) else { return nil }
         // `active (running) since` is when it started: the lines shown are after it. `failed`,
         // `inactive (dead)`, `activating (auto-restart)` since is when it stopped: before it.
         let state = UnsafeRawBufferPointer(rebasing: line[(i + activeSince.count)...])
-        if state.starts(with: Array("active ".utf8)) { t.isFloor = true } else { t.isCeiling = true }
+        if state.starts(with: active) { t.isFloor = true } else { t.isCeiling = true }
         return t
     }
 
@@ -70,18 +81,10 @@ enum JournalTextHeader {
     static func endTime(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
         guard let opener = openers.first(where: { line.starts(with: $0) }) else { return nil }
         // Each time is read from the bytes up to the punctuation after its zone (`,`, `.`).
-        func time(_ from: Int, _ to: Int) -> ParsedTime? {
-            var t = ParsedTime()
-            let part = UnsafeRawBufferPointer(rebasing: line[..<to])
-            guard TimeScan.full(part, from, into: &t) == to, t.hasYear, t.hasDate else { return nil }
-            return t
-        }
         for end in ends {
-            guard let at = findBytes(line, end, from: opener.count), let begin = time(opener.count, at) else { continue }
+            guard let at = findBytes(line, end, from: opener.count), let begin = fullTime(line, opener.count, at) else { continue }
             let from = at + end.count
-            var stop = findBytes(line, Array(". --".utf8), from: from) ?? line.count
-            while stop > from, line[stop - 1] == 0x20 || line[stop - 1] == 0x0D { stop -= 1 }
-            guard var t = time(from, stop) else { return nil }
+            guard var t = fullTime(line, from, closerStop(line, from: from)) else { return nil }
             if begin.offset != t.offset { t.offset = nil }
             return t
         }

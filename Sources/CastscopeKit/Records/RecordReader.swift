@@ -1099,24 +1099,20 @@ public final class RecordReader {
             // Pasted from a terminal, the size's bytes show as `^G^@^@^@^@^@^@^@` (caret
             // notation: victoriametrics#7105, systemd#16202): read back, the value follows.
             // (a size's high bytes are zeros, `^@`; its low byte may be printable: `7^@^@…` is 55)
+            var caret = false
             if sizeBytes.indices.dropLast().contains(where: { sizeBytes[$0] == UInt8(ascii: "^") && sizeBytes[$0 + 1] == UInt8(ascii: "@") }),
                 let decoded = try Self.caretSize(sizeBytes, lines)
             {
                 sizeBytes = decoded
-                // (a pasted value is a paste's size: a garbage size must not swallow the file)
-                var n: UInt64 = 0
-                for (k, b) in decoded.enumerated() { n |= UInt64(b) << (8 * UInt64(k)) }
-                if n > UInt64(lines.maxLineLength) {
-                    problems.append(InputError(path: lines.path, line: lines.lineNumber, "malformed binary field \(String(decoding: name, as: UTF8.self)) in export entry (entry skipped)"))
-                    skippingEntry = true
-                    continue
-                }
+                caret = true
             }
             var size: UInt64 = 0
             for (k, b) in sizeBytes.enumerated() { size |= UInt64(b) << (8 * UInt64(k)) }
             // A field's value is kept up to the line limit (a MESSAGE longer than a line is of
             // no use whole, and a hostile 1 GB field must not be held): the rest is passed over.
-            guard size < 1 << 30, let (data, newlines) = try lines.readExact(Int(size), keeping: lines.maxLineLength),
+            // (A pasted value is a paste's size: a garbage caret size must not swallow the file.)
+            guard size < 1 << 30, !caret || size <= UInt64(lines.maxLineLength),
+                let (data, newlines) = try lines.readExact(Int(size), keeping: lines.maxLineLength),
                 let nl = try lines.readExact(1), nl == [0x0A]
             else {
                 problems.append(InputError(path: lines.path, line: lines.lineNumber, "malformed binary field \(String(decoding: name, as: UTF8.self)) in export entry (entry skipped)"))

@@ -150,15 +150,7 @@ enum BSDDate: LineStart {
 }
 
 /// The first three bytes are an English month's abbreviation.
-@inline(__always) private func isMonth(_ p: UnsafeRawPointer) -> Bool {
-    let v = UInt32(byte(p, 0)) << 16 | UInt32(byte(p, 1)) << 8 | UInt32(byte(p, 2))
-    return monthCodes.contains(v)
-}
-
-private let monthCodes: Set<UInt32> = Set(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map { m in
-    let b = Array(m.utf8)
-    return UInt32(b[0]) << 16 | UInt32(b[1]) << 8 | UInt32(b[2])
-})
+@inline(__always) private func isMonth(_ p: UnsafeRawPointer) -> Bool { TimeScan.month(byte(p, 0), byte(p, 1), byte(p, 2)) > 0 }
 
 enum Clock: LineStart {
     @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {

@@ -207,15 +207,22 @@ enum TimeScan {
     }
 
     static let months: [String] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    /// Each month's three bytes as one number (`month(_:_:_:)`, the skimmer's probe).
+    static let monthCodes: [UInt32] = months.map { m in
+        let b = Array(m.utf8)
+        return UInt32(b[0]) << 16 | UInt32(b[1]) << 8 | UInt32(b[2])
+    }
+
+    /// The month (1–12) English abbreviates as these three bytes, or 0.
+    @inline(__always) static func month(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8) -> Int {
+        let v = UInt32(b0) << 16 | UInt32(b1) << 8 | UInt32(b2)
+        return (monthCodes.firstIndex(of: v) ?? -1) + 1
+    }
 
     /// `Mmm dd HH:MM:SS[.f]` with the day padded by a space or a zero (syslog, journalctl short).
     static func bsd(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
         guard i + 15 <= p.count, p[i + 3] == UInt8(ascii: " ") else { return nil }
-        var month = 0
-        for (k, name) in months.enumerated() {
-            let u = Array(name.utf8)
-            if p[i] == u[0] && p[i + 1] == u[1] && p[i + 2] == u[2] { month = k + 1; break }
-        }
+        let month = month(p[i], p[i + 1], p[i + 2])
         guard month > 0 else { return nil }
         return dayAndClock(p, i + 3, month: month, into: &t)
     }
