@@ -699,7 +699,7 @@ public final class Analyzer {
                 do {
                     let source = try RangeFileSource(path: diskPath, from: ranges[k].lowerBound, to: ranges[k].upperBound)
                     r = context.read(source, path: path, format: format, adapts: true, pool: results, budget: budget,
-                                     budgetInFileOrder: false, onRecord: nil)
+                                     budgetInFileOrder: false, stops: { streamed?.abandoned != nil }, onRecord: nil)
                 } catch let e as InputError {
                     r.problems = [e]
                 } catch {}
@@ -1368,6 +1368,7 @@ struct ReadContext: Sendable {
         // A crash report pasted as text: its header lines become one event; a JetsamEvent's
         // process entries pasted as JSON, their kills.
         var crashReport = CrashReportText()
+        var cuts = 0
         /// After each event added: the budget (memory follows recognized lines, ~36 bytes each:
         /// bounded per file), and a part handed on when `cutEvery` are held.
         func added(line: Int) throws {
@@ -1375,10 +1376,15 @@ struct ReadContext: Sendable {
             // The reader only stops: `absorbPart` cuts at the budget's line and says so. One
             // reader stops within 1,024 lines past it; a parallel range once the parts before it,
             // taken in file order, spent it.
-            if let budget, order & 1023 == 0, budgetInFileOrder ? !budget.take(1024) : budget.spent {
-                throw StopReading()
+            if order & 1023 == 0 {
+                if let budget, budgetInFileOrder ? !budget.take(1024) : budget.spent { throw StopReading() }
+                // Called off (streaming gave up at a relay line): every 1,024 lines, not only
+                // after a part, whose turn comes after half a 26 MB relay log was read.
+                if stops() { throw StopReading() }
             }
-            if cutEvery > 0, result.events.count > cutEvery {
+            if cutEvery > 0, result.events.count > (cuts == 0 ? min(cutEvery, 2048) : cutEvery) {
+                // The first part small: what it holds (relay lines) may call the reading off.
+                cuts += 1
                 // The last event stays: a frame run may go on in it.
                 var part = TextResult()
                 part.firstComplete = result.firstComplete
