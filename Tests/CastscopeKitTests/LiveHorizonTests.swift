@@ -192,4 +192,45 @@ struct LiveHorizonTests {
             #expect(kept.map(\.order) == kept.map(\.order).sorted())
         }
     }
+
+    @Test("a retry storm superseded by the next extension closes as analyze closes it, and host lines stop joining it")
+    func supersededStormCloses() {
+        let live = LiveSessions()
+        var order = 0
+        var ended: [String: String] = [:]
+        func line(_ kind: String, _ pid: Int, _ t: Int64, side: Side = .extension, process: String = "BroadcastExtension",
+                  attrs: [(String, String)] = []) {
+            order += 1
+            for c in live.feed(Event(kind: kind, sdk: "jitsi", side: side, time: t, process: process, pid: pid, message: kind,
+                                     attrs: attrs, source: SourceRef(path: "device.log", line: order), order: order,
+                                     parsedTime: nil, fileIndex: 0)) {
+                if case .ended(let s) = c { ended[s.id] = s.reason }
+            }
+        }
+        // Every third session never connects (its socket file missing) and writes nothing more;
+        // the host app writes a line every ten seconds throughout.
+        for k in 0..<300 {
+            let t = Int64(k) * 97_000_000, pid = 2000 + k
+            line("broadcast.started", pid, t)
+            if k % 3 == 1 {
+                for i in 0..<5 {
+                    line("socket.connect_attempt", pid, t + Int64(i) * 100_000)
+                    line("socket.connect_failed", pid, t + Int64(i) * 100_000 + 50, attrs: [("cause_text", "socket file missing")])
+                }
+            } else {
+                line("socket.connected", pid, t + 600_000)
+                line("broadcast.finished", pid, t + 20_000_000)
+            }
+            for h in 0..<9 { line("app.log", 900, t + Int64(h) * 10_000_000, side: .app, process: "HostApp") }
+        }
+        // Every storm ended once the next session began and it had been silent a minute, with
+        // analyze's reason.
+        let storms = (0..<300).filter { $0 % 3 == 1 }.map { "S\($0 + 1)" }
+        for id in storms {
+            #expect(ended[id] == "never connected: the log ends after 5 failed connect attempts over 400 ms", "\(id): \(ended[id] ?? "open")")
+        }
+        #expect(live.openStreams.count <= 2, "\(live.openStreams.count) open")
+        // The open storms did not collect every host line after them.
+        #expect(live.open.allSatisfy { $0.events.count < 40 })
+    }
 }

@@ -193,17 +193,78 @@ public final class LiveSessions {
         return changes
     }
 
+    /// An open session superseded by a newer session of the same process name in the same
+    /// file (the next extension process) closes, as `analyze` closes it (`SessionStream`), once
+    /// its process has been silent this long (the phone's log time).
+    public var idleHorizon: Int64 = 60_000_000
+    /// Open streams a newer session of their process name superseded, waiting for that silence;
+    /// each stream's first line's file and its last own line's time.
+    var supersededOpen: [String] = []
+    var streamFile: [String: String] = [:]
+    var lastOwn: [String: Int64] = [:]
+    var supersedeCheckedAt = Int64.min
+
     func feedPhone(_ e: Event, wall: Int64?) -> [Change] {
+        var closed: [Change] = []
         if let t = e.time, t >= latestDeviceTime {
             latestDeviceTime = t
             deviceClock = (t, wall ?? t)
+            // (before the line, as `analyze`'s sweep: checked once per second of log time)
+            if !supersededOpen.isEmpty, Self.since(supersedeCheckedAt, t) >= 1_000_000 {
+                supersedeCheckedAt = t
+                closed = closeSuperseded()
+            }
         }
+        return closed.isEmpty ? feedPhoneLine(e, wall: wall) : closed + feedPhoneLine(e, wall: wall)
+    }
+
+    /// The superseded open sessions whose process has been silent for `idleHorizon` end as the
+    /// log leaves them (`SessionBuilder.finish`: "never connected: the log ends after 12 failed
+    /// connect attempts"). Without it a retry storm that never connected stayed open for good,
+    /// and every host line after it was added to it and to every other such: 25,000 sessions
+    /// piped in grew to 3.5 GB.
+    func closeSuperseded() -> [Change] {
+        var changes: [Change] = []
+        var kept: [String] = []
+        for k in supersededOpen where openStreams.contains(k) {
+            guard let own = lastOwn[k], Self.since(own, latestDeviceTime) > idleHorizon, streams[k]?.sessions.isEmpty == false else {
+                kept.append(k)
+                continue
+            }
+            builder.finish(&streams[k]!)
+            streams[k]!.phase = .ended
+            notePhase(k)
+            let s = named(k, streams[k]!.sessions.count - 1)
+            noteEnded(k, s)
+            changes.append(.ended(s))
+            changes += ended(s)
+        }
+        supersededOpen = kept
+        return changes
+    }
+
+    /// A new session started in stream `k`: the open sessions of its process name in its file
+    /// are superseded.
+    func noteSuperseding(_ k: String) {
+        // (itself the newest of its name now)
+        supersededOpen.removeAll { $0 == k }
+        guard let process = streams[k]?.sessions.last?.process, let file = streamFile[k] else { return }
+        for other in openStreams where other != k && streamFile[other] == file && streams[other]?.sessions.last?.process == process
+            && !supersededOpen.contains(other)
+        {
+            supersededOpen.append(other)
+        }
+    }
+
+    func feedPhoneLine(_ e: Event, wall: Int64?) -> [Change] {
         if e.side == .extension || e.side == .app { phoneSideEnded = false }
         defer { letGoOfEndedDevice(); letGoOfClosedRelay() }
         var k: String?
         if e.side == .extension {
             k = key(e)
             if let pid = e.pid { latestByPid[pid] = k }
+            if let t = e.time { lastOwn[k!] = t }
+            if streamFile[k!] == nil { streamFile[k!] = e.sourcePath }
         } else if e.side == .system, let pid = e.attr("target_pid").flatMap({ Int($0) }) {
             // The stream of the pid's latest line (not the first of a dictionary's keys, whose
             // order differs from run to run: two processes can have had the same pid).
@@ -241,6 +302,7 @@ public final class LiveSessions {
             ids[k, default: []].append("S\(nextID)")
             nextID += 1
             changes.append(.started(named(k, count - 1)))
+            noteSuperseding(k)
         }
         for i in max(0, before - 1)..<count where streams[k]!.sessions[i].connectedAt != nil { noteConnected(k, i) }
         let last = count - 1
@@ -421,6 +483,12 @@ public final class LiveSessions {
         }
         for d in matches.map(\.d).sorted(by: >) { unjoined.remove(at: d) }
         return changes
+    }
+
+    /// `b - a`, held at the ends of `Int64` (`a` may be `.min`: never).
+    static func since(_ a: Int64, _ b: Int64) -> Int64 {
+        let (d, overflow) = b.subtractingReportingOverflow(a)
+        return overflow ? (a < 0 ? .max : .min) : d
     }
 
     /// `a + b`, held at the ends of `Int64` (a hostile line's time must not trap the join).
