@@ -98,6 +98,7 @@ public struct SessionBuilder {
         var stream = SessionStream()
         stream.builder = self
         stream.idleHorizon = Int64.max
+        stream.retireAfter = Int64.max
         stream.parkAfter = Int.max  // every session is kept: parking would only cost a spill
         stream.learn(events)
         var sessions: [Session] = []

@@ -133,6 +133,12 @@ public struct SessionStream {
     mutating func number(_ key: String) -> Int {
         if let n = streamNumbers[key] { return n }
         streams.append(SessionBuilder.Stream())
+        if !retiredPids.isEmpty, let (process, pid) = Self.processAndPid(key), retiredPids[pid] == process {
+            // A retired stream's process writes again: its stream as it was.
+            retiredPids[pid] = nil
+            streams[streams.count - 1].phase = .ended
+            retireQueue.append((streams.count - 1, now))
+        }
         streamKeys.append(key)
         isCapture.append(key.hasPrefix("in-app:"))
         asleepSeq.append(0)
@@ -241,6 +247,20 @@ public struct SessionStream {
     }
     var sleepCheckAt = 0
 
+    /// Streams whose sessions were all handed on, with the log time they were queued at:
+    /// retired (`RetiredStreams.swift`) once their process has been silent for `retireAfter`.
+    var retireQueue: [(stream: Int, at: Int64)] = []
+    var retireHead = 0
+    /// Retired extension processes by pid, with their process name: a later line of theirs
+    /// opens their stream again as it was (ended, nothing in it).
+    var retiredPids: [Int: String] = [:]
+    var retiredNames = Set<String>()
+    /// Slots of `streams` retired (their key ""), taken out once they are half of them.
+    var retiredSlots = 0
+    /// Places in `lastLines` free again.
+    var freeLastLines: [Int] = []
+    public var retireAfter: Int64 = 600_000_000
+
     public init() {}
 
     /// The first pass: which streams are extension processes.
@@ -250,7 +270,7 @@ public struct SessionStream {
         for i in events.indices where events[i].side == .extension {
             // The same process as the line before (most lines): nothing new to learn.
             if learned.lastHolds(events[i]) {
-                if learnsWholeBundle, let t = events[i].lastTime { runLast = max(runLast ?? t, t) }
+                if let t = events[i].lastTime { runLast = max(runLast ?? t, t) }
                 continue
             }
             noteRunEnd()
@@ -262,7 +282,9 @@ public struct SessionStream {
                 let pid = events[i].pid, process = events[i].process, path = events[i].sourcePath
                 let k = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: path)).memberAfterInsert
                 var of = StreamOf(pid: pid, process: process, path: path, key: k)
-                if learnsWholeBundle { of.index = lastLineIndex(k) }
+                // (its last line: whether the stream has ended, with the whole bundle learned;
+                // when it may be retired, either way)
+                of.index = lastLineIndex(k)
                 // The stream it replaces may have begun the latest run of its pid or name:
                 // the runs waiting are written first, in the order they began. Otherwise they
                 // wait (the tables are read only after `learn`, and what they end with is the
@@ -271,7 +293,7 @@ public struct SessionStream {
                 if learned.replacesTouched { flushLearned() }
                 learned.note(of)
             }
-            if learnsWholeBundle { runLast = events[i].lastTime }
+            runLast = events[i].lastTime
         }
         noteRunEnd()
         flushLearned()
@@ -302,6 +324,10 @@ public struct SessionStream {
     /// without hashing the key).
     private mutating func lastLineIndex(_ key: String) -> Int {
         if let i = lastLineAt[key] { return i }
+        if let i = freeLastLines.popLast() {
+            lastLineAt[key] = i
+            return i
+        }
         lastLines.append(nil)
         lastLineAt[key] = lastLines.count - 1
         return lastLines.count - 1
@@ -329,7 +355,7 @@ public struct SessionStream {
         }
         for s in l.streams {
             let k = key(s)
-            if learnsWholeBundle, let t = l.lastTime[s] { noteLastLine(lastLineIndex(k), t) }
+            if let t = l.lastTime[s] { noteLastLine(lastLineIndex(k), t) }
         }
         for (pid, latest) in l.byPid { keyByPid[pid] = key(latest.stream) }
         for (process, latest) in l.byProcess { keyByProcess[process] = key(latest.stream) }
@@ -450,11 +476,18 @@ public struct SessionStream {
 
     /// The stream a system line (a kill, a crash, an exit) is about, if any.
     private mutating func systemKey(_ e: Event) -> String? {
-        if let pid = e.attr("target_pid").flatMap({ Int($0) }), let tk = keyByPid[pid] { return tk }
-        if let name = e.attr("target"), let tk = keyByProcess[name] { return tk }
+        let targetPid = e.attr("target_pid").flatMap { Int($0) }
+        if let pid = targetPid, let tk = keyByPid[pid] { return tk }
+        // A retired stream's (`RetiredStreams.swift`) line is placed as a host line, as the
+        // lines after its end were.
+        if let pid = targetPid, retiredPids[pid] != nil { return nil }
+        if let name = e.attr("target"), let tk = keyByProcess[name] {
+            return streamNumbers[tk] != nil || extensionKeys.contains(tk) ? tk : nil
+        }
         // The line's own stream key, built only now (a string per system line).
         let key = SessionBuilder.streamKey(e)
         if extensionKeys.contains(key) { return key }
+        if let pid = e.pid, !retiredPids.isEmpty, retiredPids[pid] == (e.process ?? "?") { return nil }
         guard SessionBuilder.killCodes.contains(e.code) else { return nil }
         if let only = onlyOpenExtension(killedBy: e) { return only }
         if SessionBuilder.killsBroadcastExtension(e), let name = e.attr("target") {
@@ -645,6 +678,7 @@ public struct SessionStream {
         if !final {
             park()
             sleepSilent()
+            retireSilent()
         }
     }
 
@@ -681,6 +715,7 @@ public struct SessionStream {
             streams[n].sessions = []
             streams[n].sawError = nil
             streams[n].peerClosed = nil
+            retireQueue.append((n, now))
         }
         if !l.joined.isEmpty {
             s.events.append(contentsOf: l.joined)

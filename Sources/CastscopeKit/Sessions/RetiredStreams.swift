@@ -1,0 +1,116 @@
+/// Extension processes whose sessions were all handed on, forgotten once they have been silent
+/// for `retireAfter` of log time, so that memory follows the open sessions and not every
+/// extension process the logs ever named (issue 15).
+///
+/// Each broadcast is a new extension process, so a log of 100,000 sessions named 100,000
+/// streams, and each kept its slot, its key and its entries in the tables that route a line
+/// to it (about 300 bytes; 69 MB resident for a 151 MB log). A retired stream leaves them
+/// all: only its pid stays, with its process name (`retiredPids`, bounded by the device's pid
+/// space), so that what a later line of that process does is what it did before:
+/// - an extension line opens the stream again as it was when it retired: ended, with nothing
+///   in it (a start line opens a new session, any other is placed like a host line);
+/// - a kill or exit naming the pid, or the process name whose latest stream it was, is placed
+///   like a host line, as it was when it went to the ended stream.
+///
+/// A stream retires only when its last line learned (`lastLines`: learning runs ahead of
+/// feeding) is older than the horizon, so a line of it already learned keeps it.
+extension SessionStream {
+    /// Retires the streams queued (`takeOut`) whose process has been silent long enough.
+    mutating func retireSilent() {
+        guard retireHead < retireQueue.count else { return }
+        var retired = false
+        while retireHead < retireQueue.count {
+            let (n, at) = retireQueue[retireHead]
+            guard Self.since(at, now) > retireAfter else { break }
+            retireHead += 1
+            // A session opened again meanwhile (queued again when it is handed on), a line
+            // waits in it, or it was retired already.
+            guard n < streams.count, !streamKeys[n].isEmpty, !isCapture[n], asleepSeq[n] == 0, streams[n].phase == .ended,
+                streams[n].sessions.isEmpty, streams[n].preamble.isEmpty, streams[n].late.isEmpty,
+                let (process, pid) = Self.processAndPid(streamKeys[n])
+            else { continue }
+            let key = streamKeys[n]
+            guard let i = lastLineAt[key] else { continue }
+            if let last = lastLines[i], Self.since(last, now) <= retireAfter {
+                // It wrote since it was queued (or, with the whole bundle learned, writes
+                // later): looked at again a horizon from now (the queue stays in time order).
+                retireQueue.append((n, now))
+                continue
+            }
+            streamNumbers[key] = nil
+            extensionKeys.remove(key)
+            if keyByPid[pid] == key { keyByPid[pid] = nil }
+            lastLineAt[key] = nil
+            lastLines[i] = nil
+            freeLastLines.append(i)
+            // (one string per process name: a name per pid was most of what was left)
+            retiredPids[pid] = retiredNames.insert(process).memberAfterInsert
+            streams[n] = SessionBuilder.Stream()
+            streamKeys[n] = ""
+            retiredSlots += 1
+            retired = true
+        }
+        if retireHead > 1024 && retireHead * 2 > retireQueue.count {
+            retireQueue.removeFirst(retireHead)
+            retireHead = 0
+        }
+        guard retired else { return }
+        // The streams remembered as the last few learned and routed may be gone (their slots
+        // and places in `lastLines` are used again): looked up afresh.
+        learned = Recent()
+        routed = Recent()
+        if retiredSlots > 4096 && retiredSlots * 2 > streams.count { compactStreams() }
+    }
+
+    /// Takes the retired slots out of the stream tables, the others keeping their order
+    /// (`finish` goes through them in order of first appearance), and numbers them again.
+    mutating func compactStreams() {
+        var number = [Int](repeating: -1, count: streams.count)
+        var kept = 0
+        for n in streams.indices where !streamKeys[n].isEmpty {
+            number[n] = kept
+            if kept != n {
+                streams.swapAt(kept, n)
+                streamKeys.swapAt(kept, n)
+                isCapture.swapAt(kept, n)
+                asleepSeq.swapAt(kept, n)
+            }
+            kept += 1
+        }
+        streams.removeLast(streams.count - kept)
+        streamKeys.removeLast(streamKeys.count - kept)
+        isCapture.removeLast(isCapture.count - kept)
+        asleepSeq.removeLast(asleepSeq.count - kept)
+        var numbers: [String: Int] = [:]
+        numbers.reserveCapacity(kept)
+        for (key, n) in streamNumbers where number[n] >= 0 { numbers[key] = number[n] }
+        streamNumbers = numbers
+        for i in live.indices { live[i].stream = number[live[i].stream] }
+        retireQueue = retireQueue[retireHead...].compactMap { number[$0.stream] >= 0 ? (number[$0.stream], $0.at) : nil }
+        retireHead = 0
+        retiredSlots = 0
+        routed = Recent()
+    }
+
+    /// The process name and pid of a stream key (`SessionBuilder.streamKey`: `name[pid]`), nil
+    /// for one named by its file.
+    static func processAndPid(_ key: String) -> (String, Int)? {
+        var bytes = Array(key.utf8)
+        guard bytes.last == UInt8(ascii: "]"), let open = bytes.lastIndex(of: UInt8(ascii: "[")), open + 1 < bytes.count - 1 else {
+            return nil
+        }
+        var pid = 0
+        for b in bytes[(open + 1)..<(bytes.count - 1)] {
+            guard b >= 0x30 && b <= 0x39, pid < Int.max / 10 - 10 else { return nil }
+            pid = pid * 10 + Int(b - 0x30)
+        }
+        bytes.removeLast(bytes.count - open)
+        return (String(decoding: bytes, as: UTF8.self), pid)
+    }
+
+    /// `b - a`, held at the ends of `Int64`.
+    static func since(_ a: Int64, _ b: Int64) -> Int64 {
+        let (d, overflow) = b.subtractingReportingOverflow(a)
+        return overflow ? (a < 0 ? .max : .min) : d
+    }
+}

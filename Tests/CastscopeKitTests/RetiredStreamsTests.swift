@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Extension processes whose sessions were all handed on are forgotten once silent for
+/// `retireAfter` (`RetiredStreams.swift`): what every later line of theirs does — a frame line,
+/// a new start, a kill naming the pid or the name, a line of the pid under another name — is
+/// what it did when the stream stayed, and the tables no longer grow with every process seen.
+@Suite("retired extension streams")
+struct RetiredStreamsTests {
+    typealias Line = (t: Int64, pid: Int, process: String, kind: String, message: String, side: Side, attrs: [(String, String)])
+
+    static func events(_ lines: [Line]) -> [Event] {
+        lines.sorted { $0.t < $1.t }.enumerated().map { n, l in
+            Event(kind: l.kind, sdk: "jitsi", side: l.side, time: l.t, process: l.process, pid: l.pid, message: l.message,
+                  attrs: l.attrs, source: SourceRef(path: "p.log", line: n + 1), order: n, parsedTime: nil, fileIndex: 0)
+        }
+    }
+
+    struct Run: Equatable {
+        var sessions: [String]
+        var outside: [String]
+        var streamsLeft: Int
+        var retired: Int
+    }
+
+    static func run(_ events: [Event], retireAfter: Int64, learnInBatches: Int? = nil) -> Run {
+        var stream = SessionStream()
+        stream.retireAfter = retireAfter
+        var out: [Session] = []
+        if let n = learnInBatches {
+            // As a file streamed while read: each batch learned just before it is fed.
+            var i = 0
+            while i < events.count {
+                let batch = Array(events[i..<min(i + n, events.count)])
+                stream.learn(batch)
+                for e in batch { stream.feed(e) { out.append($0) } }
+                i += n
+            }
+        } else {
+            stream.learn(events)
+            for e in events { stream.feed(e) { out.append($0) } }
+        }
+        stream.finish { out.append($0) }
+        let outside = stream.unattached.map { "\($0.time ?? -1) \($0.process ?? "-")[\($0.pid ?? -1)] \($0.message)" }
+        return Run(sessions: describe(out, texts: true), outside: outside,
+                   streamsLeft: stream.streams.count - stream.retiredSlots, retired: stream.retiredPids.count)
+    }
+
+    static let minute: Int64 = 60_000_000
+
+    /// One extension process per broadcast (`BroadcastExtension`, a new pid each time), each
+    /// session connected, a few frames, finished; then, long after, lines of the old pids.
+    static func bundle(sessions: Int) -> [Line] {
+        var lines: [Line] = []
+        let name = "BroadcastExtension"
+        for k in 0..<sessions {
+            let t = Int64(k) * 2 * minute, pid = 1000 + k
+            lines.append((t, pid, name, "broadcast.started", "broadcast started", .extension, []))
+            lines.append((t + 1_000, pid, name, "socket.connect_attempt", "open socket connection", .extension, []))
+            lines.append((t + 4_000, pid, name, "socket.connected", "client stream open completed", .extension, []))
+            lines.append((t + 4_500, 7, "Host", "server.client_connected", "server stream open completed", .app, []))
+            for f in 0..<5 {
+                lines.append((t + 100_000 + Int64(f) * 100_000, pid, name, "frame.sent", "video sample processed successfully \(f)", .extension, []))
+            }
+            lines.append((t + 2_000_000, pid, name, "broadcast.finished", "broadcastFinished", .extension, []))
+            lines.append((t + 2_100_000, 7, "Host", "app.log", "host line \(k)", .app, []))
+        }
+        // Long after its session, each kind of line a retired process can still bring.
+        let late = Int64(sessions) * 2 * minute + 30 * minute
+        lines.append((late, 1000, name, "frame.sent", "video sample processed successfully late", .extension, []))
+        lines.append((late + 1_000_000, 1001, name, "extension.killed_memory", "killed", .system,
+                      [("target", name), ("target_pid", "1001"), ("limit_mb", "50")]))
+        lines.append((late + 2_000_000, 1002, name, "broadcast.started", "broadcast started", .extension, []))
+        lines.append((late + 2_100_000, 1002, name, "socket.connect_attempt", "open socket connection", .extension, []))
+        lines.append((late + 3_000_000, 99, "kernel", "extension.killed", "killed by name", .system, [("target", name)]))
+        lines.append((late + 4_000_000, 1003, "OtherProcess", "frame.sent", "video sample processed successfully other", .extension, []))
+        lines.append((late + 5_000_000, 1004, name, "socket.connect_attempt", "open socket connection", .extension, []))
+        return lines
+    }
+
+    @Test func laterLinesOfRetiredProcessesDoWhatTheyDid() {
+        let events = Self.events(Self.bundle(sessions: 40))
+        let kept = Self.run(events, retireAfter: Int64.max)
+        let retired = Self.run(events, retireAfter: Self.minute)
+        #expect(retired.retired > 30)
+        #expect(kept.retired == 0)
+        #expect(retired.sessions == kept.sessions)
+        #expect(retired.outside == kept.outside)
+        // (the 40, the retired pid's new start, the other name's frame line, the new pid's attempt)
+        #expect(kept.sessions.count == 43)
+        // Learned a batch at a time ahead of feeding (a file streamed while read): the same.
+        let batched = Self.run(events, retireAfter: Self.minute, learnInBatches: 37)
+        #expect(batched.sessions == kept.sessions)
+        #expect(batched.outside == kept.outside)
+    }
+
+    /// Enough processes for the retired slots to be taken out of the tables (numbered again):
+    /// the same sessions, and the tables hold about the streams of the last horizon.
+    @Test func manyProcessesLeaveTheTables() {
+        let events = Self.events(Self.bundle(sessions: 9_000))
+        let kept = Self.run(events, retireAfter: Int64.max)
+        let retired = Self.run(events, retireAfter: Self.minute)
+        #expect(retired.sessions == kept.sessions)
+        #expect(retired.outside == kept.outside)
+        #expect(kept.streamsLeft >= 9_000)
+        #expect(retired.streamsLeft < 100)
+    }
+
+    @Test func keyParsing() {
+        #expect(SessionStream.processAndPid("BroadcastExtension[812]")! == ("BroadcastExtension", 812))
+        #expect(SessionStream.processAndPid("a [b][7]")! == ("a [b]", 7))
+        #expect(SessionStream.processAndPid("file:/x/y.log") == nil)
+        #expect(SessionStream.processAndPid("x[-3]") == nil)
+        #expect(SessionStream.processAndPid("x[]") == nil)
+        #expect(SessionStream.processAndPid("x[99999999999999999999999]") == nil)
+    }
+}
