@@ -33,6 +33,18 @@ struct QuotedLinesTests {
                                       "Mar 12 11:02:09 Ext[915] <Notice>: " + long]).prefix(4096))
         #expect(QuotedLinesSource.detect(head) == Array("> ".utf8))
         #expect(QuotedLinesSource.detect(lines("    ", ["{\"a\": 1}", "{\"b\": 2}"])) == Array("    ".utf8))
+        // A ticket's sentence above the block (haishinkit#619's `ログ：`, `Logs:`): up to three
+        // lines with no lead and no time pass, and the block's prefix is found after them.
+        let block = "    Mar 12 11:02:07 Ext[915] <Notice>: a\n    Mar 12 11:02:08 Ext[915] <Notice>: b\n    Mar 12 11:02:09 Ext[915] <Notice>: c\n"
+        #expect(QuotedLinesSource.detect(Array(("ログ：\n\n" + block).utf8)) == Array("    ".utf8))
+        #expect(QuotedLinesSource.detect(Array(("Logs from Console:\n" + block).utf8)) == Array("    ".utf8))
+        #expect(QuotedLinesSource.detect(Array(("Here are the logs.\nSee below:\n> Mar 12 11:02:07 Ext[915] <Notice>: a\n> Mar 12 11:02:08 Ext[915] <Notice>: b\n").utf8))
+            == Array("> ".utf8))
+        // A log's own first record (a time in it) is no such sentence: its indented
+        // continuation lines are not a paste's prefix.
+        #expect(QuotedLinesSource.detect(Array(("2026-03-12 10:00:00 Exception in main\n\tat a.b(C.java:1)\n\tat a.c(C.java:2)\n\tat a.d(C.java:3)\n").utf8)) == nil)
+        // Four sentences are prose, not a lead-in.
+        #expect(QuotedLinesSource.detect(Array(("One.\nTwo.\nThree.\nFour.\n" + block).utf8)) == nil)
     }
 
     @Test("the prefix comes off each line that has it, in reads of any size; other lines and deeper indentation stay; a quote's lone `>` is an empty line")

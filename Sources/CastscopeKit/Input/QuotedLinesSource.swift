@@ -46,7 +46,15 @@ public final class QuotedLinesSource: ByteSource {
             while end < line.endIndex, isLead(line[end]) { end += 1 }
             return line[line.startIndex..<end]
         }
-        let nonBlank = lines.map { $0.last == 0x0D ? $0.dropLast() : $0 }.filter { line in line.contains { !isLead($0) } }
+        var nonBlank = lines.map { $0.last == 0x0D ? $0.dropLast() : $0 }.filter { line in line.contains { !isLead($0) } }
+        // A ticket's sentence above the block (`Logs:`, `ログ：`, `Here is what Console shows:`):
+        // up to three lines with no lead and no digit in their first 20 bytes (no time: not a
+        // record of the log) pass unchanged, and the prefix is the block's after them.
+        var head = 0
+        while head < min(3, nonBlank.count), lead(nonBlank[head]).isEmpty, !nonBlank[head].prefix(20).contains(where: isDigit) {
+            head += 1
+        }
+        if head > 0 && head < nonBlank.count && !lead(nonBlank[head]).isEmpty { nonBlank.removeFirst(head) }
         guard nonBlank.count >= 2 else { return nil }
         var common = Array(lead(nonBlank[0]))
         guard !common.isEmpty else { return nil }
