@@ -48,7 +48,7 @@ import Testing
     func timestampedPlain() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try Data("2026/03/12 10:20:00.123 [ext] broadcastStarted\n2026/03/12 10:20:01.000 [ext] stopped\n".utf8)
+        try Data("2026.03.12 10:20:00.123 [ext] broadcastStarted\n2026.03.12 10:20:01.000 [ext] stopped\n".utf8)
             .write(to: dir.appendingPathComponent("odd.log"))
         let r = try castscope(["analyze", "odd.log"], cwd: dir)
         #expect(r.stderr.contains("castscope: warning: odd.log: read as plain text (times lost) although 2 of the first 2 lines begin with a timestamp"))

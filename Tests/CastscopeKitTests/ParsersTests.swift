@@ -43,6 +43,12 @@ struct ParsersTests {
         #expect(ZoneAbbreviations.offsets[Array("CEST".utf8)] == 7200)
         #expect(ZoneAbbreviations.offsets[Array("CST".utf8)] == nil)
         #expect(MonthNames.months[Array("marras".utf8)] == 11)
+        // Capitalized as older glibc wrote pt_BR's (`Out 23 16:48:59`, jibri#158), never over
+        // another month's name (`Mar` stays March).
+        #expect(MonthNames.months[Array("Out".utf8)] == 10)
+        #expect(MonthNames.months[Array("Fev".utf8)] == 2)
+        #expect(MonthNames.months[Array("Set".utf8)] == 9)
+        #expect(MonthNames.months[Array("Mar".utf8)] == 3)
         #expect(ReplayKitErrorRule.table["-5803"] != nil)
     }
 

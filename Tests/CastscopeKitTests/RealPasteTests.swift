@@ -333,8 +333,17 @@ struct RealPasteTests {
     @Test("a file read as plain although most lines start with a timestamp gets a note")
     func plainFallbackNote() throws {
         // (the sixth survey: docker compose's prefix, a service's word, a Go log's JSON dumps between its lines)
-        for v in ["2024/05/01 10:00:00 one\n2024/05/01 10:00:01 two\n", "12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n",
-                  "web_1  | 2022/11/25 20:15:13 GET /\nweb_1  | 2022/11/25 20:15:14 GET /x\n",
+        // A date and a time first, then anything (Go's `log`, docker logs -t): the fallback
+        // format `timestamped` keeps the times.
+        for v in ["2024/05/01 10:00:00 one\n2024/05/01 10:00:01 two\n", "web_1  | 2022/11/25 20:15:13 GET /\nweb_1  | 2022/11/25 20:15:14 GET /x\n",
+                  "2026-03-12T09:15:04.673211000Z one\n2026-03-12T09:15:05.1Z two\n",
+                  // (a level of three letters then `[`: no `-o verbose` header, whose `[` holds the cursor)
+                  "```\n2022-02-10 14:04:47 INF [RTMP] [conn 1.2.3.4:21558] opened\n2022-02-10 14:04:57 INF [RTMP] [conn 1.2.3.4:21558] closed\n```\n"] {
+            let a = try analyze(v)
+            #expect(a.format == "timestamped", "\(v)")
+            #expect(!a.notes.contains { $0.contains("begin with a timestamp") }, "\(v)")
+        }
+        for v in ["12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n",
                   // (JVB's own layout is a format since session 40: a word before another layout's time)
                   "sfu 2025-04-16 14:41:06.751 peer.go:147 => closed\nsfu 2025-04-16 14:41:07.751 peer.go:150 => gone\n",
                   "2020/08/12 08:11:35.578720 mcu_janus.go:954: closing {\n  \"janus\": \"hangup\",\n  \"reason\": \"DTLS alert\"\n}\n2020/08/12 08:11:36.578720 mcu_janus.go:955: closed\n"] {

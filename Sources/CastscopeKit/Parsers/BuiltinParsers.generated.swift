@@ -1021,12 +1021,17 @@ enum BuiltinParsers {
     "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} {pid:int} {msgid:word} [{sd}] {message}",
     "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} - {msgid:word} [{sd}] {message}",
     "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word} {procid:word} {msgid:word} - {message}",
+    "<{pri:int}>{? }1 {time:iso} {host:word} {ident:word}{sp}{procid:word} {msgid:word} [{sd}] {message}",
     "<{pri:int}>{time:bsd} {host:word} {ident:word}{?[{pid:int}]}: {message}",
     "<{pri:int}>{time:iso} {host:word} {ident:word}{?[{pid:int}]}: {message}"
   ],
   "continuation": "join",
   "priority": 15,
   "samples": [
+    {
+      "line": "<30>1 2026-03-12T10:15:04.221Z relay1 broadcast-relay relay-7f9c - [meta sequenceId=\"1\"] session 7c1e0d52 accepted peer=iPhone14,2 room=standup",
+      "expect": {"time": "2026-03-12T10:15:04.221000+00:00", "host": "relay1", "process": "broadcast-relay", "message": "session 7c1e0d52 accepted peer=iPhone14,2 room=standup"}
+    },
     {
       "line": "<4>1 2024-04-10T10:15:57.163826-07:00 T01 kernel - - - [25523.801864] WARNING: CPU: 12 PID: 42870 at fs/smb/client/file.c:3341",
       "expect": {"time": "2024-04-10T10:15:57.163826-07:00", "host": "T01", "process": "kernel", "message": "[25523.801864] WARNING: CPU: 12 PID: 42870 at fs/smb/client/file.c:3341"}
@@ -1058,6 +1063,40 @@ enum BuiltinParsers {
     {
       "line": "<30>2026-03-12T10:15:04.655028+01:00 relay1 broadcast-relay[811]: session 0b7f3c1e closed",
       "expect": {"time": "2026-03-12T10:15:04.655028+01:00", "process": "broadcast-relay", "pid": "811", "message": "session 0b7f3c1e closed"}
+    }
+  ]
+}
+"""##),
+        ("formats/timestamped.json", ##"""
+{
+  "name": "timestamped",
+  "title": "Lines that begin with a date and time and then anything: `docker logs -t` and `kubectl logs --timestamps` (`2026-03-12T09:15:04.673211000Z …`), Go's log package and nginx's error log (`2022/02/10 14:04:47 …`), log4j, log4cxx and Python's logging (`2020-09-03 11:03:56,515 …`), SRS (`[2022-08-12 17:51:14.217][Trace]…`), prosody (`May 02 17:29:33 mod_bosh …`). A fallback: taken only when no other format reads the lines and four in five begin with such a time (read as plain, their times were lost)",
+  "kind": "lines",
+  "fallback": true,
+  "segments": false,
+  "patterns": [
+    "{time:isoany} {message}",
+    "[{time:isoany}]{message}",
+    "{time:bsd} {message}"
+  ],
+  "continuation": "indented",
+  "priority": 1,
+  "samples": [
+    {
+      "line": "2026-03-12T09:15:04.673211000Z session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup",
+      "expect": {"time": "2026-03-12T09:15:04.673211+00:00", "message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup"}
+    },
+    {
+      "line": "2022/02/10 14:04:57 INF [RTMP] [conn 10.0.0.237:21558] closed (read tcp 192.168.1.2:1935->10.0.0.237:21558: i/o timeout)",
+      "expect": {"time": "2022-02-10T14:04:57.000000+00:00", "message": "INF [RTMP] [conn 10.0.0.237:21558] closed (read tcp 192.168.1.2:1935->10.0.0.237:21558: i/o timeout)"}
+    },
+    {
+      "line": "[2022-08-12 17:51:14.217][Trace][1][yca7ajd9] RTC: session destroy by DTLS alert, username=1y080ep8:QQEA",
+      "expect": {"time": "2022-08-12T17:51:14.217000+00:00", "message": "[Trace][1][yca7ajd9] RTC: session destroy by DTLS alert, username=1y080ep8:QQEA"}
+    },
+    {
+      "line": "2020-09-03 11:03:56,515  - WARN: WrtcConnection - ICE failed,  500 476334453004721340",
+      "expect": {"time": "2020-09-03T11:03:56.515000+00:00", "message": " - WARN: WrtcConnection - ICE failed,  500 476334453004721340"}
     }
   ]
 }
@@ -2805,6 +2844,15 @@ enum BuiltinParsers {
       "match": "stop reason = signal SIG{reason}"
     },
     {
+      "event": "app.crashed",
+      "match": "Thread {thread:int}: EXC_{reason}",
+      "unless": ["EXC_RESOURCE"]
+    },
+    {
+      "event": "app.crashed",
+      "match": "Thread {thread:int}: signal SIG{reason}"
+    },
+    {
       "event": "process.exited",
       "match": "Program ended with exit code: {code:int}"
     },
@@ -2989,6 +3037,20 @@ enum BuiltinParsers {
     },
     {
       "message": "* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGABRT",
+      "event": "app.crashed",
+      "attrs": {
+        "reason": "ABRT"
+      }
+    },
+    {
+      "message": "Thread 6: EXC_BAD_ACCESS (code=1, address=0x0)",
+      "event": "app.crashed",
+      "attrs": {
+        "reason": "BAD_ACCESS (code=1, address=0x0)"
+      }
+    },
+    {
+      "message": "Thread 1: signal SIGABRT",
       "event": "app.crashed",
       "attrs": {
         "reason": "ABRT"

@@ -73,6 +73,9 @@ public struct LogFormat: Sendable {
     public var skip: [String]
     public var continuation: Continuation
     public var priority: Int
+    /// Taken only where no other format reads the lines and four in five begin with a time it
+    /// reads (`FormatDetector.detect`: instead of `plain`, whose times are lost).
+    public var fallback = false
     /// JSON kinds: the keys to read each field from, first present wins.
     public var jsonFields: [(RecordField, [String])]
     public var jsonTimeKeys: [String]
@@ -148,6 +151,7 @@ public struct LogFormat: Sendable {
         }
         continuation = cont
         priority = Int(json["priority"]?.stringValue ?? "0") ?? 0
+        fallback = json["fallback"]?.stringValue == "true"
         var jsonFields: [(RecordField, [String])] = []
         var timeKeys: [String] = []
         var epoch = false
@@ -377,7 +381,7 @@ enum RecordStartProbe: Sendable {
         switch pattern.ops.first {
         case .field(_, let type)?:
             switch type {
-            case .iso, .isotz, .isolocal: self = .isoDate
+            case .iso, .isotz, .isolocal, .isoany: self = .isoDate
             case .bsd: self = .bsdDate
             case .clock: self = .clock
             case .word:

@@ -18,7 +18,25 @@ public struct FormatDetector {
             return (quick.format, quick.score)
         }
         if let all = best(lines) { return (all.format, all.score) }
+        if let taken = fallback(lines) { return taken }
         return formats.first(where: { $0.kind == .plain }).map { ($0, 0) }
+    }
+
+    /// A format that reads only a time and a message (`timestamped`: docker logs -t, Go's
+    /// `log`, nginx's error log), where no other format reads the lines and four in five of
+    /// those not indented (a stack trace's frames continue a record) begin with its time.
+    private func fallback(_ lines: [UnsafeRawBufferPointer]) -> (format: LogFormat, score: Int)? {
+        let records = lines.filter { line in
+            guard let f = line.first else { return false }
+            // (a Markdown fence around the paste is no record)
+            return f != 0x20 && f != 0x09 && !line.starts(with: "```".utf8) && !line.starts(with: "~~~".utf8)
+        }
+        guard !records.isEmpty else { return nil }
+        for format in formats where format.fallback {
+            let s = score(format, records)
+            if s * 5 >= records.count * 4 { return (format, s) }
+        }
+        return nil
     }
 
     /// How well the best format recognizes `head`'s lines (0: none does): a paste's common
@@ -56,7 +74,7 @@ public struct FormatDetector {
     private func best(_ lines: [UnsafeRawBufferPointer]) -> (format: LogFormat, score: Int, runnerUp: Int)? {
         var best: (format: LogFormat, score: Int)?
         var runnerUp = 0
-        for format in formats {
+        for format in formats where !format.fallback {
             let s = score(format, lines)
             guard s > 0 else { continue }
             if let b = best, b.score > s || (b.score == s && b.format.priority >= format.priority) {

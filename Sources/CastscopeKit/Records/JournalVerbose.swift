@@ -13,7 +13,10 @@ enum JournalVerbose {
     static func header(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
         var t = ParsedTime()
         guard let first = line.first, first >= 0x41 || isDigit(first) else { return nil }
-        if let end = TimeScan.full(line, 0, into: &t), end + 2 <= line.count, line[end] == 0x20, line[end + 1] == UInt8(ascii: "[") {
+        // (`[s=`: the cursor; `2022-02-10 14:04:47 INF [RTMP] …` is a logger's line, its level no zone)
+        if let end = TimeScan.full(line, 0, into: &t), end + 4 <= line.count, line[end] == 0x20, line[end + 1] == UInt8(ascii: "["),
+            line[end + 2] == UInt8(ascii: "s"), line[end + 3] == UInt8(ascii: "=")
+        {
             if let micros = cursorTime(UnsafeRawBufferPointer(rebasing: line[(end + 2)...])) { return .epoch(micros: micros) }
             return t
         }

@@ -13,7 +13,8 @@ import Darwin
 ///   `iso`, `isotz` (with a zone), `isolocal` (without), `bsd`, `clock`, `full` (weekday, date,
 ///   time and zone name), `epoch` (seconds since 1970), `mono` (`[ seconds since boot]`),
 ///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`), `label`
-///   (spaces allowed, no `[`, `]`, `:` or TAB), `ctime` (`Tue May 21 12:00:09 2024`);
+///   (spaces allowed, no `[`, `]`, `:` or TAB), `ctime` (`Tue May 21 12:00:09 2024`), `isoany`
+///   (`iso`, or `2022/02/10 14:04:47`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -26,6 +27,8 @@ public struct Pattern: Sendable {
         case label
         /// C's `ctime`: `Tue May 21 12:00:09 2024` (Janus's log lines).
         case ctime
+        /// `iso`, or its date written with slashes (`2022/02/10 14:04:47`: Go's `log`, nginx).
+        case isoany
     }
 
     enum Op: Sendable {
@@ -331,7 +334,7 @@ final class PatternProgram: @unchecked Sendable {
                     ends![slot] = j
                     pos = j
                     pc += 1
-                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14:
+                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15:
                     var t = ParsedTime()
                     var end: Int?
                     switch step.type {
@@ -348,6 +351,7 @@ final class PatternProgram: @unchecked Sendable {
                     case 11: end = TimeScan.mono(p, pos, into: &t)
                     case 12: end = TimeScan.bsdLocalized(p, pos, into: &t)
                     case 14: end = TimeScan.ctime(p, pos, into: &t)
+                    case 15: end = TimeScan.iso(p, pos, into: &t, slashes: true)
                     default: end = TimeScan.timeOfDay(p, pos, into: &t)
                     }
                     guard let end else { return false }

@@ -135,7 +135,8 @@ enum Always: LineStart {
 
 enum ISODate: LineStart {
     @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
-        n > 10 && digit(p, 0) && digit(p, 1) && digit(p, 2) && digit(p, 3) && byte(p, 4) == 0x2D && digit(p, 5) && byte(p, 7) == 0x2D
+        n > 10 && digit(p, 0) && digit(p, 1) && digit(p, 2) && digit(p, 3) && digit(p, 5)
+            && ((byte(p, 4) == 0x2D && byte(p, 7) == 0x2D) || (byte(p, 4) == 0x2F && byte(p, 7) == 0x2F))
     }
 }
 

@@ -42,6 +42,13 @@ enum MonthNames {
                 table[Array(n.utf8)] = m
             }
         }
+        // Also capitalized, where glibc once wrote them so (pt_BR's `Out 23 16:48:59`, `Fev`,
+        // `Set`) and the table has them in lower case; never over another month's name.
+        for (name, m) in table where name.first.map({ $0 >= 0x61 && $0 <= 0x7A }) == true {
+            var title = name
+            title[0] -= 0x20
+            if table[title] == nil { table[title] = m }
+        }
         return table
     }()
 

@@ -184,10 +184,13 @@ enum TimeScan {
         return fraction(p, i + 8, into: &t)
     }
 
-    /// `YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH[:]MM]`.
-    static func iso(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
-        guard let y = digits(p, i, 4), i + 10 < p.count, p[i + 4] == UInt8(ascii: "-"),
-            let mo = digits(p, i + 5, 2), p[i + 7] == UInt8(ascii: "-"), let d = digits(p, i + 8, 2),
+    /// `YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH[:]MM]`; with `slashes`, also `YYYY/MM/DD …` (Go's
+    /// `log`, nginx's error log: the `isoany` field only, as a weekday-less `-o verbose` header
+    /// would otherwise read `2022/02/10 14:04:47 INF [RTMP]` as a date, a time and a zone).
+    static func iso(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime, slashes: Bool = false) -> Int? {
+        guard let y = digits(p, i, 4), i + 10 < p.count,
+            p[i + 4] == UInt8(ascii: "-") || (slashes && p[i + 4] == UInt8(ascii: "/")),
+            let mo = digits(p, i + 5, 2), p[i + 7] == p[i + 4], let d = digits(p, i + 8, 2),
             p[i + 10] == UInt8(ascii: " ") || p[i + 10] == UInt8(ascii: "T")
         else { return nil }
         var month = mo
