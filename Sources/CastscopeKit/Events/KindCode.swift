@@ -43,6 +43,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
     case captureFrame
     case broadcastStoppedAlert
     case extensionLaunchFailed
+    case daemonDied
 
     /// The kind each code stands for (`""` for `.other`).
     public var name: String { Self.names[Int(rawValue)] }
@@ -85,6 +86,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
         "capture.frame",
         "broadcast.stopped_alert",
         "extension.launch_failed",
+        "daemon.died",
     ]
     private static let byName: [String: KindCode] = Dictionary(uniqueKeysWithValues: allCases.dropFirst().map { ($0.name, $0) })
 

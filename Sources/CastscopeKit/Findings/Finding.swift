@@ -184,7 +184,7 @@ public enum Findings {
         SlowStartRule(), FrameStallRule(), LowFrameRateRule(), SocketErrorRule(), StoppedByHostRule(),
         ExtensionKilledRule(), AbruptEndRule(), HostAppSuspendedRule(), ReplayKitErrorRule(), OrphanRelaySessionRule(),
         OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(), ReplaydKilledRule(), CaptureInterruptedRule(),
-        AppCrashedRule(), WritebackOverflowRule(), ScreenShareFailedRule(),
+        AppCrashedRule(), WritebackOverflowRule(), ScreenShareFailedRule(), DaemonDiedRule(),
     ]
 
     /// Where `OrphanRelaySessionRule` stands in `rules` (its findings are a run: see `run`),

@@ -2280,6 +2280,32 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/linux-daemons.json", ##"""
+{
+  "name": "linux-daemons",
+  "title": "systemd's and the kernel's own lines when a daemon dies (the relay, an SFU, a TURN server): killed, crashed, OOM-killed, restarted until systemd gave up",
+  "sdk": "linux",
+  "side": "system",
+  "rules": [
+    {"event": "daemon.died", "match": "{unit}.service: A process of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
+    {"event": "daemon.died", "match": "{unit}.service: Main process exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
+    {"event": "daemon.died", "match": "{unit}.service: Main process exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
+    {"event": "daemon.died", "match": "{unit}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
+    {"event": "daemon.died", "match": "Out of memory: Killed process {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
+    {"event": "daemon.died", "match": "segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:word} in {unit}[", "set": {"how": "it crashed (segfault)"}}
+  ],
+  "samples": [
+    {"message": "jicofo.service: A process of this unit has been killed by the OOM killer.", "event": "daemon.died", "attrs": {"unit": "jicofo", "how": "a process of it was killed by the OOM killer"}},
+    {"message": "broadcast-relay.service: Main process exited, code=killed, status=9/KILL", "event": "daemon.died", "attrs": {"unit": "broadcast-relay", "status": "9/KILL"}},
+    {"message": "janus.service: Main process exited, code=dumped, status=11/SEGV", "event": "daemon.died", "attrs": {"unit": "janus", "status": "11/SEGV"}},
+    {"message": "jibri.service: Start request repeated too quickly.", "event": "daemon.died", "attrs": {"unit": "jibri"}},
+    {"message": "Out of memory: Killed process 811 (broadcast-relay) total-vm:2456000kB, anon-rss:1800000kB, file-rss:0kB", "event": "daemon.died", "attrs": {"unit": "broadcast-relay", "pid": "811"}},
+    {"message": "[983376.078081] hloop 475389242[5625]: segfault at f8 ip 00005619fda729e8 sp 00007f0d5f6f5750 error 4 in janus[5619fda24000+b8000]", "event": "daemon.died", "attrs": {"unit": "janus", "error": "4"}},
+    {"message": "jibri.service: Main process exited, code=exited, status=143/n/a"},
+    {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1."}
+  ]
+}
+"""##),
         ("vocabulary/livekit.json", ##"""
 {
   "name": "livekit",

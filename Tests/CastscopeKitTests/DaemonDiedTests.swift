@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// A daemon's death as systemd and the kernel log it: the relay's open sessions stop with it
+/// (no `closed` line), which the finding names; another unit's death is a warning. The
+/// relay's lines are the contract's, the death lines as in jicofo#1145, janus#2840 and
+/// jibri#6768 (constructed around them).
+@Suite("daemon-died: the relay (or an SFU) killed, crashed, or restarted until systemd gave up")
+struct DaemonDiedTests {
+    static let relayKilled = """
+        -- Logs begin at Thu 2026-03-12 10:00:00 CET, end at Thu 2026-03-12 10:20:00 CET. --
+        Mar 12 10:15:04 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup
+        Mar 12 10:15:04 relay1 broadcast-relay[811]: session 0b7f1a2c-0000-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone15,3 room=demo
+        Mar 12 10:15:05 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0
+        Mar 12 10:15:05 relay1 broadcast-relay[811]: session 0b7f1a2c-0000-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=10 duration=1.0s
+        Mar 12 10:15:06 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0
+        Mar 12 10:15:07 relay1 kernel: Out of memory: Killed process 811 (broadcast-relay) total-vm:2345678kB, anon-rss:1234567kB
+        Mar 12 10:15:07 relay1 systemd[1]: broadcast-relay.service: A process of this unit has been killed by the OOM killer.
+        Mar 12 10:15:07 relay1 systemd[1]: broadcast-relay.service: Main process exited, code=killed, status=9/KILL
+        Mar 12 10:15:07 relay1 systemd[1]: broadcast-relay.service: Failed with result 'oom-kill'.
+        Mar 12 10:15:12 relay1 systemd[1]: broadcast-relay.service: Scheduled restart job, restart counter is at 1.
+        Mar 12 10:40:00 relay1 systemd[1]: jibri.service: Main process exited, code=exited, status=143/n/a
+        Mar 12 10:41:00 relay1 systemd[1]: jibri.service: Start request repeated too quickly.
+
+        """
+
+    @Test("the relay killed by the OOM killer: one error naming the session it was serving; a restart loop of another unit: a warning")
+    func relayKilled() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("relay.txt")
+        try Self.relayKilled.write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        let findings = (r.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(findings.count == 2, "\(findings)")
+        let relay = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("broadcast-relay") == true })
+        #expect(relay["severity"] as? String == "error")
+        let text = relay["message"] as? String ?? ""
+        #expect(text.contains("7c1e0d52") && !text.contains("0b7f1a2c"), "\(text)")
+        #expect((relay["evidence"] as? [Any])?.count == 3, "the kernel's line, systemd's and the exit: one death")
+        let jibri = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("jibri") == true })
+        #expect(jibri["severity"] as? String == "warning")
+        #expect((jibri["message"] as? String)?.contains("stopped restarting") == true)
+    }
+}
