@@ -67,8 +67,14 @@ struct RetiredStreamsTests {
             lines.append((t + 2_000_000, pid, name, "broadcast.finished", "broadcastFinished", .extension, []))
             lines.append((t + 2_100_000, 7, "Host", "app.log", "host line \(k)", .app, []))
         }
+        // A pid used again by another process after its first one's session (and both retired).
+        let reuse = Int64(sessions) * 2 * minute + 12 * minute
+        lines.append((reuse, 1005, "OtherExt", "broadcast.started", "broadcast started", .extension, []))
+        lines.append((reuse + 1_000_000, 1005, "OtherExt", "broadcast.finished", "broadcastFinished", .extension, []))
         // Long after its session, each kind of line a retired process can still bring.
         let late = Int64(sessions) * 2 * minute + 30 * minute
+        lines.append((late - 3_000_000, 1005, name, "frame.sent", "video sample processed successfully first name", .extension, []))
+        lines.append((late - 2_000_000, 1005, "OtherExt", "frame.sent", "video sample processed successfully second name", .extension, []))
         lines.append((late, 1000, name, "frame.sent", "video sample processed successfully late", .extension, []))
         lines.append((late + 1_000_000, 1001, name, "extension.killed_memory", "killed", .system,
                       [("target", name), ("target_pid", "1001"), ("limit_mb", "50")]))
@@ -88,8 +94,9 @@ struct RetiredStreamsTests {
         #expect(kept.retired == 0)
         #expect(retired.sessions == kept.sessions)
         #expect(retired.outside == kept.outside)
-        // (the 40, the retired pid's new start, the other name's frame line, the new pid's attempt)
-        #expect(kept.sessions.count == 43)
+        // (the 40, the reused pid's, the retired pid's new start, the other name's frame line,
+        // the new pid's attempt)
+        #expect(kept.sessions.count == 44)
         // Learned a batch at a time ahead of feeding (a file streamed while read): the same.
         let batched = Self.run(events, retireAfter: Self.minute, learnInBatches: 37)
         #expect(batched.sessions == kept.sessions)

@@ -81,7 +81,7 @@ struct AppCrashedRule: FindingRule {
             } else if let reason = e.attr("reason") {
                 // The debugger's stop: `EXC_…` (its prefix is in the pattern) or a signal.
                 what = e.message.contains("signal SIG") ? "stopped by the debugger on signal SIG\(reason)"
-                    : "stopped by the debugger on EXC_\(reason)"
+                    : "stopped by the debugger on EXC_\(reason)" + (e.attr("detail").map { " \($0)" } ?? "")
             } else {
                 what = e.message
             }

@@ -197,14 +197,15 @@ public struct BundleWalker {
     /// recognized better still; a tool's tag comes off only when the lines are recognized
     /// better without it.
     static func quotePrefix(_ head: [UInt8], recognition: (([UInt8]) -> Int)?) -> [UInt8]? {
-        guard let prefix = QuotedLinesSource.detect(head) else {
+        let (found, passedLeadIn) = QuotedLinesSource.detect(head, leadIn: true)
+        guard let prefix = found else {
             // A tool's tag before every line: off only when that reads the lines better.
             guard let recognition, let tag = QuotedLinesSource.toolPrefix(head),
                 recognition(QuotedLinesSource.stripped(head, prefix: tag)) > recognition(head)
             else { return nil }
             return tag
         }
-        guard let recognition else { return prefix }
+        guard let recognition else { return passedLeadIn ? nil : prefix }
         var best = (prefix: prefix, score: recognition(QuotedLinesSource.stripped(head, prefix: prefix)))
         // Shorter parts that end where one kind of lead byte gives way to another (four
         // spaces, then a TAB; `>`, then its space): a run of one byte is the paste's or not.
@@ -213,6 +214,9 @@ public struct BundleWalker {
             let score = recognition(QuotedLinesSource.stripped(head, prefix: part))
             if score > best.score { best = (part, score) }
         }
+        // Found past a sentence above the block: only when the lines read better without it
+        // (an `Exception in thread …` line keeps its frames' tabs).
+        if passedLeadIn { return recognition(head) >= best.score ? nil : best.prefix }
         return recognition(head) > best.score ? nil : best.prefix
     }
 

@@ -31,7 +31,12 @@ public final class QuotedLinesSource: ByteSource {
     /// lead of spaces, tabs and `>` (a quote's `>` then its space), and at least four in five
     /// lines that are not blank share it. The prefix is the longest lead they all start with;
     /// deeper indentation (a message's continuation) stays.
-    public static func detect(_ head: [UInt8]) -> [UInt8]? {
+    public static func detect(_ head: [UInt8]) -> [UInt8]? { detect(head, leadIn: true).prefix }
+
+    /// `detect`, and whether it needed the lines before the block passed over (`leadIn`: the
+    /// walker then takes the prefix off only when the lines are recognized better without it,
+    /// as a log's own tab-indented frames after an `Exception in thread …` line are not).
+    public static func detect(_ head: [UInt8], leadIn: Bool) -> (prefix: [UInt8]?, passedLeadIn: Bool) {
         var lines: [ArraySlice<UInt8>] = []
         var start = 0
         for i in head.indices where head[i] == 0x0A {
@@ -51,13 +56,14 @@ public final class QuotedLinesSource: ByteSource {
         // up to three lines with no lead and no digit in their first 20 bytes (no time: not a
         // record of the log) pass unchanged, and the prefix is the block's after them.
         var head = 0
-        while head < min(3, nonBlank.count), lead(nonBlank[head]).isEmpty, !nonBlank[head].prefix(20).contains(where: isDigit) {
+        while leadIn, head < min(3, nonBlank.count), lead(nonBlank[head]).isEmpty, !nonBlank[head].prefix(20).contains(where: isDigit) {
             head += 1
         }
-        if head > 0 && head < nonBlank.count && !lead(nonBlank[head]).isEmpty { nonBlank.removeFirst(head) }
-        guard nonBlank.count >= 2 else { return nil }
+        let passed = head > 0 && head < nonBlank.count && !lead(nonBlank[head]).isEmpty
+        if passed { nonBlank.removeFirst(head) }
+        guard nonBlank.count >= 2 else { return (nil, false) }
         var common = Array(lead(nonBlank[0]))
-        guard !common.isEmpty else { return nil }
+        guard !common.isEmpty else { return (nil, false) }
         var sharing = 0
         for line in nonBlank {
             let l = lead(line)
@@ -68,16 +74,16 @@ public final class QuotedLinesSource: ByteSource {
             if n < common.count { common.removeLast(common.count - n) }
             sharing += 1
         }
-        guard sharing * 5 >= nonBlank.count * 4 else { return nil }
+        guard sharing * 5 >= nonBlank.count * 4 else { return (nil, false) }
         // A quote's `>` keeps one space after it in the prefix at most; spaces and tabs alone
         // are an indentation of at least two (one space is a layout's own).
         if common.contains(UInt8(ascii: ">")) {
             while let last = common.last, last != UInt8(ascii: ">"), common.count >= 2, common[common.count - 2] != UInt8(ascii: ">") {
                 common.removeLast()
             }
-            return common
+            return (common, passed)
         }
-        return common.count >= 2 || common == [0x09] ? common : nil
+        return (common.count >= 2 || common == [0x09] ? common : nil, passed)
     }
 
     /// A tool's tag before every line (Appium's `info: [IOS_SYSLOG_ROW ] ` before each line of

@@ -1067,36 +1067,84 @@ enum BuiltinParsers {
   ]
 }
 """##),
-        ("formats/timestamped.json", ##"""
+        ("formats/timestamped-bracketed.json", ##"""
 {
-  "name": "timestamped",
-  "title": "Lines that begin with a date and time and then anything: `docker logs -t` and `kubectl logs --timestamps` (`2026-03-12T09:15:04.673211000Z …`), Go's log package and nginx's error log (`2022/02/10 14:04:47 …`), log4j, log4cxx and Python's logging (`2020-09-03 11:03:56,515 …`), SRS (`[2022-08-12 17:51:14.217][Trace]…`), prosody (`May 02 17:29:33 mod_bosh …`). A fallback: taken only when no other format reads the lines and four in five begin with such a time (read as plain, their times were lost)",
+  "name": "timestamped-bracketed",
+  "title": "A fallback as `timestamped`, the time in brackets with no space after (SRS: `[2022-08-12 17:51:14.217][Trace][1][yca7ajd9] RTC: …`)",
   "kind": "lines",
   "fallback": true,
   "segments": false,
   "patterns": [
-    "{time:isoany} {message}",
-    "[{time:isoany}]{message}",
+    "[{time:isoany}]{message}"
+  ],
+  "continuation": "indented",
+  "priority": 1,
+  "samples": [
+    {
+      "line": "[2022-08-12 17:51:14.217][Trace][1][yca7ajd9] RTC: session destroy by DTLS alert, username=1y080ep8:QQEA",
+      "expect": {
+        "time": "2022-08-12T17:51:14.217000+00:00",
+        "message": "[Trace][1][yca7ajd9] RTC: session destroy by DTLS alert, username=1y080ep8:QQEA"
+      }
+    }
+  ]
+}
+"""##),
+        ("formats/timestamped-bsd.json", ##"""
+{
+  "name": "timestamped-bsd",
+  "title": "A fallback as `timestamped`, a syslog-style time without host or process after it (prosody: `May 02 17:29:33 mod_bosh<TAB>info<TAB>New BOSH session …`; no year: the bundle's)",
+  "kind": "lines",
+  "fallback": true,
+  "segments": false,
+  "patterns": [
     "{time:bsd} {message}"
   ],
   "continuation": "indented",
   "priority": 1,
   "samples": [
     {
+      "line": "May 02 17:29:33 mod_bosh\tinfo\tNew BOSH session, assigned it sid 'd0ea1cd6'",
+      "expect": {
+        "message": "mod_bosh\tinfo\tNew BOSH session, assigned it sid 'd0ea1cd6'"
+      }
+    }
+  ]
+}
+"""##),
+        ("formats/timestamped.json", ##"""
+{
+  "name": "timestamped",
+  "title": "Lines that begin with a date and time and then anything: `docker logs -t` and `kubectl logs --timestamps` (`2026-03-12T09:15:04.673211000Z …`), Go's log package and nginx's error log (`2022/02/10 14:04:47 …`), log4j, log4cxx and Python's logging (`2020-09-03 11:03:56,515 …`). A fallback: taken only when no other format reads the lines and four in five begin with such a time (read as plain, their times were lost); one layout a file, so that the lines it does not read are skimmed",
+  "kind": "lines",
+  "fallback": true,
+  "segments": false,
+  "patterns": [
+    "{time:isoany} {message}"
+  ],
+  "continuation": "indented",
+  "priority": 1,
+  "samples": [
+    {
       "line": "2026-03-12T09:15:04.673211000Z session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup",
-      "expect": {"time": "2026-03-12T09:15:04.673211+00:00", "message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup"}
+      "expect": {
+        "time": "2026-03-12T09:15:04.673211+00:00",
+        "message": "session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup"
+      }
     },
     {
       "line": "2022/02/10 14:04:57 INF [RTMP] [conn 10.0.0.237:21558] closed (read tcp 192.168.1.2:1935->10.0.0.237:21558: i/o timeout)",
-      "expect": {"time": "2022-02-10T14:04:57.000000+00:00", "message": "INF [RTMP] [conn 10.0.0.237:21558] closed (read tcp 192.168.1.2:1935->10.0.0.237:21558: i/o timeout)"}
-    },
-    {
-      "line": "[2022-08-12 17:51:14.217][Trace][1][yca7ajd9] RTC: session destroy by DTLS alert, username=1y080ep8:QQEA",
-      "expect": {"time": "2022-08-12T17:51:14.217000+00:00", "message": "[Trace][1][yca7ajd9] RTC: session destroy by DTLS alert, username=1y080ep8:QQEA"}
+      "expect": {
+        "time": "2022-02-10T14:04:57.000000+00:00",
+        "message": "INF [RTMP] [conn 10.0.0.237:21558] closed (read tcp 192.168.1.2:1935->10.0.0.237:21558: i/o timeout)"
+      }
     },
     {
       "line": "2020-09-03 11:03:56,515  - WARN: WrtcConnection - ICE failed,  500 476334453004721340",
-      "expect": {"time": "2020-09-03T11:03:56.515000+00:00", "message": " - WARN: WrtcConnection - ICE failed,  500 476334453004721340"}
+      "expect": {
+        "time": "2020-09-03T11:03:56.515000+00:00",
+        "message": " - WARN: WrtcConnection - ICE failed,  500 476334453004721340"
+      }
     }
   ]
 }
@@ -2286,13 +2334,14 @@ enum BuiltinParsers {
   "title": "systemd's and the kernel's own lines when a daemon dies (the relay, an SFU, a TURN server): killed, crashed, OOM-killed, restarted until systemd gave up",
   "sdk": "linux",
   "side": "system",
+  "_note": "Each rule's longest literal is its anchor, which the readers' prefilter looks for on every line of every file: 'segfault at ' was indexed by windows such as 'ault', and every line of a log show export has 'Default' in its type column (+13 % instructions on a noisy export); the kernel writes 'task[pid]: segfault at', so ']: segfault at ' it is",
   "rules": [
-    {"event": "daemon.died", "match": "{unit}.service: A process of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
-    {"event": "daemon.died", "match": "{unit}.service: Main process exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
-    {"event": "daemon.died", "match": "{unit}.service: Main process exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
+    {"event": "daemon.died", "match": "{unit}.service: A {p:word} of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
+    {"event": "daemon.died", "match": "{unit}.service: Main {p:word} exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
+    {"event": "daemon.died", "match": "{unit}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
     {"event": "daemon.died", "match": "{unit}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
-    {"event": "daemon.died", "match": "Out of memory: Killed process {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
-    {"event": "daemon.died", "match": "segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:word} in {unit}[", "set": {"how": "it crashed (segfault)"}}
+    {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
+    {"event": "daemon.died", "match": "]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:word} in {unit}[", "set": {"how": "it crashed (segfault)"}}
   ],
   "samples": [
     {"message": "jicofo.service: A process of this unit has been killed by the OOM killer.", "event": "daemon.died", "attrs": {"unit": "jicofo", "how": "a process of it was killed by the OOM killer"}},
@@ -2871,13 +2920,27 @@ enum BuiltinParsers {
     },
     {
       "event": "app.crashed",
-      "match": "Thread {thread:int}: EXC_{reason}",
-      "unless": ["EXC_RESOURCE"]
+      "match": "Thread {thread:int}: EXC_BAD_ACCESS {detail}",
+      "anchored": true,
+      "set": {"reason": "BAD_ACCESS"}
     },
     {
       "event": "app.crashed",
-      "match": "Thread {thread:int}: signal SIG{reason}"
+      "match": "Thread {thread:int}: EXC_BAD_INSTRUCTION {detail}",
+      "anchored": true,
+      "set": {"reason": "BAD_INSTRUCTION"}
     },
+    {
+      "event": "app.crashed",
+      "match": "Thread {thread:int}: EXC_BREAKPOINT {detail}",
+      "anchored": true,
+      "set": {"reason": "BREAKPOINT"}
+    },
+    {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGABRT", "anchored": true, "set": {"reason": "ABRT"}},
+    {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGSEGV", "anchored": true, "set": {"reason": "SEGV"}},
+    {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGBUS", "anchored": true, "set": {"reason": "BUS"}},
+    {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGILL", "anchored": true, "set": {"reason": "ILL"}},
+    {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGTRAP", "anchored": true, "set": {"reason": "TRAP"}},
     {
       "event": "process.exited",
       "match": "Program ended with exit code: {code:int}"
@@ -3072,9 +3135,13 @@ enum BuiltinParsers {
       "message": "Thread 6: EXC_BAD_ACCESS (code=1, address=0x0)",
       "event": "app.crashed",
       "attrs": {
-        "reason": "BAD_ACCESS (code=1, address=0x0)"
+        "reason": "BAD_ACCESS",
+        "detail": "(code=1, address=0x0)"
       }
     },
+    {"message": "relay worker log: Thread 2: signal SIGPIPE ignored, retrying"},
+    {"message": "Thread 1: signal SIGSTOP"},
+    {"message": "the extension crashes because of the Thread 6: EXC_BAD_ACCESS (code=1, address=0x0)"},
     {
       "message": "Thread 1: signal SIGABRT",
       "event": "app.crashed",

@@ -65,7 +65,8 @@ final class ForeignLineTest {
                     kinds.append(5)
                     firsts.append(first)
                 } else {
-                    kinds.append(UInt8(probe.cheapCode))
+                    // (5, a slashed ISO date, is no cheap test here: 5 is a first byte's)
+                    kinds.append(probe.cheapCode == 5 ? 0 : UInt8(probe.cheapCode))
                     firsts.append(0)
                 }
             }

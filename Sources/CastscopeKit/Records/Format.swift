@@ -374,14 +374,15 @@ extension LogFormat {
 /// first pattern: used for lines the prefilter already knows are irrelevant, which need no
 /// parsing beyond "does this end the previous record".
 enum RecordStartProbe: Sendable {
-    case isoDate, bsdDate, clock, wordThenTab, literal([UInt8]), unknown
+    case isoDate, bsdDate, clock, wordThenTab, isoAnyDate, literal([UInt8]), unknown
 
     init(_ pattern: Pattern?) {
         guard let pattern else { self = .unknown; return }
         switch pattern.ops.first {
         case .field(_, let type)?:
             switch type {
-            case .iso, .isotz, .isolocal, .isoany: self = .isoDate
+            case .iso, .isotz, .isolocal: self = .isoDate
+            case .isoany: self = .isoAnyDate
             case .bsd: self = .bsdDate
             case .clock: self = .clock
             case .word:
@@ -403,13 +404,14 @@ enum RecordStartProbe: Sendable {
         case .bsdDate: return 2
         case .clock: return 3
         case .wordThenTab: return 4
+        case .isoAnyDate: return 5
         default: return 0
         }
     }
 
     func sameTest(as other: RecordStartProbe) -> Bool {
         switch (self, other) {
-        case (.isoDate, .isoDate), (.bsdDate, .bsdDate), (.clock, .clock), (.wordThenTab, .wordThenTab): return true
+        case (.isoDate, .isoDate), (.bsdDate, .bsdDate), (.clock, .clock), (.wordThenTab, .wordThenTab), (.isoAnyDate, .isoAnyDate): return true
         case (.literal(let a), .literal(let b)): return a == b
         default: return false
         }
@@ -420,6 +422,7 @@ enum RecordStartProbe: Sendable {
         // The tests themselves are the skimmer's (`LineStart`), so both paths agree.
         switch self {
         case .isoDate: return p.baseAddress.map { ISODate.starts($0, p.count) } ?? false
+        case .isoAnyDate: return p.baseAddress.map { ISOAnyDate.starts($0, p.count) } ?? false
         case .bsdDate: return p.baseAddress.map { BSDDate.starts($0, p.count) } ?? false
         case .clock: return p.baseAddress.map { Clock.starts($0, p.count) } ?? false
         case .wordThenTab:

@@ -13,9 +13,10 @@ enum JournalVerbose {
     static func header(_ line: UnsafeRawBufferPointer) -> ParsedTime? {
         var t = ParsedTime()
         guard let first = line.first, first >= 0x41 || isDigit(first) else { return nil }
-        // (`[s=`: the cursor; `2022-02-10 14:04:47 INF [RTMP] …` is a logger's line, its level no zone)
-        if let end = TimeScan.full(line, 0, into: &t), end + 4 <= line.count, line[end] == 0x20, line[end + 1] == UInt8(ascii: "["),
-            line[end + 2] == UInt8(ascii: "s"), line[end + 3] == UInt8(ascii: "=")
+        // (`[s=`: the cursor, or what is left of it cut or redacted: `[`, `[s`, `[…]`, `[...]`;
+        // `2022-02-10 14:04:47 INF [RTMP] …` is a logger's line, its level no zone)
+        if let end = TimeScan.full(line, 0, into: &t), end + 2 <= line.count, line[end] == 0x20, line[end + 1] == UInt8(ascii: "["),
+            Self.cursorLike(UnsafeRawBufferPointer(rebasing: line[(end + 2)...]))
         {
             if let micros = cursorTime(UnsafeRawBufferPointer(rebasing: line[(end + 2)...])) { return .epoch(micros: micros) }
             return t
@@ -32,6 +33,15 @@ enum JournalVerbose {
         let cut = UnsafeRawBufferPointer(rebasing: line[..<e])
         guard e > 20, TimeScan.full(cut, 0, into: &t) == e, t.hasDate, t.hasYear else { return nil }
         return t
+    }
+
+    /// What follows a header's `[`: its cursor (`s=…`), or what a pager or a redaction left of it.
+    static func cursorLike(_ rest: UnsafeRawBufferPointer) -> Bool {
+        var e = rest.count
+        while e > 0, rest[e - 1] == 0x20 || rest[e - 1] == 0x0D { e -= 1 }
+        let r = UnsafeRawBufferPointer(rebasing: rest[..<e])
+        if r.isEmpty || r.elementsEqual("s".utf8) || r.starts(with: "s=".utf8) { return true }
+        return r.elementsEqual("…]".utf8) || r.elementsEqual("...]".utf8) || r.elementsEqual("…".utf8) || r.elementsEqual("...".utf8)
     }
 
     /// The `t=` part of a cursor (hex µs), when it is there whole (followed by `;` or `]`).

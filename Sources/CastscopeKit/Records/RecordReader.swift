@@ -311,7 +311,7 @@ public final class RecordReader {
         if format.kind == .plain {
             probeKind = 0
         } else {
-            guard (1...4).contains(cheapProbe) else { return nil }
+            guard (1...5).contains(cheapProbe) else { return nil }
             switch format.continuation {
             case .print, .none: return nil
             default: probeKind = cheapProbe
@@ -344,6 +344,7 @@ public final class RecordReader {
         case 2: starts = RecordStartProbe.bsdDate.test(line)!
         case 3: starts = RecordStartProbe.clock.test(line)!
         case 4: starts = RecordStartProbe.wordThenTab.test(line)!
+        case 5: starts = RecordStartProbe.isoAnyDate.test(line)!
         default:
             guard let s = probe.test(line) else { return false }
             starts = s
@@ -389,6 +390,11 @@ public final class RecordReader {
 
     /// One text line (or one piece of a collapsed line) of a `lines` format.
     private func textLine(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
+        // A fallback format (`timestamped`: a time, then anything) would read another
+        // format's line too, its process and pid lost: the others are asked first.
+        if format.fallback, foreignTest != nil, pendingDepth == 0, inForeign || foreignTest!.starts(line) {
+            return try setAside(line, sink)
+        }
         var matched = false
         for i in programs.indices where programs[i]._withUnsafeGuaranteedRef({ $0.match(line, into: &matches[i]) }) {
             try emitPending(sink)

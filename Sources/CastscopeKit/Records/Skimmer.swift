@@ -53,6 +53,7 @@ struct Skimmer {
         case 1: return walk(region, pendingIrrelevant, ISODate.self)
         case 2: return walk(region, pendingIrrelevant, BSDDate.self)
         case 3: return walk(region, pendingIrrelevant, Clock.self)
+        case 5: return walk(region, pendingIrrelevant, ISOAnyDate.self)
         default: return walk(region, pendingIrrelevant, WordThenTab.self)
         }
     }
@@ -134,6 +135,14 @@ enum Always: LineStart {
 }
 
 enum ISODate: LineStart {
+    @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
+        n > 10 && digit(p, 0) && digit(p, 1) && digit(p, 2) && digit(p, 3) && byte(p, 4) == 0x2D && digit(p, 5) && byte(p, 7) == 0x2D
+    }
+}
+
+/// `ISODate`, or its date with slashes (`2022/02/10 14:04:47`: the `isoany` field's; only for a
+/// format that reads those, as a `log show` message line starting so continues its record).
+enum ISOAnyDate: LineStart {
     @inline(__always) static func starts(_ p: UnsafeRawPointer, _ n: Int) -> Bool {
         n > 10 && digit(p, 0) && digit(p, 1) && digit(p, 2) && digit(p, 3) && digit(p, 5)
             && ((byte(p, 4) == 0x2D && byte(p, 7) == 0x2D) || (byte(p, 4) == 0x2F && byte(p, 7) == 0x2F))

@@ -5,8 +5,8 @@
 /// Each broadcast is a new extension process, so a log of 100,000 sessions named 100,000
 /// streams, and each kept its slot, its key and its entries in the tables that route a line
 /// to it (about 300 bytes; 69 MB resident for a 151 MB log). A retired stream leaves them
-/// all: only its pid stays, with its process name (`retiredPids`, bounded by the device's pid
-/// space), so that what a later line of that process does is what it did before:
+/// all: only its pid stays, with its process name (`retiredPids`: a pid reused under another
+/// name keeps both; bounded by the device's pid space), so that what a later line of that process does is what it did before:
 /// - an extension line opens the stream again as it was when it retired: ended, with nothing
 ///   in it (a start line opens a new session, any other is placed like a host line);
 /// - a kill or exit naming the pid, or the process name whose latest stream it was, is placed
@@ -44,7 +44,8 @@ extension SessionStream {
             lastLines[i] = nil
             freeLastLines.append(i)
             // (one string per process name: a name per pid was most of what was left)
-            retiredPids[pid] = retiredNames.insert(process).memberAfterInsert
+            let name = retiredNames.insert(process).memberAfterInsert
+            if !(retiredPids[pid]?.contains(name) ?? false) { retiredPids[pid, default: []].append(name) }
             streams[n] = SessionBuilder.Stream()
             streamKeys[n] = ""
             retiredSlots += 1

@@ -133,9 +133,10 @@ public struct SessionStream {
     mutating func number(_ key: String) -> Int {
         if let n = streamNumbers[key] { return n }
         streams.append(SessionBuilder.Stream())
-        if !retiredPids.isEmpty, let (process, pid) = Self.processAndPid(key), retiredPids[pid] == process {
+        if !retiredPids.isEmpty, let (process, pid) = Self.processAndPid(key), let names = retiredPids[pid], names.contains(process) {
             // A retired stream's process writes again: its stream as it was.
-            retiredPids[pid] = nil
+            let left = names.filter { $0 != process }
+            retiredPids[pid] = left.isEmpty ? nil : left
             streams[streams.count - 1].phase = .ended
             retireQueue.append((streams.count - 1, now))
         }
@@ -251,9 +252,10 @@ public struct SessionStream {
     /// retired (`RetiredStreams.swift`) once their process has been silent for `retireAfter`.
     var retireQueue: [(stream: Int, at: Int64)] = []
     var retireHead = 0
-    /// Retired extension processes by pid, with their process name: a later line of theirs
-    /// opens their stream again as it was (ended, nothing in it).
-    var retiredPids: [Int: String] = [:]
+    /// Retired extension processes by pid, with their process names (a pid may have named
+    /// several, one after another): a later line of theirs opens their stream again as it
+    /// was (ended, nothing in it).
+    var retiredPids: [Int: [String]] = [:]
     var retiredNames = Set<String>()
     /// Slots of `streams` retired (their key ""), taken out once they are half of them.
     var retiredSlots = 0
@@ -487,7 +489,7 @@ public struct SessionStream {
         // The line's own stream key, built only now (a string per system line).
         let key = SessionBuilder.streamKey(e)
         if extensionKeys.contains(key) { return key }
-        if let pid = e.pid, !retiredPids.isEmpty, retiredPids[pid] == (e.process ?? "?") { return nil }
+        if let pid = e.pid, !retiredPids.isEmpty, retiredPids[pid]?.contains(e.process ?? "?") == true { return nil }
         guard SessionBuilder.killCodes.contains(e.code) else { return nil }
         if let only = onlyOpenExtension(killedBy: e) { return only }
         if SessionBuilder.killsBroadcastExtension(e), let name = e.attr("target") {
