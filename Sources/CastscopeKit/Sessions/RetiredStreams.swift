@@ -66,9 +66,16 @@ extension SessionStream {
     /// Takes the retired slots out of the stream tables, the others keeping their order
     /// (`finish` goes through them in order of first appearance), and numbers them again.
     mutating func compactStreams() {
+        // A session handed on waits in `live` with its stream's number until its turn (behind
+        // an earlier one still open): that slot stays, retired and empty, so the number
+        // still names a slot (`endOf` looks there for a session with no end).
+        var keep = streamKeys.map { !$0.isEmpty }
+        for l in live { keep[l.stream] = true }
         var number = [Int](repeating: -1, count: streams.count)
         var kept = 0
-        for n in streams.indices where !streamKeys[n].isEmpty {
+        var stillRetired = 0
+        for n in streams.indices where keep[n] {
+            if streamKeys[n].isEmpty { stillRetired += 1 }
             number[n] = kept
             if kept != n {
                 streams.swapAt(kept, n)
@@ -89,7 +96,7 @@ extension SessionStream {
         for i in live.indices { live[i].stream = number[live[i].stream] }
         retireQueue = retireQueue[retireHead...].compactMap { number[$0.stream] >= 0 ? (number[$0.stream], $0.at) : nil }
         retireHead = 0
-        retiredSlots = 0
+        retiredSlots = stillRetired
         routed = Recent()
     }
 
