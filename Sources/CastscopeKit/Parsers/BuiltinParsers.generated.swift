@@ -357,7 +357,8 @@ enum BuiltinParsers {
     "{time:bsd}{sp}{?{device:word} }{process}[{pid:int}] <{level:word}>: {message}"
   ],
   "skip": ["[connected", "[disconnected"],
-  "continuation": "none",
+  "continuation": "indented",
+  "dumps": true,
   "priority": 30,
   "samples": [
     {
