@@ -21,6 +21,13 @@ struct DaemonDiedTests {
         Mar 12 10:15:12 relay1 systemd[1]: broadcast-relay.service: Scheduled restart job, restart counter is at 1.
         Mar 12 10:40:00 relay1 systemd[1]: jibri.service: Main process exited, code=exited, status=143/n/a
         Mar 12 10:41:00 relay1 systemd[1]: jibri.service: Start request repeated too quickly.
+        Mar 12 11:00:00 relay1 broadcast-relay[977]: session 5e6f7a8b-0000-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=later
+        Mar 12 11:00:01 relay1 broadcast-relay[977]: session 5e6f7a8b-0000-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0
+        Mar 12 11:00:02 relay1 systemd[1]: snapd.service: Main process exited, code=dumped, status=6/ABRT
+        Mar 12 11:00:03 relay1 broadcast-relay[977]: session 5e6f7a8b-0000-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=10 duration=3.0s
+        Mar 12 11:10:00 relay1 systemd[1]: node-exporter.service: Main process exited, code=killed, status=9/KILL
+        Mar 12 11:20:00 relay1 systemd[1]: node-exporter.service: Main process exited, code=killed, status=9/KILL
+        Mar 12 11:30:00 relay1 systemd[1]: node-exporter.service: Main process exited, code=killed, status=9/KILL
 
         """
 
@@ -32,7 +39,14 @@ struct DaemonDiedTests {
         try Self.relayKilled.write(to: path, atomically: true, encoding: .utf8)
         let r = try castscope(["analyze", "--json", path.path])
         let findings = (r.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
-        #expect(findings.count == 2, "\(findings)")
+        // The relay's death (an error), then one warning per other unit: jibri, snapd (which
+        // names no relay session though one was open: another process), the exporter ×3.
+        #expect(findings.count == 4, "\(findings)")
+        let snapd = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("snapd") == true })
+        #expect(snapd["severity"] as? String == "warning")
+        let exporter = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("node-exporter") == true })
+        #expect((exporter["message"] as? String)?.contains("3 times") == true, "\(exporter)")
+        #expect((exporter["evidence"] as? [Any])?.count == 1)
         let relay = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("broadcast-relay") == true })
         #expect(relay["severity"] as? String == "error")
         let text = relay["message"] as? String ?? ""

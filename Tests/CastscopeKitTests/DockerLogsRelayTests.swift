@@ -39,6 +39,28 @@ struct DockerLogsRelayTests {
         return (joined, clock, format)
     }
 
+    @Test("a log show section pasted among a docker log's lines is log show's; the relay's lines after it stay the relay's")
+    func pastedSection() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var text = ""
+        // (more than the 200 lines detection reads: the file is a docker log's, the section pasted after)
+        for k in 0..<250 { text += "2026-03-12T09:1\(k / 60):\(String(format: "%02d", k % 60)).000000000Z worker heartbeat ok n=\(k)\n" }
+        text += "2026-03-12T09:15:00.000000000Z session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=a\n"
+        text += "2026-03-12 10:15:02.104211+0100 0x2f1c4    Default     0x0                  812    0    BroadcastExtension: broadcast started\n"
+        text += "2026-03-12 10:15:02.109211+0100 0x2f1c4    Default     0x0                  812    0    BroadcastExtension: Open socket connection\n"
+        text += "2026-03-12T09:15:03.000000000Z session 0b7f1a2c-0000-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone15,3 room=b\n"
+        text += "2026-03-12T09:15:04.000000000Z session 0b7f1a2c-0000-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=10 duration=1.0s\n"
+        let path = dir.appendingPathComponent("mixed.log")
+        try text.write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        let formats = ((r.json?["inputs"] as? [[String: Any]]) ?? []).map { $0["format"] as? String ?? "" }
+        #expect(formats == ["timestamped", "apple-default"], "\(formats)")
+        #expect(((r.json?["relaySessions"] as? [Any]) ?? []).count == 2)
+        let sessions = (r.json?["sessions"] as? [[String: Any]]) ?? []
+        #expect(sessions.first?["process"] as? String == "BroadcastExtension")
+    }
+
     @Test("docker logs -t, kubectl logs --timestamps: the same join and clock as the journal export")
     func timestamps() throws {
         let dir = try temporaryDirectory()

@@ -1,45 +1,88 @@
 /// daemon-died: a Linux daemon died — the relay, an SFU, a TURN server — as systemd and the
 /// kernel say it (`linux-daemons` vocabulary: killed, crashed, OOM-killed, restarted until
 /// systemd gave up). The relay logs no `closed` line for the sessions it was serving then:
-/// those that stopped at that moment with none (their last line at most `gone` before it, none
-/// after) are named, and the finding is an error; a daemon with no relay session open when it
-/// died (another unit, or an idle relay) is a warning. Each line of one death is evidence of one
-/// finding.
+/// those of that process that stopped at that moment with none (their last line at most `gone`
+/// before it) are named, each once, and the death is an error. Any other unit's deaths (or an
+/// idle relay's) are one warning per unit, with how many times it died: a flapping exporter
+/// on a relay host dies hundreds of times a day. Bundle findings, not a phone session's (a
+/// server's line can fall within one's span). The kernel's, systemd's and the exit line of one
+/// death (the same unit within a few seconds) are one death.
 struct DaemonDiedRule: FindingRule {
     let kind = "daemon-died"
     static let kinds = KindSet([.daemonDied])
     /// A session whose last line came this long before the daemon died was open then.
     static let gone: Int64 = 120_000_000
+    /// Lines of one unit this close are one death.
+    static let sameDeath: Int64 = 5_000_000
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        // The relay sessions left without a closed line, read back once (not per death line).
-        var unclosed: [(id: String, last: Int64)]?
-        func open(at time: Int64) -> [String] {
-            if unclosed == nil {
-                unclosed = []
-                for i in r.relaySessions.indices {
-                    let s = r.relaySessions[i]
-                    guard s.closed == nil, let last = s.end else { continue }
-                    unclosed!.append((s.id, last))
-                }
+        var lines: [Event] = []
+        r.sessions.borrowingForEach { s in
+            for i in s.events.indices where s.events[i].code == .daemonDied { lines.append(s.events[i]) }
+        }
+        if !r.unattached.isEmpty { for e in r.unattached.matching(Self.kinds) where e.code == .daemonDied { lines.append(e) } }
+        guard !lines.isEmpty else { return [] }
+        lines.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+        // Deaths: runs of one unit's lines within `sameDeath`.
+        var deaths: [[Event]] = []
+        for e in lines {
+            if let last = deaths.last?.last, last.attr("unit") == e.attr("unit"), let a = last.time, let b = e.time,
+                b.subtractingReportingOverflow(a).partialValue <= Self.sameDeath, b >= a
+            {
+                deaths[deaths.count - 1].append(e)
+            } else {
+                deaths.append([e])
             }
-            return unclosed!.filter { $0.last <= time && time - $0.last <= Self.gone }.map(\.id)
         }
-        // The kernel's OOM line, systemd's and its exit line are one death: one finding, each
-        // line its evidence (the same unit within a few seconds).
-        let sameDeath: (Event, Event) -> Bool = { a, b in
-            a.attr("unit") == b.attr("unit") && (a.time.flatMap { ta in b.time.map { abs($0 - ta) <= 5_000_000 } } ?? false)
+        // The relay sessions left without a closed line, with their process (read back once).
+        var unclosed: [(id: String, last: Int64, process: String?, host: String?)] = []
+        for i in r.relaySessions.indices {
+            let s = r.relaySessions[i]
+            guard s.closed == nil, let last = s.end else { continue }
+            unclosed.append((s.id, last, s.events.first?.process, s.host))
         }
-        return perLine(r, kinds: Self.kinds, continues: sameDeath) { e in
-            guard e.code == .daemonDied, let unit = e.attr("unit") else { return nil }
-            var what = "\(unit): \(e.attr("how") ?? "it died")"
-            if let status = e.attr("status") { what += " (status=\(status))" }
-            guard let time = e.time, !r.relaySessions.isEmpty else { return (.warning, what) }
-            let ids = open(at: time)
-            guard !ids.isEmpty else { return (.warning, what) }
+        var blamed = Set<String>()
+        var out: [Finding] = []
+        var others: [String: (first: [Event], count: Int)] = [:]
+        var order: [String] = []
+        for death in deaths {
+            let e = death[0]
+            guard let unit = e.attr("unit") else { continue }
+            let ids: [String] = e.time.map { time in
+                // (the same process, on the same host when both lines name one)
+                unclosed.filter { $0.process == unit && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.subtractingReportingOverflow($0.last).partialValue <= Self.gone && !blamed.contains($0.id) }.map(\.id)
+            } ?? []
+            guard !ids.isEmpty else {
+                if others[unit] == nil { order.append(unit) }
+                others[unit, default: (death, 0)].count += 1
+                continue
+            }
+            blamed.formUnion(ids)
             let named = ids.prefix(3).map { String($0.prefix(8)) }.joined(separator: ", ") + (ids.count > 3 ? ", …" : "")
             let sessions = ids.count == 1 ? "the relay session open then (\(named)) stopped" : "the \(ids.count) relay sessions open then (\(named)) stopped"
-            return (.error, "\(what): \(sessions) with it, with no closed line")
+            out.append(finding(.error, "\(Self.what(death)): \(sessions) with it, with no closed line", death))
         }
+        for unit in order {
+            let (death, count) = others[unit]!
+            let times = count == 1 ? "" : " (\(count) times; the first here)"
+            out.append(finding(.warning, Self.what(death) + times, death))
+        }
+        return out
+    }
+
+    /// `unit: how (status=…)`; a segfault names the library it happened in, not a unit.
+    static func what(_ death: [Event]) -> String {
+        let e = death.first { $0.attr("status") != nil } ?? death[0]
+        let unit = death[0].attr("unit") ?? "?"
+        if unit.contains(".so") { return "a process crashed (segfault in \(unit))" }
+        var what = "\(unit): \(death[0].attr("how") ?? "it died")"
+        if let status = e.attr("status") { what += " (status=\(status))" }
+        return what
+    }
+
+    func finding(_ severity: Severity, _ message: String, _ death: [Event]) -> Finding {
+        let e = death[0]
+        return Finding(kind: kind, severity: severity, time: e.time, displayOffset: e.displayOffset, session: nil, message: message,
+                       evidence: death.map(\.source))
     }
 }

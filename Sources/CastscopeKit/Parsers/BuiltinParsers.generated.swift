@@ -2917,7 +2917,8 @@ enum BuiltinParsers {
     },
     {
       "event": "app.crashed",
-      "match": "stop reason = signal SIG{reason}"
+      "match": "stop reason = signal SIG{reason}",
+      "unless": ["SIGSTOP", "SIGINT", "SIGPIPE", "SIGCHLD", "SIGCONT", "SIGTSTP", "SIGHUP", "SIGUSR", "SIGWINCH", "SIGALRM", "SIGTERM"]
     },
     {
       "event": "app.crashed",
@@ -2937,6 +2938,10 @@ enum BuiltinParsers {
       "anchored": true,
       "set": {"reason": "BREAKPOINT"}
     },
+    {"event": "app.crashed", "match": "Thread {thread:int}: EXC_GUARD {detail}", "anchored": true, "set": {"reason": "GUARD"}},
+    {"event": "app.crashed", "match": "Thread {thread:int}: EXC_ARITHMETIC {detail}", "anchored": true, "set": {"reason": "ARITHMETIC"}},
+    {"event": "app.crashed", "match": "Thread {thread:int}: EXC_BAD_ACCESS", "anchored": true, "set": {"reason": "BAD_ACCESS"}},
+    {"event": "app.crashed", "match": "Thread {thread:int}: EXC_BREAKPOINT", "anchored": true, "set": {"reason": "BREAKPOINT"}},
     {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGABRT", "anchored": true, "set": {"reason": "ABRT"}},
     {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGSEGV", "anchored": true, "set": {"reason": "SEGV"}},
     {"event": "app.crashed", "match": "Thread {thread:int}: signal SIGBUS", "anchored": true, "set": {"reason": "BUS"}},
@@ -3141,6 +3146,8 @@ enum BuiltinParsers {
       }
     },
     {"message": "relay worker log: Thread 2: signal SIGPIPE ignored, retrying"},
+    {"message": "* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGSTOP"},
+    {"message": "Thread 1: EXC_BREAKPOINT", "event": "app.crashed", "attrs": {"reason": "BREAKPOINT"}},
     {"message": "Thread 1: signal SIGSTOP"},
     {"message": "the extension crashes because of the Thread 6: EXC_BAD_ACCESS (code=1, address=0x0)"},
     {

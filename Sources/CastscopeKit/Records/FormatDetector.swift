@@ -41,7 +41,12 @@ public struct FormatDetector {
 
     /// How well the best format recognizes `head`'s lines (0: none does): a paste's common
     /// lead comes off a file's lines only when they score higher without it.
-    public func bestScore(head: UnsafeRawBufferPointer) -> Int { best(lines(head))?.score ?? 0 }
+    public func bestScore(head: UnsafeRawBufferPointer) -> Int {
+        let lines = self.lines(head)
+        // (a fallback's too: a ticket's sentence above an indented docker log comes off only
+        // when the lines then read better, and they read only as `timestamped`)
+        return best(lines)?.score ?? fallback(lines)?.score ?? 0
+    }
 
     /// The same for a head in an array (`BundleWalker.recognition`).
     public func bestScore(of head: [UInt8]) -> Int { head.withUnsafeBytes { bestScore(head: $0) } }

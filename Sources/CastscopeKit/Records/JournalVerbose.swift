@@ -40,8 +40,10 @@ enum JournalVerbose {
         var e = rest.count
         while e > 0, rest[e - 1] == 0x20 || rest[e - 1] == 0x0D { e -= 1 }
         let r = UnsafeRawBufferPointer(rebasing: rest[..<e])
-        if r.isEmpty || r.elementsEqual("s".utf8) || r.starts(with: "s=".utf8) { return true }
+        // (a bare `[` is no cursor: a logger's `… INFO [` opens a JSON list)
+        if r.elementsEqual("s".utf8) || r.starts(with: "s=".utf8) || r.starts(with: "s…".utf8) || r.starts(with: "s...".utf8) { return true }
         return r.elementsEqual("…]".utf8) || r.elementsEqual("...]".utf8) || r.elementsEqual("…".utf8) || r.elementsEqual("...".utf8)
+            || r.elementsEqual("REDACTED]".utf8)
     }
 
     /// The `t=` part of a cursor (hex µs), when it is there whole (followed by `;` or `]`).
