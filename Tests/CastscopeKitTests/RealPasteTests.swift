@@ -871,6 +871,14 @@ struct RealPasteTests {
         #expect(lldb.events == ["app.crashed"])
         #expect(lldb.kinds == ["app-crashed"])
         #expect(lldb.messages("app-crashed").first?.contains("stopped by the debugger on EXC_BAD_ACCESS (code=1, address=0x0)") == true)
+        // Xcode's red banner (rn-screen-capture#6, metalresize#1), and Crashlytics' text (HaishinKit#1077).
+        let banner = try analyze("Thread 1: EXC_BAD_ACCESS (code=2, address=0x16b443fe0)\n")
+        #expect(banner.messages("app-crashed").first?.contains("stopped by the debugger on EXC_BAD_ACCESS (code=2, address=0x16b443fe0)") == true,
+                "\(banner.messages("app-crashed"))")
+        #expect(try analyze("* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGSTOP\n").kinds.isEmpty)
+        let crashlytics = try analyze("Crashed: com.haishinkit.HaishinKit.NetSocket.output\n0  Foundation                     0x41cacc Data.InlineSlice.replaceSubrange(:with:count:) + 224\n")
+        #expect(crashlytics.messages("app-crashed").first?.hasPrefix("the app Crashlytics reported crashed (on com.haishinkit.HaishinKit.NetSocket.output)") == true,
+                "\(crashlytics.messages("app-crashed"))")
         // Network.framework's refused connection of the host app, outside a session whose
         // extension connected (handed on before the bundle's rules run): a note, not a warning.
         let refusedBeside = try analyze("""

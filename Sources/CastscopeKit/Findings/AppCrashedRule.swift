@@ -70,10 +70,15 @@ struct AppCrashedRule: FindingRule {
         perLine(r, kinds: Self.kinds, continues: Self.sameCrash) { e in
             guard e.code == .appCrashed else { return nil }
             let report = e.message.hasPrefix("Crash report of a process")
+            let crashlytics = e.attr("crashed_queue")
             let who = e.process.map { "\($0)\(e.pid.map { "[\($0)]" } ?? "")" }
-                ?? (report ? "a process the pasted crash report does not name" : "the debugged process")
+                ?? (report ? "a process the pasted crash report does not name"
+                    : crashlytics != nil ? "the app Crashlytics reported" : "the debugged process")
             let what: String
-            if report, let reason = e.attr("reason") {
+            if let queue = crashlytics {
+                // Firebase Crashlytics' text: `Crashed: <queue>` above the crashed thread's frames.
+                what = "on \(queue)"
+            } else if report, let reason = e.attr("reason") {
                 what = reason
             } else if let exception = e.attr("exception") {
                 let reason = e.attr("reason").map { ": \($0)" } ?? ""

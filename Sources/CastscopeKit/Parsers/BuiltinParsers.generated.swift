@@ -2939,6 +2939,7 @@ enum BuiltinParsers {
       "set": {"reason": "BREAKPOINT"}
     },
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_GUARD {detail}", "anchored": true, "set": {"reason": "GUARD"}},
+    {"event": "app.crashed", "match": "Crashed: {crashed_queue:word}", "anchored": true},
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_ARITHMETIC {detail}", "anchored": true, "set": {"reason": "ARITHMETIC"}},
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_BAD_ACCESS", "anchored": true, "set": {"reason": "BAD_ACCESS"}},
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_BREAKPOINT", "anchored": true, "set": {"reason": "BREAKPOINT"}},
@@ -3148,6 +3149,8 @@ enum BuiltinParsers {
     {"message": "relay worker log: Thread 2: signal SIGPIPE ignored, retrying"},
     {"message": "* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGSTOP"},
     {"message": "Thread 1: EXC_BREAKPOINT", "event": "app.crashed", "attrs": {"reason": "BREAKPOINT"}},
+    {"message": "Crashed: com.haishinkit.HaishinKit.NetSocket.output", "event": "app.crashed", "attrs": {"crashed_queue": "com.haishinkit.HaishinKit.NetSocket.output"}},
+    {"message": "Crashed: the app when I tapped share"},
     {"message": "Thread 1: signal SIGSTOP"},
     {"message": "the extension crashes because of the Thread 6: EXC_BAD_ACCESS (code=1, address=0x0)"},
     {
