@@ -435,3 +435,13 @@ struct DisplayZoneChoice {
         return counts.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key ?? firstTimed
     }
 }
+
+extension Int64 {
+    /// `self - earlier` (µs of log time), held at the ends of `Int64`: a hostile line's time,
+    /// or `.min` for "never", must not trap or wrap (the horizons `tail`, retiring and
+    /// `daemon-died` measure).
+    func saturatingSince(_ earlier: Int64) -> Int64 {
+        let (d, overflow) = subtractingReportingOverflow(earlier)
+        return overflow ? (earlier < 0 ? .max : .min) : d
+    }
+}

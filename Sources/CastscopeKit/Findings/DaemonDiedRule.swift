@@ -27,7 +27,7 @@ struct DaemonDiedRule: FindingRule {
         var deaths: [[Event]] = []
         for e in lines {
             if let last = deaths.last?.last, last.attr("unit") == e.attr("unit"), let a = last.time, let b = e.time,
-                b.subtractingReportingOverflow(a).partialValue <= Self.sameDeath, b >= a
+                b >= a, b.saturatingSince(a) <= Self.sameDeath
             {
                 deaths[deaths.count - 1].append(e)
             } else {
@@ -50,7 +50,7 @@ struct DaemonDiedRule: FindingRule {
             guard let unit = e.attr("unit") else { continue }
             let ids: [String] = e.time.map { time in
                 // (the same process, on the same host when both lines name one)
-                unclosed.filter { $0.process == unit && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.subtractingReportingOverflow($0.last).partialValue <= Self.gone && !blamed.contains($0.id) }.map(\.id)
+                unclosed.filter { $0.process == unit && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.saturatingSince($0.last) <= Self.gone && !blamed.contains($0.id) }.map(\.id)
             } ?? []
             guard !ids.isEmpty else {
                 if others[unit] == nil { order.append(unit) }

@@ -197,7 +197,7 @@ public struct BundleWalker {
     /// recognized better still; a tool's tag comes off only when the lines are recognized
     /// better without it.
     static func quotePrefix(_ head: [UInt8], recognition: (([UInt8]) -> Int)?) -> [UInt8]? {
-        let (found, passedLeadIn) = QuotedLinesSource.detect(head, leadIn: true)
+        let (found, passedLeadIn) = QuotedLinesSource.detectPastLeadIn(head)
         guard let prefix = found else {
             // A tool's tag before every line: off only when that reads the lines better.
             guard let recognition, let tag = QuotedLinesSource.toolPrefix(head),

@@ -31,12 +31,12 @@ public final class QuotedLinesSource: ByteSource {
     /// lead of spaces, tabs and `>` (a quote's `>` then its space), and at least four in five
     /// lines that are not blank share it. The prefix is the longest lead they all start with;
     /// deeper indentation (a message's continuation) stays.
-    public static func detect(_ head: [UInt8]) -> [UInt8]? { detect(head, leadIn: true).prefix }
+    public static func detect(_ head: [UInt8]) -> [UInt8]? { detectPastLeadIn(head).prefix }
 
-    /// `detect`, and whether it needed the lines before the block passed over (`leadIn`: the
-    /// walker then takes the prefix off only when the lines are recognized better without it,
-    /// as a log's own tab-indented frames after an `Exception in thread …` line are not).
-    public static func detect(_ head: [UInt8], leadIn: Bool) -> (prefix: [UInt8]?, passedLeadIn: Bool) {
+    /// `detect`, and whether it needed the lines before the block passed over: the walker then
+    /// takes the prefix off only when the lines are recognized better without it, as a log's
+    /// own tab-indented frames after an `Exception in thread …` line are not.
+    public static func detectPastLeadIn(_ head: [UInt8]) -> (prefix: [UInt8]?, passedLeadIn: Bool) {
         var lines: [ArraySlice<UInt8>] = []
         var start = 0
         for i in head.indices where head[i] == 0x0A {
@@ -56,7 +56,7 @@ public final class QuotedLinesSource: ByteSource {
         // up to three lines with no lead and no digit in their first 20 bytes (no time: not a
         // record of the log) pass unchanged, and the prefix is the block's after them.
         var head = 0
-        while leadIn, head < min(3, nonBlank.count), lead(nonBlank[head]).isEmpty, !nonBlank[head].prefix(20).contains(where: isDigit) {
+        while head < min(3, nonBlank.count), lead(nonBlank[head]).isEmpty, !nonBlank[head].prefix(20).contains(where: isDigit) {
             head += 1
         }
         let passed = head > 0 && head < nonBlank.count && !lead(nonBlank[head]).isEmpty

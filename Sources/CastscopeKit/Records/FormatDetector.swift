@@ -29,7 +29,7 @@ public struct FormatDetector {
         let records = lines.filter { line in
             guard let f = line.first else { return false }
             // (a Markdown fence around the paste is no record)
-            return f != 0x20 && f != 0x09 && !line.starts(with: "```".utf8) && !line.starts(with: "~~~".utf8)
+            return f != 0x20 && f != 0x09 && !CodeMarks.isFence(line)
         }
         guard !records.isEmpty else { return nil }
         for format in formats where format.fallback {

@@ -214,7 +214,7 @@ public final class LiveSessions {
             latestDeviceTime = t
             deviceClock = (t, wall ?? t)
             // (before the line, as `analyze`'s sweep: checked once per second of log time)
-            if !supersededOpen.isEmpty, Self.since(supersedeCheckedAt, t) >= 1_000_000 {
+            if !supersededOpen.isEmpty, t.saturatingSince(supersedeCheckedAt) >= 1_000_000 {
                 supersedeCheckedAt = t
                 closed = closeSuperseded()
             }
@@ -235,7 +235,7 @@ public final class LiveSessions {
                 superseded.remove(k)
                 continue
             }
-            guard let own = lastOwn[k], Self.since(own, latestDeviceTime) > idleHorizon, streams[k]?.sessions.isEmpty == false else {
+            guard let own = lastOwn[k], latestDeviceTime.saturatingSince(own) > idleHorizon, streams[k]?.sessions.isEmpty == false else {
                 kept.append(k)
                 continue
             }
@@ -494,12 +494,6 @@ public final class LiveSessions {
         }
         for d in matches.map(\.d).sorted(by: >) { unjoined.remove(at: d) }
         return changes
-    }
-
-    /// `b - a`, held at the ends of `Int64` (`a` may be `.min`: never).
-    static func since(_ a: Int64, _ b: Int64) -> Int64 {
-        let (d, overflow) = b.subtractingReportingOverflow(a)
-        return overflow ? (a < 0 ? .max : .min) : d
     }
 
     /// `a + b`, held at the ends of `Int64` (a hostile line's time must not trap the join).

@@ -21,7 +21,7 @@ extension SessionStream {
         var retired = false
         while retireHead < retireQueue.count {
             let (n, at) = retireQueue[retireHead]
-            guard Self.since(at, now) > retireAfter else { break }
+            guard now.saturatingSince(at) > retireAfter else { break }
             retireHead += 1
             // A session opened again meanwhile (queued again when it is handed on), a line
             // waits in it, or it was retired already.
@@ -31,7 +31,7 @@ extension SessionStream {
             else { continue }
             let key = streamKeys[n]
             guard let i = lastLineAt[key] else { continue }
-            if let last = lastLines[i], Self.since(last, now) <= retireAfter {
+            if let last = lastLines[i], now.saturatingSince(last) <= retireAfter {
                 // It wrote since it was queued (or, with the whole bundle learned, writes
                 // later): looked at again a horizon from now (the queue stays in time order).
                 retireQueue.append((n, now))
@@ -114,11 +114,5 @@ extension SessionStream {
         }
         bytes.removeLast(bytes.count - open)
         return (String(decoding: bytes, as: UTF8.self), pid)
-    }
-
-    /// `b - a`, held at the ends of `Int64`.
-    static func since(_ a: Int64, _ b: Int64) -> Int64 {
-        let (d, overflow) = b.subtractingReportingOverflow(a)
-        return overflow ? (a < 0 ? .max : .min) : d
     }
 }
