@@ -56,4 +56,44 @@ struct DaemonDiedTests {
         #expect(jibri["severity"] as? String == "warning")
         #expect((jibri["message"] as? String)?.contains("stopped restarting") == true)
     }
+
+    /// The relay crashing inside libc (the common case), a TURN server jumping to an address no
+    /// file maps (the kernel then writes no ` in …[…]`: coturn#790), and a paste whose dates the
+    /// reporter cut (coturn#1590): each names its daemon.
+    static let segfaults = """
+        Mar 12 10:15:04 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup
+        Mar 12 10:15:05 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0
+        Mar 12 10:15:06 relay1 kernel: [ 4380.535280] broadcast-relay[811]: segfault at ffffffff00000000 ip 00007fa181796d31 sp 00007fa17dd76c80 error 5 in libc.so.6[7fa181694000+1cd000]
+        Mar 12 10:20:00 relay1 kernel: [ 4674.809235] turnserver[32028]: segfault at 7f4e5c0008d0 ip 00007f4e5c0008d0 sp 00007f4e63a7b8d8 error 15
+        Mar 12 10:30:00 relay1 kernel: [ 5274.809235] turnserver[32100]: segfault at 7f4e5c0008d0 ip 00007f4e5c0008d0 sp 00007f4e63a7b8d8 error 15
+
+        """
+
+    @Test("a segfault names the task when it happened in a library or at an unmapped address; a cut date keeps the unit")
+    func segfaults() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("relay.txt")
+        try Self.segfaults.write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        let findings = (r.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(findings.count == 2, "\(findings)")
+        let relay = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("broadcast-relay: it crashed (segfault in libc.so.6)") == true })
+        #expect(relay["severity"] as? String == "error")
+        #expect((relay["message"] as? String)?.contains("7c1e0d52") == true, "\(relay)")
+        let turn = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("turnserver: it crashed (segfault)") == true })
+        #expect(turn["severity"] as? String == "warning")
+        #expect((turn["message"] as? String)?.contains("2 times") == true, "\(turn)")
+
+        let cut = dir.appendingPathComponent("cut.txt")
+        try """
+            hostname turnserver[21891]: *** buffer overflow detected ***: terminated
+            hostname systemd[1]: coturn.service: Main process exited, code=dumped, status=6/ABRT
+            hostname systemd[1]: coturn.service: Failed with result 'core-dump'.
+
+            """.write(to: cut, atomically: true, encoding: .utf8)
+        let c = try castscope(["analyze", "--json", cut.path])
+        let died = (c.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(died.count == 1 && (died.first?["message"] as? String)?.hasPrefix("coturn: its main process crashed") == true, "\(died)")
+    }
 }

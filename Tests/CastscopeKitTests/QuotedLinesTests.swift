@@ -93,6 +93,15 @@ struct QuotedLinesTests {
         let tagged = syslog.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "info: [IOS_SYSLOG_ROW ] " + $0 }
         let reports = try reportsWithoutNames([("plain", Array(syslog.utf8)), ("tagged", Array(tagged.joined(separator: "\n").utf8))], in: dir)
         #expect(reports["tagged"] == reports["plain"])
+        // Every line in one month (legacy-ios-kit#182's `SYSLOG: Jun  8 20:55:52 …`): the tag
+        // ends with its last marked word, not with the month all lines share.
+        #expect(QuotedLinesSource.toolPrefix(Array("SYSLOG: Jun  8 20:55:52 localhost kernel[0] <Notice>: a\nSYSLOG: Jun  8 20:55:53 localhost kernel[0] <Notice>: b\n".utf8)) == Array("SYSLOG: ".utf8))
+        let body = syslog.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("[connected") }
+        let month = try reportsWithoutNames([("plain", Array(body.joined(separator: "\n").utf8)),
+                                             ("tagged", Array(body.map { $0.isEmpty ? "" : "SYSLOG: " + $0 }.joined(separator: "\n").utf8)),
+                                             ("appium", Array(body.map { $0.isEmpty ? "" : "info: [IOS_SYSLOG_ROW ] " + $0 }.joined(separator: "\n").utf8))], in: dir)
+        #expect(month["tagged"] == month["plain"])
+        #expect(month["appium"] == month["plain"])
         // Lines that share a first word but read no better without it keep it.
         let words = "BroadcastExtension: broadcast started\nBroadcastExtension: Open socket connection\n"
         let r = try castscope(["analyze", "--json", "-"], stdin: Data(words.utf8))

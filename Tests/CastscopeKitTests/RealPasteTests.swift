@@ -357,6 +357,66 @@ struct RealPasteTests {
         #expect(sentences.notes.isEmpty)
     }
 
+    @Test("session 42's pastes: a ticket's sentences around a short nginx block, pm2's time, a syslog tagged by a tool in one month, prose naming an API constant, an uncaught exception told twice")
+    func seventhSurvey() throws {
+        // kaltura#168: two nginx lines between a lead-in and a question keep their times.
+        let nginx = try analyze("""
+            Here are the error logs from Nginx:
+
+            2023/07/13 22:01:52 [error] 30496#30496: *3 ngx_rtmp_kmp_idle: closing idle connection, client: 51.91.66.224, server: 0.0.0.0:1935
+            2023/07/13 22:03:13 [error] 30496#30496: *8 ngx_rtmp_kmp_idle: closing idle connection, client: 51.91.66.224, server: 0.0.0.0:1935
+
+            How can I solve this issue?
+
+            """)
+        #expect(nginx.format == "timestamped" && nginx.notes.isEmpty, "\(nginx.format ?? "") \(nginx.notes)")
+        // One timed line among many sentences is prose, not a log.
+        let talk = try analyze("We saw this:\n2023/07/13 22:01:52 [error] closing idle connection\nThen the stream stopped.\nIt happens daily.\nAny idea why?\n")
+        #expect(talk.format == "plain", "\(talk.format ?? "")")
+        // mediasoup#357: pm2's `--time` prefix.
+        let pm2 = try analyze("""
+            2020-04-05T11:23:54: 2020-04-05T11:23:54.845Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:23445, code:null, signal:SIGABRT]
+            2020-04-05T11:23:54: mediasoup worker died!: { Error: [pid:23445, code:null, signal:SIGABRT]
+
+            """)
+        #expect(pm2.format == "timestamped" && pm2.records == 2, "\(pm2.format ?? "") \(pm2.records)")
+        // legacy-ios-kit#182: a restore tool's `SYSLOG: ` before an iPhone's syslog, every line in June.
+        let tagged = try analyze("""
+            SYSLOG: Jun  8 20:55:52 localhost kernel[0] <Notice>: [NAND] _ppnvflGetStruct:3469 Checking borrowed blocks - count: 44 max_count: 44
+            SYSLOG: Jun  8 20:55:52 localhost kernel[0] <Notice>: [NAND] _fetchBorrowedList:881 number of borrowed blocks 37
+            SYSLOG: Jun  8 20:55:52 localhost kernel[0] <Notice>: [nand_part_core:INF@ 157] published partition 0
+
+            """)
+        #expect(tagged.format == "idevicesyslog" && tagged.records == 3, "\(tagged.format ?? "") \(tagged.records)")
+        // haishinkit#376: the reporter names the API's constant; the log line is HaishinKit's own close.
+        let prose = try analyze("""
+            When closing the connection the `Event.RTMP_STATUS` listener wont fire the `RTMPConnection.Code.connectClosed` event. All I see in the logs is this:
+
+            2018-23-02 00:18:34.395 [Trace] [com.haishinkit.HaishinKit] [NetSocket.swift:91] close(isDisconnected:) > isDisconnected: false
+
+            """)
+        #expect(prose.sessions.isEmpty && prose.findings.isEmpty, "\(prose.sessions) \(prose.findings)")
+        // flutter_screen_recording#64: libc++abi tells the uncaught exception again after the stack.
+        let twice = try analyze("""
+            2021-05-29 23:03:09.275187+0800 Runner[11546:1257656] *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: '*** -[AVAssetWriter finishWritingWithCompletionHandler:] Cannot call method when status is 2'
+            *** First throw call stack:
+            (0x1992259d8 0x1ad58eb54 0x1a07963ec 0x10363658c)
+            libc++abi.dylib: terminating with uncaught exception of type NSException
+            *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: '*** -[AVAssetWriter finishWritingWithCompletionHandler:] Cannot call method when status is 2'
+            terminating with uncaught exception of type NSException
+
+            """)
+        #expect(twice.kinds == ["app-crashed"], "\(twice.kinds)")
+        #expect((twice.findings.first?["evidence"] as? [Any])?.count == 2, "\(twice.findings)")
+        // Another exception after it is another crash.
+        let other = try analyze("""
+            2021-05-29 23:03:09.275187+0800 Runner[11546:1257656] *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: 'a'
+            2021-05-29 23:03:19.275187+0800 Runner[11547:1257656] *** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: 'a'
+
+            """)
+        #expect(other.kinds == ["app-crashed", "app-crashed"], "\(other.kinds)")
+    }
+
     // MARK: 3. multi-line records
 
     @Test("an NSLog message spanning lines (dictionary, JS array, call stack) is one record")

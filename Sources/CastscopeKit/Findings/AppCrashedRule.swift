@@ -12,10 +12,15 @@ struct AppCrashedRule: FindingRule {
 
     /// `line` is the debugger's SIGABRT stop that ends the uncaught exception `previous` (the same
     /// process when the stop names one; within a minute when both have times).
+    /// So is libc++abi's telling of the same exception again after the call stack (plain
+    /// stderr: no process, no time of its own; flutter_screen_recording#64).
     static func sameCrash(_ previous: Event, _ line: Event) -> Bool {
-        guard previous.attr("exception") != nil, line.attr("exception") == nil, line.attr("reason") == "ABRT",
-            line.message.contains("signal SIGABRT")
-        else { return false }
+        guard let exception = previous.attr("exception") else { return false }
+        if let again = line.attr("exception") {
+            guard again == exception, line.attr("reason") == previous.attr("reason") else { return false }
+        } else {
+            guard line.attr("reason") == "ABRT", line.message.contains("signal SIGABRT") else { return false }
+        }
         if let a = previous.pid, let b = line.pid, a != b { return false }
         if let a = previous.time, let b = line.time, !line.timeInferred, b - a > 60_000_000 || b < a { return false }
         return true

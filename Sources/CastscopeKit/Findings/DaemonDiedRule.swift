@@ -26,7 +26,7 @@ struct DaemonDiedRule: FindingRule {
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
         for e in lines {
-            if let last = deaths.last?.last, last.attr("unit") == e.attr("unit"), let a = last.time, let b = e.time,
+            if let last = deaths.last?.last, Self.unit(last) == Self.unit(e), let a = last.time, let b = e.time,
                 b >= a, b.saturatingSince(a) <= Self.sameDeath
             {
                 deaths[deaths.count - 1].append(e)
@@ -47,10 +47,10 @@ struct DaemonDiedRule: FindingRule {
         var order: [String] = []
         for death in deaths {
             let e = death[0]
-            guard let unit = e.attr("unit") else { continue }
+            guard let unit = Self.unit(e) else { continue }
             let ids: [String] = e.time.map { time in
                 // (the same process, on the same host when both lines name one)
-                unclosed.filter { $0.process == unit && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.saturatingSince($0.last) <= Self.gone && !blamed.contains($0.id) }.map(\.id)
+                unclosed.filter { Self.names($0.process, unit) && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.saturatingSince($0.last) <= Self.gone && !blamed.contains($0.id) }.map(\.id)
             } ?? []
             guard !ids.isEmpty else {
                 if others[unit] == nil { order.append(unit) }
@@ -70,12 +70,31 @@ struct DaemonDiedRule: FindingRule {
         return out
     }
 
-    /// `unit: how (status=…)`; a segfault names the library it happened in, not a unit.
+    /// The daemon a death line names: systemd's unit, the OOM killer's process, or for a
+    /// segfault the program it happened in, else (in a library, or at an address no file maps:
+    /// the kernel then writes no ` in …[…]`) the task before `[pid]: segfault at`
+    /// (coturn#139, #790: `turnserver[487]: segfault at … in libcrypto.so.1.0.0[…]`).
+    static func unit(_ e: Event) -> String? {
+        if let unit = e.attr("unit") { return unit }
+        if let image = e.attr("image"), !isLibrary(image) { return image }
+        return e.attr("task")
+    }
+
+    static func isLibrary(_ image: String) -> Bool { image.hasSuffix(".so") || image.contains(".so.") }
+
+    /// A relay session's process is the daemon: the kernel keeps 15 bytes of a task's name.
+    static func names(_ process: String?, _ unit: String) -> Bool {
+        guard let process else { return false }
+        return process == unit || (unit.utf8.count == 15 && process.hasPrefix(unit))
+    }
+
+    /// `unit: how (status=…)`; a segfault in a library names it.
     static func what(_ death: [Event]) -> String {
         let e = death.first { $0.attr("status") != nil } ?? death[0]
-        let unit = death[0].attr("unit") ?? "?"
-        if unit.contains(".so") { return "a process crashed (segfault in \(unit))" }
+        let unit = Self.unit(death[0]) ?? "?"
         var what = "\(unit): \(death[0].attr("how") ?? "it died")"
+        // (the kernel tells one crash once per thread that faulted: any of them may name the library)
+        if let image = death.lazy.compactMap({ $0.attr("image") }).first, isLibrary(image) { what = "\(unit): it crashed (segfault in \(image))" }
         if let status = e.attr("status") { what += " (status=\(status))" }
         return what
     }

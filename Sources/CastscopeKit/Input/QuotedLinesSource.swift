@@ -105,16 +105,30 @@ public final class QuotedLinesSource: ByteSource {
         var best: ArraySlice<UInt8>?
         var k = first.startIndex
         let stop = min(first.endIndex, first.startIndex + 48)
+        func isMark(_ b: UInt8) -> Bool { b > 0x20 && b < 0x7F && !isDigit(b) && !isLetter(b) }
+        // Whether the word ending at `k` has a mark, and where it began.
+        var wordStart = k
         while k < stop {
             let b = first[k]
             if isDigit(b) { break }
-            if b == 0x20, k - first.startIndex >= 3 {
-                let candidate = first[first.startIndex...k]
-                // (a tag has a mark in it: `info: [X] `, `[stdout] `; a month or a word alone is text)
-                guard candidate.contains(where: { $0 > 0x20 && $0 < 0x7F && !isDigit($0) && !isLetter($0) }) else { k += 1; continue }
-                let sharing = lines.reduce(0) { $0 + ($1.starts(with: candidate) ? 1 : 0) }
-                guard sharing * 5 >= lines.count * 4 else { break }
-                best = candidate
+            if b == 0x20 {
+                let word = first[wordStart..<k]
+                wordStart = k + 1
+                // (two spaces: no word between them)
+                if word.isEmpty { k += 1; continue }
+                // The tag ends with its last marked word: a word without a mark after it is the
+                // log's own (`SYSLOG: Jun  8 20:55:52 …` with every line in June: the month).
+                if !word.contains(where: isMark) {
+                    if best != nil { break }
+                    k += 1
+                    continue
+                }
+                if k - first.startIndex >= 3 {
+                    let candidate = first[first.startIndex...k]
+                    let sharing = lines.reduce(0) { $0 + ($1.starts(with: candidate) ? 1 : 0) }
+                    guard sharing * 5 >= lines.count * 4 else { break }
+                    best = candidate
+                }
             }
             k += 1
         }

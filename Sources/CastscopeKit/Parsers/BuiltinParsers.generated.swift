@@ -1116,16 +1116,24 @@ enum BuiltinParsers {
         ("formats/timestamped.json", ##"""
 {
   "name": "timestamped",
-  "title": "Lines that begin with a date and time and then anything: `docker logs -t` and `kubectl logs --timestamps` (`2026-03-12T09:15:04.673211000Z …`), Go's log package and nginx's error log (`2022/02/10 14:04:47 …`), log4j, log4cxx and Python's logging (`2020-09-03 11:03:56,515 …`). A fallback: taken only when no other format reads the lines and four in five begin with such a time (read as plain, their times were lost); one layout a file, so that the lines it does not read are skimmed",
+  "title": "Lines that begin with a date and time and then anything: `docker logs -t`, pm2's `--time` (`2020-04-05T11:23:54: …`, mediasoup#357) and `kubectl logs --timestamps` (`2026-03-12T09:15:04.673211000Z …`), Go's log package and nginx's error log (`2022/02/10 14:04:47 …`), log4j, log4cxx and Python's logging (`2020-09-03 11:03:56,515 …`). A fallback: taken only when no other format reads the lines and four in five begin with such a time (read as plain, their times were lost); one layout a file, so that the lines it does not read are skimmed",
   "kind": "lines",
   "fallback": true,
   "segments": false,
   "patterns": [
-    "{time:isoany} {message}"
+    "{time:isoany} {message}",
+    "{time:isoany}: {message}"
   ],
   "continuation": "indented",
   "priority": 1,
   "samples": [
+    {
+      "line": "2020-04-05T11:23:54: 2020-04-05T11:23:54.845Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:23445, code:null, signal:SIGABRT]",
+      "expect": {
+        "time": "2020-04-05T11:23:54.000000+00:00",
+        "message": "2020-04-05T11:23:54.845Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:23445, code:null, signal:SIGABRT]"
+      }
+    },
     {
       "line": "2026-03-12T09:15:04.673211000Z session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup",
       "expect": {
@@ -2053,7 +2061,8 @@ enum BuiltinParsers {
     },
     {
       "event": "socket.error",
-      "match": "connectClosed"
+      "match": "connectClosed",
+      "unless": ["`", "connectClosed event"]
     },
     {
       "event": "socket.connect_failed",
@@ -2091,6 +2100,9 @@ enum BuiltinParsers {
     {
       "message": "Error: connectClosed",
       "event": "socket.error"
+    },
+    {
+      "message": "When closing the connection the `Event.RTMP_STATUS` listener wont fire the `RTMPConnection.Code.connectClosed` event."
     },
     {
       "message": "stateDidChange(to:) > Connection is ready."
@@ -2337,12 +2349,12 @@ enum BuiltinParsers {
   "side": "system",
   "_note": "Each rule's longest literal is its anchor, which the readers' prefilter looks for on every line of every file: 'segfault at ' was indexed by windows such as 'ault', and every line of a log show export has 'Default' in its type column (+13 % instructions on a noisy export); the kernel writes 'task[pid]: segfault at', so ']: segfault at ' it is",
   "rules": [
-    {"event": "daemon.died", "match": "{unit}.service: A {p:word} of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
-    {"event": "daemon.died", "match": "{unit}.service: Main {p:word} exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
-    {"event": "daemon.died", "match": "{unit}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
-    {"event": "daemon.died", "match": "{unit}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
+    {"event": "daemon.died", "match": "{unit:word}.service: A {p:word} of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
+    {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
+    {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
+    {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
-    {"event": "daemon.died", "match": "]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:word} in {unit}[", "set": {"how": "it crashed (segfault)"}}
+    {"event": "daemon.died", "match": "{task:word}[{task_pid:int}]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:int}{? in {image}[}", "set": {"how": "it crashed (segfault)"}}
   ],
   "samples": [
     {"message": "jicofo.service: A process of this unit has been killed by the OOM killer.", "event": "daemon.died", "attrs": {"unit": "jicofo", "how": "a process of it was killed by the OOM killer"}},
@@ -2350,7 +2362,11 @@ enum BuiltinParsers {
     {"message": "janus.service: Main process exited, code=dumped, status=11/SEGV", "event": "daemon.died", "attrs": {"unit": "janus", "status": "11/SEGV"}},
     {"message": "jibri.service: Start request repeated too quickly.", "event": "daemon.died", "attrs": {"unit": "jibri"}},
     {"message": "Out of memory: Killed process 811 (broadcast-relay) total-vm:2456000kB, anon-rss:1800000kB, file-rss:0kB", "event": "daemon.died", "attrs": {"unit": "broadcast-relay", "pid": "811"}},
-    {"message": "[983376.078081] hloop 475389242[5625]: segfault at f8 ip 00005619fda729e8 sp 00007f0d5f6f5750 error 4 in janus[5619fda24000+b8000]", "event": "daemon.died", "attrs": {"unit": "janus", "error": "4"}},
+    {"message": "[983376.078081] hloop 475389242[5625]: segfault at f8 ip 00005619fda729e8 sp 00007f0d5f6f5750 error 4 in janus[5619fda24000+b8000]", "event": "daemon.died", "attrs": {"task": "475389242", "image": "janus", "error": "4"}},
+    {"message": "[1596505.809235] turnserver[32028]: segfault at 7f4e5c0008d0 ip 00007f4e5c0008d0 sp 00007f4e63a7b8d8 error 15", "event": "daemon.died", "attrs": {"task": "turnserver", "task_pid": "32028", "error": "15"}},
+    {"message": "[  380.535280] turnserver[487]: segfault at ffffffff00000000 ip 00007fa181796d31 sp 00007fa17dd76c80 error 5 in libcrypto.so.1.0.0[7fa181694000+1cd000]", "event": "daemon.died", "attrs": {"task": "turnserver", "image": "libcrypto.so.1.0.0"}},
+    {"message": "hostname systemd[1]: coturn.service: Main process exited, code=dumped, status=6/ABRT", "event": "daemon.died", "attrs": {"unit": "coturn", "status": "6/ABRT"}},
+    {"message": "snap.lxd.daemon.service: Main process exited, code=killed, status=9/KILL", "event": "daemon.died", "attrs": {"unit": "snap.lxd.daemon"}},
     {"message": "jibri.service: Main process exited, code=exited, status=143/n/a"},
     {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1."}
   ]

@@ -32,9 +32,17 @@ public struct FormatDetector {
             return f != 0x20 && f != 0x09 && !CodeMarks.isFence(line)
         }
         guard !records.isEmpty else { return nil }
+        // A ticket's sentences around a short block ("Here are the error logs from Nginx:",
+        // "How can I solve this issue?": kaltura#168) begin with a letter, have a space and no
+        // digit in their first 20 bytes: not counted against the four in five, as long as the
+        // timed lines are half of all (a dump's `}` between a Go log's lines still counts).
+        let sentences = records.reduce(0) { n, line in
+            guard let f = line.first, isLetter(f), line.contains(0x20), !line.prefix(20).contains(where: isDigit) else { return n }
+            return n + 1
+        }
         for format in formats where format.fallback {
             let s = score(format, records)
-            if s * 5 >= records.count * 4 { return (format, s) }
+            if s > 0, s * 5 >= (records.count - sentences) * 4, s * 2 >= records.count { return (format, s) }
         }
         return nil
     }
