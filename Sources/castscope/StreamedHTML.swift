@@ -27,8 +27,6 @@ final class StreamedHTML: StreamedDocument, @unchecked Sendable {
     /// (Nothing before its turn: its parts are numbered by its place.)
     func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart) {}
 
-    func render(_ report: AnalysisReport) -> String { HTMLReport.render(report) }
-
     func take(_ part: SessionPart, _ s: Session, _ found: [Finding]) {
         let i = summary.count
         buffer.removeAll()

@@ -66,8 +66,6 @@ final class StreamedMarkdown: StreamedDocument, @unchecked Sendable {
         return (ok, !failedToRead)
     }
 
-    func render(_ report: AnalysisReport) -> String { Sanitize.terminal(MarkdownReport.render(report, limit: limit)) }
-
     /// A session's pieces (any thread).
     func pieces(_ s: Session, _ findings: [Finding]) -> MarkdownPiece {
         var b = OutputBuffer(capacity: 4096)

@@ -32,8 +32,6 @@ final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
     /// (Nothing before its turn: its tracks are numbered by its place.)
     func prepare(_ s: Session, _ findings: [Finding], into part: SessionPart) {}
 
-    func render(_ report: AnalysisReport) -> String { PerfettoReport.render(report) }
-
     /// The session and its findings, in its turn (in order: its tracks are numbered by it).
     func take(_ part: SessionPart, _ s: Session, _ found: [Finding]) {
         buffer.removeAll()

@@ -113,7 +113,10 @@ final class LogShowRuns {
                 for e in entries where !emit(UnsafeRawBufferPointer(rebasing: memory[e.start..<e.start + e.length])) { return false }
                 return true
             }
-            var readers = runs.map { RunReader(fd: fd, offset: $0.offset, count: $0.count) }
+            // The readers' blocks together stay near 8 MB: 256 KB each for 128 runs of a 2 GB
+            // input was 32 MB at once (`show` peaked at 67 MB).
+            let block = max(32 << 10, min(256 << 10, (8 << 20) / runs.count))
+            var readers = runs.map { RunReader(fd: fd, offset: $0.offset, count: $0.count, blockSize: block) }
             var memoryNext = 0
             // The head of each source: a run on disk (its index), or the memory run (-1).
             var heap: [(time: Int64, seq: Int64, source: Int)] = []
@@ -181,10 +184,13 @@ final class LogShowRuns {
         /// The record `next` read the head of: its bytes' place in `block`.
         var payload = 0..<0
 
-        init(fd: Int32, offset: Int64, count: Int) {
+        let blockSize: Int
+
+        init(fd: Int32, offset: Int64, count: Int, blockSize: Int) {
             self.fd = fd
             self.offset = offset
             remaining = count
+            self.blockSize = blockSize
         }
 
         /// At least `n` bytes from `at` in the block (false: the file ended or failed).
@@ -192,7 +198,7 @@ final class LogShowRuns {
             if length - at >= n { return true }
             // What is left moves to the front, then the block is filled from the file.
             let left = length - at
-            var next = [UInt8](repeating: 0, count: max(n, 256 << 10))
+            var next = [UInt8](repeating: 0, count: max(n, blockSize))
             if left > 0 { next.withUnsafeMutableBytes { d in block.withUnsafeBytes { s in d.baseAddress!.copyMemory(from: s.baseAddress! + at, byteCount: left) } } }
             let got = next.withUnsafeMutableBytes { preadAll(fd, UnsafeMutableRawBufferPointer(rebasing: $0[left...]), at: offset) }
             offset += Int64(got)
