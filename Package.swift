@@ -21,9 +21,11 @@ let package = Package(
         .systemLibrary(name: "CCastscopeArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         // glibc's malloc_trim (part of libc: no library to link), behind Sessions/FreedMemory.swift.
         .systemLibrary(name: "CCastscopeMalloc"),
+        // A SIGBUS handler for mapped files cut short while read (Input/MappedFile.swift).
+        .systemLibrary(name: "CCastscopeSignals"),
         .target(
             name: "CastscopeKit",
-            dependencies: ["CCastscopeSystemd", "CCastscopeZlib", "CCastscopeLZ4", "CCastscopeMalloc"],
+            dependencies: ["CCastscopeSystemd", "CCastscopeZlib", "CCastscopeLZ4", "CCastscopeMalloc", "CCastscopeSignals"],
             // Release builds skip the run-time exclusivity checks (the compile-time ones stay;
             // debug builds and tests keep both): they were 2.4 % of the instructions on
             // noisy text, paid on every access to a class's stored property in the hot loops.

@@ -22,7 +22,8 @@ struct Castscope: ParsableCommand {
               4  nothing in the inputs was recognized, or an input path does not
                  exist (one line on stderr; --fail-on cannot pass on nothing)
               5  an output could not be written (the other outputs were)
-            When several apply: 5, then 4, 3, 1.
+            When several apply: 5, then 4, 3, 1. Standard output closed by its reader
+            (`| head`) ends castscope by SIGPIPE as it ends grep and cat: 141 in a shell.
             """,
         version: "0.1.0",
         subcommands: [Analyze.self, SessionsCommand.self, Show.self, Tail.self, Parsers.self, ClickHouseCommand.self]

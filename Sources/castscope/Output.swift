@@ -95,6 +95,15 @@ enum OutputWriter {
     /// input folder. Nil when it is neither (or its folder does not exist yet).
     static func inputConflict(_ path: String, option: String, inputs: [String], example: String = "choose another path") -> String? {
         guard let out = realPath(path) else { return nil }
+        // Standard input redirected from a file (`castscope analyze -o F - < F`) is that file.
+        if inputs.contains("-") {
+            var read = stat(), written = stat()
+            if fstat(0, &read) == 0, (read.st_mode & S_IFMT) == S_IFREG, stat(out, &written) == 0,
+                read.st_dev == written.st_dev, read.st_ino == written.st_ino
+            {
+                return "\(option) \(path) is the standard input being read: castscope never writes over an input (\(example))"
+            }
+        }
         for input in inputs where input != "-" {
             guard let real = realPath(input) else { continue }
             if real == out {
@@ -108,17 +117,32 @@ enum OutputWriter {
         return nil
     }
 
-    /// Whether the file's first bytes carry castscope's mark (every report names castscope
-    /// in its first lines: text header, JSON schema, Markdown/HTML title, Perfetto generator).
+    /// Whether the file begins as a report castscope writes begins: the text header
+    /// (`castscope: 2 files, …`), the JSON schema, the Markdown title, the HTML page's generator,
+    /// the Perfetto trace's. (Any file naming castscope in its first 4 KB was taken for one: a
+    /// user's notes or a README about it were replaced without --force.)
     static func writtenByCastscope(_ path: String) -> Bool {
         guard let f = fopen(path, "rb") else { return false }
         defer { fclose(f) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = fread(&buffer, 1, buffer.count, f)
-        let needle = Array("castscope".utf8)
-        guard n >= needle.count else { return false }
-        for i in 0...(n - needle.count) where buffer[i] == needle[0] {
-            if Array(buffer[i..<(i + needle.count)]) == needle { return true }
+        var head = buffer[0..<n]
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) { head = head.dropFirst(3) }
+        func starts(_ s: String) -> Bool { head.starts(with: s.utf8) }
+        func holds(_ s: String, within: Int) -> Bool { findBytes(head.prefix(within), Array(s.utf8)) }
+        if starts("castscope: ") || starts("# castscope report") { return true }
+        if starts("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"castscope\"") { return true }
+        if starts("{"), holds("\"schema\": \"castscope.", within: 64) { return true }
+        if starts("<!DOCTYPE html>"), holds("<meta name=\"generator\" content=\"castscope ", within: 4096) { return true }
+        return false
+    }
+
+    private static func findBytes(_ hay: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard hay.count >= needle.count, let first = needle.first else { return false }
+        var i = hay.startIndex
+        while i <= hay.endIndex - needle.count {
+            if hay[i] == first, hay[i..<i + needle.count].elementsEqual(needle) { return true }
+            i += 1
         }
         return false
     }

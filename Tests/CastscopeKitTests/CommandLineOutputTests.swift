@@ -55,6 +55,25 @@ import Testing
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("--force"))
         #expect(try String(contentsOf: notes, encoding: .utf8) == "my notes\n")
+        // A file that names castscope is not therefore one of its reports (hostile review, H7).
+        let readme = dir.appendingPathComponent("README.md")
+        try Data("# my relay\n\nWe run castscope on every ticket.\n".utf8).write(to: readme)
+        #expect(try castscope(["analyze", "-o", readme.path, a.path]).status == 2)
+        #expect(try String(contentsOf: readme, encoding: .utf8).hasPrefix("# my relay"))
+        // Standard input redirected from the target is an input, --force or not.
+        let piped = dir.appendingPathComponent("piped.log")
+        try Data(contentsOf: a).write(to: piped)
+        let before = try Data(contentsOf: piped)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "exec \"$0\" analyze --force -o \"$1\" - < \"$1\" 2>/dev/null",
+                           packageRoot.appendingPathComponent(".build/debug/castscope").path, piped.path]
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 2)
+        #expect(try Data(contentsOf: piped) == before)
+        // From a pipe, standard input is no file: the report is written.
+        #expect(try castscope(["analyze", "--force", "-o", piped.path, "-"], stdin: before).status == 0)
         let forced = try castscope(["analyze", "--force", "-o", notes.path, a.path])
         #expect(forced.status == 0)
         #expect(try String(contentsOf: notes, encoding: .utf8).hasPrefix("castscope: 1 file"))

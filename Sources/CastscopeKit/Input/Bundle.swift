@@ -255,7 +255,8 @@ public struct BundleWalker {
                 }
             case .tracev3:
                 if let unifiedLog {
-                    try unifiedLog(path, diskPath, replay)
+                    // (a member copied to disk to be read: counted as it is copied)
+                    try unifiedLog(path, diskPath, diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay)
                 } else {
                     report(InputError(path: path, "Apple tracev3 file: not read by this build"))
                 }
@@ -339,7 +340,17 @@ public struct BundleWalker {
             }
             let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
             if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }
-            if spill != nil, try spill!.take(entry.name, archive.entrySource(displayPath: display)) { continue }
+            if spill != nil {
+                // (counted against the budgets as it is copied: a 483 KB .tar.xz wrote 3 GB; a
+                // member that cannot be copied is that member's error, and the walk goes on)
+                do {
+                    if try spill!.take(entry.name, BudgetSource(archive.entrySource(displayPath: display), tally: tally, path: display),
+                                       display: display) { continue }
+                } catch let e as InputError {
+                    report(e)
+                    continue
+                }
+            }
             stream(archive.entrySource(displayPath: display), path: display, depth: depth + 1, tally: tally)
         }
     }

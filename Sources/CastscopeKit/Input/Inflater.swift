@@ -38,8 +38,13 @@ public final class GzipSource: ByteSource {
         inBuf.deallocate()
     }
 
+    /// The input's offset less what zlib has not taken yet. (Saturating: a gzip inside a gzip
+    /// reads through a read-ahead whose offset is the outer file's, while what zlib holds is of
+    /// the outer stream's decompressed bytes; a repetitive inner log trapped there, and took
+    /// every other input of the run with it.)
     public var consumedOffset: UInt64 {
-        input.consumedOffset - UInt64(stream.pointee.avail_in)
+        let at = input.consumedOffset, held = UInt64(stream.pointee.avail_in)
+        return at >= held ? at - held : 0
     }
 
     private func refill() throws {

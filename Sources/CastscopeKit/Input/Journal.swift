@@ -30,6 +30,17 @@ public final class Journal {
 
     /// Opens journal files (made absolute: sd_journal_wait needs it).
     public init(files: [String]) throws {
+        // (sd-journal maps the files: one cut short while read faults as a mapped tracev3 does)
+        _ = MappedFiles.guarded
+        // A header that claims more entries than the file can hold: sd-journal went round
+        // inside one sd_journal_next for ever (journalctl too), and the bundle's other files
+        // were never reported.
+        for path in files {
+            var st = stat()
+            if let header = JournalHeader.read(path: path), stat(path, &st) == 0, header.entries > UInt64(max(st.st_size, 0)) / 64 {
+                throw JournalError("its header claims \(header.entries) entries, more than \(st.st_size) bytes can hold (damaged)", -EBADMSG)
+            }
+        }
         var cStrings: [UnsafePointer<CChar>?] = files.map { UnsafePointer(realpath($0, nil) ?? strdup($0)!) }
         cStrings.append(nil)
         defer { for p in cStrings { free(UnsafeMutablePointer(mutating: p)) } }

@@ -35,7 +35,8 @@ struct LogArchiveSpill {
     }
 
     /// Takes the member when it belongs to a log archive; returns whether it did.
-    mutating func take(_ name: String, _ source: ByteSource) throws -> Bool {
+    /// Errors name `display` (the member), not the temporary copy.
+    mutating func take(_ name: String, _ source: ByteSource, display: String) throws -> Bool {
         let parts = name.split(separator: "/", omittingEmptySubsequences: true)
         guard let k = parts.firstIndex(where: { $0.hasSuffix(".logarchive") }), k < parts.count - 1 else { return false }
         let prefix = parts[0...k].joined(separator: "/")
@@ -52,27 +53,29 @@ struct LogArchiveSpill {
                 base = String(cString: p)
             }
             dir = base! + "/" + String(archives.count)
-            try makeDir(dir)
+            try makeDir(dir, display: display)
             archives.append((prefix, dir))
         }
         var path = dir
         for part in parts[(k + 1)...].dropLast() {
             path += "/" + part
-            if !dirs.contains(path) { try makeDir(path) }
+            if !dirs.contains(path) { try makeDir(path, display: display) }
         }
         path += "/" + parts.last!
-        try copy(source, to: path)
+        try copy(source, to: path, display: display)
         return true
     }
 
-    private mutating func makeDir(_ p: String) throws {
-        if mkdir(p, 0o700) != 0 && errno != EEXIST { throw InputError(path: p, "cannot create: \(errnoText())") }
+    private mutating func makeDir(_ p: String, display: String) throws {
+        if mkdir(p, 0o700) != 0 && errno != EEXIST {
+            throw InputError(path: display, "cannot make a temporary folder to read it in: \(errnoText())")
+        }
         dirs.append(p)
     }
 
-    private mutating func copy(_ source: ByteSource, to file: String) throws {
+    private mutating func copy(_ source: ByteSource, to file: String, display: String) throws {
         let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw InputError(path: file, "cannot create: \(errnoText())") }
+        guard fd >= 0 else { throw InputError(path: display, "cannot copy it to a temporary file to read it: \(errnoText())") }
         files.append(file)
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 1 << 18)
@@ -82,7 +85,7 @@ struct LogArchiveSpill {
             var written = 0
             while written < n {
                 let w = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + written, n - written) }
-                guard w > 0 else { throw InputError(path: file, "write failed (temporary copy of a log archive): \(errnoText())") }
+                guard w > 0 else { throw InputError(path: display, "write failed (temporary copy of a log archive member): \(errnoText())") }
                 written += w
             }
         }
@@ -98,33 +101,6 @@ struct LogArchiveSpill {
         files = []
         dirs = []
         base = nil
-    }
-}
-
-/// A file mapped read-only (tracev3 files are read from the mapping, not copied).
-final class MappedFile {
-    let bytes: UnsafeRawBufferPointer
-    private let length: Int
-
-    init(path: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw InputError(path: path, "cannot stat: \(errnoText())") }
-        length = Int(st.st_size)
-        if length == 0 {
-            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
-            return
-        }
-        guard let p = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), p != MAP_FAILED else {
-            throw InputError(path: path, "cannot map: \(errnoText())")
-        }
-        bytes = UnsafeRawBufferPointer(start: p, count: length)
-    }
-
-    deinit {
-        if let p = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: p), length) }
     }
 }
 

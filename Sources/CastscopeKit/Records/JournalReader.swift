@@ -63,6 +63,7 @@ public struct JournalReader {
     /// resident in full (a 125 MB file: 98 MB); reopening at the cursor releases the mappings,
     /// and memory stays near what one stretch of entries touches.
     public var reopenEvery = 32768
+    static let loopCheckEvery = 4096
 
     /// Reads one journal file on disk. The record's `line` is the entry's number in the file.
     /// With `from`, reading starts at the entry that cursor names; with `until`, it stops before
@@ -89,9 +90,20 @@ public struct JournalReader {
         let stopTime = until.flatMap { JournalCut.field("t", of: $0) }
         var record = RawRecord()
         var index = 0
+        // One file's entries come in rising sequence numbers: a damaged entry array that leads
+        // back (a header claiming 2^64 entries made sd-journal go round for ever, and the
+        // bundle's other files were never reported) is caught at the next look, every
+        // `loopCheckEvery` entries.
+        var lastSeqnum: UInt64?
         do {
             while try journal.next() {
                 if let until, let stopTime, try journal.realtime() == stopTime, journal.test(cursor: until) { break }
+                if index > 0 && index % Self.loopCheckEvery == 0, let seqnum = JournalCut.field("i", of: try journal.cursor()) {
+                    if let last = lastSeqnum, seqnum <= last {
+                        throw JournalError("entry \(index + 1) comes before one read earlier: the file's entries lead back (damaged)", -EBADMSG)
+                    }
+                    lastSeqnum = seqnum
+                }
                 if index > 0 && index % reopenEvery == 0 {
                     let cursor = try journal.cursor()
                     journal = try open()

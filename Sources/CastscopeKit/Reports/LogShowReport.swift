@@ -178,6 +178,7 @@ public final class LogShow {
                     for p in summary.problems {
                         errors.append(InputError(path: fileDisplay, offset: p.offset > 0 ? UInt64(p.offset) : nil, p.message))
                     }
+                    if mapped.shrank { errors.append(mapped.shrankError(display: fileDisplay)) }
                 } catch let e as InputError {
                     errors.append(e)
                 } catch {}

@@ -90,6 +90,7 @@ extension Analyzer {
                         order += 1
                     }
                 }
+                if mapped.shrank { result.error = mapped.shrankError(display: file.display) }
             } catch let e as InputError {
                 result.error = e
             } catch {}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Session 42's hostile-input review: files that crashed, hung or filled the disk, each next
+/// to a good log that must still be reported whole.
+@Suite("hostile files: nested gzip, a journal header that lies, log archive members that cannot be copied or are too big, a mapped file cut short")
+struct HostileFilesTests {
+    static let good = packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt")
+
+    /// The good log's one session, completed, is in the report.
+    func expectGoodSession(_ r: RunResult, _ what: String) {
+        let sessions = r.json?["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.contains { $0["outcome"] as? String == "completed" }, "\(what): \(r.stderr)")
+    }
+
+    @Test("a gzip inside a gzip of a repetitive log is read, not a trap that loses the run")
+    func nestedGzip() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // (a frame storm: the inner stream is far larger than the outer file read so far)
+        let line = "2026-03-12 10:15:02.104211+0100 0x1a2b     Default     0x0                  812    0    BroadcastExtension: video sample processed successfully\n"
+        let inner = makeArchive(.gz, [("storm.log", Array(String(repeating: line, count: 30_000).utf8))])
+        let twice = dir.appendingPathComponent("storm.log.gz.gz")
+        try Data(makeArchive(.gz, [("storm.log.gz", inner)])).write(to: twice)
+        let r = try castscope(["analyze", "--json", twice.path, Self.good.path])
+        #expect(r.status == 0, "\(r.status): \(r.stderr)")
+        expectGoodSession(r, "nested gzip")
+        let inputs = r.json?["inputs"] as? [[String: Any]] ?? []
+        #expect(inputs.first?["records"] as? Int == 30_000, "\(inputs)")
+    }
+
+    @Test("a journal whose header claims more entries than the file can hold is one error, not a hang")
+    func journalHeaderThatLies() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var bytes = [UInt8](try Data(contentsOf: relayJournal))
+        // n_entries, at offset 152 of the header
+        for k in 0..<8 { bytes[152 + k] = k == 0 ? 0xF8 : 0xFF }
+        let damaged = dir.appendingPathComponent("damaged.journal")
+        try Data(bytes).write(to: damaged)
+        let r = try castscope(["analyze", "--json", damaged.path, Self.good.path])
+        #expect(r.status == 1, "\(r.status): \(r.stderr)")
+        #expect(r.stderr.contains("damaged.journal") && r.stderr.contains("more than"), "\(r.stderr)")
+        expectGoodSession(r, "lying header")
+    }
+
+    @Test("a log archive member that cannot be copied is its own error; the members after it are read; copies count against the budgets")
+    func logArchiveMembers() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = [UInt8](try Data(contentsOf: Self.good))
+        // `a` is a file, so `a/b.tracev3` cannot be made beside it.
+        let collide = dir.appendingPathComponent("collide.tar")
+        try Data(makeArchive(.tar, [("s.logarchive/a", [0]), ("s.logarchive/a/b.tracev3", [0, 0x10, 0, 0]), ("good.log", log)])).write(to: collide)
+        let r = try castscope(["analyze", "--json", collide.path])
+        #expect(r.status == 1, "\(r.status): \(r.stderr)")
+        #expect(r.stderr.contains("collide.tar!s.logarchive/a/b.tracev3: cannot copy it"), "\(r.stderr)")
+        #expect(!r.stderr.contains("castscope-logarchive-"), "the temporary path is not what the user gave: \(r.stderr)")
+        expectGoodSession(r, "member after a failed copy")
+        // A log archive member of 8 MB of zeros against --max-bytes 1M: stopped as it is copied.
+        let big = dir.appendingPathComponent("big.tar.xz")
+        try Data(makeArchive(.tarXz, [("x.logarchive/Persist/0000000000000001.tracev3", [UInt8](repeating: 0, count: 8 << 20)), ("good.log", log)])).write(to: big)
+        let b = try castscope(["analyze", "--json", "--max-bytes", "1M", big.path])
+        #expect(b.stderr.contains("big.tar.xz!x.logarchive/Persist/0000000000000001.tracev3") && b.stderr.contains("--max-bytes"), "\(b.stderr)")
+        // A lone tracev3 member likewise.
+        let lone = dir.appendingPathComponent("lone.tar.xz")
+        var tracev3: [UInt8] = [0x00, 0x10, 0x00, 0x00, 0, 0, 0, 0, 0xD0, 0, 0, 0, 0, 0, 0, 0]
+        tracev3 += [UInt8](repeating: 0, count: 8 << 20)
+        try Data(makeArchive(.tarXz, [("lone.tracev3", tracev3), ("good.log", log)])).write(to: lone)
+        let l = try castscope(["analyze", "--json", "--max-bytes", "1M", Self.good.path, lone.path])
+        #expect(l.stderr.contains("lone.tar.xz!lone.tracev3") && l.stderr.contains("--max-bytes"), "\(l.stderr)")
+        expectGoodSession(l, "lone tracev3 over the budget")
+    }
+
+    @Test("a mapped file cut short while it is read reads as zeros past its new end, and says so, instead of SIGBUS")
+    func mappedFileCutShort() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("cut.tracev3").path
+        try Data([UInt8](repeating: 0xAB, count: 1 << 20)).write(to: URL(fileURLWithPath: path))
+        let mapped = try MappedFile(path: path)
+        #expect(mapped.bytes[(1 << 20) - 1] == 0xAB)
+        #expect(!mapped.shrank)
+        #expect(truncate(path, 4096) == 0)
+        // Past the new end: zeros, not a signal.
+        #expect(mapped.bytes[(1 << 20) - 1] == 0)
+        #expect(mapped.bytes[100] == 0xAB)
+        #expect(mapped.shrank)
+        #expect(mapped.shrankError(display: "x!cut.tracev3").description.contains("x!cut.tracev3"))
+    }
+}
