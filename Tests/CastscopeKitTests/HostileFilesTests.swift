@@ -90,4 +90,38 @@ struct HostileFilesTests {
         #expect(mapped.shrank)
         #expect(mapped.shrankError(display: "x!cut.tracev3").description.contains("x!cut.tracev3"))
     }
+
+    @Test("Ctrl-C while a log archive member is copied out of a tarball leaves nothing in TMPDIR")
+    func interruptedCopyIsRemoved() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tmp = dir.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        let big = dir.appendingPathComponent("big.tar.xz")
+        try Data(makeArchive(.tarXz, [("x.logarchive/Persist/0000000000000001.tracev3", [UInt8](repeating: 0, count: 64 << 20))])).write(to: big)
+        for sig in [SIGINT, SIGTERM] {
+            let p = Process()
+            p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+            // (a slow copy: the member is read a few bytes at a time through the budget)
+            p.arguments = ["analyze", "--json", "--max-expansion", "1000000", big.path]
+            var env = ProcessInfo.processInfo.environment
+            env["TMPDIR"] = tmp.path
+            p.environment = env
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            // Wait for the copy to begin (the run's folder holds a log archive folder).
+            var began = false
+            for _ in 0..<400 where !began {
+                usleep(5_000)
+                let roots = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []
+                began = roots.contains { !((try? FileManager.default.contentsOfDirectory(atPath: tmp.appendingPathComponent($0).path)) ?? []).isEmpty }
+            }
+            kill(p.processIdentifier, sig)
+            p.waitUntilExit()
+            #expect(began, "the copy was seen")
+            // (killed by the signal, or done before it came: either way nothing is left)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty, "signal \(sig), \(p.terminationReason == .uncaughtSignal ? "killed" : "finished first")")
+        }
+    }
 }

@@ -45,8 +45,9 @@ struct LogArchiveSpill {
             dir = a.dir
         } else {
             if base == nil {
-                let tmp = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-                var template = Array((tmp + "/castscope-logarchive-XXXXXX").utf8CString)
+                // (in the run's folder: removed with it on Ctrl-C)
+                let tmp = try TemporaryRoot.path()
+                var template = Array((tmp + "/logarchive-XXXXXX").utf8CString)
                 guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
                     throw InputError(path: tmp, "cannot create a private temporary directory: \(errnoText())")
                 }
