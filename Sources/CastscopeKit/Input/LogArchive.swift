@@ -97,7 +97,10 @@ struct LogArchiveSpill {
         for a in archives { hand(archivePath + "!" + a.prefix, a.dir) }
         for f in files { unlink(f) }
         for d in dirs.reversed() { rmdir(d) }
-        if let base { rmdir(base) }
+        if let base {
+            rmdir(base)
+            TemporaryRoot.release()
+        }
         archives = []
         files = []
         dirs = []

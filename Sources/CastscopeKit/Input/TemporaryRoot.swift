@@ -6,7 +6,7 @@ import Darwin
 
 /// One private folder per run under `TMPDIR` (`castscope-XXXXXX`) that every named temporary
 /// copy goes in: log archive members copied out of a tarball, a journal or tracev3 member. Their
-/// owners remove what they wrote as they finish; the folder goes at exit. Ctrl-C or SIGTERM
+/// owners remove what they wrote as they finish, and the folder goes when it is empty (`release`). Ctrl-C or SIGTERM
 /// while a sysdiagnose was read left its log archive's copy behind (1.4 GB a time): on those
 /// signals (and SIGHUP) the folder is removed first (`rm -rf`, forked and exec'd from the
 /// handler: both async-signal-safe), then the signal takes its default course. A handler
@@ -44,10 +44,20 @@ enum TemporaryRoot {
                 #endif
                 if isDefault { signal(sig, removeThenDie) }
             }
-            atexit { if let argv = TemporaryRoot.removal { rmdir(argv[2]!) } }
             return .success(root)
         }
         return try result.get()
+    }
+
+    /// An owner removed what it wrote: the folder goes once it is empty (made again when a
+    /// copy needs it; the handlers then remove the new one).
+    static func release() {
+        lock.locked {
+            guard let root = made, rmdir(root) == 0 else { return }
+            made = nil
+            // (its strings are not freed: a signal handler may be reading them)
+            removal = nil
+        }
     }
 }
 

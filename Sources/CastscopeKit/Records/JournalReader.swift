@@ -316,5 +316,6 @@ final class PrivateTemporaryDirectory {
             closedir(dir)
         }
         rmdir(path)
+        TemporaryRoot.release()
     }
 }
