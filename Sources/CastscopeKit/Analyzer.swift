@@ -809,8 +809,12 @@ public final class Analyzer {
                 path = diskPath
             } else {
                 temporary = try PrivateTemporaryDirectory()
-                let base = display.split(separator: "/").last.map(String.init) ?? "member.journal"
-                path = try temporary!.write(source, name: base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal")
+                // (its own name when it is a plain one: a member's name escaped for display can
+                // be longer than a file name may be)
+                let base = display.split(separator: "/").last.map(String.init) ?? ""
+                let plain = base.utf8.count <= 128 && !base.contains("\\") && !base.contains("!")
+                let name = !plain ? "member.journal" : base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal"
+                path = try temporary!.write(source, name: name, display: display)
             }
             defer { temporary = nil }
             let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter,
@@ -865,7 +869,7 @@ public final class Analyzer {
                 path = diskPath
             } else {
                 temporary = try PrivateTemporaryDirectory()
-                path = try temporary!.write(source, name: "member.tracev3")
+                path = try temporary!.write(source, name: "member.tracev3", display: display)
             }
             absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, path)]))
         }

@@ -243,8 +243,17 @@ public struct BundleWalker {
                 // inflated bytes are sniffed again (text, a tar, a zip or a journal).
                 stream(ReadAheadSource(try GzipSource(input: replay, path: path)), path: path, depth: depth + 1, tally: tally)
             case .compressed:
-                // Decompressed on another core, ahead of the parser, and sniffed again.
-                stream(ReadAheadSource(try decompressed(replay, path: path, Compression.sniff(head)!)), path: path, depth: depth + 1, tally: tally)
+                // Decompressed on another core, ahead of the parser, and sniffed again. A stream
+                // cut within its first block comes out as it went in (libarchive passes bytes it
+                // cannot decompress through): that is damage, not another layer (a .tar.bz2 cut
+                // at 10 bytes was "archives nested more than 8 deep").
+                let kind = Compression.sniff(head)!
+                let (inner, innerReplay) = try readHead(Self.headBytes, from: try decompressed(replay, path: path, kind))
+                if !inner.isEmpty, inner == Array(head.prefix(inner.count)) {
+                    report(InputError(path: path, "\(kind.rawValue) data that does not decompress (cut short, or damaged in its first block)"))
+                    return
+                }
+                stream(ReadAheadSource(innerReplay), path: path, depth: depth + 1, tally: tally)
             case .zip, .tar:
                 try readArchive(replay, path: path, depth: depth, tally: tally)
             case .journal:

@@ -287,11 +287,12 @@ final class PrivateTemporaryDirectory {
         path = String(cString: p)
     }
 
-    /// Writes `source` to a file in the directory (0600) and returns its path.
-    func write(_ source: ByteSource, name: String) throws -> String {
+    /// Writes `source` to a file in the directory (0600) and returns its path. Errors name
+    /// `display` (the input as the user gave it), not the temporary file.
+    func write(_ source: ByteSource, name: String, display: String) throws -> String {
         let file = path + "/" + name
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw InputError(path: file, "cannot create: \(errnoText())") }
+        guard fd >= 0 else { throw InputError(path: display, "cannot copy it to a temporary file to read it: \(errnoText())") }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
@@ -300,7 +301,7 @@ final class PrivateTemporaryDirectory {
             var written = 0
             while written < n {
                 let w = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, n - written) }
-                guard w > 0 else { throw InputError(path: file, "write failed: \(errnoText())") }
+                guard w > 0 else { throw InputError(path: display, "write failed (temporary copy to read it): \(errnoText())") }
                 written += w
             }
         }

@@ -195,7 +195,7 @@ public final class LogShow {
             let path: String
             if let diskPath { path = diskPath } else {
                 temporary = try PrivateTemporaryDirectory()
-                path = try temporary!.write(source, name: "member.tracev3")
+                path = try temporary!.write(source, name: "member.tracev3", display: display)
             }
             archive(display, logArchiveRoot(of: diskPath), [(display, path)])
         }
