@@ -124,4 +124,25 @@ struct HostileFilesTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty, "signal \(sig), \(p.terminationReason == .uncaughtSignal ? "killed" : "finished first")")
         }
     }
+
+    @Test("a .tar.bz2 cut within its first block is one damage line; a journal member with a name too long to copy under is read")
+    func cutCompressionAndLongMemberName() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = [UInt8](try Data(contentsOf: Self.good))
+        let whole = makeArchive(.tarBz2, [("good.log", log)])
+        let cut = dir.appendingPathComponent("cut.tar.bz2")
+        try Data(whole.prefix(10)).write(to: cut)
+        let r = try castscope(["analyze", "--json", cut.path, Self.good.path])
+        #expect(r.stderr.contains("cut.tar.bz2: bzip2 data that does not decompress"), "\(r.stderr)")
+        #expect(!r.stderr.contains("nested"), "\(r.stderr)")
+        expectGoodSession(r, "beside a cut .tar.bz2")
+        // 200 control bytes: escaped for display (`\x01` each), longer than a file name may be.
+        let name = "d/" + String(repeating: "\u{01}", count: 200) + ".journal"
+        let tar = dir.appendingPathComponent("long.tar")
+        try Data(makeArchive(.tar, [(name, [UInt8](try Data(contentsOf: relayJournal)))])).write(to: tar)
+        let l = try castscope(["analyze", "--json", tar.path])
+        #expect(l.status == 0, "\(l.stderr)")
+        #expect(((l.json?["inputs"] as? [[String: Any]])?.first?["records"] as? Int ?? 0) > 0, "\(l.stderr)")
+    }
 }
