@@ -145,4 +145,20 @@ struct HostileFilesTests {
         #expect(l.status == 0, "\(l.stderr)")
         #expect(((l.json?["inputs"] as? [[String: Any]])?.first?["records"] as? Int ?? 0) > 0, "\(l.stderr)")
     }
+
+    @Test("zeros after a tracev3's chunks are one line, read at once, not 16 bytes at a time in silence")
+    func tracev3ZeroPadding() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ul = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/unified-logging")
+        var bytes = [UInt8](try Data(contentsOf: ul.appendingPathComponent("0000000000000030.tracev3")))
+        let real = bytes.count
+        bytes += [UInt8](repeating: 0, count: 32 << 20)
+        let padded = dir.appendingPathComponent("padded.tracev3")
+        try Data(bytes).write(to: padded)
+        for command in ["analyze", "show"] {
+            let r = try castscope([command, padded.path])
+            #expect(r.stderr.contains("padded.tracev3: at byte \(real): \(32 << 20) bytes of zeros to the end of the file"), "\(command): \(r.stderr)")
+        }
+    }
 }

@@ -375,6 +375,20 @@ public struct TraceV3Reader {
         }
     }
 
+    /// Whether the `count` bytes at `p` are all zero.
+    static func zeros(_ p: UnsafeRawPointer, _ count: Int) -> Bool {
+        var i = 0
+        while i + 8 <= count {
+            if p.loadUnaligned(fromByteOffset: i, as: UInt64.self) != 0 { return false }
+            i += 8
+        }
+        while i < count {
+            if p.load(fromByteOffset: i, as: UInt8.self) != 0 { return false }
+            i += 1
+        }
+        return true
+    }
+
     static func parts(size n: Int, count: Int, chunk: (Int) -> (UInt32, UInt64)) -> [Part]? {
         guard count > 1, n >= 16, chunk(0).0 == 0x1000 else { return nil }
         let target = n / count
@@ -386,6 +400,8 @@ public struct TraceV3Reader {
         while offset + 16 <= n {
             let (tag, size64) = chunk(offset)
             guard size64 <= UInt64(n - offset - 16) else { break }
+            // (zeros where a chunk should be: padding, which the reader reports; no part starts there)
+            if tag == 0 && size64 == 0 { break }
             if tag == 0x600D && offset - start >= target && parts.count < count - 1 {
                 parts.append(Part(range: start..<offset, catalogOffset: startCatalog))
                 start = offset
@@ -460,6 +476,12 @@ public struct TraceV3Reader {
             }
             let size = Int(size64)
             let d = base + offset + 16
+            if tag == 0 && size == 0, Self.zeros(base + offset, n - offset) {
+                // Zero padding to the end (a copy cut short and padded, a file preallocated):
+                // one line, not a walk of 16 bytes at a time (30 s per GB, and silent).
+                problems.append(TraceV3Problem(offset, "\(n - offset) bytes of zeros to the end of the file: not log data"))
+                break
+            }
             switch tag {
             case 0x1000:
                 stats.headerChunks += 1
