@@ -161,4 +161,19 @@ struct HostileFilesTests {
             #expect(r.stderr.contains("padded.tracev3: at byte \(real): \(32 << 20) bytes of zeros to the end of the file"), "\(command): \(r.stderr)")
         }
     }
+
+    @Test(".ips: a header with no report after it, and a body that is bad JSON, are said of the body")
+    func ipsBodies() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let header = #"{"bug_type":"298","timestamp":"2026-03-12 10:15:07.00 +0100","os_version":"iPhone OS 17.4"}"#
+        let only = dir.appendingPathComponent("JetsamEvent-only.ips")
+        try Data((header + "\n").utf8).write(to: only)
+        let o = try castscope(["analyze", only.path, Self.good.path])
+        #expect(o.status == 1 && o.stderr.contains("JetsamEvent-only.ips:1: .ips report: a header (bug_type 298) and no report after it"), "\(o.stderr)")
+        let bad = dir.appendingPathComponent("JetsamEvent-bad.ips")
+        try Data((header + "\n{\"processes\": [NaN]}\n").utf8).write(to: bad)
+        let b = try castscope(["analyze", bad.path])
+        #expect(b.stderr.contains("its body (from line 2): invalid JSON at byte 15"), "\(b.stderr)")
+    }
 }

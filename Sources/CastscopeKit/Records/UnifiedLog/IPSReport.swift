@@ -21,11 +21,18 @@ public struct IPSReport: Sendable {
             // A one-line JSON header, then the body (a JSON document); older reports are one document.
             var header: JSONValue?
             var body: JSONValue
-            if let nl = trimmed.firstIndex(of: "\n"), let h = try? JSONValue.parse(String(trimmed[..<nl])),
-                let b = try? JSONValue.parse(String(trimmed[trimmed.index(after: nl)...]))
-            {
+            if let nl = trimmed.firstIndex(of: "\n"), let h = try? JSONValue.parse(String(trimmed[..<nl])) {
+                // The header read: what is wrong is the body's, and said of the body (reparsed
+                // whole, every bad body was "invalid JSON at byte 126", the header's end).
+                let rest = trimmed[trimmed.index(after: nl)...]
+                let kind = h["bug_type"]?.stringValue.map { " (bug_type \($0))" } ?? ""
+                if rest.allSatisfy({ $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
+                    throw InputError(path: path, line: 1, ".ips report: a header\(kind) and no report after it (cut short?)")
+                }
+                do { body = try JSONValue.parse(String(rest)) } catch {
+                    throw InputError(path: path, ".ips report\(kind): its body (from line 2): \(error)")
+                }
                 header = h
-                body = b
             } else {
                 do { body = try JSONValue.parse(String(trimmed)) } catch {
                     throw InputError(path: path, ".ips report: \(error)")
@@ -190,6 +197,9 @@ public struct IPSReport: Sendable {
 
 /// An .ips report's text (reports are small; more than 16 MB is not a report).
 func readIPSText(_ source: ByteSource, path: String) throws -> String {
-    let bytes = try readUpTo(16 << 20, from: source)
+    let limit = 16 << 20
+    let bytes = try readUpTo(limit + 1, from: source)
+    // (cut silently at 16 MB, a valid report was then "invalid JSON")
+    guard bytes.count <= limit else { throw InputError(path: path, ".ips report larger than 16 MB: not read (reports are well under 1 MB)") }
     return String(decoding: bytes, as: UTF8.self)
 }
