@@ -24,6 +24,15 @@ static inline void ccastscope_sigbus(int sig, siginfo_t *info, void *context) {
     raise(sig);
 }
 
+/// fork() for a signal handler: glibc's runs the atfork handlers and takes malloc's locks (a
+/// signal during malloc could deadlock the child); _Fork (glibc 2.34) does neither.
+#if defined(__GLIBC__)
+extern pid_t _Fork(void);
+static inline pid_t ccastscope_fork_in_handler(void) { return _Fork(); }
+#else
+static inline pid_t ccastscope_fork_in_handler(void) { return fork(); }
+#endif
+
 /// Installs the handler (idempotent); 0 on success.
 static inline int ccastscope_install_sigbus(void) {
     struct sigaction sa;

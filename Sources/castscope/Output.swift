@@ -187,6 +187,9 @@ enum OutputWriter {
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
         let temporary = String(cString: template)
+        // (removed if Ctrl-C ends the run while it is written)
+        TemporaryRoot.removeOnSignal(temporary)
+        defer { TemporaryRoot.forgetOnSignal(temporary) }
         // The report keeps the permissions of the file it replaces (0644 for a new one).
         fchmod(fd, exists ? st.st_mode & 0o7777 : 0o644)
         guard let f = fdopen(fd, "w") else {

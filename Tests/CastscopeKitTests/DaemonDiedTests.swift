@@ -85,6 +85,32 @@ struct DaemonDiedTests {
         #expect(turn["severity"] as? String == "warning")
         #expect((turn["message"] as? String)?.contains("2 times") == true, "\(turn)")
 
+        // One library crash the kernel tells once per faulting thread, each under the thread's
+        // name (`hloop 12345`: digits are no name), then systemd's exit line: one death, the unit's.
+        let threads = dir.appendingPathComponent("threads.txt")
+        try """
+            Mar  3 10:00:01 relay1 kernel: [12345.678901] Chrome_IOThread[2211]: segfault at 0 ip 00007fa181796d31 sp 00007fa17dd76c80 error 4 in libc.so.6[7fa181694000+1cd000]
+            Mar  3 10:00:01 relay1 kernel: [12345.678911] Chrome_ChildIOT[2214]: segfault at 0 ip 00007fa181796d31 sp 00007fa17dd76c80 error 4 in libc.so.6[7fa181694000+1cd000]
+            Mar  3 10:00:01 relay1 kernel: [12345.678921] hloop 12345[2215]: segfault at 0 ip 00007fa181796d31 sp 00007fa17dd76c80 error e in libc.so.6[7fa181694000+1cd000]
+            Mar  3 10:00:02 relay1 systemd[1]: janus.service: Main process exited, code=dumped, status=11/SEGV
+
+            """.write(to: threads, atomically: true, encoding: .utf8)
+        let t = try castscope(["analyze", "--json", threads.path])
+        let one = (t.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(one.count == 1 && (one.first?["message"] as? String)?.hasPrefix("janus: its main process crashed (core dumped) (after a segfault in libc.so.6)") == true, "\(one)")
+        #expect((one.first?["evidence"] as? [Any])?.count == 4, "\(one)")
+        // A systemd unit's name is whole: broadcast-relay's death is not broadcast-relay-edge's.
+        let edge = dir.appendingPathComponent("edge.txt")
+        try """
+            2026-03-12T10:02:09+0000 relay1 broadcast-relay-edge[811]: session 6a1d9e27-3c4b-4f58-8e02-b5d7c9a1e364 accepted peer=iPhone14,2 room=support
+            2026-03-12T10:02:10+0000 relay1 broadcast-relay-edge[811]: session 6a1d9e27-3c4b-4f58-8e02-b5d7c9a1e364 stats frames=10 bytes=281534 fps=10.0 dropped=0
+            2026-03-12T10:02:11+0000 relay1 systemd[1]: broadcast-relay.service: Main process exited, code=killed, status=9/KILL
+
+            """.write(to: edge, atomically: true, encoding: .utf8)
+        let g = try castscope(["analyze", "--json", edge.path])
+        let other = (g.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(other.count == 1 && other.first?["severity"] as? String == "warning", "\(other)")
+
         let cut = dir.appendingPathComponent("cut.txt")
         try """
             hostname turnserver[21891]: *** buffer overflow detected ***: terminated

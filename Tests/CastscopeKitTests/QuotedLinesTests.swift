@@ -96,6 +96,8 @@ struct QuotedLinesTests {
         // Every line in one month (legacy-ios-kit#182's `SYSLOG: Jun  8 20:55:52 …`): the tag
         // ends with its last marked word, not with the month all lines share.
         #expect(QuotedLinesSource.toolPrefix(Array("SYSLOG: Jun  8 20:55:52 localhost kernel[0] <Notice>: a\nSYSLOG: Jun  8 20:55:53 localhost kernel[0] <Notice>: b\n".utf8)) == Array("SYSLOG: ".utf8))
+        // A plain word inside a tag does not end it (`[worker] app | `).
+        #expect(QuotedLinesSource.toolPrefix(Array("[worker] app | 2026-03-12T09:15:04+0000 a\n[worker] app | 2026-03-12T09:15:05+0000 b\n".utf8)) == Array("[worker] app | ".utf8))
         let body = syslog.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("[connected") }
         let month = try reportsWithoutNames([("plain", Array(body.joined(separator: "\n").utf8)),
                                              ("tagged", Array(body.map { $0.isEmpty ? "" : "SYSLOG: " + $0 }.joined(separator: "\n").utf8)),

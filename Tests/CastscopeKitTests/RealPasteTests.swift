@@ -370,6 +370,19 @@ struct RealPasteTests {
 
             """)
         #expect(nginx.format == "timestamped" && nginx.notes.isEmpty, "\(nginx.format ?? "") \(nginx.notes)")
+        // A line without a time in such a file is a record of its own, as plain text reads it:
+        // a ReplayKit error pasted between upload lines keeps its finding (review 42).
+        let between = try analyze("""
+            Logs from the extension when it stops:
+            2024-03-03 10:00:01.120 upload: chunk 1 sent
+            2024-03-03 10:00:02.120 upload: chunk 2 sent
+            2024-03-03 10:00:03.120 upload: chunk 3 sent
+            2024-03-03 10:00:04.120 upload: chunk 4 sent
+            broadcastFinished with error: Error Domain=RPRecordingErrorDomain Code=-5808 "Attempted to start an invalid broadcast session"
+            Any idea what causes this?
+
+            """)
+        #expect(between.format == "timestamped" && between.kinds.contains("replaykit-error"), "\(between.format ?? "") \(between.kinds)")
         // One timed line among many sentences is prose, not a log.
         let talk = try analyze("We saw this:\n2023/07/13 22:01:52 [error] closing idle connection\nThen the stream stopped.\nIt happens daily.\nAny idea why?\n")
         #expect(talk.format == "plain", "\(talk.format ?? "")")

@@ -26,8 +26,8 @@ struct DaemonDiedRule: FindingRule {
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
         for e in lines {
-            if let last = deaths.last?.last, Self.unit(last) == Self.unit(e), let a = last.time, let b = e.time,
-                b >= a, b.saturatingSince(a) <= Self.sameDeath
+            if let death = deaths.last, let last = death.last, let a = last.time, let b = e.time, b >= a, b.saturatingSince(a) <= Self.sameDeath,
+                Self.key(last) == Self.key(e) || Self.namesLibraryCrash(death, e)
             {
                 deaths[deaths.count - 1].append(e)
             } else {
@@ -47,10 +47,17 @@ struct DaemonDiedRule: FindingRule {
         var order: [String] = []
         for death in deaths {
             let e = death[0]
-            guard let unit = Self.unit(e) else { continue }
+            guard let unit = Self.unit(of: death) else {
+                let key = Self.key(e) ?? "?"
+                if others[key] == nil { order.append(key) }
+                others[key, default: (death, 0)].count += 1
+                continue
+            }
+            // (a kernel's task name is cut at 15 bytes; a systemd unit's name is whole)
+            let cut = death.allSatisfy { $0.attr("unit") == nil }
             let ids: [String] = e.time.map { time in
                 // (the same process, on the same host when both lines name one)
-                unclosed.filter { Self.names($0.process, unit) && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.saturatingSince($0.last) <= Self.gone && !blamed.contains($0.id) }.map(\.id)
+                unclosed.filter { Self.names($0.process, unit, cut: cut) && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.saturatingSince($0.last) <= Self.gone && !blamed.contains($0.id) }.map(\.id)
             } ?? []
             guard !ids.isEmpty else {
                 if others[unit] == nil { order.append(unit) }
@@ -72,29 +79,58 @@ struct DaemonDiedRule: FindingRule {
 
     /// The daemon a death line names: systemd's unit, the OOM killer's process, or for a
     /// segfault the program it happened in, else (in a library, or at an address no file maps:
-    /// the kernel then writes no ` in …[…]`) the task before `[pid]: segfault at`
-    /// (coturn#139, #790: `turnserver[487]: segfault at … in libcrypto.so.1.0.0[…]`).
+    /// the kernel then writes no ` in …[…]`) the task before `[pid]: segfault at` — the
+    /// faulting thread's name, which is the program's in a single-threaded daemon (coturn#139,
+    /// #790: `turnserver[487]: segfault at … in libcrypto.so.1.0.0[…]`); the digits left of a
+    /// thread name with a space (`hloop 475389242`) name nothing.
     static func unit(_ e: Event) -> String? {
         if let unit = e.attr("unit") { return unit }
         if let image = e.attr("image"), !isLibrary(image) { return image }
-        return e.attr("task")
+        guard let task = e.attr("task"), !task.allSatisfy(\.isNumber) else { return nil }
+        return task
+    }
+
+    /// A death's daemon: systemd's unit when one of its lines names one (the exit of a process
+    /// whose thread the kernel named), else its first line's.
+    static func unit(of death: [Event]) -> String? {
+        death.lazy.compactMap { $0.attr("unit") }.first ?? unit(death[0])
+    }
+
+    /// What the lines of one death share: its daemon, or for a crash in a library the library
+    /// (the kernel tells it once per faulting thread, each under its own name).
+    static func key(_ e: Event) -> String? {
+        if let image = e.attr("image"), isLibrary(image), e.attr("unit") == nil { return "in " + image }
+        return unit(e)
+    }
+
+    /// `e` is systemd's word on the process a library crash (`death`, no unit yet) killed.
+    static func namesLibraryCrash(_ death: [Event], _ e: Event) -> Bool {
+        guard e.attr("unit") != nil, let image = death[0].attr("image"), isLibrary(image) else { return false }
+        return !death.contains { $0.attr("unit") != nil }
     }
 
     static func isLibrary(_ image: String) -> Bool { image.hasSuffix(".so") || image.contains(".so.") }
 
-    /// A relay session's process is the daemon: the kernel keeps 15 bytes of a task's name.
-    static func names(_ process: String?, _ unit: String) -> Bool {
+    /// A relay session's process is the daemon: the kernel keeps 15 bytes of a task's name
+    /// (`cut`); a systemd unit's name is whole.
+    static func names(_ process: String?, _ unit: String, cut: Bool) -> Bool {
         guard let process else { return false }
-        return process == unit || (unit.utf8.count == 15 && process.hasPrefix(unit))
+        return process == unit || (cut && unit.utf8.count == 15 && process.hasPrefix(unit))
     }
 
     /// `unit: how (status=…)`; a segfault in a library names it.
     static func what(_ death: [Event]) -> String {
         let e = death.first { $0.attr("status") != nil } ?? death[0]
-        let unit = Self.unit(death[0]) ?? "?"
-        var what = "\(unit): \(death[0].attr("how") ?? "it died")"
-        // (the kernel tells one crash once per thread that faulted: any of them may name the library)
-        if let image = death.lazy.compactMap({ $0.attr("image") }).first, isLibrary(image) { what = "\(unit): it crashed (segfault in \(image))" }
+        let image = death.lazy.compactMap { $0.attr("image") }.first { isLibrary($0) }
+        guard let unit = unit(of: death) else { return "a process crashed (segfault in \(image ?? "?"))" }
+        var what: String
+        if let systemd = death.first(where: { $0.attr("unit") != nil }) {
+            what = "\(unit): \(systemd.attr("how") ?? "it died")" + (image.map { " (after a segfault in \($0))" } ?? "")
+        } else if let image {
+            what = "\(unit): it crashed (segfault in \(image))"
+        } else {
+            what = "\(unit): \(death[0].attr("how") ?? "it died")"
+        }
         if let status = e.attr("status") { what += " (status=\(status))" }
         return what
     }

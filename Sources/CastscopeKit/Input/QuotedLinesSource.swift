@@ -116,10 +116,10 @@ public final class QuotedLinesSource: ByteSource {
                 wordStart = k + 1
                 // (two spaces: no word between them)
                 if word.isEmpty { k += 1; continue }
-                // The tag ends with its last marked word: a word without a mark after it is the
-                // log's own (`SYSLOG: Jun  8 20:55:52 …` with every line in June: the month).
+                // The tag ends with a marked word: a word without one may be inside it
+                // (`[worker] app | `) but does not end it (`SYSLOG: Jun  8 20:55:52 …` with every
+                // line in June: the month is the log's own).
                 if !word.contains(where: isMark) {
-                    if best != nil { break }
                     k += 1
                     continue
                 }

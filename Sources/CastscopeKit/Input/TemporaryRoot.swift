@@ -3,18 +3,24 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CCastscopeSignals
 
 /// One private folder per run under `TMPDIR` (`castscope-XXXXXX`) that every named temporary
 /// copy goes in: log archive members copied out of a tarball, a journal or tracev3 member. Their
-/// owners remove what they wrote as they finish, and the folder goes when it is empty (`release`). Ctrl-C or SIGTERM
-/// while a sysdiagnose was read left its log archive's copy behind (1.4 GB a time): on those
-/// signals (and SIGHUP) the folder is removed first (`rm -rf`, forked and exec'd from the
-/// handler: both async-signal-safe), then the signal takes its default course. A handler
+/// owners remove what they wrote as they finish, and the folder goes when it is empty
+/// (`release`). Ctrl-C or SIGTERM while a sysdiagnose was read left its log archive's copy
+/// behind (1.4 GB a time), and a report being written left its temporary file beside its
+/// target: on those signals (and SIGHUP) the folder and the reports' temporary files
+/// (`removeOnSignal`) are removed first (`/bin/rm -rf`, from the handler through `_Fork` and
+/// `execv`, both async-signal-safe), then the signal takes its default course. A handler
 /// already in place (`tail` stops its followers on SIGINT and SIGTERM) is left as it is.
-enum TemporaryRoot {
+public enum TemporaryRoot {
     private static let lock = NSLockLite()
     nonisolated(unsafe) private static var made: String?
-    /// `rm -rf <root>` as C strings, made before any signal can need them.
+    nonisolated(unsafe) private static var others: [String] = []
+    nonisolated(unsafe) private static var handling = false
+    /// `rm -rf <root> <others>` as C strings, made before any signal can need them (and never
+    /// freed: a handler may be reading the ones it replaced).
     nonisolated(unsafe) static var removal: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 
     /// The run's folder, made on first use.
@@ -26,47 +32,76 @@ enum TemporaryRoot {
             guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
                 return .failure(InputError(path: base, "cannot create a private temporary directory: \(errnoText())"))
             }
-            let root = String(cString: p)
-            made = root
-            let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: 4)
-            argv[0] = strdup("rm")
-            argv[1] = strdup("-rf")
-            argv[2] = strdup(root)
-            argv[3] = nil
-            removal = argv
-            for sig in [SIGINT, SIGTERM, SIGHUP] {
-                var current = sigaction()
-                guard sigaction(sig, nil, &current) == 0 else { continue }
-                #if canImport(Glibc)
-                let isDefault = current.__sigaction_handler.sa_handler == nil
-                #else
-                let isDefault = current.__sigaction_u.__sa_handler == nil
-                #endif
-                if isDefault { signal(sig, removeThenDie) }
-            }
-            return .success(root)
+            made = String(cString: p)
+            armLocked()
+            return .success(made!)
         }
         return try result.get()
     }
 
     /// An owner removed what it wrote: the folder goes once it is empty (made again when a
-    /// copy needs it; the handlers then remove the new one).
+    /// copy needs it).
     static func release() {
         lock.locked {
             guard let root = made, rmdir(root) == 0 else { return }
             made = nil
-            // (its strings are not freed: a signal handler may be reading them)
+            armLocked()
+        }
+    }
+
+    /// A file (a report's temporary file) to remove if a signal ends the run before its owner
+    /// does (`forgetOnSignal`).
+    public static func removeOnSignal(_ path: String) {
+        lock.locked {
+            others.append(path)
+            armLocked()
+        }
+    }
+
+    public static func forgetOnSignal(_ path: String) {
+        lock.locked {
+            guard let i = others.lastIndex(of: path) else { return }
+            others.remove(at: i)
+            armLocked()
+        }
+    }
+
+    /// The command the handler runs for what there is to remove now; the handlers installed
+    /// the first time there is any.
+    private static func armLocked() {
+        let paths = (made.map { [$0] } ?? []) + others
+        guard !paths.isEmpty else {
             removal = nil
+            return
+        }
+        let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: paths.count + 4)
+        argv[0] = strdup("rm")
+        argv[1] = strdup("-rf")
+        argv[2] = strdup("--")
+        for (k, p) in paths.enumerated() { argv[3 + k] = strdup(p) }
+        argv[3 + paths.count] = nil
+        removal = argv
+        guard !handling else { return }
+        handling = true
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            var current = sigaction()
+            guard sigaction(sig, nil, &current) == 0 else { continue }
+            #if canImport(Glibc)
+            let isDefault = current.__sigaction_handler.sa_handler == nil
+            #else
+            let isDefault = current.__sigaction_u.__sa_handler == nil
+            #endif
+            if isDefault { signal(sig, removeThenDie) }
         }
     }
 }
 
-/// Removes the run's temporary folder, then lets the signal end the process as it would have.
+/// Removes the run's temporary files, then lets the signal end the process as it would have.
 private let removeThenDie: @convention(c) (Int32) -> Void = { sig in
     if let argv = TemporaryRoot.removal {
-        let pid = fork()
+        let pid = ccastscope_fork_in_handler()
         if pid == 0 {
-            execvp("rm", argv)
+            execv("/bin/rm", argv)
             _exit(127)
         }
         if pid > 0 {

@@ -2354,7 +2354,7 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
-    {"event": "daemon.died", "match": "{task:word}[{task_pid:int}]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:int}{? in {image}[}", "set": {"how": "it crashed (segfault)"}}
+    {"event": "daemon.died", "match": "{task:word}[{task_pid:int}]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:hex}{? in {image}[}", "set": {"how": "it crashed (segfault)"}}
   ],
   "samples": [
     {"message": "jicofo.service: A process of this unit has been killed by the OOM killer.", "event": "daemon.died", "attrs": {"unit": "jicofo", "how": "a process of it was killed by the OOM killer"}},

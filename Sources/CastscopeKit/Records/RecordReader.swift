@@ -494,10 +494,39 @@ public final class RecordReader {
                 skipped(line)
                 return
             }
+            if format.fallback {
+                // A fallback reads a time and anything: a line without the time is a record of
+                // its own, as plain text would read it (a program's print() among its log lines,
+                // a systemd line or a ReplayKit error pasted between them, a ticket's sentence),
+                // with the time of the record before it when that one was read (marked
+                // inferred; a record the skimmer passed over gives none, as plain text has
+                // none). Counted unparsed, the vocabulary never saw it: a ticket's -5808 between
+                // upload lines was lost.
+                let time = hasPending ? pending.time : stats.records == fallbackTimeAt ? fallbackTime : nil
+                try emitPending(sink)
+                fallbackTime = time
+                fallbackTimeAt = stats.records + 1
+                var rec = RawRecord()
+                rec.reset(line: lines.lineNumber)
+                rec.set(.message, line)
+                if let time {
+                    rec.time = time
+                    rec.timeInferred = true
+                    stats.inferredTimes += 1
+                }
+                stats.records += 1
+                try sink(&rec)
+                return
+            }
             if foreignTest != nil { return holdUnparsed(line) }
             countUnparsed(lines.lineNumber)
         }
     }
+
+    /// The time the last untimed line of a fallback file took, and the record count after it:
+    /// the next such line takes it too when no record came between.
+    private var fallbackTime: ParsedTime?
+    private var fallbackTimeAt = -1
 
     private func countUnparsed(_ line: Int) {
         stats.unparsed += 1
