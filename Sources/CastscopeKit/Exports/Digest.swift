@@ -213,6 +213,9 @@ public enum BundleDigest {
             buffer.withUnsafeBytes { d.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             offset += n
         }
+        // (cut short while mapped, its pages past the new end read as zeros: `MappedFile`)
+        var now = stat()
+        if fstat(fd, &now) == 0, Int(now.st_size) < size { d.update("<shrank while read>") }
         d.update("<eof>")
     }
 }
