@@ -99,6 +99,15 @@ struct DaemonDiedTests {
         let one = (t.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
         #expect(one.count == 1 && (one.first?["message"] as? String)?.hasPrefix("janus: its main process crashed (core dumped) (after a segfault in libc.so.6)") == true, "\(one)")
         #expect((one.first?["evidence"] as? [Any])?.count == 4, "\(one)")
+        // The CPU's traps are crashes too (janus#2477-style GPF in libc).
+        let traps = dir.appendingPathComponent("traps.txt")
+        try """
+            Mar  3 14:00:01 relay1 kernel: [52345.678901] traps: janus[5700] general protection fault ip:7f2b0c1d sp:7ffd1234 error:0 in libc-2.31.so[7f2b0c000000+178000]
+
+            """.write(to: traps, atomically: true, encoding: .utf8)
+        let gp = try castscope(["analyze", "--json", traps.path])
+        let gpf = (gp.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(gpf.first?["message"] as? String == "janus: it crashed (general protection fault in libc-2.31.so)", "\(gpf)")
         // A systemd unit's name is whole: broadcast-relay's death is not broadcast-relay-edge's.
         let edge = dir.appendingPathComponent("edge.txt")
         try """

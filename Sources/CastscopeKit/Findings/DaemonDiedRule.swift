@@ -122,12 +122,16 @@ struct DaemonDiedRule: FindingRule {
     static func what(_ death: [Event]) -> String {
         let e = death.first { $0.attr("status") != nil } ?? death[0]
         let image = death.lazy.compactMap { $0.attr("image") }.first { isLibrary($0) }
-        guard let unit = unit(of: death) else { return "a process crashed (segfault in \(image ?? "?"))" }
+        guard let unit = unit(of: death) else {
+            return "a process crashed (\(death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault") in \(image ?? "?"))"
+        }
+        // (a segfault, or the CPU's trap: `traps: X[pid] general protection fault …`)
+        let fault = death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault"
         var what: String
         if let systemd = death.first(where: { $0.attr("unit") != nil }) {
-            what = "\(unit): \(systemd.attr("how") ?? "it died")" + (image.map { " (after a segfault in \($0))" } ?? "")
+            what = "\(unit): \(systemd.attr("how") ?? "it died")" + (image.map { " (after a \(fault) in \($0))" } ?? "")
         } else if let image {
-            what = "\(unit): it crashed (segfault in \(image))"
+            what = "\(unit): it crashed (\(fault) in \(image))"
         } else {
             what = "\(unit): \(death[0].attr("how") ?? "it died")"
         }

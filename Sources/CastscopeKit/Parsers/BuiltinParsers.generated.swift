@@ -2354,7 +2354,10 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
-    {"event": "daemon.died", "match": "{task:word}[{task_pid:int}]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:hex}{? in {image}[}", "set": {"how": "it crashed (segfault)"}}
+    {"event": "daemon.died", "match": "{task:word}[{task_pid:int}]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:hex}{? in {image}[}", "set": {"how": "it crashed (segfault)", "fault": "segfault"}},
+    {"event": "daemon.died", "match": "traps: {task:word}[{task_pid:int}] general protection fault ip:{ip:word} sp:{sp:word} error:{error:hex}{? in {image}[}", "set": {"how": "it crashed (general protection fault)", "fault": "general protection fault"}},
+    {"event": "daemon.died", "match": "traps: {task:word}[{task_pid:int}] trap invalid opcode ip:{ip:word} sp:{sp:word} error:{error:hex}{? in {image}[}", "set": {"how": "it crashed (invalid opcode)", "fault": "invalid opcode"}},
+    {"event": "daemon.died", "match": "traps: {task:word}[{task_pid:int}] trap divide error ip:{ip:word} sp:{sp:word} error:{error:hex}{? in {image}[}", "set": {"how": "it crashed (divide error)", "fault": "divide error"}}
   ],
   "samples": [
     {"message": "jicofo.service: A process of this unit has been killed by the OOM killer.", "event": "daemon.died", "attrs": {"unit": "jicofo", "how": "a process of it was killed by the OOM killer"}},
@@ -2365,6 +2368,8 @@ enum BuiltinParsers {
     {"message": "[983376.078081] hloop 475389242[5625]: segfault at f8 ip 00005619fda729e8 sp 00007f0d5f6f5750 error 4 in janus[5619fda24000+b8000]", "event": "daemon.died", "attrs": {"task": "475389242", "image": "janus", "error": "4"}},
     {"message": "[1596505.809235] turnserver[32028]: segfault at 7f4e5c0008d0 ip 00007f4e5c0008d0 sp 00007f4e63a7b8d8 error 15", "event": "daemon.died", "attrs": {"task": "turnserver", "task_pid": "32028", "error": "15"}},
     {"message": "[  380.535280] turnserver[487]: segfault at ffffffff00000000 ip 00007fa181796d31 sp 00007fa17dd76c80 error 5 in libcrypto.so.1.0.0[7fa181694000+1cd000]", "event": "daemon.died", "attrs": {"task": "turnserver", "image": "libcrypto.so.1.0.0"}},
+    {"message": "[42345.678901] traps: janus[5700] general protection fault ip:7f2b0c1d sp:7ffd1234 error:0 in libc-2.31.so[7f2b0c000000+178000]", "event": "daemon.died", "attrs": {"task": "janus", "image": "libc-2.31.so", "fault": "general protection fault"}},
+    {"message": "traps: broadcast-relay[811] trap invalid opcode ip:55d0a1b2 sp:7ffd0c8 error:0 in broadcast-relay[55d0a000+20000]", "event": "daemon.died", "attrs": {"task": "broadcast-relay", "image": "broadcast-relay"}},
     {"message": "hostname systemd[1]: coturn.service: Main process exited, code=dumped, status=6/ABRT", "event": "daemon.died", "attrs": {"unit": "coturn", "status": "6/ABRT"}},
     {"message": "snap.lxd.daemon.service: Main process exited, code=killed, status=9/KILL", "event": "daemon.died", "attrs": {"unit": "snap.lxd.daemon"}},
     {"message": "jibri.service: Main process exited, code=exited, status=143/n/a"},
