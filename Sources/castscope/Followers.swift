@@ -50,11 +50,15 @@ struct StdinFollower: @unchecked Sendable {
     func run() {
         let input = FileSource(fd: 0, path: "<stdin>")
         do {
-            // Detect from the first chunk that arrives (whole lines of it).
+            // Detect from the first lines that arrive (whole lines of them): a live tool's
+            // first line comes alone (idevicesyslog's `[connected:…]`, log stream's `Filtering
+            // the log data…`), and detected from it alone the stream was plain text, its times
+            // lost. Up to 8 lines, 64 KB or 2 seconds, whichever comes first.
             var head = [UInt8](repeating: 0, count: 64 * 1024)
             let n = try head.withUnsafeMutableBytes { try input.read(into: $0) }
             head.removeSubrange(n...)
             if n == 0 { return }
+            if forced == nil { try Self.readMore(into: &head, from: input) }
             // Lines ended by CR alone are lines, as `analyze` reads them.
             let rest: ByteSource
             (head, rest) = CROnlyLines.stream(head: head, rest: input)
@@ -84,6 +88,30 @@ struct StdinFollower: @unchecked Sendable {
             }
         } catch {
             engine.error("<stdin>: \(error)")
+        }
+    }
+}
+
+extension StdinFollower {
+    /// Reads on into `head` until it holds 8 lines, 64 KB, the end of the stream, or 2 seconds
+    /// have passed (a stream that says little is read as it is).
+    static func readMore(into head: inout [UInt8], from input: ByteSource) throws {
+        var started = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &started)
+        func elapsedMs() -> Int {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            return Int(now.tv_sec - started.tv_sec) * 1000 + Int(now.tv_nsec - started.tv_nsec) / 1_000_000
+        }
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while head.count < 64 * 1024, head.reduce(0, { $0 + ($1 == 0x0A ? 1 : 0) }) < 8 {
+            let left = 2000 - elapsedMs()
+            guard left > 0 else { return }
+            var p = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, Int32(left)) > 0 else { return }
+            let n = try chunk.withUnsafeMutableBytes { try input.read(into: $0) }
+            if n == 0 { return }
+            head.append(contentsOf: chunk[0..<n])
         }
     }
 }

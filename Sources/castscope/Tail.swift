@@ -155,6 +155,8 @@ struct Tail: ParsableCommand {
         // the signal number (async-signal-safe); this thread polls it.
         signal(SIGINT, { tailSignal.store($0, ordering: .relaxed) })
         signal(SIGTERM, { tailSignal.store($0, ordering: .relaxed) })
+        // (a closed terminal or a service manager's reload: the summary and the cursor too)
+        signal(SIGHUP, { tailSignal.store($0, ordering: .relaxed) })
         let readsStdin = inputs.contains("-")
         func finished() -> Bool { (noJournal || journalDone.isSet) && (!readsStdin || stdinDone.isSet) }
         var waited = 0

@@ -254,4 +254,27 @@ struct TailTests {
         #expect(withLF.count >= 3)
         #expect(try sessions(cr) == withLF)
     }
+
+    @Test("a live tool's first line arriving alone (idevicesyslog's [connected:…]) does not make the stream plain text")
+    func firstLineAlone() throws {
+        let syslog = try String(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), encoding: .utf8)
+        let lines = syslog.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.first?.hasPrefix("[connected:") == true)
+        let p = Process()
+        p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+        p.arguments = ["tail", "--no-journal", "--no-color", "-"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = output
+        try p.run()
+        input.fileHandleForWriting.write(Data((lines[0] + "\n").utf8))
+        usleep(300_000)
+        input.fileHandleForWriting.write(Data(lines.dropFirst().joined(separator: "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(out.contains("reading standard input as idevicesyslog"), "\(out)")
+        #expect(out.contains("S1 started"), "\(out)")
+    }
 }

@@ -52,6 +52,7 @@ public final class Journal {
 
     /// Opens every journal file in a directory (and follows new ones as they appear).
     public init(directory: String) throws {
+        _ = MappedFiles.guarded
         var h: OpaquePointer?
         let path = realpath(directory, nil).map { p in defer { free(p) }; return String(cString: p) } ?? directory
         let rc = sd_journal_open_directory(&h, path, 0)
@@ -61,6 +62,7 @@ public final class Journal {
 
     /// Opens the local system's journal (what `journalctl` shows).
     public init(localSystem: Bool) throws {
+        _ = MappedFiles.guarded
         var h: OpaquePointer?
         let rc = sd_journal_open(&h, Int32(SD_JOURNAL_LOCAL_ONLY))
         guard rc >= 0, let h else { throw JournalError("sd_journal_open", rc) }
