@@ -163,6 +163,8 @@ struct Tail: ParsableCommand {
         while tailSignal.load(ordering: .relaxed) == 0 && !finished() {
             usleep(20_000)
             waited += 1
+            // Without a journal nobody else ticks: a phone log piped in alone never stalled.
+            if noJournal && waited % 25 == 0 { engine.tick() }
             // An empty journal is not a hang: say what is being waited for, once.
             if waited == 150 && !noJournal && engine.handled == 0 {
                 let what = directory.map { "the journal files in \($0)" } ?? (file.isEmpty ? "the system journal" : file.joined(separator: ", "))
