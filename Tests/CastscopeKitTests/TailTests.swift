@@ -139,6 +139,30 @@ final class TailProcess {
 @Suite("castscope tail against real journal files", .serialized,
        .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote"))
 struct TailTests {
+    @Test("a saved cursor ahead of the journal's newest entry (another journal's) is said, and what comes after is shown")
+    func cursorAheadOfTheJournal() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journals = dir.appendingPathComponent("journal")
+        try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
+        let feeder = try JournalFeeder(output: journals.appendingPathComponent("live.journal"))
+        feeder.feed(0)
+        usleep(300_000)
+        // Another journal's cursor, an hour ahead of every entry here.
+        let ahead = Int64(Date().timeIntervalSince1970 * 1_000_000) + 3_600_000_000
+        let cursor = dir.appendingPathComponent("cursor")
+        try Data("s=0123456789abcdef0123456789abcdef;i=5;b=fedcba9876543210fedcba9876543210;m=1;t=\(String(ahead, radix: 16));x=1\n".utf8).write(to: cursor)
+        let tail = try TailProcess(directory: journals, cursor: cursor, scratch: dir)
+        #expect(tail.waitUntilFollowing(), "\(tail.stderr)")
+        for seq in 1...20 {
+            feeder.feed(seq)
+            usleep(10_000)
+        }
+        #expect(tail.out.waitFor(timeout: 20) { _ in tail.seen.count >= 20 }, "\(tail.seen.count) of 20 shown")
+        tail.stop(SIGTERM)
+        #expect(tail.out.all.contains { $0.0.contains("\"type\":\"gap\"") && $0.0.contains("ahead of this journal") })
+    }
+
     @Test("each entry is printed once, within a second, across a restart with --cursor-file and across a rotation")
     func cursorRestartAndRotation() throws {
         let dir = try temporaryDirectory()

@@ -55,6 +55,13 @@ public struct JournalCursorFollower {
         }
     }
 
+    /// The time of the journal's newest entry, where it is left positioned; nil when empty.
+    static func newestTime(_ journal: Journal) throws -> Int64? {
+        try journal.seekTail()
+        guard try journal.previous() else { return nil }
+        return try Int64(exactly: journal.realtime())
+    }
+
     /// The realtime (µs) a cursor names (`t=` field, hex).
     public static func time(ofCursor cursor: String) -> Int64? {
         for part in cursor.split(separator: ";") where part.hasPrefix("t=") {
@@ -115,7 +122,15 @@ public struct JournalCursorFollower {
                     cb.gap(from, to, "the saved cursor's entry no longer exists (rotated or vacuumed): entries\(span) may be lost")
                     pendingFirst = true
                 }
+            } else if let at = Self.time(ofCursor: saved), let newest = try Self.newestTime(journal), at > newest {
+                // Nothing after a cursor ahead of the journal's newest entry (another journal's,
+                // or one this journal was rolled back from): every new entry was held back
+                // behind it, silently. Followed from the newest entry instead, and said.
+                cb.gap(newest, at, "the saved cursor is ahead of this journal's newest entry (another journal's, or one rolled back): following from its newest entry")
+                cb.note("following \(label) from its newest entry")
             } else {
+                try journal.seek(cursor: saved)
+                _ = try journal.next()
                 cb.note("following \(label), resuming after the saved cursor")
             }
         } else if fromStart {
