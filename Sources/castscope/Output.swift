@@ -129,21 +129,11 @@ enum OutputWriter {
         var head = buffer[0..<n]
         if head.starts(with: [0xEF, 0xBB, 0xBF]) { head = head.dropFirst(3) }
         func starts(_ s: String) -> Bool { head.starts(with: s.utf8) }
-        func holds(_ s: String, within: Int) -> Bool { findBytes(head.prefix(within), Array(s.utf8)) }
+        func holds(_ s: String, within: Int) -> Bool { head.prefix(within).withUnsafeBytes { findBytes($0, Array(s.utf8), from: 0) != nil } }
         if starts("castscope: ") || starts("# castscope report") { return true }
         if starts("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"castscope\"") { return true }
         if starts("{"), holds("\"schema\": \"castscope.", within: 64) { return true }
         if starts("<!DOCTYPE html>"), holds("<meta name=\"generator\" content=\"castscope ", within: 4096) { return true }
-        return false
-    }
-
-    private static func findBytes(_ hay: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
-        guard hay.count >= needle.count, let first = needle.first else { return false }
-        var i = hay.startIndex
-        while i <= hay.endIndex - needle.count {
-            if hay[i] == first, hay[i..<i + needle.count].elementsEqual(needle) { return true }
-            i += 1
-        }
         return false
     }
 

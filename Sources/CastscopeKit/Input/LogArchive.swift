@@ -46,12 +46,7 @@ struct LogArchiveSpill {
         } else {
             if base == nil {
                 // (in the run's folder: removed with it on Ctrl-C)
-                let tmp = try TemporaryRoot.path()
-                var template = Array((tmp + "/logarchive-XXXXXX").utf8CString)
-                guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-                    throw InputError(path: tmp, "cannot create a private temporary directory: \(errnoText())")
-                }
-                base = String(cString: p)
+                base = try TemporaryRoot.folder("logarchive")
             }
             dir = base! + "/" + String(archives.count)
             try makeDir(dir, display: display)
@@ -79,17 +74,7 @@ struct LogArchiveSpill {
         guard fd >= 0 else { throw InputError(path: display, "cannot copy it to a temporary file to read it: \(errnoText())") }
         files.append(file)
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 18)
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
-            if n == 0 { break }
-            var written = 0
-            while written < n {
-                let w = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + written, n - written) }
-                guard w > 0 else { throw InputError(path: display, "write failed (temporary copy of a log archive member): \(errnoText())") }
-                written += w
-            }
-        }
+        try copyAll(source, to: fd, display: display)
     }
 
     /// Reads each spilled log archive, then removes every file and folder written.

@@ -25,18 +25,33 @@ public enum TemporaryRoot {
 
     /// The run's folder, made on first use.
     static func path() throws -> String {
-        let result: Result<String, InputError> = lock.locked {
-            if let made { return .success(made) }
-            let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-            var template = Array((base + "/castscope-XXXXXX").utf8CString)
-            guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-                return .failure(InputError(path: base, "cannot create a private temporary directory: \(errnoText())"))
-            }
-            made = String(cString: p)
-            armLocked()
-            return .success(made!)
+        try lock.locked { Result(catching: { try made ?? makeRootLocked() }) }.get()
+    }
+
+    private static func makeRootLocked() throws -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((base + "/castscope-XXXXXX").utf8CString)
+        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw InputError(path: base, "cannot create a private temporary directory: \(errnoText())")
         }
-        return try result.get()
+        made = String(cString: p)
+        armLocked()
+        return made!
+    }
+
+    /// A new private folder `<prefix>-XXXXXX` in the run's folder, made under the lock (a
+    /// `release` between making the run's folder and this one would have removed it).
+    static func folder(_ prefix: String) throws -> String {
+        try lock.locked {
+            Result(catching: {
+                let root = try made ?? makeRootLocked()
+                var template = Array((root + "/" + prefix + "-XXXXXX").utf8CString)
+                guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                    throw InputError(path: root, "cannot create a private temporary directory: \(errnoText())")
+                }
+                return String(cString: p)
+            })
+        }.get()
     }
 
     /// An owner removed what it wrote: the folder goes once it is empty (made again when a
@@ -111,4 +126,19 @@ private let removeThenDie: @convention(c) (Int32) -> Void = { sig in
     }
     signal(sig, SIG_DFL)
     raise(sig)
+}
+
+/// Copies `source` to the open file `fd` (a temporary copy made to read it: a log archive
+/// member, a journal or tracev3 member); errors name `display`, the input as the user gave it.
+func copyAll(_ source: ByteSource, to fd: Int32, display: String) throws {
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var offset: Int64 = 0
+    while true {
+        let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+        if n == 0 { return }
+        guard buffer.withUnsafeBytes({ pwriteAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: offset) }) else {
+            throw InputError(path: display, "write failed (temporary copy to read it): \(errnoText())")
+        }
+        offset += Int64(n)
+    }
 }

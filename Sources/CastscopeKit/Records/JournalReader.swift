@@ -279,12 +279,7 @@ final class PrivateTemporaryDirectory {
 
     init() throws {
         // (in the run's folder: removed with it on Ctrl-C)
-        let base = try TemporaryRoot.path()
-        var template = Array((base + "/copy-XXXXXX").utf8CString)
-        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw InputError(path: base, "cannot create a private temporary directory: \(errnoText())")
-        }
-        path = String(cString: p)
+        path = try TemporaryRoot.folder("copy")
     }
 
     /// Writes `source` to a file in the directory (0600) and returns its path. Errors name
@@ -294,17 +289,7 @@ final class PrivateTemporaryDirectory {
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw InputError(path: display, "cannot copy it to a temporary file to read it: \(errnoText())") }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
-            if n == 0 { break }
-            var written = 0
-            while written < n {
-                let w = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, n - written) }
-                guard w > 0 else { throw InputError(path: display, "write failed (temporary copy to read it): \(errnoText())") }
-                written += w
-            }
-        }
+        try copyAll(source, to: fd, display: display)
         return file
     }
 

@@ -461,7 +461,7 @@ final class PatternProgram: @unchecked Sendable {
 
 /// The index of the first occurrence of `needle` in `hay` at or after `from` (memchr for the
 /// first byte, then memcmp).
-func findBytes(_ hay: UnsafeRawBufferPointer, _ needle: [UInt8], from: Int) -> Int? {
+public func findBytes(_ hay: UnsafeRawBufferPointer, _ needle: [UInt8], from: Int) -> Int? {
     needle.withUnsafeBytes { findBytes(hay, $0, from: from) }
 }
 
