@@ -45,12 +45,15 @@ struct DaemonDiedRule: FindingRule {
         var out: [Finding] = []
         var others: [String: (first: [Event], count: Int)] = [:]
         var order: [String] = []
+        /// A death that blames no session: counted for one warning per daemon.
+        func warn(_ key: String, _ death: [Event]) {
+            if others[key] == nil { order.append(key) }
+            others[key, default: (death, 0)].count += 1
+        }
         for death in deaths {
             let e = death[0]
             guard let unit = Self.unit(of: death) else {
-                let key = Self.key(e) ?? "?"
-                if others[key] == nil { order.append(key) }
-                others[key, default: (death, 0)].count += 1
+                warn(Self.key(e) ?? "?", death)
                 continue
             }
             // (a kernel's task name is cut at 15 bytes; a systemd unit's name is whole)
@@ -60,8 +63,7 @@ struct DaemonDiedRule: FindingRule {
                 unclosed.filter { Self.names($0.process, unit, cut: cut) && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.saturatingSince($0.last) <= Self.gone && !blamed.contains($0.id) }.map(\.id)
             } ?? []
             guard !ids.isEmpty else {
-                if others[unit] == nil { order.append(unit) }
-                others[unit, default: (death, 0)].count += 1
+                warn(unit, death)
                 continue
             }
             blamed.formUnion(ids)
