@@ -104,6 +104,13 @@ public struct SessionTally: Sendable {
     public var anyInferredTime = false
     /// Some session's extension connected (bundle rules ask this of sessions handed on).
     public var anyConnected = false
+    /// What the bundle's rules read of the sessions' lines, kept for sessions handed on: the
+    /// processes they hold lines of (`app-crashed`: a crash report of the host app), and the
+    /// daemon deaths that fell within one (`daemon-died`). A set of names and a few lines,
+    /// not the sessions: before session 43 a sysdiagnose's host-app crash report was no
+    /// finding in the report written as sessions ended (the default), only with `--session`.
+    public var processes: Set<String> = []
+    public var daemonDeaths: [Event] = []
 
     public init() {}
 
@@ -112,6 +119,22 @@ public struct SessionTally: Sendable {
         outcomes[s.outcome, default: 0] += 1
         if !anyInferredTime, s.events.contains(where: \.timeInferred) { anyInferredTime = true }
         if s.connected { anyConnected = true }
+        s.forEachProcess { processes.insert($0) }
+        for i in s.events.indices where s.events[i].code == .daemonDied { daemonDeaths.append(s.events[i]) }
+    }
+}
+
+extension Session {
+    /// The session's process and each process its lines name, as often as named (the caller
+    /// keeps a set).
+    func forEachProcess(_ body: (String) -> Void) {
+        if let p = process { body(p) }
+        var last: String?
+        for i in events.indices {
+            guard let p = events[i].process, p != last else { continue }
+            body(p)
+            last = p
+        }
     }
 }
 

@@ -24,7 +24,29 @@ struct StreamedReportTests {
         }
         out.append(("300 sessions", [try manySessionsLog(300, in: dir).path]))
         out.append(("dense 3 MB", [try denseBenchLog(megabytes: 3, in: dir).path]))
+        out.append(("host app crash report", [try hostAppCrashBundle(in: dir).path]))
         return out
+    }
+
+    /// A sysdiagnose's shape: the phone's log and a crash report (`.ips`, bug_type 309) of the
+    /// host app whose lines are in a session, after it. The bundle's `app-crashed` finding
+    /// needs the sessions' processes, also when they were handed on (before session 43 the
+    /// report written as sessions ended had none). A Linux daemon's death within the session
+    /// is a bundle finding likewise.
+    static func hostAppCrashBundle(in dir: URL) throws -> URL {
+        let folder = dir.appendingPathComponent("host-app-crash")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var log = try String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+        log = log.replacingOccurrences(of: "\n2026-03-12 10:15:03.", with: "\n2026-03-12 10:15:02.900000+0100 0x1a2      Default     0x0                  0      0    kernel: Out of memory: Killed process 4242 (turnserver) total-vm:1234kB\n2026-03-12 10:15:03.", options: [], range: log.range(of: "\n2026-03-12 10:15:03."))
+        try log.write(to: folder.appendingPathComponent("system_logs.txt"), atomically: true, encoding: .utf8)
+        let ips = """
+            {"app_name":"JitsiDemo","timestamp":"2026-03-12 10:16:30.00 +0100","app_version":"1.0","bug_type":"309","os_version":"iPhone OS 17.4 (21E219)","name":"JitsiDemo"}
+            {"procName" : "JitsiDemo", "pid" : 640, "captureTime" : "2026-03-12 10:16:30.1234 +0100",
+             "exception" : {"codes" : "0x0000000000000000, 0x0000000000000000", "type" : "EXC_CRASH", "signal" : "SIGABRT"}}
+
+            """
+        try ips.write(to: folder.appendingPathComponent("JitsiDemo-2026-03-12-101630.ips"), atomically: true, encoding: .utf8)
+        return folder
     }
 
     struct Outcome {
@@ -135,6 +157,24 @@ struct StreamedReportTests {
         }
         #expect(ok)
         return (out.bytes, out.gaps)
+    }
+
+    /// The bundle's findings that read the sessions' lines are made when the sessions were
+    /// handed on too: the host app's crash report and a daemon's death within a session.
+    @Test func bundleFindingsOfSessionsHandedOn() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let folder = try Self.hostAppCrashBundle(in: dir)
+        let analyzer = try Analyzer(registry: ParserRegistry.builtin(), options: AnalyzeOptions())
+        analyzer.keepsSessionFindings = false
+        var handed = 0
+        analyzer.sessionSink = SessionSink(take: { _, _, _ in handed += 1 })
+        let r = analyzer.analyze([folder.path])
+        #expect(handed == 1 && r.streamed != nil)
+        let kinds = r.findings.map(\.kind)
+        #expect(kinds.contains("app-crashed"), "\(kinds)")
+        #expect(kinds.contains("daemon-died"), "\(kinds)")
+        #expect(r.findings.first { $0.kind == "app-crashed" }?.message.hasPrefix("JitsiDemo[640] crashed") == true)
     }
 
     @Test func sameBytesAsTheWholeReport() throws {

@@ -54,11 +54,9 @@ struct AppCrashedRule: FindingRule {
                 guard let text = Self.crashedReport(e) else { continue }
                 if r.sessionCount > 0 {
                     if known == nil {
-                        var names = Set<String>()
-                        r.sessions.borrowingForEach { s in
-                            if let p = s.process { names.insert(p) }
-                            for x in s.events { if let p = x.process { names.insert(p) } }
-                        }
+                        // (sessions handed on as they ended left their processes' names)
+                        var names = r.streamed?.processes ?? []
+                        r.sessions.borrowingForEach { s in s.forEachProcess { names.insert($0) } }
                         known = names
                     }
                     guard let target = e.attr("target"), known!.contains(target) else { continue }

@@ -16,7 +16,8 @@ struct DaemonDiedRule: FindingRule {
     static let sameDeath: Int64 = 5_000_000
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        var lines: [Event] = []
+        // (sessions handed on as they ended left their daemons' deaths)
+        var lines: [Event] = r.streamed?.daemonDeaths ?? []
         r.sessions.borrowingForEach { s in
             for i in s.events.indices where s.events[i].code == .daemonDied { lines.append(s.events[i]) }
         }
