@@ -978,21 +978,38 @@ public final class Analyzer {
             report.eventCount += made.lines
             report.filteredOut += made.filteredOut
             releaseFreedMemory()
+            Stages.mark("relay sessions")
         }
+        // (Device sessions written to disk for the join: what it reads of them is at hand.)
+        let facts = stage.held?.facts ?? []
+        var pairs: [(d: Int, r: Int)] = []
         if !relay.isEmpty {
             if let forced = options.clockOffset {
                 report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
             } else {
-                report.clock = joiner.estimate(report.sessions, relay)
+                report.clock = stage.held == nil ? joiner.estimate(report.sessions, relay) : joiner.estimate(facts, relay)
             }
-            if let clock = report.clock { joiner.join(&report.sessions, &relay, offset: clock.offset) }
-            report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id)
+            Stages.mark("clock")
+            if stage.held != nil {
+                if let clock = report.clock { pairs = joiner.pair(facts, &relay, offset: clock.offset) }
+                var joined = [Bool](repeating: false, count: facts.count)
+                for p in pairs { joined[p.d] = true }
+                report.orphanDeviceSessions = facts.indices.filter { facts[$0].connectedAt != nil && !joined[$0] }.map { facts[$0].id }
+            } else {
+                if let clock = report.clock { joiner.join(&report.sessions, &relay, offset: clock.offset) }
+                report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id)
+            }
         }
         report.relaySessions = relay
         Stages.mark("relay")
+        var finisher = stage
+        if let held = stage.held {
+            finisher = handOnJoined(held, pairs: pairs, relay: relay, offset: report.clock?.offset ?? 0, report: &report)
+            Stages.mark("sessions handed on")
+        }
         // Sessions handed on had their findings made as they ended; the bundle's own come last.
         report.findings = Findings.run(report, options.thresholds)
-        if !stage.findings.isEmpty { report.findings = stage.findings + report.findings }
+        if !finisher.findings.isEmpty { report.findings = finisher.findings + report.findings }
         Stages.mark("findings")
         return report
     }
@@ -1460,8 +1477,10 @@ struct ReadContext: Sendable {
                         try added(line: rec.line)
                     }
                 }
-                if factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
-                               to: &result.events),
+                // (a header's uncaught exception line is its report's, not a line of its own)
+                if !crashReport.tookLast,
+                    factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
+                                to: &result.events),
                     // (a crash report's first line only opens it)
                     !mayConcern || result.events.last?.kind != CrashReportText.kind || { result.events.removeLast(); return false }()
                 {

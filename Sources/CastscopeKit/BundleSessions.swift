@@ -54,12 +54,35 @@ extension Analyzer {
         return before - lineCount(events)
     }
 
-    /// The stage that builds the sessions: with relay lines to join, the sessions are kept (the
-    /// join needs every one), else handed to `sessionSink` as they end.
+    /// The stage that builds the sessions: handed to `sessionSink` as they end; with relay lines
+    /// to join (the join needs every one), written to disk as they end and handed on after the
+    /// join (`HeldDeviceSessions`), or kept when there is no sink.
     func sessionStage(relayLeft: Bool, relayTaken: Bool) -> SessionStage {
-        let sink = !relayLeft && !relayTaken ? sessionSink : nil
+        let relay = relayLeft || relayTaken
         return SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
-                            sink: sink, finishers: sessionFinishers, keepsFindings: keepsSessionFindings)
+                            sink: relay ? nil : sessionSink, finishers: sessionFinishers, keepsFindings: keepsSessionFindings,
+                            holding: relay && sessionSink != nil ? HeldDeviceSessions() : nil)
+    }
+
+    /// The sessions `held` for the relay join, read back in order, each with the relay session
+    /// `pairs` joined to it (its lines shifted by `offset`), handed to `sessionSink` as a bundle
+    /// without relay lines hands its sessions on; the stage that finished them (its findings).
+    func handOnJoined(_ held: HeldDeviceSessions, pairs: [(d: Int, r: Int)], relay: RelaySessionList, offset: Int64,
+                      report: inout AnalysisReport) -> SessionStage
+    {
+        let stage = SessionStage(idleHorizon: idleHorizon, thresholds: options.thresholds, capacity: sessionPipeCapacity,
+                                 sink: sessionSink, finishers: sessionFinishers, keepsFindings: keepsSessionFindings,
+                                 joined: !relay.isEmpty)
+        willStreamSessions?(report)
+        var relayOf = [Int32](repeating: -1, count: held.count)
+        for p in pairs { relayOf[p.d] = Int32(p.r) }
+        for i in 0..<held.count {
+            var s = held.take(i)
+            if relayOf[i] >= 0 { RelayJoiner.attach(relay[Int(relayOf[i])], to: &s, offset: offset) }
+            stage.handOn(s)
+        }
+        stage.finishHandingOn(into: &report)
+        return stage
     }
 
     /// The bundle's events all in memory.

@@ -498,6 +498,7 @@ struct Analyze: ParsableCommand {
                 for s in streamed { s.begin(partial) }
                 rowStream?.abandon()
                 rowStream = clickhouseStream?(analyzer.readingAsItGoes)
+                rowStream?.clock = partial.clock
             }
             // Each session's report bytes are made on the threads that finish sessions, two
             // at once; they are written, and its rows made, in session order.

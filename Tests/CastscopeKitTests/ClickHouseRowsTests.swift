@@ -194,6 +194,61 @@ struct ClickHouseStreamTests {
     }
 }
 
+/// A bundle with relay lines hands its sessions on after the join (since session 43: before, it
+/// kept them all for the report): the rows streamed are the whole report's export's, relay
+/// times, the clock columns, relay-only sessions and their orphan findings included.
+@Suite("ClickHouse rows of a bundle with relay lines, handed on after the join")
+struct ClickHouseRelayStreamTests {
+    @Test("the same four files as the whole report's export: the relay sample, the mixed bundle, a phone beside its relay")
+    func relayBundlesStreamed() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A phone's 40 broadcasts beside their relay's export (the relay 2.5 s ahead) and other
+        // phones' relay sessions: joined pairs, orphans on both sides, a clock offset.
+        let join = dir.appendingPathComponent("join")
+        let gen = Process()
+        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        gen.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-join-bundle.py").path, "3", "40", "20", "6", "2.5", join.path]
+        gen.standardOutput = FileHandle.nullDevice
+        try gen.run()
+        gen.waitUntilExit()
+        #expect(gen.terminationStatus == 0)
+        let inputs = [packageRoot.appendingPathComponent("samples/relay").path, packageRoot.appendingPathComponent("samples/mixed-bundle").path, join.path]
+        var sawClock = false
+        for (k, input) in inputs.enumerated() {
+            let bundleId = "bundle-\(k)"
+            // The whole report, exported.
+            let whole = try Analyzer(registry: ParserRegistry.builtin()).analyze([input])
+            #expect(whole.streamed == nil && !whole.relaySessions.isEmpty, "\(input)")
+            let wholeDir = dir.appendingPathComponent("whole-\(k)").path
+            let w = ClickHouseExport(target: .directory(wholeDir)).write(whole, bundleId: bundleId)
+            #expect(w.failed.isEmpty)
+            // Handed on, as `analyze --clickhouse` does.
+            let streamedDir = dir.appendingPathComponent("streamed-\(k)").path
+            let analyzer = try Analyzer(registry: ParserRegistry.builtin())
+            analyzer.keepsSessionFindings = false
+            var stream: ClickHouseStreamExport?
+            analyzer.willStreamSessions = { partial in
+                stream = ClickHouseStreamExport(ClickHouseExport(target: .directory(streamedDir)), bundleId: bundleId)
+                stream?.clock = partial.clock
+            }
+            analyzer.sessionSink = SessionSink(take: { s, f, _ in stream?.add(s, f) })
+            let report = analyzer.analyze([input])
+            #expect(report.streamed != nil && report.sessions.isEmpty, "\(input): handed on")
+            #expect(report.streamed?.count == whole.sessions.count)
+            let r = try #require(stream).finish(report)
+            #expect(r.failed.isEmpty)
+            if whole.clock != nil { sawClock = true }
+            for table in ClickHouseSchema.tables {
+                let x = try? Data(contentsOf: URL(fileURLWithPath: streamedDir).appendingPathComponent(table + ".jsonl"))
+                let y = try? Data(contentsOf: URL(fileURLWithPath: wholeDir).appendingPathComponent(table + ".jsonl"))
+                #expect(x != nil && x == y, "\(input): \(table)")
+            }
+        }
+        #expect(sawClock)
+    }
+}
+
 /// The bundle's id is its files' digest, read on a thread of its own: sessions handed on
 /// before it is known wait (at most `maxWaiting`, then the next one waits for the id) and their
 /// rows are made once it is, the same rows as with the id known from the start.

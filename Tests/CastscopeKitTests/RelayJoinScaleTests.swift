@@ -108,7 +108,7 @@ struct RelayJoinScaleTests {
             best = (used.count, all.count, minutes, spread, used)
         }
         guard let best, best.score > 0 else { return nil }
-        return j.estimate(from: best.used, device, RelaySessionList(relay))  // (unchanged: the search is what is compared)
+        return j.estimate(from: best.used, device.map(DeviceJoinFacts.init), RelaySessionList(relay))  // (unchanged: the search is what is compared)
     }
 
     /// The join by brute force: every device session against every relay session; of those
@@ -214,7 +214,7 @@ struct RelayJoinScaleTests {
         let (device, relay) = Self.bundle(seed: 5, devices: 300, relays: 20_000, matched: 200, spread: 3_600_000_000,
                                           offset: 2_500_000, grain: 1_000, ends: true)
         var j = RelayJoiner()
-        let all = j.pairs(device, RelaySessionList(relay))
+        let all = j.pairs(device.map(DeviceJoinFacts.init), RelaySessionList(relay))
         #expect(all.count <= j.maxPairs, "\(all.count)")
         #expect((all.map { abs($0.start) }.max() ?? 0) <= j.maxOffset / 2, "not narrowed")
         // The matched pairs (2.5 s) are within the narrowed window: the offset is still found.
@@ -222,6 +222,6 @@ struct RelayJoinScaleTests {
         #expect(c.map { abs($0.offset - 2_500_000) <= 1_000 } == true, "\(String(describing: c?.offset))")
         // With room for every pair, nothing is narrowed.
         j.maxPairs = Int.max
-        #expect(j.pairs(device, RelaySessionList(relay)).count > 1_000_000)
+        #expect(j.pairs(device.map(DeviceJoinFacts.init), RelaySessionList(relay)).count > 1_000_000)
     }
 }

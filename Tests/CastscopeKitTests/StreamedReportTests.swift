@@ -191,7 +191,8 @@ struct StreamedReportTests {
             #expect(o.mode == .whole)
         }
         #expect(streamedSomething)
-        #expect(sawWhole, "a bundle with relay lines and sessions was written in parts")
+        // (Since session 43 a bundle with relay lines hands its sessions on after the join.)
+        #expect(!sawWhole, "a bundle with relay lines and sessions was kept whole")
         #expect(sawSuperseded, "the dense log has cut-off sessions closed when a new pid took over")
     }
 

@@ -316,6 +316,9 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
     var previous: Finding?
     /// The earliest time seen (the inputs' partition).
     var earliest: Int64?
+    /// The relay clock's estimate, when the bundle has relay lines (its sessions are handed on
+    /// after the join, the estimate made: `Analyzer.willStreamSessions`'s report has it).
+    public var clock: ClockEstimate?
 
     public convenience init(_ export: ClickHouseExport, bundleId: String) {
         self.init(export, bundleIdIfKnown: { bundleId }, waitForBundleId: { bundleId })
@@ -373,10 +376,10 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
     func rowsOf(_ s: Session, _ found: [Finding]) {
         let id = rows.sessionId(s)
         note(s.start ?? s.events.first?.time)
-        rows.session(s, id: id, clock: nil, findingKinds: found.map(\.kind), into: &sessions)
+        rows.session(s, id: id, clock: clock, findingKinds: found.map(\.kind), into: &sessions)
         if sessions.rows >= export.batchRows { sessionsOut.launch(&sessions) }
         let batch = export.batchRows
-        rows.events(of: s, shift: 0, ids: &ids, into: &events, batchRows: batch) { eventsOut.launch(&$0) }
+        rows.events(of: s, shift: clock?.offset ?? 0, ids: &ids, into: &events, batchRows: batch) { eventsOut.launch(&$0) }
         for f in found { addFinding(f, sessionId: id, sdk: s.sdk, host: s.relay?.host) }
     }
 
@@ -398,10 +401,21 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
             note(e.time)
             rows.event(e, sessionId: "", host: nil, shift: 0, ids: &ids, into: &events, batchRows: batch) { eventsOut.launch(&$0) }
         }
+        // Relay sessions joined to no device session: their rows and lines, as the whole
+        // report's export writes them after the device sessions'.
+        note(report.relaySessions.earliestStart)
+        for rs in report.relaySessions where rs.deviceSession == nil {
+            rows.relayOnly(rs, clock: report.clock, findings: [], into: &sessions)
+            if sessions.rows >= export.batchRows { sessionsOut.launch(&sessions) }
+            let sid = rows.relaySessionId(rs)
+            for e in rs.events { rows.event(e, sessionId: sid, host: rs.host, shift: 0, ids: &ids, into: &events, batchRows: batch) { eventsOut.launch(&$0) } }
+        }
         // The bundle's own findings: all the report kept when the sessions' went out with them
-        // (`handedOnFindings`), else those after the sessions'.
-        for f in report.findings.dropFirst(report.handedOnFindings != nil ? 0 : findingCount) {
-            addFinding(f, sessionId: "", sdk: nil, host: nil)
+        // (`handedOnFindings`), else those after the sessions'. An orphan relay session's is
+        // keyed by that session.
+        for n in report.findings.indices.dropFirst(report.handedOnFindings != nil ? 0 : findingCount) {
+            let (f, orphan) = report.findings.withRelaySession(n)
+            addFinding(f, sessionId: orphan.map(rows.relaySessionId) ?? "", sdk: nil, host: orphan?.host)
         }
         var inputs = ClickHouseRowBuffer()
         rows.inputs(report, bundleTime: .some(earliest), into: &inputs)

@@ -194,9 +194,11 @@ public enum Findings {
     /// The findings of one session, as `run` makes them for it in a whole report.
     /// (`run`'s order for one session is the rules' order, most severe first: no table of
     /// session places, no sort by them, no list to filter afterwards.)
-    public static func forSession(_ s: Session, _ t: Thresholds) -> [Finding] {
+    /// `orphan`: it connected, and the bundle's relay logs have no session for it.
+    public static func forSession(_ s: Session, _ t: Thresholds, orphan: Bool = false) -> [Finding] {
         var one = AnalysisReport()
         one.sessions = [s]
+        if orphan { one.orphanDeviceSessions = [s.id] }
         var found: [Finding] = []
         for at in rules.indices where at != orphanRelayRuleAt {
             for f in rules[at].findings(one, t) where f.session == s.id { found.append(f) }

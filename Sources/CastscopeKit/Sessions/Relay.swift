@@ -303,7 +303,7 @@ public struct RelayJoiner {
     /// Candidate pairs of (device, relay), by device then relay index. The relay sessions are
     /// looked up by their `accepted` time (a relay's day has tens of thousands: a pair per
     /// device and relay session would be quadratic).
-    func pairs(_ device: [Session], _ relay: RelaySessionList) -> [Pair] {
+    func pairs(_ device: [DeviceJoinFacts], _ relay: RelaySessionList) -> [Pair] {
         // (each session's facts read once: its times, not the session, are what is sorted)
         var accepted: [(time: Int64, index: Int)] = []
         for ri in relay.indices {
@@ -332,11 +332,10 @@ public struct RelayJoiner {
         for (di, range) in found where !range.isEmpty {
             let d = device[di]
             let dc = d.connectedAt!
-            let hasLast = (d.deciding.last ?? d.events.last) != nil
             for ri in byAccepted[range].sorted() {
                 let r = relay.joinFacts(ri)
                 var p = Pair(device: Int32(di), relay: Int32(ri), start: r.accepted! - dc, end: nil)
-                if let de = d.end, let rc = r.closed, hasLast, r.hasClosedSource { p.end = rc - de }
+                if let de = d.end, let rc = r.closed, d.lastSource != nil, r.hasClosedSource { p.end = rc - de }
                 out.append(p)
             }
         }
@@ -344,12 +343,11 @@ public struct RelayJoiner {
     }
 
     /// The lines behind a pair's differences: (difference, device line, relay line).
-    func evidence(_ p: Pair, _ device: [Session], _ relay: RelaySessionList) -> [(Int64, SourceRef, SourceRef)] {
+    func evidence(_ p: Pair, _ device: [DeviceJoinFacts], _ relay: RelaySessionList) -> [(Int64, SourceRef, SourceRef)] {
         let d = device[Int(p.device)]
         let r = relay[Int(p.relay)]
-        let dcSource = d.events.first(where: { $0.kind == "socket.connected" })?.source ?? d.events.first!.source
-        var out = [(p.start, dcSource, r.acceptedSource!)]
-        if let end = p.end, let last = d.deciding.last ?? d.events.last { out.append((end, last.source, r.closedSource!)) }
+        var out = [(p.start, d.connectSource!, r.acceptedSource!)]
+        if let end = p.end, let last = d.lastSource { out.append((end, last, r.closedSource!)) }
         return out
     }
 
@@ -374,6 +372,12 @@ public struct RelayJoiner {
     }
 
     public func estimate(_ device: [Session], _ relay: RelaySessionList) -> ClockEstimate? {
+        estimate(device.map(DeviceJoinFacts.init), relay)
+    }
+
+    /// The same from what the join reads of each device session (sessions spilled while the
+    /// relay's were made: `HeldDeviceSessions`).
+    func estimate(_ device: [DeviceJoinFacts], _ relay: RelaySessionList) -> ClockEstimate? {
         let candidates = pairs(device, relay)
         guard !candidates.isEmpty else { return nil }
         let diff = candidates.map(\.start)
@@ -459,7 +463,7 @@ public struct RelayJoiner {
 
     /// The estimate the pairs a center matched give: the median of their differences within
     /// `tolerance` of the first pair's, half their spread as the bound.
-    func estimate(from used: [Pair], _ device: [Session], _ relay: RelaySessionList) -> ClockEstimate {
+    func estimate(from used: [Pair], _ device: [DeviceJoinFacts], _ relay: RelaySessionList) -> ClockEstimate {
         let center = used[0].start
         let evidence = used.flatMap { self.evidence($0, device, relay) }.filter { abs($0.0 - center) <= tolerance }
         let values = evidence.map(\.0).sorted()
@@ -480,25 +484,32 @@ public struct RelayJoiner {
     }
 
     public func join(_ device: inout [Session], _ relay: inout RelaySessionList, offset: Int64) {
-        let spans = device.map(Self.span)
-        let relaySpans = relay.indices.map { relay.joinFacts($0).span }
-        for o in matches(spans, relaySpans, offset: offset) {
-            relay.setDeviceSession(o.r, device[o.d].id)
-            let r = relay[o.r]
-            device[o.d].relay = r
-            for var e in r.events {
-                e.time = e.time.map { $0 - offset }
-                e.repeats = e.repeats?.shifted(by: -offset)
-                e.displayOffset = device[o.d].displayOffset
-                device[o.d].events.append(e)
-            }
-            device[o.d].events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+        for o in pair(device.map(DeviceJoinFacts.init), &relay, offset: offset) {
+            Self.attach(relay[o.r], to: &device[o.d], offset: offset)
         }
     }
 
-    /// What the join reads of a device session: from its connect (else its first line) to its
-    /// end (nil: no time to place it by).
-    static func span(_ d: Session) -> (start: Int64, end: Int64?)? { (d.connectedAt ?? d.start).map { ($0, d.end) } }
+    /// The pairs `join` makes (device, relay), each relay session told its device session's id.
+    func pair(_ device: [DeviceJoinFacts], _ relay: inout RelaySessionList, offset: Int64) -> [(d: Int, r: Int)] {
+        let relaySpans = relay.indices.map { relay.joinFacts($0).span }
+        let made = matches(device.map(\.span), relaySpans, offset: offset)
+        for o in made { relay.setDeviceSession(o.r, device[o.d].id) }
+        return made
+    }
+
+    /// A relay session joined to a device session: its view, and its lines on the device's
+    /// time axis among the session's.
+    static func attach(_ r: RelaySession, to d: inout Session, offset: Int64) {
+        d.relay = r
+        for var e in r.events {
+            e.time = e.time.map { $0 - offset }
+            e.repeats = e.repeats?.shifted(by: -offset)
+            e.displayOffset = d.displayOffset
+            d.events.append(e)
+        }
+        d.events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+    }
+
 
     /// The pairs the join makes among those that overlap, one to one: those whose starts and
     /// ends agree best first (each end within `tolerance` counts by how far apart; before
@@ -522,37 +533,35 @@ public struct RelayJoiner {
         // notices a killed extension's close on a timeout half a minute later disagrees no more
         // than another phone's session would); an end unknown on either side counts in full.
         func disagree(_ a: Int64, _ b: Int64) -> Int64 { Int64(min(a.magnitude(from: b), UInt64(tolerance))) }
-        var options: [(apart: Int64, overlap: Int64, d: Int, r: Int)] = []
+        // (24 bytes an option, sorted in place: a phone's thousands of broadcasts beside a busy
+        // relay have hundreds of thousands, and a copy per step held them three times over.)
+        var options: [(apart: Int64, overlap: Int64, d: Int32, r: Int32)] = []
         for (di, d) in device.enumerated() {
             guard let ds = d?.start else { continue }
             let de = max(d!.end ?? ds, ds)
             let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
             let last = spans.partitionPoint { $0.start <= de + tolerance }
-            var mine: [(apart: Int64, overlap: Int64, d: Int, r: Int)] = []
             for s in spans[first..<max(first, last)] {
                 // Touching spans count: a one-second session against second-precision logs.
                 let overlap = min(de, s.end) - max(ds, s.start)
                 if overlap >= -tolerance {
                     let end = d!.end != nil && s.ended ? disagree(s.end, de) : tolerance
-                    mine.append((disagree(s.start, ds) + end, overlap, di, s.index))
+                    options.append((disagree(s.start, ds) + end, overlap, Int32(di), Int32(s.index)))
                 }
             }
-            options += mine.sorted { $0.r < $1.r }
         }
         // The pair whose starts and ends agree best first (a session's own relay session is
         // accepted as it connects and closes as it ends; another phone's longer one that spans
         // it overlaps it as much, and came first), then the largest overlap; equal ones in
         // (device, relay) order.
-        options = options.enumerated().sorted {
-            ($0.element.apart, $1.element.overlap, $0.offset) < ($1.element.apart, $0.element.overlap, $1.offset)
-        }.map(\.element)
-        var usedD = Set<Int>()
-        var usedR = Set<Int>()
+        options.sort { ($0.apart, $1.overlap, $0.d, $0.r) < ($1.apart, $0.overlap, $1.d, $1.r) }
+        var usedD = [Bool](repeating: false, count: device.count)
+        var usedR = [Bool](repeating: false, count: relay.count)
         var out: [(d: Int, r: Int)] = []
-        for o in options where !usedD.contains(o.d) && !usedR.contains(o.r) {
-            usedD.insert(o.d)
-            usedR.insert(o.r)
-            out.append((o.d, o.r))
+        for o in options where !usedD[Int(o.d)] && !usedR[Int(o.r)] {
+            usedD[Int(o.d)] = true
+            usedR[Int(o.r)] = true
+            out.append((Int(o.d), Int(o.r)))
         }
         return out
     }
@@ -581,4 +590,35 @@ extension RandomAccessCollection {
         }
         return lo
     }
+}
+
+/// What the relay join reads of a device session (`RelayJoiner`): its id, its times, and the
+/// lines a paired difference cites. Made from a session in memory, or kept beside one written
+/// to disk while the relay's sessions were made (`HeldDeviceSessions`).
+struct DeviceJoinFacts: Sendable {
+    var id: String
+    var start: Int64?
+    var end: Int64?
+    var connectedAt: Int64?
+    /// Its `socket.connected` line (else its first line), and the last line that decided its
+    /// outcome (else its last line): a pair's evidence.
+    var connectSource: SourceRef?
+    var lastSource: SourceRef?
+
+    init(_ s: Session) {
+        id = s.id
+        start = s.start
+        end = s.end
+        connectedAt = s.connectedAt
+        var connect: SourceRef?
+        for i in s.events.indices where s.events[i].code == .socketConnected {
+            connect = s.events[i].source
+            break
+        }
+        connectSource = connect ?? s.events.first?.source
+        lastSource = (s.deciding.last ?? s.events.last)?.source
+    }
+
+    /// What the join reads: from its connect (else its first line) to its end (nil: no time).
+    var span: (start: Int64, end: Int64?)? { (connectedAt ?? start).map { ($0, end) } }
 }

@@ -15,22 +15,27 @@ final class SessionStage {
 
     var stream = SessionStream()
     private(set) var sessions: [Session] = []
+    /// Sessions written to disk for the relay join instead of kept (`HeldDeviceSessions`).
+    let held: HeldDeviceSessions?
     private let finished = Finished()
     private var pipe: SessionPipe?
 
     /// With a sink and without `keepsFindings`, a session's findings go out with it and only
-    /// their counts stay.
+    /// their counts stay. `holding`: sessions go there as they end, not into `sessions`.
+    /// `joined`: the sessions come from the relay join (`handOn`), and one that connected
+    /// with no relay session is an orphan.
     init(idleHorizon: Int64, thresholds: Thresholds, capacity: Int, sink: SessionSink?, finishers: Int = 1,
-         keepsFindings: Bool = true)
+         keepsFindings: Bool = true, holding: HeldDeviceSessions? = nil, joined: Bool = false)
     {
         stream.idleHorizon = idleHorizon
+        held = holding
         let finished = self.finished
         if !keepsFindings { finished.findingTally = FindingTally() }
         // Kept sessions stay in memory anyway: parking them would only cost a spill.
-        if sink == nil { stream.parkAfter = Int.max }
+        if sink == nil && holding == nil { stream.parkAfter = Int.max }
         pipe = sink.map { sink in
             SessionPipe(capacity: capacity, workers: finishers, prepare: { s in
-                let found = Findings.forSession(s, thresholds)
+                let found = Findings.forSession(s, thresholds, orphan: joined && s.relay == nil && s.connectedAt != nil)
                 return FinishedSession(session: s, findings: found, prepared: sink.prepare?(s, found))
             }, commit: { done in
                 finished.tally.add(done.session)
@@ -56,8 +61,22 @@ final class SessionStage {
     }
 
     private func emit(_ s: Session) {
-        guard let pipe else { sessions.append(s); return }
+        guard let pipe else {
+            if let held { held.add(s) } else { sessions.append(s) }
+            return
+        }
         pipe.put(s)
+    }
+
+    /// A session built elsewhere (read back after the relay join), handed on as `emit` hands
+    /// on those this stage builds.
+    func handOn(_ s: Session) { emit(s) }
+
+    /// After the last `handOn`: the sessions handed on are finished, and counted in `report`.
+    func finishHandingOn(into report: inout AnalysisReport) {
+        pipe?.finish()
+        report.streamed = finished.tally
+        report.handedOnFindings = finished.findingTally
     }
 
     /// The end of the lines: every session is closed and handed on (and finished).
