@@ -346,7 +346,11 @@ struct RealPasteTests {
         for v in ["12:00:01.5 a b\n12:00:02.5 a b\nline\n", "[2024.05.01 10:00:00] x\n[2024.05.01 10:00:01] y\n",
                   // (JVB's own layout is a format since session 40: a word before another layout's time)
                   "sfu 2025-04-16 14:41:06.751 peer.go:147 => closed\nsfu 2025-04-16 14:41:07.751 peer.go:150 => gone\n",
-                  "2020/08/12 08:11:35.578720 mcu_janus.go:954: closing {\n  \"janus\": \"hangup\",\n  \"reason\": \"DTLS alert\"\n}\n2020/08/12 08:11:36.578720 mcu_janus.go:955: closed\n"] {
+                  "2020/08/12 08:11:35.578720 mcu_janus.go:954: closing {\n  \"janus\": \"hangup\",\n  \"reason\": \"DTLS alert\"\n}\n2020/08/12 08:11:36.578720 mcu_janus.go:955: closed\n",
+                  // (session 43: nginx-rtmp's access log, the Common Log Format's time after the
+                  // client's address (nginx-rtmp#1515), and PHP's error_log (AVideo#4773))
+                  "206.1.2.226 [30/Apr/2020:03:42:24 +0000] PLAY \"live\" \"3100689\" \"\" - 476 454 \"xxx\" \"WIN 32,0,0,363\" (1m 0s)\n206.1.2.226 [30/Apr/2020:03:43:24 +0000] PUBLISH \"live\" \"3100689\" \"\" - 476 454 \"\" \"\" (1m 0s)\n",
+                  "[23-Mar-2021 16:45:25 Europe/Dublin] AVideoLog::ERROR: a\n[23-Mar-2021 16:45:26 Europe/Dublin] AVideoLog::ERROR: b\n"] {
             let a = try analyze(v)
             #expect(a.format == "plain", "\(v)")
             #expect(a.notes.contains { $0.contains("begin with a timestamp") }, "\(v)")
@@ -355,6 +359,59 @@ struct RealPasteTests {
         #expect(prose.notes.isEmpty)
         let sentences = try analyze("at 12:00:00 it stopped\nthen nothing\nand more words here\n")
         #expect(sentences.notes.isEmpty)
+    }
+
+    @Test("session 43's pastes: a crash report whose Application Specific Information is the uncaught exception is one crash")
+    func session43Pastes() throws {
+        // KSCrash#143: the report's `*** Terminating app …` line is its own exception, not a
+        // second crash of no process at no time.
+        let header = """
+            Incident Identifier: FAFDB6A3-1D24-4A95-A3E7-B35F98043C36
+            CrashReporter Key:   432872cb1b82f6b0a32817736a3628694de007d1
+            Hardware Model:      iPad4,4
+            Process:         Test [1966]
+            Path:            /private/var/mobile/Containers/Bundle/Application/A230C74D-90B3-4760-8C78-284DE1395131/Test.app/Test
+            Identifier:      xxxxxxxxxxxxx
+            Version:         1.0.0 (0000)
+            Code Type:       ARM-64
+            Parent Process:  ? [1]
+
+            Date/Time:       2016-04-11 17:31:59.000 +0800
+            OS Version:      iPhone OS 8.4.1 (12H321)
+            Report Version:  104
+
+            Exception Type:  EXC_CRASH (SIGABRT)
+            Exception Codes: 0x00000000 at 0x0000000000000000
+            Crashed Thread:  0
+
+            Application Specific Information:
+            *** Terminating app due to uncaught exception 'test', reason: 'for crash report test'
+
+            """
+        let report = try analyze(dated: false, header + """
+            Thread 0 name:  Dispatch queue: com.apple.main-thread
+            Thread 0 Crashed:
+            0   CoreFoundation                  0x00000001834fc22c 0x1833d4000 + 1212972 (<redacted> + 132)
+
+            """)
+        #expect(report.kinds == ["app-crashed"], "\(report.kinds)")
+        #expect(report.messages("app-crashed").first?.hasPrefix("Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test', reason: 'for crash report test')") == true,
+                "\(report.messages("app-crashed"))")
+        // Cut before its first thread: the header makes no report, and the exception line is
+        // read as a line of its own.
+        let cut = try analyze(dated: false, header)
+        #expect(cut.kinds == ["app-crashed"], "\(cut.kinds)")
+        #expect(cut.messages("app-crashed").first?.contains("uncaught exception test: 'for crash report test'") == true, "\(cut.messages("app-crashed"))")
+        // The same report as an `.ips` (JSON), its `asi` holding the exception.
+        let ips = try analyze(dated: false, """
+            {"app_name":"Test","timestamp":"2016-04-11 17:31:59.00 +0800","bug_type":"309","name":"Test"}
+            {"procName" : "Test", "pid" : 1966, "captureTime" : "2016-04-11 17:31:59.1234 +0800",
+             "exception" : {"type" : "EXC_CRASH", "signal" : "SIGABRT"},
+             "asi" : {"CoreFoundation" : ["*** Terminating app due to uncaught exception 'test', reason: 'for crash report test'"]}}
+
+            """, name: "Test-2016-04-11-173159.ips")
+        #expect(ips.messages("app-crashed").first?.hasPrefix("Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test', reason: 'for crash report test')") == true,
+                "\(ips.messages("app-crashed"))")
     }
 
     @Test("session 42's pastes: a ticket's sentences around a short nginx block, pm2's time, a syslog tagged by a tool in one month, prose naming an API constant, an uncaught exception told twice")

@@ -31,6 +31,15 @@ struct CrashReportText {
 
     private var opened: Int?
     private var lines: [String] = []
+    /// The header's `Application Specific Information:` line `*** Terminating app due to
+    /// uncaught exception …`: the report's own exception, one crash with it, not a second one
+    /// of no process and no time (KSCrash#143's paste gave two). Held while the header is open,
+    /// and given back as a line of its own when the header ends without a report.
+    static let uncaughtPrefix = "*** Terminating app due to uncaught exception"
+    private var heldUncaught: RawRecord?
+    private var released: [RawRecord] = []
+    /// The last record `see` was given is part of the header (the caller does not read it).
+    private(set) var tookLast = false
     /// A report that names no process, held until the file shows whether a whole report of the
     /// same crash follows (a forum post quotes the exception, then attaches the report): then it
     /// is that report's, and only the named one is kept. With its reason.
@@ -53,21 +62,35 @@ struct CrashReportText {
     /// `earlier` gives the lines before a line that the reader still holds, the last first (a
     /// paste's `Process:` and `Date/Time:` before its `Exception Type:`).
     mutating func see(_ rec: RawRecord, earlier: (Int, (String) -> Bool) -> Void) -> [RawRecord] {
-        guard let made = header(rec, earlier: earlier) else { return [] }
+        tookLast = false
+        let made = header(rec, earlier: earlier)
+        var out = released
+        released = []
+        guard let made else { return out }
         let reason = Self.reason(made)
         let held = unnamed
         unnamed = nil
         if reason.named {
-            return (held.map { $0.reason == reason.text ? [] : [$0.record] } ?? []) + [made]
+            return out + (held.map { $0.reason == reason.text ? [] : [$0.record] } ?? []) + [made]
         }
         unnamed = (made, reason.text)
-        return held.map { [$0.record] } ?? []
+        if let held { out.append(held.record) }
+        return out
     }
 
-    /// At the end of the file: a report that names no process, still held.
+    /// At the end of the file: a report that names no process, still held (and a header's
+    /// uncaught exception line, when the file ends inside it).
     mutating func finish() -> [RawRecord] {
         defer { unnamed = nil }
-        return unnamed.map { [$0.record] } ?? []
+        releaseUncaught()
+        defer { released = [] }
+        return released + (unnamed.map { [$0.record] } ?? [])
+    }
+
+    /// The header ends without a report: its uncaught exception line is a line of its own.
+    private mutating func releaseUncaught() {
+        if let r = heldUncaught { released.append(r) }
+        heldUncaught = nil
     }
 
     /// What a report's record says ended the process, and whether it names the process.
@@ -86,6 +109,7 @@ struct CrashReportText {
         if let opener = Self.openers.first(where: { text.hasPrefix($0) }), opened == nil || !Self.keyOpeners.contains(opener) {
             // A new report (its model line: nothing kept comes before it), or the part of one a
             // paste begins with.
+            releaseUncaught()
             opened = rec.line
             lines = []
             if Self.keyOpeners.contains(opener) {
@@ -104,14 +128,24 @@ struct CrashReportText {
         }
         guard let start = opened, rec.line - start <= Self.span else {
             opened = nil
+            releaseUncaught()
             return nil
         }
         if Self.keys.contains(where: { text.hasPrefix($0) }) { lines.append(text) }
+        if text.hasPrefix(Self.uncaughtPrefix), heldUncaught == nil {
+            lines.append(text)
+            heldUncaught = rec
+            tookLast = true
+            return nil
+        }
         if text.hasPrefix("Termination Reason:") || text.hasPrefix("Triggered by Thread:") || text.hasPrefix("Thread 0")
             || Self.threadCrashed(text)
         {
             opened = nil
-            return record(line: rec.line)
+            let made = record(line: rec.line)
+            if made == nil { releaseUncaught() }
+            heldUncaught = nil
+            return made
         }
         return nil
     }

@@ -183,6 +183,14 @@ extension FormatDetector {
             guard let base = line.baseAddress else { return false }
             return ISODate.starts(base, line.count) || BSDDate.starts(base, line.count) || Clock.starts(base, line.count)
                 || (line.count > 10 && line[0..<4].allSatisfy(isDigit) && !isDigit(line[4]) && isDigit(line[5]) && isDigit(line[6]))
+                || dayMonthYear(line)
+        }
+        /// `30/Apr/2020:03:42:24` (the Common Log Format's: nginx-rtmp's access log, nginx#1515)
+        /// and `23-Mar-2021 16:45:25` (PHP's error_log), day first, the month a word.
+        func dayMonthYear(_ l: UnsafeRawBufferPointer) -> Bool {
+            guard l.count > 11, isDigit(l[0]), isDigit(l[1]), l[2] == UInt8(ascii: "/") || l[2] == UInt8(ascii: "-"), l[6] == l[2] else { return false }
+            let isLetter = { (b: UInt8) in (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
+            return isLetter(l[3]) && isLetter(l[4]) && isLetter(l[5]) && l[7...10].allSatisfy(isDigit)
         }
         for i in 0..<head.count where head[i] == 0x0A {
             let line = UnsafeRawBufferPointer(rebasing: head[start..<i])

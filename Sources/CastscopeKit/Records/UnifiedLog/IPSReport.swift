@@ -97,7 +97,15 @@ public struct IPSReport: Sendable {
         var subtype = ""
         var message = ""
         var termination = ""
+        /// `*** Terminating app due to uncaught exception 'X', reason: 'Y'` (its Application
+        /// Specific Information): `uncaught exception 'X', reason: 'Y'`.
+        var uncaught = ""
         var time: ParsedTime?
+
+        mutating func take(applicationSpecific line: String) {
+            guard uncaught.isEmpty, let r = line.firstRange(of: "uncaught exception") else { return }
+            uncaught = String(line[r.lowerBound...]).trimmingSpaces()
+        }
     }
 
     /// How a crash report that names no process is worded (`apple-reports`' `app.crashed`).
@@ -111,6 +119,7 @@ public struct IPSReport: Sendable {
         if !c.signal.isEmpty { detail += " (\(c.signal))" }
         for part in [c.subtype, c.message] where !part.isEmpty { detail += ", \(part)" }
         if !c.termination.isEmpty { detail += "; termination \(c.termination)" }
+        if !c.uncaught.isEmpty { detail += "; \(c.uncaught)" }
         if c.process == "?" {
             // (a paste of the exception part only: a crash, but whose is not said)
             return Record(time: c.time, process: "?", pid: nil, message: unnamedCrashPrefix + detail)
@@ -151,6 +160,10 @@ public struct IPSReport: Sendable {
             for reason in t["reasons"]?.arrayValue ?? [] { if let s = reason.stringValue { parts.append(s) } }
             c.termination = parts.joined(separator: " ")
         }
+        // `"asi" : {"CoreFoundation" : ["*** Terminating app due to uncaught exception …"]}`
+        if let asi = body["asi"]?.objectValue {
+            for (_, v) in asi { for line in v.arrayValue ?? [] { if let t = line.stringValue { c.take(applicationSpecific: t) } } }
+        }
         var r = IPSReport(kind: .crash, bugType: bug)
         r.records.append(crashRecord(c))
         return r
@@ -160,6 +173,10 @@ public struct IPSReport: Sendable {
         var c = Crash()
         var termination: [String] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix(CrashReportText.uncaughtPrefix) {
+                c.take(applicationSpecific: String(line))
+                continue
+            }
             guard let colon = line.firstIndex(of: ":") else { continue }
             let key = line[..<colon].trimmingCharacters(in: " ")
             let value = line[line.index(after: colon)...].trimmingCharacters(in: " ")
