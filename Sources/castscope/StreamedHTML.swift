@@ -63,8 +63,11 @@ final class StreamedHTML: StreamedDocument, @unchecked Sendable {
         guard cards.copy(to: f) else { return (false, ferror(f) != 0) }
         b.removeAll()
         b.append("</main>\n")
-        HTMLReport.suffix(report, provenance: provenance, into: &b)
-        guard OutputWriter.writeAll(b, to: f) else { return (false, true) }
+        let flushed = HTMLReport.suffix(report, provenance: provenance, into: &b) { b in
+            defer { b.removeAll() }
+            return OutputWriter.writeAll(b, to: f)
+        }
+        guard flushed, OutputWriter.writeAll(b, to: f) else { return (false, true) }
         guard data.copy(to: f) else { return (false, ferror(f) != 0) }
         return (OutputWriter.writeAll(HTMLReport.end, to: f), true)
     }

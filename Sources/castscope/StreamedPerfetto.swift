@@ -50,8 +50,7 @@ final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
 
     func write(_ report: AnalysisReport, to f: UnsafeMutablePointer<FILE>) -> (ok: Bool, readBack: Bool) {
         var first = self.first
-        var relay = OutputBuffer()
-        PerfettoReport.relayEvents(report, first: &first, into: &relay)
+        if let r = PerfettoReport.relayFirst(report) { first = min(first ?? r, r) }
         var head = OutputBuffer()
         PerfettoReport.head(provenance: .current(), first: first, offset: report.clock?.offset ?? 0, into: &head)
         guard OutputWriter.writeAll(head, to: f) else { return (false, true) }
@@ -68,7 +67,14 @@ final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
             PerfettoReport.findingEvent(finding, n: n, sessionIndex: finding.session.flatMap { places[$0] }, into: &rest)
             n += 1
         }
-        relay.withUnsafeBytes { rest.append(UnsafeRawBufferPointer($0)) }
+        // The relay's sessions, written a megabyte at a time.
+        var written = true
+        PerfettoReport.relayEvents(report, first: &first, into: &rest) { b in
+            written = OutputWriter.writeAll(b, to: f)
+            b.removeAll()
+            return written
+        }
+        guard written else { return (false, true) }
         rest.append(PerfettoReport.tail)
         return (OutputWriter.writeAll(rest, to: f), true)
     }

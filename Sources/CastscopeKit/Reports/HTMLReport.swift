@@ -274,17 +274,30 @@ public enum HTMLReport {
 
     /// After the cards: the bundle's findings, orphans, lines outside sessions, input errors,
     /// inputs, footer, and the start of the page's data (`dataEntry` per session, then `end`).
-    public static func suffix(_ r: AnalysisReport, provenance: Provenance, into b: inout OutputBuffer) {
-        let general = r.findings.filter { $0.session == nil }
-        if !general.isEmpty {
+    /// `flush`: called whenever `b` holds a megabyte, to write it out and empty it (a relay
+    /// fleet's tens of thousands of orphan relay sessions, each a finding and a list item, made
+    /// a buffer of tens of megabytes otherwise); false when the output failed.
+    @discardableResult
+    public static func suffix(_ r: AnalysisReport, provenance: Provenance, into b: inout OutputBuffer,
+                              flush: ((inout OutputBuffer) -> Bool)? = nil) -> Bool {
+        var ok = true
+        func full(_ b: inout OutputBuffer) -> Bool {
+            if let flush, b.count >= 1 << 20, ok { ok = flush(&b) }
+            return !ok
+        }
+        // (read as listed, not gathered: the orphan relay sessions' findings are made when read)
+        let general = r.findings.lazy.filter { $0.session == nil }
+        if r.findings.aboutNoSession > 0 {
             b.append("<section><h2>Bundle findings</h2>\n")
-            findingList(general, into: &b)
+            findingList(general, into: &b, full: full)
+            guard ok else { return false }
             b.append("</section>\n")
         }
         let orphanRelay = r.relaySessions.orphans
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             b.append("<section><h2>Orphans</h2><ul>\n")
             for rs in orphanRelay {
+                if full(&b) { return false }
                 b.append("<li>relay session <code>")
                 b.html(rs.id)
                 b.append("</code> (")
@@ -298,6 +311,7 @@ public enum HTMLReport {
                 b.append("</span></li>\n")
             }
             for id in r.orphanDeviceSessions {
+                if full(&b) { return false }
                 b.append("<li>device session <code>")
                 b.html(id)
                 b.append("</code> connected but the relay logs have no session for it</li>\n")
@@ -309,6 +323,7 @@ public enum HTMLReport {
             b.counted(r.unattached.count, "line")
             b.append("</summary><div class=\"scroll\"><table class=\"tl\">\n")
             Timeline.entries(r.unattached) { t in
+                _ = full(&b)
                 b.append("<tr><td class=\"mono\">")
                 if let time = t.time {
                     b.rfc3339(time, offset: t.displayOffset)
@@ -358,6 +373,7 @@ public enum HTMLReport {
         b.append(" · ")
         b.html(provenance.generatedText)
         b.append("</footer>\n<script type=\"application/json\" id=\"cs-data\">{\"sessions\":[")
+        return ok
     }
 
     public static let end = "]}</script>\n<script>\(HTMLAssets.script)</script>\n</body></html>\n"
@@ -390,9 +406,10 @@ public enum HTMLReport {
         b.append("<output id=\"f-count\" aria-live=\"polite\"></output></nav>\n")
     }
 
-    static func findingList(_ fs: [Finding], into b: inout OutputBuffer) {
+    static func findingList<S: Sequence<Finding>>(_ fs: S, into b: inout OutputBuffer, full: (inout OutputBuffer) -> Bool = { _ in false }) {
         b.append("<ul class=\"findings\">\n")
         for f in fs {
+            if full(&b) { return }
             b.append("<li><b class=\"sev-")
             b.append(f.severity.rawValue)
             b.append("\">")

@@ -70,9 +70,26 @@ public enum PerfettoReport {
     }
 
     /// The relay's sessions (the second process), each on its track; `first` takes their starts.
-    public static func relayEvents(_ r: AnalysisReport, first: inout Int64?, into b: inout OutputBuffer) {
+    /// The earliest relay start on the device's clock (what `relayEvents` makes `first`),
+    /// without reading a session back.
+    public static func relayFirst(_ r: AnalysisReport) -> Int64? {
+        let offset = r.clock?.offset ?? 0
+        var first: Int64?
+        for i in r.relaySessions.indices {
+            guard let start = r.relaySessions.joinFacts(i).start else { continue }
+            first = min(first ?? start - offset, start - offset)
+        }
+        return first
+    }
+
+    /// `flush`: called whenever `b` holds a megabyte, to write it out and empty it (false: stop,
+    /// the output failed). A relay fleet's tens of thousands of sessions were a buffer of
+    /// 100 MB otherwise.
+    public static func relayEvents(_ r: AnalysisReport, first: inout Int64?, into b: inout OutputBuffer,
+                                   flush: ((inout OutputBuffer) -> Bool)? = nil) {
         let offset = r.clock?.offset ?? 0
         for (i, rs) in r.relaySessions.enumerated() {
+            if let flush, b.count >= 1 << 20, !flush(&b) { return }
             guard let start = rs.start else { continue }
             let t = i + 1
             let s = start - offset
