@@ -35,6 +35,9 @@ struct Castscope: ParsableCommand {
         SpillBlocks.useBlockBytesFromEnvironment()
         LinesOutside.useChunkSizeFromEnvironment()
         SessionStream.useSleepAfterFromEnvironment()
+        // A file size limit (`ulimit -f`, systemd's LimitFSIZE) is an output that cannot be
+        // written (EFBIG: exit 5, its temporary file removed), not a silent SIGXFSZ death.
+        signal(SIGXFSZ, SIG_IGN)
         // `castscope -v` and `castscope version`, as users of other tools type them.
         let args = Array(CommandLine.arguments.dropFirst())
         if args == ["-v"] || args == ["version"] || args == ["-V"] {

@@ -160,4 +160,42 @@ struct HostileOutputsTests {
         #expect(r.status == 1)
         #expect(r.stderr.contains("<stdin>:3002: line of 1100000 bytes is longer than"), "\(r.stderr)")
     }
+
+    @Test("a file size limit (ulimit -f) is an output not written: exit 5, one line, no temporary file left (it was SIGXFSZ, 153)")
+    func fileSizeLimit() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        let out = dir.appendingPathComponent("report.json").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", "ulimit -f 8; exec \"$0\" analyze --json -o \"$1\" \"$2\"", binary, out, packageRoot.appendingPathComponent("samples").path]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 5, "\(p.terminationReason) \(p.terminationStatus): \(text)")
+        #expect(text.contains("report.json: cannot write"), "\(text)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty, "a temporary file was left")
+    }
+
+    @Test("a password in --clickhouse's URL is not copied into the reports' command line")
+    func clickhousePasswordNotInReports() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = "http://alice:S3cretPw@127.0.0.1:1/?database=x&password=Other9"
+        let sample = packageRoot.appendingPathComponent("samples/retry-storm").path
+        var texts: [String] = []
+        for (k, args) in [["--json", "-o", "r.json", "--html", "r.html", "--perfetto", "r.trace"], ["--markdown", "-o", "r.md"]].enumerated() {
+            let r = try castscope(["analyze"] + args.map { $0.hasPrefix("r.") ? dir.appendingPathComponent($0).path : $0 }
+                                  + ["--clickhouse", url, "--clickhouse-retries", "0", sample])
+            #expect(r.status == 5, "\(k): \(r.stderr)")
+            texts.append(r.stderr)
+        }
+        for name in ["r.json", "r.html", "r.trace", "r.md"] { texts.append(try String(contentsOfFile: dir.appendingPathComponent(name).path, encoding: .utf8)) }
+        for text in texts { #expect(!text.contains("S3cretPw") && !text.contains("Other9")) }
+        #expect(texts[2].contains("alice:***@127.0.0.1"), "\(texts[2].prefix(600))")
+    }
 }

@@ -28,6 +28,9 @@ public struct Provenance: Sendable {
     static func make() -> Provenance {
         var args = CommandLine.arguments
         if let first = args.first, let slash = first.lastIndex(of: "/") { args[0] = String(first[first.index(after: slash)...]) }
+        // A report is pasted into tickets: `--clickhouse http://user:PASSWORD@…` is not copied
+        // into it (as error lines do not print it).
+        args = args.map { $0.contains("://") || $0.contains("password=") ? ClickHouseEndpoint.redact($0) : $0 }
         var now: Int64
         if let epoch = getenv("SOURCE_DATE_EPOCH").map({ String(cString: $0) }), let secs = Int64(epoch) {
             now = secs * 1_000_000
