@@ -589,6 +589,13 @@ public final class Analyzer {
                     plainNotes[fileIndex] = note
                 }
             }
+            if self.options.forcedFormat == nil, OwnReports.begins(head) {
+                var summary = InputSummary(path: path)
+                summary.notes.append("a castscope report, not a log: not read")
+                report.inputs.append(summary)
+                files.append(FileTimes(firstComplete: nil, eventRange: position..<position))
+                return nil
+            }
             let format: LogFormat
             if let forced = self.options.forcedFormat {
                 format = self.registry.format(named: forced)!

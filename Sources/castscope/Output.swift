@@ -73,7 +73,7 @@ enum OutputWriter {
 
     /// Why `target` must not be written, or nil. Checked before anything is read.
     static func refusal(_ target: OutputTarget, inputs: [String], force: Bool) -> String? {
-        guard !target.isStdout else { return nil }
+        guard !target.isStdout else { return stdoutConflict(inputs: inputs) }
         let path = target.path
         guard realPath(path) != nil else {
             return "\(target.option) \(path): its folder does not exist"
@@ -87,6 +87,23 @@ enum OutputWriter {
             if kind == S_IFREG && !force && st.st_size > 0 && !writtenByCastscope(path) {
                 return "\(target.option) \(path) exists and was not written by castscope: pass --force to replace it"
             }
+        }
+        return nil
+    }
+
+    /// Why standard output must not be written: the shell opened it onto an input
+    /// (`castscope analyze in.txt >> in.txt`, `castscope show in 1<> in`), as `-o` is refused
+    /// (GNU cat refuses `cat f >> f` likewise). Nil when it is not a regular file that is one.
+    static func stdoutConflict(inputs: [String]) -> String? {
+        var out = stat()
+        guard fstat(1, &out) == 0, (out.st_mode & S_IFMT) == S_IFREG else { return nil }
+        for input in inputs {
+            var st = stat()
+            guard input == "-" ? fstat(0, &st) == 0 : stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                st.st_dev == out.st_dev, st.st_ino == out.st_ino
+            else { continue }
+            let what = input == "-" ? "the standard input being read" : "the input \(input)"
+            return "standard output is \(what): castscope never writes over an input (redirect it elsewhere, or -o FILE)"
         }
         return nil
     }
@@ -126,15 +143,7 @@ enum OutputWriter {
         defer { fclose(f) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = fread(&buffer, 1, buffer.count, f)
-        var head = buffer[0..<n]
-        if head.starts(with: [0xEF, 0xBB, 0xBF]) { head = head.dropFirst(3) }
-        func starts(_ s: String) -> Bool { head.starts(with: s.utf8) }
-        func holds(_ s: String, within: Int) -> Bool { head.prefix(within).withUnsafeBytes { findBytes($0, Array(s.utf8), from: 0) != nil } }
-        if starts("castscope: ") || starts("# castscope report") { return true }
-        if starts("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"castscope\"") { return true }
-        if starts("{"), holds("\"schema\": \"castscope.", within: 64) { return true }
-        if starts("<!DOCTYPE html>"), holds("<meta name=\"generator\" content=\"castscope ", within: 4096) { return true }
-        return false
+        return OwnReports.begins(buffer[0..<n])
     }
 
     /// Writes `text` to the target: standard output directly; a regular file through a

@@ -74,16 +74,25 @@ struct Show: ParsableCommand {
         options.date = date.flatMap(parseDay)
         options.start = start.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
         options.end = end.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
+        if let why = OutputWriter.stdoutConflict(inputs: paths) {
+            printError(why)
+            throw ExitCode(Exit.usage)
+        }
         let show = LogShow(registry: parsers.registryOrExit(), options: options)
-        // (a full disk or a closed output stops the writing: said, and exit 1)
+        // (a full disk or a closed output stops the writing: said, and exit 5)
         var writeError: Int32 = 0
         show.run(paths) { b in
             guard OutputWriter.writeAll(b, to: stdout) else { writeError = errno; return false }
             return true
         }
         if fflush(stdout) != 0 && writeError == 0 { writeError = errno }
-        for e in show.errors { fputs("castscope: " + Sanitize.line(e.description) + "\n", stderr) }
-        if writeError != 0 { fputs("castscope: standard output: cannot write: \(String(cString: strerror(writeError)))\n", stderr) }
-        if !show.errors.isEmpty || writeError != 0 { throw ExitCode(1) }
+        for e in show.errors { fputs("castscope: error: " + Sanitize.line(e.description) + "\n", stderr) }
+        if writeError != 0 { fputs("castscope: error: standard output: cannot write: \(String(cString: strerror(writeError)))\n", stderr) }
+        // Exit codes as analyze's: 5 an output not written, 4 a path that does not exist, 1 an
+        // input (part) not read. (All were 1 before session 43.)
+        var st = stat()
+        if writeError != 0 { throw ExitCode(Exit.writeFailed) }
+        if paths.contains(where: { $0 != "-" && lstat($0, &st) != 0 }) { throw ExitCode(Exit.nothingRecognized) }
+        if !show.errors.isEmpty { throw ExitCode(Exit.inputErrors) }
     }
 }

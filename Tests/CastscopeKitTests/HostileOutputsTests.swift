@@ -198,4 +198,53 @@ struct HostileOutputsTests {
         for text in texts { #expect(!text.contains("S3cretPw") && !text.contains("Other9")) }
         #expect(texts[2].contains("alice:***@127.0.0.1"), "\(texts[2].prefix(600))")
     }
+
+    @Test("an earlier report inside a bundle is not read as a log; a report redirected onto an input is refused; show's exit codes are analyze's")
+    func ownReportsAndRedirects() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bundle = dir.appendingPathComponent("b")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let log = bundle.appendingPathComponent("syslog.txt")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), to: log)
+        let alone = try castscope(["analyze", "--json", bundle.path])
+        let sessions = (try #require(alone.json)["sessions"] as? [Any])?.count
+        // Every report format, kept beside the customer's log.
+        for (name, args) in [("r.txt", ["-o"]), ("r.json", ["--json", "-o"]), ("r.md", ["--markdown", "-o"]), ("r.html", ["--html"]), ("r.trace", ["--perfetto"])] {
+            let out = dir.appendingPathComponent(name).path
+            let made = try castscope(["analyze"] + args + [out] + (args == ["--html"] || args == ["--perfetto"] ? ["-o", "/dev/null"] : []) + [log.path])
+            #expect(made.status == 0, "\(name): \(made.stderr)")
+            try FileManager.default.copyItem(atPath: out, toPath: bundle.appendingPathComponent(name).path)
+        }
+        let again = try castscope(["analyze", "--json", bundle.path])
+        let json = try #require(again.json)
+        #expect((json["sessions"] as? [Any])?.count == sessions, "\(again.stdout.prefix(400))")
+        let inputs = json["inputs"] as? [[String: Any]] ?? []
+        #expect(inputs.filter { ($0["notes"] as? [String] ?? []).contains("a castscope report, not a log: not read") }.count == 5, "\(inputs)")
+        // `>> input` and `1<> input`: refused before anything is written (exit 2), the input unchanged.
+        let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        let before = try Data(contentsOf: log)
+        for script in ["exec \"$0\" analyze \"$1\" >> \"$1\"", "exec \"$0\" show \"$1\" 1<> \"$1\"", "exec \"$0\" analyze - < \"$1\" >> \"$1\""] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", script, binary, log.path]
+            let err = Pipe()
+            p.standardError = err
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 2 && text.contains("castscope never writes over an input"), "\(script): \(p.terminationStatus) \(text)")
+            #expect(try Data(contentsOf: log) == before, "\(script)")
+        }
+        // show: a missing path 4, an output not written 5 (both were 1).
+        let missing = try castscope(["show", dir.appendingPathComponent("nope.log").path])
+        #expect(missing.status == 4 && missing.stderr.hasPrefix("castscope: error: "), "\(missing.status) \(missing.stderr)")
+        let full = Process()
+        full.executableURL = URL(fileURLWithPath: "/bin/sh")
+        full.arguments = ["-c", "exec \"$0\" show \"$1\" > /dev/full", binary, log.path]
+        full.standardError = FileHandle.nullDevice
+        try full.run()
+        full.waitUntilExit()
+        #expect(full.terminationStatus == 5)
+    }
 }

@@ -308,8 +308,9 @@ public struct BundleWalker {
                 } else if XcodeMetadataSource.detect(head) {
                     // Xcode's console with metadata: each entry one line.
                     try visit(path, XcodeMetadataSource(text))
-                } else if MarkdownSource.isMarkdown(path) {
-                    // Its code blocks and quotes (a Markdown file is small).
+                } else if MarkdownSource.isMarkdown(path), !OwnReports.begins(head) {
+                    // Its code blocks and quotes (a Markdown file is small; castscope's own
+                    // Markdown report is told by its title and not read).
                     try visit(path, try MarkdownSource.open(text))
                 } else {
                     try visit(path, text)
