@@ -176,4 +176,27 @@ struct HostileFilesTests {
         let b = try castscope(["analyze", bad.path])
         #expect(b.stderr.contains("its body (from line 2): invalid JSON at byte 15"), "\(b.stderr)")
     }
+
+    @Test("a tar member whose header is damaged is named with its offset (exit 1), the members after it read (it vanished with exit 0)")
+    func damagedTarHeader() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt")))
+        let storm = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001").appendingPathComponent(
+            try FileManager.default.contentsOfDirectory(atPath: packageRoot.appendingPathComponent("samples/stopped-10001").path).filter { !$0.hasPrefix(".") }.sorted()[0])))
+        var tar = makeArchive(.tar, [("a.txt", good), ("b.txt", [UInt8]("damaged\n".utf8)), ("c.txt", storm)])
+        // b.txt's header: after a.txt's (a pax tar may put an extended header first: find it by name)
+        let name = Array("b.txt".utf8)
+        var at = 0
+        while at + 512 <= tar.count, !(Array(tar[at..<at + name.count]) == name && tar[at + 156] == UInt8(ascii: "0")) { at += 512 }
+        #expect(at + 512 <= tar.count)
+        for k in 148..<156 { tar[at + k] = UInt8(ascii: "9") }
+        let path = dir.appendingPathComponent("bundle.tar")
+        try Data(tar).write(to: path)
+        let r = try castscope(["analyze", "--json", path.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("bundle.tar: at byte \(at): damaged member header, skipped to the next member that can be read"), "\(r.stderr)")
+        let inputs = (try #require(r.json)["inputs"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+        #expect(inputs.contains { $0.hasSuffix("!a.txt") } && inputs.contains { $0.hasSuffix("!c.txt") }, "\(inputs)")
+    }
 }

@@ -95,10 +95,26 @@ final class ArchiveReader {
         var size: Int64?
     }
 
+    /// A damaged member header the reader passed over (libarchive's `ARCHIVE_RETRY`: a tar
+    /// block whose checksum fails), once per run of them, before the member after it: that
+    /// member's lines are lost, and were lost with no word before session 43.
+    var onDamagedHeader: ((InputError) -> Void)?
+
     /// The next member header, or nil at the end. Throws on a damaged archive.
     func nextEntry() throws -> Entry? {
         var entry: OpaquePointer?
-        let rc = lib.readNextHeader(handle, &entry)
+        var rc = lib.readNextHeader(handle, &entry)
+        var retries = 0
+        while rc == LibArchive.retry {
+            if retries == 0 {
+                let at = lib.readHeaderPosition.map { UInt64(max(0, $0(handle))) }
+                onDamagedHeader?(InputError(path: path, offset: at, "damaged member header, skipped to the next member that can be read: \(Self.message(lib, handle))"))
+            }
+            retries += 1
+            // (a damaged block is passed over 512 bytes at a time: a long run is no archive)
+            if retries > 1 << 20 { throw InputError(path: path, "damaged archive: no member header can be read") }
+            rc = lib.readNextHeader(handle, &entry)
+        }
         if rc == LibArchive.eof { return nil }
         if rc < LibArchive.warn || entry == nil {
             throw box.takeUnretainedValue().error

@@ -325,6 +325,7 @@ public struct BundleWalker {
 
     private func readArchive(_ source: ByteSource, path: String, depth: Int, tally: BudgetTally) throws {
         let archive = try ArchiveReader(source: source, path: path)
+        archive.onDamagedHeader = { [self] in report($0) }
         var spill = logArchive.map { LogArchiveSpill(archivePath: path, hand: $0) }
         defer { spill?.finish() }
         while !tally.stopped {

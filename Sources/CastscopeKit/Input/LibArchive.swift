@@ -16,6 +16,8 @@ struct LibArchive {
     static let ok: Int32 = 0
     static let eof: Int32 = 1
     static let warn: Int32 = -20
+    /// A header that could not be read (a tar block with a bad checksum): reading on may work.
+    static let retry: Int32 = -10
 
     let readNew: @convention(c) () -> OpaquePointer?
     let supportFilterGzip: @convention(c) (OpaquePointer?) -> Int32
@@ -39,6 +41,8 @@ struct LibArchive {
     let entrySize: @convention(c) (OpaquePointer?) -> Int64
     let entrySizeIsSet: @convention(c) (OpaquePointer?) -> Int32
     let entryFiletype: @convention(c) (OpaquePointer?) -> mode_t
+    /// Where the last header read began, in the archive's (decompressed) bytes.
+    let readHeaderPosition: (@convention(c) (OpaquePointer?) -> Int64)?
 
     /// The library, or why it could not be opened (once per process).
     static let shared: Result<LibArchive, LoadError> = load()
@@ -90,7 +94,8 @@ struct LibArchive {
                 entryPathname: symbol("archive_entry_pathname"),
                 entrySize: symbol("archive_entry_size"),
                 entrySizeIsSet: symbol("archive_entry_size_is_set"),
-                entryFiletype: symbol("archive_entry_filetype")))
+                entryFiletype: symbol("archive_entry_filetype"),
+                readHeaderPosition: optional("archive_read_header_position")))
         } catch let e as LoadError {
             return .failure(e)
         } catch {
