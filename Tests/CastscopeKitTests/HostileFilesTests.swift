@@ -199,4 +199,40 @@ struct HostileFilesTests {
         let inputs = (try #require(r.json)["inputs"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
         #expect(inputs.contains { $0.hasSuffix("!a.txt") } && inputs.contains { $0.hasSuffix("!c.txt") }, "\(inputs)")
     }
+
+    @Test("a record's joined lines stop at 1 MB, said with the record's line (a gzip of one line and 3 million continuation lines held 438 MB)")
+    func recordJoinedLinesBounded() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = try String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+        var lines = good.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let frame = "    0x0000000100abcdef frame in BroadcastExtension + 1234 continuation"
+        lines.insert(contentsOf: Array(repeating: frame, count: 20_000), at: 5)
+        let path = dir.appendingPathComponent("dump.log")
+        try lines.joined(separator: "\n").write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("dump.log:5: record longer than 1 MB with the lines joined to it: its last "), "\(r.stderr)")
+        let outcomes = (try #require(r.json)["sessions"] as? [[String: Any]] ?? []).compactMap { $0["outcome"] as? String }
+        #expect(outcomes == ["completed"], "\(outcomes)")
+    }
+
+    @Test("a log that begins with a block of NULs (logrotate's copytruncate) is read after it, said once (it was a binary file, exit 4)")
+    func leadingNULBlock() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt")))
+        let path = dir.appendingPathComponent("syslog.txt")
+        try Data([UInt8](repeating: 0, count: 100_000) + good).write(to: path)
+        let r = try castscope(["analyze", "--json", path.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("syslog.txt: at byte 0: 100000 NUL bytes at the start passed over"), "\(r.stderr)")
+        let outcomes = (try #require(r.json)["sessions"] as? [[String: Any]] ?? []).compactMap { $0["outcome"] as? String }
+        #expect(outcomes == ["completed"], "\(outcomes)")
+        // A binary file with a few NULs first is still one.
+        let binary = dir.appendingPathComponent("x.bin")
+        try Data([0, 0, 0, 1] + Array("Bud1".utf8) + [UInt8](repeating: 0, count: 200) + good).write(to: binary)
+        let b = try castscope(["analyze", binary.path])
+        #expect(b.status == 4 && b.stderr.contains("binary file"), "\(b.stderr)")
+    }
 }

@@ -272,11 +272,21 @@ public struct BundleWalker {
             case .text where ips != nil && path.hasSuffix(".ips"):
                 try ips!(path, replay)
             case .text:
-                let ownSource = Self.readsThroughOwnSource(path: path, head: head)
+                let zeros = LeadingZerosSource.detect(head)
+                let ownSource = zeros || Self.readsThroughOwnSource(path: path, head: head)
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 var text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
-                // UTF-16 (a Windows shell's redirect) is made UTF-8 first.
                 var head = head
+                if zeros {
+                    // A block of NULs first (logrotate's copytruncate): passed over, said, and
+                    // the text after it read as a file of its own.
+                    let skipping = LeadingZerosSource(text)
+                    (head, text) = try readHead(Self.headBytes, from: skipping)
+                    if !head.isEmpty {
+                        report(InputError(path: path, offset: 0, "\(skipping.skipped) NUL bytes at the start passed over (a log truncated while it was written: logrotate's copytruncate?); read from byte \(skipping.skipped)"))
+                    }
+                }
+                // UTF-16 (a Windows shell's redirect) is made UTF-8 first.
                 if let order = UTF16Source.detect(head) {
                     text = UTF16Source(text, order)
                     head = UTF16Source.decoded(head, order)

@@ -214,6 +214,11 @@ public struct RawRecord {
     public var time: ParsedTime?
     public var timeInferred = false
     public var line = 0
+    /// Lines not joined to the message because it was already `maxJoinedBytes` long.
+    public var cutLines = 0
+    /// A record's lines joined (a backtrace, a dump) up to this: a gzip of one line and three
+    /// million continuation lines held 438 MB in one record.
+    static let maxJoinedBytes = 1 << 20
 
     public init() { storage.reserveCapacity(512) }
 
@@ -223,6 +228,7 @@ public struct RawRecord {
         time = nil
         timeInferred = false
         self.line = line
+        cutLines = 0
     }
 
     mutating func set(_ f: RecordField, _ bytes: UnsafeRawBufferPointer) {
@@ -251,6 +257,10 @@ public struct RawRecord {
     /// Appends a continuation line to the message (which is always stored last), after a line
     /// break; `wrapped`: with nothing between (the line is the rest of one the paste wrapped).
     mutating func appendToMessage(_ line: UnsafeRawBufferPointer, wrapped: Bool = false) {
+        guard storage.count + line.count < Self.maxJoinedBytes else {
+            cutLines += 1
+            return
+        }
         let m = RecordField.message.rawValue
         if starts[m] < 0 || ends[m] != storage.count {
             if starts[m] >= 0 {

@@ -204,6 +204,10 @@ public final class RecordReader {
         }
         stats.records += 1
         if pending.time?.swappedDayMonth == true { stats.swappedDayMonth += 1 }
+        if pending.cutLines > 0 {
+            problems.append(InputError(path: lines.path, line: pending.line,
+                                       "record longer than \(RawRecord.maxJoinedBytes >> 20) MB with the lines joined to it: its last \(pending.cutLines) lines are not kept"))
+        }
         try sink(&pending)
     }
 

@@ -1,0 +1,46 @@
+/// A text file that begins with a block of NUL bytes: what logrotate's `copytruncate` leaves
+/// when the writer does not append (the old size comes back as a hole, then the new lines), or
+/// a preallocating logger. The block is passed over and the text after it read; it was a
+/// "binary file" before session 43, every line of it lost.
+final class LeadingZerosSource: ByteSource {
+    /// A run of NULs at least this long at the start (a binary format's header has a few).
+    static let minimumRun = 64
+
+    private let source: ByteSource
+    private var pending: [UInt8] = []
+    private var started = false
+    /// The NUL bytes passed over.
+    private(set) var skipped: UInt64 = 0
+
+    init(_ source: ByteSource) { self.source = source }
+
+    static func detect(_ head: [UInt8]) -> Bool {
+        head.count >= minimumRun && head.prefix(minimumRun).allSatisfy { $0 == 0 }
+    }
+
+    var consumedOffset: UInt64 { source.consumedOffset }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if !started {
+            started = true
+            var block = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = try block.withUnsafeMutableBytes { try source.read(into: $0) }
+                if n == 0 { return 0 }
+                if let first = block[..<n].firstIndex(where: { $0 != 0 }) {
+                    skipped += UInt64(first)
+                    pending = Array(block[first..<n])
+                    break
+                }
+                skipped += UInt64(n)
+            }
+        }
+        if !pending.isEmpty {
+            let n = min(buffer.count, pending.count)
+            pending.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            pending.removeFirst(n)
+            return n
+        }
+        return try source.read(into: buffer)
+    }
+}
