@@ -119,8 +119,15 @@ public struct SessionTally: Sendable {
         outcomes[s.outcome, default: 0] += 1
         if !anyInferredTime, s.events.contains(where: \.timeInferred) { anyInferredTime = true }
         if s.connected { anyConnected = true }
-        s.forEachProcess { processes.insert($0) }
-        for i in s.events.indices where s.events[i].code == .daemonDied { daemonDeaths.append(s.events[i]) }
+        // (one pass over the lines for both)
+        if let p = s.process { processes.insert(p) }
+        var last: String?
+        for i in s.events.indices {
+            if s.events[i].code == .daemonDied { daemonDeaths.append(s.events[i]) }
+            guard let p = s.events[i].process, p != last else { continue }
+            processes.insert(p)
+            last = p
+        }
     }
 }
 

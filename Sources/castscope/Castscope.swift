@@ -567,7 +567,14 @@ struct Analyze: ParsableCommand {
             }
         }
         Stages.mark("outputs")
-        for e in report.errors { fputs("castscope: error: \(Sanitize.line(e.description))\n", stderr) }
+        // One line per error, the same line once (a missing $TMPDIR failed every log-archive
+        // member with one sentence, eight times over), with how many times it came.
+        var counts: [String: Int] = [:]
+        for e in report.errors { counts[e.description, default: 0] += 1 }
+        for e in report.errors {
+            guard let n = counts.removeValue(forKey: e.description) else { continue }
+            fputs("castscope: error: \(Sanitize.line(e.description))\(n > 1 ? " (\(n) times)" : "")\n", stderr)
+        }
         for w in report.warnings { fputs("castscope: warning: \(Sanitize.line(w))\n", stderr) }
         // A named path that does not exist, or nothing recognized at all: exit 4.
         var st = stat()

@@ -36,7 +36,14 @@ struct JournalFollower: @unchecked Sendable {
                 idle: { engine.tick() },
                 shouldStop: { stop.isSet }))
         } catch {
-            engine.error("journal: \(error)")
+            // (named as given: `--file F`, `-D DIR`; an error of "journal:" named none)
+            let named: String
+            switch follower.source {
+            case .system: named = "the system journal"
+            case .directory(let d): named = d
+            case .files(let f): named = f.joined(separator: ", ")
+            }
+            engine.error("\(named): \(error)")
         }
     }
 }

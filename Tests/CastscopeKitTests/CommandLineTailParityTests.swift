@@ -160,6 +160,15 @@ import Testing
         let f = try castscope(["tail", "--file", "/nonexistent.journal"])
         #expect(f.status == 4)
         #expect(f.stderr.hasPrefix("castscope: error: --file /nonexistent.journal: "))
+        // A damaged journal's error names the file (it said "journal:", naming none).
+        let damagedDir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: damagedDir) }
+        let cut = damagedDir.appendingPathComponent("cut.journal")
+        var bytes = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/relay/relay.journal")))
+        bytes = Array(bytes.prefix(5000))
+        try Data(bytes).write(to: cut)
+        let d = try castscope(["tail", "--file", cut.path, "--from-start"])
+        #expect(d.stderr.contains("castscope: error: \(cut.path): "), "\(d.stderr)")
         #expect(try castscope(["tail", "-S", "-1h", "--no-journal", "-"]).status == 2)
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -235,4 +235,22 @@ struct HostileFilesTests {
         let b = try castscope(["analyze", binary.path])
         #expect(b.status == 4 && b.stderr.contains("binary file"), "\(b.stderr)")
     }
+
+    @Test("one cause, one line: a missing $TMPDIR fails every log-archive member with the same sentence, printed once with its count")
+    func sameErrorOnce() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let unified = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/unified-logging")
+        var members: [(String, [UInt8])] = []
+        for name in ["0000000000000030.tracev3", "0000000000000f85.tracev3"] {
+            members.append(("s.logarchive/Persist/" + name, try [UInt8](Data(contentsOf: unified.appendingPathComponent(name)))))
+        }
+        members.append(("good.log", try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt")))))
+        let tar = dir.appendingPathComponent("sd.tar")
+        try Data(makeArchive(.tar, members)).write(to: tar)
+        let r = try castscope(["analyze", "--oneline", tar.path], env: ["TMPDIR": "/nonexistent-castscope-tmp"])
+        let lines = r.stderr.split(separator: "\n").filter { $0.contains("/nonexistent-castscope-tmp") }
+        #expect(lines.count == 1 && lines[0].hasSuffix("(2 times)"), "\(r.stderr)")
+        #expect(r.stdout.contains("1 session"), "\(r.stdout)")
+    }
 }

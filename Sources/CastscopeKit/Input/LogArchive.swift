@@ -78,7 +78,15 @@ struct LogArchiveSpill {
         guard fd >= 0 else { throw InputError(path: display, "cannot copy it to a temporary file to read it: \(errnoText())") }
         files.append(file)
         defer { close(fd) }
-        try copyAll(source, to: fd, display: display)
+        do {
+            try copyAll(source, to: fd, display: display)
+        } catch {
+            // A copy cut short (a full $TMPDIR) is this member's error alone: not read again
+            // as a truncated file, a second and misleading error for it.
+            unlink(file)
+            files.removeLast()
+            throw error
+        }
     }
 
     /// Reads each spilled log archive, then removes every file and folder written.
