@@ -117,6 +117,18 @@ public final class LineReader {
         }
     }
 
+    /// Passes over the empty lines (`\n` alone) that follow in the buffer; how many. A file of
+    /// newlines was read a line at a time, 25 times slower a byte than text (a 31 MB gzip of
+    /// them: minutes).
+    public func skipEmptyLines() -> Int {
+        var k = start
+        while k < end && buffer[k] == 0x0A { k += 1 }
+        let n = k - start
+        start = k
+        lineNumber += n
+        return n
+    }
+
     /// Hands the buffered complete lines (after reading more when none is buffered) to `body`,
     /// which consumes whole lines from their start and says how many bytes and lines. Returns
     /// true when it consumed all it was handed (more may follow); false when it stopped at a

@@ -243,6 +243,15 @@ public final class RecordReader {
             }
             guard var line = try lines.nextLine() else { break }
             stats.lines += 1
+            if line.isEmpty && wholeLinesLeft == 0 {
+                // An empty line is skipped whatever comes before it, and so are those after it
+                // (counted in one pass).
+                let more = lines.skipEmptyLines()
+                stats.lines += more
+                stats.skipped += more + 1
+                anchored = false
+                continue
+            }
             checkUTF8(line)
             // A paste's code span or fence around the log's text comes off (`CodeMarks`).
             if CodeMarks.marked(line) { line = CodeMarks.unmarked(line, spanOpen: &codeSpanOpen, first: stats.records == 0 && !hasPending) }
