@@ -6,6 +6,8 @@ SUDO      := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # clickhouse-server/-client (18.16) are the real servers the ClickHouse tests start).
 APT_PACKAGES := pkg-config libsystemd-dev zlib1g-dev libarchive-dev liblz4-dev systemd-journal-remote chromium python3 tzdata
 APT_PACKAGES += clickhouse-server clickhouse-client python3-pip
+# The compressors whose other frame layouts the tests write (pzstd's skippable frame, lz4 -l, lzma).
+APT_PACKAGES += zstd lz4 xz-utils
 SAMPLES   := healthy-jitsi retry-storm stopped-10001 jetsam-kill sendbird-call-ended mixed-bundle relay
 
 .PHONY: all deps pydeps build release run test expected samples journals generate bench clean man completions chdb soak fuzz

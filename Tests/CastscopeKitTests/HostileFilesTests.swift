@@ -272,4 +272,22 @@ struct HostileFilesTests {
         let end = lines.firstIndex { $0.contains("server stream end encountered") }!
         #expect(r.stdout.contains("gaps.log:\(100_000 + end + 1)"), "\(r.stdout.prefix(2000))")
     }
+
+    @Test("pzstd's output (a skippable frame first), lz4's legacy frame and lzma-alone are read (each was \"binary file (NUL byte)\")")
+    func otherCompressionFrames() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt").path
+        for (name, command) in [("a.zst", "pzstd -q -c"), ("a.lz4", "lz4 -q -l -c"), ("a.lzma", "lzma -c")] {
+            let out = dir.appendingPathComponent(name).path
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", "\(command) \"$0\" > \"$1\"", good, out]
+            try p.run()
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0, "\(command): make deps installs zstd, lz4 and xz-utils")
+            let r = try castscope(["analyze", "--oneline", out])
+            #expect(r.status == 0 && r.stdout.contains("1 session — 1 completed"), "\(name): \(r.stdout) \(r.stderr)")
+        }
+    }
 }

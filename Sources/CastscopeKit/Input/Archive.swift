@@ -36,7 +36,9 @@ final class ArchiveReader {
         case .success(let l): lib = l
         case .failure(let why): throw InputError(path: path, "cannot read \(compressed.map { "\($0.rawValue) data" } ?? "archives"): \(why)")
         }
-        if compressed == .zstd && lib.supportFilterZstd == nil || compressed == .lz4 && lib.supportFilterLz4 == nil {
+        if compressed == .zstd && lib.supportFilterZstd == nil || compressed == .lz4 && lib.supportFilterLz4 == nil
+            || compressed == .lzma && lib.supportFilterLzma == nil
+        {
             throw InputError(path: path, "cannot read \(compressed!.rawValue) data: this libarchive has no \(compressed!.rawValue) filter")
         }
         guard let a = lib.readNew() else { throw InputError(path: path, "libarchive: out of memory") }
@@ -45,6 +47,7 @@ final class ArchiveReader {
         _ = lib.supportFilterGzip(a)
         _ = lib.supportFilterBzip2(a)
         _ = lib.supportFilterXz(a)
+        _ = lib.supportFilterLzma?(a)
         _ = lib.supportFilterZstd?(a)
         _ = lib.supportFilterLz4?(a)
         if compressed != nil {
@@ -156,12 +159,20 @@ final class ArchiveReader {
 /// `.tar.zst`. Their output is sniffed again like an inflated gzip.
 enum Compression: String, Sendable {
     case xz, bzip2, zstd, lz4
+    /// lzma-alone (`lzma`, `xz --format=lzma`): xz's predecessor.
+    case lzma
 
     /// The magic numbers at the start of a stream.
     static func sniff(_ head: [UInt8]) -> Compression? {
         if head.starts(with: [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return .xz }
         if head.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) { return .zstd }
-        if head.starts(with: [0x04, 0x22, 0x4D, 0x18]) { return .lz4 }
+        // (a skippable frame first: pzstd's output; the lz4 legacy frame: `lz4 -l`, the kernel's)
+        if head.count >= 4, head[0] & 0xF0 == 0x50, head[1...3].elementsEqual([0x2A, 0x4D, 0x18]) { return .zstd }
+        if head.starts(with: [0x04, 0x22, 0x4D, 0x18]) || head.starts(with: [0x02, 0x21, 0x4C, 0x18]) { return .lz4 }
+        // lzma-alone: the default properties byte, a dictionary size of 64 KB or more
+        if head.count >= 13, head[0] == 0x5D, head[1] == 0, head[2] == 0, head[4] == 0 || head[4] == 0x01 || head[4] == 0x02 || head[4] == 0x04 || head[4] == 0x08 || head[4] == 0x10 || head[4] == 0x20 || head[4] == 0x40 || head[4] == 0x80 {
+            return .lzma
+        }
         // "BZh", the block size '1'...'9', then a block's magic (pi) or the end of an empty stream's (sqrt pi)
         if head.count >= 10, head.starts(with: [0x42, 0x5A, 0x68]), (0x31...0x39).contains(head[3]),
             head[4..<10].elementsEqual([0x31, 0x41, 0x59, 0x26, 0x53, 0x59]) || head[4..<10].elementsEqual([0x17, 0x72, 0x45, 0x38, 0x50, 0x90])

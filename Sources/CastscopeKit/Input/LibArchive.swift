@@ -31,6 +31,7 @@ struct LibArchive {
     /// Filters a libarchive may be built without (nil then: such a file is said not readable).
     let supportFilterZstd: (@convention(c) (OpaquePointer?) -> Int32)?
     let supportFilterLz4: (@convention(c) (OpaquePointer?) -> Int32)?
+    let supportFilterLzma: (@convention(c) (OpaquePointer?) -> Int32)?
     /// archive_read_open(a, client, open callback, read callback, close callback)
     let readOpen: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeRawPointer?, ReadCallback?, UnsafeRawPointer?) -> Int32
     let readNextHeader: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
@@ -86,6 +87,7 @@ struct LibArchive {
                 supportFormatRaw: symbol("archive_read_support_format_raw"),
                 supportFilterZstd: optional("archive_read_support_filter_zstd"),
                 supportFilterLz4: optional("archive_read_support_filter_lz4"),
+                supportFilterLzma: optional("archive_read_support_filter_lzma"),
                 readOpen: symbol("archive_read_open"),
                 readNextHeader: symbol("archive_read_next_header"),
                 readData: symbol("archive_read_data"),
