@@ -893,8 +893,11 @@ public final class Analyzer {
             holdIfMany()
         }
         walker.logArchive = { display, dir in
-            let found = tracev3Files(under: dir)
             let prefix = dir.hasSuffix("/") ? dir : dir + "/"
+            let found = tracev3Files(under: dir) { folder, why in
+                let e = InputError(path: display + (folder.hasPrefix(prefix) ? "/" + folder.dropFirst(prefix.count) : ""), "cannot read folder: \(why)")
+                report.errors.append(e)
+            }
             let list = found.map { (display + "/" + String($0.dropFirst(prefix.count)), $0) }
             absorbUnifiedLog(self.readUnifiedLog(display: display, root: dir, files: list))
         }

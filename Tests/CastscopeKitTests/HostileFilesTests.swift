@@ -290,4 +290,34 @@ struct HostileFilesTests {
             #expect(r.status == 0 && r.stdout.contains("1 session — 1 completed"), "\(name): \(r.stdout) \(r.stderr)")
         }
     }
+
+    @Test("a log archive whose Persist is a symlink is read through it; a folder merely named *.logarchive is a folder (its text logs were never read nor named)")
+    func logArchiveFolderShapes() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        let unified = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/unified-logging")
+        let archive = dir.appendingPathComponent("la/sys.logarchive")
+        try fm.createDirectory(at: archive, withIntermediateDirectories: true)
+        for part in ["timesync", "uuidtext"] { try fm.copyItem(at: unified.appendingPathComponent(part), to: archive.appendingPathComponent(part)) }
+        let elsewhere = dir.appendingPathComponent("kept/Persist")
+        try fm.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        for name in ["0000000000000030.tracev3", "0000000000000f85.tracev3"] {
+            try fm.copyItem(at: unified.appendingPathComponent(name), to: elsewhere.appendingPathComponent(name))
+        }
+        try fm.createSymbolicLink(at: archive.appendingPathComponent("Persist"), withDestinationURL: elsewhere)
+        let linked = try castscope(["analyze", "--json", archive.path])
+        let records = ((try #require(linked.json)["inputs"] as? [[String: Any]]) ?? []).reduce(0) { $0 + ($1["records"] as? Int ?? 0) }
+        #expect(records > 1000, "\(linked.stderr)")
+        // A plain folder whose name ends in .logarchive, beside another log.
+        let b = dir.appendingPathComponent("b/notes.logarchive")
+        try fm.createDirectory(at: b, withIntermediateDirectories: true)
+        let storm = packageRoot.appendingPathComponent("samples/retry-storm")
+        for name in try fm.contentsOfDirectory(atPath: storm.path) where !name.hasPrefix(".") {
+            try fm.copyItem(at: storm.appendingPathComponent(name), to: b.appendingPathComponent(name))
+        }
+        let r = try castscope(["analyze", "--json", b.deletingLastPathComponent().path])
+        let outcomes = (try #require(r.json)["sessions"] as? [[String: Any]] ?? []).compactMap { $0["outcome"] as? String }
+        #expect(outcomes == ["failed-to-connect"], "\(outcomes) \(r.stderr)")
+    }
 }

@@ -8,10 +8,15 @@ import Darwin
 /// `/var/db/diagnostics` (a `timesync` folder beside `Persist` or `Special`).
 func isLogArchiveFolder(_ path: String) -> Bool {
     let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
-    if trimmed.hasSuffix(".logarchive") { return true }
     func isDir(_ p: String) -> Bool {
         var st = stat()
         return stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+    // A folder named so that holds none of a log archive's parts is a folder (its text logs
+    // were never read nor named).
+    if trimmed.hasSuffix(".logarchive") {
+        return isDir(trimmed + "/timesync") || isDir(trimmed + "/Persist") || isDir(trimmed + "/Special")
+            || isDir(trimmed + "/Signpost") || isDir(trimmed + "/HighVolume") || access(trimmed + "/Info.plist", F_OK) == 0
     }
     return isDir(trimmed + "/timesync") && (isDir(trimmed + "/Persist") || isDir(trimmed + "/Special"))
 }
@@ -107,19 +112,36 @@ struct LogArchiveSpill {
 }
 
 /// The tracev3 files under a folder, sorted by path.
-func tracev3Files(under root: String) -> [String] {
+func tracev3Files(under root: String, unreadable: (_ folder: String, _ why: String) -> Void = { _, _ in }) -> [String] {
     var out: [String] = []
+    // (folders by device and inode: a symlinked `Persist` is followed, a loop is not)
+    var seen = Set<[UInt64]>()
     func walk(_ dir: String, depth: Int) {
-        guard depth < 6, let d = opendir(dir) else { return }
-        var names: [(String, Bool)] = []
+        guard depth < 6 else { return }
+        var st = stat()
+        if stat(dir, &st) == 0 {
+            guard seen.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted else { return }
+        }
+        guard let d = opendir(dir) else {
+            // (an unreadable `Persist` made the archive "empty", with no word of why)
+            unreadable(dir, errnoText())
+            return
+        }
+        var names: [(String, UInt8)] = []
         while let ent = readdir(d) {
             let name = withUnsafeBytes(of: ent.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
             if name.hasPrefix(".") { continue }
-            names.append((name, ent.pointee.d_type == UInt8(DT_DIR)))
+            names.append((name, ent.pointee.d_type))
         }
         closedir(d)
-        for (name, isDir) in names.sorted(by: { $0.0 < $1.0 }) {
+        for (name, type) in names.sorted(by: { $0.0 < $1.0 }) {
             let p = dir + "/" + name
+            var isDir = type == UInt8(DT_DIR)
+            if type == UInt8(DT_LNK) || type == UInt8(DT_UNKNOWN) {
+                // A symlink (a folder kept elsewhere) or a file system that does not say: asked.
+                var target = stat()
+                isDir = stat(p, &target) == 0 && (target.st_mode & S_IFMT) == S_IFDIR
+            }
             if isDir { walk(p, depth: depth + 1) } else if name.hasSuffix(".tracev3") { out.append(p) }
         }
     }

@@ -187,7 +187,10 @@ public final class LogShow {
         }
         walker.logArchive = { display, dir in
             let prefix = dir.hasSuffix("/") ? dir : dir + "/"
-            archive(display, dir, tracev3Files(under: dir).map { (display + "/" + String($0.dropFirst(prefix.count)), $0) })
+            let found = tracev3Files(under: dir) { folder, why in
+                self.errors.append(InputError(path: display + (folder.hasPrefix(prefix) ? "/" + folder.dropFirst(prefix.count) : ""), "cannot read folder: \(why)"))
+            }
+            archive(display, dir, found.map { (display + "/" + String($0.dropFirst(prefix.count)), $0) })
         }
         walker.unifiedLog = { display, diskPath, source in
             var temporary: PrivateTemporaryDirectory?
