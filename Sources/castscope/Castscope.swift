@@ -403,7 +403,7 @@ struct Analyze: ParsableCommand {
                 Glibc.exit(Exit.usage)
             }
         }
-        if let why = clickhouse.refusal(inputs: paths) {
+        if let why = clickhouse.refusal(inputs: paths, force: force) {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }

@@ -27,12 +27,24 @@ struct ClickHouseOptions: ParsableArguments {
 
     /// Why `file:///dir` must not be written with these inputs (its table files are appended
     /// to: one of them an input, or the folder inside an input folder), or nil.
-    func refusal(inputs: [String]) -> String? {
+    /// A table file there that castscope did not write (its rows name their `BundleId`) is
+    /// not replaced without `force`, as `-o` does not replace one.
+    func refusal(inputs: [String], force: Bool = false) -> String? {
         guard case .directory(let dir)? = target() else { return nil }
         for path in [dir] + ClickHouseSchema.tables.map({ dir + "/" + $0 + ".jsonl" }) {
             if let why = OutputWriter.inputConflict(path, option: "--clickhouse", inputs: inputs, example: "choose another folder") {
                 return why
             }
+        }
+        for path in ClickHouseSchema.tables.map({ dir + "/" + $0 + ".jsonl" }) where !force {
+            guard let f = fopen(path, "rb") else { continue }
+            defer { fclose(f) }
+            var head = [UInt8](repeating: 0, count: 4096)
+            let n = fread(&head, 1, head.count, f)
+            guard n > 0 else { continue }
+            let firstLine = head[0..<n].prefix { $0 != 0x0A }
+            let ours = firstLine.first == UInt8(ascii: "{") && firstLine.withUnsafeBytes { findBytes($0, Array("\"BundleId\":".utf8), from: 0) != nil }
+            if !ours { return "--clickhouse \(path) exists and was not written by castscope: pass --force to replace it" }
         }
         return nil
     }

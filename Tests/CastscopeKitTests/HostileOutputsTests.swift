@@ -247,4 +247,20 @@ struct HostileOutputsTests {
         full.waitUntilExit()
         #expect(full.terminationStatus == 5)
     }
+
+    @Test("--clickhouse file:///dir does not replace a table file castscope did not write, without --force")
+    func clickhouseFolderForeignFile() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sample = packageRoot.appendingPathComponent("samples/retry-storm").path
+        let url = "file://" + dir.path
+        #expect(try castscope(["analyze", sample, "--clickhouse", url]).status == 0)
+        #expect(try castscope(["analyze", sample, "--clickhouse", url]).status == 0, "castscope's own rows are replaced")
+        let inputs = dir.appendingPathComponent("castscope_inputs.jsonl")
+        try "precious user data\n".write(to: inputs, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", sample, "--clickhouse", url])
+        #expect(r.status == 2 && r.stderr.contains("castscope_inputs.jsonl exists and was not written by castscope: pass --force"), "\(r.stderr)")
+        #expect(try String(contentsOf: inputs, encoding: .utf8) == "precious user data\n")
+        #expect(try castscope(["analyze", sample, "--force", "--clickhouse", url]).status == 0)
+    }
 }
