@@ -598,7 +598,7 @@ public final class Analyzer {
             }
             if self.options.forcedFormat == nil, OwnReports.begins(head) {
                 var summary = InputSummary(path: path)
-                summary.notes.append("a castscope report, not a log: not read")
+                summary.notes.append(OwnReports.note)
                 report.inputs.append(summary)
                 files.append(FileTimes(firstComplete: nil, eventRange: position..<position))
                 return nil

@@ -362,6 +362,12 @@ struct Analyze: ParsableCommand {
     static func whyNothing(_ r: AnalysisReport, paths: [String]) -> String {
         if r.inputs.isEmpty { return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped)" }
         let readable = r.inputs.filter { $0.format != nil }
+        // castscope's own reports are listed, not read.
+        let reports = r.inputs.filter { $0.format == nil && $0.notes.contains(OwnReports.note) }
+        if readable.isEmpty, !reports.isEmpty, reports.count == r.inputs.count {
+            return reports.count == 1 ? "\(reports[0].path) is a castscope report, not a log (analyze the logs it was made from)"
+                : "the \(reports.count) files are castscope reports, not logs (analyze the logs they were made from)"
+        }
         if readable.isEmpty {
             return "none of the \(r.inputs.count) file\(r.inputs.count == 1 ? "" : "s") could be read (errors above)"
         }

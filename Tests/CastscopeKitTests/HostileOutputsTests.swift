@@ -221,6 +221,9 @@ struct HostileOutputsTests {
         #expect((json["sessions"] as? [Any])?.count == sessions, "\(again.stdout.prefix(400))")
         let inputs = json["inputs"] as? [[String: Any]] ?? []
         #expect(inputs.filter { ($0["notes"] as? [String] ?? []).contains("a castscope report, not a log: not read") }.count == 5, "\(inputs)")
+        // A report named alone: said so (it was "none of the 1 file could be read (errors above)").
+        let alone1 = try castscope(["analyze", bundle.appendingPathComponent("r.txt").path])
+        #expect(alone1.status == 4 && alone1.stderr.contains("r.txt is a castscope report, not a log"), "\(alone1.stderr)")
         // `>> input` and `1<> input`: refused before anything is written (exit 2), the input unchanged.
         let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
         let before = try Data(contentsOf: log)

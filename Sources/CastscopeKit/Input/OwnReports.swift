@@ -5,6 +5,9 @@
 /// read it as a log: its timelines made sessions of their own, a never-connected error among
 /// them. `-o` replaces without `--force` only a file that begins so.
 public enum OwnReports {
+    /// The note an input that is one gets (it is listed, not read).
+    public static let note = "a castscope report, not a log: not read"
+
     /// Whether `head` (a file's first 4 KB or more) begins like one of castscope's reports.
     public static func begins(_ head: some Collection<UInt8>) -> Bool {
         var h = Array(head.prefix(4096))[...]

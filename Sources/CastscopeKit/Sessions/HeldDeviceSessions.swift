@@ -8,21 +8,32 @@
 /// relay lines hands its sessions on. Held in memory when no temporary file can be made.
 final class HeldDeviceSessions {
     private let spill = EventSpill()
-    private var chunks: [EventSpill.Chunk] = []
-    private var held: [Session] = []
+    /// Where each session is: its record in the spill, or its place in `held`.
+    private var places: [(chunk: EventSpill.Chunk?, held: Int)] = []
+    private var held: [Session?] = []
     /// What the join reads of each, in the order they ended (the report's).
     private(set) var facts: [DeviceJoinFacts] = []
+    /// A session of more lines and attempts than this stays in memory, as before: its record
+    /// is encoded whole and read back whole, and a retry storm's 600,000 attempts made that
+    /// twice the session's own memory (53 → 110 MB).
+    static let heldAbove = 50_000
 
     var count: Int { facts.count }
 
     func add(_ s: Session) {
         facts.append(DeviceJoinFacts(s))
-        if let spill { chunks.append(spill.write(session: s)) } else { held.append(s) }
+        if let spill, s.events.count + s.attempts.count <= Self.heldAbove {
+            places.append((spill.write(session: s), -1))
+        } else {
+            places.append((nil, held.count))
+            held.append(s)
+        }
     }
 
-    /// Session `i`, read back (or handed over: each is asked for once).
+    /// Session `i`, read back or handed over (each is asked for once).
     func take(_ i: Int) -> Session {
-        guard let spill else { return held[i] }
-        return spill.readSession(chunks[i])
+        if let chunk = places[i].chunk, let spill { return spill.readSession(chunk) }
+        defer { held[places[i].held] = nil }
+        return held[places[i].held]!
     }
 }
