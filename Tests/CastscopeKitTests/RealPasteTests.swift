@@ -412,6 +412,31 @@ struct RealPasteTests {
             """, name: "Test-2016-04-11-173159.ips")
         #expect(ips.messages("app-crashed").first?.hasPrefix("Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test', reason: 'for crash report test')") == true,
                 "\(ips.messages("app-crashed"))")
+        // AdguardForiOS#1585: the crash summary TestFlight feedback and the Organizer give
+        // (`Exception type:` in lowercase, `Date:` in the US form, no pid): "nothing recognized".
+        let summary = try analyze(dated: false, """
+            Date: 6/24/20, 12:54 AM
+            Process: AdGuardProTodayExtension
+            Bundle id: com.adguard.AdguardPro.todayExtension
+            Device: iPhone 7, iOS 13.5
+            Bundle version: 4.0.1
+
+            Exception type: EXC_BAD_ACCESS (SIGSEGV)
+            Exception subtype: KERN_INVALID_ADDRESS: 0x0
+            Exception codes: 0x0000000000000001, 0x0000000000000000
+            Culprit: Unknown
+            VM Protection: 0x0 is not in any region.
+
+            Triggered by thread: 0
+            Thread name: Dispatch queue: com.apple.main-thread
+            Call stack:
+            0   libsystem_kernel.dylib        \t0x000000019686d198 0x196869000 + 16792      \t// mach_msg_trap
+
+            """)
+        #expect(summary.kinds == ["app-crashed"], "\(summary.kinds) \(summary.json["unattached"] ?? "")")
+        #expect(summary.messages("app-crashed").first?.hasPrefix("AdGuardProTodayExtension crashed (EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0)") == true,
+                "\(summary.messages("app-crashed"))")
+        #expect(summary.sessions.isEmpty, "a widget's crash is no broadcast session")
     }
 
     @Test("session 42's pastes: a ticket's sentences around a short nginx block, pm2's time, a syslog tagged by a tool in one month, prose naming an API constant, an uncaught exception told twice")

@@ -19,15 +19,15 @@ struct CrashReportText {
     static let kind = "crash.header"
     static let openers = RecordReader.crashReportOpeners.map { String(decoding: $0, as: UTF8.self) }
     /// The opener that is also a key: it opens a header only where none is open.
-    static let keyOpeners: Set<String> = ["Exception Type:"]
+    static let keyOpeners: Set<String> = ["Exception Type:", "Exception type:"]
     /// Keys looked back for from that opener, and how many lines back (a header's `Process:` is
     /// about 15 lines before its `Exception Type:`).
-    static let lookedBack = ["Process:", "Date/Time:"]
+    static let lookedBack = ["Process:", "Date/Time:", "Date:"]
     static let lookBack = 30
     /// Lines after the opener a header may take (the reader parses that many whole).
     static let span = RecordReader.crashReportHeaderLines
     static let keys = ["Process:", "Date/Time:", "Exception Type:", "Exception Subtype:", "Exception Message:", "Exception Note:",
-                       "Termination Reason:", "Termination Description:"]
+                       "Termination Reason:", "Termination Description:", "Exception type:", "Exception subtype:"]
 
     private var opened: Int?
     private var lines: [String] = []
@@ -139,7 +139,7 @@ struct CrashReportText {
             return nil
         }
         if text.hasPrefix("Termination Reason:") || text.hasPrefix("Triggered by Thread:") || text.hasPrefix("Thread 0")
-            || Self.threadCrashed(text)
+            || text.hasPrefix("Triggered by thread:") || Self.threadCrashed(text)
         {
             opened = nil
             let made = record(line: rec.line)
@@ -156,7 +156,7 @@ struct CrashReportText {
     }
 
     private func record(line: Int) -> RawRecord? {
-        guard lines.contains(where: { $0.hasPrefix("Exception Type:") }),
+        guard lines.contains(where: { $0.hasPrefix("Exception Type:") || $0.hasPrefix("Exception type:") }),
             let r = IPSReport.crash(text: lines.joined(separator: "\n")).records.first
         else { return nil }
         var rec = RawRecord()

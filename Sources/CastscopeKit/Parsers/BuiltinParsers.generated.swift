@@ -1979,17 +1979,21 @@ enum BuiltinParsers {
   "rules": [
     {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[{target_pid:int}] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
     {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"},
+    {"event": "extension.killed", "match": "Crash report: {target}[?] terminated: {text}"},
     {"event": "crash.header", "match": "Hardware Model:{text}", "anchored": true},
     {"event": "crash.header", "match": "Exception Type:{sp}EXC_{text}", "anchored": true},
+    {"event": "crash.header", "match": "Exception type:{sp}EXC_{text}", "anchored": true},
     {"event": "app.crashed", "match": "Crash report of a process the report does not name: {reason}"}
   ],
   "samples": [
     {"message": "JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 50 MB (3200 pages); largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit", "limit_mb": "50"}},
     {"message": "Crash report: BroadcastExtension[2210] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc", "event": "extension.killed", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "text": "EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc"}},
+    {"message": "Crash report: AdGuardProTodayExtension[?] terminated: EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0", "event": "extension.killed", "attrs": {"target": "AdGuardProTodayExtension", "text": "EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0"}},
     {"message": "Hardware Model:      iPhone14,2", "event": "crash.header"},
     {"message": "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)", "event": "crash.header"},
     {"message": "Exception Type: EXC_RESOURCE", "event": "crash.header"},
     {"message": "Exception Type:        EXC_BAD_ACCESS (SIGSEGV)", "event": "crash.header"},
+    {"message": "Exception type: EXC_BAD_ACCESS (SIGSEGV)", "event": "crash.header"},
     {"message": "Crash report of a process the report does not name: EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS at 0x0000e9d037ba924c", "event": "app.crashed", "attrs": {"reason": "EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS at 0x0000e9d037ba924c"}},
     {"message": "Process:             ScreenShareExt [482]"},
     {"message": "the Hardware Model: is in the header"}

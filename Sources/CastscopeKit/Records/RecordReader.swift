@@ -78,7 +78,9 @@ public final class RecordReader {
     /// `Process:` and `Date/Time:` that the prefilter lets through (`CrashReportText` looks back
     /// for them: `Process:` itself is no anchor, it would slow every noisy log by a fifth).
     /// They start with different bytes.
-    public static let crashReportOpeners = ["Hardware Model:", "Exception Type:"].map { Array($0.utf8) }
+    /// (`Exception type:`: the crash summary TestFlight feedback and Xcode's Organizer give,
+    /// `Date: 6/24/20, 12:54 AM` / `Process: X` / `Exception type: …` / `Triggered by thread: 0`)
+    public static let crashReportOpeners = ["Hardware Model:", "Exception Type:", "Exception type:"].map { Array($0.utf8) }
     public static let crashReportHeaderLines = 60
     private var scratch: [UInt8] = []
     private let keyTable: [(key: [UInt8], field: RecordField?, rank: Int)]

@@ -71,6 +71,32 @@ public struct IPSReport: Sendable {
         return .epoch(micros: micros)
     }
 
+    /// A crash summary's `Date: 6/24/20, 12:54 AM` (TestFlight feedback, the Organizer: the
+    /// US form, the tester's local time, no zone).
+    static func summaryTime(_ s: String) -> ParsedTime? {
+        let parts = s.split(whereSeparator: { $0 == "," || $0 == " " })
+        guard parts.count >= 2 else { return nil }
+        let date = parts[0].split(separator: "/").compactMap { Int($0) }
+        let clock = parts[1].split(separator: ":").compactMap { Int($0) }
+        guard date.count == 3, clock.count >= 2, (1...12).contains(date[0]), (1...31).contains(date[1]), (0...23).contains(clock[0]),
+            (0...59).contains(clock[1])
+        else { return nil }
+        var hour = clock[0]
+        if parts.count >= 3 {
+            let meridiem = parts[2].uppercased()
+            guard hour >= 1 && hour <= 12, meridiem == "AM" || meridiem == "PM" else { return nil }
+            hour = hour % 12 + (meridiem == "PM" ? 12 : 0)
+        }
+        var t = ParsedTime()
+        t.year = date[2] < 100 ? 2000 + date[2] : date[2]
+        t.month = date[0]
+        t.day = date[1]
+        t.hasYear = true
+        t.hasDate = true
+        t.secondOfDay = hour * 3600 + clock[1] * 60 + (clock.count > 2 ? clock[2] : 0)
+        return t
+    }
+
     static func jetsam(_ body: JSONValue, bug: String?, time: ParsedTime?) -> IPSReport {
         var r = IPSReport(kind: .jetsam, bugType: bug)
         let pageSize = Int(body["pageSize"]?.stringValue ?? body["memoryStatus"]?["pageSize"]?.stringValue ?? "") ?? 16384
@@ -190,7 +216,8 @@ public struct IPSReport: Sendable {
                     c.process = value
                 }
             case "Date/Time": c.time = reportTime(value)
-            case "Exception Type":
+            case "Date": if c.time == nil { c.time = summaryTime(value) }
+            case "Exception Type", "Exception type":
                 // `EXC_RESOURCE (SIGKILL)`
                 if let open = value.firstIndex(of: "(") {
                     c.type = value[..<open].trimmingCharacters(in: " ")
@@ -198,7 +225,7 @@ public struct IPSReport: Sendable {
                 } else {
                     c.type = value
                 }
-            case "Exception Subtype": c.subtype = value
+            case "Exception Subtype", "Exception subtype": c.subtype = value
             case "Exception Message", "Exception Note": if c.message.isEmpty { c.message = value }
             case "Termination Reason", "Termination Description": termination.append(value)
             default: break
