@@ -280,12 +280,7 @@ struct HostileFilesTests {
         let good = packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt").path
         for (name, command) in [("a.zst", "pzstd -q -c"), ("a.lz4", "lz4 -q -l -c"), ("a.lzma", "lzma -c")] {
             let out = dir.appendingPathComponent(name).path
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/sh")
-            p.arguments = ["-c", "\(command) \"$0\" > \"$1\"", good, out]
-            try p.run()
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "\(command): make deps installs zstd, lz4 and xz-utils")
+            #expect(try runShell("\(command) \"$0\" > \"$1\"", [good, out]).status == 0, "\(command): make deps installs zstd, lz4 and xz-utils")
             let r = try castscope(["analyze", "--oneline", out])
             #expect(r.status == 0 && r.stdout.contains("1 session — 1 completed"), "\(name): \(r.stdout) \(r.stderr)")
         }

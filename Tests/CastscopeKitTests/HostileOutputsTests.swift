@@ -167,16 +167,8 @@ struct HostileOutputsTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
         let out = dir.appendingPathComponent("report.json").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", "ulimit -f 8; exec \"$0\" analyze --json -o \"$1\" \"$2\"", binary, out, packageRoot.appendingPathComponent("samples").path]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationReason == .exit && p.terminationStatus == 5, "\(p.terminationReason) \(p.terminationStatus): \(text)")
+        let (status, text) = try runShell("ulimit -f 8; exec \"$0\" analyze --json -o \"$1\" \"$2\"", [binary, out, packageRoot.appendingPathComponent("samples").path])
+        #expect(status == 5, "\(status): \(text)")
         #expect(text.contains("report.json: cannot write"), "\(text)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty, "a temporary file was left")
     }
@@ -228,27 +220,14 @@ struct HostileOutputsTests {
         let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
         let before = try Data(contentsOf: log)
         for script in ["exec \"$0\" analyze \"$1\" >> \"$1\"", "exec \"$0\" show \"$1\" 1<> \"$1\"", "exec \"$0\" analyze - < \"$1\" >> \"$1\""] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/sh")
-            p.arguments = ["-c", script, binary, log.path]
-            let err = Pipe()
-            p.standardError = err
-            try p.run()
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 2 && text.contains("castscope never writes over an input"), "\(script): \(p.terminationStatus) \(text)")
+            let (status, text) = try runShell(script, [binary, log.path])
+            #expect(status == 2 && text.contains("castscope never writes over an input"), "\(script): \(status) \(text)")
             #expect(try Data(contentsOf: log) == before, "\(script)")
         }
         // show: a missing path 4, an output not written 5 (both were 1).
         let missing = try castscope(["show", dir.appendingPathComponent("nope.log").path])
         #expect(missing.status == 4 && missing.stderr.hasPrefix("castscope: error: "), "\(missing.status) \(missing.stderr)")
-        let full = Process()
-        full.executableURL = URL(fileURLWithPath: "/bin/sh")
-        full.arguments = ["-c", "exec \"$0\" show \"$1\" > /dev/full", binary, log.path]
-        full.standardError = FileHandle.nullDevice
-        try full.run()
-        full.waitUntilExit()
-        #expect(full.terminationStatus == 5)
+        #expect(try runShell("exec \"$0\" show \"$1\" > /dev/full", [binary, log.path]).status == 5)
     }
 
     @Test("--clickhouse file:///dir does not replace a table file castscope did not write, without --force")

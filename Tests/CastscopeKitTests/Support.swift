@@ -228,3 +228,18 @@ func describe(_ sessions: [Session], texts: Bool = false) -> [String] {
         }.joined(separator: " ")
     }
 }
+
+/// `/bin/sh -c script` with `$0`, `$1`, … set to `args` (a redirection or a limit the test
+/// needs from a shell): its exit status and standard error; standard output is dropped.
+func runShell(_ script: String, _ args: [String]) throws -> (status: Int32, stderr: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/bin/sh")
+    p.arguments = ["-c", script] + args
+    let err = Pipe()
+    p.standardError = err
+    p.standardOutput = FileHandle.nullDevice
+    try p.run()
+    let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    return (p.terminationReason == .exit ? p.terminationStatus : 128 + p.terminationStatus, text)
+}
