@@ -437,6 +437,170 @@ struct RealPasteTests {
         #expect(summary.messages("app-crashed").first?.hasPrefix("AdGuardProTodayExtension crashed (EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0)") == true,
                 "\(summary.messages("app-crashed"))")
         #expect(summary.sessions.isEmpty, "a widget's crash is no broadcast session")
+        // Crashlytics' copy of an NSException crash (Agora-Flutter-SDK#700): its header names
+        // the exception.
+        let fatal = try analyze(dated: false, """
+            Fatal Exception: NSInternalInconsistencyException
+            0  CoreFoundation                 0x99288 __exceptionPreprocess
+            1  libobjc.A.dylib                0x16744 objc_exception_throw
+            4  agora_rtc_engine               0xbdc4 EventHandler::OnEvent(char const*, char const*) + 20 (FlutterIrisEventHandler.mm:20)
+
+            """)
+        #expect(fatal.kinds == ["app-crashed"], "\(fatal.kinds)")
+        #expect(fatal.messages("app-crashed").first?.contains("uncaught exception NSInternalInconsistencyException") == true, "\(fatal.messages("app-crashed"))")
+    }
+
+    /// A JetsamEvent (bug_type 298) whatever its file is called, and its process entries pasted
+    /// with the `physicalPages` object every entry has had since iOS 14 (the ios-crash-dump-
+    /// analysis book's report, its killed process renamed): the 50 MB kill, not "nothing
+    /// recognized".
+    static let jetsamEvent = """
+            {"bug_type":"298","timestamp":"2020-10-15 17:29:58.79 +0100","os_version":"iPhone OS 14.2 (18B5061e)","incident_id":"B04A36B1-19EC-4895-B203-6AE21BE52B02"}
+            {
+              "crashReporterKey" : "d3e622273dd1296e8599964c99f70e07d25c8ddc",
+              "kernel" : "Darwin Kernel Version 20.1.0: Mon Sep 21 00:09:01 PDT 2020; root:xnu-7195.40.113.0.2~22\\/RELEASE_ARM64_T8030",
+              "product" : "iPhone12,1",
+              "incident" : "B04A36B1-19EC-4895-B203-6AE21BE52B02",
+              "date" : "2020-10-15 17:29:58.79 +0100",
+              "build" : "iPhone OS 14.2 (18B5061e)",
+              "timeDelta" : 7,
+              "memoryStatus" : {
+              "compressorSize" : 96635,
+              "compressions" : 3009015,
+              "decompressions" : 2533158,
+              "zoneMapCap" : 1472872448,
+              "largestZone" : "APFS_4K_OBJS",
+              "largestZoneSize" : 41271296,
+              "pageSize" : 16384,
+              "uncompressed" : 257255,
+              "zoneMapSize" : 193200128,
+              "memoryPages" : {
+                "active" : 45459,
+                "throttled" : 0,
+                "fileBacked" : 34023,
+                "wired" : 49236,
+                "anonymous" : 55900,
+                "purgeable" : 12,
+                "inactive" : 40671,
+                "free" : 5142,
+                "speculative" : 3793
+              }
+            },
+              "largestProcess" : "AppStore",
+              "genCounter" : 1,
+              "processes" : [
+              {
+                "uuid" : "7607487f-d2b1-3251-a2a6-562c8c4be18c",
+                "states" : [
+                  "daemon",
+                  "idle"
+                ],
+                "age" : 3724485992920,
+                "purgeable" : 0,
+                "fds" : 25,
+                "coalition" : 68,
+                "rpages" : 229,
+                "priority" : 0,
+                "physicalPages" : {
+                  "internal" : [
+                    6,
+                    183
+                  ]
+                },
+                "pid" : 350,
+                "cpuTime" : 0.066796999999999995,
+                "name" : "SBRendererService",
+                "lifetimeMax" : 976
+              },
+            {
+              "uuid" : "f71f1e2b-a7ca-332d-bf87-42193c153ef8",
+              "states" : [
+                "daemon",
+                "idle"
+              ],
+              "lifetimeMax" : 385,
+              "killDelta" : 13595,
+              "age" : 94337735133,
+              "purgeable" : 0,
+              "fds" : 50,
+              "genCount" : 0,
+              "coalition" : 320,
+              "rpages" : 3300,
+              "priority" : 1,
+              "reason" : "per-process-limit",
+              "physicalPages" : {
+                "internal" : [
+                  327,
+                  41
+                ]
+              },
+              "pid" : 2527,
+              "idleDelta" : 41601646,
+              "name" : "BroadcastUpload",
+              "cpuTime" : 0.634077
+            }
+            ]
+            }
+
+        """
+
+    @Test("HaishinKit: a reconnect clears the close before it (#823); RTMPConnection's on(status:) warning is its connect-closed (muxinc/examples#118)")
+    func haishinKitReconnect() throws {
+        let reconnect = try analyze(dated: false, """
+            2021-04-02 15:17:46.675 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:380] on(status:) > 
+            2021-04-02 15:17:46.677 [Info] [com.moungroup.yumitup] [LiveViewController.swift:168] rtmpStatusHandler(_:) > NetConnection.Connect.Closed
+            the code: NetConnection.Connect.Closed
+            2021-04-02 15:17:54.313 [Info] [com.moungroup.yumitup] [LiveViewController.swift:168] rtmpStatusHandler(_:) > NetConnection.Connect.Success
+            the code: NetConnection.Connect.Success
+
+            """)
+        #expect(reconnect.sessions.count == 1, "\(reconnect.outcomes)")
+        let why = reconnect.sessions.first?["reason"] as? String ?? ""
+        #expect(!why.contains("closed the connection"), "\(why)")
+        let closes = try analyze(dated: false, """
+            Calling connect()
+            RTMP Status Handler called.
+            Calling publish()
+            2022-23-11 14:54:12.924 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:382] on(status:) > 
+            RTMP Status Handler called.
+            RTMP Connection was not successful.
+            Calling connect()
+            2022-23-11 14:54:14.844 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:382] on(status:) > 
+            RTMP Connection was not successful.
+            Calling connect()
+            2022-23-11 14:54:18.331 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:382] on(status:) > 
+
+            """)
+        // (the three closes are one folded row of the timeline)
+        #expect(closes.events == ["socket.closed_by_peer"] && closes.input["events"] as? Int == 3, "\(closes.events) \(closes.input)")
+    }
+
+    @Test("a JetsamEvent named .txt, .json, .ips.synced or nothing is read as the .ips it is; a pasted entry with physicalPages is a kill")
+    func jetsamEventAnyName() throws {
+        for name in ["JetsamEvent-2020-10-15-172958.ips.synced", "report.txt", "report.json", "JetsamEvent"] {
+            let a = try analyze(dated: false, Self.jetsamEvent, name: name)
+            #expect(a.outcomes == ["killed"], "\(name): \(a.outcomes) \(a.format ?? "")")
+            #expect(a.kinds.contains("extension-killed"), "\(name): \(a.kinds)")
+        }
+        // One entry, pasted alone (from `{` to `}`), the nested object in it.
+        let pasted = try analyze(dated: false, """
+            Here is the entry from the JetsamEvent:
+            {
+              "uuid" : "f71f1e2b",
+              "physicalPages" : {
+                "internal" : [
+                  327,
+                  41
+                ]
+              },
+              "rpages" : 3300,
+              "reason" : "per-process-limit",
+              "pid" : 2527,
+              "name" : "BroadcastUpload"
+            },
+
+            """)
+        #expect(pasted.outcomes == ["killed"], "\(pasted.outcomes) \(pasted.kinds)")
     }
 
     @Test("session 42's pastes: a ticket's sentences around a short nginx block, pm2's time, a syslog tagged by a tool in one month, prose naming an API constant, an uncaught exception told twice")

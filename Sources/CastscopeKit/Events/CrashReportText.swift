@@ -189,10 +189,13 @@ enum JetsamFragmentText {
             return Array(bytes)
         }) ?? nil else { return [] }
         var objects: [String] = []
-        // Where each open object starts, and whether one opened inside it: a process entry is
-        // an object with no object in it, at any depth (a paste that elides the report's
-        // middle with `...` never closes the report's own object).
-        var starts: [(at: Int, inner: Bool)] = []
+        // Where each open object starts, and the objects closed inside it (their spans): a
+        // process entry is an object whose own keys, outside the objects in it, hold its
+        // resident pages, reason and name, at any depth (iOS 14 and later put a
+        // `"physicalPages": {…}` in every entry, which an "object with no object in it" test
+        // dropped; a paste that elides the report's middle with `...` never closes the
+        // report's own object).
+        var starts: [(at: Int, inner: [Range<Int>])] = []
         var quoted = false
         var escaped = false
         scan: for (i, b) in bytes.enumerated() {
@@ -203,16 +206,22 @@ enum JetsamFragmentText {
             switch b {
             case UInt8(ascii: "\""): quoted = true
             case UInt8(ascii: "{"):
-                if !starts.isEmpty { starts[starts.count - 1].inner = true }
-                starts.append((i, false))
+                starts.append((i, []))
             case UInt8(ascii: "}"):
-                guard let open = starts.popLast(), !open.inner else { continue }
-                // A process entry has its resident pages (a JSON log line with a `reason` and a
-                // `name` is no kill); at most `maxObjects` per record.
-                let object = bytes[open.at...i]
-                let has = { (key: [UInt8]) in object.withUnsafeBytes { findBytes($0, key, from: 0) != nil } }
+                guard let open = starts.popLast() else { continue }
+                if !starts.isEmpty { starts[starts.count - 1].inner.append(open.at..<i + 1) }
+                // Its own bytes, the objects inside it left out (a JSON log line with a
+                // `reason` and a `name` is no kill: an entry has its resident pages).
+                var own: [UInt8] = []
+                var from = open.at
+                for r in open.inner {
+                    own.append(contentsOf: bytes[from..<r.lowerBound])
+                    from = r.upperBound
+                }
+                own.append(contentsOf: bytes[from...i])
+                let has = { (key: [UInt8]) in own.withUnsafeBytes { findBytes($0, key, from: 0) != nil } }
                 if has(rpagesKey), has(reasonKey), has(nameKey) {
-                    objects.append(String(decoding: object, as: UTF8.self))
+                    objects.append(String(decoding: bytes[open.at...i], as: UTF8.self))
                     if objects.count == maxObjects { break scan }
                 }
             default: break

@@ -269,9 +269,22 @@ public struct BundleWalker {
                 } else {
                     report(InputError(path: path, "Apple tracev3 file: not read by this build"))
                 }
-            case .text where ips != nil && path.hasSuffix(".ips"):
+            case .text where ips != nil && (path.hasSuffix(".ips") || path.hasSuffix(".ips.synced")):
                 try ips!(path, replay)
             case .text:
+                var replay = replay
+                if ips != nil, IPSReport.opensReport(head) {
+                    // An `.ips` by its header line (a report renamed by a mail or ticket system
+                    // was "nothing recognized"): read as one when it parses, else as text (a
+                    // report pasted with its middle elided: its process entries are read there).
+                    let limit = 16 << 20
+                    let bytes = try readUpTo(limit + 1, from: replay)
+                    if bytes.count <= limit, (try? IPSReport.parse(String(decoding: bytes, as: UTF8.self), path: path)) != nil {
+                        try ips!(path, MemorySource(bytes))
+                        return
+                    }
+                    replay = PrefixedSource(prefix: bytes, rest: replay)
+                }
                 let zeros = LeadingZerosSource.detect(head)
                 let ownSource = zeros || Self.readsThroughOwnSource(path: path, head: head)
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }

@@ -2069,6 +2069,11 @@ enum BuiltinParsers {
       "unless": ["`", "connectClosed event"]
     },
     {
+      "event": "socket.closed_by_peer",
+      "match": "on(status:) >{description}",
+      "anchored": true
+    },
+    {
       "event": "socket.connect_failed",
       "match": "didTimeout() > connection timedout",
       "set": {
@@ -2104,6 +2109,10 @@ enum BuiltinParsers {
     {
       "message": "Error: connectClosed",
       "event": "socket.error"
+    },
+    {
+      "message": "on(status:) > ",
+      "event": "socket.closed_by_peer"
     },
     {
       "message": "When closing the connection the `Event.RTMP_STATUS` listener wont fire the `RTMPConnection.Code.connectClosed` event."
@@ -2965,6 +2974,7 @@ enum BuiltinParsers {
     },
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_GUARD {detail}", "anchored": true, "set": {"reason": "GUARD"}},
     {"event": "app.crashed", "match": "Crashed: {crashed_queue:word}", "anchored": true},
+    {"event": "app.crashed", "match": "Fatal Exception: {exception:word}", "anchored": true},
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_ARITHMETIC {detail}", "anchored": true, "set": {"reason": "ARITHMETIC"}},
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_BAD_ACCESS", "anchored": true, "set": {"reason": "BAD_ACCESS"}},
     {"event": "app.crashed", "match": "Thread {thread:int}: EXC_BREAKPOINT", "anchored": true, "set": {"reason": "BREAKPOINT"}},
@@ -3024,6 +3034,7 @@ enum BuiltinParsers {
     }
   ],
   "samples": [
+    {"message": "Fatal Exception: NSInternalInconsistencyException", "event": "app.crashed", "attrs": {"exception": "NSInternalInconsistencyException"}},
     {
       "message": "RTMP broadcast to rtmp://live.example/app stopped due to user tapping Stop"
     },

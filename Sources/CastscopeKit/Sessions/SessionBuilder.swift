@@ -260,6 +260,11 @@ public struct SessionBuilder {
             if s.sessions[i].connectedAt == nil { s.sessions[i].connectedAt = e.time }
             s.sessions[i].connected = true
             if s.phase == .connecting { s.phase = .connected }
+            // Connected again after a close or an error (HaishinKit's reconnect, a retry after
+            // ECONNREFUSED): those are over, not what ended the session (HaishinKit#823 ended
+            // "the other end closed the connection" with its reconnect 7.6 s later).
+            s.peerClosed = nil
+            s.sawError = nil
         case .frameSent:
             s.sessions[i].frames += e.count
             if s.sessions[i].firstFrameAt == nil { s.sessions[i].firstFrameAt = e.time }

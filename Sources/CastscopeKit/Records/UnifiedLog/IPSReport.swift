@@ -15,6 +15,19 @@ public struct IPSReport: Sendable {
     public var records: [Record] = []
 
     /// Reads a report's text; throws a one-line reason when it is none of the known kinds.
+    /// Whether `head` begins with an `.ips` report's header line: one JSON object on the first
+    /// line that names its `bug_type` (`{"bug_type":"298","timestamp":…}`).
+    static func opensReport(_ head: [UInt8]) -> Bool {
+        var i = 0
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        while i < head.count, head[i] == 0x20 || head[i] == 0x09 { i += 1 }
+        guard i < head.count, head[i] == UInt8(ascii: "{"), let nl = head[i...].firstIndex(of: 0x0A) else { return false }
+        var end = nl
+        while end > i, head[end - 1] == 0x20 || head[end - 1] == 0x0D || head[end - 1] == 0x09 { end -= 1 }
+        guard end > i, head[end - 1] == UInt8(ascii: "}") else { return false }
+        return head[i..<end].withUnsafeBytes { findBytes($0, Array("\"bug_type\"".utf8), from: 0) != nil }
+    }
+
     public static func parse(_ text: String, path: String) throws -> IPSReport {
         let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\u{FEFF}" }
         if trimmed.hasPrefix("{") {
