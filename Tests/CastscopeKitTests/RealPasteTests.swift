@@ -555,6 +555,14 @@ struct RealPasteTests {
 
             """)
         #expect(reconnect.sessions.count == 1, "\(reconnect.outcomes)")
+        // The same lines as an iPhone set to 12-hour time writes them (the paste as it was).
+        let twelve = try analyze(dated: false, """
+            2021-04-02 3:17:46.675 PM [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:380] on(status:) > 
+            2021-04-02 3:17:46.677 PM [Info] [com.moungroup.yumitup] [LiveViewController.swift:168] rtmpStatusHandler(_:) > NetConnection.Connect.Closed
+            2021-04-02 3:17:54.313 PM [Info] [com.moungroup.yumitup] [LiveViewController.swift:168] rtmpStatusHandler(_:) > NetConnection.Connect.Success
+
+            """)
+        #expect(twelve.format == "haishinkit" && twelve.sessions.first?["start"] as? String == "2021-02-04T15:17:46.675000", "\(twelve.format ?? "") \(twelve.sessions)")
         let why = reconnect.sessions.first?["reason"] as? String ?? ""
         #expect(!why.contains("closed the connection"), "\(why)")
         let closes = try analyze(dated: false, """

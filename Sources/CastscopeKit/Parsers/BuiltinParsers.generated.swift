@@ -315,6 +315,21 @@ enum BuiltinParsers {
   "priority": 19,
   "samples": [
     {
+      "line": "2021-04-02 3:17:54.313 PM [Info] [com.moungroup.yumitup] [LiveViewController.swift:168] rtmpStatusHandler(_:) > NetConnection.Connect.Success",
+      "expect": {
+        "time": "2021-02-04T15:17:54.313000+00:00",
+        "level": "Info",
+        "message": "rtmpStatusHandler(_:) > NetConnection.Connect.Success"
+      }
+    },
+    {
+      "line": "2021-04-02 12:05:01.000 AM [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:380] on(status:) > ",
+      "expect": {
+        "time": "2021-02-04T00:05:01.000000+00:00",
+        "level": "Warn"
+      }
+    },
+    {
       "line": "2025-26-09 13:04:05.271 [Info] [com.haishinkit.RTMPHaishinKit] [RTMPSocket.swift:137] stateDidChange(to:) > Connection is ready.",
       "expect": {
         "time": "2025-09-26T13:04:05.271000+00:00",

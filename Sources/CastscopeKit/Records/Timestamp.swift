@@ -205,8 +205,33 @@ enum TimeScan {
         t.day = day
         t.hasYear = true
         t.hasDate = true
-        guard let j = clock(p, i + 11, into: &t) else { return nil }
+        let twoDigits = clock(p, i + 11, into: &t)
+        guard var j = twoDigits ?? shortHourClock(p, i + 11, into: &t) else { return nil }
+        // A 12-hour clock's ` AM`/` PM` after the time: HaishinKit's Logboard formats its time
+        // in the phone's locale, and an iPhone set to 12-hour time (the US default) writes
+        // `2021-04-02 3:17:46.675 PM` (HaishinKit#823: every time was lost). The one-digit hour
+        // is read only with it.
+        if j + 2 < p.count, p[j] == 0x20, p[j + 1] == UInt8(ascii: "A") || p[j + 1] == UInt8(ascii: "P"), p[j + 2] == UInt8(ascii: "M"),
+            j + 3 == p.count || p[j + 3] == 0x20
+        {
+            let hour = t.secondOfDay / 3600
+            guard hour >= 1, hour <= 12 else { return nil }
+            t.secondOfDay = (hour % 12 + (p[j + 1] == UInt8(ascii: "P") ? 12 : 0)) * 3600 + t.secondOfDay % 3600
+            j += 3
+        } else if twoDigits == nil {
+            return nil
+        }
         return zone(p, j, into: &t)
+    }
+
+    /// `H:MM:SS[.f]` with a one-digit hour (a 12-hour clock's).
+    private static func shortHourClock(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard let h = digits(p, i, 1), i + 1 < p.count, p[i + 1] == UInt8(ascii: ":"),
+            let m = digits(p, i + 2, 2), i + 4 < p.count, p[i + 4] == UInt8(ascii: ":"),
+            let s = digits(p, i + 5, 2), m < 60, s < 61
+        else { return nil }
+        t.secondOfDay = h * 3600 + m * 60 + s
+        return fraction(p, i + 7, into: &t)
     }
 
     static let months: [String] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
