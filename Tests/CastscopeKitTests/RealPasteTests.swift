@@ -583,6 +583,22 @@ struct RealPasteTests {
         #expect(closes.events == ["socket.closed_by_peer"] && closes.input["events"] as? Int == 3, "\(closes.events) \(closes.input)")
     }
 
+    @Test("show: zone-less HaishinKit lines among zoned Xcode lines take the file's zone, in order (HaishinKit#1056 printed them 9 h away)")
+    func showFileZone() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let paste = dir.appendingPathComponent("paste.txt")
+        try """
+            2022-08-09 18:19:29.041 [Debug] [com.haishinkit.HaishinKit] [RTMPConnection.swift:465] didSetReadyState(_:) > uninitialized
+            2022-09-08 18:19:29.082291+0900 LiveSports[73922:2213688] CMTimeMakeWithSeconds(285962.146 seconds, timescale 1): warning: error of -0.146 introduced due to very low timescale
+            2022-08-09 18:19:29.091 [Debug] [com.haishinkit.HaishinKit] [RTMPConnection.swift:465] didSetReadyState(_:) > versionSent
+
+            """.write(to: paste, atomically: true, encoding: .utf8)
+        let r = try castscope(["show", paste.path])
+        let times = r.stdout.split(separator: "\n").dropFirst().map { String($0.prefix(31)) }
+        #expect(times == ["2022-09-08 09:19:29.041000+0000", "2022-09-08 09:19:29.082291+0000", "2022-09-08 09:19:29.091000+0000"], "\(r.stdout)")
+    }
+
     @Test("a JetsamEvent named .txt, .json, .ips.synced or nothing is read as the .ips it is; a pasted entry with physicalPages is a kill")
     func jetsamEventAnyName() throws {
         for name in ["JetsamEvent-2020-10-15-172958.ips.synced", "report.txt", "report.json", "JetsamEvent"] {

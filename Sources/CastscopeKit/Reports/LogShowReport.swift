@@ -106,9 +106,19 @@ public final class LogShow {
                 let reader = RecordReader(format: detected.format, lines: lines)
                 // (`log stream --style compact` writes its threads in hex without `0x`; Xcode in decimal)
                 let hexThreads = detected.format.name == "apple-compact"
+                // The zone the file's own lines last gave: a line without one takes it (Xcode's
+                // NSLog lines carry it, HaishinKit's Logboard lines among them do not; merged as
+                // if UTC, they were hours away from their neighbours, as `analyze` does not put them).
+                // Lines before the first zoned one take its zone (from the file's first 64 KB).
+                var fileZone: Int?
+                let ahead = RecordReader(format: detected.format, lines: LineReader(source: MemorySource(head), path: path))
+                try? ahead.run { rec in
+                    if fileZone == nil, let z = rec.time?.offset { fileZone = z }
+                }
                 try reader.run { rec in
+                    if let z = rec.time?.offset { fileZone = z }
                     // (journalctl's header, read before the entries, dates them as `analyze` does)
-                    let r = textRecord(rec, path: path, header: reader.stats.headerTime, hexThreads: hexThreads)
+                    let r = textRecord(rec, path: path, header: reader.stats.headerTime, fileZone: fileZone, hexThreads: hexThreads)
                     add(r)
                 }
                 errors.append(contentsOf: reader.problems)
@@ -244,7 +254,7 @@ public final class LogShow {
         }
     }
 
-    private func textRecord(_ rec: RawRecord, path: String, header: ParsedTime? = nil, hexThreads: Bool = false) -> LogShowRecord {
+    private func textRecord(_ rec: RawRecord, path: String, header: ParsedTime? = nil, fileZone: Int? = nil, hexThreads: Bool = false) -> LogShowRecord {
         var r = LogShowRecord(source: path)
         if let t = rec.time {
             if t.epochMicros != nil || (t.hasYear && t.hasDate && t.offset != nil) {
@@ -261,7 +271,7 @@ public final class LogShow {
                     : t.hasDate ? FileTimeResolver.year(month: t.month, day: t.day, reference: day,
                                                         isToday: options.date == nil && (fromHeader == nil || header?.isCeiling == true),
                                                         floor: fromHeader != nil && header?.isFloor == true) : day.0
-                let offset = t.offset ?? (options.date == nil ? header?.offset : nil)
+                let offset = t.offset ?? (options.date == nil ? header?.offset : nil) ?? fileZone
                 r.wallNanos = Self.nanos(t.instant(defaultYear: year, defaultMonth: day.1, defaultDay: day.2, defaultOffset: offset ?? 0))
                 r.zoneless = offset == nil
             }
