@@ -213,6 +213,11 @@ struct HostileOutputsTests {
         #expect((json["sessions"] as? [Any])?.count == sessions, "\(again.stdout.prefix(400))")
         let inputs = json["inputs"] as? [[String: Any]] ?? []
         #expect(inputs.filter { ($0["notes"] as? [String] ?? []).contains("a castscope report, not a log: not read") }.count == 5, "\(inputs)")
+        // castscope's own stderr line pasted before a log is no report: the log is read.
+        let pasted = dir.appendingPathComponent("ticket.txt")
+        try ("castscope: error: nothing recognized: earlier.log is empty\n" + String(decoding: try Data(contentsOf: log), as: UTF8.self)).write(to: pasted, atomically: true, encoding: .utf8)
+        let read = try castscope(["analyze", "--json", pasted.path])
+        #expect((try #require(read.json)["sessions"] as? [Any])?.count == sessions, "\(read.stderr)")
         // A report named alone: said so (it was "none of the 1 file could be read (errors above)").
         let alone1 = try castscope(["analyze", bundle.appendingPathComponent("r.txt").path])
         #expect(alone1.status == 4 && alone1.stderr.contains("r.txt is a castscope report, not a log"), "\(alone1.stderr)")

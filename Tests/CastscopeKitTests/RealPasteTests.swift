@@ -437,6 +437,8 @@ struct RealPasteTests {
         #expect(summary.messages("app-crashed").first?.hasPrefix("AdGuardProTodayExtension crashed (EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0)") == true,
                 "\(summary.messages("app-crashed"))")
         #expect(summary.sessions.isEmpty, "a widget's crash is no broadcast session")
+        // (its `Date:` comes before its `Process:`: looked back for past it)
+        #expect(summary.findings.first?["time"] as? String == "2020-06-24T00:54:00.000000", "\(summary.findings)")
         // Crashlytics' copy of an NSException crash (Agora-Flutter-SDK#700): its header names
         // the exception.
         let fatal = try analyze(dated: false, """
@@ -563,6 +565,9 @@ struct RealPasteTests {
 
             """)
         #expect(twelve.format == "haishinkit" && twelve.sessions.first?["start"] as? String == "2021-02-04T15:17:46.675000", "\(twelve.format ?? "") \(twelve.sessions)")
+        // After a 24-hour time, AM or PM is the message's: the times stay.
+        let messages = try analyze(dated: false, "2021-04-02 13:00:02 PM one\n2021-04-02 13:00:03 PM two\n2021-04-02 00:00:03 AM three\n2021-04-02 13:00:04 x four\n")
+        #expect(messages.format == "timestamped", "\(messages.format ?? "")")
         let why = reconnect.sessions.first?["reason"] as? String ?? ""
         #expect(!why.contains("closed the connection"), "\(why)")
         let closes = try analyze(dated: false, """

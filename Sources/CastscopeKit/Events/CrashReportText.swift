@@ -116,11 +116,16 @@ struct CrashReportText {
                 // The lines the prefilter passed over before it (up to `lookBack`, back to
                 // the nearest `Process:`): its `Process:` and `Date/Time:`.
                 var seen = 0
+                var process = false
                 earlier(rec.line) { line in
                     seen += 1
                     let t = line.trimmingSpaces()
                     if Self.lookedBack.contains(where: { t.hasPrefix($0) }) { lines.insert(t, at: 0) }
-                    return seen < Self.lookBack && !t.hasPrefix("Process:")
+                    if t.hasPrefix("Process:") { process = true }
+                    // (back to the nearest `Process:`, and past it to a date when none came yet:
+                    // a crash summary writes `Date:` first)
+                    let dated = lines.contains { $0.hasPrefix("Date/Time:") || $0.hasPrefix("Date:") }
+                    return seen < Self.lookBack && !(process && dated)
                 }
                 lines.append(text)
             }

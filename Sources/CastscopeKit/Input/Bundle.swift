@@ -290,14 +290,19 @@ public struct BundleWalker {
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 var text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
                 var head = head
+                var passedOver: InputError?
+                // (said after the file is read: its summary is made then)
+                defer { if let passedOver { report(passedOver) } }
                 if zeros {
                     // A block of NULs first (logrotate's copytruncate): passed over, said, and
                     // the text after it read as a file of its own.
                     let skipping = LeadingZerosSource(text)
                     (head, text) = try readHead(Self.headBytes, from: skipping)
-                    if !head.isEmpty {
-                        report(InputError(path: path, offset: 0, "\(skipping.skipped) NUL bytes at the start passed over (a log truncated while it was written: logrotate's copytruncate?); read from byte \(skipping.skipped)"))
+                    guard !head.isEmpty else {
+                        report(InputError(path: path, offset: 0, "binary file (NUL byte), not a log: skipped"))
+                        return
                     }
+                    passedOver = InputError(path: path, offset: 0, "\(skipping.skipped) NUL bytes at the start passed over (a log truncated while it was written: logrotate's copytruncate?); read from byte \(skipping.skipped)")
                 }
                 // UTF-16 (a Windows shell's redirect) is made UTF-8 first.
                 if let order = UTF16Source.detect(head) {

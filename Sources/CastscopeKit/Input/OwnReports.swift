@@ -14,7 +14,10 @@ public enum OwnReports {
         if h.starts(with: [0xEF, 0xBB, 0xBF]) { h = h.dropFirst(3) }
         func starts(_ s: String) -> Bool { h.starts(with: s.utf8) }
         func holds(_ s: String, within: Int) -> Bool { h.prefix(within).withUnsafeBytes { findBytes($0, Array(s.utf8), from: 0) != nil } }
-        if starts("castscope: ") || starts("# castscope report") { return true }
+        // (`castscope: 2 files, …`: its own stderr line, `castscope: error: …`, pasted before a
+        // log, is not a report)
+        if starts("castscope: "), h.count > 11, (0x30...0x39).contains(h[h.startIndex + 11]) { return true }
+        if starts("# castscope report") { return true }
         if starts("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"castscope\"") { return true }
         if starts("{"), holds("\"schema\": \"castscope.", within: 64) { return true }
         if starts("<!DOCTYPE html>"), holds("<meta name=\"generator\" content=\"castscope ", within: 4096) { return true }

@@ -211,11 +211,11 @@ enum TimeScan {
         // in the phone's locale, and an iPhone set to 12-hour time (the US default) writes
         // `2021-04-02 3:17:46.675 PM` (HaishinKit#823: every time was lost). The one-digit hour
         // is read only with it.
+        // (after a 24-hour time, `AM`/`PM` is the message's: left alone)
+        let hour = t.secondOfDay / 3600
         if j + 2 < p.count, p[j] == 0x20, p[j + 1] == UInt8(ascii: "A") || p[j + 1] == UInt8(ascii: "P"), p[j + 2] == UInt8(ascii: "M"),
-            j + 3 == p.count || p[j + 3] == 0x20
+            j + 3 == p.count || p[j + 3] == 0x20, hour >= 1, hour <= 12
         {
-            let hour = t.secondOfDay / 3600
-            guard hour >= 1, hour <= 12 else { return nil }
             t.secondOfDay = (hour % 12 + (p[j + 1] == UInt8(ascii: "P") ? 12 : 0)) * 3600 + t.secondOfDay % 3600
             j += 3
         } else if twoDigits == nil {
