@@ -119,15 +119,8 @@ public struct SessionTally: Sendable {
         outcomes[s.outcome, default: 0] += 1
         if !anyInferredTime, s.events.contains(where: \.timeInferred) { anyInferredTime = true }
         if s.connected { anyConnected = true }
-        // (one pass over the lines for both)
-        if let p = s.process { processes.insert(p) }
-        var last: String?
-        for i in s.events.indices {
-            if s.events[i].code == .daemonDied { daemonDeaths.append(s.events[i]) }
-            guard let p = s.events[i].process, p != last else { continue }
-            processes.insert(p)
-            last = p
-        }
+        s.forEachProcess { processes.insert($0) }
+        s.forEachLine(.daemonDied) { daemonDeaths.append($0) }
     }
 }
 
@@ -142,6 +135,11 @@ extension Session {
             body(p)
             last = p
         }
+    }
+
+    /// Each of its lines of kind `code`, in order.
+    func forEachLine(_ code: KindCode, _ body: (Event) -> Void) {
+        for i in events.indices where events[i].code == code { body(events[i]) }
     }
 }
 
@@ -997,24 +995,24 @@ public final class Analyzer {
             releaseFreedMemory()
             Stages.mark("relay sessions")
         }
-        // (Device sessions written to disk for the join: what it reads of them is at hand.)
-        let facts = stage.held?.facts ?? []
+        // What the estimate and the join read of the device sessions: kept beside those written
+        // to disk for the join, else read off the sessions in memory (no sink).
         var pairs: [(d: Int, r: Int)] = []
         if !relay.isEmpty {
+            let facts = stage.held?.facts ?? report.sessions.map(DeviceJoinFacts.init)
             if let forced = options.clockOffset {
                 report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
             } else {
-                report.clock = stage.held == nil ? joiner.estimate(report.sessions, relay) : joiner.estimate(facts, relay)
+                report.clock = joiner.estimate(facts, relay)
             }
             Stages.mark("clock")
-            if stage.held != nil {
-                if let clock = report.clock { pairs = joiner.pair(facts, &relay, offset: clock.offset) }
-                var joined = [Bool](repeating: false, count: facts.count)
-                for p in pairs { joined[p.d] = true }
-                report.orphanDeviceSessions = facts.indices.filter { facts[$0].connectedAt != nil && !joined[$0] }.map { facts[$0].id }
-            } else {
-                if let clock = report.clock { joiner.join(&report.sessions, &relay, offset: clock.offset) }
-                report.orphanDeviceSessions = report.sessions.filter { $0.connectedAt != nil && $0.relay == nil }.map(\.id)
+            if let clock = report.clock { pairs = joiner.pair(facts, &relay, offset: clock.offset) }
+            var joined = [Bool](repeating: false, count: facts.count)
+            for p in pairs { joined[p.d] = true }
+            report.orphanDeviceSessions = facts.indices.filter { facts[$0].connectedAt != nil && !joined[$0] }.map { facts[$0].id }
+            // Sessions in memory take their relay sessions now; those on disk as they are read back.
+            if stage.held == nil, let clock = report.clock {
+                for p in pairs { RelayJoiner.attach(relay[p.r], to: &report.sessions[p.d], offset: clock.offset) }
             }
         }
         report.relaySessions = relay

@@ -18,9 +18,7 @@ struct DaemonDiedRule: FindingRule {
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         // (sessions handed on as they ended left their daemons' deaths)
         var lines: [Event] = r.streamed?.daemonDeaths ?? []
-        r.sessions.borrowingForEach { s in
-            for i in s.events.indices where s.events[i].code == .daemonDied { lines.append(s.events[i]) }
-        }
+        r.sessions.borrowingForEach { s in s.forEachLine(.daemonDied) { lines.append($0) } }
         if !r.unattached.isEmpty { for e in r.unattached.matching(Self.kinds) where e.code == .daemonDied { lines.append(e) } }
         guard !lines.isEmpty else { return [] }
         lines.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }

@@ -216,13 +216,16 @@ enum TimeScan {
         if j + 2 < p.count, p[j] == 0x20, p[j + 1] == UInt8(ascii: "A") || p[j + 1] == UInt8(ascii: "P"), p[j + 2] == UInt8(ascii: "M"),
             j + 3 == p.count || p[j + 3] == 0x20, hour >= 1, hour <= 12
         {
-            t.secondOfDay = (hour % 12 + (p[j + 1] == UInt8(ascii: "P") ? 12 : 0)) * 3600 + t.secondOfDay % 3600
+            t.secondOfDay = Self.hour(hour, pm: p[j + 1] == UInt8(ascii: "P")) * 3600 + t.secondOfDay % 3600
             j += 3
         } else if twoDigits == nil {
             return nil
         }
         return zone(p, j, into: &t)
     }
+
+    /// A 12-hour clock's hour (1–12) with its AM or PM, on a 24-hour clock.
+    static func hour(_ h: Int, pm: Bool) -> Int { h % 12 + (pm ? 12 : 0) }
 
     /// `H:MM:SS[.f]` with a one-digit hour (a 12-hour clock's).
     private static func shortHourClock(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {

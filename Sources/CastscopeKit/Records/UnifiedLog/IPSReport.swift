@@ -98,7 +98,7 @@ public struct IPSReport: Sendable {
         if parts.count >= 3 {
             let meridiem = parts[2].uppercased()
             guard hour >= 1 && hour <= 12, meridiem == "AM" || meridiem == "PM" else { return nil }
-            hour = hour % 12 + (meridiem == "PM" ? 12 : 0)
+            hour = TimeScan.hour(hour, pm: meridiem == "PM")
         }
         var t = ParsedTime()
         t.year = date[2] < 100 ? 2000 + date[2] : date[2]
