@@ -206,13 +206,8 @@ struct ClickHouseRelayStreamTests {
         // A phone's 40 broadcasts beside their relay's export (the relay 2.5 s ahead) and other
         // phones' relay sessions: joined pairs, orphans on both sides, a clock offset.
         let join = dir.appendingPathComponent("join")
-        let gen = Process()
-        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        gen.arguments = ["python3", packageRoot.appendingPathComponent("scripts/make-join-bundle.py").path, "3", "40", "20", "6", "2.5", join.path]
-        gen.standardOutput = FileHandle.nullDevice
-        try gen.run()
-        gen.waitUntilExit()
-        #expect(gen.terminationStatus == 0)
+        let gen = try runShell("exec python3 \"$0\" 3 40 20 6 2.5 \"$1\"", [packageRoot.appendingPathComponent("scripts/make-join-bundle.py").path, join.path])
+        #expect(gen.status == 0, "\(gen.stderr)")
         let inputs = [packageRoot.appendingPathComponent("samples/relay").path, packageRoot.appendingPathComponent("samples/mixed-bundle").path, join.path]
         var sawClock = false
         for (k, input) in inputs.enumerated() {
