@@ -452,6 +452,40 @@ struct RealPasteTests {
         #expect(fatal.messages("app-crashed").first?.contains("uncaught exception NSInternalInconsistencyException") == true, "\(fatal.messages("app-crashed"))")
     }
 
+    @Test("today's crash report layouts: the uncaught exception after the header's Termination Reason or Triggered by Thread is the report's")
+    func uncaughtAfterHeader() throws {
+        // macOS 12 and later, and iOS's translated `.ips`, write `Application Specific
+        // Information:` after `Termination Reason:` / `Triggered by Thread:`, where the header
+        // has closed: it gave a second crash of no process at no time.
+        let head = """
+            Process:               ShareHost [4821]
+            Path:                  /Applications/ShareHost.app/Contents/MacOS/ShareHost
+            Date/Time:             2024-03-05 14:22:31.5123 +0100
+            OS Version:            macOS 14.3.1 (23D60)
+
+            Exception Type:        EXC_CRASH (SIGABRT)
+            Exception Codes:       0x0000000000000000, 0x0000000000000000
+
+            """
+        let uncaught = "*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: '-[__NSCFNumber length]: unrecognized selector'\n"
+        let thread = "\nThread 0 Crashed::  Dispatch queue: com.apple.main-thread\n0   libsystem_kernel.dylib 0x18f49a0dc __pthread_kill + 8\n"
+        for (closer, label) in [("Termination Reason:    Namespace SIGNAL, Code 6 Abort trap: 6\nTerminating Process:   ShareHost [4821]\n", "macOS"),
+                                ("Triggered by Thread:  0\n", "iOS")] {
+            for tail in [thread, "", "\nBinary Images:\n"] {
+                let report = try analyze(dated: false, head + closer + "\nApplication Specific Information:\n" + uncaught + "abort() called\n" + tail)
+                #expect(report.kinds == ["app-crashed"], "\(label): \(report.kinds)")
+                #expect(report.messages("app-crashed").first?.hasPrefix("ShareHost[4821] crashed (EXC_CRASH (SIGABRT)") == true, "\(label): \(report.messages("app-crashed"))")
+                #expect(report.messages("app-crashed").first?.contains("uncaught exception 'NSInvalidArgumentException'") == true, "\(label): \(report.messages("app-crashed"))")
+            }
+            // Without an uncaught exception: the one crash, as before.
+            let plain = try analyze(dated: false, head + closer + thread)
+            #expect(plain.kinds == ["app-crashed"], "\(label): \(plain.kinds)")
+            // An uncaught exception far after the report (another crash's line) stays its own.
+            let far = try analyze(dated: false, head + closer + thread + String(repeating: "0   libsystem_kernel.dylib 0x1 x + 8\n", count: 20) + uncaught)
+            #expect(far.kinds == ["app-crashed", "app-crashed"], "\(label): \(far.kinds)")
+        }
+    }
+
     /// A JetsamEvent (bug_type 298) whatever its file is called, and its process entries pasted
     /// with the `physicalPages` object every entry has had since iOS 14 (the ios-crash-dump-
     /// analysis book's report, its killed process renamed): the 50 MB kill, not "nothing

@@ -44,7 +44,15 @@ struct CrashReportText {
     /// same crash follows (a forum post quotes the exception, then attaches the report): then it
     /// is that report's, and only the named one is kept. With its reason.
     private var unnamed: (record: RawRecord, reason: String)?
-    var isOpen: Bool { opened != nil }
+    /// A report made at its `Termination Reason:` or `Triggered by Thread:`, held for the few
+    /// lines after it: today's layouts (macOS 12 and later, iOS 15's translated `.ips`) write
+    /// `Application Specific Information:` and the uncaught exception there, after the header,
+    /// which gave a second crash of no process and no time. The exception is taken into the
+    /// report; the report is given at its own line once the uncaught exception, a thread, a new
+    /// report or `afterSpan` lines show it is complete.
+    private var pending: (made: RawRecord, line: Int, lines: [String])?
+    static let afterSpan = 10
+    var isOpen: Bool { opened != nil || pending != nil }
 
     /// Whether `rec` may open a header (an opener's first byte) or be a JetsamEvent entry (`{`):
     /// its message's first byte, so that every other record costs one look.
@@ -63,28 +71,59 @@ struct CrashReportText {
     /// paste's `Process:` and `Date/Time:` before its `Exception Type:`).
     mutating func see(_ rec: RawRecord, earlier: (Int, (String) -> Bool) -> Void) -> [RawRecord] {
         tookLast = false
-        let made = header(rec, earlier: earlier)
-        var out = released
-        released = []
-        guard let made else { return out }
+        var out: [RawRecord] = []
+        if let made = settle(rec) { out = accept(made) }
+        if !tookLast, let made = header(rec, earlier: earlier) { out += accept(made) }
+        defer { released = [] }
+        return released + out
+    }
+
+    /// A report made: given now when it names its process (with an earlier unnamed one that
+    /// is not the same crash), else held as `unnamed`.
+    private mutating func accept(_ made: RawRecord) -> [RawRecord] {
         let reason = Self.reason(made)
         let held = unnamed
         unnamed = nil
         if reason.named {
-            return out + (held.map { $0.reason == reason.text ? [] : [$0.record] } ?? []) + [made]
+            return (held.map { $0.reason == reason.text ? [] : [$0.record] } ?? []) + [made]
         }
         unnamed = (made, reason.text)
-        if let held { out.append(held.record) }
-        return out
+        return held.map { [$0.record] } ?? []
+    }
+
+    /// The pending report, once `rec` shows it complete: with `rec`'s uncaught exception
+    /// (`rec` then taken), or as it was (`rec` read as usual).
+    private mutating func settle(_ rec: RawRecord) -> RawRecord? {
+        guard let p = pending else { return nil }
+        let text = rec.string(.message)?.trimmingSpaces() ?? ""
+        let within = rec.line - p.line <= Self.afterSpan
+        if within, text.hasPrefix(Self.uncaughtPrefix) {
+            pending = nil
+            lines = p.lines + [text]
+            tookLast = true
+            return record(line: p.line) ?? p.made
+        }
+        if within, !text.hasPrefix("Thread "), !text.hasPrefix("Last Exception Backtrace"), !text.hasPrefix("Binary Images"),
+            !Self.openers.contains(where: { text.hasPrefix($0) })
+        {
+            return nil
+        }
+        pending = nil
+        return p.made
     }
 
     /// At the end of the file: a report that names no process, still held (and a header's
     /// uncaught exception line, when the file ends inside it).
     mutating func finish() -> [RawRecord] {
+        var out: [RawRecord] = []
+        if let p = pending {
+            pending = nil
+            out = accept(p.made)
+        }
         defer { unnamed = nil }
         releaseUncaught()
         defer { released = [] }
-        return released + (unnamed.map { [$0.record] } ?? [])
+        return released + out + (unnamed.map { [$0.record] } ?? [])
     }
 
     /// The header ends without a report: its uncaught exception line is a line of its own.
@@ -149,6 +188,11 @@ struct CrashReportText {
             opened = nil
             let made = record(line: rec.line)
             if made == nil { releaseUncaught() }
+            if let made, heldUncaught == nil, !text.hasPrefix("Thread ") {
+                // (the uncaught exception may follow: today's layouts)
+                pending = (made, rec.line, lines)
+                return nil
+            }
             heldUncaught = nil
             return made
         }
