@@ -55,7 +55,7 @@ struct StdinFollower: @unchecked Sendable {
     let engine: TailEngine
 
     func run() {
-        let input = FileSource(fd: 0, path: "<stdin>")
+        let input = QuietSource(fd: 0, path: "<stdin>")
         do {
             // Detect from the first lines that arrive (whole lines of them): a live tool's
             // first line comes alone (idevicesyslog's `[connected:…]`, log stream's `Filtering
@@ -83,6 +83,8 @@ struct StdinFollower: @unchecked Sendable {
             // recognized message is passed over on its bytes (a dense phone log piped in spent
             // most of tail's time matching every line).
             let reader = RecordReader(format: format, lines: lines, prefilter: engine.factory.matcher.prefilter)
+            // (the newest line shown when the stream goes quiet, not when the next one comes)
+            input.onQuiet = { [unowned reader] in try reader.streamWentQuiet() }
             defer {
                 // What analyze would name for the same stream (lines too long, damaged fields,
                 // bytes that are not UTF-8), said once the stream ends.

@@ -301,4 +301,36 @@ struct TailTests {
         #expect(out.contains("reading standard input as idevicesyslog"), "\(out)")
         #expect(out.contains("S1 started"), "\(out)")
     }
+
+    @Test("a live stream's newest line is shown when the stream goes quiet, not when the next line comes (a session's last line)")
+    func newestLineOfAQuietStream() throws {
+        let p = Process()
+        p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+        p.arguments = ["tail", "--no-journal", "--no-color", "--events", "-"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = output
+        let out = LineCollector(output.fileHandleForReading)
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        // A whole session, then silence with the stream still open (log stream waiting for
+        // the phone's next line): its end is shown without another line or the stream's end.
+        let session = """
+            2026-03-12 10:00:00.171905+0100 0x11a9     Default     0x0                  2107   0    BroadcastExtension: broadcast started
+            2026-03-12 10:00:00.272146+0100 0x92e1a    Default     0x0                  2107   0    BroadcastExtension: Open socket connection
+            2026-03-12 10:00:00.374322+0100 0x31cbd    Default     0x0                  2107   0    BroadcastExtension: client stream open completed
+            2026-03-12 10:00:01.374322+0100 0x31cbd    Default     0x0                  2107   0    BroadcastExtension: client connection did close: (null)
+
+            """
+        input.fileHandleForWriting.write(Data(session.utf8))
+        let ended = out.waitFor(timeout: 20) { lines in lines.contains { $0.0.contains("S1 ended") } }
+        #expect(ended, "the session's last line waited for another: \(out.all.map(\.0))")
+        #expect(out.all.contains { $0.0.contains("client connection did close") })
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        // Nothing twice once the stream ends.
+        #expect(out.all.filter { $0.0.contains("client connection did close") }.count == 1, "\(out.all.map(\.0))")
+        #expect(out.all.filter { $0.0.contains("S1 ended") }.count == 1, "\(out.all.map(\.0))")
+    }
 }

@@ -151,14 +151,29 @@ public final class RecordReader {
 
     /// Reads to the end, calling `sink` for every record in file order.
     public func run(_ sink: (inout RawRecord) throws -> Void) throws {
-        switch format.kind {
-        case .lines, .plain: try runLines(sink)
-        case .jsonLines: try runJSONLines(sink)
-        case .jsonArray: try runJSONArray(sink)
-        case .journalExport: try runExport(sink)
-        case .journalVerbose: try runVerbose(sink)
+        try withoutActuallyEscaping(sink) { sink in
+            liveSink = sink
+            defer { liveSink = nil }
+            switch format.kind {
+            case .lines, .plain: try runLines(sink)
+            case .jsonLines: try runJSONLines(sink)
+            case .jsonArray: try runJSONArray(sink)
+            case .journalExport: try runExport(sink)
+            case .journalVerbose: try runVerbose(sink)
+            }
         }
         problems.append(contentsOf: lines.problems)
+    }
+
+    /// `run`'s sink while it runs, for `streamWentQuiet`.
+    private var liveSink: ((inout RawRecord) throws -> Void)?
+
+    /// A live stream went quiet while `run` waits for its next bytes (`QuietSource`): the
+    /// record held until the next line shows it ended is handed on now, unless a dump it
+    /// opened (`{`, `[`) is still open.
+    public func streamWentQuiet() throws {
+        guard let liveSink, hasPending, pendingDepth == 0 else { return }
+        try emitPending(liveSink)
     }
 
     // MARK: text lines
