@@ -2372,7 +2372,7 @@ enum BuiltinParsers {
         ("vocabulary/linux-daemons.json", ##"""
 {
   "name": "linux-daemons",
-  "title": "systemd's and the kernel's own lines when a daemon dies (the relay, an SFU, a TURN server): killed, crashed, OOM-killed, restarted until systemd gave up",
+  "title": "systemd's and the kernel's own lines when a daemon dies (the relay, an SFU, a TURN server): killed, crashed, OOM-killed, exited with an error status, a Go panic, restarted until systemd gave up",
   "sdk": "linux",
   "side": "system",
   "_note": "Each rule's longest literal is its anchor, which the readers' prefilter looks for on every line of every file: 'segfault at ' was indexed by windows such as 'ault', and every line of a log show export has 'Default' in its type column (+13 % instructions on a noisy export); the kernel writes 'task[pid]: segfault at', so ']: segfault at ' it is",
@@ -2380,6 +2380,9 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "{unit:word}.service: A {p:word} of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
+    {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=exited, status={status:word}", "set": {"how": "its main process exited with an error"},
+      "unless": ["status=0/", "status=143/", "status=130/"]},
+    {"event": "daemon.died", "match": "panic: {panic}", "anchored": true, "set": {"how": "it panicked", "fault": "panic"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
     {"event": "daemon.died", "match": "{task:word}[{task_pid:int}]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:hex}{? in {image}[}", "set": {"how": "it crashed (segfault)", "fault": "segfault"}},
@@ -2401,6 +2404,13 @@ enum BuiltinParsers {
     {"message": "hostname systemd[1]: coturn.service: Main process exited, code=dumped, status=6/ABRT", "event": "daemon.died", "attrs": {"unit": "coturn", "status": "6/ABRT"}},
     {"message": "snap.lxd.daemon.service: Main process exited, code=killed, status=9/KILL", "event": "daemon.died", "attrs": {"unit": "snap.lxd.daemon"}},
     {"message": "jibri.service: Main process exited, code=exited, status=143/n/a"},
+    {"message": "1panel.service: Main process exited, code=exited, status=2/INVALIDARGUMENT", "event": "daemon.died", "attrs": {"unit": "1panel", "status": "2/INVALIDARGUMENT"}},
+    {"message": "broadcast-relay.service: Main process exited, code=exited, status=1/FAILURE", "event": "daemon.died", "attrs": {"unit": "broadcast-relay", "status": "1/FAILURE"}},
+    {"message": "broadcast-relay.service: Main process exited, code=exited, status=0/SUCCESS"},
+    {"message": "relay.service: Main process exited, code=exited, status=130/n/a"},
+    {"message": "panic: runtime error: invalid memory address or nil pointer dereference", "event": "daemon.died", "attrs": {"panic": "runtime error: invalid memory address or nil pointer dereference", "fault": "panic"}},
+    {"message": "don't panic: the relay reconnects"},
+    {"message": "no panic: the relay reconnects"},
     {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1."}
   ]
 }
