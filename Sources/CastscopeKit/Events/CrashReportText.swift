@@ -95,7 +95,7 @@ struct CrashReportText {
     /// (`rec` then taken), or as it was (`rec` read as usual).
     private mutating func settle(_ rec: RawRecord) -> RawRecord? {
         guard let p = pending else { return nil }
-        let text = rec.string(.message)?.trimmingSpaces() ?? ""
+        let text = Self.keyText(rec.string(.message) ?? "")
         let within = rec.line - p.line <= Self.afterSpan
         if within, text.hasPrefix(Self.uncaughtPrefix) {
             pending = nil
@@ -144,7 +144,7 @@ struct CrashReportText {
     private mutating func header(_ rec: RawRecord, earlier: (Int, (String) -> Bool) -> Void) -> RawRecord? {
         guard opened != nil || rec.withBytes(.message, { RecordReader.opensCrashReport($0) }) == true else { return nil }
         guard let message = rec.string(.message) else { return nil }
-        let text = message.trimmingSpaces()
+        let text = Self.keyText(message)
         if let opener = Self.openers.first(where: { text.hasPrefix($0) }), opened == nil || !Self.keyOpeners.contains(opener) {
             // A new report (its model line: nothing kept comes before it), or the part of one a
             // paste begins with.
@@ -158,7 +158,7 @@ struct CrashReportText {
                 var process = false
                 earlier(rec.line) { line in
                     seen += 1
-                    let t = line.trimmingSpaces()
+                    let t = Self.keyText(line)
                     if Self.lookedBack.contains(where: { t.hasPrefix($0) }) { lines.insert(t, at: 0) }
                     if t.hasPrefix("Process:") { process = true }
                     // (back to the nearest `Process:`, and past it to a date when none came yet:
@@ -197,6 +197,15 @@ struct CrashReportText {
             return made
         }
         return nil
+    }
+
+    /// A line's text as its key is looked for: without the spaces around it, nor a backtick
+    /// before it (a whole report pasted inside one pair of single backticks, iCloud-Control#14:
+    /// its `Process:` was lost).
+    static func keyText(_ line: String) -> String {
+        let t = line.trimmingSpaces()
+        guard t.hasPrefix("`") else { return t }
+        return String(t.drop { $0 == "`" }).trimmingSpaces()
     }
 
     /// `Thread 7 Crashed:` (a paste that begins after the `Triggered by Thread:` line).

@@ -45,7 +45,12 @@ public struct EventFactory: Sendable {
         // (A syslog layout's host, `localhost` on every line of a device's log, is one of the
         // texts too: an attribute list and a text per line were ~170 bytes of each event.)
         let (host, hostIndex) = rec.withBytes(.host) { interner.host($0) } ?? (nil, -1)
-        if verdict >= 0, processIndex >= 0 || process == nil, hostIndex >= 0 || host == nil {
+        if hit.code == .extensionKilledMemory, let process, Self.victimIsLine(hit.attrs) {
+            // The kill of the line's own process: its name and pid are the victim's.
+            var e = event(rec, hit, message, process, host, pid, path, order, fileIndex)
+            e.attrs += [("target", process)] + (pid.map { [("target_pid", String($0))] } ?? [])
+            compactor.absorb(e, into: &events)
+        } else if verdict >= 0, processIndex >= 0 || process == nil, hostIndex >= 0 || host == nil {
             // The text of the events of one message, process, host and file is made once.
             let text = interner.text(verdict: verdict, process: processIndex, host: hostIndex, path: path) {
                 Event.Text(kind: hit.rule.event, code: hit.code, sdk: hit.rule.sdk, process: process, message: message,
@@ -68,6 +73,13 @@ public struct EventFactory: Sendable {
                 ?? interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) }
         }) ?? nil, let h, let m else { return nil }
         return (h, m, k)
+    }
+
+    /// A rule whose line tells the kill of its own process (`"set": {"victim": "line"}`): Xcode's
+    /// `Message from debugger: Terminated due to memory issue`, which comes under the debugged
+    /// process's name as its untimed lines do (RMGallery#10 gave no session and no finding).
+    static func victimIsLine(_ attrs: [(String, String)]) -> Bool {
+        attrs.contains { $0.0 == "victim" && $0.1 == "line" }
     }
 
     /// A hit's attributes, with the record's host name last when it has one.

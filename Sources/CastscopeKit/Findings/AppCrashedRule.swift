@@ -34,7 +34,7 @@ struct AppCrashedRule: FindingRule {
     /// #870's report gave none; a `SIGKILL` is a kill, not a crash).
     static let crashSignals = ["SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGTRAP", "SIGFPE", "SIGSYS", "EXC_BAD_ACCESS", "EXC_BAD_INSTRUCTION",
                                "EXC_BREAKPOINT", "EXC_ARITHMETIC", "EXC_GUARD"]
-    static let reportKinds = KindSet([.extensionKilled])
+    static let reportKinds = KindSet([.extensionKilled, .extensionKilledMemory])
     static let reportPrefix = "Crash report: "
 
     static func crashedReport(_ e: Event) -> String? {
@@ -51,7 +51,10 @@ struct AppCrashedRule: FindingRule {
             // host app): an unrelated app's crash in a sysdiagnose is no finding of theirs.
             var known: Set<String>?
             for e in r.unattached.matching(Self.reportKinds) {
-                guard let text = Self.crashedReport(e) else { continue }
+                // (or Xcode's word that the debugged app, not an extension, was killed for
+                // its memory: RMGallery#10)
+                let memory = e.code == .extensionKilledMemory && EventFactory.victimIsLine(e.attrs)
+                guard let text = memory ? "terminated for its memory, as Xcode's debugger says" : Self.crashedReport(e) else { continue }
                 if r.sessionCount > 0 {
                     if known == nil {
                         // (sessions handed on as they ended left their processes' names)
@@ -63,7 +66,8 @@ struct AppCrashedRule: FindingRule {
                 }
                 let who = e.attr("target").map { "\($0)\(e.attr("target_pid").map { "[\($0)]" } ?? "")" } ?? "the process the report names"
                 out.append(Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil,
-                                   message: "\(who) crashed (\(text)): whatever it was sharing or serving stopped with it", evidence: [e.source]))
+                                   message: "\(who) \(memory ? "was killed" : "crashed") (\(text)): whatever it was sharing or serving stopped with it",
+                                   evidence: [e.source]))
             }
         }
         return out

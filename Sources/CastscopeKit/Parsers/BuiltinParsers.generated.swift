@@ -2933,7 +2933,8 @@ enum BuiltinParsers {
     },
     {
       "event": "extension.killed_memory",
-      "match": "Message from debugger: Terminated due to memory issue"
+      "match": "Message from debugger: Terminated due to memory issue",
+      "set": {"victim": "line"}
     },
     {
       "event": "extension.killed_memory",
