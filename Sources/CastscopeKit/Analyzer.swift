@@ -930,6 +930,10 @@ public final class Analyzer {
                     recognize(&rec, display, fileIndex)
                 }
                 journalCompactor = EventCompactor()
+                if let cut = parsed.cut {
+                    summary.errors.append(cut.description)
+                    report.errors.append(cut)
+                }
             } catch let e as InputError {
                 summary.errors.append(e.description)
                 report.errors.append(e)

@@ -452,6 +452,91 @@ struct RealPasteTests {
         #expect(fatal.messages("app-crashed").first?.contains("uncaught exception NSInternalInconsistencyException") == true, "\(fatal.messages("app-crashed"))")
     }
 
+    @Test("session 44's pastes: a daemon's exit status and Go panic, Xcode's memory kill, a report in backticks, a cut .ips, termination codes")
+    func session44Pastes() throws {
+        // 1panel#223, XManagerPlus#51: a Go daemon dies by exiting (a panic exits 2), not by a
+        // signal; with a relay session open, that session stopped with it.
+        let relay = """
+            Mar 15 08:47:40 relayhost broadcast-relay[18078]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup
+            Mar 15 08:47:41 relayhost broadcast-relay[18078]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0
+            Mar 15 08:47:42 relayhost broadcast-relay[18078]: panic: runtime error: invalid memory address or nil pointer dereference
+            Mar 15 08:47:42 relayhost broadcast-relay[18078]: [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x2442368]
+            Mar 15 08:47:42 relayhost systemd[1]: broadcast-relay.service: Main process exited, code=exited, status=2/INVALIDARGUMENT
+            Mar 15 08:47:42 relayhost systemd[1]: broadcast-relay.service: Failed with result 'exit-code'.
+
+            """
+        let died = try analyze(relay)
+        #expect(died.kinds.contains("daemon-died"), "\(died.kinds)")
+        let death = died.messages("daemon-died").first ?? ""
+        #expect(death.hasPrefix("broadcast-relay: its main process exited with an error (status=2/INVALIDARGUMENT) after a panic (runtime error: invalid memory address"), "\(death)")
+        #expect(death.contains("the relay session open then (7c1e0d52) stopped with it"), "\(death)")
+        // A stop that exits 0 or 143 (SIGTERM's exit) is no death.
+        for status in ["0/SUCCESS", "143/n/a"] {
+            let stopped = try analyze("Mar 15 08:47:42 relayhost systemd[1]: jibri.service: Main process exited, code=exited, status=\(status)\nMar 15 08:47:40 relayhost broadcast-relay[18078]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup\n")
+            #expect(!stopped.kinds.contains("daemon-died"), "\(status): \(stopped.kinds)")
+        }
+        // RMGallery#10: Xcode's word on a memory kill, under the name of the console's lines
+        // before it: the debugged app's kill, or (an extension's name) its session's.
+        let debugger = "2015-10-14 16:16:51.510 RMGalleryDemo[3438:887692] Received memory warning.\nMessage from debugger: Terminated due to memory issue\n"
+        let app = try analyze(dated: false, debugger)
+        #expect(app.messages("app-crashed").first?.hasPrefix("RMGalleryDemo[3438] was killed (terminated for its memory") == true, "\(app.kinds) \(app.messages("app-crashed"))")
+        let ext = try analyze(dated: false, debugger.replacingOccurrences(of: "RMGalleryDemo", with: "BroadcastUploadExtension"))
+        #expect(ext.outcomes == ["killed"] && ext.kinds == ["extension-killed"], "\(ext.outcomes) \(ext.kinds)")
+        // iCloud-Control#14: a report pasted inside one pair of single backticks keeps its
+        // `Process:` (it was "a process the report does not name").
+        let backticked = try analyze(dated: false, """
+            `Process:               iCloud Extension [668]
+            Path:                  /Applications/iCloud Control.app/Contents/PlugIns/iCloud Extension.appex/Contents/MacOS/iCloud Extension
+            Date/Time:             2019-01-14 16:11:10.836 +0100
+
+            Exception Type:        EXC_BAD_INSTRUCTION (SIGILL)
+            Exception Codes:       0x0000000000000001, 0x0000000000000000
+            Exception Note:        EXC_CORPSE_NOTIFY
+
+            Termination Signal:    Illegal instruction: 4
+            Termination Reason:    Namespace SIGNAL, Code 0x4
+            Terminating Process:   exc handler [0]`
+
+            """)
+        #expect(backticked.messages("app-crashed").first?.hasPrefix("iCloud Extension[668] crashed (EXC_BAD_INSTRUCTION (SIGILL)") == true,
+                "\(backticked.messages("app-crashed"))")
+        // A crash report's `.ips` cut inside its threads (a forum's or an issue's length limit)
+        // after its exception and termination: the kill is read, and the cut said; the
+        // watchdog's code is named.
+        let head = """
+            {"app_name":"BroadcastUpload","timestamp":"2022-10-11 01:01:33.00 -0500","bug_type":"309","name":"BroadcastUpload"}
+            {
+              "captureTime": "2022-10-11 01:01:33.3725 -0500",
+              "pid": 23733,
+              "procName": "BroadcastUpload",
+              "procPath": "/private/var/containers/Bundle/Application/X/VCS.app/PlugIns/BroadcastUpload.appex/BroadcastUpload",
+            """
+        let rest = """
+              "exception": {"type": "EXC_CRASH", "signal": "SIGKILL"},
+              "termination": {"flags": 0, "code": 2343432205, "namespace": "FRONTBOARD", "indicator": "scene-update watchdog"},
+              "threads" : [{"id":1,"queue":"com.apple.main-thread","frames":[{"imageOffset":9048,"imageIndex":0},{"imageOff
+            """
+        for name in ["BroadcastUpload-2022-10-11-010133.ips", "paste.txt"] {
+            let cut = try analyze(dated: false, head + "\n" + rest, name: name)
+            #expect(cut.outcomes == ["killed"], "\(name): \(cut.outcomes) \(cut.errors)")
+            #expect(cut.messages("extension-killed").first?.contains("termination FRONTBOARD code 0x8badf00d scene-update watchdog (watchdog: it took too long") == true,
+                    "\(name): \(cut.messages("extension-killed"))")
+            #expect(cut.errors.count == 1 && cut.errors[0].contains("the report is cut short; what came before the cut was read"), "\(name): \(cut.errors)")
+        }
+        // Cut before its exception: nothing to tell, and the error says why.
+        let early = try castscopeAnalyzeErrors(head, name: "early.ips")
+        #expect(early.contains("the report is cut short before its exception and termination"), "\(early)")
+    }
+
+    /// `analyze`'s standard error on `text` saved as `name` (an input that gives nothing).
+    func castscopeAnalyzeErrors(_ text: String, name: String) throws -> String {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return try castscope(["analyze", url.path]).stderr
+    }
+
     @Test("today's crash report layouts: the uncaught exception after the header's Termination Reason or Triggered by Thread is the report's")
     func uncaughtAfterHeader() throws {
         // macOS 12 and later, and iOS's translated `.ips`, write `Application Specific

@@ -1922,6 +1922,21 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("tables/termination-codes.json", ##"""
+{
+  "table": "termination-codes",
+  "title": "The codes iOS writes in a crash report's termination reason when it ends a process on purpose (Apple's 'Understanding the exception types in a crash report' and 'Addressing watchdog terminations', paraphrased): named after the code in reports and findings",
+  "codes": [
+    {"code": "0x8badf00d", "meaning": "watchdog: it took too long to launch, resume, suspend or answer"},
+    {"code": "0xdead10cc", "meaning": "it held a file lock or a database open while suspended"},
+    {"code": "0xc00010ff", "meaning": "killed to cool the device down (thermal)"},
+    {"code": "0xbad22222", "meaning": "a VoIP app resumed too often"},
+    {"code": "0xdeadfa11", "meaning": "force quit by the user"},
+    {"code": "0x2bad45ec", "meaning": "a security violation"},
+    {"code": "0xbaaaaaad", "meaning": "a stackshot of the system, not a crash"}
+  ]
+}
+"""##),
         ("tables/time-zone-abbreviations.json", ##"""
 {
   "table": "time-zone-abbreviations",

@@ -77,8 +77,33 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 
     static func parseValue(_ p: UnsafeRawBufferPointer, _ i: inout Int, depth: Int) throws -> JSONValue {
+        var cut = false
+        return try parseValue(p, &i, depth: depth, lenient: false, cut: &cut)!
+    }
+
+    /// The value of a document cut short (an `.ips` report pasted past an issue's length
+    /// limit): the members and items complete before the cut, the containers open there
+    /// closed. Nil when the text is not a document cut short (complete, or wrong before its end).
+    public static func parseCut(_ text: String) -> JSONValue? {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { p in
+            var i = 0
+            var cut = false
+            guard let v = try? parseValue(p, &i, depth: 0, lenient: true, cut: &cut), cut else { return nil }
+            return v
+        }
+    }
+
+    /// `lenient`: the end of the text inside a value sets `cut` and ends every open container
+    /// with what it holds; a value the end cut into is left out (nil when it is the top one).
+    static func parseValue(_ p: UnsafeRawBufferPointer, _ i: inout Int, depth: Int, lenient: Bool, cut: inout Bool) throws -> JSONValue? {
+        /// The end of the text where more must come: cut (lenient), else an error.
+        func ended() throws {
+            guard lenient else { throw ParseError(offset: i, message: "unexpected end") }
+            cut = true
+        }
         skipSpace(p, &i)
-        guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
+        guard i < p.count else { try ended(); return nil }
         if depth >= maxDepth, p[i] == UInt8(ascii: "{") || p[i] == UInt8(ascii: "[") {
             throw ParseError(offset: i, message: "nested deeper than \(maxDepth) levels")
         }
@@ -90,17 +115,25 @@ public indirect enum JSONValue: Sendable, Equatable {
             if i < p.count, p[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
             while true {
                 skipSpace(p, &i)
-                guard i < p.count, p[i] == UInt8(ascii: "\"") else { throw ParseError(offset: i, message: "expected a key") }
+                guard i < p.count else { try ended(); return .object(members) }
+                guard p[i] == UInt8(ascii: "\"") else { throw ParseError(offset: i, message: "expected a key") }
                 let end = JSONScan.skipString(p, i)
-                guard end > i else { throw ParseError(offset: i, message: "unterminated string") }
+                guard end > i else {
+                    guard lenient else { throw ParseError(offset: i, message: "unterminated string") }
+                    cut = true
+                    return .object(members)
+                }
                 let key = JSONScan.string(p, i..<end)
                 i = end
                 skipSpace(p, &i)
-                guard i < p.count, p[i] == UInt8(ascii: ":") else { throw ParseError(offset: i, message: "expected ':'") }
+                guard i < p.count else { try ended(); return .object(members) }
+                guard p[i] == UInt8(ascii: ":") else { throw ParseError(offset: i, message: "expected ':'") }
                 i += 1
-                members.append((key, try parseValue(p, &i, depth: depth + 1)))
+                guard let value = try parseValue(p, &i, depth: depth + 1, lenient: lenient, cut: &cut) else { return .object(members) }
+                members.append((key, value))
+                if cut { return .object(members) }
                 skipSpace(p, &i)
-                guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
+                guard i < p.count else { try ended(); return .object(members) }
                 if p[i] == UInt8(ascii: ",") { i += 1; continue }
                 if p[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
                 throw ParseError(offset: i, message: "expected ',' or '}'")
@@ -111,16 +144,22 @@ public indirect enum JSONValue: Sendable, Equatable {
             skipSpace(p, &i)
             if i < p.count, p[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
             while true {
-                items.append(try parseValue(p, &i, depth: depth + 1))
+                guard let item = try parseValue(p, &i, depth: depth + 1, lenient: lenient, cut: &cut) else { return .array(items) }
+                items.append(item)
+                if cut { return .array(items) }
                 skipSpace(p, &i)
-                guard i < p.count else { throw ParseError(offset: i, message: "unexpected end") }
+                guard i < p.count else { try ended(); return .array(items) }
                 if p[i] == UInt8(ascii: ",") { i += 1; continue }
                 if p[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
                 throw ParseError(offset: i, message: "expected ',' or ']'")
             }
         case UInt8(ascii: "\""):
             let end = JSONScan.skipString(p, i)
-            guard end > i else { throw ParseError(offset: i, message: "unterminated string") }
+            guard end > i else {
+                guard lenient else { throw ParseError(offset: i, message: "unterminated string") }
+                cut = true
+                return nil
+            }
             let s = JSONScan.string(p, i..<end)
             i = end
             return .string(s)
@@ -128,6 +167,8 @@ public indirect enum JSONValue: Sendable, Equatable {
             let start = i
             let end = JSONScan.skipValue(p, i)
             guard end > start else { throw ParseError(offset: i, message: "unexpected character") }
+            // (a number or word the end cut into may be incomplete)
+            if lenient && end == p.count { cut = true; return nil }
             i = end
             let word = String(decoding: UnsafeRawBufferPointer(rebasing: p[start..<end]), as: UTF8.self)
             switch word {

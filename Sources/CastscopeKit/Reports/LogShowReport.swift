@@ -127,6 +127,7 @@ public final class LogShow {
         walker.recognition = detector.bestScore(of:)
         walker.ips = { display, source in
             let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
+            if let cut = parsed.cut { self.errors.append(cut) }
             for rec in parsed.records {
                 var r = LogShowRecord(source: display)
                 r.wallNanos = rec.time.map { Self.nanos($0.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)) }

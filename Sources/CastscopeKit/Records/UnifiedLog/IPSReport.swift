@@ -13,6 +13,10 @@ public struct IPSReport: Sendable {
     public var kind: Kind
     public var bugType: String?
     public var records: [Record] = []
+    /// A body cut short (a report pasted past an issue's or a forum's length limit: a crash
+    /// report's threads and images come last): what came before the cut was read, and this
+    /// says so.
+    public var cut: InputError?
 
     /// Reads a report's text; throws a one-line reason when it is none of the known kinds.
     /// Whether `head` begins with an `.ips` report's header line: one JSON object on the first
@@ -29,6 +33,7 @@ public struct IPSReport: Sendable {
     }
 
     public static func parse(_ text: String, path: String) throws -> IPSReport {
+        var cut: InputError?
         let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\u{FEFF}" }
         if trimmed.hasPrefix("{") {
             // A one-line JSON header, then the body (a JSON document); older reports are one document.
@@ -43,24 +48,40 @@ public struct IPSReport: Sendable {
                     throw InputError(path: path, line: 1, ".ips report: a header\(kind) and no report after it (cut short?)")
                 }
                 do { body = try JSONValue.parse(String(rest)) } catch {
-                    throw InputError(path: path, ".ips report\(kind): its body (from line 2): \(error)")
+                    let failed = InputError(path: path, ".ips report\(kind): its body (from line 2): \(error)")
+                    guard let partial = JSONValue.parseCut(String(rest)) else { throw failed }
+                    body = partial
+                    cut = failed
                 }
                 header = h
             } else {
                 do { body = try JSONValue.parse(String(trimmed)) } catch {
-                    throw InputError(path: path, ".ips report: \(error)")
+                    let failed = InputError(path: path, ".ips report: \(error)")
+                    guard let partial = JSONValue.parseCut(String(trimmed)) else { throw failed }
+                    body = partial
+                    cut = failed
                 }
                 header = body
             }
             let bug = header?["bug_type"]?.stringValue ?? body["bug_type"]?.stringValue
             let time = (header?["timestamp"]?.stringValue ?? body["captureTime"]?.stringValue).flatMap(reportTime)
+            var report: IPSReport
             if bug == "298" || body["processes"] != nil && body["largestProcess"] != nil {
-                return jetsam(body, bug: bug, time: time)
+                report = jetsam(body, bug: bug, time: time)
+            } else if bug == "309" || body["exception"] != nil || body["termination"] != nil {
+                // (cut before its exception and termination: nothing to tell)
+                if let cut, body["exception"] == nil && body["termination"] == nil {
+                    throw InputError(path: path, cut.message + ": the report is cut short before its exception and termination")
+                }
+                report = crash(json: body, header: header, bug: bug, time: time)
+            } else {
+                throw cut ?? InputError(path: path, ".ips report of bug_type \(bug ?? "?") is not read (JetsamEvent 298 and crash reports 309 are)")
             }
-            if bug == "309" || body["exception"] != nil || body["termination"] != nil {
-                return crash(json: body, header: header, bug: bug, time: time)
+            if let cut {
+                if report.records.isEmpty { throw cut }
+                report.cut = InputError(path: path, cut.message + ": the report is cut short; what came before the cut was read")
             }
-            throw InputError(path: path, ".ips report of bug_type \(bug ?? "?") is not read (JetsamEvent 298 and crash reports 309 are)")
+            return report
         }
         if trimmed.hasPrefix("Incident Identifier:") || trimmed.contains("\nException Type:") {
             return crash(text: String(trimmed))
@@ -157,7 +178,7 @@ public struct IPSReport: Sendable {
         var detail = c.type
         if !c.signal.isEmpty { detail += " (\(c.signal))" }
         for part in [c.subtype, c.message] where !part.isEmpty { detail += ", \(part)" }
-        if !c.termination.isEmpty { detail += "; termination \(c.termination)" }
+        if !c.termination.isEmpty { detail += "; termination \(c.termination)" + (terminationMeaning(c.termination).map { " (\($0))" } ?? "") }
         if !c.uncaught.isEmpty { detail += "; \(c.uncaught)" }
         if c.process == "?" {
             // (a paste of the exception part only: a crash, but whose is not said)
@@ -170,6 +191,21 @@ public struct IPSReport: Sendable {
         }
         return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report: \(who) terminated: \(detail)")
     }
+
+    /// What a termination reason's code means (`parsers/tables/termination-codes.json`:
+    /// `0x8badf00d` the watchdog, `0xdead10cc` a lock held while suspended, …).
+    static func terminationMeaning(_ termination: String) -> String? {
+        let lower = termination.lowercased()
+        return terminationCodes.first { lower.contains($0.code) }?.meaning
+    }
+
+    static let terminationCodes: [(code: String, meaning: String)] = {
+        guard let json = BuiltinParsers.table("termination-codes") else { return [] }
+        return (json["codes"]?.arrayValue ?? []).compactMap { row in
+            guard let c = row["code"]?.stringValue, let m = row["meaning"]?.stringValue else { return nil }
+            return (c.lowercased(), m)
+        }
+    }()
 
     /// `… 50 MB …` in an exception's subtype or message.
     static func limitMB(_ s: String) -> Int? {
@@ -194,7 +230,10 @@ public struct IPSReport: Sendable {
         if let t = body["termination"] {
             var parts: [String] = []
             if let ns = t["namespace"]?.stringValue { parts.append(ns) }
-            if let code = t["code"]?.stringValue { parts.append("code \(code)") }
+            if let code = t["code"]?.stringValue {
+                // (`2343432205` in the JSON is `0x8badf00d` as every text and document writes it)
+                parts.append("code " + (UInt64(code).map { $0 > 0xFFFF ? "0x" + String($0, radix: 16) : code } ?? code))
+            }
             if let ind = t["indicator"]?.stringValue { parts.append(ind) }
             for reason in t["reasons"]?.arrayValue ?? [] { if let s = reason.stringValue { parts.append(s) } }
             c.termination = parts.joined(separator: " ")
