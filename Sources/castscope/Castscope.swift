@@ -271,7 +271,7 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "Show every time in UTC (…Z+00:00) instead of the phone's zone.")
     var utc = false
 
-    @Option(name: .long, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name (Europe/Berlin). Default: the phone's zone as its logs give it; lines without a zone are shown as the phone's local time.", valueName: "zone"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name (Europe/Berlin). Default: the phone's zone as its logs give it; lines without a zone are shown as the phone's local time.", valueName: "zone"))
     var timezone: String?
 
     @Option(name: .long, help: ArgumentHelp("Read big files with this many threads (default: the number of cores).", valueName: "n"))
@@ -296,7 +296,7 @@ struct Analyze: ParsableCommand {
 
     @OptionGroup var journal: JournalOptions
 
-    @Option(name: .long, help: ArgumentHelp("Relay clock minus device clock in seconds (e.g. 2.35 or -0.8), instead of estimating it.", valueName: "seconds"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Relay clock minus device clock in seconds (e.g. 2.35 or -0.8), instead of estimating it.", valueName: "seconds"))
     var clockOffset: Double?
 
     @OptionGroup var parsers: ParserOptions

@@ -23,7 +23,7 @@ struct Show: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Only this process (name or image path; repeatable).", valueName: "name"))
     var process: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Only this pid (repeatable).", valueName: "pid"))
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("Only this pid (repeatable).", valueName: "pid"))
     var pid: [Int] = []
 
     @Option(name: .long, help: ArgumentHelp("Only subsystems starting with this (repeatable).", valueName: "subsystem"))

@@ -53,7 +53,7 @@ struct Tail: ParsableCommand {
     @Flag(name: .long, help: "Show every time in UTC instead of the phone's zone.")
     var utc = false
 
-    @Option(name: .long, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name. Default: the phone's zone as its lines give it (journal times too); lines without a zone are its local time.", valueName: "zone"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name. Default: the phone's zone as its lines give it (journal times too); lines without a zone are its local time.", valueName: "zone"))
     var timezone: String?
 
     @OptionGroup var thresholds: ThresholdOptions
@@ -73,6 +73,21 @@ struct Tail: ParsableCommand {
         if let timezone, DisplayZone.parse(timezone) == nil {
             throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
         }
+    }
+
+    /// Why `path`, when it exists, is not a cursor file `--cursor-reset` may remove (one line of
+    /// at most 4 KB: what castscope writes, or a write of it that never finished). Nil when it
+    /// is one, or there is no such file.
+    static func notACursor(_ path: String) -> String? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return "not a regular file" }
+        guard st.st_size <= 4096 else { return "\(st.st_size) bytes, not a cursor" }
+        guard let source = try? FileSource(path: path), let bytes = try? readUpTo(4097, from: source) else { return "cannot be read" }
+        let body = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
+        if body.contains(0x0A) { return "more than one line, not a cursor" }
+        if body.contains(where: { $0 < 0x20 || $0 > 0x7E }) { return "not text, not a cursor" }
+        return nil
     }
 
     func run() throws {
@@ -115,7 +130,8 @@ struct Tail: ParsableCommand {
         // The cursor file is written and removed: never a followed journal, nor inside their folder.
         let given = (directory.map { [$0] } ?? []) + file
         let followed = noJournal ? [] : given.isEmpty ? ["/var/log/journal", "/run/log/journal"] : given
-        if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: followed) {
+        // (standard input too: `--cursor-file F - < F` would replace the text being read)
+        if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: followed + inputs.filter { $0 == "-" }) {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }
@@ -123,7 +139,14 @@ struct Tail: ParsableCommand {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }
-        if cursorReset, let cursorFile { unlink(cursorFile) }
+        if cursorReset, let cursorFile {
+            // Only a cursor is removed: a mistyped path (a log, someone's notes) is not.
+            if let why = Self.notACursor(cursorFile) {
+                printError("--cursor-file \(cursorFile): \(why): --cursor-reset removes only a cursor file (one short line); name another file")
+                Glibc.exit(Exit.usage)
+            }
+            unlink(cursorFile)
+        }
         if inputs.contains("-") && isatty(0) != 0 {
             fputs("castscope tail: reading standard input from the terminal (paste lines, Ctrl-D to end)\n", stderr)
         }

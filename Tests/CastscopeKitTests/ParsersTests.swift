@@ -34,7 +34,7 @@ struct ParsersTests {
     @Test("every table in parsers/tables/ parses, is named after its file, and gives its reader rows (they are not parsed at start)")
     func tablesParse() throws {
         let tables = BuiltinParsers.files.filter { $0.path.hasPrefix(BuiltinParsers.tablesFolder) }
-        #expect(tables.count == 3)
+        #expect(tables.count == 4)
         for file in tables {
             let name = String(file.path.dropFirst(BuiltinParsers.tablesFolder.count).dropLast(".json".count))
             let json = try #require(BuiltinParsers.table(name), "\(file.path)")
@@ -43,6 +43,8 @@ struct ParsersTests {
         #expect(ZoneAbbreviations.offsets[Array("CEST".utf8)] == 7200)
         #expect(ZoneAbbreviations.offsets[Array("CST".utf8)] == nil)
         #expect(MonthNames.months[Array("marras".utf8)] == 11)
+        #expect(IPSReport.terminationMeaning("Namespace SPRINGBOARD, Code 0x8BADF00D")?.hasPrefix("watchdog") == true)
+        #expect(IPSReport.terminationMeaning("Namespace SIGNAL, Code 0x4") == nil)
         // Capitalized as older glibc wrote pt_BR's (`Out 23 16:48:59`, jibri#158), never over
         // another month's name (`Mar` stays March).
         #expect(MonthNames.months[Array("Out".utf8)] == 10)

@@ -1,6 +1,6 @@
 /// daemon-died: a Linux daemon died — the relay, an SFU, a TURN server — as systemd and the
 /// kernel say it (`linux-daemons` vocabulary: killed, crashed, OOM-killed, exited with an
-/// error status, restarted until systemd gave up), or as a Go program says it (`panic: …`). The relay logs no `closed` line for the sessions it was serving then:
+/// error status, restarted until systemd gave up), or as a Go program says it (`panic: runtime error: …`). The relay logs no `closed` line for the sessions it was serving then:
 /// those of that process that stopped at that moment with none (their last line at most `gone`
 /// before it) are named, each once, and the death is an error. Any other unit's deaths (or an
 /// idle relay's) are one warning per unit, with how many times it died: a flapping exporter
@@ -87,7 +87,7 @@ struct DaemonDiedRule: FindingRule {
     static func unit(_ e: Event) -> String? {
         if let unit = e.attr("unit") { return unit }
         // (a Go panic: the program's own line, under its own name)
-        if e.attr("panic") != nil, let process = e.process { return process }
+        if e.attr("runtime_error") != nil, let process = e.process { return process }
         if let image = e.attr("image"), !isLibrary(image) { return image }
         guard let task = e.attr("task"), !task.allSatisfy(\.isNumber) else { return nil }
         return task
@@ -139,8 +139,9 @@ struct DaemonDiedRule: FindingRule {
             what = "\(unit): \(death[0].attr("how") ?? "it died")"
         }
         if let status = e.attr("status") { what += " (status=\(status))" }
-        if let panic = death.lazy.compactMap({ $0.attr("panic") }).first {
-            what += death.contains(where: { $0.attr("panic") == nil }) ? " after a panic (\(panic))" : " (\(panic))"
+        if let error = death.lazy.compactMap({ $0.attr("runtime_error") }).first {
+            let panic = "runtime error: \(error)"
+            what += death.contains(where: { $0.attr("runtime_error") == nil }) ? " after a panic (\(panic))" : " (\(panic))"
         }
         return what
     }

@@ -100,7 +100,7 @@ public final class PrefixedSource: ByteSource {
 }
 
 /// Reads up to `count` bytes from `source` (fewer only at end of stream).
-func readUpTo(_ count: Int, from source: ByteSource) throws -> [UInt8] {
+public func readUpTo(_ count: Int, from source: ByteSource) throws -> [UInt8] {
     let (bytes, damage) = fill(count, from: source)
     if let damage { throw damage }
     return bytes

@@ -29,7 +29,7 @@ public enum TemporaryRoot {
     }
 
     private static func makeRootLocked() throws -> String {
-        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        let base = temporaryBase()
         var template = Array((base + "/castscope-XXXXXX").utf8CString)
         guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw InputError(path: base, "cannot create a private temporary directory: \(errnoText())")
@@ -141,4 +141,11 @@ func copyAll(_ source: ByteSource, to fd: Int32, display: String) throws {
         }
         offset += Int64(n)
     }
+}
+
+/// `$TMPDIR`, else /tmp; a `TMPDIR` set but empty (a unit's `Environment=TMPDIR=`) is unset,
+/// as POSIX tools take it (it put the files in `/`, or failed naming an empty path).
+func temporaryBase() -> String {
+    guard let v = getenv("TMPDIR"), v.pointee != 0 else { return "/tmp" }
+    return String(cString: v)
 }

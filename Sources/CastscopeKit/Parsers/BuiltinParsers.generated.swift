@@ -2397,7 +2397,7 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=exited, status={status:word}", "set": {"how": "its main process exited with an error"},
       "unless": ["status=0/", "status=143/", "status=130/"]},
-    {"event": "daemon.died", "match": "panic: {panic}", "anchored": true, "set": {"how": "it panicked", "fault": "panic"}},
+    {"event": "daemon.died", "match": "panic: runtime error: {runtime_error}", "anchored": true, "set": {"how": "it panicked", "fault": "panic"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
     {"event": "daemon.died", "match": "{task:word}[{task_pid:int}]: segfault at {addr:word} ip {ip:word} sp {sp:word} error {error:hex}{? in {image}[}", "set": {"how": "it crashed (segfault)", "fault": "segfault"}},
@@ -2423,7 +2423,8 @@ enum BuiltinParsers {
     {"message": "broadcast-relay.service: Main process exited, code=exited, status=1/FAILURE", "event": "daemon.died", "attrs": {"unit": "broadcast-relay", "status": "1/FAILURE"}},
     {"message": "broadcast-relay.service: Main process exited, code=exited, status=0/SUCCESS"},
     {"message": "relay.service: Main process exited, code=exited, status=130/n/a"},
-    {"message": "panic: runtime error: invalid memory address or nil pointer dereference", "event": "daemon.died", "attrs": {"panic": "runtime error: invalid memory address or nil pointer dereference", "fault": "panic"}},
+    {"message": "panic: runtime error: invalid memory address or nil pointer dereference", "event": "daemon.died", "attrs": {"runtime_error": "invalid memory address or nil pointer dereference", "fault": "panic"}},
+    {"message": "panic: runtime error: index out of range [3] with length 3", "event": "daemon.died", "attrs": {"runtime_error": "index out of range [3] with length 3"}},
     {"message": "don't panic: the relay reconnects"},
     {"message": "no panic: the relay reconnects"},
     {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1."}

@@ -461,7 +461,7 @@ extension EventSpill {
 /// mode 0600, unlinked at once (nothing is left behind, however castscope ends) and closed on
 /// exec (a pager started later does not hold it); -1 when none can be made.
 func unlinkedTemporaryFile(_ name: String, directory: String? = nil) -> Int32 {
-    let base = directory ?? getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    let base = directory ?? temporaryBase()
     var template = Array((base + "/castscope-" + name + "-XXXXXX").utf8CString)
     let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     if fd >= 0 {

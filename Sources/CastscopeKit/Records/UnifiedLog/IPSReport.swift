@@ -157,6 +157,9 @@ public struct IPSReport: Sendable {
         var subtype = ""
         var message = ""
         var termination = ""
+        /// The termination says in words why (its `reasons`, a `Termination Description:`):
+        /// its code is not explained again.
+        var explained = false
         /// `*** Terminating app due to uncaught exception 'X', reason: 'Y'` (its Application
         /// Specific Information): `uncaught exception 'X', reason: 'Y'`.
         var uncaught = ""
@@ -178,7 +181,7 @@ public struct IPSReport: Sendable {
         var detail = c.type
         if !c.signal.isEmpty { detail += " (\(c.signal))" }
         for part in [c.subtype, c.message] where !part.isEmpty { detail += ", \(part)" }
-        if !c.termination.isEmpty { detail += "; termination \(c.termination)" + (terminationMeaning(c.termination).map { " (\($0))" } ?? "") }
+        if !c.termination.isEmpty { detail += "; termination \(c.termination)" + (c.explained ? "" : terminationMeaning(c.termination).map { " (\($0))" } ?? "") }
         if !c.uncaught.isEmpty { detail += "; \(c.uncaught)" }
         if c.process == "?" {
             // (a paste of the exception part only: a crash, but whose is not said)
@@ -235,7 +238,7 @@ public struct IPSReport: Sendable {
                 parts.append("code " + (UInt64(code).map { $0 > 0xFFFF ? "0x" + String($0, radix: 16) : code } ?? code))
             }
             if let ind = t["indicator"]?.stringValue { parts.append(ind) }
-            for reason in t["reasons"]?.arrayValue ?? [] { if let s = reason.stringValue { parts.append(s) } }
+            for reason in t["reasons"]?.arrayValue ?? [] { if let s = reason.stringValue { parts.append(s); c.explained = true } }
             c.termination = parts.joined(separator: " ")
         }
         // `"asi" : {"CoreFoundation" : ["*** Terminating app due to uncaught exception …"]}`
@@ -279,7 +282,9 @@ public struct IPSReport: Sendable {
                 }
             case "Exception Subtype", "Exception subtype": c.subtype = value
             case "Exception Message", "Exception Note": if c.message.isEmpty { c.message = value }
-            case "Termination Reason", "Termination Description": termination.append(value)
+            case "Termination Reason", "Termination Description":
+                termination.append(value)
+                if key == "Termination Description" { c.explained = true }
             default: break
             }
             if key == "Thread 0" || key.hasPrefix("Thread 0 ") { break }
