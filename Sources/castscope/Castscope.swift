@@ -389,6 +389,10 @@ struct Analyze: ParsableCommand {
                 // filters left out.
                 return "\(which): \(lines) line\(lines == 1 ? "" : "s"), none a record (headers, skipped lines, or entries the filters left out)"
             }
+            // (an .ips read whole that names no killed process is not an empty file)
+            if readable.allSatisfy({ $0.format?.hasPrefix("ips (JetsamEvent") == true }) {
+                return "\(which): no killed process with a name and a reason in \(readable.count == 1 ? "its" : "their") process list"
+            }
             return "\(which) \(readable.count == 1 ? "is" : "are") empty"
         }
         return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "

@@ -57,4 +57,32 @@ struct HostileRound5Tests {
         if let saved { setenv("TMPDIR", saved, 1) } else { unsetenv("TMPDIR") }
         #expect(base == "/tmp")
     }
+
+    @Test(".ips reports with CRLF ends, the iOS 14 layout (a JSON header over a text report), damaged numbers and bodies; a text log named .ips")
+    func ipsVariants() throws {
+        let crlf = jetsamIPS.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(try IPSReport.parse(crlf, path: "j.ips").records.first?.message.hasPrefix("JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 51 MB") == true)
+        #expect(try IPSReport.parse(crashIPS.replacingOccurrences(of: "\n", with: "\r\n"), path: "c.ips").records.count == 1)
+        // iOS 12–14: the JSON header, then the report as text.
+        let header = "{\"app_name\":\"BroadcastExtension\",\"timestamp\":\"2020-03-12 23:59:54.00 +0100\",\"bug_type\":\"109\",\"name\":\"BroadcastExtension\"}\n"
+        let old = try IPSReport.parse(header + oldTextCrash, path: "o.ips")
+        #expect(old.bugType == "109" && old.records.first?.message.contains("BroadcastExtension[2210]") == true, "\(old)")
+        // A count that is no count: no footprint rather than "0 MB" or an exabyte.
+        let float = try IPSReport.parse(jetsamIPS.replacingOccurrences(of: "\"rpages\" : 3301", with: "\"rpages\" : 3301.7"), path: "f.ips")
+        #expect(float.records.first?.message.contains("footprint 51 MB (3302 pages)") == true, "\(float.records)")
+        let negative = try IPSReport.parse(jetsamIPS.replacingOccurrences(of: "\"rpages\" : 3301", with: "\"rpages\" : -9223372036854775807"), path: "n.ips")
+        #expect(negative.records.first?.message.contains("footprint unknown") == true, "\(negative.records)")
+        // A crash report's header over a body of `null` is no kill of anything.
+        #expect(throws: InputError.self) { try IPSReport.parse(header.replacingOccurrences(of: "109", with: "309") + "null\n", path: "x.ips") }
+        // The whole pipeline: the CRLF report kills its extension, a log export named .ips is read as text.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(crlf.utf8).write(to: dir.appendingPathComponent("JetsamEvent-2026-03-12.ips"))
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"),
+                                         to: dir.appendingPathComponent("exported.ips"))
+        let r = try castscope(["analyze", "--json", dir.path])
+        let formats = ((r.json?["inputs"] as? [[String: Any]]) ?? []).compactMap { $0["format"] as? String }.sorted()
+        #expect(formats == ["apple-default", "ips (JetsamEvent, bug_type 298)"], "\(formats) \(r.stderr)")
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
+    }
 }

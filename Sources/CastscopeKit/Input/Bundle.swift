@@ -269,7 +269,7 @@ public struct BundleWalker {
                 } else {
                     report(InputError(path: path, "Apple tracev3 file: not read by this build"))
                 }
-            case .text where ips != nil && (path.hasSuffix(".ips") || path.hasSuffix(".ips.synced")):
+            case .text where ips != nil && (path.hasSuffix(".ips") || path.hasSuffix(".ips.synced")) && IPSReport.mayBeReport(head):
                 try ips!(path, replay)
             case .text:
                 var replay = replay

@@ -2008,6 +2008,9 @@ enum BuiltinParsers {
   "side": "system",
   "rules": [
     {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[{target_pid:int}] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
+    {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[?] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
+    {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[{target_pid:int}] killed: {limit_kind:word}, footprint unknown"},
+    {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[?] killed: {limit_kind:word}, footprint unknown"},
     {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"},
     {"event": "extension.killed", "match": "Crash report: {target}[?] terminated: {text}"},
     {"event": "crash.header", "match": "Hardware Model:{text}", "anchored": true},
@@ -2017,6 +2020,8 @@ enum BuiltinParsers {
   ],
   "samples": [
     {"message": "JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 50 MB (3200 pages); largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit", "limit_mb": "50"}},
+    {"message": "JetsamEvent: BroadcastExtension[?] killed: per-process-limit, footprint 50 MB (3200 pages)", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "limit_kind": "per-process-limit", "limit_mb": "50"}},
+    {"message": "JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint unknown", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit"}},
     {"message": "Crash report: BroadcastExtension[2210] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc", "event": "extension.killed", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "text": "EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc"}},
     {"message": "Crash report: AdGuardProTodayExtension[?] terminated: EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0", "event": "extension.killed", "attrs": {"target": "AdGuardProTodayExtension", "text": "EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0"}},
     {"message": "Hardware Model:      iPhone14,2", "event": "crash.header"},

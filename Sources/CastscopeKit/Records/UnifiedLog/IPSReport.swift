@@ -34,12 +34,23 @@ public struct IPSReport: Sendable {
 
     public static func parse(_ text: String, path: String) throws -> IPSReport {
         var cut: InputError?
+        // (CRLF, from Windows, a mail or a ticket system: "\r\n" is one Character, and the
+        // header's end was not found)
+        let text: String = text.utf8.contains(0x0D) ? String(decoding: text.utf8.filter { $0 != 0x0D }, as: UTF8.self) : text
         let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\u{FEFF}" }
         if trimmed.hasPrefix("{") {
             // A one-line JSON header, then the body (a JSON document); older reports are one document.
             var header: JSONValue?
             var body: JSONValue
-            if let nl = trimmed.firstIndex(of: "\n"), let h = try? JSONValue.parse(String(trimmed[..<nl])) {
+            let firstLine = trimmed.firstIndex(of: "\n")
+            let afterHeader: Substring = firstLine.map { trimmed[trimmed.index(after: $0)...].drop { $0 == " " || $0 == "\n" || $0 == "\t" } } ?? ""
+            if let nl = firstLine, textReport(afterHeader), let h = try? JSONValue.parse(String(trimmed[..<nl])) {
+                let rest = afterHeader
+                // iOS 14 and earlier: the JSON header, then the report as text.
+                var r = crash(text: String(rest))
+                r.bugType = h["bug_type"]?.stringValue
+                return r
+            } else if let nl = trimmed.firstIndex(of: "\n"), let h = try? JSONValue.parse(String(trimmed[..<nl])) {
                 // The header read: what is wrong is the body's, and said of the body (reparsed
                 // whole, every bad body was "invalid JSON at byte 126", the header's end).
                 let rest = trimmed[trimmed.index(after: nl)...]
@@ -69,6 +80,10 @@ public struct IPSReport: Sendable {
             if bug == "298" || body["processes"] != nil && body["largestProcess"] != nil {
                 report = jetsam(body, bug: bug, time: time)
             } else if bug == "309" || body["exception"] != nil || body["termination"] != nil {
+                // (a body of `null`, or with neither: a kill of nothing said was made of it)
+                if cut == nil, body["exception"] == nil && body["termination"] == nil {
+                    throw InputError(path: path, ".ips crash report\(bug.map { " (bug_type \($0))" } ?? ""): no exception or termination in its body: nothing to read")
+                }
                 // (cut before its exception and termination: nothing to tell)
                 if let cut, body["exception"] == nil && body["termination"] == nil {
                     throw InputError(path: path, cut.message + ": the report is cut short before its exception and termination")
@@ -83,10 +98,27 @@ public struct IPSReport: Sendable {
             }
             return report
         }
-        if trimmed.hasPrefix("Incident Identifier:") || trimmed.contains("\nException Type:") {
+        if textReport(trimmed) {
             return crash(text: String(trimmed))
         }
         throw InputError(path: path, "not an .ips report castscope reads (neither JSON nor a crash report's text)")
+    }
+
+    /// Whether a file named `.ips` may be a report (JSON, or a crash report's text): else it is
+    /// read as the text log it is (a log export renamed was "not an .ips report castscope
+    /// reads", its lines lost).
+    static func mayBeReport(_ head: [UInt8]) -> Bool {
+        var i = 0
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        while i < head.count, head[i] == 0x20 || head[i] == 0x09 || head[i] == 0x0A || head[i] == 0x0D { i += 1 }
+        guard i < head.count else { return true }
+        if head[i] == UInt8(ascii: "{") { return true }
+        return textReport(Substring(String(decoding: head[i...], as: UTF8.self)))
+    }
+
+    /// A crash report's text (the older `.ips`, or its body under a JSON header).
+    static func textReport(_ text: Substring) -> Bool {
+        text.hasPrefix("Incident Identifier:") || text.hasPrefix("Hardware Model:") || text.contains("\nException Type:")
     }
 
     /// `2026-03-12 23:59:52.00 +0100` → parsed (the zone's space dropped): the wall clock and
@@ -133,20 +165,32 @@ public struct IPSReport: Sendable {
 
     static func jetsam(_ body: JSONValue, bug: String?, time: ParsedTime?) -> IPSReport {
         var r = IPSReport(kind: .jetsam, bugType: bug)
-        let pageSize = Int(body["pageSize"]?.stringValue ?? body["memoryStatus"]?["pageSize"]?.stringValue ?? "") ?? 16384
+        let pageSize = count(body["pageSize"] ?? body["memoryStatus"]?["pageSize"]).flatMap { $0 > 0 ? $0 : nil } ?? 16384
         let largest = body["largestProcess"]?.stringValue
         for p in body["processes"]?.arrayValue ?? [] {
             guard let reason = p["reason"]?.stringValue, let name = p["name"]?.stringValue else { continue }
             let pid = Int(p["pid"]?.stringValue ?? "")
-            let pages = Int(p["rpages"]?.stringValue ?? "") ?? 0
-            // A damaged report's numbers can be anything: the product saturates.
-            let (product, overflow) = pages.multipliedReportingOverflow(by: pageSize)
-            let mb = (overflow ? Int.max : product) / (1024 * 1024)
-            var m = "JetsamEvent: \(name)[\(pid.map(String.init) ?? "?")] killed: \(reason), footprint \(mb) MB (\(pages) pages)"
+            var m = "JetsamEvent: \(name)[\(pid.map(String.init) ?? "?")] killed: \(reason), footprint "
+            // A damaged report's numbers can be anything: the product saturates; a count that
+            // is no count (negative, not a number) is no footprint (a float is rounded).
+            if let pages = count(p["rpages"]) {
+                let (product, overflow) = pages.multipliedReportingOverflow(by: pageSize)
+                m += "\((overflow ? Int.max : product) / (1024 * 1024)) MB (\(pages) pages)"
+            } else {
+                m += "unknown"
+            }
             if let largest { m += "; largest process \(largest)" }
             r.records.append(Record(time: time, process: "kernel", pid: 0, message: m))
         }
         return r
+    }
+
+    /// A JSON number that counts something: whole and not negative (a float rounded).
+    static func count(_ v: JSONValue?) -> Int? {
+        guard let s = v?.stringValue else { return nil }
+        if let n = Int(s) { return n >= 0 ? n : nil }
+        guard let d = Double(s), d.isFinite, d >= 0, d < 9e18 else { return nil }
+        return Int(d.rounded())
     }
 
     struct Crash {
