@@ -85,4 +85,26 @@ struct HostileRound5Tests {
         #expect(formats == ["apple-default", "ips (JetsamEvent, bug_type 298)"], "\(formats) \(r.stderr)")
         #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
     }
+
+    @Test("a relay session id used again after its session closed (a counter that restarts with the relay) is another session; a copy of the same lines in a second file is not")
+    func reusedRelayIds() throws {
+        var text = ""
+        for (k, minute) in [10, 20, 30].enumerated() {
+            text += "2026-03-12T10:\(minute):00.000000+0100 relayhost broadcast-relay[811]: session relay-1 accepted peer=iPhone14,2 room=r\(k)\n"
+            text += "2026-03-12T10:\(minute):05.000000+0100 relayhost broadcast-relay[811]: session relay-1 stats frames=50 bytes=1000 fps=10.0 dropped=0\n"
+            text += "2026-03-12T10:\(minute):09.000000+0100 relayhost broadcast-relay[811]: session relay-1 closed reason=peer frames=90 duration=9.0s\n"
+        }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = dir.appendingPathComponent("relay.log"), b = dir.appendingPathComponent("relay-copy.log")
+        try Data(text.utf8).write(to: a)
+        try Data(text.utf8).write(to: b)
+        for inputs in [[a.path], [a.path, b.path]] {
+            let r = try castscope(["analyze", "--json"] + inputs)
+            let summary = r.json?["summary"] as? [String: Any]
+            #expect(summary?["relaySessions"] as? Int == 3, "\(inputs.count) file(s): \(summary ?? [:]) \(r.stderr)")
+        }
+        let tailed = try castscope(["tail", "--no-journal", "-"], stdin: Data(text.utf8))
+        #expect((tailed.stdout + tailed.stderr).contains("3 relay sessions"), "\(tailed.stdout) \(tailed.stderr)")
+    }
 }

@@ -609,6 +609,8 @@ public final class LiveSessions {
     func feedRelay(_ e: Event, wall: Int64? = nil) -> [Change] {
         guard let id = e.attr("session") else { return [] }
         defer { letGoOfClosedRelay(); letGoOfEndedDevice() }
+        // (an `accepted` after its id's session closed begins another: the closed one goes)
+        if let old = relay[id], RelayJoiner.reuses(e, old) { letGoOfRelay(id) }
         if relay[id] == nil {
             relayIndex[id] = relaySeen
             relaySeen += 1

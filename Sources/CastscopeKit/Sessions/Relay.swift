@@ -266,7 +266,7 @@ public struct RelayJoiner {
         do {
             guard let id = e.attr("session") else { return }
             let i: Int
-            if let k = index[id] { i = k } else {
+            if let k = index[id], !Self.reuses(e, sessions[k]) { i = k } else {
                 i = sessions.count
                 index[id] = i
                 sessions.append(RelaySession(id: id))
@@ -274,6 +274,15 @@ public struct RelayJoiner {
             sessions[i].events.append(e)
             sessions[i].take(e)
         }
+    }
+
+    /// `e` begins a new session under an id whose session `r` closed before it (a relay whose
+    /// ids are a counter that restarts with it, or pooled: merged, 273 sessions were 50 and
+    /// the clock estimate minutes off). A copy of its `accepted` line (an export beside the
+    /// journal) is no new session: it is no later than the close.
+    static func reuses(_ e: Event, _ r: RelaySession) -> Bool {
+        guard e.kind == "relay.accepted", let closed = r.closed, let t = e.time else { return false }
+        return t > closed
     }
 
     private func finish(_ grouped: [RelaySession]) -> [RelaySession] {

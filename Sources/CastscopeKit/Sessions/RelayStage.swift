@@ -78,6 +78,10 @@ final class RelayStage {
     /// its place in `lives`, or -1.
     private var entryOf: [Int32] = []
     private var liveOf: [Int32] = []
+    /// Each session's latest `closed` time (`Int64.min`: none yet), and whether a later
+    /// session took its id (`RelayJoiner.reuses`: an `accepted` after it closed).
+    private var closedAt: [Int64] = []
+    private var superseded: [Bool] = []
     /// Live sessions, and the places in it that are free.
     private var lives: [Live] = []
     private var freeLives: [Int32] = []
@@ -116,6 +120,7 @@ final class RelayStage {
         }
         lives[v].open.append(e)
         if e.kind == "relay.closed" {
+            if let t = Self.instant(e) { closedAt[Int(k)] = max(closedAt[Int(k)], t) }
             close(k)
         } else if lives[v].open.count >= Self.maxOpenLines, let spill {
             // (its last line stays: a `stats` run goes on folding into it)
@@ -192,16 +197,29 @@ final class RelayStage {
         let id = e.attr("session")!
         var bytes = id
         let h = bytes.withUTF8 { SessionIndex.hash($0) }
-        if let k = index.find(h, where: { sameId($0, id) }) {
-            if liveOf[Int(k)] < 0 { makeLive(k, Live(id: id, dirty: true)) }  // touched again after it was made
-            return k
+        if let k = index.find(h, where: { !superseded[Int($0)] && sameId($0, id) }) {
+            // (an `accepted` after its session closed: a new session under the same id)
+            if e.kind == "relay.accepted", closedAt[Int(k)] != .min, let t = Self.instant(e), t > closedAt[Int(k)] {
+                superseded[Int(k)] = true
+            } else {
+                if liveOf[Int(k)] < 0 { makeLive(k, Live(id: id, dirty: true)) }  // touched again after it was made
+                return k
+            }
         }
         let k = Int32(entryOf.count)
         index.insert(h, k)
         entryOf.append(-1)
         liveOf.append(-1)
+        closedAt.append(.min)
+        superseded.append(false)
         makeLive(k, Live(id: id))
         return k
+    }
+
+    /// A line's instant, from its own time (journald's, or a full timestamp with a zone).
+    private static func instant(_ e: Event) -> Int64? {
+        guard let t = e.parsedTime, t.isSelfContained else { return e.time }
+        return t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)
     }
 
     private func sameId(_ k: Int32, _ id: String) -> Bool {
@@ -307,6 +325,7 @@ final class RelayStage {
         }
         // (what found the sessions goes before their entries come back)
         (lives, freeLives, liveOf, entryOf, parked, byParked) = ([], [], [], [], [], [])
+        (closedAt, superseded) = ([], [])
         guard let (spill, records, entryFile) = spilled else {
             made.sort { $0.1 < $1.1 }
             out.sessions = RelaySessionList(made.map(\.0))
