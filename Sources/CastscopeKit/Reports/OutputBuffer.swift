@@ -247,16 +247,18 @@ public struct OutputBuffer: Sendable {
         } else if us < 1_000_000 {
             int(Int(us / 1_000))
             append(" ms")
-        } else if us < 60_000_000 {
-            decimal(Double(us) / 1e6, 1)
-            append(" s")
-        } else if us / 1_000_000 < 3600 {
-            int(Int(us / 60_000_000))
-            append(" m ")
-            decimal(Double(us % 60_000_000) / 1e6, 1)
+        } else if case let tenths = us / 100_000 + (us % 100_000 >= 50_000 ? 1 : 0), tenths < 36_000 {
+            // (rounded to the tenth first: 599.994 s is 10 m 0.0 s, not 9 m 60.0 s)
+            if tenths >= 600 {
+                int(Int(tenths / 600))
+                append(" m ")
+            }
+            int(Int(tenths % 600 / 10))
+            byte(UInt8(ascii: "."))
+            byte(UInt8(ascii: "0") + UInt8(tenths % 10))
             append(" s")
         } else {
-            let s = us / 1_000_000
+            let s = max(us / 1_000_000, 3600)
             int(Int(s / 3600))
             append(" h ")
             padded(Int(s / 60 % 60), 2)
