@@ -107,4 +107,17 @@ struct HostileRound5Tests {
         let tailed = try castscope(["tail", "--no-journal", "-"], stdin: Data(text.utf8))
         #expect((tailed.stdout + tailed.stderr).contains("3 relay sessions"), "\(tailed.stdout) \(tailed.stderr)")
     }
+
+    @Test("--clickhouse file://localhost/dir is /dir; a user and password or another host in a file:// URL is refused without printing them")
+    func fileURLs() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let relay = packageRoot.appendingPathComponent("samples/relay").path
+        let local = try castscope(["analyze", "--oneline", "--clickhouse", "file://localhost" + dir.path + "/rows", relay])
+        #expect(local.status == 0 && FileManager.default.fileExists(atPath: dir.path + "/rows/castscope_sessions.jsonl"), "\(local.stderr)")
+        let secret = try castscope(["analyze", "--oneline", "--clickhouse", "file://u:S3cretQ@localhost" + dir.path + "/x", relay])
+        #expect(secret.status == 2 && !(secret.stdout + secret.stderr).contains("S3cretQ"), "\(secret.stderr)")
+        let other = try castscope(["analyze", "--oneline", "--clickhouse", "file://otherhost" + dir.path + "/y", relay])
+        #expect(other.status == 2 && other.stderr.contains("not of another host"), "\(other.stderr)")
+    }
 }

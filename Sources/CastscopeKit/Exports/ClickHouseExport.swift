@@ -55,7 +55,19 @@ public enum ClickHouseTarget: Sendable {
 
     public static func parse(_ url: String) throws -> ClickHouseTarget {
         if url.hasPrefix("file://") {
-            let dir = String(url.dropFirst(7))
+            // `file:///dir`, or `file://localhost/dir` (RFC 8089); another host, or a user and
+            // password, is no directory of this machine (`file://localhost/x` was written to
+            // `./localhost/x`, and a password in one was printed with every path).
+            let rest = url.dropFirst(7)
+            let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+            let host = rest[..<slash]
+            if host.contains("@") {
+                throw ClickHouseEndpoint.Invalid(description: "--clickhouse: a file:// URL takes no user or password (file:///dir)")
+            }
+            guard host.isEmpty || host.lowercased() == "localhost" else {
+                throw ClickHouseEndpoint.Invalid(description: "--clickhouse: file:// names a directory of this machine (file:///dir or file://localhost/dir), not of another host")
+            }
+            let dir = String(rest[slash...])
             guard !dir.isEmpty else { throw ClickHouseEndpoint.Invalid(description: "--clickhouse: file:// needs a directory") }
             return .directory(dir)
         }
