@@ -120,4 +120,20 @@ struct HostileRound5Tests {
         let other = try castscope(["analyze", "--oneline", "--clickhouse", "file://otherhost" + dir.path + "/y", relay])
         #expect(other.status == 2 && other.stderr.contains("not of another host"), "\(other.stderr)")
     }
+
+    @Test("standard output redirected into an input folder is refused, as -o there is (the report was read as an input of itself)")
+    func stdoutIntoInputFolder() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bundle = dir.appendingPathComponent("b")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("samples/retry-storm"), to: bundle)
+        let bin = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        for command in ["analyze", "show"] {
+            let r = try runShell("\"$0\" \(command) \"$1\" > \"$1/out.txt\"", [bin, bundle.path])
+            #expect(r.status == 2 && r.stderr.contains("inside the input folder"), "\(command): \(r)")
+        }
+        // Beside the folder: written.
+        let beside = try runShell("\"$0\" analyze \"$1\" > \"$1.txt\"", [bin, bundle.path])
+        #expect(beside.status == 0, "\(beside)")
+    }
 }
