@@ -98,7 +98,9 @@ public enum TemporaryRoot {
         removal = argv
         guard !handling else { return }
         handling = true
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // (and the other signals whose default ends the process: Ctrl-\ is SIGQUIT, some
+        // supervisors send it; a stray SIGUSR1 or SIGALRM left a sysdiagnose's copy behind)
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF] {
             var current = sigaction()
             guard sigaction(sig, nil, &current) == 0 else { continue }
             #if canImport(Glibc)
