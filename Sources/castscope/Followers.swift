@@ -35,6 +35,9 @@ struct JournalFollower: @unchecked Sendable {
                 note: { engine.note($0) },
                 idle: { engine.tick() },
                 shouldStop: { stop.isSet }))
+        } catch let e as InputError where e.path == follower.cursorFile {
+            // (the cursor file's own trouble names it, not the journal)
+            engine.error(e.description)
         } catch {
             // (named as given: `--file F`, `-D DIR`; an error of "journal:" named none)
             let named: String

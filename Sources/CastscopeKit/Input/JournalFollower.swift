@@ -115,8 +115,9 @@ public struct JournalCursorFollower {
                     cb.note("following \(label), resuming after the saved cursor")
                 } else {
                     // The saved entry is gone: say what may have been lost, then go on.
-                    let from = Self.time(ofCursor: saved)
+                    // (a cursor's time after the entry found, year 294247 from a damaged one: no span)
                     let to = try? Int64(journal.realtime())
+                    let from = Self.time(ofCursor: saved).flatMap { f in to.map { f <= $0 } ?? true ? f : nil }
                     var span = ""
                     if let from, let to { span = " between \(Fmt.rfc3339(from, offset: 0)) and \(Fmt.rfc3339(to, offset: 0))" }
                     cb.gap(from, to, "the saved cursor's entry no longer exists (rotated or vacuumed): entries\(span) may be lost")
@@ -245,6 +246,10 @@ struct CursorState {
     /// Reads the file; nil when it does not exist. Throws, naming the file, when it is empty or
     /// not a cursor file.
     static func load(_ path: String) throws -> CursorState? {
+        var st = stat()
+        if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
+            throw InputError(path: path, "the cursor file is not a regular file (castscope replaces it as it saves): name a file")
+        }
         let source: FileSource
         do { source = try FileSource(path: path) } catch {
             if errno == ENOENT { return nil }
@@ -295,7 +300,11 @@ struct CursorState {
         if ok && durable { ok = fsync(fd) == 0 }
         let why = errnoText()
         close(fd)
-        guard ok else { throw InputError(path: tmp, "cannot write the cursor: \(why)") }
+        guard ok else {
+            // (a full disk left an empty `.tmp` beside the cursor)
+            unlink(tmp)
+            throw InputError(path: path, "cannot write the cursor: \(why)")
+        }
         guard rename(tmp, path) == 0 else { throw InputError(path: path, "cannot save the cursor: \(errnoText())") }
         if durable {
             let slash = path.lastIndex(of: "/")
