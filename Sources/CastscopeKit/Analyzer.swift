@@ -1008,6 +1008,9 @@ public final class Analyzer {
                 report.clock = ClockEstimate(offset: forced, uncertainty: nil, pairs: 0, forced: true)
             } else {
                 report.clock = joiner.estimate(facts, relay)
+                if report.clock == nil, let hours = joiner.wholeHoursApart(facts, relay) {
+                    report.timeNotes.append("no relay session is within 15 minutes of a phone session, but they line up \(abs(hours)) h apart (the relay's clock \(hours > 0 ? "ahead" : "behind"), or its zone read wrong): pass --clock-offset \(hours * 3600) to join them")
+                }
             }
             Stages.mark("clock")
             if let clock = report.clock { pairs = joiner.pair(facts, &relay, offset: clock.offset) }

@@ -136,4 +136,18 @@ struct HostileRound5Tests {
         let beside = try runShell("\"$0\" analyze \"$1\" > \"$1.txt\"", [bin, bundle.path])
         #expect(beside.status == 0, "\(beside)")
     }
+
+    @Test("a relay clock whole hours off: the report says so and names the --clock-offset that joins them, instead of only orphans")
+    func relayWholeHoursOff() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let gen = try runShell("exec python3 \"$0\" 6 10 60 0 -3600 \"$1\"", [packageRoot.appendingPathComponent("scripts/make-join-bundle.py").path, dir.path])
+        #expect(gen.status == 0, "\(gen.stderr)")
+        let inputs = [dir.appendingPathComponent("phone.log").path, dir.appendingPathComponent("relay.export").path]
+        let off = try castscope(["analyze"] + inputs)
+        #expect(off.stdout.contains("they line up 1 h apart") && off.stdout.contains("--clock-offset -3600"), "\(off.stdout.prefix(600))")
+        let joined = try castscope(["analyze", "--json", "--clock-offset", "-3600"] + inputs)
+        let kinds = ((joined.json?["findings"] as? [[String: Any]]) ?? []).compactMap { $0["kind"] as? String }
+        #expect(!kinds.contains("orphan-device-session"), "\(Set(kinds))")
+    }
 }

@@ -351,6 +351,29 @@ public struct RelayJoiner {
         return out
     }
 
+    /// When no pair is within `maxOffset`: the whole number of hours (±1 to ±26) that most
+    /// phone sessions' connects and relay sessions' accepts lie apart, within `maxOffset` of
+    /// it, if most phone sessions do (a relay host in another zone, logs exported in local time
+    /// and read as UTC: every session on both sides was an orphan, the clock never named).
+    func wholeHoursApart(_ device: [DeviceJoinFacts], _ relay: RelaySessionList) -> Int? {
+        var accepted: [Int64] = []
+        for ri in relay.indices { if let t = relay.joinFacts(ri).accepted { accepted.append(t) } }
+        accepted.sort()
+        let connects = device.compactMap(\.connectedAt)
+        guard !connects.isEmpty, !accepted.isEmpty else { return nil }
+        var best: (hours: Int, count: Int)?
+        for hours in (-26...26) where hours != 0 {
+            let shift = Int64(hours) * 3_600_000_000
+            let count = connects.count { c in
+                let lo = accepted.partitionPoint { $0 < c + shift - maxOffset }
+                return lo < accepted.count && accepted[lo] <= c + shift + maxOffset
+            }
+            if count > (best?.count ?? 0) { best = (hours, count) }
+        }
+        guard let best, best.count * 2 >= connects.count else { return nil }
+        return best.hours
+    }
+
     /// The lines behind a pair's differences: (difference, device line, relay line).
     func evidence(_ p: Pair, _ device: [DeviceJoinFacts], _ relay: RelaySessionList) -> [(Int64, SourceRef, SourceRef)] {
         let d = device[Int(p.device)]
