@@ -586,6 +586,7 @@ struct Analyze: ParsableCommand {
             fputs("castscope: error: \(Sanitize.line(e.description))\(n > 1 ? " (\(n) times)" : "")\n", stderr)
         }
         for w in report.warnings { fputs("castscope: warning: \(Sanitize.line(w))\n", stderr) }
+        if let w = SpillTrouble.take() { fputs("castscope: warning: \(Sanitize.line(w))\n", stderr) }
         // A named path that does not exist, or nothing recognized at all: exit 4.
         var st = stat()
         let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }

@@ -178,6 +178,7 @@ public final class EventSpill: @unchecked Sendable {
                 let n = Glibc.write(fd, b.baseAddress! + done, b.count - done)
                 if n <= 0 {
                     failed = true
+                    SpillTrouble.note(n < 0 ? errnoText() : "the file took no more")
                     return
                 }
                 done += n
@@ -495,4 +496,24 @@ func preadAll(_ fd: Int32, _ b: UnsafeMutableRawBufferPointer, at offset: Int64)
         done += n
     }
     return done
+}
+
+/// The first time a temporary file took no more (a full `$TMPDIR`): what was to go to disk
+/// stays in memory from there on, and memory grows with the input; said once, as a warning
+/// (a full disk tripled the memory of a phone log beside its relay's journal, silently).
+public enum SpillTrouble {
+    private static let lock = NSLockLite()
+    nonisolated(unsafe) private static var first: String?
+
+    static func note(_ why: String) {
+        lock.locked { if first == nil { first = why } }
+    }
+
+    /// The warning, once (nil when every write went through).
+    public static func take() -> String? {
+        lock.locked {
+            defer { first = nil }
+            return first.map { "\(temporaryBase()): \($0): what castscope sets aside on disk is kept in memory from there on (free some space, or point TMPDIR elsewhere)" }
+        }
+    }
 }
