@@ -101,17 +101,19 @@ struct ParserOptions: ParsableArguments {
         valueName: "dir"))
     var directory: String?
 
-    func registry() throws -> ParserRegistry {
-        var r = try ParserRegistry.builtin()
+    /// `samples`: with the definitions' samples (`parsers --check`); the other commands do
+    /// not read them.
+    func registry(samples: Bool = false) throws -> ParserRegistry {
+        var r = try ParserRegistry.builtin(samples: samples)
         if let dir = directory ?? ProcessInfoLite.environment("CASTSCOPE_PARSERS") {
-            try r.load(directory: dir)
+            try r.load(directory: dir, samples: samples)
         }
         return r
     }
 
     /// The registry, or a one-line error and exit 2 (a broken definition is a usage error).
-    func registryOrExit() -> ParserRegistry {
-        do { return try registry() } catch {
+    func registryOrExit(samples: Bool = false) -> ParserRegistry {
+        do { return try registry(samples: samples) } catch {
             printError("\(error)")
             Glibc.exit(2)
         }
@@ -661,7 +663,7 @@ struct Parsers: ParsableCommand {
     @OptionGroup var parsers: ParserOptions
 
     func run() throws {
-        let registry = parsers.registryOrExit()
+        let registry = parsers.registryOrExit(samples: check)
         if check {
             let failures = SampleCheck.run(registry)
             for f in failures { print("castscope: error: \(f)") }
@@ -671,7 +673,7 @@ struct Parsers: ParsableCommand {
         }
         // Built-in definitions are compiled in: their origin is a file of castscope's source,
         // not a path on this machine.
-        let builtin = (try? ParserRegistry.builtin()).map { Set($0.formats.map(\.origin) + $0.vocabularies.map(\.origin)) } ?? []
+        let builtin = (try? ParserRegistry.builtin(samples: false)).map { Set($0.formats.map(\.origin) + $0.vocabularies.map(\.origin)) } ?? []
         func origin(_ o: String) -> String { builtin.contains(o) ? "built in, from castscope's \(o)" : o }
         print("Formats:")
         for f in registry.formats { print("  \(f.name.padding(22))\(f.title)  [\(origin(f.origin))]") }

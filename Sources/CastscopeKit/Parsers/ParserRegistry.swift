@@ -12,12 +12,13 @@ public struct ParserRegistry: Sendable {
 
     public init() {}
 
-    /// The definitions compiled into the binary.
-    public static func builtin() throws -> ParserRegistry {
+    /// The definitions compiled into the binary; without their samples unless `samples`
+    /// (`castscope parsers --check` and the tests run them; nothing else reads them).
+    public static func builtin(samples: Bool = true) throws -> ParserRegistry {
         var r = ParserRegistry()
         // (tables are read by the stage that uses them, when it first does: not parsed here)
         for (path, text) in BuiltinParsers.files where !path.hasPrefix(BuiltinParsers.tablesFolder) {
-            try r.add(text: text, origin: "parsers/" + path)
+            try r.add(text: text, origin: "parsers/" + path, samples: samples)
         }
         return r
     }
@@ -32,9 +33,9 @@ public struct ParserRegistry: Sendable {
     }
 
     /// Adds one definition: a vocabulary when it has "rules", a format otherwise.
-    public mutating func add(text: String, origin: String) throws {
+    public mutating func add(text: String, origin: String, samples: Bool = true) throws {
         let json: JSONValue
-        do { json = try JSONValue.parse(text) } catch {
+        do { json = try JSONValue.parse(text, omitting: samples ? nil : "samples") } catch {
             throw LogFormat.DefinitionError(origin: origin, message: "\(error)")
         }
         if json["table"] != nil {
@@ -53,7 +54,7 @@ public struct ParserRegistry: Sendable {
     }
 
     /// Loads every `*.json` below `directory` (sorted by path).
-    public mutating func load(directory: String) throws {
+    public mutating func load(directory: String, samples: Bool = true) throws {
         var files: [String] = []
         func walk(_ dir: String) {
             guard let d = opendir(dir) else { return }
@@ -77,7 +78,7 @@ public struct ParserRegistry: Sendable {
         for path in files.sorted() {
             let source = try FileSource(path: path)
             let bytes = try readUpTo(4 << 20, from: source)
-            try add(text: String(decoding: bytes, as: UTF8.self), origin: path)
+            try add(text: String(decoding: bytes, as: UTF8.self), origin: path, samples: samples)
         }
     }
 
