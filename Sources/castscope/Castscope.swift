@@ -106,7 +106,8 @@ struct ParserOptions: ParsableArguments {
     func registry(samples: Bool = false) throws -> ParserRegistry {
         var r = try ParserRegistry.builtin(samples: samples)
         if let dir = directory ?? ProcessInfoLite.environment("CASTSCOPE_PARSERS") {
-            try r.load(directory: dir, samples: samples)
+            // (a user's definitions with their samples: one without any is refused, as before)
+            try r.load(directory: dir)
         }
         return r
     }

@@ -43,12 +43,12 @@ public struct ParserRegistry: Sendable {
             return
         }
         if json["rules"] != nil {
-            let v = try Vocabulary(json: json, origin: origin)
+            let v = try Vocabulary(json: json, origin: origin, samples: samples)
             if let i = vocabularies.firstIndex(where: { $0.name == v.name }) { vocabularies[i] = v } else {
                 vocabularies.append(v)
             }
         } else {
-            let f = try LogFormat(json: json, origin: origin)
+            let f = try LogFormat(json: json, origin: origin, samples: samples)
             if let i = formats.firstIndex(where: { $0.name == f.name }) { formats[i] = f } else { formats.append(f) }
         }
     }
