@@ -121,6 +121,7 @@ public struct SessionTally: Sendable {
         if s.connected { anyConnected = true }
         s.forEachProcess { processes.insert($0) }
         s.forEachLine(.daemonDied) { daemonDeaths.append($0) }
+        s.forEachLine(.daemonStopping) { daemonDeaths.append($0) }
     }
 }
 
@@ -1009,7 +1010,10 @@ public final class Analyzer {
             } else {
                 report.clock = joiner.estimate(facts, relay)
                 if report.clock == nil, let hours = joiner.wholeHoursApart(facts, relay) {
-                    report.timeNotes.append("no relay session is within 15 minutes of a phone session, but they line up \(abs(hours)) h apart (the relay's clock \(hours > 0 ? "ahead" : "behind"), or its zone read wrong): pass --clock-offset \(hours * 3600) to join them")
+                    let hint = "no relay session is within 15 minutes of a phone session, but they line up \(abs(hours)) h apart (the relay's clock \(hours > 0 ? "ahead" : "behind"), or its zone read wrong): pass --clock-offset \(hours * 3600) to join them"
+                    // (in the report's times line, and on stderr for a JSON reader)
+                    report.timeNotes.append(hint)
+                    report.warnings.append(hint)
                 }
             }
             Stages.mark("clock")

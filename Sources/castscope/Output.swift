@@ -105,28 +105,7 @@ enum OutputWriter {
             let what = input == "-" ? "the standard input being read" : "the input \(input)"
             return "standard output is \(what): castscope never writes over an input (redirect it elsewhere, or -o FILE)"
         }
-        // A file inside an input folder (`analyze b > b/r.txt`): the report was read as an
-        // input of itself, as `-o b/r.txt` is refused for.
-        if let path = stdoutPath() {
-            for input in inputs where input != "-" {
-                guard let real = realPath(input) else { continue }
-                var st = stat()
-                if stat(real, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, path.hasPrefix(real == "/" ? "/" : real + "/") {
-                    return "standard output is inside the input folder \(input): castscope never writes into what it reads (redirect it elsewhere)"
-                }
-            }
-        }
         return nil
-    }
-
-    /// The file standard output is, by its path (Linux's `/proc/self/fd/1`).
-    static func stdoutPath() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4097)
-        let n = readlink("/proc/self/fd/1", &buffer, 4096)
-        guard n > 0 else { return nil }
-        let link = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard link.hasPrefix("/") else { return nil }
-        return realPath(link) ?? link
     }
 
     /// Why writing (or removing) `path` would touch an input: it is one, or it is inside an

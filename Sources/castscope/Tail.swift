@@ -80,7 +80,8 @@ struct Tail: ParsableCommand {
     /// is one, or there is no such file.
     static func notACursor(_ path: String) -> String? {
         var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
+        // (through a symlink, as the cursor is read and saved)
+        guard stat(path, &st) == 0 else { return nil }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return "not a regular file" }
         guard st.st_size <= 4096 else { return "\(st.st_size) bytes, not a cursor" }
         guard let source = try? FileSource(path: path), let bytes = try? readUpTo(4097, from: source) else { return "cannot be read" }

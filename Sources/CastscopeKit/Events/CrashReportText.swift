@@ -50,7 +50,7 @@ struct CrashReportText {
     /// which gave a second crash of no process and no time. The exception is taken into the
     /// report; the report is given at its own line once the uncaught exception, a thread, a new
     /// report or `afterSpan` lines show it is complete.
-    private var pending: (made: RawRecord, line: Int, lines: [String])?
+    private var pending: (made: RawRecord, line: Int, lines: [String], asi: Bool)?
     static let afterSpan = 10
     var isOpen: Bool { opened != nil || pending != nil }
 
@@ -97,14 +97,20 @@ struct CrashReportText {
         guard let p = pending else { return nil }
         let text = Self.keyText(rec.string(.message) ?? "")
         let within = rec.line - p.line <= Self.afterSpan
-        if within, text.hasPrefix(Self.uncaughtPrefix) {
+        // (only under the report's `Application Specific Information:`: an uncaught exception
+        // line of its own, another process's, after a report is not taken)
+        if within, text.hasPrefix("Application Specific Information") {
+            pending?.asi = true
+            return nil
+        }
+        if within, p.asi, text.hasPrefix(Self.uncaughtPrefix) {
             pending = nil
             lines = p.lines + [text]
             tookLast = true
             return record(line: p.line) ?? p.made
         }
         if within, !text.hasPrefix("Thread "), !text.hasPrefix("Last Exception Backtrace"), !text.hasPrefix("Binary Images"),
-            !Self.openers.contains(where: { text.hasPrefix($0) })
+            !text.hasPrefix(Self.uncaughtPrefix), !Self.openers.contains(where: { text.hasPrefix($0) })
         {
             return nil
         }
@@ -190,7 +196,7 @@ struct CrashReportText {
             if made == nil { releaseUncaught() }
             if let made, heldUncaught == nil, !text.hasPrefix("Thread ") {
                 // (the uncaught exception may follow: today's layouts)
-                pending = (made, rec.line, lines)
+                pending = (made, rec.line, lines, false)
                 return nil
             }
             heldUncaught = nil

@@ -44,6 +44,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
     case broadcastStoppedAlert
     case extensionLaunchFailed
     case daemonDied
+    case daemonStopping
 
     /// The kind each code stands for (`""` for `.other`).
     public var name: String { Self.names[Int(rawValue)] }
@@ -87,6 +88,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
         "broadcast.stopped_alert",
         "extension.launch_failed",
         "daemon.died",
+        "daemon.stopping",
     ]
     private static let byName: [String: KindCode] = Dictionary(uniqueKeysWithValues: allCases.dropFirst().map { ($0.name, $0) })
 

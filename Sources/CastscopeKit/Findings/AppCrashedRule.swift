@@ -53,7 +53,7 @@ struct AppCrashedRule: FindingRule {
             for e in r.unattached.matching(Self.reportKinds) {
                 // (or Xcode's word that the debugged app, not an extension, was killed for
                 // its memory: RMGallery#10)
-                let memory = e.code == .extensionKilledMemory && EventFactory.victimIsLine(e.attrs)
+                let memory = e.code == .extensionKilledMemory && EventFactory.victimIsLine(e.attrs) && e.attr("target") != nil
                 guard let text = memory ? "terminated for its memory, as Xcode's debugger says" : Self.crashedReport(e) else { continue }
                 if r.sessionCount > 0 {
                     if known == nil {

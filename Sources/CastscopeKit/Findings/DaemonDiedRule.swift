@@ -16,12 +16,18 @@ struct DaemonDiedRule: FindingRule {
     static let sameDeath: Int64 = 5_000_000
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        // (sessions handed on as they ended left their daemons' deaths)
-        var lines: [Event] = r.streamed?.daemonDeaths ?? []
+        // (sessions handed on as they ended left their daemons' deaths and stops)
+        var stopping: [Event] = []
+        var lines: [Event] = []
+        for e in r.streamed?.daemonDeaths ?? [] { if e.code == .daemonStopping { stopping.append(e) } else { lines.append(e) } }
         r.sessions.borrowingForEach { s in s.forEachLine(.daemonDied) { lines.append($0) } }
         if !r.unattached.isEmpty { for e in r.unattached.matching(Self.kinds) where e.code == .daemonDied { lines.append(e) } }
         guard !lines.isEmpty else { return [] }
         lines.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+        // systemd's `Stopping …` lines: an exit with an error status after one is a stop
+        // (`systemctl stop`, a restart; many daemons exit 1 on SIGTERM), not a death.
+        r.sessions.borrowingForEach { s in s.forEachLine(.daemonStopping) { stopping.append($0) } }
+        if !r.unattached.isEmpty { for e in r.unattached.matching(Self.stops) where e.code == .daemonStopping { stopping.append(e) } }
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
         for e in lines {
@@ -49,7 +55,7 @@ struct DaemonDiedRule: FindingRule {
             if others[key] == nil { order.append(key) }
             others[key, default: (death, 0)].count += 1
         }
-        for death in deaths {
+        for death in deaths where !Self.stopped(death, by: stopping) {
             let e = death[0]
             guard let unit = Self.unit(of: death) else {
                 warn(Self.key(e) ?? "?", death)
@@ -76,6 +82,22 @@ struct DaemonDiedRule: FindingRule {
             out.append(finding(.warning, Self.what(death) + times, death))
         }
         return out
+    }
+
+    static let stops = KindSet([.daemonStopping])
+    /// How long before an exit a `Stopping …` line makes it a stop.
+    static let stopWindow: Int64 = 90_000_000
+
+    /// `death` is only an exit with an error status (no kill, crash or panic), and a `Stopping
+    /// …` line that names its unit, or names none (an older systemd writes the description),
+    /// on its host came at most `stopWindow` before it.
+    static func stopped(_ death: [Event], by stopping: [Event]) -> Bool {
+        guard death.allSatisfy({ $0.attr("exit") != nil }), let unit = death[0].attr("unit"), let t = death[0].time else { return false }
+        return stopping.contains { s in
+            guard let st = s.time, st <= t, t - st <= stopWindow, s.attr("host") == death[0].attr("host") else { return false }
+            let what = s.attr("what") ?? ""
+            return what.hasPrefix(unit + ".service") || !what.contains(".service")
+        }
     }
 
     /// The daemon a death line names: systemd's unit, the OOM killer's process, or for a

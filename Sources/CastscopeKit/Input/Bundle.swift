@@ -103,6 +103,13 @@ public struct BundleWalker {
         }
     }
 
+    /// Standard output's device and inode when it is a regular file.
+    static let standardOutput: (UInt64, UInt64)? = {
+        var st = stat()
+        guard fstat(1, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (UInt64(st.st_dev), UInt64(st.st_ino))
+    }()
+
     private func walkPath(_ path: String, display: String, visiting: inout [(UInt64, UInt64)], tally: BudgetTally,
                           topLevel: Bool = false)
     {
@@ -154,6 +161,9 @@ public struct BundleWalker {
             report(InputError(path: display, "\(what): not read\(isStream ? " inside a folder (name it on the command line to read it as a stream)" : ""), skipped"))
             return
         }
+        // The file standard output writes (`analyze b > b/report.txt`): the report being
+        // written is no input of itself (it was read as one, empty or half written).
+        if !topLevel, type == S_IFREG, let out = Self.standardOutput, out == (UInt64(st.st_dev), UInt64(st.st_ino)) { return }
         do {
             let source = try FileSource(path: path)
             // The expansion ratio is per file on disk (a folder of gzip files: each its own).

@@ -7,7 +7,7 @@ enum BuiltinParsers {
   "title": "Apple log show / log stream, --style compact (milliseconds, no zone)",
   "kind": "lines",
   "patterns": [
-    "{time:isolocal} {type:word}{sp}{process}[{pid:int}:{tid:hex}] {?({library}) }{?[{subsystem:word}:{category}] }{message}"
+    "{time:isolocal} {type:code}{sp}{process}[{pid:int}:{tid:hex}] {?({library}) }{?[{subsystem:word}:{category}] }{message}"
   ],
   "headers": ["Timestamp               Ty Process[PID:TID]"],
   "skip": ["Filtering the log data using", "Skipping info and debug messages", "Skipping debug messages", "----------", "Log      - Default:", "Activity - Create:", "Timestamp "],
@@ -366,9 +366,10 @@ enum BuiltinParsers {
         ("formats/idevicesyslog.json", ##"""
 {
   "name": "idevicesyslog",
-  "title": "libimobiledevice idevicesyslog (device syslog relay: no year, no zone)",
+  "title": "libimobiledevice idevicesyslog (device syslog relay: no year, no zone; a framework's lines as Process(Library)[pid])",
   "kind": "lines",
   "patterns": [
+    "{time:bsd}{sp}{?{device:word} }{process}({library})[{pid:int}] <{level:word}>: {message}",
     "{time:bsd}{sp}{?{device:word} }{process}[{pid:int}] <{level:word}>: {message}"
   ],
   "skip": ["[connected", "[disconnected"],
@@ -382,11 +383,15 @@ enum BuiltinParsers {
     },
     {
       "line": "Aug  2 14:36:36 SignalShareExtension(RunningBoardServices)[12841] <Notice>: Sending handshake request attempt #1 to server",
-      "expect": {"time": "2000-08-02T14:36:36.000000+00:00", "process": "SignalShareExtension(RunningBoardServices)", "pid": "12841", "level": "Notice", "message": "Sending handshake request attempt #1 to server"}
+      "expect": {"time": "2000-08-02T14:36:36.000000+00:00", "process": "SignalShareExtension", "library": "RunningBoardServices", "pid": "12841", "level": "Notice", "message": "Sending handshake request attempt #1 to server"}
     },
     {
       "line": "Apr 3 07:46:43 iPhone containermanagerd[3651] <Error>: 0x1a1267000 -[MCMGlobalConfiguration init]: Current mobile user ID is 501",
       "expect": {"time": "2000-04-03T07:46:43.000000+00:00", "device": "iPhone", "process": "containermanagerd", "pid": "3651", "level": "Error", "message": "0x1a1267000 -[MCMGlobalConfiguration init]: Current mobile user ID is 501"}
+    },
+    {
+      "line": "Jan 29 10:52:15 Kpwn SpringBoard(FrontBoard)[1460] <Info>: no object found",
+      "expect": {"device": "Kpwn", "process": "SpringBoard", "library": "FrontBoard", "pid": "1460", "level": "Info", "message": "no object found"}
     },
     {
       "line": "Aug 12 09:01:02 iPhone BroadcastExtension[912] <Notice>: Open socket connection",
@@ -1304,6 +1309,10 @@ enum BuiltinParsers {
   "splitCollapsed": true,
   "priority": 20,
   "samples": [
+    {
+      "line": "2016-09-19 13:25:43.354235 Mapbox GL[20870:4777188] subsystem: com.apple.UIKit, category: HIDEventFiltered",
+      "expect": {"time": "2016-09-19T13:25:43.354235+00:00", "process": "Mapbox GL", "pid": "20870", "message": "subsystem: com.apple.UIKit, category: HIDEventFiltered"}
+    },
     {
       "line": "2016-03-26 17:03:17.996 [info][tid:com.facebook.React.JavaScript] 'oniceconnectionstatechange', 'checking'",
       "expect": {"time": "2016-03-26T17:03:17.996000+00:00", "level": "info", "message": "'oniceconnectionstatechange', 'checking'"}
@@ -2400,8 +2409,9 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "{unit:word}.service: A {p:word} of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=dumped, status={status:word}", "set": {"how": "its main process crashed (core dumped)"}},
-    {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=exited, status={status:word}", "set": {"how": "its main process exited with an error"},
+    {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=exited, status={status:word}", "set": {"how": "its main process exited with an error", "exit": "status"},
       "unless": ["status=0/", "status=143/", "status=130/"]},
+    {"event": "daemon.stopping", "match": "Stopping {what}...", "anchored": true},
     {"event": "daemon.died", "match": "panic: runtime error: {runtime_error}", "anchored": true, "set": {"how": "it panicked", "fault": "panic"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
@@ -2428,6 +2438,8 @@ enum BuiltinParsers {
     {"message": "broadcast-relay.service: Main process exited, code=exited, status=1/FAILURE", "event": "daemon.died", "attrs": {"unit": "broadcast-relay", "status": "1/FAILURE"}},
     {"message": "broadcast-relay.service: Main process exited, code=exited, status=0/SUCCESS"},
     {"message": "relay.service: Main process exited, code=exited, status=130/n/a"},
+    {"message": "Stopping broadcast-relay.service - Broadcast relay...", "event": "daemon.stopping", "attrs": {"what": "broadcast-relay.service - Broadcast relay"}},
+    {"message": "Stopping Broadcast relay...", "event": "daemon.stopping"},
     {"message": "panic: runtime error: invalid memory address or nil pointer dereference", "event": "daemon.died", "attrs": {"runtime_error": "invalid memory address or nil pointer dereference", "fault": "panic"}},
     {"message": "panic: runtime error: index out of range [3] with length 3", "event": "daemon.died", "attrs": {"runtime_error": "index out of range [3] with length 3"}},
     {"message": "don't panic: the relay reconnects"},

@@ -180,8 +180,13 @@ public indirect enum JSONValue: Sendable, Equatable {
             let start = i
             let end = JSONScan.skipValue(p, i)
             guard end > start else { throw ParseError(offset: i, message: "unexpected character") }
-            // (a number or word the end cut into may be incomplete)
-            if lenient && end == p.count { cut = true; return nil }
+            // (a number or word the end cut into may be incomplete: with only white space
+            // after it, it may have been cut too)
+            if lenient {
+                var j = end
+                skipSpace(p, &j)
+                if j == p.count { cut = true; return nil }
+            }
             i = end
             let word = String(decoding: UnsafeRawBufferPointer(rebasing: p[start..<end]), as: UTF8.self)
             switch word {

@@ -14,7 +14,7 @@ import Darwin
 ///   time and zone name), `epoch` (seconds since 1970), `mono` (`[ seconds since boot]`),
 ///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`), `label`
 ///   (spaces allowed, no `[`, `]`, `:` or TAB), `ctime` (`Tue May 21 12:00:09 2024`), `isoany`
-///   (`iso`, or `2022/02/10 14:04:47`);
+///   (`iso`, or `2022/02/10 14:04:47`), `code` (a word of one or two characters: `Df`, `E`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -29,6 +29,9 @@ public struct Pattern: Sendable {
         case ctime
         /// `iso`, or its date written with slashes (`2022/02/10 14:04:47`: Go's `log`, nginx).
         case isoany
+        /// A word of one or two characters: `log --style compact`'s type column (`Df`, `E`),
+        /// which a process name's first word (Xcode's `Mapbox GL[20870:4777188]`) is not.
+        case code
     }
 
     enum Op: Sendable {
@@ -362,7 +365,8 @@ final class PatternProgram: @unchecked Sendable {
                     pos = end
                     pc += 1
                 default:
-                    let word = step.type == 1
+                    let code = step.type == 16
+                    let word = step.type == 1 || code
                     let label = step.type == 13
                     if label, pos >= n || Self.endsLabel(byte(pos)) { return false }
                     if step.next == -2 {
@@ -370,7 +374,7 @@ final class PatternProgram: @unchecked Sendable {
                         if word {
                             var j = pos
                             while j < n, byte(j) != 0x20, byte(j) != 0x09 { j += 1 }
-                            guard j > pos, j == n else { return false }
+                            guard j > pos, j == n, !code || j - pos <= 2 else { return false }
                         }
                         if label {
                             var j = pos
@@ -387,14 +391,14 @@ final class PatternProgram: @unchecked Sendable {
                         // candidate, so the rest is matched here, not tried in a nested run.
                         var e = pos
                         while e < n, byte(e) != 0x20, byte(e) != 0x09 { e += 1 }
-                        guard e > pos, e < n, byte(e) == 0x20, e - pos <= Pattern.maxFieldLength else { return false }
+                        guard e > pos, e < n, byte(e) == 0x20, e - pos <= (code ? 2 : Pattern.maxFieldLength) else { return false }
                         starts![slot] = pos
                         ends![slot] = e
                         pos = e
                         pc += 1
                         continue
                     }
-                    let limit = min(n, pos + Pattern.maxFieldLength)
+                    let limit = min(n, pos + (code ? 2 : Pattern.maxFieldLength))
                     if !word && !label && step.next >= 0 && step.next2 < 0 {
                         // Any text up to a byte the next step needs: each occurrence is a
                         // candidate end, found with memchr.

@@ -78,9 +78,12 @@ final class RelayStage {
     /// its place in `lives`, or -1.
     private var entryOf: [Int32] = []
     private var liveOf: [Int32] = []
-    /// Each session's latest `closed` time (`Int64.min`: none yet), and whether a later
-    /// session took its id (`RelayJoiner.reuses`: an `accepted` after it closed).
+    /// Each session's first `accepted` and latest `closed` times (`Int64.max` / `Int64.min`:
+    /// none yet), and the session that had its id before it (-1: none): an id used again
+    /// (`RelayJoiner.reuses`) is a chain of sessions, newest first in the index.
+    private var acceptedAt: [Int64] = []
     private var closedAt: [Int64] = []
+    private var previous: [Int32] = []
     private var superseded: [Bool] = []
     /// Live sessions, and the places in it that are free.
     private var lives: [Live] = []
@@ -109,6 +112,7 @@ final class RelayStage {
             firstTimed = (e.order, t.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0), t.offset ?? 0)
         }
         let k = slot(of: e)
+        if e.kind == "relay.accepted", let t = Self.instant(e) { acceptedAt[Int(k)] = min(acceptedAt[Int(k)], t) }
         let v = Int(liveOf[Int(k)])
         // A `stats` line right after another of its session in the same file continues its
         // run (as `EventCompactor` folds it for the lines held with the bundle's).
@@ -197,20 +201,42 @@ final class RelayStage {
         let id = e.attr("session")!
         var bytes = id
         let h = bytes.withUTF8 { SessionIndex.hash($0) }
-        if let k = index.find(h, where: { !superseded[Int($0)] && sameId($0, id) }) {
-            // (an `accepted` after its session closed: a new session under the same id)
-            if e.kind == "relay.accepted", closedAt[Int(k)] != .min, let t = Self.instant(e), t > closedAt[Int(k)] {
-                superseded[Int(k)] = true
-            } else {
+        var before: Int32 = -1
+        if let newest = index.find(h, where: { !superseded[Int($0)] && sameId($0, id) }) {
+            // Of the sessions under this id, the last to begin at or before the line (a copy
+            // of an earlier session's lines, an export beside the journal, read after a later
+            // session took the id; the older file of a rotated pair read second).
+            let t = Self.instant(e)
+            var k = newest
+            if let t, previous[Int(newest)] >= 0 {
+                var (best, earliest, c): (Int32, Int32, Int32) = (-1, newest, newest)
+                while c >= 0 {
+                    let a = acceptedAt[Int(c)]
+                    if a != .max, a <= t, best < 0 || a > acceptedAt[Int(best)] { best = c }
+                    if a < acceptedAt[Int(earliest)] { earliest = c }
+                    c = previous[Int(c)]
+                }
+                k = best >= 0 ? best : earliest
+            }
+            // (an `accepted` outside that session's span, and not its own copy: another session)
+            let other = e.kind == "relay.accepted" && t.map { t in
+                acceptedAt[Int(k)] != .max && t != acceptedAt[Int(k)]
+                    && (t < acceptedAt[Int(k)] || (closedAt[Int(k)] != .min && t > closedAt[Int(k)]))
+            } == true
+            if !other {
                 if liveOf[Int(k)] < 0 { makeLive(k, Live(id: id, dirty: true)) }  // touched again after it was made
                 return k
             }
+            superseded[Int(newest)] = true
+            before = newest
         }
         let k = Int32(entryOf.count)
         index.insert(h, k)
         entryOf.append(-1)
         liveOf.append(-1)
+        acceptedAt.append(.max)
         closedAt.append(.min)
+        previous.append(before)
         superseded.append(false)
         makeLive(k, Live(id: id))
         return k
@@ -325,7 +351,7 @@ final class RelayStage {
         }
         // (what found the sessions goes before their entries come back)
         (lives, freeLives, liveOf, entryOf, parked, byParked) = ([], [], [], [], [], [])
-        (closedAt, superseded) = ([], [])
+        (acceptedAt, closedAt, previous, superseded) = ([], [], [], [])
         guard let (spill, records, entryFile) = spilled else {
             made.sort { $0.1 < $1.1 }
             out.sessions = RelaySessionList(made.map(\.0))

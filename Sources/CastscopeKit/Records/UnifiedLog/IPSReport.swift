@@ -85,7 +85,7 @@ public struct IPSReport: Sendable {
                     throw InputError(path: path, ".ips crash report\(bug.map { " (bug_type \($0))" } ?? ""): no exception or termination in its body: nothing to read")
                 }
                 // (cut before its exception and termination: nothing to tell)
-                if let cut, body["exception"] == nil && body["termination"] == nil {
+                if let cut, body["exception"]?["type"] == nil && body["termination"] == nil {
                     throw InputError(path: path, cut.message + ": the report is cut short before its exception and termination")
                 }
                 report = crash(json: body, header: header, bug: bug, time: time)
