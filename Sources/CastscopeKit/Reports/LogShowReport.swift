@@ -297,6 +297,8 @@ public final class LogShow {
         case "debug", "fine", "finer", "finest", "trace", "7", "db": return "Debug"
         case "error", "err", "severe", "3", "e": return "Error"
         case "fault", "crit", "critical", "alert", "emerg", "0", "1", "2", "fa": return "Fault"
+        // (`log show`'s own Activity rows, as it writes them)
+        case "activity": return "Activity"
         default: return "Default"
         }
     }
