@@ -45,9 +45,6 @@ struct Castscope: ParsableCommand {
             Glibc.exit(0)
         }
         do {
-            // The built-in definitions are compiled while the arguments are parsed (each about
-            // half of an empty run's start), for the commands that read logs.
-            if let first = args.first, ["analyze", "tail", "show"].contains(first) { BuiltinRegistry.start() }
             var command = try parseAsRoot()
             try command.run()
         } catch {
@@ -107,7 +104,7 @@ struct ParserOptions: ParsableArguments {
     /// `samples`: with the definitions' samples (`parsers --check`); the other commands do
     /// not read them.
     func registry(samples: Bool = false) throws -> ParserRegistry {
-        var r = try samples ? ParserRegistry.builtin(samples: true) : BuiltinRegistry.take()
+        var r = try ParserRegistry.builtin(samples: samples)
         if let dir = directory ?? ProcessInfoLite.environment("CASTSCOPE_PARSERS") {
             // (a user's definitions with their samples: one without any is refused, as before)
             try r.load(directory: dir)
@@ -121,32 +118,6 @@ struct ParserOptions: ParsableArguments {
             printError("\(error)")
             Glibc.exit(2)
         }
-    }
-}
-
-/// The built-in registry (without samples), compiled on a thread of its own from the start of
-/// the run (`start`), or here when nothing started it.
-enum BuiltinRegistry {
-    private static let lock = NSLockLite()
-    nonisolated(unsafe) private static var started = false
-    nonisolated(unsafe) private static var done = false
-    nonisolated(unsafe) private static var result: Result<ParserRegistry, Error>?
-
-    static func start() {
-        lock.locked { started = true }
-        startThread {
-            let r = Result { try ParserRegistry.builtin(samples: false) }
-            lock.locked {
-                result = r
-                done = true
-            }
-        }
-    }
-
-    static func take() throws -> ParserRegistry {
-        guard lock.locked({ started }) else { return try ParserRegistry.builtin(samples: false) }
-        while !lock.locked({ done }) { usleep(100) }
-        return try lock.locked { result! }.get()
     }
 }
 
