@@ -182,8 +182,7 @@ func drained(_ source: ByteSource, limit: Int = .max) -> [UInt8] {
     return out
 }
 
-/// A byte range of a file on disk, read with pread(2), or mapped (`mapped`): lets one big file be
-/// parsed in parallel.
+/// A byte range of a file on disk, read with pread(2): lets one big file be parsed in parallel.
 public final class RangeFileSource: ByteSource {
     private let fd: Int32
     private var position: UInt64
@@ -201,48 +200,9 @@ public final class RangeFileSource: ByteSource {
         end = to
     }
 
-    deinit {
-        if let m = mapping { munmap(m.base, m.length) }
-        close(fd)
-    }
+    deinit { close(fd) }
 
     public var consumedOffset: UInt64 { position - start }
-
-    /// The range mapped read-only, for a line reader to read in place (nil when it cannot be,
-    /// or is empty: it is then read with pread). The copy `read` makes was a tenth of a dense
-    /// log's time, in the kernel. `CASTSCOPE_READ=pread` turns it off (tests read both ways).
-    public private(set) lazy var mapped: UnsafeRawBufferPointer? = map()
-    private var mapping: (base: UnsafeMutableRawPointer, length: Int, skip: Int)?
-    private var released = 0
-    static let maps: Bool = {
-        guard let v = getenv("CASTSCOPE_READ") else { return true }
-        return String(cString: v) != "pread"
-    }()
-
-    private func map() -> UnsafeRawBufferPointer? {
-        guard Self.maps, end > start, end - start < UInt64(Int.max / 2) else { return nil }
-        _ = MappedFiles.guarded
-        let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
-        let aligned = start / page * page
-        let length = Int(end - aligned)
-        guard let p = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, off_t(aligned)), p != MAP_FAILED else { return nil }
-        madvise(p, length, MADV_SEQUENTIAL)
-        let skip = Int(start - aligned)
-        mapping = (p, length, skip)
-        return UnsafeRawBufferPointer(start: p + skip, count: Int(end - start))
-    }
-
-    /// The mapped bytes before `offset` (from the range's start) are read: their pages leave
-    /// the process (the page cache keeps them; read again, they come back). A mapping read
-    /// whole would count the whole range toward the process's memory.
-    public func release(before offset: Int) {
-        guard let m = mapping else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let upTo = (m.skip + offset) / page * page
-        guard upTo > released else { return }
-        madvise(m.base + released, upTo - released, MADV_DONTNEED)
-        released = upTo
-    }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let want = Int(min(UInt64(buffer.count), end - position))

@@ -24,42 +24,21 @@ public final class LineReader {
     /// Lines that were too long, as errors naming the line.
     public private(set) var problems: [InputError] = []
 
-    /// A range of a file read in place (`RangeFileSource.mapped`): the whole range is the
-    /// buffer, nothing is copied, and the pages read are let go now and then.
-    private let mappedRange: RangeFileSource?
-    private var releasedTo = 0
-    static let releaseEvery = 2 << 20
-
     public init(source: ByteSource, path: String, maxLineLength: Int = 1 << 20) {
         self.source = source
         self.path = path
         self.maxLineLength = maxLineLength
-        if let range = source as? RangeFileSource, let m = range.mapped {
-            buffer = UnsafeMutableRawBufferPointer(mutating: m)
-            end = m.count
-            eof = true
-            mappedRange = range
-        } else {
-            buffer = .allocate(byteCount: maxLineLength + 256 * 1024, alignment: 16)
-            mappedRange = nil
-        }
+        buffer = .allocate(byteCount: maxLineLength + 256 * 1024, alignment: 16)
     }
 
-    deinit { if mappedRange == nil { buffer.deallocate() } }
-
-    /// In place: the pages well before the reading position go.
-    @inline(__always) private func releaseRead() {
-        guard let mappedRange, start - releasedTo >= Self.releaseEvery else { return }
-        releasedTo = start
-        mappedRange.release(before: start)
-    }
+    deinit { buffer.deallocate() }
 
     /// Bytes asked of the source per read: few enough that they are still in the core's
     /// cache when the lines are scanned (the whole 1.25 MB buffer at once was 2.5 % slower on
     /// a 256 MB log with few matches, 30 interleaved runs).
     static let readSize = 256 << 10
 
-    public var consumedOffset: UInt64 { mappedRange == nil ? source.consumedOffset : UInt64(end) }
+    public var consumedOffset: UInt64 { source.consumedOffset }
 
     /// Moves unread bytes to the front and reads more. Returns false at end of stream.
     private func fill() throws -> Bool {
@@ -90,7 +69,6 @@ public final class LineReader {
                 let lineStart = start
                 start = nlIndex + 1
                 lineNumber += 1
-                if mappedRange != nil { releaseRead() }
                 if nlIndex - lineStart > maxLineLength {
                     tooLong(length: UInt64(nlIndex - lineStart))
                     scanFrom = start
@@ -164,22 +142,9 @@ public final class LineReader {
             stop = lastCompleteEnd()
             guard stop > start else { return false }
         }
-        if mappedRange != nil, stop - start > Self.readSize {
-            // In place, a piece at a time, as a read would hand it (and its pages let go as the
-            // pieces are read): the lines up to `readSize` on, or the first line past it.
-            let limit = start + Self.readSize
-            var k = limit
-            while k > start && buffer[k - 1] != 0x0A { k -= 1 }
-            if k > start {
-                stop = k
-            } else if let nl = memchr(buffer.baseAddress! + limit, 0x0A, stop - limit) {
-                stop = buffer.baseAddress!.distance(to: nl) + 1
-            }
-        }
         let (bytes, n) = body(UnsafeRawBufferPointer(rebasing: buffer[start..<stop]))
         start += bytes
         lineNumber += n
-        releaseRead()
         return start == stop
     }
 
