@@ -302,6 +302,31 @@ struct TailTests {
         #expect(out.contains("S1 started"), "\(out)")
     }
 
+    @Test("tail --file says when the file it follows was rotated away (journald's new file under its name gets the entries)")
+    func fileRotatedAway() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = dir.appendingPathComponent("relay.journal")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("samples/relay/relay.journal"), to: journal)
+        let p = Process()
+        p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+        p.arguments = ["tail", "--file", journal.path, "--from-start", "--no-color"]
+        let output = Pipe(), errors = Pipe()
+        p.standardOutput = output
+        p.standardError = errors
+        let err = LineCollector(errors.fileHandleForReading)
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        #expect(err.waitFor(timeout: 20) { $0.contains { $0.0.contains("following") } })
+        // As journald rotates: the file renamed, a new one under its name.
+        try FileManager.default.moveItem(at: journal, to: dir.appendingPathComponent("relay@0001.journal"))
+        try FileManager.default.copyItem(at: dir.appendingPathComponent("relay@0001.journal"), to: journal)
+        let said = err.waitFor(timeout: 30) { $0.contains { $0.0.contains("was rotated away") && $0.0.contains("tail -D") } }
+        #expect(said, "\(err.all.map(\.0))")
+        p.terminate()
+        p.waitUntilExit()
+    }
+
     @Test("a live stream's newest line is shown when the stream goes quiet, not when the next line comes (a session's last line)")
     func newestLineOfAQuietStream() throws {
         let p = Process()

@@ -107,6 +107,17 @@ public struct JournalCursorFollower {
             label = f.joined(separator: ", ")
         }
         for m in filter.matches { try journal.addMatch(m) }
+        // `--file`: the files as opened, to tell when one was rotated away (journald renames the
+        // active file and starts a new one under its name, which an open file never sees: tail
+        // went silent without a word).
+        var opened: [(path: String, id: (UInt64, UInt64))] = []
+        if case .files(let f) = source {
+            for path in f {
+                var st = stat()
+                if stat(path, &st) == 0 { opened.append((path, (UInt64(st.st_dev), UInt64(st.st_ino)))) }
+            }
+        }
+        var waits = 0
         var pendingFirst = false  // the current entry is new and not yet handed over
         if let saved = try loadCursor() {
             try journal.seek(cursor: saved)
@@ -185,6 +196,18 @@ public struct JournalCursorFollower {
             if cb.shouldStop() { return }
             _ = try journal.wait(timeoutMicros: pollMicros)
             cb.idle()
+            waits += 1
+            if !opened.isEmpty, waits % 20 == 0 {
+                // (looked at every few seconds; each rotated file said once)
+                opened.removeAll { file in
+                    var st = stat()
+                    let now = stat(file.path, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+                    guard now.map({ $0 != file.id }) ?? true else { return false }
+                    let folder = file.path.lastIndex(of: "/").map { String(file.path[..<$0]) } ?? "."
+                    cb.note("\(file.path) was rotated away (\(now == nil ? "it is gone" : "a new file has its name")): the file opened gets no more entries; follow its folder to see the new ones: castscope tail -D \(folder)")
+                    return true
+                }
+            }
         }
     }
 }
