@@ -289,7 +289,8 @@ public struct BundleWalker {
                     // report pasted with its middle elided: its process entries are read there).
                     let limit = 16 << 20
                     let bytes = try readUpTo(limit + 1, from: replay)
-                    if bytes.count <= limit, (try? IPSReport.parse(String(decoding: bytes, as: UTF8.self), path: path)) != nil {
+                    // (a report whose body is text is read as text: its lines are cited)
+                    if bytes.count <= limit, let r = try? IPSReport.parse(String(decoding: bytes, as: UTF8.self), path: path), !r.fromText {
                         try ips!(path, MemorySource(bytes))
                         return
                     }

@@ -17,6 +17,8 @@ public struct IPSReport: Sendable {
     /// report's threads and images come last): what came before the cut was read, and this
     /// says so.
     public var cut: InputError?
+    /// Read from a report's text (the older layouts), not its JSON.
+    public var fromText = false
 
     /// Reads a report's text; throws a one-line reason when it is none of the known kinds.
     /// Whether `head` begins with an `.ips` report's header line: one JSON object on the first
@@ -49,6 +51,7 @@ public struct IPSReport: Sendable {
                 // iOS 14 and earlier: the JSON header, then the report as text.
                 var r = crash(text: String(rest))
                 r.bugType = h["bug_type"]?.stringValue
+                r.fromText = true
                 return r
             } else if let nl = trimmed.firstIndex(of: "\n"), let h = try? JSONValue.parse(String(trimmed[..<nl])) {
                 // The header read: what is wrong is the body's, and said of the body (reparsed
@@ -99,7 +102,9 @@ public struct IPSReport: Sendable {
             return report
         }
         if textReport(trimmed) {
-            return crash(text: String(trimmed))
+            var r = crash(text: String(trimmed))
+            r.fromText = true
+            return r
         }
         throw InputError(path: path, "not an .ips report castscope reads (neither JSON nor a crash report's text)")
     }
