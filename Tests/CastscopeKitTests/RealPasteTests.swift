@@ -523,6 +523,22 @@ struct RealPasteTests {
                     "\(name): \(cut.messages("extension-killed"))")
             #expect(cut.errors.count == 1 && cut.errors[0].contains("the report is cut short; what came before the cut was read"), "\(name): \(cut.errors)")
         }
+        // A report's `Path:` tells an app from an extension whatever its name's words: a host
+        // app named ScreenShareDemo crashed (no extension session), its extension was killed.
+        for (process, path, kinds) in [("ScreenShareDemo", "/private/var/containers/Bundle/Application/X/ScreenShareDemo.app/ScreenShareDemo", ["app-crashed"]),
+                                       ("ScreenShareExt", "/private/var/containers/Bundle/Application/X/ScreenShareDemo.app/PlugIns/ScreenShareExt.appex/ScreenShareExt", ["extension-killed"])] {
+            let report = try analyze(dated: false, """
+                Hardware Model:      iPhone14,2
+                Process:             \(process) [812]
+                Path:                \(path)
+                Date/Time:           2026-03-12 10:00:00.000 +0000
+                Exception Type:  EXC_CRASH (SIGABRT)
+                Triggered by Thread:  0
+
+                """)
+            #expect(report.kinds == kinds, "\(process): \(report.kinds)")
+            #expect(report.sessions.count == (kinds == ["app-crashed"] ? 0 : 1), "\(process)")
+        }
         // Cut before its exception: nothing to tell, and the error says why.
         let early = try castscopeAnalyzeErrors(head, name: "early.ips")
         #expect(early.contains("the report is cut short before its exception and termination"), "\(early)")

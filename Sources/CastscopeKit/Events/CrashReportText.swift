@@ -22,11 +22,11 @@ struct CrashReportText {
     static let keyOpeners: Set<String> = ["Exception Type:", "Exception type:"]
     /// Keys looked back for from that opener, and how many lines back (a header's `Process:` is
     /// about 15 lines before its `Exception Type:`).
-    static let lookedBack = ["Process:", "Date/Time:", "Date:"]
+    static let lookedBack = ["Process:", "Path:", "Date/Time:", "Date:"]
     static let lookBack = 30
     /// Lines after the opener a header may take (the reader parses that many whole).
     static let span = RecordReader.crashReportHeaderLines
-    static let keys = ["Process:", "Date/Time:", "Exception Type:", "Exception Subtype:", "Exception Message:", "Exception Note:",
+    static let keys = ["Process:", "Path:", "Date/Time:", "Exception Type:", "Exception Subtype:", "Exception Message:", "Exception Note:",
                        "Termination Reason:", "Termination Description:", "Exception type:", "Exception subtype:"]
 
     private var opened: Int?
@@ -142,7 +142,7 @@ struct CrashReportText {
     private static func reason(_ rec: RawRecord) -> (text: String, named: Bool) {
         let m = rec.string(.message) ?? ""
         if let r = m.firstRange(of: IPSReport.unnamedCrashPrefix) { return (String(m[r.upperBound...]), false) }
-        if let r = m.firstRange(of: "] terminated: ") { return (String(m[r.upperBound...]), true) }
+        if let r = m.firstRange(of: "] terminated: ") ?? m.firstRange(of: "] (app) terminated: ") { return (String(m[r.upperBound...]), true) }
         return (m, true)
     }
 

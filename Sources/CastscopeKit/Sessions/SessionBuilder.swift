@@ -79,7 +79,7 @@ public struct SessionBuilder {
     /// extension at 24 MB or a host app at 650 MB is not one; nor is a network extension,
     /// whose limit is 50 MB too, when its name says what it is (`PacketTunnel`, a VPN's).
     static func killsBroadcastExtension(_ e: Event) -> Bool {
-        guard killCodes.contains(e.code), let name = e.attr("target") else { return false }
+        guard killCodes.contains(e.code), let name = e.attr("target"), e.attr("image") != "app" else { return false }
         let lower = name.lowercased()
         let saysBroadcast = broadcastNameWords.contains { lower.hasBytes($0) }
         if !saysBroadcast && otherExtensionNameWords.contains(where: { lower.hasBytes($0) }) { return false }

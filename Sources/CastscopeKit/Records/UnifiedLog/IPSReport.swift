@@ -209,6 +209,14 @@ public struct IPSReport: Sendable {
         /// The termination says in words why (its `reasons`, a `Termination Description:`):
         /// its code is not explained again.
         var explained = false
+        /// Its path (`Path:`, `procPath`) is an app's, not an extension's (`….app/Name`,
+        /// `….app/Contents/MacOS/Name`, no `.appex/`): a host app named `ScreenShareDemo` is
+        /// not the broadcast extension its name's words would make it.
+        var app = false
+
+        mutating func take(path: String) {
+            app = path.contains(".app/") && !path.contains(".appex/")
+        }
         /// `*** Terminating app due to uncaught exception 'X', reason: 'Y'` (its Application
         /// Specific Information): `uncaught exception 'X', reason: 'Y'`.
         var uncaught = ""
@@ -241,7 +249,7 @@ public struct IPSReport: Sendable {
             return Record(time: c.time, process: c.process, pid: c.pid,
                           message: "EXC_RESOURCE -> \(who) exceeded mem limit: \(kind) \(mb) MB (crash report)")
         }
-        return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report: \(who) terminated: \(detail)")
+        return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report: \(who)\(c.app ? " (app)" : "") terminated: \(detail)")
     }
 
     /// What a termination reason's code means (`parsers/tables/termination-codes.json`:
@@ -271,6 +279,7 @@ public struct IPSReport: Sendable {
     static func crash(json body: JSONValue, header: JSONValue?, bug: String?, time: ParsedTime?) -> IPSReport {
         var c = Crash()
         c.process = body["procName"]?.stringValue ?? header?["app_name"]?.stringValue ?? "?"
+        if let path = body["procPath"]?.stringValue { c.take(path: path) }
         c.pid = Int(body["pid"]?.stringValue ?? "")
         c.time = body["captureTime"]?.stringValue.flatMap(reportTime) ?? time
         if let e = body["exception"] {
@@ -319,6 +328,7 @@ public struct IPSReport: Sendable {
                 } else {
                     c.process = value
                 }
+            case "Path": c.take(path: value)
             case "Date/Time": c.time = reportTime(value)
             case "Date": if c.time == nil { c.time = summaryTime(value) }
             case "Exception Type", "Exception type":
