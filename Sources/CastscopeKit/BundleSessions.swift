@@ -47,10 +47,18 @@ extension Analyzer {
         let (since, until) = window
         guard since != nil || until != nil else { return 0 }
         let before = lineCount(events)
-        events = events.filter { e in
-            guard let t = e.time else { return true }
-            return t >= (since ?? Int64.min) && t <= (until ?? Int64.max)
+        let (from, to) = (since ?? Int64.min, until ?? Int64.max)
+        var kept: [Event] = []
+        kept.reserveCapacity(events.count)
+        // (a run of lines by each line's time, not its first's)
+        events.drain { e in
+            if e.repeats == nil {
+                if e.time.map({ $0 >= from && $0 <= to }) ?? true { kept.append(e) }
+            } else {
+                kept.append(contentsOf: e.within(from, to))
+            }
         }
+        events = kept
         return before - lineCount(events)
     }
 

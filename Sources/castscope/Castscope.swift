@@ -611,6 +611,11 @@ struct Analyze: ParsableCommand {
         }
         if writeFailed { Glibc.exit(Exit.writeFailed) }
         if nothing || !missing.isEmpty { Glibc.exit(Exit.nothingRecognized) }
+        // (a window that kept nothing is nothing to pass a gate on: CI went green on it)
+        if failOn != nil, report.filteredOut > 0, report.eventCount == 0, report.tally.count == 0, report.relaySessions.isEmpty {
+            fputs("castscope: error: --fail-on: --since/--until kept nothing to judge\n", stderr)
+            Glibc.exit(Exit.nothingRecognized)
+        }
         if let failOn {
             // Counted as they are read (a relay fleet's bundle has a finding per orphan session).
             var tripped = 0

@@ -81,6 +81,13 @@ struct NavigationOptions: ParsableArguments {
         if let last, last < 1 { throw ValidationError("-n/--last must be at least 1, got \(last)") }
         if [quiet, oneline, list].filter({ $0 }).count > 1 { throw ValidationError("-q, --oneline and --list: give one") }
         if let grep, Regex.compile(grep) == nil { throw ValidationError("-g: '\(grep)' is not an extended regular expression") }
+        // (`--session ""` showed every session, `pid:abc` none, without a word)
+        for id in session.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            let digits = id.hasPrefix("pid:") ? id.dropFirst(4) : id.hasPrefix("S") || id.hasPrefix("s") ? id.dropFirst() : id[...]
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else {
+                throw ValidationError("--session takes S3 (or 3) or pid:915, got '\(id)'")
+            }
+        }
     }
 
     var selection: SessionSelection {

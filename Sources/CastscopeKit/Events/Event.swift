@@ -468,6 +468,22 @@ public struct Event: Sendable {
         return e
     }
 
+    /// The lines it stands for whose times lie in `since...until` (a line without a time
+    /// stays): itself when all do, none, or those lines each as an event of its own (a run of
+    /// frames that a `--since` or `--until` cuts; kept or dropped whole by its first line's
+    /// time, 200 frames went with the half second before them).
+    func within(_ since: Int64, _ until: Int64) -> [Event] {
+        guard let r = repeats else { return time.map { $0 >= since && $0 <= until } ?? true ? [self] : [] }
+        var keep: [Int] = []
+        var k = 0
+        forEachTimeAndLine { t, _ in
+            if t.map({ $0 >= since && $0 <= until }) ?? true { keep.append(k) }
+            k += 1
+        }
+        if keep.count == r.lines.count { return [self] }
+        return keep.map { alone($0) }
+    }
+
     /// The event as its last line alone (for "decided by" evidence).
     var lastLine: Event {
         guard let r = repeats else { return self }

@@ -122,12 +122,17 @@ public struct Thresholds: Sendable, Equatable {
 
     /// A config file: `{"thresholds": {"min-fps": 8, …}}`.
     public mutating func load(json text: String, origin: String) throws {
-        let json = try JSONValue.parse(text)
-        guard json.objectValue != nil, json["thresholds"].map({ $0.objectValue != nil }) ?? true else {
+        // (a UTF-8 byte order mark, as some editors write one, is no part of the JSON)
+        let json = try JSONValue.parse(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
+        guard let members = json.objectValue, json["thresholds"].map({ $0.objectValue != nil }) ?? true else {
             throw InputError(path: origin, "a config file is {\"thresholds\": {\"min-fps\": 8, …}}")
         }
+        // (a mistyped key, `"threshold"`, left every default in place without a word)
+        if let unknown = members.first(where: { $0.0 != "thresholds" }) {
+            throw InputError(path: origin, "unknown key '\(Sanitize.line(unknown.0))': a config file is {\"thresholds\": {\"min-fps\": 8, …}}")
+        }
         for (k, v) in json["thresholds"]?.objectValue ?? [] {
-            guard let s = v.stringValue else { throw Error.invalid(k, "\(v)") }
+            guard let s = v.stringValue else { throw Error.invalid(k, v.arrayValue != nil ? "a list" : v.objectValue != nil ? "an object" : "\(v)") }
             try set(k, s)
         }
     }

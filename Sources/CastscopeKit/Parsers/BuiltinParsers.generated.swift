@@ -2569,14 +2569,14 @@ enum BuiltinParsers {
     },
     {
       "event": "replaykit.error",
-      "match": "[RPScreenRecorder {method}]{gap} undefined completion handler",
+      "match": "[RPScreenRecorder {method:word}]{gap} undefined completion handler",
       "set": {
         "cause": "startCapture was called without a completion handler (nil): ReplayKit does not start the capture"
       }
     },
     {
       "event": "replaykit.error",
-      "match": "[RPScreenRecorder {method}]{gap} failed{detail}"
+      "match": "[RPScreenRecorder {method:word}]{gap} failed{detail}"
     },
     {
       "event": "replaykit.error",

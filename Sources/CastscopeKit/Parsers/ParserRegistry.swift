@@ -56,8 +56,17 @@ public struct ParserRegistry: Sendable {
     /// Loads every `*.json` below `directory` (sorted by path).
     public mutating func load(directory: String, samples: Bool = true) throws {
         var files: [String] = []
+        // Each folder once (a symlink back to a folder being walked, two of them to `.`, was
+        // walked exponentially: minutes and hundreds of MB before anything was said).
+        var seen = Set<[UInt64]>()
+        var problems: [String] = []
         func walk(_ dir: String) {
-            guard let d = opendir(dir) else { return }
+            var st = stat()
+            guard stat(dir, &st) == 0, seen.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted else { return }
+            guard let d = opendir(dir) else {
+                problems.append("\(dir): cannot read folder: \(errnoText())")
+                return
+            }
             defer { closedir(d) }
             while let ent = readdir(d) {
                 let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
@@ -75,9 +84,12 @@ public struct ParserRegistry: Sendable {
             throw LogFormat.DefinitionError(origin: directory, message: "not a directory")
         }
         walk(directory)
+        if let first = problems.first { throw LogFormat.DefinitionError(origin: directory, message: first) }
         for path in files.sorted() {
             let source = try FileSource(path: path)
-            let bytes = try readUpTo(4 << 20, from: source)
+            let bytes = try readUpTo((4 << 20) + 1, from: source)
+            // (a bigger file was cut and then called invalid JSON at its cut)
+            guard bytes.count <= 4 << 20 else { throw LogFormat.DefinitionError(origin: path, message: "larger than 4 MB: not a definition") }
             try add(text: String(decoding: bytes, as: UTF8.self), origin: path, samples: samples)
         }
     }

@@ -170,16 +170,20 @@ extension Pattern {
         // The pattern can only start where its first literal occurs, or anywhere when it
         // starts with a field; in both cases the anchor must occur somewhere.
         guard findBytes(p, anchor, from: 0) != nil else { return false }
+        // (the tries of every start share one bound: a line of thousands of starts)
+        var tries = 0
         if case .literal(let first) = ops[0] {
             var from = 0
-            while from + first.count <= p.count {
+            while from + first.count <= p.count, tries <= PatternProgram.maxTries {
                 guard let at = findBytes(p, first, from: from) else { return false }
-                if match(p, from: at, into: &m) { return true }
+                if program.match(p, from: at, into: &m, tries: &tries) { return true }
                 from = at + 1
             }
             return false
         }
-        for at in 0..<p.count where match(p, from: at, into: &m) { return true }
+        for at in 0..<p.count where tries <= PatternProgram.maxTries {
+            if program.match(p, from: at, into: &m, tries: &tries) { return true }
+        }
         return false
     }
 }
@@ -210,7 +214,14 @@ final class PatternProgram: @unchecked Sendable {
         var time = ParsedTime()
         var hasTime = false
         var end = 0
+        /// Candidate ends tried (each a nested run): bounded, so that no line can make a
+        /// pattern backtrack for long (`[RPScreenRecorder {method}]{gap} failed{detail}` on a
+        /// line of thousands of `]` and ` failed` took a second a megabyte; a user's pattern of
+        /// eight `{name}` fields, minutes a line). Past `maxTries`, no match.
+        var tries = 0
     }
+
+    static let maxTries = 20_000
 
     let steps: UnsafeMutablePointer<Step>
     let pool: UnsafeMutablePointer<UInt8>
@@ -319,6 +330,8 @@ final class PatternProgram: @unchecked Sendable {
                 while pos < n, byte(pos) == 0x20 { pos += 1 }
                 pc += 1
             case 4:
+                st.tries &+= 1
+                if st.tries > Self.maxTries { return false }
                 if run(pc + 1, pos, p, starts, ends, &st) { return true }
                 for k in Int(step.b)..<Int(step.c) { starts![k] = -1 }
                 pc = Int(step.a)
@@ -409,6 +422,8 @@ final class PatternProgram: @unchecked Sendable {
                             e = base.distance(to: UnsafeRawPointer(hit))
                             starts![slot] = pos
                             ends![slot] = e
+                            st.tries &+= 1
+                            if st.tries > Self.maxTries { return false }
                             if run(pc + 1, e, p, starts, ends, &st) { return true }
                             e += 1
                         }
@@ -428,6 +443,8 @@ final class PatternProgram: @unchecked Sendable {
                             if b == next || b == next2 {
                                 starts![slot] = pos
                                 ends![slot] = e
+                                st.tries &+= 1
+                                if st.tries > Self.maxTries { return false }
                                 if run(pc + 1, e, p, starts, ends, &st) { return true }
                             }
                             if b == 0x20 || b == 0x09 { return false }
@@ -449,6 +466,8 @@ final class PatternProgram: @unchecked Sendable {
                         }
                         starts![slot] = pos
                         ends![slot] = e
+                        st.tries &+= 1
+                        if st.tries > Self.maxTries { return false }
                         if run(pc + 1, e, p, starts, ends, &st) { return true }
                         e += 1
                     }
@@ -487,7 +506,15 @@ func findBytes(_ hay: UnsafeRawBufferPointer, _ needle: UnsafeRawBufferPointer, 
 extension PatternProgram {
     /// Matches at `start` (anchored). On success `m` holds the captures.
     func match(_ p: UnsafeRawBufferPointer, from start: Int = 0, into m: inout PatternMatch) -> Bool {
+        var tries = 0
+        return match(p, from: start, into: &m, tries: &tries)
+    }
+
+    /// The same, counting its tries on to `tries` (a search's starts share one bound).
+    func match(_ p: UnsafeRawBufferPointer, from start: Int = 0, into m: inout PatternMatch, tries: inout Int) -> Bool {
         var state = State()
+        state.tries = tries
+        defer { tries = state.tries + 1 }
         let ok = m.starts.withUnsafeMutableBufferPointer { starts in
             m.ends.withUnsafeMutableBufferPointer { ends in
                 starts.update(repeating: -1)
