@@ -106,6 +106,10 @@ struct ParserOptions: ParsableArguments {
     func registry(samples: Bool = false) throws -> ParserRegistry {
         var r = try ParserRegistry.builtin(samples: samples)
         if let dir = directory ?? ProcessInfoLite.environment("CASTSCOPE_PARSERS") {
+            // (a folder named by the environment, not the command line, is said to be so)
+            if directory == nil, !FileManagerLite.isDirectory(dir) {
+                throw ValidationError("\(dir): not a directory ($CASTSCOPE_PARSERS)")
+            }
             // (a user's definitions with their samples: one without any is refused, as before)
             try r.load(directory: dir)
         }
@@ -118,6 +122,13 @@ struct ParserOptions: ParsableArguments {
             printError("\(error)")
             Glibc.exit(2)
         }
+    }
+}
+
+enum FileManagerLite {
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 }
 

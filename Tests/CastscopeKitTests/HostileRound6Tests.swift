@@ -90,4 +90,18 @@ struct HostileRound6Tests {
             #expect(r.status == 2, "'\(id)': \(r.status) \(r.stderr)")
         }
     }
+
+    @Test("user definitions: a match with no text of its own (it matched every line), a field without a name, a missing $CASTSCOPE_PARSERS folder named as the variable's")
+    func userDefinitionSlips() throws {
+        #expect(throws: Pattern.CompileError.self) { try Pattern("x {:int} y") }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("{\"name\":\"e\",\"rules\":[{\"event\":\"broadcast.started\",\"match\":\"{x}\"}],\"samples\":[{\"message\":\"a\"}]}".utf8)
+            .write(to: dir.appendingPathComponent("e.json"))
+        let log = packageRoot.appendingPathComponent("samples/relay").path
+        let empty = try castscope(["analyze", "--oneline", "--parsers", dir.path, log])
+        #expect(empty.status == 2 && empty.stderr.contains("has no text of its own"), "\(empty.stderr)")
+        let missing = try castscope(["analyze", "--oneline", log], env: ["CASTSCOPE_PARSERS": dir.path + "/none"])
+        #expect(missing.status == 2 && missing.stderr.contains("$CASTSCOPE_PARSERS"), "\(missing.stderr)")
+    }
 }

@@ -61,6 +61,8 @@ public struct Vocabulary: Sendable {
             guard let side = Side(rawValue: sideName) else { throw fail("unknown side \(sideName)") }
             let pattern: Pattern
             do { pattern = try Pattern(text) } catch { throw fail("\(error)") }
+            // (an empty `match`, or fields alone, matched every line: sessions made up)
+            guard !pattern.anchor.isEmpty else { throw fail("the match \"\(text)\" has no text of its own: it would match every line") }
             let set = (r["set"]?.objectValue ?? []).compactMap { k, v in v.stringValue.map { (k, $0) } }
             let unless = (r["unless"]?.arrayValue ?? []).compactMap { $0.stringValue.map { Array($0.utf8) } }
             guard !unless.contains(where: \.isEmpty) else { throw fail("an empty \"unless\" text would keep the rule from every message") }

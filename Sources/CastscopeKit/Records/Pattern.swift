@@ -97,7 +97,8 @@ public struct Pattern: Sendable {
                 let spec = String(decoding: bytes[(i + 1)..<close], as: UTF8.self)
                 i = close + 1
                 if spec == "sp" { ops.append(.spaces); continue }
-                let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+                // (`{:int}` is a field without a name, not one named `int`)
+                let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 guard let name = parts.first, !name.isEmpty else {
                     throw CompileError(description: "empty field name in pattern \"\(text)\"")
                 }
