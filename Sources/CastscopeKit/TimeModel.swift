@@ -157,6 +157,10 @@ public struct TimeSpec: Sendable, Equatable {
         }
         if let r = relative(s) { return .relative(r) }
         if let t = timeOfDay(s) { return .timeOfDay(t) }
+        // `@1773309730` (journalctl's seconds since 1970, a fraction allowed)
+        if s.hasPrefix("@"), let seconds = Double(s.dropFirst()), seconds.isFinite, abs(seconds) < 253_402_300_800 {
+            return .instant(Int64((seconds * 1_000_000).rounded()))
+        }
         return absolute(s)
     }
 
@@ -167,6 +171,9 @@ public struct TimeSpec: Sendable, Equatable {
         ("h", 3_600_000_000), ("hr", 3_600_000_000), ("hour", 3_600_000_000), ("hours", 3_600_000_000),
         ("d", 86_400_000_000), ("day", 86_400_000_000), ("days", 86_400_000_000),
         ("w", 604_800_000_000), ("week", 604_800_000_000), ("weeks", 604_800_000_000),
+        // (journalctl's: a month of 30.44 days, a year of 365.25)
+        ("month", 2_629_800_000_000), ("months", 2_629_800_000_000),
+        ("y", 31_557_600_000_000), ("year", 31_557_600_000_000), ("years", 31_557_600_000_000),
     ]
 
     /// `-1h`, `+30min`, `-1h30m`, `1 hour ago`, `2d ago`, `90 s ago`: µs from now.

@@ -85,6 +85,9 @@ struct HostileRound6Tests {
         #expect(try castscope(["analyze", "--oneline", "--config", bom.path, log]).status == 0)
         let gate = try castscope(["analyze", "--oneline", "--fail-on", "error", "-S", "2027-01-01", log])
         #expect(gate.status == 4 && gate.stderr.contains("kept nothing"), "\(gate.status) \(gate.stderr)")
+        // journalctl's forms: years and months, and seconds since 1970 after `@`.
+        #expect(TimeSpec.parse("-100y") != nil && TimeSpec.parse("-2 months") != nil)
+        #expect(TimeSpec.parse("@1773309730")?.kind == .instant(1_773_309_730_000_000))
         for id in ["", "pid:abc", "S"] {
             let r = try castscope(["analyze", "--oneline", "--session", id, log])
             #expect(r.status == 2, "'\(id)': \(r.status) \(r.stderr)")
