@@ -20,7 +20,8 @@ struct Castscope: ParsableCommand {
                  castscope did not write (without --force)
               3  a finding at or above --fail-on (named on stderr)
               4  nothing in the inputs was recognized, or an input path does not
-                 exist (one line on stderr; --fail-on cannot pass on nothing)
+                 exist (one line on stderr; --fail-on cannot pass on nothing, nor
+                 on a --since/--until that kept nothing)
               5  an output could not be written (the other outputs were)
             When several apply: 5, then 4, 3, 1. Standard output closed by its reader
             (`| head`) ends castscope by SIGPIPE as it ends grep and cat: 141 in a shell.
