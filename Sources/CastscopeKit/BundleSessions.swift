@@ -42,6 +42,26 @@ extension Analyzer {
         return (since, until)
     }
 
+    /// `applyWindow` on a block of a stream in `sortsBefore` order (the held bundle's merge),
+    /// keeping the order: a run that `since` cuts starts later than it did, possibly past the
+    /// block's last line; such lines wait in `carry` for the block their time belongs in.
+    /// `carry`'s lines are handed on, in order, once `flush` is set (after the last block).
+    static func applyWindowInOrder(_ block: inout [Event], _ window: (Int64?, Int64?), carry: inout [Event]) -> Int {
+        guard let boundary = block.last.map(orderKey) else { return 0 }
+        let removed = applyWindow(&block, window)
+        guard !carry.isEmpty || block.indices.dropFirst().contains(where: { sortsBefore(block, $0, $0 - 1) })
+            || block.last.map({ orderKey($0) > boundary }) == true
+        else { return removed }
+        block.append(contentsOf: carry)
+        carry = []
+        block.sort(by: sortsBefore)
+        // (the lines past the boundary may have lines of the next block before them)
+        let cut = block.partitionPoint { orderKey($0) > boundary }
+        carry = Array(block[cut...])
+        block.removeSubrange(cut...)
+        return removed
+    }
+
     /// Drops the timed lines outside the window; returns how many lines that removed.
     static func applyWindow(_ events: inout [Event], _ window: (Int64?, Int64?)) -> Int {
         let (since, until) = window
@@ -250,12 +270,17 @@ extension Analyzer {
         report.eventCount = 0
         if learnAgain {
             relayLeft = false
-            sorted.merge(by: Self.sortsBefore) { block in
-                report.filteredOut += Self.applyWindow(&block, window)
+            var carry: [Event] = []
+            func take(_ block: inout [Event]) {
                 report.eventCount += Self.lineCount(block)
                 if !relayLeft { relayLeft = block.contains { $0.side == .relay } }
                 learned.learn(block)
             }
+            sorted.merge(by: Self.sortsBefore) { block in
+                report.filteredOut += Self.applyWindowInOrder(&block, window, carry: &carry)
+                take(&block)
+            }
+            if !carry.isEmpty { take(&carry) }
         } else {
             learned.learn(from: learning)
             learning = StreamLearning()
@@ -266,8 +291,8 @@ extension Analyzer {
         stage.stream.takeLearned(from: learned)
         if stage.handsOn { willStreamSessions?(report) }
         var relayEvents: [Event] = []
-        sorted.merge(by: Self.sortsBefore) { block in
-            _ = Self.applyWindow(&block, window)
+        var carry: [Event] = []
+        func feed(_ block: inout [Event]) {
             if relayLeft {
                 var relay = block.moveOut(side: .relay)
                 if case .phone(let phone) = relayDisplay {
@@ -277,6 +302,11 @@ extension Analyzer {
             }
             stage.feed(&block, block.indices)
         }
+        sorted.merge(by: Self.sortsBefore) { block in
+            _ = Self.applyWindowInOrder(&block, window, carry: &carry)
+            feed(&block)
+        }
+        if !carry.isEmpty { feed(&carry) }
         stage.finish(into: &report)
         return BuiltSessions(stage: stage, relayEvents: relayEvents, heldRelay: heldRelay, span: span, window: window,
                              relayDisplay: relayDisplay, relayTaken: relayTaken)
