@@ -142,7 +142,7 @@ struct CrashReportText {
     private static func reason(_ rec: RawRecord) -> (text: String, named: Bool) {
         let m = rec.string(.message) ?? ""
         if let r = m.firstRange(of: IPSReport.unnamedCrashPrefix) { return (String(m[r.upperBound...]), false) }
-        if let r = m.firstRange(of: "] terminated: ") ?? m.firstRange(of: "] (app) terminated: ") { return (String(m[r.upperBound...]), true) }
+        if let r = m.firstRange(of: "] terminated: ") { return (String(m[r.upperBound...]), true) }
         return (m, true)
     }
 

@@ -36,9 +36,10 @@ struct AppCrashedRule: FindingRule {
                                "EXC_BREAKPOINT", "EXC_ARITHMETIC", "EXC_GUARD"]
     static let reportKinds = KindSet([.extensionKilled, .extensionKilledMemory])
     static let reportPrefix = "Crash report: "
+    static let appReportPrefix = "Crash report (app): "
 
     static func crashedReport(_ e: Event) -> String? {
-        guard e.code == .extensionKilled, e.message.hasPrefix(reportPrefix), let text = e.attr("text"),
+        guard e.code == .extensionKilled, e.message.hasPrefix(reportPrefix) || e.message.hasPrefix(appReportPrefix), let text = e.attr("text"),
             !text.contains("SIGKILL"), crashSignals.contains(where: { text.contains($0) })
         else { return nil }
         return text

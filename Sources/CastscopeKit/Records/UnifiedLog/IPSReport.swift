@@ -175,14 +175,16 @@ public struct IPSReport: Sendable {
         for p in body["processes"]?.arrayValue ?? [] {
             guard let reason = p["reason"]?.stringValue, let name = p["name"]?.stringValue else { continue }
             let pid = Int(p["pid"]?.stringValue ?? "")
-            var m = "JetsamEvent: \(name)[\(pid.map(String.init) ?? "?")] killed: \(reason), footprint "
+            let who = "\(name)[\(pid.map(String.init) ?? "?")] killed: \(reason)"
             // A damaged report's numbers can be anything: the product saturates; a count that
             // is no count (negative, not a number) is no footprint (a float is rounded).
+            var m: String
             if let pages = count(p["rpages"]) {
                 let (product, overflow) = pages.multipliedReportingOverflow(by: pageSize)
-                m += "\((overflow ? Int.max : product) / (1024 * 1024)) MB (\(pages) pages)"
+                m = "JetsamEvent: \(who), footprint \((overflow ? Int.max : product) / (1024 * 1024)) MB (\(pages) pages)"
             } else {
-                m += "unknown"
+                // (the marker first: the words the readers look for on every line stay rare)
+                m = "JetsamEvent (no footprint): \(who)"
             }
             if let largest { m += "; largest process \(largest)" }
             r.records.append(Record(time: time, process: "kernel", pid: 0, message: m))
@@ -249,7 +251,7 @@ public struct IPSReport: Sendable {
             return Record(time: c.time, process: c.process, pid: c.pid,
                           message: "EXC_RESOURCE -> \(who) exceeded mem limit: \(kind) \(mb) MB (crash report)")
         }
-        return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report: \(who)\(c.app ? " (app)" : "") terminated: \(detail)")
+        return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report\(c.app ? " (app)" : ""): \(who) terminated: \(detail)")
     }
 
     /// What a termination reason's code means (`parsers/tables/termination-codes.json`:
