@@ -82,10 +82,15 @@ struct NavigationOptions: ParsableArguments {
         if [quiet, oneline, list].filter({ $0 }).count > 1 { throw ValidationError("-q, --oneline and --list: give one") }
         if let grep, Regex.compile(grep) == nil { throw ValidationError("-g: '\(grep)' is not an extended regular expression") }
         // (`--session ""` showed every session, `pid:abc` none, without a word)
-        for id in session.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
-            let digits = id.hasPrefix("pid:") ? id.dropFirst(4) : id.hasPrefix("S") || id.hasPrefix("s") ? id.dropFirst() : id[...]
-            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else {
-                throw ValidationError("--session takes S3 (or 3) or pid:915, got '\(id)'")
+        for given in session {
+            let ids = given.split(separator: ",").map { String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
+            guard !ids.isEmpty else { throw ValidationError("--session takes S3 (or 3) or pid:915, got '\(given)'") }
+            for id in ids {
+                let lower = id.lowercased()
+                let digits = lower.hasPrefix("pid:") || lower.hasPrefix("pid=") ? lower.dropFirst(4) : lower.hasPrefix("s") ? lower.dropFirst() : lower[...]
+                guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else {
+                    throw ValidationError("--session takes S3 (or 3) or pid:915, got '\(id)'")
+                }
             }
         }
     }

@@ -72,6 +72,13 @@ struct HostileRound5Tests {
         #expect(float.records.first?.message.contains("footprint 51 MB (3302 pages)") == true, "\(float.records)")
         let negative = try IPSReport.parse(jetsamIPS.replacingOccurrences(of: "\"rpages\" : 3301", with: "\"rpages\" : -9223372036854775807"), path: "n.ips")
         #expect(negative.records.first?.message.hasPrefix("JetsamEvent (no footprint): BroadcastExtension[2210]") == true, "\(negative.records)")
+        // (and it is still the extension's kill, with the report's largest process after it)
+        let noPages = try IPSReport.parse(jetsamIPS.replacingOccurrences(of: "\"rpages\" : 3301, ", with: ""), path: "p.ips")
+        #expect(noPages.records.first?.message == "JetsamEvent (no footprint): BroadcastExtension[2210] killed: per-process-limit; largest process BroadcastExtension",
+                "\(noPages.records)")
+        let matcher = EventMatcher(vocabularies: try ParserRegistry.builtin().vocabularies)
+        let killed = noPages.records.first!.message.utf8.withContiguousStorageIfAvailable { matcher.match(UnsafeRawBufferPointer($0), category: nil) }
+        #expect(killed??.rule.event == "extension.killed_memory", "\(String(describing: killed))")
         // A crash report's header over a body of `null` is no kill of anything.
         #expect(throws: InputError.self) { try IPSReport.parse(header.replacingOccurrences(of: "109", with: "309") + "null\n", path: "x.ips") }
         // The whole pipeline: the CRLF report kills its extension, a log export named .ips is read as text.

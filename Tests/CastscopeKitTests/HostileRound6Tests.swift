@@ -107,4 +107,26 @@ struct HostileRound6Tests {
         let missing = try castscope(["analyze", "--oneline", log], env: ["CASTSCOPE_PARSERS": dir.path + "/none"])
         #expect(missing.status == 2 && missing.stderr.contains("$CASTSCOPE_PARSERS"), "\(missing.stderr)")
     }
+
+    @Test("the second review: another unit's Stopping line hides no death; a cut run of frames stays one run; --session takes pid=N and spaces")
+    func secondReviewSlips() throws {
+        let exit = "2026-03-12T11:00:30+0000 relayhost systemd[1]: broadcast-relay.service: Main process exited, code=exited, status=1/FAILURE\n"
+        for stop in ["Stopping session-5.scope - Session 5 of User root...", "Stopping foo.service - Foo..."] {
+            let r = try castscope(["analyze", "--json", "-"], stdin: Data(("2026-03-12T11:00:00+0000 relayhost systemd[1]: \(stop)\n" + exit).utf8))
+            let kinds = ((r.json?["findings"] as? [[String: Any]]) ?? []).compactMap { $0["kind"] as? String }
+            #expect(kinds.contains("daemon-died"), "\(stop): \(kinds)")
+        }
+        // A run cut by the window is one event of the lines kept, not an event a line.
+        var frames = ""
+        for k in 0..<200 { frames += String(format: "2026-03-12 10:00:%02d.%03d000+0100  localhost BroadcastExtension[7]: video sample processed successfully\n", 10 + k / 10, k % 10 * 100) }
+        let all = "2026-03-12 10:00:09.000000+0100  localhost BroadcastExtension[7]: broadcast started\n" + frames
+        let r = try castscope(["analyze", "--json", "-S", "2026-03-12 10:00:20", "-"], stdin: Data(all.utf8))
+        let session = try #require((r.json?["sessions"] as? [[String: Any]])?.first, "\(r.stderr)")
+        #expect((session["frames"] as? [String: Any])?["count"] as? Int == 100, "\(session["frames"] ?? "")")
+        let frameRows = ((session["timeline"] as? [[String: Any]]) ?? []).filter { ($0["message"] as? String)?.contains("video sample") == true }
+        #expect(frameRows.count == 1, "\(frameRows.count) rows")
+        for id in ["pid=7", "PID:7", "S1, S2", "S1,"] {
+            #expect(try castscope(["analyze", "--oneline", "--session", id, "-"], stdin: Data(all.utf8)).status == 0, "\(id)")
+        }
+    }
 }

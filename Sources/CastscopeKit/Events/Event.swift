@@ -474,14 +474,39 @@ public struct Event: Sendable {
     /// time, 200 frames went with the half second before them).
     func within(_ since: Int64, _ until: Int64) -> [Event] {
         guard let r = repeats else { return time.map { $0 >= since && $0 <= until } ?? true ? [self] : [] }
-        var keep: [Int] = []
-        var k = 0
+        var keep: [Bool] = []
+        keep.reserveCapacity(r.lines.count)
+        var kept = 0
         forEachTimeAndLine { t, _ in
-            if t.map({ $0 >= since && $0 <= until }) ?? true { keep.append(k) }
-            k += 1
+            let k = t.map({ $0 >= since && $0 <= until }) ?? true
+            keep.append(k)
+            if k { kept += 1 }
         }
-        if keep.count == r.lines.count { return [self] }
-        return keep.map { alone($0) }
+        if kept == r.lines.count { return [self] }
+        guard let first = keep.firstIndex(of: true) else { return [] }
+        // One run of the lines kept (a million frames cut by `--since` were a million events);
+        // lines that differ in their texts, each on its own.
+        guard kept > 1, r.texts == nil else { return keep.indices.filter { keep[$0] }.map { alone($0) } }
+        var e = alone(first)
+        let p = Repeats()
+        p.naive = r.naive.selecting(keep)
+        p.lines = r.lines.selecting(keep)
+        p.times = r.times.count == keep.count ? r.times.selecting(keep) : r.times.leading(0)
+        if !r.orders.isEmpty {
+            // (each line's place less the run's own, which is now the first kept line's)
+            let base = r.orders[first]
+            p.orders = r.orders.selecting(keep)
+            p.orders.update { $0 - base }
+        }
+        if r.frames.count == keep.count {
+            p.frames = keep.indices.filter { keep[$0] }.map { r.frames[$0] }
+            p.fps = keep.indices.filter { keep[$0] }.map { r.fps[$0] }
+            p.dropped = keep.indices.filter { keep[$0] }.map { r.dropped[$0] }
+        }
+        p.lastSecondOfDay = r.lastSecondOfDay
+        p.foldedLate = r.foldedLate
+        e.repeats = p
+        return [e]
     }
 
     /// The event as its last line alone (for "decided by" evidence).

@@ -96,9 +96,18 @@ struct DaemonDiedRule: FindingRule {
         return stopping.contains { s in
             guard let st = s.time, st <= t, t - st <= stopWindow, s.attr("host") == death[0].attr("host") else { return false }
             let what = s.attr("what") ?? ""
-            return what.hasPrefix(unit + ".service") || !what.contains(".service")
+            if what.hasPrefix(unit + ".service") { return true }
+            // Another unit's stop (`session-5.scope`, `foo.service`) is not this one's; an older
+            // systemd's description alone may be, if the exit follows it closely (a logout or a
+            // shutdown hid a relay's crash for 90 s).
+            if unitSuffixes.contains(where: { what.contains($0) }) { return false }
+            return t - st <= descriptionWindow
         }
     }
+
+    static let unitSuffixes = [".service", ".scope", ".socket", ".timer", ".slice", ".mount", ".target", ".path", ".device", ".swap"]
+    /// How close an exit must follow a `Stopping …` line that names no unit (a description).
+    static let descriptionWindow: Int64 = 15_000_000
 
     /// The daemon a death line names: systemd's unit, the OOM killer's process, or for a
     /// segfault the program it happened in, else (in a library, or at an address no file maps:

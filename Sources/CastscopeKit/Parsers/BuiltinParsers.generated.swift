@@ -2018,8 +2018,8 @@ enum BuiltinParsers {
   "rules": [
     {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[{target_pid:int}] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
     {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[?] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
-    {"event": "extension.killed_memory", "match": "JetsamEvent (no footprint): {target}[{target_pid:int}] killed: {limit_kind:word}"},
-    {"event": "extension.killed_memory", "match": "JetsamEvent (no footprint): {target}[?] killed: {limit_kind:word}"},
+    {"event": "extension.killed_memory", "match": "JetsamEvent (no footprint): {target}[{target_pid:int}] killed: {limit_kind:word};"},
+    {"event": "extension.killed_memory", "match": "JetsamEvent (no footprint): {target}[?] killed: {limit_kind:word};"},
     {"event": "extension.killed", "match": "Crash report (app): {target}[{target_pid:int}] terminated: {text}", "set": {"image": "app"}},
     {"event": "extension.killed", "match": "Crash report (app): {target}[?] terminated: {text}", "set": {"image": "app"}},
     {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"},
@@ -2032,7 +2032,7 @@ enum BuiltinParsers {
   "samples": [
     {"message": "JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 50 MB (3200 pages); largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit", "limit_mb": "50"}},
     {"message": "JetsamEvent: BroadcastExtension[?] killed: per-process-limit, footprint 50 MB (3200 pages)", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "limit_kind": "per-process-limit", "limit_mb": "50"}},
-    {"message": "JetsamEvent (no footprint): BroadcastExtension[2210] killed: per-process-limit", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit"}},
+    {"message": "JetsamEvent (no footprint): BroadcastExtension[2210] killed: per-process-limit; largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit"}},
     {"message": "Crash report: BroadcastExtension[2210] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc", "event": "extension.killed", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "text": "EXC_CRASH (SIGKILL); termination RUNNINGBOARD code 0xdead10cc"}},
     {"message": "Crash report (app): ScreenShareDemo[812] terminated: EXC_CRASH (SIGABRT)", "event": "extension.killed", "attrs": {"target": "ScreenShareDemo", "target_pid": "812", "image": "app", "text": "EXC_CRASH (SIGABRT)"}},
     {"message": "Crash report: AdGuardProTodayExtension[?] terminated: EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0", "event": "extension.killed", "attrs": {"target": "AdGuardProTodayExtension", "text": "EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0"}},

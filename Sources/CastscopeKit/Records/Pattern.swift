@@ -171,8 +171,9 @@ extension Pattern {
         // The pattern can only start where its first literal occurs, or anywhere when it
         // starts with a field; in both cases the anchor must occur somewhere.
         guard findBytes(p, anchor, from: 0) != nil else { return false }
-        // (the tries of every start share one bound: a line of thousands of starts)
-        var tries = 0
+        // (the tries of every start share one bound, which grows with the line: linear work
+        // is never cut, a line of thousands of starts that backtrack at each is)
+        var tries = -8 * p.count
         if case .literal(let first) = ops[0] {
             var from = 0
             while from + first.count <= p.count, tries <= PatternProgram.maxTries {

@@ -186,7 +186,8 @@ public struct IPSReport: Sendable {
                 // (the marker first: the words the readers look for on every line stay rare)
                 m = "JetsamEvent (no footprint): \(who)"
             }
-            if let largest { m += "; largest process \(largest)" }
+            // (the rule's word for the reason ends at the `;`)
+            if let largest { m += "; largest process \(largest)" } else if m.hasPrefix("JetsamEvent (no footprint)") { m += ";" }
             r.records.append(Record(time: time, process: "kernel", pid: 0, message: m))
         }
         return r
