@@ -486,12 +486,12 @@ public struct Event: Sendable {
         guard let first = keep.firstIndex(of: true) else { return [] }
         // One run of the lines kept (a million frames cut by `--since` were a million events);
         // lines that differ in their texts, each on its own.
-        guard kept > 1, r.texts == nil else { return keep.indices.filter { keep[$0] }.map { alone($0) } }
+        guard kept > 1, r.texts == nil, r.times.count == keep.count else { return keep.indices.filter { keep[$0] }.map { alone($0) } }
         var e = alone(first)
         let p = Repeats()
         p.naive = r.naive.selecting(keep)
         p.lines = r.lines.selecting(keep)
-        p.times = r.times.count == keep.count ? r.times.selecting(keep) : r.times.leading(0)
+        p.times = r.times.selecting(keep)
         if !r.orders.isEmpty {
             // (each line's place less the run's own, which is now the first kept line's)
             let base = r.orders[first]
