@@ -178,7 +178,9 @@ public struct TimeSpec: Sendable, Equatable {
 
     /// `-1h`, `+30min`, `-1h30m`, `1 hour ago`, `2d ago`, `90 s ago`: µs from now.
     static func relative(_ s: String) -> Int64? {
-        var text = s.lowercased()
+        // (journalctl's `M` is a month, its `m` a minute: the one capital told before the rest
+        // is read in lower case)
+        var text = s.hasSuffix("M") && !s.hasSuffix("AM") && !s.hasSuffix("PM") ? String(s.dropLast()).lowercased() + "month" : s.lowercased()
         var sign: Int64 = 0
         if text.hasSuffix(" ago") {
             text.removeLast(4)

@@ -87,6 +87,7 @@ struct HostileRound6Tests {
         #expect(gate.status == 4 && gate.stderr.contains("kept nothing"), "\(gate.status) \(gate.stderr)")
         // journalctl's forms: years and months, and seconds since 1970 after `@`.
         #expect(TimeSpec.parse("-100y") != nil && TimeSpec.parse("-2 months") != nil)
+        #expect(TimeSpec.parse("-1M")?.kind == .relative(-2_629_800_000_000) && TimeSpec.parse("-1m")?.kind == .relative(-60_000_000))
         #expect(TimeSpec.parse("@1773309730")?.kind == .instant(1_773_309_730_000_000))
         for id in ["", "pid:abc", "S"] {
             let r = try castscope(["analyze", "--oneline", "--session", id, log])
