@@ -120,8 +120,7 @@ public struct SessionTally: Sendable {
         if !anyInferredTime, s.events.contains(where: \.timeInferred) { anyInferredTime = true }
         if s.connected { anyConnected = true }
         s.forEachProcess { processes.insert($0) }
-        s.forEachLine(.daemonDied) { daemonDeaths.append($0) }
-        s.forEachLine(.daemonStopping) { daemonDeaths.append($0) }
+        s.forEachLine(DaemonDiedRule.lineKinds) { daemonDeaths.append($0) }
     }
 }
 
@@ -138,9 +137,9 @@ extension Session {
         }
     }
 
-    /// Each of its lines of kind `code`, in order.
-    func forEachLine(_ code: KindCode, _ body: (Event) -> Void) {
-        for i in events.indices where events[i].code == code { body(events[i]) }
+    /// Each of its lines of the kinds `codes`, in order (one pass for all of them).
+    func forEachLine(_ codes: KindSet, _ body: (Event) -> Void) {
+        for i in events.indices where codes.contains(events[i].code) { body(events[i]) }
     }
 }
 

@@ -44,8 +44,8 @@ extension Analyzer {
 
     /// `applyWindow` on a block of a stream in `sortsBefore` order (the held bundle's merge),
     /// keeping the order: a run that `since` cuts starts later than it did, possibly past the
-    /// block's last line; such lines wait in `carry` for the block their time belongs in.
-    /// `carry`'s lines are handed on, in order, once `flush` is set (after the last block).
+    /// block's last line; such lines wait in `carry` for the block their time belongs in (the
+    /// caller hands on what is left in it, in order, after the last block).
     static func applyWindowInOrder(_ block: inout [Event], _ window: (Int64?, Int64?), carry: inout [Event]) -> Int {
         guard let boundary = block.last.map(orderKey) else { return 0 }
         let removed = applyWindow(&block, window)

@@ -83,7 +83,7 @@ struct NavigationOptions: ParsableArguments {
         if let grep, Regex.compile(grep) == nil { throw ValidationError("-g: '\(grep)' is not an extended regular expression") }
         // (`--session ""` showed every session, `pid:abc` none, without a word)
         for given in session {
-            let ids = given.split(separator: ",").map { String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
+            let ids = given.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
             guard !ids.isEmpty else { throw ValidationError("--session takes S3 (or 3) or pid:915, got '\(given)'") }
             for id in ids {
                 let lower = id.lowercased()

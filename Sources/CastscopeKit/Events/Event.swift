@@ -469,24 +469,20 @@ public struct Event: Sendable {
     }
 
     /// The lines it stands for whose times lie in `since...until` (a line without a time
-    /// stays): itself when all do, none, or those lines each as an event of its own (a run of
-    /// frames that a `--since` or `--until` cuts; kept or dropped whole by its first line's
-    /// time, 200 frames went with the half second before them).
+    /// stays): itself when all do, none, or a run of those lines (a run of frames that a
+    /// `--since` or `--until` cuts; kept or dropped whole by its first line's time, 200 frames
+    /// went with the half second before them).
     func within(_ since: Int64, _ until: Int64) -> [Event] {
         guard let r = repeats else { return time.map { $0 >= since && $0 <= until } ?? true ? [self] : [] }
         var keep: [Bool] = []
         keep.reserveCapacity(r.lines.count)
-        var kept = 0
-        forEachTimeAndLine { t, _ in
-            let k = t.map({ $0 >= since && $0 <= until }) ?? true
-            keep.append(k)
-            if k { kept += 1 }
-        }
-        if kept == r.lines.count { return [self] }
+        forEachTimeAndLine { t, _ in keep.append(t.map({ $0 >= since && $0 <= until }) ?? true) }
+        if !keep.contains(false) { return [self] }
         guard let first = keep.firstIndex(of: true) else { return [] }
         // One run of the lines kept (a million frames cut by `--since` were a million events);
         // lines that differ in their texts, each on its own.
-        guard kept > 1, r.texts == nil, r.times.count == keep.count else { return keep.indices.filter { keep[$0] }.map { alone($0) } }
+        let kept = keep.indices.filter { keep[$0] }
+        guard kept.count > 1, r.texts == nil, r.times.count == keep.count else { return kept.map { alone($0) } }
         var e = alone(first)
         let p = Repeats()
         p.naive = r.naive.selecting(keep)
@@ -499,9 +495,9 @@ public struct Event: Sendable {
             p.orders.update { $0 - base }
         }
         if r.frames.count == keep.count {
-            p.frames = keep.indices.filter { keep[$0] }.map { r.frames[$0] }
-            p.fps = keep.indices.filter { keep[$0] }.map { r.fps[$0] }
-            p.dropped = keep.indices.filter { keep[$0] }.map { r.dropped[$0] }
+            p.frames = kept.map { r.frames[$0] }
+            p.fps = kept.map { r.fps[$0] }
+            p.dropped = kept.map { r.dropped[$0] }
         }
         p.lastSecondOfDay = r.lastSecondOfDay
         p.foldedLate = r.foldedLate

@@ -17,17 +17,16 @@ struct DaemonDiedRule: FindingRule {
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         // (sessions handed on as they ended left their daemons' deaths and stops)
-        var stopping: [Event] = []
-        var lines: [Event] = []
-        for e in r.streamed?.daemonDeaths ?? [] { if e.code == .daemonStopping { stopping.append(e) } else { lines.append(e) } }
-        r.sessions.borrowingForEach { s in s.forEachLine(.daemonDied) { lines.append($0) } }
-        if !r.unattached.isEmpty { for e in r.unattached.matching(Self.kinds) where e.code == .daemonDied { lines.append(e) } }
-        guard !lines.isEmpty else { return [] }
-        lines.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
         // systemd's `Stopping …` lines: an exit with an error status after one is a stop
         // (`systemctl stop`, a restart; many daemons exit 1 on SIGTERM), not a death.
-        r.sessions.borrowingForEach { s in s.forEachLine(.daemonStopping) { stopping.append($0) } }
-        if !r.unattached.isEmpty { for e in r.unattached.matching(Self.stops) where e.code == .daemonStopping { stopping.append(e) } }
+        var stopping: [Event] = []
+        var lines: [Event] = []
+        func take(_ e: Event) { if e.code == .daemonStopping { stopping.append(e) } else { lines.append(e) } }
+        for e in r.streamed?.daemonDeaths ?? [] { take(e) }
+        r.sessions.borrowingForEach { s in s.forEachLine(Self.lineKinds, take) }
+        if !r.unattached.isEmpty { for e in r.unattached.matching(Self.lineKinds) where Self.lineKinds.contains(e.code) { take(e) } }
+        guard !lines.isEmpty else { return [] }
+        lines.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
         for e in lines {
@@ -84,7 +83,8 @@ struct DaemonDiedRule: FindingRule {
         return out
     }
 
-    static let stops = KindSet([.daemonStopping])
+    /// A death's lines and systemd's stops, read together (`SessionTally` keeps both).
+    static let lineKinds = KindSet([.daemonDied, .daemonStopping])
     /// How long before an exit a `Stopping …` line makes it a stop.
     static let stopWindow: Int64 = 90_000_000
 

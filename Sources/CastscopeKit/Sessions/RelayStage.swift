@@ -206,7 +206,9 @@ final class RelayStage {
             // Of the sessions under this id, the last to begin at or before the line (a copy
             // of an earlier session's lines, an export beside the journal, read after a later
             // session took the id; the older file of a rotated pair read second).
-            let t = Self.instant(e)
+            // (the line's instant only where it decides: most lines of most ids need none)
+            let accepted = e.kind == "relay.accepted"
+            let t = accepted || previous[Int(newest)] >= 0 ? Self.instant(e) : nil
             var k = newest
             if let t, previous[Int(newest)] >= 0 {
                 var (best, earliest, c): (Int32, Int32, Int32) = (-1, newest, newest)
@@ -219,7 +221,7 @@ final class RelayStage {
                 k = best >= 0 ? best : earliest
             }
             // (an `accepted` outside that session's span, and not its own copy: another session)
-            let other = e.kind == "relay.accepted" && t.map { t in
+            let other = accepted && t.map { t in
                 acceptedAt[Int(k)] != .max && t != acceptedAt[Int(k)]
                     && (t < acceptedAt[Int(k)] || (closedAt[Int(k)] != .min && t > closedAt[Int(k)]))
             } == true

@@ -53,7 +53,7 @@ public struct IPSReport: Sendable {
                 r.bugType = h["bug_type"]?.stringValue
                 r.fromText = true
                 return r
-            } else if let nl = trimmed.firstIndex(of: "\n"), let h = try? JSONValue.parse(String(trimmed[..<nl])) {
+            } else if let nl = firstLine, let h = try? JSONValue.parse(String(trimmed[..<nl])) {
                 // The header read: what is wrong is the body's, and said of the body (reparsed
                 // whole, every bad body was "invalid JSON at byte 126", the header's end).
                 let rest = trimmed[trimmed.index(after: nl)...]
@@ -178,16 +178,16 @@ public struct IPSReport: Sendable {
             let who = "\(name)[\(pid.map(String.init) ?? "?")] killed: \(reason)"
             // A damaged report's numbers can be anything: the product saturates; a count that
             // is no count (negative, not a number) is no footprint (a float is rounded).
-            var m: String
+            let after = largest.map { "; largest process \($0)" }
+            let m: String
             if let pages = count(p["rpages"]) {
                 let (product, overflow) = pages.multipliedReportingOverflow(by: pageSize)
-                m = "JetsamEvent: \(who), footprint \((overflow ? Int.max : product) / (1024 * 1024)) MB (\(pages) pages)"
+                m = "JetsamEvent: \(who), footprint \((overflow ? Int.max : product) / (1024 * 1024)) MB (\(pages) pages)" + (after ?? "")
             } else {
-                // (the marker first: the words the readers look for on every line stay rare)
-                m = "JetsamEvent (no footprint): \(who)"
+                // (the marker first: the words the readers look for on every line stay rare;
+                // the rule's word for the reason ends at the `;`)
+                m = "JetsamEvent (no footprint): \(who)" + (after ?? ";")
             }
-            // (the rule's word for the reason ends at the `;`)
-            if let largest { m += "; largest process \(largest)" } else if m.hasPrefix("JetsamEvent (no footprint)") { m += ";" }
             r.records.append(Record(time: time, process: "kernel", pid: 0, message: m))
         }
         return r
