@@ -269,6 +269,7 @@ extension Analyzer {
         report.filteredOut = 0
         report.eventCount = 0
         if learnAgain {
+            learning = StreamLearning()
             relayLeft = false
             var carry: [Event] = []
             func take(_ block: inout [Event]) {
@@ -282,13 +283,12 @@ extension Analyzer {
             }
             if !carry.isEmpty { take(&carry) }
         } else {
-            learned.learn(from: learning)
-            learning = StreamLearning()
+            learning.take(into: &learned)
             report.eventCount = lines.reduce(0, +)
         }
         let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
         let stage = sessionStage(relayLeft: relayLeft, relayTaken: relayTaken)
-        stage.stream.takeLearned(from: learned)
+        stage.stream.takeLearned(from: &learned)
         if stage.handsOn { willStreamSessions?(report) }
         var relayEvents: [Event] = []
         var carry: [Event] = []
