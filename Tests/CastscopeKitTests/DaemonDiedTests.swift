@@ -131,4 +131,36 @@ struct DaemonDiedTests {
         let died = (c.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
         #expect(died.count == 1 && (died.first?["message"] as? String)?.hasPrefix("coturn: its main process crashed") == true, "\(died)")
     }
+
+    /// Deaths in other words (hunt round 4, session 45): an older kernel's OOM killer
+    /// (`Kill process … or sacrifice child`, Kurento#313; `Killed process N, UID U, (comm)`,
+    /// cPanel's 2.6 kernels), mediasoup's worker (mediasoup#923), AddressSanitizer's report
+    /// under a supervisor's prefix (reticulum#77).
+    @Test("an older kernel's OOM killer, mediasoup's worker, AddressSanitizer: deaths")
+    func otherWords() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("relay.txt")
+        try """
+            Mar 12 10:15:04 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup
+            Mar 12 10:15:05 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0
+            Mar 12 10:15:07 relay1 kernel: [2858609.598568] Out of memory: Kill process 811 (broadcast-relay) score 765 or sacrifice child
+            Mar 12 10:15:07 relay1 kernel: [2858609.598600] Killed process 811 (broadcast-relay) total-vm:5213636kB, anon-rss:3057868kB, file-rss:0kB
+            Mar 12 10:20:00 relay1 kernel: [2858909.598568] Killed process 11726, UID 498, (mysqld) total-vm:7823732kB, anon-rss:2539268kB, file-rss:768kB
+            Mar 12 10:30:00 relay1 node[4021]: 2026-03-12T10:30:00.633Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]
+            Mar 12 10:40:00 relay1 bash[1392]: janus-gateway.default@mozillareality(O): ==9536==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000018 (pc 0x7f1458a2e831 bp 0x7f14416781b0 sp 0x7f1441678180 T122)
+
+            """.write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        let findings = (r.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        let messages = findings.compactMap { $0["message"] as? String }
+        #expect(findings.count == 4, "\(messages)")
+        let relay = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("broadcast-relay: the kernel's OOM killer killed it") == true }, "\(messages)")
+        #expect(relay["severity"] as? String == "error")
+        #expect((relay["message"] as? String)?.contains("7c1e0d52") == true)
+        #expect((relay["evidence"] as? [Any])?.count == 2, "the OOM killer's two lines: one death")
+        #expect(messages.contains("mysqld: the kernel's OOM killer killed it"), "\(messages)")
+        #expect(messages.contains("mediasoup-worker: it died unexpectedly (SIGABRT)"), "\(messages)")
+        #expect(messages.contains("janus-gateway: it crashed (AddressSanitizer: SEGV on unknown address 0x000000000018)"), "\(messages)")
+    }
 }

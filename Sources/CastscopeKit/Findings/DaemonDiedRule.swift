@@ -119,6 +119,9 @@ struct DaemonDiedRule: FindingRule {
         if let unit = e.attr("unit") { return unit }
         // (a Go panic: the program's own line, under its own name)
         if e.attr("runtime_error") != nil, let process = e.process { return process }
+        // (AddressSanitizer's report: the program a supervisor's prefix names, `janus-gateway.default@…(O):
+        // ==9536==ERROR: …` under `bash[1392]`, else the line's process)
+        if e.attr("sanitizer") != nil { return sanitizedProgram(e) ?? e.process }
         if let image = e.attr("image"), !isLibrary(image) { return image }
         guard let task = e.attr("task"), !task.allSatisfy(\.isNumber) else { return nil }
         return task
@@ -170,11 +173,36 @@ struct DaemonDiedRule: FindingRule {
             what = "\(unit): \(death[0].attr("how") ?? "it died")"
         }
         if let status = e.attr("status") { what += " (status=\(status))" }
+        // (mediasoup's worker: `[pid:34, code:null, signal:SIGABRT]`)
+        if let signal = e.attr("signal"), signal != "null" {
+            what += " (\(signal))"
+        } else if let code = e.attr("code"), code != "null" {
+            what += " (exit code \(code))"
+        }
+        if let sanitizer = e.attr("sanitizer") { what += " (AddressSanitizer: \(sanitizerSummary(sanitizer)))" }
         if let error = death.lazy.compactMap({ $0.attr("runtime_error") }).first {
             let panic = "runtime error: \(error)"
             what += death.contains(where: { $0.attr("runtime_error") == nil }) ? " after a panic (\(panic))" : " (\(panic))"
         }
         return what
+    }
+
+    /// The program named before AddressSanitizer's `==pid==` (a supervisor's prefix: `name.group@origin(O): `),
+    /// cut at its first `.`, `@` or `(`.
+    static func sanitizedProgram(_ e: Event) -> String? {
+        guard let pid = e.attr("asan_pid"), let at = e.message.firstRange(of: "==\(pid)==") else { return nil }
+        var name = e.message[..<at.lowerBound]
+        while let last = name.last, last == " " || last == ":" { name = name.dropLast() }
+        if let cut = name.firstIndex(where: { $0 == "." || $0 == "@" || $0 == "(" }) { name = name[..<cut] }
+        guard !name.isEmpty, !name.contains(" ") else { return nil }
+        return String(name)
+    }
+
+    /// AddressSanitizer's error without its registers (`SEGV on unknown address 0x18 (pc … bp … sp … T122)`,
+    /// `heap-use-after-free on address 0x60… at pc … bp … sp …`).
+    static func sanitizerSummary(_ s: String) -> String {
+        for cut in [" (pc ", " at pc "] { if let r = s.firstRange(of: cut) { return String(s[..<r.lowerBound]) } }
+        return s
     }
 
     func finding(_ severity: Severity, _ message: String, _ death: [Event]) -> Finding {
