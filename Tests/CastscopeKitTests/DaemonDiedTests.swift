@@ -163,4 +163,30 @@ struct DaemonDiedTests {
         #expect(messages.contains("mediasoup-worker: it died unexpectedly (SIGABRT)"), "\(messages)")
         #expect(messages.contains("janus-gateway: it crashed (AddressSanitizer: SEGV on unknown address 0x000000000018)"), "\(messages)")
     }
+
+    /// systemd's restart counter says how often a unit died before the paste began
+    /// (bbb-install#577: `coturn.service: Scheduled restart job, restart counter is at 75`).
+    @Test("the restart counter: how often it died; restarts with no death line are a warning of their own")
+    func restartCounter() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("coturn.txt")
+        try """
+            -- Logs begin at Mon 2022-11-21 15:49:47 UTC. --
+            Nov 22 16:10:14 turnserver-room systemd[1]: coturn.service: Scheduled restart job, restart counter is at 74.
+            Nov 22 16:10:14 turnserver-room systemd[1]: Stopped coTURN STUN/TURN Server.
+            Nov 22 16:10:16 turnserver-room systemd[1]: Started coTURN STUN/TURN Server.
+            Nov 22 16:11:14 turnserver-room systemd[1]: coturn.service: Main process exited, code=exited, status=255/EXCEPTION
+            Nov 22 16:11:14 turnserver-room systemd[1]: coturn.service: Failed with result 'exit-code'.
+            Nov 22 16:11:14 turnserver-room systemd[1]: coturn.service: Scheduled restart job, restart counter is at 75.
+            Nov 22 16:12:00 turnserver-room systemd[1]: jicofo.service: Scheduled restart job, restart counter is at 3.
+
+            """.write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        let messages = (r.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }.compactMap { $0["message"] as? String }
+        #expect(messages == [
+            "coturn: its main process exited with an error (status=255/EXCEPTION); systemd's restart counter for it reached 75",
+            "jicofo: it keeps exiting: systemd restarted it (restart counter at 3)",
+        ], "\(messages)")
+    }
 }

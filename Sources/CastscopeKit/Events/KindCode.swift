@@ -45,6 +45,8 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
     case extensionLaunchFailed
     case daemonDied
     case daemonStopping
+    case appTerminated
+    case daemonRestarted
 
     /// The kind each code stands for (`""` for `.other`).
     public var name: String { Self.names[Int(rawValue)] }
@@ -89,6 +91,8 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
         "extension.launch_failed",
         "daemon.died",
         "daemon.stopping",
+        "app.terminated",
+        "daemon.restarted",
     ]
     private static let byName: [String: KindCode] = Dictionary(uniqueKeysWithValues: allCases.dropFirst().map { ($0.name, $0) })
 

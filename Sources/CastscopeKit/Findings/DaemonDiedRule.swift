@@ -21,11 +21,35 @@ struct DaemonDiedRule: FindingRule {
         // (`systemctl stop`, a restart; many daemons exit 1 on SIGTERM), not a death.
         var stopping: [Event] = []
         var lines: [Event] = []
-        func take(_ e: Event) { if e.code == .daemonStopping { stopping.append(e) } else { lines.append(e) } }
+        // systemd's `Scheduled restart job, restart counter is at N`: the highest N of each unit
+        // (on its host) says how often it died, most of it before the paste begins.
+        var restarts: [String: (count: Int, first: Event)] = [:]
+        var restartOrder: [String] = []
+        func take(_ e: Event) {
+            switch e.code {
+            case .daemonStopping: stopping.append(e)
+            case .daemonRestarted:
+                guard let unit = e.attr("unit"), let n = e.attr("restarts").flatMap({ Int($0) }) else { return }
+                let key = Self.hostKey(unit, e)
+                if let seen = restarts[key] {
+                    if n > seen.count { restarts[key]!.count = n }
+                } else {
+                    restarts[key] = (n, e)
+                    restartOrder.append(key)
+                }
+            default: lines.append(e)
+            }
+        }
         for e in r.streamed?.daemonDeaths ?? [] { take(e) }
         r.sessions.borrowingForEach { s in s.forEachLine(Self.lineKinds, take) }
         if !r.unattached.isEmpty { for e in r.unattached.matching(Self.lineKinds) where Self.lineKinds.contains(e.code) { take(e) } }
-        guard !lines.isEmpty else { return [] }
+        guard !lines.isEmpty || !restarts.isEmpty else { return [] }
+        /// `; systemd's restart counter for it reached 75`, when it did (2 or more).
+        func counter(_ unit: String?, _ e: Event) -> String {
+            guard let unit, let n = restarts[Self.hostKey(unit, e)]?.count, n >= 2 else { return "" }
+            return "; systemd's restart counter for it reached \(n)"
+        }
+        var told = Set<String>()
         lines.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
@@ -73,18 +97,30 @@ struct DaemonDiedRule: FindingRule {
             blamed.formUnion(ids)
             let named = ids.prefix(3).map { String($0.prefix(8)) }.joined(separator: ", ") + (ids.count > 3 ? ", …" : "")
             let sessions = ids.count == 1 ? "the relay session open then (\(named)) stopped" : "the \(ids.count) relay sessions open then (\(named)) stopped"
-            out.append(finding(.error, "\(Self.what(death)): \(sessions) with it, with no closed line", death))
+            told.insert(Self.hostKey(unit, e))
+            out.append(finding(.error, "\(Self.what(death)): \(sessions) with it, with no closed line\(counter(unit, e))", death))
         }
         for unit in order {
             let (death, count) = others[unit]!
             let times = count == 1 ? "" : " (\(count) times; the first here)"
-            out.append(finding(.warning, Self.what(death) + times, death))
+            let name = Self.unit(of: death)
+            if let name { told.insert(Self.hostKey(name, death[0])) }
+            out.append(finding(.warning, Self.what(death) + times + counter(name, death[0]), death))
+        }
+        // A unit systemd restarted, whose death the lines do not hold (the paste begins after it).
+        for key in restartOrder where !told.contains(key) {
+            let (n, e) = restarts[key]!
+            guard let unit = e.attr("unit") else { continue }
+            out.append(finding(.warning, "\(unit): it keeps exiting: systemd restarted it (restart counter at \(n))", [e]))
         }
         return out
     }
 
     /// A death's lines and systemd's stops, read together (`SessionTally` keeps both).
-    static let lineKinds = KindSet([.daemonDied, .daemonStopping])
+    static let lineKinds = KindSet([.daemonDied, .daemonStopping, .daemonRestarted])
+
+    /// A unit on a host (a fleet's bundle holds several relays).
+    static func hostKey(_ unit: String, _ e: Event) -> String { (e.attr("host") ?? "") + "\u{1}" + unit }
     /// How long before an exit a `Stopping …` line makes it a stop.
     static let stopWindow: Int64 = 90_000_000
 

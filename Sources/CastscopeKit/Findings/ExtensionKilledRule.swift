@@ -2,6 +2,8 @@
 /// (`EXC_RESOURCE … exceeded mem limit: ActiveHard 50 MB`) or signal 9.
 struct ExtensionKilledRule: FindingRule {
     let kind = "extension-killed"
+    /// How long before the kill line a nameless `exceeded mem limit` line is its reason.
+    static let exceededBeforeKill: Int64 = 2_000_000
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         r.sessions.borrowingCompactMap { s in
@@ -9,12 +11,25 @@ struct ExtensionKilledRule: FindingRule {
             var m = "the extension"
             if let p = e.attr("target") ?? s.process { m += " \(p)" }
             if let pid = e.attr("target_pid") ?? s.pid.map(String.init) { m += "[\(pid)]" }
-            if let mb = e.attr("limit_mb") {
-                m += " was killed at its \(mb) MB memory limit (\(e.attr("limit_kind") ?? "limit")): frames must be encoded and sent without holding them"
+            // The kernel's `exceeded mem limit` line names no process on some iOS versions (the
+            // kill line after it does): the session's nameless one just before the kill says why.
+            var limit = e
+            var evidence = [e.source]
+            if e.attr("limit_mb") == nil, let t = e.time,
+               let exceeded = s.events.last(where: { x in
+                   x.code == .extensionKilledMemory && x.attr("target") == nil && x.attr("limit_mb") != nil
+                       && x.time.map { $0 <= t && t - $0 <= Self.exceededBeforeKill } ?? false
+               })
+            {
+                limit = exceeded
+                evidence.insert(exceeded.source, at: 0)
+            }
+            if let mb = limit.attr("limit_mb") {
+                m += " was killed at its \(mb) MB memory limit (\(limit.attr("limit_kind") ?? "limit")): frames must be encoded and sent without holding them"
             } else {
                 m += " was killed (\(e.message))"
             }
-            return s.finding(kind, .error, at: e.time, m, [e.source])
+            return s.finding(kind, .error, at: e.time, m, evidence)
         }
     }
 }

@@ -4,21 +4,84 @@ struct HostAppSuspendedRule: FindingRule {
     let kind = "host-app-suspended"
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        HostAppLost.findings(r, kind: kind, code: .appSuspended,
+                             lone: { "the app\(HostAppLost.app($0)) was suspended by runningboardd: if it hosts the broadcast's socket server, sharing stops here" },
+                             streaming: { e, _ in "the host app\(HostAppLost.app(e)) was suspended while the broadcast was streaming: its socket server stopped" })
+    }
+}
+
+/// host-app-terminated: runningboardd ends an app on another daemon's request (`Received
+/// termination request from [osservice<com.apple.dasd>:76] on … app<…> … explanation:BG Kill`,
+/// Apple forum 759754) while the broadcast is connected. An error when the session ends within
+/// `endsAfter` of it (its socket server went with the app); else a warning, as the app ended
+/// may not be the host.
+struct HostAppTerminatedRule: FindingRule {
+    let kind = "host-app-terminated"
+    static let endsAfter: Int64 = 10_000_000
+
+    func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        HostAppLost.findings(r, kind: kind, code: .appTerminated,
+                             lone: { "the app\(HostAppLost.app($0)) was terminated\(Self.why($0)): if it hosts the broadcast's socket server, sharing stops here" },
+                             streaming: { e, ended in
+                                 let why = Self.why(e)
+                                 return ended
+                                     ? "the host app\(HostAppLost.app(e)) was terminated\(why) while the broadcast was streaming: its socket server went with it"
+                                     : "an app\(HostAppLost.app(e)) was terminated\(why) while the broadcast was streaming: if it hosts the socket server, sharing stops here"
+                             }, severity: { s, e in
+                                 guard let t = e.time, let end = s.end, end >= t, end - t <= Self.endsAfter else { return .warning }
+                                 return .error
+                             })
+    }
+
+    /// ` by runningboardd on dasd's request ("BG Kill Demo")`.
+    static func why(_ e: Event) -> String {
+        var why = " by runningboardd"
+        if let from = e.attr("requester") { why += " on \(requesterName(from))'s request" }
+        if let explanation = explanation(e.message), !explanation.isEmpty { why += " (\"\(explanation)\")" }
+        return why
+    }
+
+    /// RunningBoard's `explanation:BG Kill Demo reportType:None …>`: up to the next field or the
+    /// context's end.
+    static func explanation(_ message: String) -> String? {
+        guard let at = message.firstRange(of: "explanation:") else { return nil }
+        var text = message[at.upperBound...]
+        for end in [" reportType:", " maxTerminationResistance:", " attrs:", ">"] {
+            if let r = text.firstRange(of: end) { text = text[..<r.lowerBound] }
+        }
+        return String(text)
+    }
+
+    /// `osservice<com.apple.dasd>:76` → `com.apple.dasd`.
+    static func requesterName(_ s: String) -> String {
+        guard let open = s.firstIndex(of: "<"), let close = s[open...].firstIndex(of: ">") else { return s }
+        let name = s[s.index(after: open)..<close]
+        return name.isEmpty ? s : String(name)
+    }
+}
+
+/// What the host app's suspension and termination findings share: a line of the system's that
+/// falls in a session after it connected (or, in an excerpt with no session, the first one).
+enum HostAppLost {
+    static func app(_ e: Event) -> String { e.attr("bundle").map { " \($0)" } ?? "" }
+
+    static func findings(_ r: AnalysisReport, kind: String, code: KindCode, lone: (Event) -> String,
+                         streaming: (Event, Bool) -> String,
+                         severity: (borrowing Session, Event) -> Severity = { _, _ in .error }) -> [Finding]
+    {
         // An excerpt that holds only the system's lines (no extension line, so no session):
-        // the suspension is still what the reader must be told; a warning, as nothing shows
-        // the broadcast was live then.
-        let lone: [Finding] = r.sessionCount == 0 ? Array(r.unattached.matching(KindSet([.appSuspended])).prefix(1)).map { e in
-            let app = e.attr("bundle").map { " \($0)" } ?? ""
-            return Finding(kind: kind, severity: .warning, time: e.time, displayOffset: e.displayOffset, session: nil,
-                           message: "the app\(app) was suspended by runningboardd: if it hosts the broadcast's socket server, sharing stops here",
-                           evidence: [e.source])
+        // the line is still what the reader must be told; a warning, as nothing shows the
+        // broadcast was live then.
+        let alone: [Finding] = r.sessionCount == 0 ? Array(r.unattached.matching(KindSet([code])).prefix(1)).map { e in
+            Finding(kind: kind, severity: .warning, time: e.time, displayOffset: e.displayOffset, session: nil,
+                    message: lone(e), evidence: [e.source])
         } : []
-        return lone + r.sessions.borrowingCompactMap { s in
+        return alone + r.sessions.borrowingCompactMap { s in
             guard let c = s.connectedAt, let span = s.span else { return nil }
             // By index and code first: `firstIndex(where:)` handed its closure a copy of every
             // line it looked at.
             var found: Int?
-            for i in s.events.indices where s.events[i].code == .appSuspended {
+            for i in s.events.indices where s.events[i].code == code {
                 if let t = s.events[i].time, t >= c, span.contains(t) {
                     found = i
                     break
@@ -26,10 +89,8 @@ struct HostAppSuspendedRule: FindingRule {
             }
             guard let at = found else { return nil }
             let e = s.events[at]
-            let app = e.attr("bundle").map { " \($0)" } ?? ""
-            return s.finding(kind, .error, at: e.time,
-                             "the host app\(app) was suspended while the broadcast was streaming: its socket server stopped",
-                             [e.source])
+            let level = severity(s, e)
+            return s.finding(kind, level, at: e.time, streaming(e, level == .error), [e.source])
         }
     }
 }

@@ -1142,11 +1142,20 @@ enum BuiltinParsers {
   "segments": false,
   "patterns": [
     "{time:isoany} {message}",
-    "{time:isoany}: {message}"
+    "{time:isoany}: {message}",
+    "[{level:word}] {time:isoany} {message}"
   ],
   "continuation": "indented",
   "priority": 1,
   "samples": [
+    {
+      "line": "[ERROR] 2020-10-01 11:11:54,001 [Timer-1319] io.openvidu.server.kurento.endpoint.PublisherEndpoint - pipeline reset",
+      "expect": {
+        "time": "2020-10-01T11:11:54.001000+00:00",
+        "level": "ERROR",
+        "message": "[Timer-1319] io.openvidu.server.kurento.endpoint.PublisherEndpoint - pipeline reset"
+      }
+    },
     {
       "line": "2020-04-05T11:23:54: 2020-04-05T11:23:54.845Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:23445, code:null, signal:SIGABRT]",
       "expect": {
@@ -2415,6 +2424,7 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=exited, status={status:word}", "set": {"how": "its main process exited with an error", "exit": "status"},
       "unless": ["status=0/", "status=143/", "status=130/"]},
     {"event": "daemon.stopping", "match": "Stopping {what}...", "anchored": true},
+    {"event": "daemon.restarted", "match": "{unit:word}.service: Scheduled restart job, restart counter is at {restarts:int}"},
     {"event": "daemon.died", "match": "panic: runtime error: {runtime_error}", "anchored": true, "set": {"how": "it panicked", "fault": "panic"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
@@ -2462,7 +2472,8 @@ enum BuiltinParsers {
     {"message": "panic: runtime error: index out of range [3] with length 3", "event": "daemon.died", "attrs": {"runtime_error": "index out of range [3] with length 3"}},
     {"message": "don't panic: the relay reconnects"},
     {"message": "no panic: the relay reconnects"},
-    {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1."}
+    {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1.", "event": "daemon.restarted", "attrs": {"unit": "broadcast-relay", "restarts": "1"}},
+    {"message": "coturn.service: Scheduled restart job, restart counter is at 75.", "event": "daemon.restarted", "attrs": {"unit": "coturn", "restarts": "75"}}
   ]
 }
 """##),
@@ -2995,12 +3006,21 @@ enum BuiltinParsers {
       }
     },
     {
+      "event": "app.terminated",
+      "match": "Received termination request from [{requester}] on {gap}app<{bundle}("
+    },
+    {
       "event": "extension.killed",
       "match": "Process {target} [{target_pid:int}] killed by jetsam reason {reason:word}"
     },
     {
       "event": "extension.killed",
       "match": "memorystatus: killing_specific_process pid {target_pid:int} [{target}] ({reason:word} "
+    },
+    {
+      "event": "extension.killed",
+      "match": "killing_specific_process pid {target_pid:int} [{target}]",
+      "unless": ["[replayd]"]
     },
     {
       "event": "extension.died_unexpectedly",
@@ -3324,7 +3344,23 @@ enum BuiltinParsers {
       }
     },
     {
+      "message": "kernel: killing_specific_process pid 1879 [BroadcastUpload] ... 51200KB",
+      "event": "extension.killed",
+      "attrs": {
+        "target": "BroadcastUpload",
+        "target_pid": "1879"
+      }
+    },
+    {
       "message": "memorystatus: killing process 33371 [tunnel] in high band FOREGROUND (100) - memorystatus_available_pages: 137400"
+    },
+    {
+      "message": "Received termination request from [osservice<com.apple.dasd>:76] on <RBSProcessPredicate <RBSProcessHandlePredicateImpl| app<com.myapp.bundleid(AD9F24FF-321B-48U6-895F-723CDA943372)>>> with context <RBSTerminateContext| explanation:BG Kill Demo reportType:None maxTerminationResistance:Interactive>",
+      "event": "app.terminated",
+      "attrs": {
+        "requester": "osservice<com.apple.dasd>:76",
+        "bundle": "com.myapp.bundleid"
+      }
     },
     {
       "message": "memorystatus: exceeded mem limit: ActiveHard 50 MB (fatal)",
@@ -3378,11 +3414,13 @@ enum BuiltinParsers {
     },
     {
       "event": "app.broadcast_started_notified",
-      "match": "onScreenCapture{gap}Started"
+      "match": "onScreenCapture{gap}Started",
+      "unless": ["没有onScreenCapture", "没收到onScreenCapture", "未收到onScreenCapture", "no onScreenCapture", "not onScreenCapture", "never onScreenCapture", "without onScreenCapture", "n't onScreenCapture", "n't get onScreenCapture", "n't receive onScreenCapture"]
     },
     {
       "event": "app.screenshare_stopped",
-      "match": "onScreenCapture{gap}Stopped{reason}"
+      "match": "onScreenCapture{gap}Stopped{reason}",
+      "unless": ["没有onScreenCapture", "没收到onScreenCapture", "未收到onScreenCapture", "no onScreenCapture", "not onScreenCapture", "never onScreenCapture", "without onScreenCapture", "n't onScreenCapture", "n't get onScreenCapture", "n't receive onScreenCapture"]
     },
     {
       "event": "trtc.error",
@@ -3407,6 +3445,16 @@ enum BuiltinParsers {
     },
     {
       "message": "onEnterRoom elapsed 320"
+    },
+    {
+      "message": "没有onScreenCaptureStarted回调，另一台手机没有接收到数据。"
+    },
+    {
+      "message": "There is no onScreenCaptureStarted callback and the other phone receives nothing."
+    },
+    {
+      "message": "onScreenCaptureStarted",
+      "event": "app.broadcast_started_notified"
     }
   ]
 }

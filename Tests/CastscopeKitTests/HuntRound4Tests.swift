@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// What the fourth hunt for real pastes (session 45) found read wrong, each around its real
+/// lines: a Java server's level written before its time (OpenVidu#547), a kill line cut short and
+/// a kernel `exceeded mem limit` line that names no process (radiance#595, iOS 26), RunningBoard
+/// ending an app on dasd's request (Apple forum 759754).
+@Suite("hunt round 4: level before the time, nameless jetsam, RunningBoard's termination")
+struct HuntRound4Tests {
+    func analyze(_ text: String, name: String = "paste.txt", _ extra: [String] = []) throws -> (json: [String: Any], text: String) {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        let j = try castscope(["analyze", "--json"] + extra + [url.path])
+        let t = try castscope(["show", url.path])
+        return (j.json ?? [:], t.stdout)
+    }
+
+    @Test("a bracketed level before the time ([ERROR] 2020-…): each line keeps its own time and level")
+    func levelBeforeTime() throws {
+        let lines = """
+            [INFO] 2020-10-01 11:11:53,845 [Timer-1319] io.openvidu.server.kurento.core.KurentoSession - Resetting process: closing media pipeline
+            [ERROR] 2020-10-01 11:11:54,001 [tExec-e2-t14578] io.openvidu.server.kurento.core.KurentoSession - media pipeline closed
+            [INFO] 2020-10-01 11:11:55,883 [tExec-e2-t14578] io.openvidu.server.kurento.core.KurentoSession - SESSION 65e4: Creating MediaPipeline
+
+            """
+        let show = try analyze(lines).text
+        #expect(show.contains("2020-10-01 11:11:54.001000") && show.contains("Error"), "\(show)")
+        #expect(show.contains("2020-10-01 11:11:55.883000"), "\(show)")
+        #expect(!show.contains("[ERROR]"), "the level is a field, not the message's: \(show)")
+        // Without brackets (log4j's `%-5p %d`) a word before the time is no level: a JVB-style
+        // `sfu 2025-…` line, or a `log show` export's date taken off as a paste's lead, would pass.
+        let log4j = try analyze("""
+            INFO  2020-10-01 11:11:53,845 [main] o.k.j.c.JsonRpcClient - connected
+            ERROR 2020-10-01 11:11:54,001 [main] o.k.j.c.JsonRpcClient - closed
+
+            """).json
+        #expect((log4j["inputs"] as? [[String: Any]])?.first?["format"] as? String == "plain")
+    }
+
+    @Test("a nameless exceeded-limit line before the kill: killed at its 50 MB limit; the kill line as a paste cuts it")
+    func namelessJetsam() throws {
+        let r = try analyze("""
+            Aug 12 16:12:48 iPhone BroadcastUpload(ReplayKit)[1879] <Notice>: broadcast started
+            Aug 12 16:12:49 iPhone kernel[0] <Notice>: memorystatus: exceeded mem limit: ActiveHard 50 MB (fatal)
+            Aug 12 16:12:49 iPhone kernel[0] <Notice>: memorystatus: killing_specific_process pid 1879 [BroadcastUpload] (per-process-limit 3) 51200KB - memorystatus_available_pages: 34567
+
+            """, ["--date", "2025-08-12"]).json
+        let findings = r["findings"] as? [[String: Any]] ?? []
+        let killed = try #require(findings.first { $0["kind"] as? String == "extension-killed" }, "\(findings)")
+        #expect((killed["message"] as? String)?.contains("killed at its 50 MB memory limit (ActiveHard)") == true, "\(killed)")
+        // (the only extension session open takes the nameless line: it decides)
+        // The kill line as the paste cut it (no `memorystatus:`, no reason).
+        let cut = try analyze("""
+            2025-08-12 16:12:48.785 BroadcastUpload: broadcast started
+            2025-08-12 16:12:49.226 kernel: memorystatus: exceeded mem limit: ActiveHard 50 MB (fatal)
+            2025-08-12 16:12:49.229 kernel: killing_specific_process pid 1879 [Tunnel] ... 51200KB
+
+            """)
+        let events = (cut.json["unattached"] as? [[String: Any]] ?? []).compactMap { $0["event"] as? String }
+        #expect(events.contains("extension.killed"), "\(cut.json)")
+    }
+
+    static let rbsTermination = "runningboardd[33] <Notice>: Received termination request from [osservice<com.apple.dasd>:76] on <RBSProcessPredicate <RBSProcessHandlePredicateImpl| app<org.jitsi.demo(4B1F0D8E-7C51-4B8A-9F0E-2C7D1A6B3E95)>>> with context <RBSTerminateContext| explanation:BG Kill Demo reportType:None maxTerminationResistance:Interactive>"
+
+    @Test("RunningBoard terminates the app on dasd's request: an error when the broadcast ends with it, a warning when it goes on")
+    func runningBoardTermination() throws {
+        let head = """
+            Mar 12 11:02:07 BroadcastExtension[915] <Notice>: broadcast started
+            Mar 12 11:02:07 BroadcastExtension[915] <Notice>: Open socket connection
+            Mar 12 11:02:07 BroadcastExtension[915] <Notice>: client stream open completed
+            Mar 12 11:02:08 BroadcastExtension[915] <Notice>: video sample processed successfully
+            Mar 12 11:02:28 \(Self.rbsTermination)
+
+            """
+        let ends = try analyze(head + """
+            Mar 12 11:02:28 BroadcastExtension[915] <Notice>: server socket closed
+            Mar 12 11:02:28 BroadcastExtension[915] <Notice>: client connection did close: (null)
+
+            """, ["--date", "2026-03-12"]).json
+        let f = try #require((ends["findings"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "host-app-terminated" }, "\(ends)")
+        #expect(f["severity"] as? String == "error")
+        #expect(f["message"] as? String == "the host app org.jitsi.demo was terminated by runningboardd on com.apple.dasd's request (\"BG Kill Demo\") while the broadcast was streaming: its socket server went with it")
+        let goesOn = try analyze(head + """
+            Mar 12 11:03:28 BroadcastExtension[915] <Notice>: video sample processed successfully
+            Mar 12 11:03:29 BroadcastExtension[915] <Notice>: broadcast finished
+
+            """, ["--date", "2026-03-12"]).json
+        let w = try #require((goesOn["findings"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "host-app-terminated" }, "\(goesOn)")
+        #expect(w["severity"] as? String == "warning")
+    }
+}
