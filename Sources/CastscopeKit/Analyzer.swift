@@ -1473,20 +1473,7 @@ struct ReadContext: Sendable {
         }
         do {
             try reader.run { rec in
-                if result.firstComplete == nil {
-                    if let t = rec.time, t.hasYear, t.hasDate, t.offset != nil {
-                        result.firstComplete = t
-                    } else if let h = reader.stats.headerTime {
-                        // `-o short` lines under journalctl's header: its year (and zone)
-                        result.firstComplete = h
-                    } else if let outer = rec.time, var inner = rec.withBytes(.message, { MessageLead.datedTime($0) }) ?? nil {
-                        // A daemon's own dated time inside a year-less line (`MessageLead`): its
-                        // year; its zone only when its clock reads as the line's (a logger in
-                        // UTC inside a CET journal is an hour off the line's clock).
-                        if abs(inner.secondOfDay - outer.secondOfDay) > 1 { inner.offset = nil }
-                        result.firstComplete = inner
-                    }
-                }
+                if result.firstComplete == nil { result.firstComplete = MessageLead.fileReference(rec, header: reader.stats.headerTime) }
                 // (one look at the message's first byte: a header's `Hardware Model:`, an entry's `{`)
                 let mayConcern = CrashReportText.mayConcern(rec)
                 if crashReport.isOpen || mayConcern {

@@ -90,4 +90,25 @@ struct HuntRound4Tests {
         let w = try #require((goesOn["findings"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "host-app-terminated" }, "\(goesOn)")
         #expect(w["severity"] as? String == "warning")
     }
+
+    /// livekit#2417: journal lines without a year whose messages begin with the daemon's own
+    /// dated time. `analyze` dated them 2024 from it; `show` gave today's year.
+    @Test("show dates year-less journal lines from a daemon's own dated time, as analyze does")
+    func showYearFromInnerTime() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("livekit.txt")
+        try """
+            Jan 26 11:52:49 livekit-21 livekit-server[16175]: 2024-01-26T11:52:49.389Z        INFO        livekit        service/rtcservice.go:309        new client WS connected
+            Jan 26 11:53:02 livekit-21 systemd[1]: livekit-docker.service: Main process exited, code=killed, status=9/KILL
+
+            """.write(to: url, atomically: true, encoding: .utf8)
+        let show = try castscope(["show", url.path]).stdout
+        #expect(show.contains("2024-01-26 11:53:02"), "\(show)")
+        let window = try castscope(["show", "--start", "2024-01-26 11:50:00", "--end", "2024-01-26 12:00:00", url.path]).stdout
+        #expect(window.contains("livekit-docker.service"), "\(window)")
+        let a = try castscope(["analyze", "--json", url.path]).json
+        let died = (a?["findings"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "daemon-died" }
+        #expect((died?["time"] as? String)?.hasPrefix("2024-01-26T11:53:02") == true, "\(String(describing: died))")
+    }
 }

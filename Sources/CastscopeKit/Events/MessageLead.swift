@@ -27,6 +27,19 @@ enum MessageLead {
         return found && i < p.count ? i : nil
     }
 
+    /// What dates a file's year-less lines, if `rec` gives it (`analyze` and `show` alike, from
+    /// the first record that does): its own complete time; journalctl's header above it (`-o
+    /// short` lines: its year and zone); else a daemon's own dated time its message begins with
+    /// (its year; its zone only when its clock reads as the line's: a logger in UTC inside a
+    /// CET journal is an hour off the line's clock).
+    static func fileReference(_ rec: RawRecord, header: ParsedTime?) -> ParsedTime? {
+        if let t = rec.time, t.hasYear, t.hasDate, t.offset != nil { return t }
+        if let header { return header }
+        guard let outer = rec.time, var inner = rec.withBytes(.message, { datedTime($0) }) ?? nil else { return nil }
+        if abs(inner.secondOfDay - outer.secondOfDay) > 1 { inner.offset = nil }
+        return inner
+    }
+
     /// The dated time a message begins with (`2022-08-21T13:53:12.701+0200 INFO …` inside a
     /// journal line whose own time has no year or zone, fvtt-avclient-livekit#27; Go's
     /// `2026/03/12 10:15:04`), when it has a year: the file's reference for the lines that lack

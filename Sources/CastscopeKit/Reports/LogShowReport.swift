@@ -111,14 +111,19 @@ public final class LogShow {
                 // if UTC, they were hours away from their neighbours, as `analyze` does not put them).
                 // Lines before the first zoned one take its zone (from the file's first 64 KB).
                 var fileZone: Int?
+                // What dates the file's year-less lines, as `analyze` finds it (`MessageLead.fileReference`:
+                // a journal header, or a daemon's dated time inside the first lines; a year-less
+                // journal line of 2024 was shown in today's year, and `--start` in 2024 found nothing).
+                var reference: ParsedTime?
                 let ahead = RecordReader(format: detected.format, lines: LineReader(source: MemorySource(head), path: path))
                 try? ahead.run { rec in
                     if fileZone == nil, let z = rec.time?.offset { fileZone = z }
+                    if reference == nil { reference = MessageLead.fileReference(rec, header: ahead.stats.headerTime) }
                 }
                 try reader.run { rec in
                     if let z = rec.time?.offset { fileZone = z }
                     // (journalctl's header, read before the entries, dates them as `analyze` does)
-                    let r = textRecord(rec, path: path, header: reader.stats.headerTime, fileZone: fileZone, hexThreads: hexThreads)
+                    let r = textRecord(rec, path: path, header: reader.stats.headerTime ?? reference, fileZone: fileZone, hexThreads: hexThreads)
                     add(r)
                 }
                 errors.append(contentsOf: reader.problems)
