@@ -189,4 +189,39 @@ struct DaemonDiedTests {
             "jicofo: it keeps exiting: systemd restarted it (restart counter at 3)",
         ], "\(messages)")
     }
+
+    /// `systemctl status` pasted: its head says the unit failed, and when, though the entries
+    /// below it (the last few) may not hold the death (janus#2859, quoted; coturn#118).
+    @Test("systemctl status's 'Active: failed (Result: …) since …' is the unit's death at that time")
+    func statusHead() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("status.txt")
+        try """
+            > root@host:~# service janus status
+            > ● janus.service - Janus WebRTC Server
+            >      Loaded: loaded (/etc/systemd/system/janus.service; disabled; vendor preset: enabled)
+            >      Active: failed (Result: exit-code) since Sat 2022-01-22 02:05:20 UTC; 22min ago
+            >    Main PID: 64436 (code=exited, status=1/FAILURE)
+            >
+            > Jan 22 02:05:20 host.worklx.com systemd[1]: Started Janus WebRTC Server.
+            > Jan 22 02:05:20 host.worklx.com sudo[64453]: Error opening log file /var/log/janus/janus.log
+
+            """.write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        let died = (r.json?["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(died.count == 1, "\(died)")
+        #expect(died.first?["message"] as? String == "janus: systemctl status shows it failed (Result: exit-code)")
+        #expect((died.first?["time"] as? String)?.hasPrefix("2022-01-22T02:05:20") == true, "\(died)")
+        // A running unit's head is no death.
+        let running = dir.appendingPathComponent("running.txt")
+        try """
+            ● broadcast-relay.service - Broadcast relay
+                 Active: active (running) since Tue 2024-03-12 09:00:01 UTC; 2h ago
+            Mar 12 10:15:04 relay1 broadcast-relay[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup
+
+            """.write(to: running, atomically: true, encoding: .utf8)
+        let ok = try castscope(["analyze", "--json", running.path])
+        #expect(!(ok.json?["findings"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "daemon-died" })
+    }
 }

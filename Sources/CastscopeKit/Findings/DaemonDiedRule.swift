@@ -158,6 +158,8 @@ struct DaemonDiedRule: FindingRule {
         // (AddressSanitizer's report: the program a supervisor's prefix names, `janus-gateway.default@…(O):
         // ==9536==ERROR: …` under `bash[1392]`, else the line's process)
         if e.attr("sanitizer") != nil { return sanitizedProgram(e) ?? e.process }
+        // (`systemctl status`'s `Active: failed (Result: …)`: the record is its unit's)
+        if e.attr("result") != nil { return e.process }
         if let image = e.attr("image"), !isLibrary(image) { return image }
         guard let task = e.attr("task"), !task.allSatisfy(\.isNumber) else { return nil }
         return task
@@ -215,6 +217,7 @@ struct DaemonDiedRule: FindingRule {
         } else if let code = e.attr("code"), code != "null" {
             what += " (exit code \(code))"
         }
+        if let result = death.lazy.compactMap({ $0.attr("result") }).first { what += " (Result: \(result))" }
         if let sanitizer = e.attr("sanitizer") { what += " (AddressSanitizer: \(sanitizerSummary(sanitizer)))" }
         if let error = death.lazy.compactMap({ $0.attr("runtime_error") }).first {
             let panic = "runtime error: \(error)"

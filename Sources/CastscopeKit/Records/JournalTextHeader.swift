@@ -76,6 +76,40 @@ enum JournalTextHeader {
         return t
     }
 
+    /// The unit `systemctl status` shows (`● janus.service - Janus WebRTC Server`, `× coturn.service`):
+    /// `janus`, `coturn`.
+    static func statusUnit(_ line: UnsafeRawBufferPointer) -> [UInt8]? {
+        var i = 0
+        while i < line.count, line[i] == 0x20 { i += 1 }
+        let rest = UnsafeRawBufferPointer(rebasing: line[i...])
+        guard let mark = unitMarks.first(where: { rest.starts(with: $0) }) else { return nil }
+        let from = i + mark.count
+        guard let at = findBytes(line, dotService, from: from), at > from,
+            !line[from..<at].contains(where: { $0 == 0x20 || $0 == 0x09 })
+        else { return nil }
+        return Array(line[from..<at])
+    }
+    static let unitMarks = ["● ", "○ ", "× ", "↻ "].map { Array($0.utf8) }
+    static let dotService = Array(".service".utf8)
+
+    /// `Active: failed (Result: exit-code) since Sat 2022-01-22 02:05:20 UTC; 22min ago` (also
+    /// `activating (auto-restart) (Result: …)`): when the unit failed, and the line without its
+    /// indent. Nil for any other state, or a result of `success`.
+    static func failedSince(_ line: UnsafeRawBufferPointer) -> (time: ParsedTime, from: Int)? {
+        var i = 0
+        while i < line.count, line[i] == 0x20 { i += 1 }
+        guard UnsafeRawBufferPointer(rebasing: line[i...]).starts(with: activeSince),
+            let r = findBytes(line, result, from: i + activeSince.count),
+            !UnsafeRawBufferPointer(rebasing: line[(r + result.count)...]).starts(with: success),
+            let at = findBytes(line, since, from: r)
+        else { return nil }
+        let stop = line[(at + since.count)...].firstIndex(of: UInt8(ascii: ";")) ?? line.count
+        guard let t = fullTime(line, at + since.count, stop) else { return nil }
+        return (t, i)
+    }
+    static let result = Array("(Result: ".utf8)
+    static let success = Array("success)".utf8)
+
     /// The time the entries end at: with its year, and with its zone only when the first entry's
     /// is the same (a header from CET to CEST says nothing of the lines between).
     static func endTime(_ line: UnsafeRawBufferPointer) -> ParsedTime? {

@@ -185,6 +185,25 @@ public final class RecordReader {
         }
     }
 
+    /// `systemctl status`'s head above the entries: its unit, and when it shows the unit failed
+    /// (`Active: failed (Result: exit-code) since …`), that line is a record of the unit's at that
+    /// time (the entries below it may not hold the death: janus#2859, coturn#118).
+    private var statusUnit: [UInt8]?
+    private func statusHead(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
+        if let unit = JournalTextHeader.statusUnit(line) {
+            statusUnit = unit
+            return
+        }
+        guard let unit = statusUnit, let (time, from) = JournalTextHeader.failedSince(line) else { return }
+        var rec = RawRecord()
+        rec.reset(line: lines.lineNumber)
+        rec.set(.message, UnsafeRawBufferPointer(rebasing: line[from...]))
+        rec.set(.process, bytes: unit)
+        rec.time = time
+        stats.records += 1
+        try sink(&rec)
+    }
+
     /// Counts a skipped line; journalctl's header gives the time its entries end at.
     func skipped(_ line: UnsafeRawBufferPointer) {
         stats.skipped += 1
@@ -529,6 +548,7 @@ public final class RecordReader {
         default:
             if JournalTextHeader.isAside(line, beforeRecords: !hasPending && stats.records == 0) {
                 skipped(line)
+                try statusHead(line, sink)
                 return
             }
             if format.fallback {
