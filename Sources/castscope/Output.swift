@@ -65,6 +65,36 @@ enum OutputWriter {
         return (d == "/" ? "" : d) + "/" + name
     }
 
+    /// 1 or 2 when `path` is this process's standard output or error (`/dev/stdout`,
+    /// `/proc/self/fd/2`, a file the shell redirected it to): written through it, not replaced.
+    static func standardStream(_ path: String) -> Int32? {
+        var st = stat()
+        guard path != "-", stat(path, &st) == 0 else { return nil }
+        for fd: Int32 in [1, 2] {
+            var o = stat()
+            if fstat(fd, &o) == 0, o.st_dev == st.st_dev, o.st_ino == st.st_ino { return fd }
+        }
+        return nil
+    }
+
+    /// The file a symlink names, resolved, also when it does not exist yet (a link to the
+    /// report a run is about to write); nil when a link in the chain cannot be read.
+    static func linkTarget(_ path: String) -> String? {
+        if let r = realpath(path, nil) {
+            defer { free(r) }
+            return String(cString: r)
+        }
+        var current = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(current, &buffer, buffer.count - 1)
+            guard n >= 0 else { return realPath(current) }
+            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : split(current).dir + "/" + target
+        }
+        return nil
+    }
+
     static func split(_ path: String) -> (dir: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = String(path[..<slash])
@@ -73,7 +103,8 @@ enum OutputWriter {
 
     /// Why `target` must not be written, or nil. Checked before anything is read.
     static func refusal(_ target: OutputTarget, inputs: [String], force: Bool) -> String? {
-        guard !target.isStdout else { return stdoutConflict(inputs: inputs) }
+        guard !target.isStdout, standardStream(target.path) != 1 else { return stdoutConflict(inputs: inputs) }
+        if standardStream(target.path) == 2 { return nil }
         let path = target.path
         guard realPath(path) != nil else {
             return "\(target.option) \(path): its folder does not exist"
@@ -111,7 +142,10 @@ enum OutputWriter {
     /// Why writing (or removing) `path` would touch an input: it is one, or it is inside an
     /// input folder. Nil when it is neither (or its folder does not exist yet).
     static func inputConflict(_ path: String, option: String, inputs: [String], example: String = "choose another path") -> String? {
-        guard let out = realPath(path) else { return nil }
+        // (a link is written through: what it names, even before that exists, is what is written)
+        var link = stat()
+        let isLink = lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
+        guard let out = (isLink ? linkTarget(path) : nil) ?? realPath(path) else { return nil }
         // Standard input redirected from a file (`castscope analyze -o F - < F`) is that file.
         if inputs.contains("-") {
             var read = stat(), written = stat()
@@ -121,13 +155,29 @@ enum OutputWriter {
                 return "\(option) \(path) is the standard input being read: castscope never writes over an input (\(example))"
             }
         }
+        // The output file and each folder above it, by device and inode: a bind mount or a
+        // second mount of the same file system names an input by another path (`-o
+        // alias/in.txt in.txt --force` replaced the input).
+        var written = stat()
+        let outFile: (UInt64, UInt64)? = stat(out, &written) == 0 ? (UInt64(written.st_dev), UInt64(written.st_ino)) : nil
+        var folders: [(UInt64, UInt64)] = []
+        var dir = split(out).dir
+        while true {
+            var st = stat()
+            if stat(dir, &st) == 0 { folders.append((UInt64(st.st_dev), UInt64(st.st_ino))) }
+            if dir == "/" || dir.isEmpty { break }
+            dir = split(dir).dir
+        }
         for input in inputs where input != "-" {
             guard let real = realPath(input) else { continue }
-            if real == out {
+            var st = stat()
+            let id: (UInt64, UInt64)? = stat(real, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+            if real == out || (id != nil && outFile.map { $0 == id! } ?? false) {
                 return "\(option) \(path) is one of the inputs: castscope never writes over an input (\(example))"
             }
-            var st = stat()
-            if stat(real, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, out.hasPrefix(real == "/" ? "/" : real + "/") {
+            if let id, (st.st_mode & S_IFMT) == S_IFDIR,
+                out.hasPrefix(real == "/" ? "/" : real + "/") || folders.contains(where: { $0 == id })
+            {
                 return "\(option) \(path) is inside the input folder \(input): castscope never writes into what it reads"
             }
         }
@@ -166,12 +216,20 @@ enum OutputWriter {
     /// Writes what `body` writes to the stream it is given (false: a write failed), in the
     /// same way as a whole report: for reports written in parts (`StreamedReport`).
     static func write(to target: OutputTarget, _ body: (UnsafeMutablePointer<FILE>) -> Bool) -> String? {
-        if target.isStdout {
+        if target.isStdout || standardStream(target.path) == 1 {
             clearerr(stdout)
             let ok = body(stdout) && fflush(stdout) == 0
             return ok ? nil : "standard output: cannot write: \(String(cString: strerror(errno)))"
         }
-        let path = target.path
+        if standardStream(target.path) == 2 {
+            let ok = body(stderr) && fflush(stderr) == 0
+            return ok ? nil : "standard error: cannot write: \(String(cString: strerror(errno)))"
+        }
+        // Through a symlink, the file it names is replaced, not the link (`/dev/stdout` itself
+        // was replaced by a file, as root, and every process's standard output went there).
+        var path = target.path
+        var link = stat()
+        if lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK, let real = linkTarget(path) { path = real }
         var st = stat()
         let exists = stat(path, &st) == 0
         if exists && (st.st_mode & S_IFMT) != S_IFREG {

@@ -132,6 +132,20 @@ struct Tail: ParsableCommand {
         let given = (directory.map { [$0] } ?? []) + file
         let followed = noJournal ? [] : given.isEmpty ? ["/var/log/journal", "/run/log/journal"] : given
         // (standard input too: `--cursor-file F - < F` would replace the text being read)
+        // The cursor is saved by renaming a new file over it: through a symlink, over the file it
+        // names (not the link: `--cursor-file /dev/stdout` replaced /dev/stdout itself, as root),
+        // and never over anything but a regular file.
+        var cursorFile = self.cursorFile
+        if let path = cursorFile {
+            var link = stat(), st = stat()
+            if lstat(path, &link) == 0 {
+                guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, OutputWriter.standardStream(path) == nil else {
+                    printError("--cursor-file \(path): not a regular file (a device, a pipe, standard output, a dangling link): name a file")
+                    Glibc.exit(Exit.usage)
+                }
+                if (link.st_mode & S_IFMT) == S_IFLNK, let real = OutputWriter.realPath(path) { cursorFile = real }
+            }
+        }
         if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: followed + inputs.filter { $0 == "-" }) {
             printError("\(why)")
             Glibc.exit(Exit.usage)

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// The seventh hostile review (session 45): outputs that name standard output through a link
+/// (`-o /dev/stdout` as root replaced /dev/stdout with a file), an input named by another path
+/// to the same file (a bind mount, a hard link), a cursor file that is no regular file.
+@Suite("hostile round 7: outputs through links and aliases")
+struct HostileRound7Tests {
+    static let log = """
+        Mar 12 11:02:07 BroadcastExtension[915] <Notice>: broadcast started
+        Mar 12 11:02:07 BroadcastExtension[915] <Notice>: Open socket connection
+        Mar 12 11:02:07 BroadcastExtension[915] <Notice>: client stream open completed
+        Mar 12 11:02:28 BroadcastExtension[915] <Notice>: client connection did close: (null)
+
+        """
+
+    @Test("-o through a link to standard output writes to it; the link stays a link")
+    func outputThroughLinkToStdout() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("device.txt")
+        try Self.log.write(to: input, atomically: true, encoding: .utf8)
+        // (a private stand-in for /dev/stdout: standard output is a regular file here, as with `> report.txt`)
+        let link = dir.appendingPathComponent("stdout")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/proc/self/fd/1")
+        let r = try castscope(["analyze", "--no-pager", "-o", link.path, input.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("castscope: 1 file"), "\(r.stdout)")
+        let kind = try FileManager.default.attributesOfItem(atPath: link.path)[.type] as? FileAttributeType
+        #expect(kind == .typeSymbolicLink)
+        // A link to a report: the report it names is replaced, the link kept.
+        let report = dir.appendingPathComponent("report.txt")
+        let alias = dir.appendingPathComponent("latest.txt")
+        try FileManager.default.createSymbolicLink(atPath: alias.path, withDestinationPath: report.path)
+        let w = try castscope(["analyze", "--no-pager", "-o", alias.path, input.path])
+        #expect(w.status == 0, "\(w.stderr)")
+        #expect(try String(contentsOf: report, encoding: .utf8).hasPrefix("castscope: 1 file"))
+        #expect(try FileManager.default.attributesOfItem(atPath: alias.path)[.type] as? FileAttributeType == .typeSymbolicLink)
+        // tail's cursor file: never a link to standard output, nor anything but a regular file.
+        let t = try castscope(["tail", "--no-journal", "--cursor-file", link.path, "-"], stdin: Data())
+        #expect(t.status == 2 && t.stderr.contains("not a regular file"), "\(t.stderr)")
+        #expect(try FileManager.default.attributesOfItem(atPath: link.path)[.type] as? FileAttributeType == .typeSymbolicLink)
+    }
+
+    @Test("an input named by another path to the same file (a hard link; a bind mount likewise) is an input")
+    func inputByAnotherName() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("device.txt")
+        try Self.log.write(to: input, atomically: true, encoding: .utf8)
+        let other = dir.appendingPathComponent("other-name.txt")
+        try FileManager.default.linkItem(at: input, to: other)
+        let r = try castscope(["analyze", "--no-pager", "--force", "-o", other.path, input.path])
+        #expect(r.status == 2 && r.stderr.contains("is one of the inputs"), "\(r.stderr)")
+        #expect(try String(contentsOf: input, encoding: .utf8) == Self.log)
+    }
+}
