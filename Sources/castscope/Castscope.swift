@@ -68,7 +68,8 @@ struct Castscope: ParsableCommand {
                 let sub = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }.flatMap { a in
                     configuration.subcommands.first { $0.configuration.commandName == a } }
                 let help = sub.map { "castscope \($0.configuration.commandName ?? "") --help" } ?? "castscope --help"
-                fputs("castscope: error: \(message) (see '\(help)')\n", stderr)
+                // (an argument's control characters escaped, as in every other error line)
+                printError("\(message) (see '\(help)')")
                 Glibc.exit(2)
             }
             exit(withError: error)
@@ -408,6 +409,8 @@ struct Analyze: ParsableCommand {
             if readable.allSatisfy({ $0.format?.hasPrefix("ips (JetsamEvent") == true }) {
                 return "\(which): no killed process with a name and a reason in \(readable.count == 1 ? "its" : "their") process list"
             }
+            // (a journal inside an archive that could not be copied out, TMPDIR unwritable: not empty)
+            if !r.errors.isEmpty { return "\(which): nothing read from \(readable.count == 1 ? "it" : "them") (errors above)" }
             return "\(which) \(readable.count == 1 ? "is" : "are") empty"
         }
         return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
@@ -607,7 +610,7 @@ struct Analyze: ParsableCommand {
         let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }
         let nothing = report.eventCount == 0 && report.filteredOut == 0 && report.tally.count == 0
             && report.relaySessions.isEmpty
-        if nothing { fputs("castscope: error: nothing recognized: \(Self.whyNothing(report, paths: paths))\n", stderr) }
+        if nothing { printError("nothing recognized: \(Self.whyNothing(report, paths: paths))") }
         if report.filteredOut > 0 && report.eventCount == 0 && !textOnStdout, let span = report.span {
             let z = report.displayOffset ?? 0
             fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)

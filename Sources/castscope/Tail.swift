@@ -94,7 +94,7 @@ struct Tail: ParsableCommand {
     func run() throws {
         let registry = parsers.registryOrExit()
         if let format, registry.format(named: format) == nil {
-            fputs("castscope: error: --format: unknown format '\(format)'\n", stderr)
+            printError("--format: unknown format '\(format)'")
             Glibc.exit(2)
         }
         // A parent may have left SIGINT/SIGTERM blocked (threads inherit the mask): unblock them
@@ -108,11 +108,11 @@ struct Tail: ParsableCommand {
         var st = stat()
         for (option, path) in (directory.map { [("-D", $0)] } ?? []) + file.map({ ("--file", $0) }) where !noJournal {
             if stat(path, &st) != 0 {
-                fputs("castscope: error: \(option) \(path): \(String(cString: strerror(errno)))\n", stderr)
+                printError("\(option) \(path): \(String(cString: strerror(errno)))")
                 Glibc.exit(Exit.nothingRecognized)
             }
             if option == "-D" && (st.st_mode & S_IFMT) != S_IFDIR {
-                fputs("castscope: error: -D \(path): not a directory (use --file for one journal file)\n", stderr)
+                printError("-D \(path): not a directory (use --file for one journal file)")
                 Glibc.exit(Exit.usage)
             }
         }
@@ -144,6 +144,10 @@ struct Tail: ParsableCommand {
                     Glibc.exit(Exit.usage)
                 }
                 if (link.st_mode & S_IFMT) == S_IFLNK, let real = OutputWriter.realPath(path) { cursorFile = real }
+            } else if OutputWriter.realPath(path) == nil {
+                // (found when the first batch was saved: printed, then exit 1, and printed again by the next run)
+                printError("--cursor-file \(path): its folder does not exist")
+                Glibc.exit(Exit.usage)
             }
         }
         if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: followed + inputs.filter { $0 == "-" }) {

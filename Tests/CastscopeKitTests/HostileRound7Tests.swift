@@ -54,4 +54,29 @@ struct HostileRound7Tests {
         #expect(r.status == 2 && r.stderr.contains("is one of the inputs"), "\(r.stderr)")
         #expect(try String(contentsOf: input, encoding: .utf8) == Self.log)
     }
+
+    @Test("argument errors escape control characters; a cursor file's missing folder is a usage error; a junk .ips body is one short line")
+    func smallerOnes() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("device.txt")
+        try Self.log.write(to: input, atomically: true, encoding: .utf8)
+        let evil = "evil\u{1b}]0;PWN\u{07}\u{1b}[2J"
+        for args in [["analyze", "--since", evil, input.path], ["analyze", "--session", evil, input.path], ["tail", "-D", evil], [evil]] {
+            let r = try castscope(args)
+            #expect(r.status != 0)
+            #expect(!r.stderr.contains("\u{1b}") && r.stderr.contains("\\x1b"), "\(args): \(r.stderr)")
+        }
+        let nodir = try castscope(["tail", "--no-journal", "--cursor-file", dir.appendingPathComponent("missing/cur").path, "-"], stdin: Data())
+        #expect(nodir.status == 2 && nodir.stderr.contains("its folder does not exist"), "\(nodir.stderr)")
+        // An .ips whose body is 100 KB of one control byte: its error quotes a few of them.
+        let ips = dir.appendingPathComponent("junk.ips")
+        var body = Data(#"{"bug_type":"298","timestamp":"2026-03-12 10:15:04.00 +0100","os_version":"iPhone OS 17.4 (21E219)"}"#.utf8)
+        body.append(0x0A)
+        body.append(Data(repeating: 0x01, count: 100_000))
+        try body.write(to: ips)
+        let j = try castscope(["analyze", "-q", ips.path])
+        let lines = j.stderr.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.utf8.count < 1_000 }, "\(j.stderr.prefix(300))")
+    }
 }

@@ -120,7 +120,10 @@ public struct JournalCursorFollower {
         var waits = 0
         var pendingFirst = false  // the current entry is new and not yet handed over
         if let saved = try loadCursor() {
-            try journal.seek(cursor: saved)
+            do { try journal.seek(cursor: saved) } catch {
+                // (a hand-edited or damaged cursor: the cursor file is named, not the journal)
+                throw InputError(path: cursorFile ?? "cursor", "not a cursor this journal can seek to (\(error)): fix it, or pass --cursor-reset")
+            }
             if try journal.next() {
                 if journal.test(cursor: saved) {
                     cb.note("following \(label), resuming after the saved cursor")

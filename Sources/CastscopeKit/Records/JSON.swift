@@ -195,7 +195,9 @@ public indirect enum JSONValue: Sendable, Equatable {
             case "null": return .null
             default:
                 guard word.first.map({ $0 == "-" || $0.isNumber }) == true else {
-                    throw ParseError(offset: start, message: "unexpected '\(word)'")
+                    // (the token cut short: 10 MB of junk in an .ips body was one 42 MB error line)
+                    let shown = word.count > 40 ? String(word.prefix(40)) + "…" : word
+                    throw ParseError(offset: start, message: "unexpected '\(shown)'")
                 }
                 return .number(word)
             }
