@@ -80,6 +80,19 @@ struct StdinFollower: @unchecked Sendable {
                 format = complete.withUnsafeBytes { FormatDetector(formats: registry.formats).detect(head: $0)?.format }
                     ?? registry.format(named: "plain")!
             }
+            // What is not a text stream is said once, and standard input is not read further
+            // (a NUL stream was read for ever without a word; gzip data read as text gave
+            // "invalid UTF-8" and nothing else).
+            switch sniffContent(head) {
+            case .text: break
+            case let kind:
+                engine.error("<stdin>: \(kind.rawValue) data, not a text stream: tail reads lines as they come (castscope analyze - reads it, or decompress it first: zcat FILE | castscope tail -)")
+                return
+            }
+            if forced == nil, let nul = FormatDetector.binaryAt(head, format: format) {
+                engine.error("<stdin>: at byte \(nul): binary data (NUL bytes), not a log: standard input is not read further")
+                return
+            }
             engine.note("reading standard input as \(format.name)")
             let lines = LineReader(source: PrefixedSource(prefix: head, rest: rest), path: "<stdin>")
             // With the vocabulary's prefilter, as `analyze` reads: a line that cannot hold a

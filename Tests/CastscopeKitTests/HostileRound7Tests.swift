@@ -79,4 +79,15 @@ struct HostileRound7Tests {
         let lines = j.stderr.split(separator: "\n")
         #expect(!lines.isEmpty && lines.allSatisfy { $0.utf8.count < 1_000 }, "\(j.stderr.prefix(300))")
     }
+
+    @Test("tail - refuses a stream that is not text (NUL bytes, gzip data) in one line, and stops reading it")
+    func tailStdinNotText() throws {
+        let nul = try castscope(["tail", "--no-journal", "-"], stdin: Data(repeating: 0, count: 60_000))
+        #expect(nul.stderr.contains("<stdin>: at byte 0: binary data (NUL bytes), not a log"), "\(nul.stderr)")
+        // (gzip's magic and a deflate block: what `gzip -c log | castscope tail -` sends first)
+        var gz = Data([0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03])
+        gz.append(Data(repeating: 0x4B, count: 100))
+        let g = try castscope(["tail", "--no-journal", "-"], stdin: gz)
+        #expect(g.stderr.contains("<stdin>: gzip data, not a text stream"), "\(g.stderr)")
+    }
 }

@@ -13,6 +13,9 @@ public enum ContentKind: String, Sendable {
     case tracev3
 }
 
+/// What a stream's first bytes say it is (`tail -` refuses what is not text).
+public func sniffContent(_ head: [UInt8]) -> ContentKind { sniff(head) }
+
 func sniff(_ head: [UInt8]) -> ContentKind {
     if head.count >= 2 && head[0] == 0x1F && head[1] == 0x8B { return .gzip }
     if Compression.sniff(head) != nil { return .compressed }
@@ -307,7 +310,7 @@ public struct BundleWalker {
                 if zeros {
                     // A block of NULs first (logrotate's copytruncate): passed over, said, and
                     // the text after it read as a file of its own.
-                    let skipping = LeadingZerosSource(text)
+                    let skipping = LeadingZerosSource(text, path: path)
                     (head, text) = try readHead(Self.headBytes, from: skipping)
                     guard !head.isEmpty else {
                         report(InputError(path: path, offset: 0, "binary file (NUL byte), not a log: skipped"))

@@ -12,7 +12,14 @@ final class LeadingZerosSource: ByteSource {
     /// The NUL bytes passed over.
     private(set) var skipped: UInt64 = 0
 
-    init(_ source: ByteSource) { self.source = source }
+    /// A run of NULs longer than this at the start is no copytruncate hole (nor any log).
+    static let longestRun: UInt64 = 1 << 30
+    private let path: String
+
+    init(_ source: ByteSource, path: String = "") {
+        self.source = source
+        self.path = path
+    }
 
     static func detect(_ head: [UInt8]) -> Bool {
         head.count >= minimumRun && head.prefix(minimumRun).allSatisfy { $0 == 0 }
@@ -33,6 +40,11 @@ final class LeadingZerosSource: ByteSource {
                     break
                 }
                 skipped += UInt64(n)
+                // (a stream of nothing but NULs, `- < /dev/zero`, was read to the bundle's 32 GB
+                // budget: a hole that long is no log's)
+                if skipped > Self.longestRun {
+                    throw InputError(path: path, offset: skipped, "binary data: more than \(Self.longestRun >> 30) GB of NUL bytes and nothing else, not a log: the rest is not read")
+                }
             }
         }
         if !pending.isEmpty {

@@ -161,7 +161,7 @@ extension FormatDetector {
     /// Where a file's first 4 KB show it is binary, not a log: a NUL byte in a file no log
     /// format recognized, or NULs in more than one byte of 64 (a stray NUL among lines a format
     /// recognized is damage in a log, not a binary file). Nil for a log.
-    static func binaryAt(_ head: [UInt8], format: LogFormat) -> Int? {
+    public static func binaryAt(_ head: [UInt8], format: LogFormat) -> Int? {
         let window = head.prefix(4096)
         guard let first = window.firstIndex(of: 0) else { return nil }
         if format.kind == .plain { return first }
