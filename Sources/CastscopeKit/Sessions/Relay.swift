@@ -308,6 +308,8 @@ public struct RelayJoiner {
     /// hundreds of phone sessions lie among a busy relay's (each within a quarter of an hour of
     /// thousands).
     var maxPairs = 250_000
+    /// Options the join weighs at most, over all device sessions (`matches`).
+    var maxOptions = 1_000_000
 
     /// Candidate pairs of (device, relay), by device then relay index. The relay sessions are
     /// looked up by their `accepted` time (a relay's day has tens of thousands: a pair per
@@ -335,6 +337,15 @@ public struct RelayJoiner {
         while window > 60_000_000, total > maxPairs {
             window = max(60_000_000, window / 2)
             (found, total) = ranges(within: window)
+        }
+        // Thousands of phones sharing at once beside the relay (a fleet's folder): every one
+        // of them is within a minute of every relay session, and the pairs grow as their
+        // product (4,000 of each: 16 million pairs, 1.1 GB, 6.5 s). Every k-th phone session
+        // then stands for the rest: the offset they agree on is the one all of them do.
+        if total > maxPairs {
+            let stride = (total + maxPairs - 1) / maxPairs
+            found = found.enumerated().filter { $0.offset % stride == 0 }.map(\.element)
+            total = found.reduce(0) { $0 + $1.1.count }
         }
         var out: [Pair] = []
         out.reserveCapacity(total)
@@ -568,19 +579,31 @@ public struct RelayJoiner {
         // (24 bytes an option, sorted in place: a phone's thousands of broadcasts beside a busy
         // relay have hundreds of thousands, and a copy per step held them three times over.)
         var options: [(apart: Int64, overlap: Int64, d: Int32, r: Int32)] = []
+        // Each device session's best few options at most (thousands of phones sharing at once
+        // beside the relay, every one overlapping every relay session: 4 million options, 240
+        // MB): the pairs are made best first, and one further down a session's list than this
+        // is taken only when every better one went to another session.
+        let perDevice = max(16, maxOptions / max(1, device.count))
+        var mine: [(apart: Int64, overlap: Int64, d: Int32, r: Int32)] = []
         for (di, d) in device.enumerated() {
             guard let ds = d?.start else { continue }
             let de = max(d!.end ?? ds, ds)
             let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
             let last = spans.partitionPoint { $0.start <= de + tolerance }
+            mine.removeAll(keepingCapacity: true)
             for s in spans[first..<max(first, last)] {
                 // Touching spans count: a one-second session against second-precision logs.
                 let overlap = min(de, s.end) - max(ds, s.start)
                 if overlap >= -tolerance {
                     let end = d!.end != nil && s.ended ? disagree(s.end, de) : tolerance
-                    options.append((disagree(s.start, ds) + end, overlap, Int32(di), Int32(s.index)))
+                    mine.append((disagree(s.start, ds) + end, overlap, Int32(di), Int32(s.index)))
                 }
             }
+            if mine.count > perDevice {
+                mine.sort { ($0.apart, $1.overlap, $0.r) < ($1.apart, $0.overlap, $1.r) }
+                mine.removeSubrange(perDevice...)
+            }
+            options.append(contentsOf: mine)
         }
         // The pair whose starts and ends agree best first (a session's own relay session is
         // accepted as it connects and closes as it ends; another phone's longer one that spans
