@@ -91,7 +91,19 @@ struct SchemaTests {
         let c = dir.appendingPathComponent("gap.jsonl")
         try (live.gap(from: 1_773_306_000_000_000, to: 1_773_306_060_000_000, "the saved cursor's entry no longer exists") + "\n"
             + live.gap(from: nil, to: nil, "unknown span") + "\n").write(to: c, atomically: true, encoding: .utf8)
-        let v = try validateJSON("tail", [a, b, c])
+        // A summary with sessions let go of (`earlier`): 60 sessions 97 s apart, the first ones
+        // ended over half an hour before the last.
+        let many = dir.appendingPathComponent("many.log")
+        let gen = Process()
+        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        gen.arguments = ["python3", packageRoot.appendingPathComponent("scripts/generate-many-sessions.py").path, "60", many.path]
+        try gen.run()
+        gen.waitUntilExit()
+        let longer = try castscope(["tail", "--no-journal", "--json", "-"], stdin: try Data(contentsOf: many))
+        let d = dir.appendingPathComponent("earlier.jsonl")
+        try longer.stdout.write(to: d, atomically: true, encoding: .utf8)
+        #expect(longer.stdout.contains("\"earlier\":{\"sessions\":"), "\(longer.stdout.suffix(400))")
+        let v = try validateJSON("tail", [a, b, c, d])
         #expect(v.status == 0, "\(v.output)")
         for type in ["event", "session", "relay", "summary", "gap"] { #expect(v.output.contains("\(type)="), "\(type) checked") }
     }

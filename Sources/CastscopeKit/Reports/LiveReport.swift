@@ -142,7 +142,11 @@ public struct LiveReport: Sendable {
     }
 
     /// `sessions`: each session's id and outcome (nil while open; `LiveSessions.outcomes`).
-    public func summary(_ sessions: [(id: String, outcome: Outcome?)], relaySessions: Int) -> String {
+    /// `retired` sessions ended long before and were let go of (`LiveSessions.retire`): counted
+    /// by outcome, not listed.
+    public func summary(_ sessions: [(id: String, outcome: Outcome?)], relaySessions: Int,
+                        retired: Int = 0, retiredOutcomes: [Outcome: Int] = [:]) -> String {
+        let counts = retiredOutcomes.sorted { ($1.value, $0.key.rawValue) < ($0.value, $1.key.rawValue) }
         if json {
             var parts: [String] = []
             for s in sessions {
@@ -152,11 +156,21 @@ public struct LiveReport: Sendable {
                 w.add("outcome", s.outcome?.rawValue)
                 parts.append(w.text)
             }
-            return "{\"type\":\"summary\",\"sessions\":[\(parts.joined(separator: ","))],\"relaySessions\":\(relaySessions)}"
+            var out = "{\"type\":\"summary\",\"sessions\":[\(parts.joined(separator: ","))],\"relaySessions\":\(relaySessions)"
+            if retired > 0 {
+                out += ",\"earlier\":{\"sessions\":\(retired),\"outcomes\":{"
+                    + counts.map { JSONWriter.quote($0.key.rawValue) + ":\($0.value)" }.joined(separator: ",") + "}}"
+            }
+            return out + "}"
         }
-        var line = "castscope tail: \(sessions.count) session\(sessions.count == 1 ? "" : "s") seen"
+        let total = sessions.count + retired
+        var line = "castscope tail: \(total) session\(total == 1 ? "" : "s") seen"
+        if retired > 0 {
+            line += " (\(retired) ended over half an hour before the last: "
+                + counts.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ") + ")"
+        }
         if !sessions.isEmpty {
-            line += ": " + sessions.map { "\($0.id) \($0.outcome?.rawValue ?? "open")" }.joined(separator: ", ")
+            line += (retired > 0 ? "; then " : ": ") + sessions.map { "\($0.id) \($0.outcome?.rawValue ?? "open")" }.joined(separator: ", ")
         }
         return line + "; \(relaySessions) relay session\(relaySessions == 1 ? "" : "s")"
     }
