@@ -672,6 +672,31 @@ extension String {
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
         // Fast path on bytes: most messages hold no occurrence.
         guard hasBytes(target) else { return self }
-        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+        // On bytes: `split(separator:)` searched for the target naively, character by character
+        // (a bundle of 20-line JSON bodies spent half its text report there).
+        let t = Array(target.utf8), r = Array(replacement.utf8)
+        guard let first = t.first else { return self }
+        var s = self
+        return s.withUTF8 { u in
+            var out: [UInt8] = []
+            out.reserveCapacity(u.count + 16)
+            var i = 0
+            while i < u.count {
+                guard let base = u.baseAddress, let hit = memchr(base + i, Int32(first), u.count - i) else {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: u[i...]))
+                    break
+                }
+                let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: u[i..<at]))
+                if at + t.count <= u.count, t.indices.allSatisfy({ u[at + $0] == t[$0] }) {
+                    out.append(contentsOf: r)
+                    i = at + t.count
+                } else {
+                    out.append(u[at])
+                    i = at + 1
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
     }
 }

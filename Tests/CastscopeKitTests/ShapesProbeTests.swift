@@ -1,0 +1,62 @@
+import Testing
+
+@testable import CastscopeKit
+
+/// Thousands of phones sharing at once beside one relay (a fleet's folder): every phone
+/// session overlaps every relay session. The join weighs each phone session's best few
+/// options only (`maxOptions` over all), which still pairs each with its own; the clock
+/// estimate takes every k-th phone session when the pairs would pass `maxPairs` (4,000 of each
+/// peaked at 1.1 GB). Shapes probe, session 45.
+@Suite("a crowded join: bounded options, each phone session still paired with its own")
+struct CrowdedJoinTests {
+    @Test("with far fewer options than sessions squared, every session gets its own relay session")
+    func boundedOptions() {
+        var joiner = RelayJoiner()
+        joiner.maxOptions = 2_000
+        // 400 phone sessions 300 ms apart, each lasting 10 minutes (all overlapping); the relay's
+        // own for each starts 2 s later on its clock (offset 2 s) and ends with it.
+        let n = 400
+        let device: [(start: Int64, end: Int64?)?] = (0..<n).map { k in
+            let s = Int64(k) * 300_000
+            return (s, s + 600_000_000)
+        }
+        let relay: [(start: Int64, end: Int64?)?] = (0..<n).reversed().map { k in
+            let s = Int64(k) * 300_000 + 2_000_000
+            return (s, s + 600_000_000)
+        }
+        let made = joiner.matches(device, relay, offset: 2_000_000)
+        #expect(made.count == n)
+        #expect(made.allSatisfy { $0.r == n - 1 - $0.d }, "\(made.prefix(5))")
+    }
+}
+
+/// The text report's newline marks are put in on bytes (a bundle of 20-line JSON bodies spent
+/// half its text report in the naive substring search of `split(separator:)`).
+@Suite("replacing a substring on bytes gives what splitting and joining the bytes gives")
+struct ReplaceOnBytesTests {
+    @Test func sameAsSplitAndJoin() {
+        var rng = SystemRandomNumberGenerator()
+        let pieces = ["a", "\n", "é", "⏎", "ab", "\n\n", " ", "日本", "\r\n"]
+        for _ in 0..<500 {
+            let s = (0..<Int.random(in: 0...30, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            for (target, replacement) in [("\n", " ⏎ "), ("ab", ""), ("é", "e"), ("'", "'\\''")] {
+                // (on bytes: a CRLF's LF is replaced too, where a String split keeps `\r\n` whole
+                // and left a raw line break in a one-line row)
+                let b = Array(s.utf8), t = Array(target.utf8)
+                var parts: [[UInt8]] = [[]]
+                var i = 0
+                while i < b.count {
+                    if i + t.count <= b.count, Array(b[i..<(i + t.count)]) == t {
+                        parts.append([])
+                        i += t.count
+                    } else {
+                        parts[parts.count - 1].append(b[i])
+                        i += 1
+                    }
+                }
+                let expected = parts.map { String(decoding: $0, as: UTF8.self) }.joined(separator: replacement)
+                #expect(s.replacingOccurrences(target, replacement) == expected, "\(s.debugDescription) \(target.debugDescription)")
+            }
+        }
+    }
+}
