@@ -201,8 +201,11 @@ public final class RecordReader {
         rec.set(.process, bytes: unit)
         rec.time = time
         stats.records += 1
+        headRecords += 1
         try sink(&rec)
     }
+    /// Records made of the head (the rest of the head is still the head's).
+    private var headRecords = 0
 
     /// Counts a skipped line; journalctl's header gives the time its entries end at.
     func skipped(_ line: UnsafeRawBufferPointer) {
@@ -546,7 +549,7 @@ public final class RecordReader {
                 waiting.append(rec)
             }
         default:
-            if JournalTextHeader.isAside(line, beforeRecords: !hasPending && stats.records == 0) {
+            if JournalTextHeader.isAside(line, beforeRecords: !hasPending && stats.records == headRecords) {
                 skipped(line)
                 try statusHead(line, sink)
                 return

@@ -673,7 +673,8 @@ extension String {
         // Fast path on bytes: most messages hold no occurrence.
         guard hasBytes(target) else { return self }
         // On bytes: `split(separator:)` searched for the target naively, character by character
-        // (a bundle of 20-line JSON bodies spent half its text report there).
+        // (a bundle of 20-line JSON bodies spent half its text report there). What it matched
+        // is matched: whole characters (an LF after a CR is part of the CRLF character).
         let t = Array(target.utf8), r = Array(replacement.utf8)
         guard let first = t.first else { return self }
         var s = self
@@ -688,7 +689,8 @@ extension String {
                 }
                 let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: u[i..<at]))
-                if at + t.count <= u.count, t.indices.allSatisfy({ u[at + $0] == t[$0] }) {
+                // (a CRLF is one character, as the report counts them: its LF is no newline of its own)
+                if at + t.count <= u.count, t.indices.allSatisfy({ u[at + $0] == t[$0] }), !(first == 0x0A && at > 0 && u[at - 1] == 0x0D) {
                     out.append(contentsOf: r)
                     i = at + t.count
                 } else {

@@ -17,39 +17,17 @@
 extension SessionStream {
     /// Retires the streams queued (`takeOut`) whose process has been silent long enough.
     mutating func retireSilent() {
-        guard retireHead < retireQueue.count else { return }
+        guard retireHead < retireQueue.count || !retireLater.isEmpty else { return }
         var retired = false
+        while let top = retireLater.min, now.saturatingSince(top.at) > retireAfter {
+            retireLater.popMin()
+            if retire(top.stream) { retired = true }
+        }
         while retireHead < retireQueue.count {
             let (n, at) = retireQueue[retireHead]
             guard now.saturatingSince(at) > retireAfter else { break }
             retireHead += 1
-            // A session opened again meanwhile (queued again when it is handed on), a line
-            // waits in it, or it was retired already.
-            guard n < streams.count, !streamKeys[n].isEmpty, !isCapture[n], asleepSeq[n] == 0, streams[n].phase == .ended,
-                streams[n].sessions.isEmpty, streams[n].preamble.isEmpty, streams[n].late.isEmpty,
-                let (process, pid) = Self.processAndPid(streamKeys[n])
-            else { continue }
-            let key = streamKeys[n]
-            guard let i = lastLineAt[key] else { continue }
-            if let last = lastLines[i], now.saturatingSince(last) <= retireAfter {
-                // It wrote since it was queued (or, with the whole bundle learned, writes
-                // later): looked at again a horizon from now (the queue stays in time order).
-                retireQueue.append((n, now))
-                continue
-            }
-            streamNumbers[key] = nil
-            extensionKeys.remove(key)
-            if keyByPid[pid] == key { keyByPid[pid] = nil }
-            lastLineAt[key] = nil
-            lastLines[i] = nil
-            freeLastLines.append(i)
-            // (one string per process name: a name per pid was most of what was left)
-            let name = retiredNames.insert(process).memberAfterInsert
-            if !(retiredPids[pid]?.contains(name) ?? false) { retiredPids[pid, default: []].append(name) }
-            streams[n] = SessionBuilder.Stream()
-            streamKeys[n] = ""
-            retiredSlots += 1
-            retired = true
+            if retire(n) { retired = true }
         }
         if retireHead > 1024 && retireHead * 2 > retireQueue.count {
             retireQueue.removeFirst(retireHead)
@@ -61,6 +39,40 @@ extension SessionStream {
         learned = Recent()
         routed = Recent()
         if retiredSlots > 4096 && retiredSlots * 2 > streams.count { compactStreams() }
+    }
+
+    /// Retires stream `n` if it may go now; true when it did.
+    private mutating func retire(_ n: Int) -> Bool {
+        // A session opened again meanwhile (queued again when it is handed on), a line
+        // waits in it, or it was retired already.
+        guard n < streams.count, !streamKeys[n].isEmpty, !isCapture[n], asleepSeq[n] == 0, streams[n].phase == .ended,
+            streams[n].sessions.isEmpty, streams[n].preamble.isEmpty, streams[n].late.isEmpty,
+            let (process, pid) = Self.processAndPid(streamKeys[n])
+        else { return false }
+        let key = streamKeys[n]
+        guard let i = lastLineAt[key] else { return false }
+        if let last = lastLines[i], now.saturatingSince(last) <= retireAfter {
+            // It wrote since it was queued (or, with the whole bundle learned, writes
+            // later): looked at again once its last line is a horizon old, by that time
+            // (requeued a horizon from now, a stream whose pid wrote again hours later was
+            // looked at every ten minutes till then: 250,000 sessions on standard input,
+            // their pids used again, took 50 s).
+            retireLater.push((n, last))
+            return false
+        }
+        streamNumbers[key] = nil
+        extensionKeys.remove(key)
+        if keyByPid[pid] == key { keyByPid[pid] = nil }
+        lastLineAt[key] = nil
+        lastLines[i] = nil
+        freeLastLines.append(i)
+        // (one string per process name: a name per pid was most of what was left)
+        let name = retiredNames.insert(process).memberAfterInsert
+        if !(retiredPids[pid]?.contains(name) ?? false) { retiredPids[pid, default: []].append(name) }
+        streams[n] = SessionBuilder.Stream()
+        streamKeys[n] = ""
+        retiredSlots += 1
+        return true
     }
 
     /// Takes the retired slots out of the stream tables, the others keeping their order
@@ -95,6 +107,7 @@ extension SessionStream {
         streamNumbers = numbers
         for i in live.indices { live[i].stream = number[live[i].stream] }
         retireQueue = retireQueue[retireHead...].compactMap { number[$0.stream] >= 0 ? (number[$0.stream], $0.at) : nil }
+        retireLater.renumber { number[$0] >= 0 ? number[$0] : nil }
         retireHead = 0
         retiredSlots = stillRetired
         routed = Recent()
@@ -114,5 +127,46 @@ extension SessionStream {
         }
         bytes.removeLast(bytes.count - open)
         return (String(decoding: bytes, as: UTF8.self), pid)
+    }
+}
+
+/// Streams to look at again by a time each (`SessionStream.retireLater`): a binary min-heap.
+struct RetireHeap {
+    private(set) var items: [(stream: Int, at: Int64)] = []
+    var isEmpty: Bool { items.isEmpty }
+    var min: (stream: Int, at: Int64)? { items.first }
+
+    mutating func push(_ item: (stream: Int, at: Int64)) {
+        items.append(item)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard items[i].at < items[parent].at else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func popMin() {
+        guard !items.isEmpty else { return }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < items.count, items[l].at < items[m].at { m = l }
+            if r < items.count, items[r].at < items[m].at { m = r }
+            guard m != i else { return }
+            items.swapAt(i, m)
+            i = m
+        }
+    }
+
+    /// Streams numbered again (`compactStreams`); those `number` gives nil for leave.
+    mutating func renumber(_ number: (Int) -> Int?) {
+        let old = items
+        items = []
+        for item in old { if let n = number(item.stream) { push((n, item.at)) } }
     }
 }

@@ -251,6 +251,9 @@ public struct SessionStream {
     /// Streams whose sessions were all handed on, with the log time they were queued at:
     /// retired (`RetiredStreams.swift`) once their process has been silent for `retireAfter`.
     var retireQueue: [(stream: Int, at: Int64)] = []
+    /// Queued streams that wrote (or, learned whole, write) after they were queued, by the time
+    /// of their last line (`retireSilent`).
+    var retireLater = RetireHeap()
     var retireHead = 0
     /// Retired extension processes by pid, with their process names (a pid may have named
     /// several, one after another): a later line of theirs opens their stream again as it
