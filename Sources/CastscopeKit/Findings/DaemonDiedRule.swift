@@ -29,7 +29,7 @@ struct DaemonDiedRule: FindingRule {
             switch e.code {
             case .daemonStopping: stopping.append(e)
             case .daemonRestarted:
-                guard let unit = e.attr("unit"), let n = e.attr("restarts").flatMap({ Int($0) }) else { return }
+                guard let unit = Self.restartedUnit(e), let n = e.attr("restarts").flatMap({ Int($0) }) else { return }
                 let key = Self.hostKey(unit, e)
                 if let seen = restarts[key] {
                     if n > seen.count { restarts[key]!.count = n }
@@ -110,7 +110,7 @@ struct DaemonDiedRule: FindingRule {
         // A unit systemd restarted, whose death the lines do not hold (the paste begins after it).
         for key in restartOrder where !told.contains(key) {
             let (n, e) = restarts[key]!
-            guard let unit = e.attr("unit") else { continue }
+            guard let unit = Self.restartedUnit(e) else { continue }
             out.append(finding(.warning, "\(unit): it keeps exiting: systemd restarted it (restart counter at \(n))", [e]))
         }
         return out
@@ -118,6 +118,16 @@ struct DaemonDiedRule: FindingRule {
 
     /// A death's lines and systemd's stops, read together (`SessionTally` keeps both).
     static let lineKinds = KindSet([.daemonDied, .daemonStopping, .daemonRestarted])
+
+    /// The unit of systemd's `X.service: Scheduled restart job, restart counter is at N` (the
+    /// rule matches its last words only: as the rule's longest literal, "Scheduled restart job"
+    /// was looked for in every line, and macOS logs are full of "Scheduled" and "Scheduler").
+    static func restartedUnit(_ e: Event) -> String? {
+        guard let at = e.message.firstRange(of: ".service: Scheduled restart job") else { return nil }
+        let before = e.message[..<at.lowerBound]
+        let unit = before.split(separator: " ").last.map(String.init) ?? ""
+        return unit.isEmpty ? nil : unit
+    }
 
     /// A unit on a host (a fleet's bundle holds several relays).
     static func hostKey(_ unit: String, _ e: Event) -> String { (e.attr("host") ?? "") + "\u{1}" + unit }

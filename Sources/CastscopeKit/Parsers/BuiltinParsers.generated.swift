@@ -2426,7 +2426,7 @@ enum BuiltinParsers {
     {"event": "daemon.stopping", "match": "Stopping {what}...", "anchored": true},
     {"event": "daemon.died", "match": "Active: failed (Result: {result}) since ", "set": {"how": "systemctl status shows it failed"}},
     {"event": "daemon.died", "match": "Active: activating (auto-restart) (Result: {result}) since ", "set": {"how": "systemctl status shows it failed, and systemd restarting it"}},
-    {"event": "daemon.restarted", "match": "{unit:word}.service: Scheduled restart job, restart counter is at {restarts:int}"},
+    {"event": "daemon.restarted", "match": "restart counter is at {restarts:int}"},
     {"event": "daemon.died", "match": "panic: runtime error: {runtime_error}", "anchored": true, "set": {"how": "it panicked", "fault": "panic"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Start request repeated too quickly", "set": {"how": "it kept failing and systemd stopped restarting it"}},
     {"event": "daemon.died", "match": "Out of memory: Killed {p:word} {pid:int} ({unit})", "set": {"how": "the kernel's OOM killer killed it"}},
@@ -2477,8 +2477,8 @@ enum BuiltinParsers {
     {"message": "Active: failed (Result: exit-code) since Sat 2022-01-22 02:05:20 UTC; 22min ago", "event": "daemon.died", "attrs": {"result": "exit-code"}},
     {"message": "Active: activating (auto-restart) (Result: resources) since Wed 2017-04-05 08:50:26 CEST; 15s ago", "event": "daemon.died", "attrs": {"result": "resources"}},
     {"message": "Active: active (running) since Tue 2024-03-12 09:00:01 UTC; 2h ago"},
-    {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1.", "event": "daemon.restarted", "attrs": {"unit": "broadcast-relay", "restarts": "1"}},
-    {"message": "coturn.service: Scheduled restart job, restart counter is at 75.", "event": "daemon.restarted", "attrs": {"unit": "coturn", "restarts": "75"}}
+    {"message": "broadcast-relay.service: Scheduled restart job, restart counter is at 1.", "event": "daemon.restarted", "attrs": {"restarts": "1"}},
+    {"message": "coturn.service: Scheduled restart job, restart counter is at 75.", "event": "daemon.restarted", "attrs": {"restarts": "75"}}
   ]
 }
 """##),
