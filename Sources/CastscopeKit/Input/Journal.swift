@@ -29,79 +29,25 @@ public final class Journal {
     }
 
     /// Opens journal files (made absolute: sd_journal_wait needs it).
-    /// A file whose header claims more entries than it can hold is read from a patched copy
-    /// (`patchesCount`), or refused (a file followed as it grows: a copy would not grow).
-    public init(files: [String], patchesCount: Bool = true) throws {
+    public init(files: [String]) throws {
         // (sd-journal maps the files: one cut short while read faults as a mapped tracev3 does)
         _ = MappedFiles.guarded
         // A header that claims more entries than the file can hold: sd-journal went round
         // inside one sd_journal_next for ever (journalctl too), and the bundle's other files
         // were never reported.
-        // Such a file is read from a copy whose header claims what the file can hold: its
-        // entries are there (journalctl reads them), and the reader still reports the header's
-        // count against what it read.
-        var opened = files
-        for (k, path) in files.enumerated() {
+        for path in files {
             var st = stat()
             if let header = JournalHeader.read(path: path), stat(path, &st) == 0, header.entries > UInt64(max(st.st_size, 0)) / 64 {
-                guard patchesCount, let copy = Self.copyWithCount(path, UInt64(max(st.st_size, 0)) / 64) else {
-                    throw JournalError("its header claims \(header.entries) entries, more than \(st.st_size) bytes can hold (damaged)", -EBADMSG)
-                }
-                opened[k] = copy
-                copies.append(copy)
+                throw JournalError("its header claims \(header.entries) entries, more than \(st.st_size) bytes can hold (damaged)", -EBADMSG)
             }
         }
-        var cStrings: [UnsafePointer<CChar>?] = opened.map { UnsafePointer(realpath($0, nil) ?? strdup($0)!) }
+        var cStrings: [UnsafePointer<CChar>?] = files.map { UnsafePointer(realpath($0, nil) ?? strdup($0)!) }
         cStrings.append(nil)
         defer { for p in cStrings { free(UnsafeMutablePointer(mutating: p)) } }
         var h: OpaquePointer?
         let rc = cStrings.withUnsafeMutableBufferPointer { sd_journal_open_files(&h, $0.baseAddress, 0) }
-        guard rc >= 0, let h else {
-            for c in copies { Self.removeCopy(c) }
-            throw JournalError("sd_journal_open_files", rc)
-        }
+        guard rc >= 0, let h else { throw JournalError("sd_journal_open_files", rc) }
         handle = h
-    }
-
-    /// Patched copies this handle reads instead of their files, removed when it closes.
-    private var copies: [String] = []
-
-    /// A copy of journal file `path` whose header's entry count (`n_entries`, at byte 152)
-    /// is `count`, in a private temporary folder; nil when it cannot be made.
-    static func copyWithCount(_ path: String, _ count: UInt64) -> String? {
-        guard let folder = try? TemporaryRoot.folder("journal"), let source = try? FileSource(path: path) else { return nil }
-        let copy = folder + "/header-patched.journal"
-        let fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        TemporaryRoot.removeOnSignal(copy)
-        var ok = true
-        var offset: UInt64 = 0
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while ok {
-            guard let n = try? source.read(into: buffer), n > 0 else { break }
-            // (the count's bytes, little-endian, where this block holds them)
-            for i in 0..<UInt64(8) {
-                let at = 152 + i
-                if at >= offset && at < offset + UInt64(n) { buffer[Int(at - offset)] = UInt8(truncatingIfNeeded: count >> (8 * i)) }
-            }
-            ok = write(fd, buffer.baseAddress!, n) == n
-            offset += UInt64(n)
-        }
-        close(fd)
-        guard ok, offset >= 160 else {
-            removeCopy(copy)
-            return nil
-        }
-        return copy
-    }
-
-    static func removeCopy(_ copy: String) {
-        unlink(copy)
-        TemporaryRoot.forgetOnSignal(copy)
-        let folder = String(copy[..<(copy.lastIndex(of: "/") ?? copy.endIndex)])
-        rmdir(folder)
-        TemporaryRoot.release()
     }
 
     /// Opens every journal file in a directory (and follows new ones as they appear).
@@ -126,7 +72,6 @@ public final class Journal {
     deinit {
         checkThread()
         sd_journal_close(handle)
-        for c in copies { Self.removeCopy(c) }
     }
 
     /// `FIELD=value`; matches of one field are ORed, of different fields ANDed (journalctl).

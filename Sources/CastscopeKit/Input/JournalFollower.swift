@@ -103,7 +103,7 @@ public struct JournalCursorFollower {
             journal = try Journal(directory: d)
             label = d
         case .files(let f):
-            journal = try Journal(files: f, patchesCount: false)
+            journal = try Journal(files: f)
             label = f.joined(separator: ", ")
         }
         for m in filter.matches { try journal.addMatch(m) }
