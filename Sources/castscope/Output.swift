@@ -104,7 +104,7 @@ enum OutputWriter {
     /// Why `target` must not be written, or nil. Checked before anything is read.
     static func refusal(_ target: OutputTarget, inputs: [String], force: Bool) -> String? {
         guard !target.isStdout, standardStream(target.path) != 1 else { return stdoutConflict(inputs: inputs) }
-        if standardStream(target.path) == 2 { return nil }
+        if standardStream(target.path) == 2 { return stdoutConflict(inputs: inputs, fd: 2) }
         let path = target.path
         guard realPath(path) != nil else {
             return "\(target.option) \(path): its folder does not exist"
@@ -125,16 +125,16 @@ enum OutputWriter {
     /// Why standard output must not be written: the shell opened it onto an input
     /// (`castscope analyze in.txt >> in.txt`, `castscope show in 1<> in`), as `-o` is refused
     /// (GNU cat refuses `cat f >> f` likewise). Nil when it is not a regular file that is one.
-    static func stdoutConflict(inputs: [String]) -> String? {
+    static func stdoutConflict(inputs: [String], fd: Int32 = 1) -> String? {
         var out = stat()
-        guard fstat(1, &out) == 0, (out.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard fstat(fd, &out) == 0, (out.st_mode & S_IFMT) == S_IFREG else { return nil }
         for input in inputs {
             var st = stat()
             guard input == "-" ? fstat(0, &st) == 0 : stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
                 st.st_dev == out.st_dev, st.st_ino == out.st_ino
             else { continue }
             let what = input == "-" ? "the standard input being read" : "the input \(input)"
-            return "standard output is \(what): castscope never writes over an input (redirect it elsewhere, or -o FILE)"
+            return "standard \(fd == 2 ? "error" : "output") is \(what): castscope never writes over an input (redirect it elsewhere, or -o FILE)"
         }
         return nil
     }
@@ -225,11 +225,9 @@ enum OutputWriter {
             let ok = body(stderr) && fflush(stderr) == 0
             return ok ? nil : "standard error: cannot write: \(String(cString: strerror(errno)))"
         }
-        // Through a symlink, the file it names is replaced, not the link (`/dev/stdout` itself
-        // was replaced by a file, as root, and every process's standard output went there).
-        var path = target.path
-        var link = stat()
-        if lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK, let real = linkTarget(path) { path = real }
+        // (a symlink otherwise is replaced, not written through: one planted where a report
+        // goes, say in /tmp, must not make a root run write where it points)
+        let path = target.path
         var st = stat()
         let exists = stat(path, &st) == 0
         if exists && (st.st_mode & S_IFMT) != S_IFREG {

@@ -14,7 +14,7 @@ struct HostileRound7Tests {
 
         """
 
-    @Test("-o through a link to standard output writes to it; the link stays a link")
+    @Test("-o through a link to standard output writes to it, the link kept; any other link is replaced, not written through")
     func outputThroughLinkToStdout() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -28,14 +28,30 @@ struct HostileRound7Tests {
         #expect(r.stdout.hasPrefix("castscope: 1 file"), "\(r.stdout)")
         let kind = try FileManager.default.attributesOfItem(atPath: link.path)[.type] as? FileAttributeType
         #expect(kind == .typeSymbolicLink)
-        // A link to a report: the report it names is replaced, the link kept.
-        let report = dir.appendingPathComponent("report.txt")
+        // Any other link is replaced by the report, not written through (the review: a link
+        // planted where a report goes made a root run create the file it pointed to).
+        let elsewhere = dir.appendingPathComponent("elsewhere.txt")
         let alias = dir.appendingPathComponent("latest.txt")
-        try FileManager.default.createSymbolicLink(atPath: alias.path, withDestinationPath: report.path)
+        try FileManager.default.createSymbolicLink(atPath: alias.path, withDestinationPath: elsewhere.path)
         let w = try castscope(["analyze", "--no-pager", "-o", alias.path, input.path])
         #expect(w.status == 0, "\(w.stderr)")
-        #expect(try String(contentsOf: report, encoding: .utf8).hasPrefix("castscope: 1 file"))
-        #expect(try FileManager.default.attributesOfItem(atPath: alias.path)[.type] as? FileAttributeType == .typeSymbolicLink)
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.path))
+        #expect(try String(contentsOf: alias, encoding: .utf8).hasPrefix("castscope: 1 file"))
+        #expect(try FileManager.default.attributesOfItem(atPath: alias.path)[.type] as? FileAttributeType == .typeRegular)
+        // Standard error redirected onto the input (`2>> in.txt`) is refused as standard output is.
+        let errLink = dir.appendingPathComponent("stderr")
+        try FileManager.default.createSymbolicLink(atPath: errLink.path, withDestinationPath: "/proc/self/fd/2")
+        let p = Process()
+        p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+        p.arguments = ["analyze", "--no-pager", "-o", errLink.path, input.path]
+        p.standardOutput = FileHandle.nullDevice
+        let appending = try FileHandle(forWritingTo: input)
+        appending.seekToEndOfFile()
+        p.standardError = appending
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 2)
+        #expect(try String(contentsOf: input, encoding: .utf8).hasPrefix(Self.log), "the input kept")
         // tail's cursor file: never a link to standard output, nor anything but a regular file.
         let t = try castscope(["tail", "--no-journal", "--cursor-file", link.path, "-"], stdin: Data())
         #expect(t.status == 2 && t.stderr.contains("not a regular file"), "\(t.stderr)")
