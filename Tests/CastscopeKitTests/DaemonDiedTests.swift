@@ -223,5 +223,21 @@ struct DaemonDiedTests {
             """.write(to: running, atomically: true, encoding: .utf8)
         let ok = try castscope(["analyze", "--json", running.path])
         #expect(!(ok.json?["findings"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "daemon-died" })
+        // A second unit's head after the first one's entries folds into the entry before it:
+        // its `Active: failed` is not the first unit's death (the review: "janus … failed").
+        let two = dir.appendingPathComponent("two.txt")
+        try ("""
+            ● janus.service - Janus WebRTC Server
+                 Active: active (running) since Thu 2024-03-12 10:00:00 UTC; 22min ago
+            Mar 12 10:05:19 host janus[1234]: [INFO] New session
+
+            """ + """
+            ● coturn.service - coTURN STUN/TURN Server
+                 Active: failed (Result: signal) since Thu 2024-03-12 10:16:00 UTC; 16min ago
+
+            """).write(to: two, atomically: true, encoding: .utf8)
+        let t = try castscope(["analyze", "--json", two.path])
+        let wrong = (t.json?["findings"] as? [[String: Any]] ?? []).filter { ($0["message"] as? String)?.hasPrefix("janus") == true }
+        #expect(wrong.isEmpty, "\(wrong)")
     }
 }

@@ -37,7 +37,12 @@ struct DaemonDiedRule: FindingRule {
                     restarts[key] = (n, e)
                     restartOrder.append(key)
                 }
-            default: lines.append(e)
+            default:
+                // (`Active: failed (Result: …)` only as the head's own record, whose process is
+                // its unit: inside another entry, a second unit's head folded into it, it named
+                // the first one's unit)
+                if e.attr("result") != nil && !e.message.hasPrefix("Active: ") { return }
+                lines.append(e)
             }
         }
         for e in r.streamed?.daemonDeaths ?? [] { take(e) }
