@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CastscopeKit
@@ -237,5 +238,45 @@ struct LiveHorizonTests {
         #expect(live.openStreams.count <= 2, "\(live.openStreams.count) open")
         // The open storms did not collect every host line after them.
         #expect(live.open.allSatisfy { $0.events.count < 40 })
+    }
+
+    /// The review of session 45's retirement (`LiveSessions.retire`): a relay session that
+    /// arrives late for a retired phone session, and that phone's pid used again, must neither
+    /// trap nor join the new session; a retired process that writes again is placed like a host
+    /// line, as `analyze` places it, not made a session of its own.
+    @Test("a retired stream: a late relay session for it, its pid used again, its process writing again")
+    func retiredStreams() throws {
+        func ts(_ s: Double) -> String {
+            let h = 7 + Int(s) / 3600, m = Int(s) % 3600 / 60, sec = s.truncatingRemainder(dividingBy: 60)
+            return "2026-03-12T\(h < 10 ? "0" : "")\(h):\(m < 10 ? "0" : "")\(m):\(sec < 10 ? "0" : "")\(String(format: "%.6f", sec))+00:00"
+        }
+        var out: [(Double, String)] = []
+        func phone(_ t: Double, _ pid: Int, _ m: String) { out.append((t, "\(ts(t)) iphone BroadcastExtension[\(pid)]: \(m)")) }
+        func relay(_ t: Double, _ sid: String, _ m: String) { out.append((t, "\(ts(t)) relay1 broadcast-relay[811]: session \(sid) \(m)")) }
+        func session(_ t0: Double, _ pid: Int, _ sid: String?) {
+            phone(t0, pid, "broadcast started"); phone(t0 + 0.1, pid, "Open socket connection"); phone(t0 + 0.2, pid, "client stream open completed")
+            phone(t0 + 1, pid, "video sample processed successfully"); phone(t0 + 5, pid, "server socket closed")
+            phone(t0 + 5.0001, pid, "client connection did close: (null)")
+            if let sid { relay(t0 + 0.3, sid, "accepted peer=iPhone14,2 room=r1"); relay(t0 + 5.1, sid, "closed reason=peer-eof frames=10 duration=4.8s") }
+        }
+        session(60, 500, nil)
+        for i in 0..<40 { session(Double(120 + i * 120), 1000 + i, String(format: "%08x-1b7e-4f0e-9a51-2f1d3c4b5a69", i + 1)) }
+        out.sort { $0.0 < $1.0 }
+        var lines = out.map(\.1)
+        lines.append("\(ts(60.3)) relay1 broadcast-relay[811]: session deadbeef-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=rX")
+        lines.append("\(ts(65.1)) relay1 broadcast-relay[811]: session deadbeef-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=10 duration=4.8s")
+        out = []
+        let base = Double(120 + 40 * 120)
+        session(base + 60, 500, "cafe0001-1b7e-4f0e-9a51-2f1d3c4b5a69")
+        // (the first phone process writes once more, long after its session was let go of)
+        phone(base + 90, 1000, "video sample processed successfully")
+        for i in 0..<5 { session(base + 120 + Double(i) * 120, 2000 + i, String(format: "%08x-1b7e-4f0e-9a51-2f1d3c4b5a69", i + 0x100)) }
+        lines += out.sorted { $0.0 < $1.0 }.map(\.1)
+        let r = try castscope(["tail", "--no-journal", "-"], stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
+        #expect(r.status == 0, "\(r.stderr)")
+        let joins = r.stdout.split(separator: "\n").filter { $0.contains(" joined ") }
+        let reused = joins.filter { $0.contains("S42 ") }
+        #expect(reused.count == 1 && reused.first?.contains("cafe0001") == true, "\(reused)")
+        #expect(r.stdout.contains("47 sessions seen"), "\(r.stdout.suffix(300))")
     }
 }

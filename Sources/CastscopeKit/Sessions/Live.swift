@@ -271,6 +271,16 @@ public final class LiveSessions {
         if e.side == .extension || e.side == .app { phoneSideEnded = false }
         defer { letGoOfEndedDevice(); letGoOfClosedRelay() }
         var k: String?
+        if e.side == .extension, let pid = e.pid, let process = e.process, let names = retiredPids[pid], names.contains(process) {
+            // A retired process writes again: a start line begins a stream of its own, any
+            // other is placed like a host line (`retire`).
+            guard e.code == .broadcastStarted || SessionBuilder.startCodes.contains(e.code) else {
+                attach(e)
+                return hostEvent(e)
+            }
+            let left = names.filter { $0 != process }
+            retiredPids[pid] = left.isEmpty ? nil : left
+        }
         if e.side == .extension {
             k = key(e)
             if let pid = e.pid { latestByPid[pid] = k }
@@ -742,6 +752,9 @@ public final class LiveSessions {
     /// retired (`retire`).
     var letGoInStream: [String: Int] = [:]
     var letGoKeys = Set<SessionKey>()
+    /// Retired extension processes by pid, with their names (bounded by the phone's pid space).
+    var retiredPids: [Int: [String]] = [:]
+    var retiredNames = Set<String>()
     /// Sessions retired with their streams (`retire`): how many, and their outcomes, for the
     /// summary. Everything else of them is gone (a phone's log piped in for a day kept every
     /// session it had seen, 1.8 KB each: 100,000 sessions, 229 MB).
@@ -761,7 +774,22 @@ public final class LiveSessions {
             if let pid = s.sessions[i].pid, latestByPid[pid] == k { latestByPid[pid] = nil }
         }
         retiredSessions += s.sessions.count
+        // (nothing may name the stream after it: a session left waiting to be joined was
+        // joined later by its key, to nothing (a trap) or to a new stream of the same key)
         connected.removeAll { $0.stream == k }
+        unjoined.removeAll { $0.key.stream == k }
+        if endedDevice[endedDeviceStart...].contains(where: { $0.key.stream == k }) {
+            endedDevice = Array(endedDevice[endedDeviceStart...].filter { $0.key.stream != k })
+            endedDeviceStart = 0
+        }
+        // What `analyze` remembers of a retired extension process (`SessionStream.retiredPids`):
+        // a later line of it is placed like a host line (a new session only at a start line),
+        // as it was while its stream was ended.
+        for i in s.sessions.indices {
+            guard let pid = s.sessions[i].pid, let process = s.sessions[i].process else { continue }
+            let name = retiredNames.insert(process).memberAfterInsert
+            if !(retiredPids[pid]?.contains(name) ?? false) { retiredPids[pid, default: []].append(name) }
+        }
         if let process = s.sessions.last?.process, let file = streamFile[k], newestOfName[file + "\u{0}" + process] == k {
             newestOfName[file + "\u{0}" + process] = nil
         }
@@ -793,12 +821,12 @@ public final class LiveSessions {
             streams[key.stream]!.sessions[key.index].attempts = ConnectAttempts()
             connectedLetGo.insert(key)
             if letGoKeys.insert(key).inserted { letGoInStream[key.stream, default: 0] += 1 }
-            if let s = streams[key.stream], s.phase == .ended, letGoInStream[key.stream] == s.sessions.count { retire(key.stream) }
             // (a session let go of no longer waits to be joined)
             if let n = ids[key.stream].flatMap({ key.index < $0.count ? Int($0[key.index].dropFirst()) : nil }),
                 let at = unjoinedIndex(n) {
                 unjoined.remove(at: at)
             }
+            if let s = streams[key.stream], s.phase == .ended, letGoInStream[key.stream] == s.sessions.count { retire(key.stream) }
             gone = true
         }
         while gone, pendingStart < pending.count, unjoinedIndex(pending[pendingStart].number) == nil {
