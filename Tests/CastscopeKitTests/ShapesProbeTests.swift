@@ -27,6 +27,14 @@ struct CrowdedJoinTests {
         let made = joiner.matches(device, relay, offset: 2_000_000)
         #expect(made.count == n)
         #expect(made.allSatisfy { $0.r == n - 1 - $0.d }, "\(made.prefix(5))")
+        // Phones alike (the same times): every best option is every session's, and the lists
+        // cut short run out; each session left still gets one of the relay sessions left (the
+        // review: 191 of 1,100 on each side were left orphans).
+        let same: [(start: Int64, end: Int64?)?] = (0..<n).map { _ in (0, 600_000_000) }
+        let sameRelay: [(start: Int64, end: Int64?)?] = (0..<n).map { _ in (2_000_000, 602_000_000) }
+        let all = joiner.matches(same, sameRelay, offset: 2_000_000)
+        #expect(all.count == n)
+        #expect(Set(all.map(\.r)).count == n)
     }
 }
 
