@@ -68,10 +68,22 @@ struct StdinFollower: @unchecked Sendable {
             let n = try head.withUnsafeMutableBytes { try input.read(into: $0) }
             head.removeSubrange(n...)
             if n == 0 { return }
-            if forced == nil { try Self.readMore(into: &head, from: input) }
+            // A block of NULs first (a log truncated while written: copytruncate), passed over
+            // as `analyze` passes it over; the text after it is the stream.
+            var source: ByteSource = input
+            if let (after, rest, skipped) = try skippingLeadingZeros(head: head, rest: input, count: 64 * 1024, path: "<stdin>") {
+                guard !after.isEmpty else {
+                    engine.error("<stdin>: at byte 0: binary data (NUL bytes), not a log: standard input is not read further")
+                    return
+                }
+                engine.note("\(skipped) NUL bytes at the start passed over (a log truncated while it was written?)")
+                head = after
+                source = rest
+            }
+            if forced == nil { try Self.readMore(into: &head, from: source) }
             // Lines ended by CR alone are lines, as `analyze` reads them.
             let rest: ByteSource
-            (head, rest) = CROnlyLines.stream(head: head, rest: input)
+            (head, rest) = CROnlyLines.stream(head: head, rest: source)
             let format: LogFormat
             if let forced, let f = registry.format(named: forced) {
                 format = f

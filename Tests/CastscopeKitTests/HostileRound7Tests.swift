@@ -105,5 +105,11 @@ struct HostileRound7Tests {
         gz.append(Data(repeating: 0x4B, count: 100))
         let g = try castscope(["tail", "--no-journal", "-"], stdin: gz)
         #expect(g.stderr.contains("<stdin>: gzip data, not a text stream"), "\(g.stderr)")
+        // A block of NULs, then the log (copytruncate): passed over, as analyze passes it over.
+        var led = Data(repeating: 0, count: 4096)
+        led.append(Data(Self.log.utf8))
+        let l = try castscope(["tail", "--no-journal", "-"], stdin: led)
+        #expect(l.stdout.contains("S1 started"), "\(l.stdout) \(l.stderr)")
+        #expect(l.stderr.contains("4096 NUL bytes at the start passed over"), "\(l.stderr)")
     }
 }

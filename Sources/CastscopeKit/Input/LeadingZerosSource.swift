@@ -56,3 +56,17 @@ final class LeadingZerosSource: ByteSource {
         return try source.read(into: buffer)
     }
 }
+
+/// A stream whose head begins with a block of NULs (`tail -` fed a copytruncate'd log): the
+/// block passed over (to `LeadingZerosSource.longestRun`), and the next `count` bytes after it
+/// as the new head. Nil when the head does not begin with such a block.
+public func skippingLeadingZeros(head: [UInt8], rest: ByteSource, count: Int, path: String) throws
+    -> (head: [UInt8], rest: ByteSource, skipped: UInt64)?
+{
+    guard LeadingZerosSource.detect(head) else { return nil }
+    let skipping = LeadingZerosSource(PrefixedSource(prefix: head, rest: rest), path: path)
+    var first = [UInt8](repeating: 0, count: count)
+    let n = try first.withUnsafeMutableBytes { try skipping.read(into: $0) }
+    first.removeSubrange(n...)
+    return (first, skipping, skipping.skipped)
+}
