@@ -329,11 +329,14 @@ struct Analyze: ParsableCommand {
         if chosen.count > 1 {
             throw ValidationError("\(chosen.map(\.0).joined(separator: " and ")) each choose the report's format: give one (add --html FILE or --perfetto FILE for more reports)")
         }
-        var main = OutputTarget(path: output ?? "-", format: chosen.first?.1 ?? .text, option: output == nil ? "standard output" : "--output")
+        // (a path that is standard output, `/dev/stdout`, is `-`: `--html /dev/stdout` wrote the
+        // text report and the page on it together)
+        func std(_ p: String) -> String { OutputWriter.standardStream(p) == 1 ? "-" : p }
+        var main = OutputTarget(path: output.map(std) ?? "-", format: chosen.first?.1 ?? .text, option: output == nil ? "standard output" : "--output")
         if let output, chosen.isEmpty, let guessed = ReportFormat.guess(path: output) { main.format = guessed }
         var extra: [OutputTarget] = []
-        if let html { extra.append(OutputTarget(path: html, format: .html, option: "--html")) }
-        if let perfetto { extra.append(OutputTarget(path: perfetto, format: .perfetto, option: "--perfetto")) }
+        if let html { extra.append(OutputTarget(path: std(html), format: .html, option: "--html")) }
+        if let perfetto { extra.append(OutputTarget(path: std(perfetto), format: .perfetto, option: "--perfetto")) }
         var all = [main]
         for t in extra {
             if t.isStdout && main.isStdout && output == nil && chosen.isEmpty && all[0].format == .text {
