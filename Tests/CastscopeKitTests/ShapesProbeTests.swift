@@ -54,3 +54,35 @@ struct ReplaceOnBytesTests {
         }
     }
 }
+
+/// A detector scores the last winner first and stops a format that can no longer beat the
+/// best so far: what it chooses is what scoring every format in order chooses, whatever the
+/// files before (a folder of 10,000 small logs spent 45 % of its run in detection).
+@Suite("format detection with its hint chooses as without one")
+struct DetectionHintTests {
+    @Test func sameChoiceWhateverCameBefore() throws {
+        let registry = try ParserRegistry.builtin()
+        let samples = [
+            "Mar 12 11:02:07 BroadcastExtension[915] <Notice>: broadcast started\n",
+            "2026-03-12 10:15:04.673211+0100  localhost BroadcastExtension[812]: (ReplayKit) broadcast started\n",
+            "Mar 12 10:15:04 relay1 broadcast-relay[811]: session 7c1e accepted peer=iPhone14,2 room=standup\n",
+            "2026-03-12T10:15:04.673211+0100 relay1 broadcast-relay[811]: session 7c1e accepted peer=x\n",
+            "[ERROR] 2020-10-01 11:11:54,001 [Timer-1319] a.b.C - two\n",
+            "2021-12-23 02:56:59.980625+0530 App[12778:445] message\n",
+            "hello world\nnothing here\n",
+            "{\"timestamp\":\"2026-03-12 10:15:04.673211+0100\",\"eventMessage\":\"broadcast started\",\"processImagePath\":\"/x/BroadcastExtension\"}\n",
+        ]
+        let fresh = { FormatDetector(formats: registry.formats) }
+        var rng = SystemRandomNumberGenerator()
+        let shared = fresh()
+        for _ in 0..<200 {
+            // (a file of a few lines of one or two samples)
+            let a = samples.randomElement(using: &rng)!, b = samples.randomElement(using: &rng)!
+            let text = String(repeating: a, count: Int.random(in: 1...5, using: &rng)) + (Bool.random(using: &rng) ? b : "")
+            let bytes = Array(text.utf8)
+            let expected = bytes.withUnsafeBytes { fresh().detect(head: $0)?.format.name }
+            let got = bytes.withUnsafeBytes { shared.detect(head: $0)?.format.name }
+            #expect(got == expected, "\(text.debugDescription)")
+        }
+    }
+}
