@@ -111,4 +111,40 @@ struct HuntRound4Tests {
         let died = (a?["findings"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "daemon-died" }
         #expect((died?["time"] as? String)?.hasPrefix("2024-01-26T11:53:02") == true, "\(String(describing: died))")
     }
+
+    /// Hunt round 5 (KSCrash#278's shape): a JetsamEvent kill of a broadcast extension under
+    /// the 50 MB limit (its footprint at the kill, 31 MB, `per-process-limit`) was no session,
+    /// no finding, exit 0; at 51 MB it was `extension-killed`.
+    @Test("a broadcast extension's jetsam kill under 50 MB is its kill, said so")
+    func jetsamUnderTheLimit() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ips = dir.appendingPathComponent("JetsamEvent-2024-06-16-130026.ips")
+        try """
+            {"bug_type":"298","timestamp":"2024-06-16 13:00:26.00 +0700","os_version":"iPhone OS 17.5 (21F79)","incident_id":"947EE743-65EC-4787-B86D-F072B04909BC"}
+            {
+              "date" : "2024-06-16 13:00:26.64 +0700",
+              "pageSize" : 16384,
+              "largestProcess" : "BroadcastUploadExtension",
+              "processes" : [
+              {
+                "rpages" : 2000,
+                "reason" : "per-process-limit",
+                "pid" : 4624,
+                "name" : "BroadcastUploadExtension"
+              }
+              ]
+            }
+
+            """.write(to: ips, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", ips.path])
+        let killed = (r.json?["findings"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "extension-killed" }
+        #expect((killed?["message"] as? String)?.contains("killed by jetsam (per-process-limit) at 31 MB, under the 50 MB") == true, "\(String(describing: r.json?["findings"]))")
+        // A host app at 650 MB is still not a broadcast extension's kill, whatever its name.
+        let app = dir.appendingPathComponent("app.ips")
+        try (try String(contentsOf: ips, encoding: .utf8)).replacingOccurrences(of: "\"rpages\" : 2000", with: "\"rpages\" : 41600")
+            .write(to: app, atomically: true, encoding: .utf8)
+        let a = try castscope(["analyze", "--json", app.path])
+        #expect(!(a.json?["findings"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "extension-killed" })
+    }
 }

@@ -24,7 +24,9 @@ struct ExtensionKilledRule: FindingRule {
                 limit = exceeded
                 evidence.insert(exceeded.source, at: 0)
             }
-            if let mb = limit.attr("limit_mb") {
+            if let mb = limit.attr("limit_mb"), let n = Int(mb), n < 45 {
+                m += " was killed by jetsam (\(limit.attr("limit_kind") ?? "limit")) at \(mb) MB, under the 50 MB broadcast extensions have: its limit was lowered, or memory ran short; frames must be encoded and sent without holding them"
+            } else if let mb = limit.attr("limit_mb") {
                 m += " was killed at its \(mb) MB memory limit (\(limit.attr("limit_kind") ?? "limit")): frames must be encoded and sent without holding them"
             } else {
                 m += " was killed (\(e.message))"

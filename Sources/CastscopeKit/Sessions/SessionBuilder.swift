@@ -83,7 +83,9 @@ public struct SessionBuilder {
         let lower = name.lowercased()
         let saysBroadcast = broadcastNameWords.contains { lower.hasBytes($0) }
         if !saysBroadcast && otherExtensionNameWords.contains(where: { lower.hasBytes($0) }) { return false }
-        if let mb = e.attr("limit_mb").flatMap({ Int($0) }) { return (45...55).contains(mb) }
+        // (below the limit too when the name says so: a JetsamEvent's footprint at the kill,
+        // 31 MB with `per-process-limit`, KSCrash#278's shape, was no session at all)
+        if let mb = e.attr("limit_mb").flatMap({ Int($0) }) { return (45...55).contains(mb) || saysBroadcast && mb < 45 }
         return saysBroadcast
     }
 
