@@ -147,4 +147,19 @@ struct HuntRound4Tests {
         let a = try castscope(["analyze", "--json", app.path])
         #expect(!(a.json?["findings"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "extension-killed" })
     }
+
+    /// Hunt round 5 (KSCrash#278): a JetsamEvent entry pasted from Markdown, two spaces at the
+    /// end of every line, was a record a line and its kill unread.
+    @Test("a JetsamEvent entry with Markdown's trailing spaces is one entry, its kill read")
+    func jetsamEntryTrailingSpaces() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let lines = ["{", "    \"uuid\" : \"14350be0-e8a2-3419-b7fa-42ae204997e5\",", "    \"states\" : [", "        \"frontmost\"", "    ],",
+                     "    \"rpages\" : 960,", "    \"reason\" : \"per-process-limit\",", "    \"pid\" : 4624,",
+                     "    \"name\" : \"BroadcastUploadExtension\",", "    \"cpuTime\" : 1223.5413490000001", "},"]
+        let path = dir.appendingPathComponent("comment.txt")
+        try lines.map { $0 + "  \n" }.joined().write(to: path, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", path.path])
+        #expect((r.json?["findings"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "extension-killed" }, "\(r.stdout.prefix(600))")
+    }
 }

@@ -655,6 +655,9 @@ public final class RecordReader {
     static func opensBlock(_ text: UnsafeRawBufferPointer) -> Bool {
         var e = text.count
         if e > 0, text[e - 1] == 0x0D { e -= 1 }  // (the skimmer looks at the same last byte)
+        // (and past Markdown's two trailing spaces: a JetsamEvent entry pasted with them on every
+        // line was a record a line, its kill unread; the skimmer hands such lines on too)
+        while e > 0, text[e - 1] == 0x20 || text[e - 1] == 0x09 { e -= 1 }
         guard e > 0 else { return false }
         let b = text[e - 1]
         return b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "(")

@@ -106,7 +106,8 @@ struct Skimmer {
                     // starts a dump whose lines join it: the full path reads it.
                     let last = line.load(fromByteOffset: length &- 1, as: UInt8.self)
                     // (and a code span's closing backtick, which the full path takes off first)
-                    if last == 0x7B || last == 0x5B || last == 0x28 || last == 0x60 { break }
+                    // (a line ending in white space may end in a bracket before it: `{  `)
+                    if last == 0x7B || last == 0x5B || last == 0x28 || last == 0x60 || last == 0x20 || last == 0x09 { break }
                 }
                 if P.starts(line, length) {
                     progress.records &+= 1
