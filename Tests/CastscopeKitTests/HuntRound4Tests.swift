@@ -161,5 +161,10 @@ struct HuntRound4Tests {
         try lines.map { $0 + "  \n" }.joined().write(to: path, atomically: true, encoding: .utf8)
         let r = try castscope(["analyze", "--json", path.path])
         #expect((r.json?["findings"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "extension-killed" }, "\(r.stdout.prefix(600))")
+        // A paste that begins at the report's `"processes" : [` (its entries join that line).
+        let from = dir.appendingPathComponent("processes.txt")
+        try (["\"processes\" : ["] + lines + ["]"]).map { $0 + "\n" }.joined().write(to: from, atomically: true, encoding: .utf8)
+        let p = try castscope(["analyze", "--json", from.path])
+        #expect((p.json?["findings"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "extension-killed" }, "\(p.stdout.prefix(600))")
     }
 }

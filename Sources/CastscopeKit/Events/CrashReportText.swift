@@ -55,13 +55,14 @@ struct CrashReportText {
     var isOpen: Bool { opened != nil || pending != nil }
 
     /// Whether `rec` may open a header (an opener's first byte) or be a JetsamEvent entry (`{`):
-    /// its message's first byte, so that every other record costs one look.
+    /// its message's first byte, so that every other record costs one look (`"`: a JetsamEvent
+    /// paste that begins at its `"processes" : [`).
     static func mayConcern(_ rec: RawRecord) -> Bool {
         rec.withBytes(.message) { bytes in
             let i = RecordReader.indentEnd(bytes)
             guard i < bytes.count else { return false }
             let b = bytes[i]
-            return b == UInt8(ascii: "H") || b == UInt8(ascii: "E") || b == UInt8(ascii: "{")
+            return b == UInt8(ascii: "H") || b == UInt8(ascii: "E") || b == UInt8(ascii: "{") || b == UInt8(ascii: "\"")
         } ?? false
     }
 
@@ -240,6 +241,7 @@ enum JetsamFragmentText {
     private static let reasonKey = Array("\"reason\"".utf8)
     private static let rpagesKey = Array("\"rpages\"".utf8)
     private static let nameKey = Array("\"name\"".utf8)
+    private static let processesKey = Array("\"processes\"".utf8)
 
     /// The kill records of the objects in `message` that have a `reason` and a `name`.
     static func records(in rec: RawRecord) -> [RawRecord] {
@@ -247,7 +249,9 @@ enum JetsamFragmentText {
         // as plain text is one record per object, and comes here whole)
         guard let bytes = rec.withBytes(.message, { bytes -> [UInt8]? in
             let i = RecordReader.indentEnd(bytes)
-            guard i < bytes.count && bytes[i] == UInt8(ascii: "{") && bytes.count > 40,
+            // (or a paste that begins at the report's `"processes" : [`, its entries joined to it)
+            guard i < bytes.count && bytes.count > 40,
+                bytes[i] == UInt8(ascii: "{") || bytes[i...].starts(with: processesKey),
                 findBytes(bytes, reasonKey, from: i) != nil
             else { return nil }
             return Array(bytes)
