@@ -68,11 +68,35 @@ enum OutputWriter {
     /// 1 or 2 when `path` is this process's standard output or error (`/dev/stdout`,
     /// `/proc/self/fd/2`, a file the shell redirected it to): written through it, not replaced.
     static func standardStream(_ path: String) -> Int32? {
+        guard path != "-" else { return nil }
+        // By name first (`/dev/stderr` is fd 2 even when fd 1 is the same terminal, or `2>&1`
+        // made them one file: by inode it passed for standard output), then by inode (a file
+        // the shell redirected standard output to).
+        if let fd = namedDescriptor(path), fd == 1 || fd == 2 { return fd }
         var st = stat()
-        guard path != "-", stat(path, &st) == 0 else { return nil }
+        guard stat(path, &st) == 0 else { return nil }
         for fd: Int32 in [1, 2] {
             var o = stat()
             if fstat(fd, &o) == 0, o.st_dev == st.st_dev, o.st_ino == st.st_ino { return fd }
+        }
+        return nil
+    }
+
+    /// The descriptor a path names through its links (`/dev/stdout` → `/proc/self/fd/1`,
+    /// `/dev/fd/2`), whether or not it is open; nil for any other path.
+    static func namedDescriptor(_ path: String) -> Int32? {
+        var current = path
+        for _ in 0..<16 {
+            for prefix in ["/proc/self/fd/", "/dev/fd/"] where current.hasPrefix(prefix) {
+                return Int32(current.dropFirst(prefix.count))
+            }
+            if current == "/dev/stdout" { return 1 }
+            if current == "/dev/stderr" { return 2 }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(current, &buffer, buffer.count - 1)
+            guard n > 0 else { return nil }
+            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : split(current).dir + "/" + target
         }
         return nil
     }
@@ -103,6 +127,12 @@ enum OutputWriter {
 
     /// Why `target` must not be written, or nil. Checked before anything is read.
     static func refusal(_ target: OutputTarget, inputs: [String], force: Bool) -> String? {
+        // A descriptor named that is not open (`-o /dev/stdout >&-`): nothing to write to, and
+        // its link (`/dev/stdout` itself) is no file to replace.
+        if !target.isStdout, let fd = namedDescriptor(target.path) {
+            var st = stat()
+            if fstat(fd, &st) != 0 { return "\(target.option) \(target.path): file descriptor \(fd) is not open" }
+        }
         guard !target.isStdout, standardStream(target.path) != 1 else { return stdoutConflict(inputs: inputs) }
         if standardStream(target.path) == 2 { return stdoutConflict(inputs: inputs, fd: 2) }
         let path = target.path
@@ -230,7 +260,9 @@ enum OutputWriter {
         let path = target.path
         var st = stat()
         let exists = stat(path, &st) == 0
-        if exists && (st.st_mode & S_IFMT) != S_IFREG {
+        // (another descriptor named, `/dev/fd/3`: written through when open, never replaced)
+        if let fd = namedDescriptor(path), !exists { return "\(path): file descriptor \(fd) is not open" }
+        if exists && ((st.st_mode & S_IFMT) != S_IFREG || namedDescriptor(path) != nil) {
             guard let f = fopen(path, "w") else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
             let ok = body(f) && fflush(f) == 0
             let e = errno

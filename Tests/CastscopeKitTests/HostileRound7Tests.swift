@@ -112,4 +112,37 @@ struct HostileRound7Tests {
         #expect(l.stdout.contains("S1 started"), "\(l.stdout) \(l.stderr)")
         #expect(l.stderr.contains("4096 NUL bytes at the start passed over"), "\(l.stderr)")
     }
+
+    /// The second review: a link naming standard error is fd 2 by its name even when fd 1 is
+    /// the same file (`2>&1`: by inode it passed for standard output, and `--html /dev/stderr`
+    /// replaced the text report); a link naming a descriptor that is not open is never replaced.
+    @Test("links to descriptors: named by their descriptor; one that is not open is not replaced")
+    func descriptorLinks() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("device.txt")
+        try Self.log.write(to: input, atomically: true, encoding: .utf8)
+        let err = dir.appendingPathComponent("stderr")
+        try FileManager.default.createSymbolicLink(atPath: err.path, withDestinationPath: "/proc/self/fd/2")
+        // Standard output and error the same file.
+        let both = dir.appendingPathComponent("both.txt")
+        FileManager.default.createFile(atPath: both.path, contents: nil)
+        let h = try FileHandle(forWritingTo: both)
+        let p = Process()
+        p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+        p.arguments = ["analyze", "--no-pager", "--html", err.path, input.path]
+        p.standardOutput = h
+        p.standardError = h
+        try p.run()
+        p.waitUntilExit()
+        try h.close()
+        let text = try String(contentsOf: both, encoding: .utf8)
+        #expect(text.contains("castscope: 1 file") && text.contains("<html"), "\(text.prefix(200))")
+        // A link to a descriptor no process has open here: refused or unwritable, never replaced.
+        let closed = dir.appendingPathComponent("fd9")
+        try FileManager.default.createSymbolicLink(atPath: closed.path, withDestinationPath: "/proc/self/fd/9")
+        let r = try castscope(["analyze", "--no-pager", "-o", closed.path, input.path])
+        #expect(r.status != 0 && r.stderr.contains("file descriptor 9 is not open"), "\(r.stderr)")
+        #expect(try FileManager.default.attributesOfItem(atPath: closed.path)[.type] as? FileAttributeType == .typeSymbolicLink)
+    }
 }
