@@ -172,10 +172,23 @@ enum OutputWriter {
     /// Why writing (or removing) `path` would touch an input: it is one, or it is inside an
     /// input folder. Nil when it is neither (or its folder does not exist yet).
     static func inputConflict(_ path: String, option: String, inputs: [String], example: String = "choose another path") -> String? {
-        // (a link is written through: what it names, even before that exists, is what is written)
+        // A link is replaced where it is, and what it names is not to be touched either: both
+        // are checked (a link inside an input folder that points out of it was let through).
         var link = stat()
-        let isLink = lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
-        guard let out = (isLink ? linkTarget(path) : nil) ?? realPath(path) else { return nil }
+        if lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK {
+            let (dir, name) = split(path)
+            if let own = realPath(dir).map({ ($0 == "/" ? "" : $0) + "/" + name }),
+                let why = inputConflict(resolved: own, path, option: option, inputs: inputs, example: example)
+            {
+                return why
+            }
+        }
+        guard let out = linkTarget(path) ?? realPath(path) else { return nil }
+        return inputConflict(resolved: out, path, option: option, inputs: inputs, example: example)
+    }
+
+    /// `inputConflict` for the output's path `out`, resolved.
+    private static func inputConflict(resolved out: String, _ path: String, option: String, inputs: [String], example: String) -> String? {
         // Standard input redirected from a file (`castscope analyze -o F - < F`) is that file.
         if inputs.contains("-") {
             var read = stat(), written = stat()

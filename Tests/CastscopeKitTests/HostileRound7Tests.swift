@@ -69,6 +69,14 @@ struct HostileRound7Tests {
         let r = try castscope(["analyze", "--no-pager", "--force", "-o", other.path, input.path])
         #expect(r.status == 2 && r.stderr.contains("is one of the inputs"), "\(r.stderr)")
         #expect(try String(contentsOf: input, encoding: .utf8) == Self.log)
+        // A link inside an input folder pointing out of it: replacing it writes into the folder.
+        let folder = dir.appendingPathComponent("logs")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Self.log.write(to: folder.appendingPathComponent("device.txt"), atomically: true, encoding: .utf8)
+        let latest = folder.appendingPathComponent("latest.txt")
+        try FileManager.default.createSymbolicLink(atPath: latest.path, withDestinationPath: dir.appendingPathComponent("out.txt").path)
+        let l = try castscope(["analyze", "--no-pager", "-o", latest.path, folder.path])
+        #expect(l.status == 2 && l.stderr.contains("is inside the input folder"), "\(l.stderr)")
     }
 
     @Test("argument errors escape control characters; a cursor file's missing folder is a usage error; a junk .ips body is one short line")
