@@ -746,8 +746,6 @@ public final class LiveSessions {
         events = kept
     }
 
-    /// Ended phone sessions older than the horizon on both sides: their lines go, and they
-    /// leave `connected` (and the join's record of them).
     /// Sessions let go of, per stream: when all of a stream's are and it has ended, it is
     /// retired (`retire`).
     var letGoInStream: [String: Int] = [:]
@@ -801,6 +799,8 @@ public final class LiveSessions {
         superseded.remove(k)
     }
 
+    /// Ended phone sessions older than the horizon on both sides: their lines go, and they
+    /// leave `connected` (and the join's record of them).
     func letGoOfEndedDevice() {
         var gone = false
         // (once the phone's side ended, its sessions wait for the relay's clock alone: a relay
