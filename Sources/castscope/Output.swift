@@ -92,13 +92,19 @@ enum OutputWriter {
             }
             if current == "/dev/stdout" { return 1 }
             if current == "/dev/stderr" { return 2 }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let n = readlink(current, &buffer, buffer.count - 1)
-            guard n > 0 else { return nil }
-            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = target.hasPrefix("/") ? target : split(current).dir + "/" + target
+            guard let next = readLink(current) else { return nil }
+            current = next
         }
         return nil
+    }
+
+    /// What link `path` points to, relative to its folder resolved; nil when it is no link.
+    static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink(path, &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target.hasPrefix("/") ? target : split(path).dir + "/" + target
     }
 
     /// The file a symlink names, resolved, also when it does not exist yet (a link to the
@@ -110,11 +116,8 @@ enum OutputWriter {
         }
         var current = path
         for _ in 0..<40 {
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let n = readlink(current, &buffer, buffer.count - 1)
-            guard n >= 0 else { return realPath(current) }
-            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = target.hasPrefix("/") ? target : split(current).dir + "/" + target
+            guard let next = readLink(current) else { return realPath(current) }
+            current = next
         }
         return nil
     }

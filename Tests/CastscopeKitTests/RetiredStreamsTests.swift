@@ -45,7 +45,7 @@ struct RetiredStreamsTests {
         stream.finish { out.append($0) }
         let outside = stream.unattached.map { "\($0.time ?? -1) \($0.process ?? "-")[\($0.pid ?? -1)] \($0.message)" }
         return Run(sessions: describe(out, texts: true), outside: outside,
-                   streamsLeft: stream.streams.count - stream.retiredSlots, retired: stream.retiredPids.count)
+                   streamsLeft: stream.streams.count - stream.retiredSlots, retired: stream.retiredProcesses.count)
     }
 
     static let minute: Int64 = 60_000_000

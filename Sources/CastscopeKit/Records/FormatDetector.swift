@@ -98,7 +98,7 @@ public struct FormatDetector {
         for i in formats.indices where !formats[i].fallback {
             let s = score(formats[i], lines)
             guard s > 0 else { continue }
-            if let b = best, b.score > s || (b.score == s && formats[b.index].priority >= formats[i].priority) {
+            if let b = best, !better(i, s, than: b) {
                 runnerUp = max(runnerUp, s)
                 continue
             }
@@ -108,16 +108,19 @@ public struct FormatDetector {
         return best.map { (formats[$0.index], $0.score, runnerUp) }
     }
 
+    /// Format `i` scoring `s` beats `b`: a higher score, then a higher priority, then the
+    /// earlier format.
+    private func better(_ i: Int, _ s: Int, than b: (index: Int, score: Int)) -> Bool {
+        if s != b.score { return s > b.score }
+        if formats[i].priority != formats[b.index].priority { return formats[i].priority > formats[b.index].priority }
+        return i < b.index
+    }
+
     /// What `best` chooses, the runner-up's score not needed: the highest score, then the higher
     /// priority, then the earlier format (`better`), whatever order they are scored in; the
     /// last winner first, and a format that can no longer beat the best so far stops scoring.
     private func bestAlone(_ lines: [UnsafeRawBufferPointer]) -> (format: LogFormat, score: Int, runnerUp: Int)? {
         var best: (index: Int, score: Int)?
-        func better(_ i: Int, _ s: Int, than b: (index: Int, score: Int)) -> Bool {
-            if s != b.score { return s > b.score }
-            if formats[i].priority != formats[b.index].priority { return formats[i].priority > formats[b.index].priority }
-            return i < b.index
-        }
         func consider(_ i: Int) {
             guard !formats[i].fallback else { return }
             // (the least score that would beat the best so far)

@@ -61,6 +61,18 @@ enum JournalTextHeader {
             t.isFloor = true
             return t
         }
+        guard let found = activeSince(line) else { return nil }
+        var t = found.time
+        // `active (running) since` is when it started: the lines shown are after it. `failed`,
+        // `inactive (dead)`, `activating (auto-restart)` since is when it stopped: before it.
+        let state = UnsafeRawBufferPointer(rebasing: line[(found.from + activeSince.count)..<found.since])
+        if state.starts(with: active) { t.isFloor = true } else { t.isCeiling = true }
+        return t
+    }
+
+    /// `systemctl status`'s `Active: <state> since <time>; 2h ago`: where `Active:` begins (past
+    /// the indent), where ` since ` is, and its time.
+    static func activeSince(_ line: UnsafeRawBufferPointer) -> (from: Int, since: Int, time: ParsedTime)? {
         var i = 0
         while i < line.count, line[i] == 0x20 { i += 1 }
         guard UnsafeRawBufferPointer(rebasing: line[i...]).starts(with: activeSince),
@@ -68,12 +80,8 @@ enum JournalTextHeader {
         else { return nil }
         // (up to the `;` before `2h ago`)
         let stop = line[(at + since.count)...].firstIndex(of: UInt8(ascii: ";")) ?? line.count
-        guard var t = fullTime(line, at + since.count, stop) else { return nil }
-        // `active (running) since` is when it started: the lines shown are after it. `failed`,
-        // `inactive (dead)`, `activating (auto-restart)` since is when it stopped: before it.
-        let state = UnsafeRawBufferPointer(rebasing: line[(i + activeSince.count)...])
-        if state.starts(with: active) { t.isFloor = true } else { t.isCeiling = true }
-        return t
+        guard let t = fullTime(line, at + since.count, stop) else { return nil }
+        return (i, at, t)
     }
 
     /// The unit `systemctl status` shows (`● janus.service - Janus WebRTC Server`, `× coturn.service`):
@@ -96,15 +104,10 @@ enum JournalTextHeader {
     /// `activating (auto-restart) (Result: …)`): when the unit failed, and the line without its
     /// indent. Nil for any other state, or a result of `success`.
     static func failedSince(_ line: UnsafeRawBufferPointer) -> (time: ParsedTime, from: Int)? {
-        var i = 0
-        while i < line.count, line[i] == 0x20 { i += 1 }
-        guard UnsafeRawBufferPointer(rebasing: line[i...]).starts(with: activeSince),
-            let r = findBytes(line, result, from: i + activeSince.count),
-            !UnsafeRawBufferPointer(rebasing: line[(r + result.count)...]).starts(with: success),
-            let at = findBytes(line, since, from: r)
+        guard let (i, at, t) = activeSince(line),
+            let r = findBytes(UnsafeRawBufferPointer(rebasing: line[..<at]), result, from: i + activeSince.count),
+            !UnsafeRawBufferPointer(rebasing: line[(r + result.count)...]).starts(with: success)
         else { return nil }
-        let stop = line[(at + since.count)...].firstIndex(of: UInt8(ascii: ";")) ?? line.count
-        guard let t = fullTime(line, at + since.count, stop) else { return nil }
         return (t, i)
     }
     static let result = Array("(Result: ".utf8)

@@ -271,15 +271,14 @@ public final class LiveSessions {
         if e.side == .extension || e.side == .app { phoneSideEnded = false }
         defer { letGoOfEndedDevice(); letGoOfClosedRelay() }
         var k: String?
-        if e.side == .extension, let pid = e.pid, let process = e.process, let names = retiredPids[pid], names.contains(process) {
+        if e.side == .extension, let pid = e.pid, let process = e.process, retiredProcesses.contains(pid: pid, process: process) {
             // A retired process writes again: a start line begins a stream of its own, any
             // other is placed like a host line (`retire`).
             guard e.code == .broadcastStarted || SessionBuilder.startCodes.contains(e.code) else {
                 attach(e)
                 return hostEvent(e)
             }
-            let left = names.filter { $0 != process }
-            retiredPids[pid] = left.isEmpty ? nil : left
+            _ = retiredProcesses.reopen(pid: pid, process: process)
         }
         if e.side == .extension {
             k = key(e)
@@ -750,9 +749,8 @@ public final class LiveSessions {
     /// retired (`retire`).
     var letGoInStream: [String: Int] = [:]
     var letGoKeys = Set<SessionKey>()
-    /// Retired extension processes by pid, with their names (bounded by the phone's pid space).
-    var retiredPids: [Int: [String]] = [:]
-    var retiredNames = Set<String>()
+    /// Retired extension processes (`RetiredProcesses`, as `analyze` keeps them).
+    var retiredProcesses = RetiredProcesses()
     /// Sessions retired with their streams (`retire`): how many, and their outcomes, for the
     /// summary. Everything else of them is gone (a phone's log piped in for a day kept every
     /// session it had seen, 1.8 KB each: 100,000 sessions, 229 MB).
@@ -780,13 +778,12 @@ public final class LiveSessions {
             endedDevice = Array(endedDevice[endedDeviceStart...].filter { $0.key.stream != k })
             endedDeviceStart = 0
         }
-        // What `analyze` remembers of a retired extension process (`SessionStream.retiredPids`):
-        // a later line of it is placed like a host line (a new session only at a start line),
-        // as it was while its stream was ended.
+        // What `analyze` remembers of a retired extension process: a later line of it is
+        // placed like a host line (a new session only at a start line), as it was while its
+        // stream was ended.
         for i in s.sessions.indices {
             guard let pid = s.sessions[i].pid, let process = s.sessions[i].process else { continue }
-            let name = retiredNames.insert(process).memberAfterInsert
-            if !(retiredPids[pid]?.contains(name) ?? false) { retiredPids[pid, default: []].append(name) }
+            retiredProcesses.add(pid: pid, process: process)
         }
         if let process = s.sessions.last?.process, let file = streamFile[k], newestOfName[file + "\u{0}" + process] == k {
             newestOfName[file + "\u{0}" + process] = nil

@@ -584,22 +584,27 @@ public struct RelayJoiner {
         // MB): the pairs are made best first, and one further down a session's list than this
         // is taken only when every better one went to another session.
         let perDevice = max(16, maxOptions / max(1, device.count))
-        var mine: [(apart: Int64, overlap: Int64, d: Int32, r: Int32)] = []
-        var cut: [Int] = []
-        for (di, d) in device.enumerated() {
-            guard let ds = d?.start else { continue }
-            let de = max(d!.end ?? ds, ds)
+        /// Device session `di`'s options: each relay session it overlaps, how far their ends
+        /// are apart, how much they overlap.
+        func forEachOption(_ di: Int, _ body: (_ apart: Int64, _ overlap: Int64, _ r: Int) -> Void) {
+            guard let d = device[di] else { return }
+            let ds = d.start
+            let de = max(d.end ?? ds, ds)
             let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
             let last = spans.partitionPoint { $0.start <= de + tolerance }
-            mine.removeAll(keepingCapacity: true)
             for s in spans[first..<max(first, last)] {
                 // Touching spans count: a one-second session against second-precision logs.
                 let overlap = min(de, s.end) - max(ds, s.start)
-                if overlap >= -tolerance {
-                    let end = d!.end != nil && s.ended ? disagree(s.end, de) : tolerance
-                    mine.append((disagree(s.start, ds) + end, overlap, Int32(di), Int32(s.index)))
-                }
+                guard overlap >= -tolerance else { continue }
+                let end = d.end != nil && s.ended ? disagree(s.end, de) : tolerance
+                body(disagree(s.start, ds) + end, overlap, s.index)
             }
+        }
+        var mine: [(apart: Int64, overlap: Int64, d: Int32, r: Int32)] = []
+        var cut: [Int] = []
+        for di in device.indices {
+            mine.removeAll(keepingCapacity: true)
+            forEachOption(di) { apart, overlap, r in mine.append((apart, overlap, Int32(di), Int32(r))) }
             if mine.count > perDevice {
                 mine.sort { ($0.apart, $1.overlap, $0.r) < ($1.apart, $0.overlap, $1.r) }
                 mine.removeSubrange(perDevice...)
@@ -624,17 +629,10 @@ public struct RelayJoiner {
         // relay sessions left, as the whole list would have given it (the review: 1,100 phones
         // alike left 191 of each side orphans).
         for di in cut where !usedD[di] {
-            guard let ds = device[di]?.start else { continue }
-            let de = max(device[di]!.end ?? ds, ds)
-            let first = spans.partitionPoint { $0.start < ds - tolerance - longest }
-            let last = spans.partitionPoint { $0.start <= de + tolerance }
             var best: (apart: Int64, overlap: Int64, r: Int)?
-            for s in spans[first..<max(first, last)] where !usedR[s.index] {
-                let overlap = min(de, s.end) - max(ds, s.start)
-                guard overlap >= -tolerance else { continue }
-                let end = device[di]!.end != nil && s.ended ? disagree(s.end, de) : tolerance
-                let o = (apart: disagree(s.start, ds) + end, overlap: overlap, r: s.index)
-                if best.map({ (o.apart, $0.overlap, o.r) < ($0.apart, o.overlap, $0.r) }) ?? true { best = o }
+            forEachOption(di) { apart, overlap, r in
+                guard !usedR[r] else { return }
+                if best.map({ (apart, $0.overlap, r) < ($0.apart, overlap, $0.r) }) ?? true { best = (apart, overlap, r) }
             }
             guard let b = best else { continue }
             usedD[di] = true

@@ -5,7 +5,7 @@
 /// Each broadcast is a new extension process, so a log of 100,000 sessions named 100,000
 /// streams, and each kept its slot, its key and its entries in the tables that route a line
 /// to it (about 300 bytes; 69 MB resident for a 151 MB log). A retired stream leaves them
-/// all: only its pid stays, with its process name (`retiredPids`: a pid reused under another
+/// all: only its pid stays, with its process name (`RetiredProcesses`: a pid reused under another
 /// name keeps both; bounded by the device's pid space), so that what a later line of that process does is what it did before:
 /// - an extension line opens the stream again as it was when it retired: ended, with nothing
 ///   in it (a start line opens a new session, any other is placed like a host line);
@@ -66,9 +66,7 @@ extension SessionStream {
         lastLineAt[key] = nil
         lastLines[i] = nil
         freeLastLines.append(i)
-        // (one string per process name: a name per pid was most of what was left)
-        let name = retiredNames.insert(process).memberAfterInsert
-        if !(retiredPids[pid]?.contains(name) ?? false) { retiredPids[pid, default: []].append(name) }
+        retiredProcesses.add(pid: pid, process: process)
         streams[n] = SessionBuilder.Stream()
         streamKeys[n] = ""
         retiredSlots += 1
@@ -168,5 +166,35 @@ struct RetireHeap {
         let old = items
         items = []
         for item in old { if let n = number(item.stream) { push((n, item.at)) } }
+    }
+}
+
+/// Retired extension processes by pid, with their process names (a pid may have named several,
+/// one after another; bounded by the device's pid space): what `analyze`'s stream
+/// (`SessionStream.retireSilent`) and `tail`'s (`LiveSessions.retire`) remember of a process
+/// whose stream they let go of, so that its later lines are placed as they were while it had
+/// ended.
+struct RetiredProcesses {
+    private var byPid: [Int: [String]] = [:]
+    /// One string per process name (a name per pid was most of what was left).
+    private var names = Set<String>()
+
+    var isEmpty: Bool { byPid.isEmpty }
+    var count: Int { byPid.count }
+
+    mutating func add(pid: Int, process: String) {
+        let name = names.insert(process).memberAfterInsert
+        if !(byPid[pid]?.contains(name) ?? false) { byPid[pid, default: []].append(name) }
+    }
+
+    func contains(pid: Int) -> Bool { byPid[pid] != nil }
+    func contains(pid: Int, process: String) -> Bool { byPid[pid]?.contains(process) ?? false }
+
+    /// Takes the process out (it writes again); false when it was not retired.
+    mutating func reopen(pid: Int, process: String) -> Bool {
+        guard let list = byPid[pid], list.contains(process) else { return false }
+        let left = list.filter { $0 != process }
+        byPid[pid] = left.isEmpty ? nil : left
+        return true
     }
 }

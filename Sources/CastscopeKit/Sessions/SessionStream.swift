@@ -133,10 +133,8 @@ public struct SessionStream {
     mutating func number(_ key: String) -> Int {
         if let n = streamNumbers[key] { return n }
         streams.append(SessionBuilder.Stream())
-        if !retiredPids.isEmpty, let (process, pid) = Self.processAndPid(key), let names = retiredPids[pid], names.contains(process) {
+        if !retiredProcesses.isEmpty, let (process, pid) = Self.processAndPid(key), retiredProcesses.reopen(pid: pid, process: process) {
             // A retired stream's process writes again: its stream as it was.
-            let left = names.filter { $0 != process }
-            retiredPids[pid] = left.isEmpty ? nil : left
             streams[streams.count - 1].phase = .ended
             retireQueue.append((streams.count - 1, now))
         }
@@ -255,11 +253,9 @@ public struct SessionStream {
     /// of their last line (`retireSilent`).
     var retireLater = RetireHeap()
     var retireHead = 0
-    /// Retired extension processes by pid, with their process names (a pid may have named
-    /// several, one after another): a later line of theirs opens their stream again as it
+    /// Retired extension processes: a later line of theirs opens their stream again as it
     /// was (ended, nothing in it).
-    var retiredPids: [Int: [String]] = [:]
-    var retiredNames = Set<String>()
+    var retiredProcesses = RetiredProcesses()
     /// Slots of `streams` retired (their key ""), taken out once they are half of them.
     var retiredSlots = 0
     /// Places in `lastLines` free again.
@@ -475,14 +471,14 @@ public struct SessionStream {
         if let pid = targetPid, let tk = keyByPid[pid] { return tk }
         // A retired stream's (`RetiredStreams.swift`) line is placed as a host line, as the
         // lines after its end were.
-        if let pid = targetPid, retiredPids[pid] != nil { return nil }
+        if let pid = targetPid, retiredProcesses.contains(pid: pid) { return nil }
         if let name = e.attr("target"), let tk = keyByProcess[name] {
             return streamNumbers[tk] != nil || extensionKeys.contains(tk) ? tk : nil
         }
         // The line's own stream key, built only now (a string per system line).
         let key = SessionBuilder.streamKey(e)
         if extensionKeys.contains(key) { return key }
-        if let pid = e.pid, !retiredPids.isEmpty, retiredPids[pid]?.contains(e.process ?? "?") == true { return nil }
+        if let pid = e.pid, !retiredProcesses.isEmpty, retiredProcesses.contains(pid: pid, process: e.process ?? "?") { return nil }
         guard SessionBuilder.killCodes.contains(e.code) else { return nil }
         if let only = onlyOpenExtension(killedBy: e) { return only }
         if SessionBuilder.killsBroadcastExtension(e), let name = e.attr("target") {
