@@ -25,12 +25,13 @@ public struct Event: Sendable {
         /// Whether no stage looks at lines of this kind one by one, so that repeats of one
         /// line fold into one event as the session is built (`SessionBuilder.foldRepeatedLine`).
         let foldsWhenRepeated: Bool
-        init(kind: String, code: KindCode? = nil, sdk: String, process: String?, message: String, attrs: [(String, String)],
-             path: String)
+        /// `code` and `folds`: what `kind` gives, when the caller knows it (an event read back).
+        init(kind: String, code: KindCode? = nil, folds: Bool? = nil, sdk: String, process: String?, message: String,
+             attrs: [(String, String)], path: String)
         {
             self.kind = kind
             self.code = code ?? KindCode(kind)
-            foldsWhenRepeated = self.code == .other && !Self.readOneByOne.contains { kind.hasPrefix($0) }
+            foldsWhenRepeated = folds ?? (self.code == .other && !Self.readOneByOne.contains { kind.hasPrefix($0) })
             self.sdk = sdk
             self.process = process
             self.message = message
@@ -108,11 +109,12 @@ public struct Event: Sendable {
     /// one's time and line kept compactly, so that memory does not grow by an event per frame.
     public var repeats: Repeats? = nil
 
-    init(kind: String, code: KindCode? = nil, sdk: String, side: Side, time: Int64?, displayOffset: Int = 0, timeInferred: Bool = false,
-         process: String?, pid: Int?, message: String, attrs: [(String, String)], source: SourceRef, order: Int,
-         parsedTime: ParsedTime?, fileIndex: Int, repeats: Repeats? = nil)
+    init(kind: String, code: KindCode? = nil, folds: Bool? = nil, sdk: String, side: Side, time: Int64?, displayOffset: Int = 0,
+         timeInferred: Bool = false, process: String?, pid: Int?, message: String, attrs: [(String, String)], source: SourceRef,
+         order: Int, parsedTime: ParsedTime?, fileIndex: Int, repeats: Repeats? = nil)
     {
-        self.text = Text(kind: kind, code: code, sdk: sdk, process: process, message: message, attrs: attrs, path: source.path)
+        self.text = Text(kind: kind, code: code, folds: folds, sdk: sdk, process: process, message: message, attrs: attrs,
+                         path: source.path)
         self.line = source.line
         self.time = time
         self.side = side

@@ -70,6 +70,26 @@ public struct OutputBuffer: Sendable {
         return storage.base + storage.count
     }
 
+    /// `v`'s bytes as they lie in memory (the spill's fields, `SpillWriter`): one store, no
+    /// array append.
+    @inline(__always) mutating func rawValue<T: BitwiseCopyable>(_ v: T) {
+        let n = MemoryLayout<T>.size
+        UnsafeMutableRawPointer(room(n)).storeBytes(of: v, as: T.self)
+        storage.count += n
+    }
+
+    /// Drops the first `n` bytes (what a file took before it took no more, `EventSpill`).
+    mutating func removeFirst(_ n: Int) {
+        let rest = withUnsafeBytes { OutputBuffer.copying(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[n...])) }
+        self = rest
+    }
+
+    static func copying(_ b: UnsafeRawBufferPointer) -> OutputBuffer {
+        var o = OutputBuffer(capacity: b.count)
+        o.append(b)
+        return o
+    }
+
     /// Takes back the last byte written (there must be one).
     public mutating func dropLast() {
         precondition(storage.count > 0, "dropLast on an empty buffer")

@@ -21,12 +21,19 @@ public final class EventSpill: @unchecked Sendable {
     }
 
     private let fd: Int32
-    private var buffer: [UInt8] = []
+    /// What is written but not yet in the file.
+    private var writer = SpillWriter(out: OutputBuffer(capacity: 1 << 16))
+    private var buffer: OutputBuffer {
+        _read { yield writer.out }
+        _modify { yield &writer.out }
+    }
     private var written: Int64 = 0
     /// A write to the file failed (a full disk): what follows stays in `buffer`, in memory.
     private var failed = false
     private var paths: [String] = []
     private var pathIndex: [String: Int] = [:]
+    /// The path numbered last (lines of one file follow each other: no lookup for them).
+    private var lastPath: (path: String, number: Int)?
     private let lock = NSLockLite()
 
     /// Nil when no temporary file can be made (the caller then keeps the events in memory).
@@ -34,7 +41,6 @@ public final class EventSpill: @unchecked Sendable {
         let fd = unlinkedTemporaryFile("events")
         guard fd >= 0 else { return nil }
         self.fd = fd
-        buffer.reserveCapacity(1 << 16)
     }
 
     deinit { close(fd) }
@@ -103,13 +109,10 @@ public final class EventSpill: @unchecked Sendable {
     func writeBytes(_ fill: (inout SpillWriter, Encoder) -> Void) -> Chunk {
         lock.locked {
             let start = written + Int64(buffer.count)
-            var w = SpillWriter(bytes: buffer)
-            buffer = []
-            fill(&w, Encoder(event: { e, w in self.encode(e, into: &w) }, source: { s, w in
+            fill(&writer, Encoder(event: { e, w in self.encode(e, into: &w) }, source: { s, w in
                 w.i64(s.map { Int64(self.pathNumber($0.path)) } ?? -1)
                 if let s { w.i64(Int64(s.line)) }
             }))
-            buffer = w.bytes
             let chunk = Chunk(offset: start, length: Int(written) + buffer.count - Int(start), count: 0)
             if buffer.count >= 1 << 16 && !failed { flush() }
             return chunk
@@ -142,7 +145,11 @@ public final class EventSpill: @unchecked Sendable {
             let inFile = Int(max(0, min(end, written) - chunk.offset))
             if inFile < chunk.length {
                 let from = Int(chunk.offset + Int64(inFile) - written)
-                bytes.replaceSubrange(inFile..., with: buffer[from..<from + chunk.length - inFile])
+                buffer.withUnsafeBytes { b in
+                    bytes.withUnsafeMutableBytes { to in
+                        to.baseAddress!.advanced(by: inFile).copyMemory(from: b.baseAddress! + from, byteCount: chunk.length - inFile)
+                    }
+                }
             }
             return (paths, inFile)
         }
@@ -196,10 +203,17 @@ public final class EventSpill: @unchecked Sendable {
 
     /// Called under the lock.
     private func pathNumber(_ path: String) -> Int {
-        if let k = pathIndex[path] { return k }
-        paths.append(path)
-        pathIndex[path] = paths.count - 1
-        return paths.count - 1
+        if let last = lastPath, last.path == path { return last.number }
+        let k: Int
+        if let known = pathIndex[path] {
+            k = known
+        } else {
+            paths.append(path)
+            k = paths.count - 1
+            pathIndex[path] = k
+        }
+        lastPath = (path, k)
+        return k
     }
 
     private func encode(_ e: Event, into w: inout SpillWriter) {
@@ -211,10 +225,13 @@ public final class EventSpill: @unchecked Sendable {
         if e.parsedTime != nil { flags |= 16 }
         if e.repeats != nil { flags |= 32 }
         if e.linesDiffer { flags |= 64 }
+        let text = e.textRef
+        if text.foldsWhenRepeated { flags |= 128 }
         w.u8(flags)
+        w.u8(text.code.rawValue)
+        w.u8(e.side.spillCode)
         w.string(e.kind)
         w.string(e.sdk)
-        w.string(e.side.rawValue)
         if let t = e.time { w.i64(t) }
         w.i64(Int64(e.displayOffset))
         if let p = e.process { w.string(p) }
@@ -249,19 +266,21 @@ public final class EventSpill: @unchecked Sendable {
 
     private func decode(_ r: inout SpillReader, paths: [String]) -> Event {
         let flags = r.u8()
-        let kind = r.string(), sdk = r.string()
-        let side = Side(rawValue: r.string()) ?? .relay
+        let code = KindCode(rawValue: r.u8()) ?? .other
+        let side = Side(spillCode: r.u8())
+        // (the few kinds, SDKs, processes and attribute names are shared, not one copy a line)
+        let kind = r.sharedString(), sdk = r.sharedString()
         let time = flags & 1 != 0 ? r.i64() : nil
         let displayOffset = Int(r.i64())
-        let process = flags & 2 != 0 ? r.string() : nil
+        let process = flags & 2 != 0 ? r.sharedString() : nil
         let pid = flags & 4 != 0 ? Int(r.i64()) : nil
         let message = r.string()
         var attrs: [(String, String)] = []
         let n = Int(r.i64())
         attrs.reserveCapacity(n)
         for _ in 0..<n {
-            let k = r.string()
-            attrs.append((k, r.string()))
+            let k = r.sharedString()
+            attrs.append((k, r.sharedString()))
         }
         let path = paths[Int(r.i64())]
         let line = Int(r.i64()), order = Int(r.i64()), fileIndex = Int(r.i64())
@@ -285,30 +304,32 @@ public final class EventSpill: @unchecked Sendable {
             }
             repeats = rep
         }
-        return Event(kind: kind, sdk: sdk, side: side, time: time, displayOffset: displayOffset,
+        return Event(kind: kind, code: code, folds: flags & 128 != 0, sdk: sdk, side: side, time: time, displayOffset: displayOffset,
                      timeInferred: flags & 8 != 0, process: process, pid: pid, message: message, attrs: attrs,
                      source: SourceRef(path: path, line: line), order: order, parsedTime: parsed, fileIndex: fileIndex,
                      repeats: repeats)
     }
 }
 
-/// Little-endian fields appended to bytes (the spill's own layout, read back by `SpillReader`).
+/// Little-endian fields appended to bytes (the spill's own layout, read back by `SpillReader`),
+/// each a store into the buffer (an array's `append(contentsOf:)` was ~100 instructions a field,
+/// and a held event has about twenty).
 struct SpillWriter {
-    var bytes: [UInt8]
+    var out: OutputBuffer
 
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func u8(_ v: UInt8) { out.byte(v) }
     /// A value of plain fields as it lies in memory (read back on this machine only).
     mutating func plain<T: BitwiseCopyable>(_ v: T) {
-        withUnsafeBytes(of: v) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: repeatElement(0, count: MemoryLayout<T>.stride - MemoryLayout<T>.size))
+        out.rawValue(v)
+        out.repeating(0, count: MemoryLayout<T>.stride - MemoryLayout<T>.size)
     }
-    mutating func i64(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-    mutating func i32(_ v: Int32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func i64(_ v: Int64) { out.rawValue(v.littleEndian) }
+    mutating func i32(_ v: Int32) { out.rawValue(v.littleEndian) }
     mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { u in
             i64(Int64(u.count))
-            bytes.append(contentsOf: u)
+            out.append(UnsafeRawBufferPointer(u))
         }
     }
     mutating func optionalString(_ s: String?) {
@@ -321,21 +342,29 @@ struct SpillWriter {
     }
     mutating func i64s<C: Collection>(_ a: C) where C.Element == Int64 {
         i64(Int64(a.count))
+        #if _endian(little)
+        if a.withContiguousStorageIfAvailable({ out.append(UnsafeRawBufferPointer($0)) }) != nil { return }
+        #endif
         for v in a { i64(v) }
     }
     mutating func i32s<C: Collection>(_ a: C) where C.Element == Int32 {
         i64(Int64(a.count))
+        #if _endian(little)
+        if a.withContiguousStorageIfAvailable({ out.append(UnsafeRawBufferPointer($0)) }) != nil { return }
+        #endif
         for v in a { i32(v) }
     }
     mutating func u8s<C: Collection>(_ a: C) where C.Element == UInt8 {
         i64(Int64(a.count))
-        bytes.append(contentsOf: a)
+        out.append(contentsOf: a)
     }
 }
 
 struct SpillReader {
     let base: UnsafeRawBufferPointer
     var at = 0
+    /// Strings read by `sharedString`, by a hash of their bytes: where those lie and the string.
+    private var memo: [(at: Int, count: Int, string: String)] = []
 
     init(base: UnsafeRawBufferPointer) { self.base = base }
 
@@ -361,6 +390,21 @@ struct SpillReader {
         defer { at += n }
         return String(decoding: UnsafeRawBufferPointer(rebasing: base[at..<at + n]), as: UTF8.self)
     }
+    /// What `string` reads, for a field with few values (a kind, an SDK, a process, an
+    /// attribute): the same bytes read before in this block give the string made then (one
+    /// retain), not a new one (an allocation and a validation).
+    mutating func sharedString() -> String {
+        let n = Int(i64())
+        guard n > 0 else { return "" }
+        defer { at += n }
+        let p = base.baseAddress! + at
+        let slot = (n &* 31 &+ Int(p.load(as: UInt8.self)) &* 7 &+ Int((p + n - 1).load(as: UInt8.self))) & 15
+        if memo.isEmpty { memo = Array(repeating: (0, -1, ""), count: 16) }
+        if memo[slot].count == n, memcmp(p, base.baseAddress! + memo[slot].at, n) == 0 { return memo[slot].string }
+        let s = String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+        memo[slot] = (at, n, s)
+        return s
+    }
     mutating func optionalString() -> String? { u8() == 0 ? nil : string() }
     mutating func optionalI64() -> Int64? { u8() == 0 ? nil : i64() }
     mutating func i64s() -> [Int64] {
@@ -378,6 +422,27 @@ struct SpillReader {
         out.reserveCapacity(n)
         for _ in 0..<n { out.append(T(littleEndian: plain(T.self))) }
         return out
+    }
+}
+
+extension Side {
+    /// The side as one byte in a spill.
+    var spillCode: UInt8 {
+        switch self {
+        case .extension: 0
+        case .app: 1
+        case .system: 2
+        case .relay: 3
+        }
+    }
+
+    init(spillCode: UInt8) {
+        switch spillCode {
+        case 0: self = .extension
+        case 1: self = .app
+        case 2: self = .system
+        default: self = .relay
+        }
     }
 }
 
