@@ -274,7 +274,7 @@ public final class EventSpill: @unchecked Sendable {
         let displayOffset = Int(r.i64())
         let process = flags & 2 != 0 ? r.sharedString() : nil
         let pid = flags & 4 != 0 ? Int(r.i64()) : nil
-        let message = r.string()
+        let message = r.sharedString()
         var attrs: [(String, String)] = []
         let n = Int(r.i64())
         attrs.reserveCapacity(n)
@@ -363,7 +363,8 @@ struct SpillWriter {
 struct SpillReader {
     let base: UnsafeRawBufferPointer
     var at = 0
-    /// Strings read by `sharedString`, by a hash of their bytes: where those lie and the string.
+    /// Strings read by `sharedString`, by a hash of their bytes: where those lie and the string
+    /// (made at its first call).
     private var memo: [(at: Int, count: Int, string: String)] = []
 
     init(base: UnsafeRawBufferPointer) { self.base = base }
@@ -398,8 +399,12 @@ struct SpillReader {
         guard n > 0 else { return "" }
         defer { at += n }
         let p = base.baseAddress! + at
-        let slot = (n &* 31 &+ Int(p.load(as: UInt8.self)) &* 7 &+ Int((p + n - 1).load(as: UInt8.self))) & 15
-        if memo.isEmpty { memo = Array(repeating: (0, -1, ""), count: 16) }
+        var h = UInt32(truncatingIfNeeded: n) &* 0x9E37_79B1
+        h = (h ^ UInt32(p.load(as: UInt8.self))) &* 0x85EB_CA6B
+        h = (h ^ UInt32((p + n / 2).load(as: UInt8.self))) &* 0xC2B2_AE35
+        h = (h ^ UInt32((p + n - 1).load(as: UInt8.self))) &* 0x27D4_EB2F
+        let slot = Int(h >> 26)
+        if memo.isEmpty { memo = Array(repeating: (0, -1, ""), count: 64) }
         if memo[slot].count == n, memcmp(p, base.baseAddress! + memo[slot].at, n) == 0 { return memo[slot].string }
         let s = String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
         memo[slot] = (at, n, s)
