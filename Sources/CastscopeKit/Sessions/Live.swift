@@ -301,6 +301,7 @@ public final class LiveSessions {
         let (before, beforePhase, beforeConnected, beforeFrame) = streams[k].map {
             ($0.sessions.count, $0.phase, $0.sessions.last?.connectedAt, $0.sessions.last?.lastFrameAt)
         } ?? (0, .idle, nil, nil)
+        if streams[k] == nil, retiredUnpruned.contains(k) { pruneRetired() }
         builder.feed(e, into: &streams[k, default: SessionBuilder.Stream()])
         notePhase(k)
         let count = streams[k]!.sessions.count
@@ -656,7 +657,7 @@ public final class LiveSessions {
             // clock estimate's evidence): the rest go, its facts stay (a relay's journal
             // followed for a day kept every line of every session). With none kept, a phone's
             // log piped in after the relay's journal was read joined nothing.
-            if connected.isEmpty {
+            if noPhoneConnected {
                 relay[id]?.events = [r.events.first { $0.kind == "relay.accepted" }, r.events.last { $0.kind == "relay.closed" }].compactMap { $0 }
             }
             closedRelay.append((e.time ?? latestRelayTime, id))
@@ -673,15 +674,15 @@ public final class LiveSessions {
         // estimate is misled when a pair loses one side); one joined to none outlives the phone
         // sessions it could have paired with by twice the join's reach.
         // (once the phone's side ended, no phone session is to come that it could pair with)
-        let extra = connected.isEmpty || phoneSideEnded ? 0 : 2 * RelayJoiner().maxOffset
+        let extra = noPhoneConnected || phoneSideEnded ? 0 : 2 * RelayJoiner().maxOffset
         while closedRelayStart < closedRelay.count, Self.past(closedRelay[closedRelayStart].time, latestRelayTime, extra),
-            connected.isEmpty || phoneSideEnded || Self.past(closedRelay[closedRelayStart].time, latestDeviceTime, extra)
+            noPhoneConnected || phoneSideEnded || Self.past(closedRelay[closedRelayStart].time, latestDeviceTime, extra)
         {
             let id = closedRelay[closedRelayStart].id
             closedRelayStart += 1
             // (one whose phone session went already, as it was still open then, goes now)
             if relay[id]?.deviceSession.map({ joinedRelay[$0] == nil }) ?? true {
-                if connected.isEmpty, let t = relay[id]?.closed { relayForgotten = max(relayForgotten, t) }
+                if noPhoneConnected, let t = relay[id]?.closed { relayForgotten = max(relayForgotten, t) }
                 letGoOfRelay(id)
             }
         }
@@ -763,21 +764,23 @@ public final class LiveSessions {
         guard let s = streams.removeValue(forKey: k) else { return }
         for i in s.sessions.indices {
             retiredOutcomes[s.sessions[i].outcome, default: 0] += 1
-            connectedKeys.remove(SessionKey(stream: k, index: i))
-            connectedLetGo.remove(SessionKey(stream: k, index: i))
+            // (its place in `connected` stays until `pruneRetired`: every session of it was
+            // let go of, so `connectedLetGo` names it, and the prune takes it out)
+            if connectedKeys.remove(SessionKey(stream: k, index: i)) != nil { connectedRetired += 1 }
             letGoKeys.remove(SessionKey(stream: k, index: i))
-            if let id = ids[k]?[i] { stalledSessions.remove(id) }
+            if let id = ids[k]?[i] {
+                stalledSessions.remove(id)
+                // (nothing may name the stream after it: a session left waiting to be joined was
+                // joined later by its key, to nothing (a trap) or to a new stream of the same key)
+                if let n = Int(id.dropFirst()), let at = unjoinedIndex(n) { unjoined.remove(at: at) }
+            }
             if let pid = s.sessions[i].pid, latestByPid[pid] == k { latestByPid[pid] = nil }
         }
         retiredSessions += s.sessions.count
-        // (nothing may name the stream after it: a session left waiting to be joined was
-        // joined later by its key, to nothing (a trap) or to a new stream of the same key)
-        connected.removeAll { $0.stream == k }
-        unjoined.removeAll { $0.key.stream == k }
-        if endedDevice[endedDeviceStart...].contains(where: { $0.key.stream == k }) {
-            endedDevice = Array(endedDevice[endedDeviceStart...].filter { $0.key.stream != k })
-            endedDeviceStart = 0
-        }
+        // `connected` and `endedDevice` are cleared of it later, many streams at once (each
+        // retirement went over both lists: a tail of a phone's log with thousands of sessions
+        // an hour spent half its time there), or before a stream of the same key begins.
+        retiredUnpruned.insert(k)
         // What `analyze` remembers of a retired extension process: a later line of it is
         // placed like a host line (a new session only at a start line), as it was while its
         // stream was ended.
@@ -794,6 +797,27 @@ public final class LiveSessions {
         letGoInStream[k] = nil
         openStreams.remove(k)
         superseded.remove(k)
+    }
+
+    /// Streams retired since `connected` and `endedDevice` were last cleared of them, and how
+    /// many places in `connected` are theirs (`noPhoneConnected` does not count those).
+    var retiredUnpruned = Set<String>()
+    var connectedRetired = 0
+    /// No phone session that has connected is kept (retired streams' do not count).
+    var noPhoneConnected: Bool { connected.count == connectedRetired }
+
+    /// `connected` without the sessions let go of, and `endedDevice` without retired streams.
+    func pruneRetired() {
+        connected.removeAll { connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
+        connectedLetGo = []
+        connectedRetired = 0
+        if !retiredUnpruned.isEmpty {
+            if endedDevice[endedDeviceStart...].contains(where: { retiredUnpruned.contains($0.key.stream) }) {
+                endedDevice = Array(endedDevice[endedDeviceStart...].filter { !retiredUnpruned.contains($0.key.stream) })
+                endedDeviceStart = 0
+            }
+            retiredUnpruned = []
+        }
     }
 
     /// Ended phone sessions older than the horizon on both sides: their lines go, and they
@@ -836,10 +860,7 @@ public final class LiveSessions {
             pending.removeFirst(pendingStart)
             pendingStart = 0
         }
-        if gone && connectedLetGo.count > 256 {
-            connected.removeAll { connectedLetGo.contains(SessionKey(stream: $0.stream, index: $0.index)) }
-            connectedLetGo = []
-        }
+        if gone && (connectedLetGo.count > 256 || retiredUnpruned.count > 256) { pruneRetired() }
         if endedDeviceStart > 1024 && endedDeviceStart * 2 > endedDevice.count {
             endedDevice.removeFirst(endedDeviceStart)
             endedDeviceStart = 0
