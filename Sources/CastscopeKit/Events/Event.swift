@@ -686,6 +686,18 @@ struct EventCompactor {
         barrier = true
     }
 
+    /// The first place in the list an open run is at (nil: none is open).
+    var firstOpen: Int? { openStats.values.min() }
+
+    /// The first `n` events of the list were taken out of it: the open runs are `n` places
+    /// nearer its start (none is among those taken).
+    mutating func moveBack(by n: Int) {
+        for (k, i) in openStats {
+            precondition(i >= n, "an open relay stats run was taken out of the list")
+            openStats[k] = i - n
+        }
+    }
+
     /// The events before the last were handed on: relay stats runs start again.
     mutating func forgetOpenRuns() { openStats = [:] }
 
