@@ -93,6 +93,9 @@ final class StreamedRead: @unchecked Sendable {
         }
         if resolver == nil {
             guard let reference = b.firstComplete else {
+                // (a relay's year-less lines were read to the file's end before this gave up:
+                // 170 MB for 100 MB of `journalctl -o short-precise`)
+                if events.contains(where: { $0.side == .relay }) { return giveUp("relay lines (the join needs every session)") }
                 unresolved.append(contentsOf: events)
                 return
             }
