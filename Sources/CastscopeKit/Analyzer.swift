@@ -396,21 +396,26 @@ public final class Analyzer {
         /// Writes the events read so far out of memory once there are enough of them; called
         /// where no compactor points into `events`.
         func holdIfMany() {
-            guard mayHold, !holdPaused else { return }
-            if events.count < (heldEvents == nil ? holdsEventsAfter : heldBatchEvents) {
-                // Events that each carry a text of their own (a counter in every line) weigh
-                // ~500 bytes, not ~200: held early once the process is past `holdsPastMegabytes`
-                // resident (looked at once per `heldBatchEvents` events).
-                guard heldEvents == nil, events.count >= residentCheckedAt + heldBatchEvents else { return }
-                residentCheckedAt = events.count
-                guard let mb = Resident.megabytes(), mb > holdsPastMegabytes else { return }
+            guard holdsNow(events.count) else { return }
+            heldEvents!.write(events)
+            events = []
+        }
+        /// Whether the first `n` events are to be written out now (the held file is then open).
+        func holdsNow(_ n: Int) -> Bool {
+            guard mayHold, !holdPaused else { return false }
+            if n < (heldEvents == nil ? holdsEventsAfter : heldBatchEvents) {
+                // Events that each carry a text of their own (a counter in every line, a relay's
+                // attributes) weigh ~500 bytes to 1 KB, not ~200: held early once the process is
+                // past `holdsPastMegabytes` resident (looked at once per `heldBatchEvents` events).
+                guard heldEvents == nil, n >= residentCheckedAt + heldBatchEvents else { return false }
+                residentCheckedAt = n
+                guard let mb = Resident.megabytes(), mb > holdsPastMegabytes else { return false }
             }
             if heldEvents == nil {
                 heldEvents = HeldEvents(chunkSize: heldChunkEvents, blockSize: heldBlockEvents, fanIn: heldFanIn)
-                if heldEvents == nil { mayHold = false; return }
+                if heldEvents == nil { mayHold = false; return false }
             }
-            heldEvents!.write(events)
-            events = []
+            return true
         }
         /// The same while relay stats runs of the file being read are open (`runs` points into
         /// `events`): the events before the first line an open run holds are written out, the
@@ -419,11 +424,7 @@ public final class Analyzer {
         /// `journalctl -o short-precise` stayed in memory, 337 MB, until the file ended.)
         func holdIfMany(keeping runs: inout EventCompactor) {
             guard let first = runs.firstOpen else { return holdIfMany() }
-            guard mayHold, !holdPaused, first >= (heldEvents == nil ? holdsEventsAfter : heldBatchEvents) else { return }
-            if heldEvents == nil {
-                heldEvents = HeldEvents(chunkSize: heldChunkEvents, blockSize: heldBlockEvents, fanIn: heldFanIn)
-                if heldEvents == nil { mayHold = false; return }
-            }
+            guard holdsNow(first) else { return }
             heldEvents!.write(Array(events[..<first]))
             events.removeFirst(first)
             runs.moveBack(by: first)
