@@ -18,8 +18,10 @@ struct JournalFollower: @unchecked Sendable {
     init(source: Source, filter: JournalFilter, cursorFile: String?, fromStart: Bool, exportFormat: LogFormat,
          engine: TailEngine, stop: StopFlag)
     {
-        follower = JournalCursorFollower(source: source, filter: filter, cursorFile: cursorFile, fromStart: fromStart,
-                                         exportFormat: exportFormat)
+        var follower = JournalCursorFollower(source: source, filter: filter, cursorFile: cursorFile, fromStart: fromStart,
+                                             exportFormat: exportFormat)
+        follower.outputShowsDelivery = engine.clickhouse == nil
+        self.follower = follower
         self.engine = engine
         self.stop = stop
     }

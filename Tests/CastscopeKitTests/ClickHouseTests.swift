@@ -141,13 +141,21 @@ final class ClickHouseTail {
     let process = Process()
     let errURL: URL
 
-    init(directory: URL, cursor: URL, url: String, scratch: URL, extra: [String] = []) throws {
+    /// `appendingTo`: standard output appended to that file (as `>> file`), else discarded.
+    init(directory: URL, cursor: URL, url: String, scratch: URL, extra: [String] = [], appendingTo output: URL? = nil) throws {
         process.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
         process.arguments = ["tail", "--directory", directory.path, "--cursor-file", cursor.path, "--json", "--clickhouse", url] + extra
         errURL = scratch.appendingPathComponent("tail-\(UUID().uuidString).err")
         FileManager.default.createFile(atPath: errURL.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = FileHandle.nullDevice
+        if let output {
+            if !FileManager.default.fileExists(atPath: output.path) { FileManager.default.createFile(atPath: output.path, contents: nil) }
+            let h = try FileHandle(forWritingTo: output)
+            h.seekToEndOfFile()
+            process.standardOutput = h
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+        }
         process.standardInput = FileHandle.nullDevice
         try process.run()
     }
@@ -392,5 +400,41 @@ struct ClickHouseTests {
         #expect(missing.isEmpty, "missing: \(missing.prefix(20))")
         // The relay session's row: one logical row, replaced as it changed.
         #expect(try server.number("SELECT count() FROM castscope_sessions FINAL WHERE ReportId = '\(writer.session)'") == 1)
+    }
+
+    @Test("tail --clickhouse with its output appended to a file, stopped while the server is down: the restart sends the batch the output shows (its growth does not mean ClickHouse took the rows)",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote"))
+    func tailStoppedDuringOutageWithOutputAppended() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try ClickHouseTestServer.withSchema(scratch: dir)
+        defer { server.stop() }
+        let journals = dir.appendingPathComponent("journal")
+        try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
+        let cursor = dir.appendingPathComponent("cursor")
+        let output = dir.appendingPathComponent("tail.out")
+        let writer = try JournalFeeder(output: journals.appendingPathComponent("live.journal"),
+                                       session: "6c1d0f2b-8e4a-4d3f-9b72-1a3f4e5d6c7b", hostname: "relay-ch2")
+        defer { try? writer.finish() }
+        writer.accept()
+        writer.write(0..<40)
+        server.stop()
+        let tail1 = try ClickHouseTail(directory: journals, cursor: cursor, url: server.url, scratch: dir, extra: ["--from-start"],
+                                       appendingTo: output)
+        #expect(tail1.wait(15) { tail1.stderr.contains("ClickHouse is not taking rows") }, "\(tail1.stderr)")
+        tail1.stop()
+        #expect(tail1.stderr.contains("the cursor was not advanced"), "\(tail1.stderr)")
+        let printed = (try? Data(contentsOf: output).count) ?? 0
+        #expect(printed > 0, "the entries were printed while ClickHouse was down")
+
+        try server.restart()
+        // (--from-start again: no cursor was committed yet, only the batch pending)
+        let tail2 = try ClickHouseTail(directory: journals, cursor: cursor, url: server.url, scratch: dir, extra: ["--from-start"],
+                                       appendingTo: output)
+        defer { tail2.stop() }
+        let stats = "SELECT uniqExact(RecordId) FROM castscope_events FINAL WHERE EventName = 'relay.stats'"
+        #expect(tail2.wait(20) { (try? server.number(stats)) ?? 0 == 40 }, "\(tail2.stderr)")
+        tail2.stop()
+        #expect(tail2.process.terminationStatus == 0, "\(tail2.stderr)")
     }
 }

@@ -73,6 +73,12 @@ public struct JournalCursorFollower {
     /// The descriptor the printed lines go to (standard output): a batch is committed against
     /// it (see `CursorState`).
     public var outputFD: Int32 = 1
+    /// False when the batch's rows go elsewhere too (`tail --clickhouse`): the output having
+    /// grown then says nothing of whether they arrived, and a pending batch is read again on
+    /// restart (ClickHouse keeps one row per id; the output may show its lines twice). The
+    /// output's growth was taken as the whole batch's: a tail stopped while ClickHouse was
+    /// down, its output appended to a file, never sent those rows (hostile round 8).
+    public var outputShowsDelivery = true
     /// Entries handed over between two commits at most (their lines must fit in the output's
     /// buffer, so that a batch reaches the output in one write).
     public var maxBatch = 256
@@ -83,7 +89,7 @@ public struct JournalCursorFollower {
     public func loadCursor() throws -> String? {
         guard let cursorFile else { return nil }
         guard let state = try CursorState.load(cursorFile) else { return nil }
-        return state.resolve(outputFD: outputFD)
+        return outputShowsDelivery ? state.resolve(outputFD: outputFD) : state.committed
     }
 
     /// Writes the cursor atomically and durably: temporary file, fsync, rename, fsync of the folder.
@@ -167,7 +173,7 @@ public struct JournalCursorFollower {
         /// written and is not repeated; otherwise it is read again.
         func commit(_ cursor: String) throws {
             if let cursorFile {
-                try CursorState(committed: committed, pending: cursor, output: OutputMark(fd: outputFD))
+                try CursorState(committed: committed, pending: cursor, output: outputShowsDelivery ? OutputMark(fd: outputFD) : nil)
                     .save(cursorFile, durable: false)
             }
             cb.flush()
