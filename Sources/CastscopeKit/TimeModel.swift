@@ -340,6 +340,21 @@ struct FileTimeResolver {
                 var times = SpilledColumn<Int64>()
                 times.reserveCapacity(r.naive.count)
                 var previous: (naive: Int64, time: Int64)?
+                if t.hasDate && !t.hasYear && t.epochMicros == nil {
+                    // A date without a year: each line's month and day are placed in the year
+                    // the run is in (the naive times' year 2000 put a 29 February between
+                    // 28 February and 1 March of 2026, an invented day without frames, and
+                    // 1 January a year before 31 December).
+                    var calendar = RunCalendar(year: y, offset: t.offset)
+                    var first: Int64?
+                    for n in r.naive {
+                        let c = calendar.instant(naive: n)
+                        times.append(head + c - (first ?? c))
+                        if first == nil { first = c }
+                    }
+                    r.times = times
+                    continue
+                }
                 for n in r.naive {
                     guard let p = previous else {
                         times.append(head)
@@ -452,5 +467,35 @@ extension Int64 {
     func saturatingSince(_ earlier: Int64) -> Int64 {
         let (d, overflow) = subtractingReportingOverflow(earlier)
         return overflow ? (earlier < 0 ? .max : .min) : d
+    }
+}
+
+/// The lines of a folded run dated without a year (`FileTimeResolver`): each line's month, day
+/// and time, as its naive time (year 2000) gives them, in the run's own year, which goes on to
+/// the next at a new year (a month over half a year back) and back at one the other way.
+struct RunCalendar {
+    var year: Int
+    /// The lines' own UTC offset (seconds), when they carry one; their naive times are UTC then.
+    let offset: Int?
+    private var lastMonth: Int?
+    private static let day: Int64 = 86_400_000_000
+
+    init(year: Int, offset: Int?) {
+        self.year = year
+        self.offset = offset
+    }
+
+    /// The instant of the line whose naive time is `naive`, with the zone it was written in
+    /// (or UTC): only differences between two lines of the run are meant.
+    mutating func instant(naive: Int64) -> Int64 {
+        let off = Int64(offset ?? 0) * 1_000_000
+        let wall = naive + off
+        let k = wall >= 0 ? wall / Self.day : (wall - Self.day + 1) / Self.day
+        let (_, m, d) = civilFromDays(Int(k))
+        if let lm = lastMonth {
+            if m + 6 <= lm { year += 1 } else if lm + 6 <= m { year -= 1 }
+        }
+        lastMonth = m
+        return Int64(daysFromCivil(year, m, d)) * Self.day + (wall - k * Self.day) - off
     }
 }

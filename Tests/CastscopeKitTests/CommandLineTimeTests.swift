@@ -40,6 +40,43 @@ import Testing
         #expect(text.stdout.contains("   \(assumedYear(month: 3, day: 12))-03-12T11:02:07.000000  lasted"))
     }
 
+    @Test("a folded frame run dated without a year across 28 February -> 1 March of a common year, or across New Year, keeps its spacing (no invented day without frames)",
+          arguments: [("2026-02-28", "2026-03-01"), ("2025-12-31", "2026-12-31")])
+    func foldedRunAcrossCalendarEdges(start: String, date: String) throws {
+        // The sample's session moved so that its frames cross midnight of that day.
+        let utc = TimeZone(identifier: "UTC")!
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = utc
+        let parse = DateFormatter()
+        parse.locale = Locale(identifier: "en_US_POSIX")
+        parse.timeZone = utc
+        parse.dateFormat = "yyyy MMM d HH:mm:ss"
+        let print = DateFormatter()
+        print.locale = parse.locale
+        print.timeZone = utc
+        print.dateFormat = "MMM d HH:mm:ss"
+        let base = parse.date(from: "2026 Mar 12 11:02:07")!
+        let target = ISO8601DateFormatter().date(from: start + "T23:59:55Z")!
+        let shift = target.timeIntervalSince(base)
+        let lines = try String(contentsOf: syslog, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: true)
+            guard parts.count == 4, let t = parse.date(from: "2026 \(parts[0]) \(parts[1]) \(parts[2])") else { return String(line) }
+            let moved = print.string(from: t.addingTimeInterval(shift))
+            return moved + " " + parts[3]
+        }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("device-syslog.txt")
+        try lines.joined(separator: "\n").write(to: input, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--json", "--date", date, input.path])
+        let s = try #require(sessions(r).first)
+        let frames = try #require(s["frames"] as? [String: Any])
+        #expect(frames["count"] as? Int == 200)
+        #expect(((frames["perSecond"] as? Double) ?? 0) > 5, "\(frames)")
+        let findings = (r.json?["findings"] as? [[String: Any]]) ?? []
+        #expect(!findings.contains { $0["kind"] as? String == "frame-stall" }, "\(findings.map { $0["kind"] ?? "" })")
+    }
+
     @Test("a date without a year is never ahead of today: a syslog line from next month is last year's", arguments: [40, -40, 1])
     func yearIsNotInTheFuture(daysFromNow: Int) throws {
         let utc = TimeZone(identifier: "UTC")!
