@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Streams the members of a tar / tar.gz / zip through libarchive, never extracting to disk.
 ///
@@ -62,7 +67,7 @@ final class ArchiveReader {
         handle = a
         self.path = path
         box = Unmanaged.passRetained(CallbackBox(source: source))
-        let rc = lib.readOpen(a, box.toOpaque(), nil, archiveReadCallback, nil)
+        let rc = LibArchive.withUTF8Names { lib.readOpen(a, box.toOpaque(), nil, archiveReadCallback, nil) }
         if rc != LibArchive.ok {
             // Every stored property is set, so throwing runs `deinit`, which frees the handle
             // and releases the box: freeing them here too was a double free (exit 139 on a
@@ -103,8 +108,15 @@ final class ArchiveReader {
     /// member's lines are lost, and were lost with no word before session 43.
     var onDamagedHeader: ((InputError) -> Void)?
 
+    /// Member headers read so far (a member whose name cannot be read is named by its number).
+    private var headers = 0
+
     /// The next member header, or nil at the end. Throws on a damaged archive.
     func nextEntry() throws -> Entry? {
+        try LibArchive.withUTF8Names { try nextEntryReadingNames() }
+    }
+
+    private func nextEntryReadingNames() throws -> Entry? {
         var entry: OpaquePointer?
         var rc = lib.readNextHeader(handle, &entry)
         var retries = 0
@@ -123,11 +135,38 @@ final class ArchiveReader {
             throw box.takeUnretainedValue().error
                 ?? InputError(path: path, "damaged archive: \(Self.message(lib, handle))")
         }
-        let name = lib.entryPathname(entry).map { String(cString: $0) } ?? ""
+        headers += 1
+        let isZip = lib.format.map { $0(handle) & 0x7FFF_0000 == LibArchive.formatZip } ?? false
+        let name = lib.entryPathname(entry).flatMap { Self.memberName(UnsafeRawBufferPointer(start: $0, count: strlen($0)), zip: isZip) }
+            // (never empty: an empty name made every such member `bundle.zip!`, one id for all)
+            ?? "\u{FFFD}member \(headers) (its name cannot be read)"
         let type = lib.entryFiletype(entry) & 0o170000
         let size = lib.entrySizeIsSet(entry) != 0 ? lib.entrySize(entry) : nil
         return Entry(name: name, isRegularFile: type == 0o100000, size: size)
     }
+
+    /// A member's name from the bytes libarchive gives: UTF-8 when they are (a name flagged
+    /// UTF-8 reaches here as such, `LibArchive.withUTF8Names`); otherwise, in a zip, code page
+    /// 437, as the zip specification says of names without the flag (DOS and older Windows
+    /// tools), and in a tar ISO 8859-1. Both map every byte to its own character, so two
+    /// members' names that differ stay different (U+FFFD for each bad byte made `J\xFCrgen` and
+    /// `J\xE4rgen` one name). Nil for no bytes.
+    static func memberName(_ bytes: UnsafeRawBufferPointer, zip: Bool) -> String? {
+        guard !bytes.isEmpty else { return nil }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var out = String.UnicodeScalarView()
+        for b in bytes {
+            if b < 0x80 || !zip {
+                out.append(Unicode.Scalar(b))
+            } else {
+                out.append(cp437High[Int(b) - 0x80])
+            }
+        }
+        return String(out)
+    }
+
+    /// Code page 437's characters for bytes 0x80–0xFF.
+    private static let cp437High = Array("ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜ¢£¥₧ƒáíóúñÑªº¿⌐¬½¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\u{A0}".unicodeScalars)
 
     /// The current member's data as a stream; valid until `nextEntry()` is called again.
     func entrySource(displayPath: String) -> ByteSource {

@@ -44,6 +44,10 @@ struct LibArchive {
     let entryFiletype: @convention(c) (OpaquePointer?) -> mode_t
     /// Where the last header read began, in the archive's (decompressed) bytes.
     let readHeaderPosition: (@convention(c) (OpaquePointer?) -> Int64)?
+    /// The format of the archive being read (`ARCHIVE_FORMAT_ZIP` is 0x50000), known once a
+    /// header is read.
+    let format: (@convention(c) (OpaquePointer?) -> Int32)?
+    static let formatZip: Int32 = 0x50000
 
     /// The library, or why it could not be opened (once per process).
     static let shared: Result<LibArchive, LoadError> = load()
@@ -57,6 +61,27 @@ struct LibArchive {
     #else
     static let names = ["libarchive.so.13", "libarchive.so"]
     #endif
+
+    /// A UTF-8 character type for the thread reading headers (nil where there is none).
+    /// libarchive converts a name it is told is UTF-8 (a zip member with general-purpose bit
+    /// 11, as Python's zipfile, Java and Windows write non-ASCII names; a PAX name) to the
+    /// current locale's character set, and a program that never called `setlocale` is in the
+    /// C locale, which has no `ü`: the conversion failed and the name came back NULL, so every
+    /// such member was named `bundle.zip!`, their ids the same. Per thread (`uselocale`), so the
+    /// rest of the process keeps its locale.
+    nonisolated(unsafe) private static let utf8Locale: locale_t? = {
+        for name in ["C.UTF-8", "C.utf8", "en_US.UTF-8", "UTF-8"] {
+            if let l = newlocale(Int32(LC_CTYPE_MASK), name, nil) { return l }
+        }
+        return nil
+    }()
+
+    /// Runs `body` with a UTF-8 character type on this thread (libarchive's header reading).
+    static func withUTF8Names<R>(_ body: () throws -> R) rethrows -> R {
+        guard let l = utf8Locale, let old = uselocale(l) else { return try body() }
+        defer { uselocale(old) }
+        return try body()
+    }
 
     private static func load() -> Result<LibArchive, LoadError> {
         var handle: UnsafeMutableRawPointer?
@@ -97,7 +122,8 @@ struct LibArchive {
                 entrySize: symbol("archive_entry_size"),
                 entrySizeIsSet: symbol("archive_entry_size_is_set"),
                 entryFiletype: symbol("archive_entry_filetype"),
-                readHeaderPosition: optional("archive_read_header_position")))
+                readHeaderPosition: optional("archive_read_header_position"),
+                format: optional("archive_format")))
         } catch let e as LoadError {
             return .failure(e)
         } catch {
