@@ -86,4 +86,103 @@ struct HostileRound8Tests {
         #expect(name([0x4A, 0xE4, 0x72, 0x67], zip: false) == "Järg")
         #expect(name([], zip: true) == nil)
     }
+
+    /// 300 sessions of `stopped-10001`'s syslog, each its own pid (5.4 MB).
+    static func manySessions() throws -> [UInt8] {
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), encoding: .utf8)
+        let lines = text.split(separator: "\n").dropFirst()
+        var out: [UInt8] = []
+        for i in 0..<300 {
+            for line in lines { out += Array(line.replacingOccurrences(of: "[915]", with: "[\(1000 + i)]").utf8) + [0x0A] }
+        }
+        return out
+    }
+
+    /// The whole lines within the first `n` bytes.
+    static func wholeLines(_ bytes: [UInt8], within n: Int) -> [UInt8] {
+        let head = bytes.prefix(n)
+        return Array(head.prefix((head.lastIndex(of: 0x0A) ?? -1) + 1))
+    }
+
+    /// Every byte a walk hands on, per input, and its errors (a budget small enough to test).
+    static func walked(_ paths: [String], _ setBudget: (inout Budget) -> Void) -> (bytes: [String: Int], errors: [String]) {
+        var bytes: [String: Int] = [:]
+        var errors: [String] = []
+        var walker = BundleWalker(visit: { path, source in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 8)
+            defer { buffer.deallocate() }
+            while true {
+                let n = try source.read(into: buffer)
+                if n == 0 { break }
+                bytes[path, default: 0] += n
+            }
+        }, report: { _ in })
+        walker.report = { errors.append($0.description) }
+        setBudget(&walker.budget)
+        walker.walk(paths)
+        return (bytes, errors)
+    }
+
+    @Test("the read that crosses --max-bytes or --max-expansion hands on its bytes up to the limit, the error naming that byte")
+    func budgetKeepsBytesUpToTheLimit() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let storm = [UInt8](try Data(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt")))
+        let gz = dir.appendingPathComponent("storm.gz").path
+        try Data(makeArchive(.gz, [("x", storm)])).write(to: URL(fileURLWithPath: gz))
+        // (a budget under one read kept nothing: the read that crossed it was dropped whole)
+        let small = Self.walked([gz]) { $0.maxBytes = 3000 }
+        #expect(small.bytes[gz] == 3000, "\(small)")
+        #expect(small.errors == ["\(gz): at byte 3000: bundle budget: more than 3000 bytes decompressed or streamed (--max-bytes); the rest of this member and of the compressed inputs is not read"])
+        // A tar member: the limit is the bundle's, its offset the member's.
+        let many = try Self.manySessions()
+        let tar = dir.appendingPathComponent("many.tar").path
+        try Data(makeArchive(.tar, [("many.txt", many)])).write(to: URL(fileURLWithPath: tar))
+        let member = Self.walked([tar]) { $0.maxBytes = 1 << 20 }
+        #expect(member.bytes["\(tar)!many.txt"] == 1 << 20, "\(member.bytes)")
+        #expect(member.errors.count == 1 && member.errors[0].hasPrefix("\(tar)!many.txt: at byte 1048576: bundle budget:"), "\(member.errors)")
+        // The expansion ratio: 8 MB of newlines out of a few KB, over 100× from 1 MB out.
+        let bomb = dir.appendingPathComponent("lines.gz").path
+        try Data(makeArchive(.gz, [("x", [UInt8](repeating: 0x0A, count: 8 << 20))])).write(to: URL(fileURLWithPath: bomb))
+        let expanded = Self.walked([bomb]) { $0.ratioFloor = 1 << 20; $0.maxExpansion = 100 }
+        #expect(expanded.bytes[bomb] == 1 << 20, "\(expanded)")
+        #expect(expanded.errors.count == 1 && expanded.errors[0].hasPrefix("\(bomb): at byte 1048576: expansion budget: "), "\(expanded.errors)")
+    }
+
+    @Test("under --max-bytes the sessions of the lines before the limit are analyzed (gzip, tar member, standard input)")
+    func budgetAnalyzesWhatCameBefore() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let many = try Self.manySessions()
+        let whole = dir.appendingPathComponent("whole-lines.txt")
+        try Data(Self.wholeLines(many, within: 1 << 20)).write(to: whole)
+        let expected = try #require(try castscope(["analyze", "--json", whole.path]).json)
+        let expectedSessions = try #require(expected["sessions"] as? [[String: Any]]).count
+        #expect(expectedSessions == 58)
+        let gz = dir.appendingPathComponent("many.txt.gz")
+        try Data(makeArchive(.gz, [("x", many)])).write(to: gz)
+        let tar = dir.appendingPathComponent("many.tar")
+        try Data(makeArchive(.tar, [("many.txt", many)])).write(to: tar)
+        for (path, name) in [(gz.path, gz.path), (tar.path, tar.path + "!many.txt")] {
+            let r = try castscope(["analyze", "--json", "--max-bytes", "1M", path])
+            let sessions = r.json?["sessions"] as? [[String: Any]] ?? []
+            #expect(sessions.count == expectedSessions, "\(name): \(sessions.count) sessions")
+            #expect(r.stderr.contains("\(name): at byte 1048576: bundle budget"), "\(r.stderr)")
+        }
+        // Standard input from a file (castscope stops reading it at the limit: a pipe written
+        // from here would end the test with SIGPIPE).
+        let text = dir.appendingPathComponent("many.txt")
+        try Data(many).write(to: text)
+        let out = dir.appendingPathComponent("stdin.json")
+        let r = try runShell("exec \"$0\" analyze --json --max-bytes 1M - < \"$1\" > \"$2\"",
+                             [packageRoot.appendingPathComponent(".build/debug/castscope").path, text.path, out.path])
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+        #expect((json?["sessions"] as? [[String: Any]])?.count == expectedSessions, "<stdin>: \(r.stderr)")
+        #expect(r.stderr.contains("<stdin>: at byte 1048576: bundle budget"), "\(r.stderr)")
+        // A budget under one read: the retry storm's first 3000 bytes are its session.
+        let storm = dir.appendingPathComponent("storm.gz")
+        try Data(makeArchive(.gz, [("x", [UInt8](try Data(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt"))))])).write(to: storm)
+        let s = try castscope(["analyze", "--json", "--max-bytes", "3000", storm.path])
+        #expect((s.json?["sessions"] as? [[String: Any]])?.count == 1, "\(s.stdout.prefix(300)) \(s.stderr)")
+    }
 }

@@ -41,29 +41,51 @@ final class BudgetTally {
 
     var stopped: Bool { exhausted || rootStopped }
 
-    /// Counts `n` bytes read from `path`; throws the budget's error when one is spent.
-    func count(_ n: Int, path: String, offset: UInt64) throws {
-        bytes += UInt64(n)
-        rootBytes += UInt64(n)
-        if bytes > budget.maxBytes {
+    /// Counts `n` bytes read from `path`, `offset` bytes of it having been read before them:
+    /// how many of them are within the budgets (all of them, or those up to the limit), and
+    /// the budget's error when they are not all (naming the byte of `path` at the limit).
+    func take(_ n: Int, path: String, offset: UInt64) -> (keep: Int, error: InputError?) {
+        let n = UInt64(n)
+        let keep = min(n, allowance)
+        bytes += keep
+        rootBytes += keep
+        guard keep < n else { return (Int(keep), nil) }
+        let at = offset + keep
+        if bytes >= budget.maxBytes {
             exhausted = true
-            throw InputError(path: path, offset: offset - min(offset, bytes - budget.maxBytes),
-                             "bundle budget: more than \(budget.maxBytes) bytes decompressed or streamed (--max-bytes); the rest of this member and of the compressed inputs is not read")
+            return (Int(keep), InputError(path: path, offset: at,
+                                          "bundle budget: more than \(budget.maxBytes) bytes decompressed or streamed (--max-bytes); the rest of this member and of the compressed inputs is not read"))
         }
-        if let size = rootSize, rootBytes > budget.ratioFloor, rootBytes / max(size, 1) > budget.maxExpansion {
-            rootStopped = true
-            throw InputError(path: path, offset: offset,
-                             "expansion budget: \(rootBytes) bytes out of a \(size)-byte file, more than \(budget.maxExpansion)× (--max-expansion); the rest of this file is not read")
+        rootStopped = true
+        return (Int(keep), InputError(path: path, offset: at,
+                                      "expansion budget: \(rootBytes + (n - keep)) bytes out of a \(rootSize ?? 0)-byte file, more than \(budget.maxExpansion)× (--max-expansion); the rest of this file is not read"))
+    }
+
+    /// How many more bytes may be read before a budget is over: the bundle's bytes up to
+    /// `maxBytes`; the root's up to the last count that is not over its expansion ratio (over
+    /// is more than `ratioFloor` bytes and more than `maxExpansion` per byte of the file).
+    private var allowance: UInt64 {
+        var left = budget.maxBytes > bytes ? budget.maxBytes - bytes : 0
+        if let size = rootSize {
+            let (ratioOver, overflow) = (budget.maxExpansion + 1).multipliedReportingOverflow(by: max(size, 1))
+            let over = overflow ? UInt64.max : max(budget.ratioFloor + 1, ratioOver)
+            left = min(left, over - 1 > rootBytes ? over - 1 - rootBytes : 0)
         }
+        return left
     }
 }
 
-/// Counts the bytes a leaf stream (what the parser reads) delivers against the budget.
+/// Counts the bytes a leaf stream (what the parser reads) delivers against the budget. The
+/// read that crosses a limit hands on its bytes up to it; the next read throws the budget's
+/// error (the whole read was dropped: ~200 KB of lines before the limit were not analyzed, all
+/// of them under a budget smaller than one read).
 final class BudgetSource: ByteSource {
     private let inner: ByteSource
     private let tally: BudgetTally
     private let path: String
     private var delivered: UInt64 = 0
+    /// The budget's error, after the bytes up to the limit were handed on.
+    private var spent: InputError?
 
     init(_ inner: ByteSource, tally: BudgetTally, path: String) {
         self.inner = inner
@@ -74,11 +96,16 @@ final class BudgetSource: ByteSource {
     var consumedOffset: UInt64 { inner.consumedOffset }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if let spent { throw spent }
         if tally.stopped { return 0 }
         let n = try inner.read(into: buffer)
-        delivered += UInt64(n)
-        try tally.count(n, path: path, offset: delivered)
-        return n
+        let (keep, error) = tally.take(n, path: path, offset: delivered)
+        delivered += UInt64(keep)
+        if let error {
+            spent = error
+            if keep == 0 { throw error }
+        }
+        return keep
     }
 }
 
