@@ -21,6 +21,8 @@ final class ArchiveReader {
         var error: InputError?
         /// Bytes read from `source` so far.
         var consumed: UInt64 = 0
+        /// `source` came to its end.
+        var ended = false
         init(source: ByteSource) {
             self.source = source
             buffer = .allocate(byteCount: 256 * 1024, alignment: 16)
@@ -111,6 +113,11 @@ final class ArchiveReader {
     /// Member headers read so far (a member whose name cannot be read is named by its number).
     private var headers = 0
 
+    /// How the data of the last member read failed, if it did: damaged in the archive, or the
+    /// source under the archive broke off (a gzip cut short: the error is the source's).
+    enum MemberFailure { case damaged, upstream }
+    fileprivate(set) var memberFailed: MemberFailure?
+
     /// The next member header, or nil at the end. Throws on a damaged archive.
     func nextEntry() throws -> Entry? {
         try LibArchive.withUTF8Names { try nextEntryReadingNames() }
@@ -130,8 +137,18 @@ final class ArchiveReader {
             if retries > 1 << 20 { throw InputError(path: path, "damaged archive: no member header can be read") }
             rc = lib.readNextHeader(handle, &entry)
         }
+        let failed = memberFailed
+        memberFailed = nil
         if rc == LibArchive.eof { return nil }
         if rc < LibArchive.warn || entry == nil {
+            // The member before was cut where the source ended, or by the source's own error,
+            // and said so with the byte: that is the one error (a cut .tar.gz said it twice
+            // and counted a second input).
+            if failed == .upstream && box.takeUnretainedValue().error != nil
+                || failed == .damaged && box.takeUnretainedValue().ended
+            {
+                return nil
+            }
             throw box.takeUnretainedValue().error
                 ?? InputError(path: path, "damaged archive: \(Self.message(lib, handle))")
         }
@@ -177,18 +194,60 @@ final class ArchiveReader {
         let reader: ArchiveReader
         let path: String
         private(set) var consumedOffset: UInt64 = 0
+        /// What is left of the block libarchive gave last, and its offset in the member.
+        private var block: UnsafeRawPointer?
+        private var blockLeft = 0
+        private var blockOffset: UInt64 = 0
+        private var atEnd = false
+        /// The error met with the block before it (or with none): thrown once that is handed on.
+        private var damage: Error?
         init(reader: ArchiveReader, path: String) {
             self.reader = reader
             self.path = path
         }
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-            let n = reader.lib.readData(reader.handle, buffer.baseAddress, buffer.count)
-            if n < 0 {
-                throw reader.box.takeUnretainedValue().error
-                    ?? reader.damaged(path: path, produced: consumedOffset)
+            guard let out = buffer.baseAddress, buffer.count > 0 else { return 0 }
+            while true {
+                // A hole of a sparse member reads as zeros, as archive_read_data gives it.
+                if blockOffset > consumedOffset {
+                    let n = Int(min(UInt64(buffer.count), blockOffset - consumedOffset))
+                    out.initializeMemory(as: UInt8.self, repeating: 0, count: n)
+                    consumedOffset += UInt64(n)
+                    return n
+                }
+                if blockLeft > 0, let from = block {
+                    let n = min(buffer.count, blockLeft)
+                    out.copyMemory(from: from, byteCount: n)
+                    block = from + n
+                    blockLeft -= n
+                    blockOffset += UInt64(n)
+                    consumedOffset += UInt64(n)
+                    return n
+                }
+                if let damage { throw damage }
+                if atEnd { return 0 }
+                var from: UnsafeRawPointer?
+                var size = 0
+                var offset: Int64 = 0
+                let rc = reader.lib.readDataBlock(reader.handle, &from, &size, &offset)
+                if rc == LibArchive.eof {
+                    // (at the member's size: a sparse member's trailing hole, zeros to its end)
+                    atEnd = true
+                    blockOffset = max(UInt64(max(0, offset)), consumedOffset)
+                    continue
+                }
+                let got = from != nil && size > 0
+                if rc < LibArchive.ok {
+                    // Thrown after the bytes before it (this block's, if it came with one): the
+                    // last blocks of a member cut short were lost with the error.
+                    let upstream = reader.box.takeUnretainedValue().error
+                    damage = upstream ?? reader.damaged(path: path, produced: consumedOffset + UInt64(got ? size : 0))
+                    reader.memberFailed = upstream == nil ? .damaged : .upstream
+                    guard got else { continue }
+                }
+                (block, blockLeft) = got ? (from, size) : (nil, 0)
+                blockOffset = max(UInt64(max(0, offset)), consumedOffset)
             }
-            consumedOffset += UInt64(n)
-            return n
         }
     }
 }
@@ -243,6 +302,7 @@ private func archiveReadCallback(
     do {
         let n = try box.source.read(into: box.buffer)
         box.consumed += UInt64(n)
+        if n == 0 { box.ended = true }
         bufOut?.pointee = UnsafeRawPointer(box.buffer.baseAddress)
         return n
     } catch let e as InputError {

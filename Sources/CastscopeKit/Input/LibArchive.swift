@@ -35,7 +35,11 @@ struct LibArchive {
     /// archive_read_open(a, client, open callback, read callback, close callback)
     let readOpen: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeRawPointer?, ReadCallback?, UnsafeRawPointer?) -> Int32
     let readNextHeader: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
-    let readData: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int) -> Int
+    /// archive_read_data_block(a, &buff, &size, &offset): the member's next block as
+    /// libarchive holds it (no copy), with its offset in the member (a sparse member's holes
+    /// are the gaps). Not archive_read_data: it copies several blocks into the caller's buffer
+    /// and, when one fails, returns only the error, the bytes copied before it lost with it.
+    let readDataBlock: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeRawPointer?>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int64>?) -> Int32
     let readFree: @convention(c) (OpaquePointer?) -> Int32
     let errorString: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
     let entryPathname: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
@@ -115,7 +119,7 @@ struct LibArchive {
                 supportFilterLzma: optional("archive_read_support_filter_lzma"),
                 readOpen: symbol("archive_read_open"),
                 readNextHeader: symbol("archive_read_next_header"),
-                readData: symbol("archive_read_data"),
+                readDataBlock: symbol("archive_read_data_block"),
                 readFree: symbol("archive_read_free"),
                 errorString: symbol("archive_error_string"),
                 entryPathname: symbol("archive_entry_pathname"),
