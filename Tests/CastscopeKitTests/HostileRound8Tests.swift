@@ -167,6 +167,7 @@ struct HostileRound8Tests {
             let r = try castscope(["analyze", "--json", "--max-bytes", "1M", path])
             let sessions = r.json?["sessions"] as? [[String: Any]] ?? []
             #expect(sessions.count == expectedSessions, "\(name): \(sessions.count) sessions")
+            #expect(r.json.map(Self.events) == Self.events(expected), "\(name)")
             #expect(r.stderr.contains("\(name): at byte 1048576: bundle budget"), "\(r.stderr)")
         }
         // Standard input from a file (castscope stops reading it at the limit: a pipe written
@@ -178,6 +179,7 @@ struct HostileRound8Tests {
                              [packageRoot.appendingPathComponent(".build/debug/castscope").path, text.path, out.path])
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
         #expect((json?["sessions"] as? [[String: Any]])?.count == expectedSessions, "<stdin>: \(r.stderr)")
+        #expect(json.map(Self.events) == Self.events(expected), "<stdin>")
         #expect(r.stderr.contains("<stdin>: at byte 1048576: bundle budget"), "\(r.stderr)")
         // A budget under one read: the retry storm's first 3000 bytes are its session.
         let storm = dir.appendingPathComponent("storm.gz")
@@ -199,25 +201,7 @@ struct HostileRound8Tests {
         let path = dir.appendingPathComponent("many.\(kind)").path
         try Data(whole.prefix(cut)).write(to: URL(fileURLWithPath: path))
         // What of the member the cut file still holds, decompressed by Python's zlib.
-        let held = dir.appendingPathComponent("held")
-        let py = try runShell("""
-            exec python3 -c '
-            import struct, sys, zlib
-            kind, path, out = sys.argv[1:4]
-            d = open(path, "rb").read()
-            if kind == "tar.gz":
-                d = zlib.decompressobj(31).decompress(d)
-            elif kind == "zip":
-                method, = struct.unpack_from("<H", d, 8)
-                n, e = struct.unpack_from("<HH", d, 26)
-                d = d[30 + n + e:]
-                if method == 8:
-                    d = zlib.decompressobj(-15).decompress(d)
-            open(out, "wb").write(d)
-            ' "$0" "$1" "$2"
-            """, [kind, path, held.path])
-        #expect(py.status == 0, "\(py.stderr)")
-        let bytes = [UInt8](try Data(contentsOf: held))
+        let bytes = try Self.held(kind, path)
         let start = try #require(kind == "zip" ? 0 : 512)
         #expect(Array(bytes[start..<start + 64]) == Array(many.prefix(64)))
         let kept = min(bytes.count - start, many.count)
@@ -233,6 +217,7 @@ struct HostileRound8Tests {
         let r = try castscope(["analyze", "--json", path])
         let json = try #require(r.json, "\(r.stderr)")
         #expect((json["sessions"] as? [[String: Any]])?.count == (expected["sessions"] as? [[String: Any]])?.count)
+        #expect(Self.events(json) == Self.events(expected), "\(Self.events(json)) recognized lines for \(Self.events(expected))")
         #expect((json["inputs"] as? [Any])?.count == 1)
         #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
     }
@@ -255,6 +240,54 @@ struct HostileRound8Tests {
             // (the holes are two lines too long, skipped: the storm before and after them read)
             #expect(r.json?["sessions"] as? [[String: Any]] != nil)
             #expect(r.stderr.contains("a.txt:79: line of 3135370 bytes") && r.stderr.contains("a.txt:157: line of 2086748 bytes"), "\(r.stderr)")
+        }
+    }
+
+    /// The recognized lines of a JSON report.
+    static func events(_ json: [String: Any]) -> Int? { (json["summary"] as? [String: Any])?["events"] as? Int }
+
+    /// The bytes Python's zlib gets out of a cut file: a gzip's (`gz`, `tar.gz`), a zip's first
+    /// member's, or the file's own (`tar`).
+    static func held(_ kind: String, _ path: String) throws -> [UInt8] {
+        let out = path + ".held"
+        let py = try runShell("""
+            exec python3 -c '
+            import struct, sys, zlib
+            kind, path, out = sys.argv[1:4]
+            d = open(path, "rb").read()
+            if kind in ("gz", "tar.gz"):
+                d = zlib.decompressobj(31).decompress(d)
+            elif kind == "zip":
+                method, = struct.unpack_from("<H", d, 8)
+                n, e = struct.unpack_from("<HH", d, 26)
+                d = d[30 + n + e:]
+                if method == 8:
+                    d = zlib.decompressobj(-15).decompress(d)
+            open(out, "wb").write(d)
+            ' "$0" "$1" "$2"
+            """, [kind, path, out])
+        #expect(py.status == 0, "\(py.stderr)")
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    @Test("the record being read when the input breaks off (a .gz cut short) is analyzed with the lines before it")
+    func lastRecordBeforeACut() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let storm = [UInt8](try Data(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt")))
+        let gz = makeArchive(.gz, [("x", storm)])
+        for cut in [gz.count / 2, gz.count * 2 / 3, gz.count - 40] {
+            let path = dir.appendingPathComponent("storm-\(cut).gz").path
+            try Data(gz.prefix(cut)).write(to: URL(fileURLWithPath: path))
+            let held = try Self.held("gz", path)
+            #expect(held.count > 1000 && held.count < storm.count, "\(held.count)")
+            let expectedFile = dir.appendingPathComponent("expected-\(cut).txt")
+            try Data(Self.wholeLines(held, within: held.count)).write(to: expectedFile)
+            let expected = try #require(try castscope(["analyze", "--json", expectedFile.path]).json)
+            let r = try castscope(["analyze", "--json", path])
+            let json = try #require(r.json, "\(r.stderr)")
+            #expect(Self.events(json) == Self.events(expected), "cut at \(cut) of \(gz.count): \(Self.events(json) ?? -1) recognized lines for \(Self.events(expected) ?? -1)")
+            #expect(r.stderr.contains("\(path): at byte \(cut): truncated gzip stream"), "\(r.stderr)")
         }
     }
 }

@@ -23,6 +23,8 @@ public final class LineReader {
     public private(set) var lineNumber = 0
     /// Lines that were too long, as errors naming the line.
     public private(set) var problems: [InputError] = []
+    /// The source threw (damage, a cut, a budget spent): the lines before it were all given.
+    public private(set) var sourceFailed = false
 
     public init(source: ByteSource, path: String, maxLineLength: Int = 1 << 20) {
         self.source = source
@@ -52,7 +54,13 @@ public final class LineReader {
             end = remaining
         }
         if end == buffer.count { return true }
-        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end..<min(buffer.count, end + Self.readSize)]))
+        let n: Int
+        do {
+            n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end..<min(buffer.count, end + Self.readSize)]))
+        } catch {
+            sourceFailed = true
+            throw error
+        }
         if n == 0 { eof = true; return false }
         end += n
         return true

@@ -154,12 +154,20 @@ public final class RecordReader {
         try withoutActuallyEscaping(sink) { sink in
             liveSink = sink
             defer { liveSink = nil }
-            switch format.kind {
-            case .lines, .plain: try runLines(sink)
-            case .jsonLines: try runJSONLines(sink)
-            case .jsonArray: try runJSONArray(sink)
-            case .journalExport: try runExport(sink)
-            case .journalVerbose: try runVerbose(sink)
+            do {
+                switch format.kind {
+                case .lines, .plain: try runLines(sink)
+                case .jsonLines: try runJSONLines(sink)
+                case .jsonArray: try runJSONArray(sink)
+                case .journalExport: try runExport(sink)
+                case .journalVerbose: try runVerbose(sink)
+                }
+            } catch {
+                // The input broke off (a gzip or an archive cut short, a budget spent): the
+                // record being read when it did is handed on as at its end, then the error (it
+                // was lost: the last whole line of a cut .gz was one record short).
+                if lines.sourceFailed, format.kind == .lines || format.kind == .plain { try? finishLines(sink) }
+                throw error
             }
         }
         problems.append(contentsOf: lines.problems)
@@ -346,6 +354,12 @@ public final class RecordReader {
                 rest = n
             }
         }
+        try finishLines(sink)
+    }
+
+    /// The end of a text input: the record held for its continuation lines, the unparsed lines
+    /// held, the print() lines waiting for a time.
+    private func finishLines(_ sink: (inout RawRecord) throws -> Void) throws {
         try emitPending(sink)
         if held.count > 0 { countHeld() }
         // print() lines with no timestamped line anywhere: records without a time.
