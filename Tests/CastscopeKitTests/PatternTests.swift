@@ -54,6 +54,21 @@ struct PatternTests {
         }
     }
 
+    /// A journal line's host has a letter or digit (`(none)` in an initramfs too); Go's log
+    /// with a level letter, `… I | main.go:200: …`, gave `-o short-full` the zone `I`, the host `|`.
+    @Test("a host field is a word with a letter or digit in it, wherever it ends")
+    func hostHasALetterOrDigit() throws {
+        let p = "{host:host} {ident:word}{?[{pid:int}]}: {message}"
+        #expect(try fields(p, "relay1 broadcast-relay[811]: up") == ["host": "relay1", "ident": "broadcast-relay", "pid": "811", "message": "up"])
+        #expect(try fields(p, "(none) kernel: x") == ["host": "(none)", "ident": "kernel", "message": "x"])
+        #expect(try fields(p, "| main.go:200: Could not initialize") == nil)
+        #expect(try fields(p, "-- main: x") == nil)
+        #expect(try fields("{a:word}:{host:host}", "x:--") == nil)
+        #expect(try fields("{a:word}:{host:host}", "x:-a") == ["a": "x", "host": "-a"])
+        #expect(try fields("{host:host}:{b}", "--:--:x") == nil)
+        #expect(try fields("{host:host}:{b}", "-:a:x") == ["host": "-:a", "b": "x"])
+    }
+
     @Test func wordNeverSpansSpaces() throws {
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[R26089->Q10431] Question for <mask.hash: 'x'>") == nil)
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[system:] Setting") == ["subsystem": "system", "category": "", "message": "Setting"])

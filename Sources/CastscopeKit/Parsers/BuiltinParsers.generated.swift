@@ -604,9 +604,9 @@ enum BuiltinParsers {
   "title": "journalctl -o short-full / with-unit (weekday, date, time, zone name; with-unit names the unit for the identifier)",
   "kind": "lines",
   "patterns": [
-    "{time:full} {host:word} {ident:word}.service{?[{pid:int}]}: {message}",
-    "{time:full} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:full} {host:word} {ident:label}[{pid:int}]: {message}"
+    "{time:full} {host:host} {ident:word}.service{?[{pid:int}]}: {message}",
+    "{time:full} {host:host} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:full} {host:host} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -641,8 +641,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short-iso / short-iso-precise (offset with or without colon)",
   "kind": "lines",
   "patterns": [
-    "{time:isotz} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:isotz} {host:word} {ident:label}[{pid:int}]: {message}"
+    "{time:isotz} {host:host} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:isotz} {host:host} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -665,8 +665,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short / short-precise under a non-English LC_TIME (`marras 24 17:50:27`, `Mär 14 …`, `jun 21 …`: month names of 37 locales)",
   "kind": "lines",
   "patterns": [
-    "{time:bsdlocal} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:bsdlocal} {host:word} {ident:label}[{pid:int}]: {message}"
+    "{time:bsdlocal} {host:host} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:bsdlocal} {host:host} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -701,8 +701,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short-monotonic / short-delta (seconds since boot, no wall clock: counted from midnight of the bundle's date, marked ~)",
   "kind": "lines",
   "patterns": [
-    "{time:mono} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:mono} {host:word} {ident:label}[{pid:int}]: {message}"
+    "{time:mono} {host:host} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:mono} {host:host} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -777,8 +777,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short / short-precise (no year, no zone)",
   "kind": "lines",
   "patterns": [
-    "{time:bsd} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:bsd} {host:word} {ident:label}[{pid:int}]: {message}"
+    "{time:bsd} {host:host} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:bsd} {host:host} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",
@@ -805,8 +805,8 @@ enum BuiltinParsers {
   "title": "journalctl -o short-unix (seconds since the epoch, UTC)",
   "kind": "lines",
   "patterns": [
-    "{time:epoch} {host:word} {ident:word}{?[{pid:int}]}: {message}",
-    "{time:epoch} {host:word} {ident:label}[{pid:int}]: {message}"
+    "{time:epoch} {host:host} {ident:word}{?[{pid:int}]}: {message}",
+    "{time:epoch} {host:host} {ident:label}[{pid:int}]: {message}"
   ],
   "skip": ["-- Logs begin at", "-- Journal begins at", "-- Boot ", "-- Reboot --", "-- No entries --", "-- cursor: "],
   "continuation": "indented",

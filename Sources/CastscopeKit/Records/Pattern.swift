@@ -14,7 +14,8 @@ import Darwin
 ///   time and zone name), `epoch` (seconds since 1970), `mono` (`[ seconds since boot]`),
 ///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`), `label`
 ///   (spaces allowed, no `[`, `]`, `:` or TAB), `ctime` (`Tue May 21 12:00:09 2024`), `isoany`
-///   (`iso`, or `2022/02/10 14:04:47`), `code` (a word of one or two characters: `Df`, `E`);
+///   (`iso`, or `2022/02/10 14:04:47`), `code` (a word of one or two characters: `Df`, `E`),
+///   `host` (a word with a letter or digit in it: a journal line's host name);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -32,6 +33,10 @@ public struct Pattern: Sendable {
         /// A word of one or two characters: `log --style compact`'s type column (`Df`, `E`),
         /// which a process name's first word (Xcode's `Mapbox GL[20870:4777188]`) is not.
         case code
+        /// A word with a letter or a digit in it: a journal line's host (`relay1`, `(none)`).
+        /// Go's log with a level letter, `2022-06-07 12:27:17.183734 I | main.go:200: …`, read
+        /// as `-o short-full` with the zone `I`, the host `|` and the unit `main.go:200`.
+        case host
     }
 
     enum Op: Sendable {
@@ -197,7 +202,8 @@ final class PatternProgram: @unchecked Sendable {
         /// 0 end, 1 literal, 2 spaces, 3 field, 4 optional group.
         var kind: UInt8 = 0
         /// For fields: the type's index in `FieldType.allCases` (0 any, 1 word, 2 int, 3 hex,
-        /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal).
+        /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal,
+        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host).
         var type: UInt8 = 0
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
@@ -282,6 +288,17 @@ final class PatternProgram: @unchecked Sendable {
     deinit {
         steps.deallocate()
         pool.deallocate()
+    }
+
+    /// A `host` field's candidate `from..<to` has a letter or a digit (or a non-ASCII byte).
+    static func named(_ base: UnsafeRawPointer, _ from: Int, _ to: Int) -> Bool {
+        var k = from
+        while k < to {
+            let b = base.load(fromByteOffset: k, as: UInt8.self)
+            if isDigit(b) || isLetter(b) || b >= 0x80 { return true }
+            k += 1
+        }
+        return false
     }
 
     /// A byte a `label` field cannot hold.
@@ -381,7 +398,8 @@ final class PatternProgram: @unchecked Sendable {
                     pc += 1
                 default:
                     let code = step.type == 16
-                    let word = step.type == 1 || code
+                    let host = step.type == 17
+                    let word = step.type == 1 || code || host
                     let label = step.type == 13
                     if label, pos >= n || Self.endsLabel(byte(pos)) { return false }
                     if step.next == -2 {
@@ -389,7 +407,7 @@ final class PatternProgram: @unchecked Sendable {
                         if word {
                             var j = pos
                             while j < n, byte(j) != 0x20, byte(j) != 0x09 { j += 1 }
-                            guard j > pos, j == n, !code || j - pos <= 2 else { return false }
+                            guard j > pos, j == n, !code || j - pos <= 2, !host || Self.named(base, pos, j) else { return false }
                         }
                         if label {
                             var j = pos
@@ -406,7 +424,7 @@ final class PatternProgram: @unchecked Sendable {
                         // candidate, so the rest is matched here, not tried in a nested run.
                         var e = pos
                         while e < n, byte(e) != 0x20, byte(e) != 0x09 { e += 1 }
-                        guard e > pos, e < n, byte(e) == 0x20, e - pos <= (code ? 2 : Pattern.maxFieldLength) else { return false }
+                        guard e > pos, e < n, byte(e) == 0x20, e - pos <= (code ? 2 : Pattern.maxFieldLength), !host || Self.named(base, pos, e) else { return false }
                         starts![slot] = pos
                         ends![slot] = e
                         pos = e
@@ -442,7 +460,7 @@ final class PatternProgram: @unchecked Sendable {
                         while e <= limit {
                             guard e < n else { return false }
                             let b = byte(e)
-                            if b == next || b == next2 {
+                            if b == next || b == next2, !host || Self.named(base, pos, e) {
                                 starts![slot] = pos
                                 ends![slot] = e
                                 st.tries &+= 1
@@ -465,6 +483,10 @@ final class PatternProgram: @unchecked Sendable {
                                 e += 1
                                 continue
                             }
+                        }
+                        if host, !Self.named(base, pos, e) {
+                            e += 1
+                            continue
                         }
                         starts![slot] = pos
                         ends![slot] = e

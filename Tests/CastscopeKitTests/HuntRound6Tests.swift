@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// What the sixth hunt for real pastes found read wrong, each around its real lines: Go's log
+/// with a level letter taken for `journalctl -o short-full` (nextcloud/all-in-one#797),
+/// java.util.logging's levels under a French locale (jicofo#161), daemons dying in their own
+/// words or systemctl's (janus-gateway#987, #2382, pikvm#564, nextcloud-hpb-setup#172), one
+/// OOM death told twice (docker/for-linux#1001), a ReplayKit code printed unsigned.
+@Suite("hunt round 6: Go's level letter, localized JUL levels, daemon deaths in other words")
+struct HuntRound6Tests {
+    func analyze(_ text: String, name: String = "paste.txt", _ extra: [String] = []) throws -> (json: [String: Any], text: String) {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        let j = try castscope(["analyze", "--json"] + extra + [url.path])
+        let t = try castscope(["show", url.path])
+        return (j.json ?? [:], t.stdout)
+    }
+
+    func input(_ r: [String: Any]) -> [String: Any] { (r["inputs"] as? [[String: Any]])?.first ?? [:] }
+
+    static let goLines = """
+        2022-06-07 12:27:17.183734 I | main.go:200: Could not initialize janus MCU (dial tcp 127.0.0.1:8188: connect: connection refused) will retry in 2s
+        2022-06-07 12:27:19.185350 I | main.go:200: Could not initialize janus MCU (dial tcp 127.0.0.1:8188: connect: connection refused) will retry in 4s
+
+        """
+
+    @Test("Go's log with a level letter (… I | main.go:200: …) is no short-full journal line: its file keeps every line")
+    func goLevelLetterIsNoJournal() throws {
+        let two = try analyze(Self.goLines)
+        #expect(input(two.json)["format"] as? String == "timestamped", "\(input(two.json))")
+        #expect(two.text.contains("2022-06-07 12:27:19.185350"), "\(two.text)")
+        // A level word (`INFO |`) would have been the zone as well.
+        let word = try analyze(Self.goLines.replacingOccurrences(of: " I | ", with: " INFO | "))
+        #expect(input(word.json)["format"] as? String == "timestamped", "\(input(word.json))")
+        // The docker logs the two lines came in (coturn, the signaling server, Janus): every line
+        // a record, none unparsed (2 records and 20 unparsed lines as journal-short-full).
+        let mixed = try analyze("""
+            0: IO method (general relay thread): epoll (with changelist)
+            0: turn server id=28 created
+            \(Self.goLines)0: turn server[FATAL] [ice.c:janus_ice_test_stun_server:1009] No response to our STUN BINDING test
+            [FATAL] [janus.c:main:4823] Invalid STUN address 127.0.0.1:3478
+            Error launching Janus (error code 1), check the logs for more details
+            Janus commit: not-a-git-repo
+
+            Running Janus as a daemon
+            Logger plugins folder: /usr/lib/x86_64-linux-gnu/janus/loggers
+
+            """)
+        #expect(input(mixed.json)["format"] as? String != "journal-short-full", "\(input(mixed.json))")
+        #expect(input(mixed.json)["unparsed"] as? Int == 0, "\(input(mixed.json))")
+        #expect(mixed.text.contains("Invalid STUN address"), "\(mixed.text)")
+        // A short-full line with its host still reads so.
+        let journal = try analyze("""
+            Tue 2022-06-07 12:27:17 UTC relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2
+            Tue 2022-06-07 12:27:19 UTC relay1 janus[900]: [WARN] slow link
+
+            """)
+        #expect(input(journal.json)["format"] as? String == "journal-short-full", "\(input(journal.json))")
+    }
+}
