@@ -59,4 +59,36 @@ struct HuntRound6Tests {
             """)
         #expect(input(journal.json)["format"] as? String == "journal-short-full", "\(input(journal.json))")
     }
+
+    /// The type column `show` gives each line of `text` (its records in order).
+    func types(_ text: String) throws -> [String] {
+        try analyze(text).text.split(separator: "\n").dropFirst().compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).first { ["Default", "Info", "Debug", "Error", "Fault"].contains(String($0)) }.map(String.init)
+        }
+    }
+
+    @Test("java.util.logging's levels as the JDK translates them: SEVERE's are Error, INFO's Info, FINE's Debug, WARNING's Default as WARNING is")
+    func localizedJavaLevels() throws {
+        // jicofo#161, under fr_FR: all three were Default.
+        #expect(try types("""
+            Jicofo 2017-01-27 18:41:58.015 AVERTISSEMENT: [98] org.jitsi.jicofo.JvbDoctor.log() Health check failed on: videobridge.jabberfr.org
+            Jicofo 2017-01-27 18:41:58.015 INFOS: [38] org.jitsi.jicofo.BridgeSelector.removeJvbAddress().192 Removing JVB: videobridge.jabberfr.org
+            Jicofo 2017-01-27 18:41:58.016 GRAVE: [38] org.jitsi.jicofo.JvbDoctor.log() Stopping health-check task for: videobridge.jabberfr.org
+            Jicofo 2017-01-27 18:41:58.017 PLUS PRÉCIS: [38] org.jitsi.jicofo.JvbDoctor.log() next
+
+            """) == ["Default", "Info", "Error", "Debug"])
+        // German, Spanish, Italian, Brazilian Portuguese, Swedish, Japanese.
+        #expect(try types("""
+            JVB 2024-09-02 09:08:16.652 INFORMATION: [1] MainKt.main#77: Starting jitsi-videobridge version 2.3.1
+            JVB 2024-09-02 09:08:16.653 SCHWERWIEGEND: [1] MainKt.main#78: failed
+            JVB 2024-09-02 09:08:16.654 WARNUNG: [1] MainKt.main#79: warned
+            JVB 2024-09-02 09:08:16.655 INFORMACIÓN: [1] MainKt.main#80: es
+            JVB 2024-09-02 09:08:16.656 INFORMAZIONI: [1] MainKt.main#81: it
+            JVB 2024-09-02 09:08:16.657 INFORMAÇÕES: [1] MainKt.main#82: pt
+            JVB 2024-09-02 09:08:16.658 ALLVARLIG: [1] MainKt.main#83: sv
+            JVB 2024-09-02 09:08:16.659 AM FEINSTEN: [1] MainKt.main#84: de
+            JVB 2024-09-02 09:08:16.660 重大: [1] MainKt.main#85: ja
+
+            """) == ["Info", "Error", "Default", "Info", "Info", "Info", "Error", "Debug", "Error"])
+    }
 }

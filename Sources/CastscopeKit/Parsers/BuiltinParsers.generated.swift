@@ -464,11 +464,11 @@ enum BuiltinParsers {
   "url": "https://github.com/jitsi/docker-jitsi-meet/issues/1566",
   "kind": "lines",
   "patterns": [
-    "{process:word} {time:isolocal} {level:word}: [{tid:int}] {message}",
-    "{time:isolocal} {level:word}: [{tid:int}] {message}"
+    "{process:word} {time:isolocal} {level:label}: [{tid:int}] {message}",
+    "{time:isolocal} {level:label}: [{tid:int}] {message}"
   ],
   "continuation": "join",
-  "priority": 15,
+  "priority": 17,
   "samples": [
     {
       "line": "JVB 2024-05-30 15:05:04.361 INFO: [64] [confId=fb638965a1a21809 conf_name=test@conference.jitsi.su.sd meeting_id=cb0619fe epId=47d1af4b stats_id=Arturo-OjB] Endpoint.expire#1093: Expired.",
@@ -481,6 +481,14 @@ enum BuiltinParsers {
     {
       "line": "JVB 2024-09-02 09:08:16.652 INFORMATION: [1] MainKt.main#77: Starting jitsi-videobridge version 2.3.1",
       "expect": {"time": "2024-09-02T09:08:16.652000+00:00", "level": "INFORMATION", "message": "MainKt.main#77: Starting jitsi-videobridge version 2.3.1"}
+    },
+    {
+      "line": "Jicofo 2017-01-27 18:41:58.015 INFOS: [38] org.jitsi.jicofo.BridgeSelector.removeJvbAddress().192 Removing JVB: videobridge.jabberfr.org",
+      "expect": {"time": "2017-01-27T18:41:58.015000+00:00", "process": "Jicofo", "level": "INFOS", "tid": "38", "message": "org.jitsi.jicofo.BridgeSelector.removeJvbAddress().192 Removing JVB: videobridge.jabberfr.org"}
+    },
+    {
+      "line": "JVB 2017-01-27 18:41:58.020 PLUS PRÉCIS: [45] org.jitsi.videobridge.xmpp.ComponentImpl.log() RECV: <iq id=\"T7R2s-21\" type=\"result\"/>",
+      "expect": {"process": "JVB", "level": "PLUS PRÉCIS", "tid": "45", "message": "org.jitsi.videobridge.xmpp.ComponentImpl.log() RECV: <iq id=\"T7R2s-21\" type=\"result\"/>"}
     },
     {
       "line": "2024-05-30 15:06:02.498 INFO: [1] ReadOnlyConfigurationService.reloadConfiguration#51: loading config file at path /etc/jitsi/videobridge/sip-communicator.properties",

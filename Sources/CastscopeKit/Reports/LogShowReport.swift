@@ -295,10 +295,12 @@ public final class LogShow {
     }
 
     private func appleType(_ level: String) -> String {
-        switch level.lowercased() {
-        // (and Java's levels: a Jitsi service's FINE, INFORMATION in a German locale, SEVERE)
+        let lower = level.lowercased()
+        if let java = Self.localizedJavaLevels[lower] { return java }
+        switch lower {
+        // (and Java's levels: a Jitsi service's FINE, SEVERE)
         // (and `log stream --style compact`'s letters: `E`, `I`, `Db`, `Fa`, `Df`)
-        case "info", "information", "6", "i": return "Info"
+        case "info", "6", "i": return "Info"
         case "debug", "fine", "finer", "finest", "trace", "7", "db": return "Debug"
         case "error", "err", "severe", "3", "e": return "Error"
         case "fault", "crit", "critical", "alert", "emerg", "0", "1", "2", "fa": return "Fault"
@@ -307,6 +309,32 @@ public final class LogShow {
         default: return "Default"
         }
     }
+
+    /// java.util.logging's level names as the JDK translates them (`sun.util.logging.resources.logging_xx`,
+    /// upper-cased as `Level.getLocalizedLevelName` prints them) for a JVM under another locale:
+    /// jicofo#161's French `INFOS`/`GRAVE`/`AVERTISSEMENT` were all `Default`. SEVERE's are
+    /// Error, INFO's Info, FINE/FINER/FINEST's Debug; WARNING's and CONFIG's stay `Default`, as
+    /// the English `WARNING` and `CONFIG` do. Keys lower-cased.
+    static let localizedJavaLevels: [String: String] = {
+        var t: [String: String] = [:]
+        let severe = ["schwerwiegend", "grave", "allvarlig", "重大", "심각", "严重", "嚴重"]
+        let info = ["information", "información", "infos", "informazioni", "informações", "情報", "정보", "信息", "資訊"]
+        // (`AM FEINSTEN` before noon: the time reads its `AM` as a 12-hour clock's, which
+        // leaves the level `FEINSTEN`)
+        let fine = ["fein", "feiner", "am feinsten", "feinsten",
+                    "detallado", "muy detallado", "más detallado",
+                    "précis", "plus précis", "le plus précis",
+                    "buono", "migliore", "ottimale",
+                    "detalhado", "mais detalhado", "o mais detalhado",
+                    "fin", "finare", "finaste",
+                    "詳細レベル(低)", "詳細レベル(中)", "詳細レベル(高)",
+                    "미세", "보다 미세", "가장 미세",
+                    "详细", "较详细", "非常详细", "細緻", "較細緻", "最細緻"]
+        for name in severe { t[name] = "Error" }
+        for name in info { t[name] = "Info" }
+        for name in fine { t[name] = "Debug" }
+        return t
+    }()
 
     /// µs as ns, held to what 64 bits of ns hold (1677 to 2262): a line dated outside is shown
     /// at the nearest end, not a crash.
