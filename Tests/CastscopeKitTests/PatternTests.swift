@@ -69,6 +69,19 @@ struct PatternTests {
         #expect(try fields("{host:host}:{b}", "-:a:x") == ["host": "-:a", "b": "x"])
     }
 
+    /// A level where `{time:full}`'s zone name would be is no zone: supervisord's
+    /// `2024-03-12 10:15:04,221 INFO exited: janus …` passed for `journalctl --no-hostname`,
+    /// Go's `… I | main.go:200: …` for `-o short-full`; a zone name the table lacks still reads.
+    @Test("a log level or one letter after the time is no zone name")
+    func levelIsNoZone() throws {
+        let p = "{time:full} {ident:word}{?[{pid:int}]}: {message}"
+        #expect(try fields(p, "2024-03-12 10:15:04,221 INFO exited: janus (exit status 1; not expected)") == nil)
+        #expect(try fields(p, "2024-03-12 10:15:04.221 warn main: x") == nil)
+        #expect(try fields(p, "2022-06-07 12:27:17.183734 I main.go:200: x") == nil)
+        #expect(try fields(p, "Thu 2026-03-12 10:15:04 HST broadcast-relay[811]: up")?["ident"] == "broadcast-relay")
+        #expect(try fields(p, "2026-03-12 10:15:04 Z broadcast-relay[811]: up")?["ident"] == "broadcast-relay")
+    }
+
     @Test func wordNeverSpansSpaces() throws {
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[R26089->Q10431] Question for <mask.hash: 'x'>") == nil)
         #expect(try fields("[{subsystem:word}:{category}] {message}", "[system:] Setting") == ["subsystem": "system", "category": "", "message": "Setting"])

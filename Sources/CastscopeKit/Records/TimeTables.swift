@@ -19,6 +19,13 @@ enum ZoneAbbreviations {
         return table
     }()
 
+    /// `p[range]` is a log level's word (any case), not a zone's name.
+    static func isLevel(_ p: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+        levels.contains(p[range].map { $0 & 0xDF })
+    }
+    static let levels: Set<[UInt8]> = Set(["INFO", "INF", "WARN", "WRN", "ERROR", "ERR", "DEBUG", "DBG", "TRACE", "FATAL",
+        "NOTICE", "CRIT", "SEVERE", "FINE", "FINER", "FINEST", "ALERT", "EMERG", "PANIC"].map { Array($0.utf8) })
+
     /// Seconds east of UTC for the abbreviation in `p[range]`, nil when ambiguous or unknown.
     static func offset(_ p: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int? {
         offsets[Array(p[range])]

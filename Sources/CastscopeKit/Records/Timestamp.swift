@@ -332,6 +332,10 @@ enum TimeScan {
         while e < p.count, e - z < 6, isLetter(p[e]) { e += 1 }
         guard e > z, e == p.count || p[e] == 0x20 || p[e] == 0x09 else { return nil }
         t.offset = ZoneAbbreviations.offset(p, z..<e)
+        // A log level where an unknown zone name would be is none: Go's log with a level letter
+        // (`2022-06-07 12:27:17.183734 I | main.go:200: …`), supervisord's and log4j's
+        // (`2024-03-12 10:15:04,221 INFO exited: janus …`), which passed for journal lines.
+        if t.offset == nil, e - z == 1 || ZoneAbbreviations.isLevel(p, z..<e) { return nil }
         return e
     }
 
