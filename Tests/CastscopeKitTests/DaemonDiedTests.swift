@@ -51,6 +51,7 @@ struct DaemonDiedTests {
         #expect(relay["severity"] as? String == "error")
         let text = relay["message"] as? String ?? ""
         #expect(text.contains("7c1e0d52") && !text.contains("0b7f1a2c"), "\(text)")
+        #expect(text.hasPrefix("broadcast-relay: the kernel's OOM killer killed it (status=9/KILL)"), "\(text)")
         #expect((relay["evidence"] as? [Any])?.count == 3, "the kernel's line, systemd's and the exit: one death")
         let jibri = try #require(findings.first { ($0["message"] as? String)?.hasPrefix("jibri") == true })
         #expect(jibri["severity"] as? String == "warning")

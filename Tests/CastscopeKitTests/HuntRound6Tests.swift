@@ -91,4 +91,86 @@ struct HuntRound6Tests {
 
             """) == ["Info", "Error", "Default", "Info", "Info", "Info", "Error", "Debug", "Error"])
     }
+
+    func daemonDied(_ text: String, _ extra: [String] = ["--date", "2025-09-25"]) throws -> [String] {
+        let findings = try analyze(text, extra).json["findings"] as? [[String: Any]] ?? []
+        return findings.filter { $0["kind"] as? String == "daemon-died" }.compactMap { $0["message"] as? String }
+    }
+
+    @Test("Janus's own fatal exit, a supervisor's and systemctl's words for a death, and glibc's abort as its cause")
+    func daemonDeathsInOtherWords() throws {
+        // janus-gateway#987: Janus's fatal error in main, under snap.
+        #expect(try daemonDied("""
+            Aug 29 10:46:42 loop-box snap[3904]: [ERR] [ice.c:janus_ice_set_stun_server:759] Could not resolve numb.viagenie.ca...
+            Aug 29 10:46:42 loop-box snap[3904]: [FATAL] [janus.c:main:3725] Invalid STUN address numb.viagenie.ca:0
+
+            """) == ["janus: it exited on a fatal error (Invalid STUN address numb.viagenie.ca:0)"])
+        // The same in a container's output, untimed, with `Error launching Janus` on the next line: one death.
+        #expect(try daemonDied("""
+            0: turn server id=28 created
+            [FATAL] [janus.c:main:4823] Invalid STUN address 127.0.0.1:3478
+            Error launching Janus (error code 1), check the logs for more details
+            Janus commit: not-a-git-repo
+
+            """) == ["janus: it exited on a fatal error (Invalid STUN address 127.0.0.1:3478)"])
+        // With systemd's exit line, systemd tells how it ended and Janus's words why.
+        #expect(try daemonDied("""
+            Sep 25 07:32:37 h janus[7510]: [FATAL] [janus.c:main:3725] Invalid STUN address numb.viagenie.ca:0
+            Sep 25 07:32:38 h systemd[1]: janus.service: Main process exited, code=exited, status=1/FAILURE
+
+            """) == ["janus: its main process exited with an error (status=1/FAILURE) after a fatal error (Invalid STUN address numb.viagenie.ca:0)"])
+        // pikvm#564: the supervisor's exception, twice, and Janus's fatal line it quotes: one death.
+        let pikvm = try daemonDied("""
+            Dec 12 18:21:48 pi kvmd-janus[498]: kvmd.apps.janus.runner            INFO --- => [FATAL] [janus.c:main:5557] No Janus API transport is available... enable at least one and restart Janus
+            Dec 12 18:21:48 pi kvmd-janus[498]: kvmd.apps.janus.runner           ERROR --- Unexpected Janus error: pid=914
+            Dec 12 18:21:48 pi kvmd-janus[498]: RuntimeError: Janus unexpectedly died
+            Dec 12 18:21:48 pi kvmd-janus[498]: RuntimeError: Janus unexpectedly died
+
+            """)
+        #expect(pikvm.count == 1 && pikvm[0].hasPrefix("janus: it exited on a fatal error (No Janus API transport"), "\(pikvm)")
+        #expect(try daemonDied("Dec 12 18:21:48 pi kvmd-janus[498]: RuntimeError: Janus unexpectedly died\n") == ["janus: its supervisor says it died unexpectedly"])
+        // nextcloud-hpb-setup#172: systemctl's report above the status it asks for (unparsed before).
+        let job = try daemonDied("""
+            root@hpb:~# sudo systemctl restart janus
+            Job for janus.service failed because the control process exited with error code.
+            See "systemctl status janus.service" and "journalctl -xeu janus.service" for details.
+            root@hpb:~# systemctl status janus.service
+            ● janus.service - Janus WebRTC gateway
+                 Loaded: loaded (/lib/systemd/system/janus.service; enabled; preset: enabled)
+                 Active: activating (start) since Wed 2025-03-26 21:08:22 EDT; 1s ago
+              Cntrl PID: 30329 (janus)
+
+            Mar 26 21:08:22 hpb janus[30330]: Debug/log colors are disabled
+            Mar 26 21:08:22 hpb janus[30330]: [Wed Mar 26 21:08:22 2025] Using 173.254.217.115 as local IP...
+
+            """, [])
+        #expect(job == ["janus: systemctl says its job failed (the control process exited with error code)"], "\(job)")
+        // supervisord's words.
+        #expect(try daemonDied("""
+            2024-03-12 10:15:04,221 INFO exited: janus (terminated by SIGSEGV (core dumped); not expected)
+            2024-03-12 10:15:09,001 INFO exited: jvb (exit status 0; expected)
+
+            """) == ["janus: supervisord says it was killed (SIGSEGV (core dumped))"])
+        // janus-gateway#2382: glibc's abort on the line before systemd's ABRT is its cause.
+        #expect(try daemonDied("""
+            Sep 25 07:32:37 janus07 janus[7510]: [5413101387322121] Sending event to transport...; 0x7f53ec370500
+            Sep 25 07:32:37 janus07 janus[7510]: free(): corrupted unsorted chunks
+            Sep 25 07:32:38 janus07 systemd[1]: janus.service: Main process exited, code=killed, status=6/ABRT
+            Sep 25 07:32:38 janus07 systemd[1]: janus.service: Failed with result 'signal'.
+            Sep 25 07:32:38 janus07 systemd[1]: janus.service: Scheduled restart job, restart counter is at 19.
+
+            """) == ["janus: its main process was killed (status=6/ABRT) after an abort (free(): corrupted unsorted chunks); systemd's restart counter for it reached 19"])
+        // Alone, the abort is the death; older glibc names the program.
+        #expect(try daemonDied("Sep 25 07:32:37 relay1 coturn[811]: double free or corruption (out)\n") == ["coturn: it aborted (double free or corruption (out))"])
+        #expect(try daemonDied("*** Error in `/usr/bin/janus': double free or corruption (fasttop): 0x00007f3c38000b20 ***\n")
+            == ["janus: it aborted (double free or corruption (fasttop): 0x00007f3c38000b20)"])
+        #expect(try daemonDied("*** stack smashing detected ***: terminated\n") == ["a process the paste does not name aborted (stack smashing detected: terminated)"])
+        // Not deaths: another file's fatal error, an expected exit, a connection's words.
+        #expect(try daemonDied("""
+            [FATAL] [ice.c:janus_ice_test_stun_server:1009] No response to our STUN BINDING test
+            Connection died unexpectedly
+            the connection to the host app died unexpectedly, retrying
+
+            """).isEmpty)
+    }
 }

@@ -59,7 +59,7 @@ struct DaemonDiedRule: FindingRule {
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
         for e in lines {
-            if let death = deaths.last, let last = death.last, let a = last.time, let b = e.time, b >= a, b.saturatingSince(a) <= Self.sameDeath,
+            if let death = deaths.last, let last = death.last, Self.close(last, e),
                 Self.key(last) == Self.key(e) || Self.namesLibraryCrash(death, e)
             {
                 deaths[deaths.count - 1].append(e)
@@ -134,6 +134,18 @@ struct DaemonDiedRule: FindingRule {
         return unit.isEmpty ? nil : unit
     }
 
+    /// `e` follows `last` closely enough to be the same death: within `sameDeath`, or, both
+    /// untimed (a container's output pasted as plain text: Janus's `[FATAL] [janus.c:main:…]`
+    /// and its `Error launching Janus` on the next line), within `sameDeathLines` of one file.
+    static func close(_ last: Event, _ e: Event) -> Bool {
+        if let a = last.time, let b = e.time { return b >= a && b.saturatingSince(a) <= sameDeath }
+        guard last.time == nil, e.time == nil, last.sourcePath == e.sourcePath else { return false }
+        return e.line >= last.line && e.line - last.line <= sameDeathLines
+    }
+
+    /// Untimed lines of one unit this close are one death.
+    static let sameDeathLines = 20
+
     /// A unit on a host (a fleet's bundle holds several relays).
     static func hostKey(_ unit: String, _ e: Event) -> String { (e.attr("host") ?? "") + "\u{1}" + unit }
     /// How long before an exit a `Stopping …` line makes it a stop.
@@ -168,8 +180,12 @@ struct DaemonDiedRule: FindingRule {
     /// thread name with a space (`hloop 475389242`) name nothing.
     static func unit(_ e: Event) -> String? {
         if let unit = e.attr("unit") { return unit }
-        // (a Go panic: the program's own line, under its own name)
-        if e.attr("runtime_error") != nil, let process = e.process { return process }
+        // (a supervisor's `RuntimeError: Janus unexpectedly died`: the daemon as its unit is named)
+        if let daemon = e.attr("daemon") { return daemon.lowercased() }
+        // (glibc's `*** Error in `/usr/bin/janus': …`: the program it names)
+        if let program = e.attr("program"), let name = program.split(separator: "/").last { return String(name) }
+        // (a Go panic, glibc's abort: the program's own line, under its own name)
+        if e.attr("runtime_error") != nil || e.attr("abort") != nil, let process = e.process { return process }
         // (AddressSanitizer's report: the program a supervisor's prefix names, `janus-gateway.default@…(O):
         // ==9536==ERROR: …` under `bash[1392]`, else the line's process)
         if e.attr("sanitizer") != nil { return sanitizedProgram(e) ?? e.process }
@@ -213,12 +229,15 @@ struct DaemonDiedRule: FindingRule {
         let e = death.first { $0.attr("status") != nil } ?? death[0]
         let image = death.lazy.compactMap { $0.attr("image") }.first { isLibrary($0) }
         guard let unit = unit(of: death) else {
+            // (glibc's abort in a paste that does not say whose)
+            if image == nil, let abort = abortText(death) { return "a process the paste does not name aborted (\(abort))" }
             return "a process crashed (\(death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault") in \(image ?? "?"))"
         }
         // (a segfault, or the CPU's trap: `traps: X[pid] general protection fault …`)
         let fault = death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault"
         var what: String
-        if let systemd = death.first(where: { $0.attr("unit") != nil }) {
+        // (systemd's or the kernel's line over the daemon's own naming its unit: Janus's fatal error)
+        if let systemd = death.first(where: { $0.attr("unit") != nil && $0.attr("own_words") == nil }) ?? death.first(where: { $0.attr("unit") != nil }) {
             what = "\(unit): \(systemd.attr("how") ?? "it died")" + (image.map { " (after a \(fault) in \($0))" } ?? "")
         } else if let image {
             what = "\(unit): it crashed (\(fault) in \(image))"
@@ -226,6 +245,10 @@ struct DaemonDiedRule: FindingRule {
             what = "\(unit): \(death[0].attr("how") ?? "it died")"
         }
         if let status = e.attr("status") { what += " (status=\(status))" }
+        // (supervisord's `exited: janus (exit status 1; not expected)`)
+        if let status = e.attr("exit_status") { what += " (exit status \(status))" }
+        // (systemctl's `Job for janus.service failed because the control process exited with error code.`)
+        if let why = e.attr("job_failed") { what += " (\(why))" }
         // (mediasoup's worker: `[pid:34, code:null, signal:SIGABRT]`)
         if let signal = e.attr("signal"), signal != "null" {
             what += " (\(signal))"
@@ -234,11 +257,26 @@ struct DaemonDiedRule: FindingRule {
         }
         if let result = death.lazy.compactMap({ $0.attr("result") }).first { what += " (Result: \(result))" }
         if let sanitizer = e.attr("sanitizer") { what += " (AddressSanitizer: \(sanitizerSummary(sanitizer)))" }
+        // The daemon's own last words, which systemd's line does not give: Janus's fatal error,
+        // glibc's abort (`free(): corrupted unsorted chunks` before `status=6/ABRT`).
+        if let fatal = death.lazy.compactMap({ $0.attr("fatal") }).first {
+            what += death.contains(where: { $0.attr("fatal") == nil && $0.attr("status") != nil }) ? " after a fatal error (\(fatal))" : " (\(fatal))"
+        }
+        if let abort = abortText(death) {
+            what += death.contains(where: { $0.attr("abort") == nil && $0.attr("daemon") == nil }) ? " after an abort (\(abort))" : " (\(abort))"
+        }
         if let error = death.lazy.compactMap({ $0.attr("runtime_error") }).first {
             let panic = "runtime error: \(error)"
             what += death.contains(where: { $0.attr("runtime_error") == nil }) ? " after a panic (\(panic))" : " (\(panic))"
         }
         return what
+    }
+
+    /// glibc's words when it aborted the process (`free(): corrupted unsorted chunks`,
+    /// `double free or corruption (out)`, `stack smashing detected: terminated`).
+    static func abortText(_ death: [Event]) -> String? {
+        guard let e = death.first(where: { $0.attr("abort") != nil }), let abort = e.attr("abort") else { return nil }
+        return (e.attr("abort_in") ?? "") + abort
     }
 
     /// The program named before AddressSanitizer's `==pid==` (a supervisor's prefix: `name.group@origin(O): `),

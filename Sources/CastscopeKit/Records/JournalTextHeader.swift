@@ -19,9 +19,20 @@ enum JournalTextHeader {
         return statusHeads.contains { rest.starts(with: $0) }
     }
 
-    static let statusHeads: [[UInt8]] = ["● ", "○ ", "× ", "↻ ", "Loaded: ", "Active: ", "Process: ", "Main PID: ", "Tasks: ",
+    /// systemctl's report that a job failed, `Job for X.service failed because …` (a start, a
+    /// restart: `the control process exited with error code.`, `a fatal signal was delivered to
+    /// the control process.`, `start of the service was attempted too often.`), which it prints
+    /// above the `See "systemctl status X.service" …` line.
+    static func isJobFailure(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.starts(with: jobFor) && findBytes(line, jobFailed, from: jobFor.count) != nil
+    }
+    static let jobFor = Array("Job for ".utf8)
+    static let jobFailed = Array(".service failed because ".utf8)
+    static let systemctl = Array("systemctl".utf8)
+
+    static let statusHeads: [[UInt8]] = ["● ", "○ ", "× ", "↻ ", "Loaded: ", "Active: ", "Process: ", "Main PID: ", "Cntrl PID: ", "Tasks: ",
         "Memory: ", "CPU: ", "CGroup: ", "Docs: ", "TriggeredBy: ", "Triggers: ", "Status: ", "Drop-In: ", "Invocation: ",
-        "Mem peak: ", "IP: ", "IO: ", "└─", "├─", "│"].map { Array($0.utf8) }
+        "Mem peak: ", "IP: ", "IO: ", "└─", "├─", "│", "See \"systemctl status "].map { Array($0.utf8) }
     static let ends = [Array(", end at ".utf8), Array(", ends at ".utf8)]
     static let catalogMark = Array("░░".utf8)
     static let activeSince = Array("Active: ".utf8)

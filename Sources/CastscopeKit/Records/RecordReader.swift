@@ -563,6 +563,21 @@ public final class RecordReader {
                 waiting.append(rec)
             }
         default:
+            if JournalTextHeader.isJobFailure(line) {
+                // systemctl's own report above a pasted status or journal (`Job for janus.service
+                // failed because the control process exited with error code.`, nextcloud-hpb
+                // #172): a record of `systemctl`'s, untimed, that leaves the head after it a head.
+                let beforeRecords = !hasPending && stats.records == headRecords
+                try emitPending(sink)
+                var rec = RawRecord()
+                rec.reset(line: lines.lineNumber)
+                rec.set(.message, line)
+                rec.set(.process, bytes: JournalTextHeader.systemctl)
+                stats.records += 1
+                if beforeRecords { headRecords += 1 }
+                try sink(&rec)
+                return
+            }
             if JournalTextHeader.isAside(line, beforeRecords: !hasPending && stats.records == headRecords) {
                 skipped(line)
                 try statusHead(line, sink)
