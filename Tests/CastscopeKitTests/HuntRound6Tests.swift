@@ -173,4 +173,41 @@ struct HuntRound6Tests {
 
             """).isEmpty)
     }
+
+    @Test("one OOM death the kernel tells by 15 bytes of the name and systemd by the unit's whole name is one; a counter of 1 is no loop")
+    func oomDeathOnce() throws {
+        // docker/for-linux#1001: systemd's lines forwarded through kmsg; journald killed and restarted.
+        let journald = try daemonDied("""
+            May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 systemd[1]: networkd-dispatcher.service: Main process exited, code=killed, status=9/KILL
+            May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 systemd[1]: networkd-dispatcher.service: Failed with result 'signal'.
+            May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 kernel: [  517.923918] Out of memory: Killed process 401 (systemd-journal) total-vm:32724kB, anon-rss:1112kB, file-rss:8888kB, shmem-rss:4kB
+            May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 kernel: [  517.928447] systemd[1]: systemd-journald.service: Service has no hold-off time (RestartSec=0), scheduling restart.
+            May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 kernel: [  517.928483] systemd[1]: systemd-journald.service: Scheduled restart job, restart counter is at 1.
+            May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 kernel: [  517.929161] systemd[1]: Stopped Journal Service.
+
+            """)
+        #expect(journald == ["networkd-dispatcher: its main process was killed (status=9/KILL)",
+                             "systemd-journald: the kernel's OOM killer killed it; systemd restarted it"], "\(journald)")
+        // A unit longer than 15 bytes: the kernel's line and systemd's of one death are one.
+        #expect(try daemonDied("""
+            Mar 12 10:15:07 sfu1 kernel: [ 9021.112233] Out of memory: Killed process 3386 (kurento-media-s) total-vm:5213636kB, anon-rss:3057868kB, file-rss:0kB, shmem-rss:0kB
+            Mar 12 10:15:07 sfu1 systemd[1]: kurento-media-server.service: A process of this unit has been killed by the OOM killer.
+            Mar 12 10:15:07 sfu1 systemd[1]: kurento-media-server.service: Main process exited, code=killed, status=9/KILL
+            Mar 12 10:15:08 sfu1 systemd[1]: kurento-media-server.service: Scheduled restart job, restart counter is at 4.
+            Mar 12 11:00:00 sfu1 systemd[1]: coturn.service: Scheduled restart job, restart counter is at 1.
+            Mar 12 11:30:00 sfu1 systemd[1]: jicofo.service: Scheduled restart job, restart counter is at 3.
+
+            """) == ["kurento-media-server: the kernel's OOM killer killed it (status=9/KILL); systemd's restart counter for it reached 4",
+                     "coturn: it exited and systemd restarted it (restart counter at 1)",
+                     "jicofo: it keeps exiting: systemd restarted it (restart counter at 3)"])
+        // The kernel's 15 bytes of a relay's longer name blame its open session.
+        let relay = try analyze("""
+            Mar 12 10:15:04 relay1 broadcast-relay-eu[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=standup
+            Mar 12 10:15:05 relay1 broadcast-relay-eu[811]: session 7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281133 fps=10.0 dropped=0
+            Mar 12 10:15:07 relay1 kernel: Out of memory: Killed process 811 (broadcast-relay) total-vm:2345678kB, anon-rss:1234567kB
+
+            """, ["--date", "2026-03-12"]).json["findings"] as? [[String: Any]] ?? []
+        let died = try #require(relay.first { $0["kind"] as? String == "daemon-died" })
+        #expect(died["severity"] as? String == "error" && (died["message"] as? String)?.contains("7c1e0d52") == true, "\(died)")
+    }
 }

@@ -51,8 +51,8 @@ struct DaemonDiedRule: FindingRule {
         guard !lines.isEmpty || !restarts.isEmpty else { return [] }
         /// `; systemd's restart counter for it reached 75`, when it did (2 or more).
         func counter(_ unit: String?, _ e: Event) -> String {
-            guard let unit, let n = restarts[Self.hostKey(unit, e)]?.count, n >= 2 else { return "" }
-            return "; systemd's restart counter for it reached \(n)"
+            guard let unit, let n = restarts[Self.hostKey(unit, e)]?.count, n >= 1 else { return "" }
+            return n == 1 ? "; systemd restarted it" : "; systemd's restart counter for it reached \(n)"
         }
         var told = Set<String>()
         lines.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
@@ -60,7 +60,7 @@ struct DaemonDiedRule: FindingRule {
         var deaths: [[Event]] = []
         for e in lines {
             if let death = deaths.last, let last = death.last, Self.close(last, e),
-                Self.key(last) == Self.key(e) || Self.namesLibraryCrash(death, e)
+                Self.key(last) == Self.key(e) || Self.namesLibraryCrash(death, e) || Self.namesCutTask(death, e)
             {
                 deaths[deaths.count - 1].append(e)
             } else {
@@ -74,49 +74,68 @@ struct DaemonDiedRule: FindingRule {
             guard s.closed == nil, let last = s.end else { continue }
             unclosed.append((s.id, last, s.events.first?.process, s.host))
         }
+        // A death only the kernel names, by the 15 bytes it keeps of a task's name (`Out of
+        // memory: Killed process 401 (systemd-journal)`), and systemd's restart of the unit whose
+        // name they begin (`systemd-journald.service: Scheduled restart job, restart counter is at
+        // 1`) soon after: one death, under the unit's whole name, the restart its last line.
+        var restartOf: [Int: (unit: String, line: Event)] = [:]
+        for (k, death) in deaths.enumerated() {
+            guard let cut = Self.cutName(of: death), cut.utf8.count == Self.taskNameBytes, let t = death.last?.time else { continue }
+            for key in restartOrder {
+                let e = restarts[key]!.first
+                guard let unit = Self.restartedUnit(e), unit != cut, unit.utf8.starts(with: cut.utf8), e.attr("host") == death[0].attr("host"),
+                    let rt = e.time, rt >= t, rt.saturatingSince(t) <= Self.restartAfter
+                else { continue }
+                restartOf[k] = (unit, e)
+                break
+            }
+        }
         var blamed = Set<String>()
         var out: [Finding] = []
-        var others: [String: (first: [Event], count: Int)] = [:]
+        var others: [String: (first: [Event], count: Int, unit: String?)] = [:]
         var order: [String] = []
         /// A death that blames no session: counted for one warning per daemon.
-        func warn(_ key: String, _ death: [Event]) {
+        func warn(_ key: String, _ death: [Event], unit: String?) {
             if others[key] == nil { order.append(key) }
-            others[key, default: (death, 0)].count += 1
+            others[key, default: (death, 0, unit)].count += 1
         }
-        for death in deaths where !Self.stopped(death, by: stopping) {
+        for (k, found) in deaths.enumerated() where !Self.stopped(found, by: stopping) {
+            let death = restartOf[k].map { found + [$0.line] } ?? found
             let e = death[0]
-            guard let unit = Self.unit(of: death) else {
-                warn(Self.key(e) ?? "?", death)
+            guard let unit = restartOf[k]?.unit ?? Self.unit(of: death) else {
+                warn(Self.key(e) ?? "?", death, unit: nil)
                 continue
             }
-            // (a kernel's task name is cut at 15 bytes; a systemd unit's name is whole)
-            let cut = death.allSatisfy { $0.attr("unit") == nil }
+            // (a kernel's task name is cut at 15 bytes — a segfault's task, the OOM killer's
+            // process —; a systemd unit's name is whole)
+            let cut = restartOf[k] == nil && death.allSatisfy { $0.attr("unit") == nil || $0.attr("comm") != nil }
             let ids: [String] = e.time.map { time in
                 // (the same process, on the same host when both lines name one)
                 unclosed.filter { Self.names($0.process, unit, cut: cut) && (e.attr("host") == nil || $0.host == nil || $0.host == e.attr("host")) && $0.last <= time && time.saturatingSince($0.last) <= Self.gone && !blamed.contains($0.id) }.map(\.id)
             } ?? []
             guard !ids.isEmpty else {
-                warn(unit, death)
+                warn(unit, death, unit: unit)
                 continue
             }
             blamed.formUnion(ids)
             let named = ids.prefix(3).map { String($0.prefix(8)) }.joined(separator: ", ") + (ids.count > 3 ? ", …" : "")
             let sessions = ids.count == 1 ? "the relay session open then (\(named)) stopped" : "the \(ids.count) relay sessions open then (\(named)) stopped"
             told.insert(Self.hostKey(unit, e))
-            out.append(finding(.error, "\(Self.what(death)): \(sessions) with it, with no closed line\(counter(unit, e))", death))
+            out.append(finding(.error, "\(Self.what(death, unit: unit)): \(sessions) with it, with no closed line\(counter(unit, e))", death))
         }
-        for unit in order {
-            let (death, count) = others[unit]!
+        for key in order {
+            let (death, count, name) = others[key]!
             let times = count == 1 ? "" : " (\(count) times; the first here)"
-            let name = Self.unit(of: death)
             if let name { told.insert(Self.hostKey(name, death[0])) }
-            out.append(finding(.warning, Self.what(death) + times + counter(name, death[0]), death))
+            out.append(finding(.warning, Self.what(death, unit: name) + times + counter(name, death[0]), death))
         }
         // A unit systemd restarted, whose death the lines do not hold (the paste begins after it).
         for key in restartOrder where !told.contains(key) {
             let (n, e) = restarts[key]!
             guard let unit = Self.restartedUnit(e) else { continue }
-            out.append(finding(.warning, "\(unit): it keeps exiting: systemd restarted it (restart counter at \(n))", [e]))
+            // (a counter of 1 is one exit, no loop)
+            let how = n == 1 ? "it exited and systemd restarted it" : "it keeps exiting: systemd restarted it"
+            out.append(finding(.warning, "\(unit): \(how) (restart counter at \(n))", [e]))
         }
         return out
     }
@@ -145,6 +164,34 @@ struct DaemonDiedRule: FindingRule {
 
     /// Untimed lines of one unit this close are one death.
     static let sameDeathLines = 20
+
+    /// The bytes of a task's name the kernel keeps (`TASK_COMM_LEN` less its NUL).
+    static let taskNameBytes = 15
+    /// How soon after a death systemd's restart of its unit is that death's.
+    static let restartAfter: Int64 = 60_000_000
+
+    /// The name the kernel gave a death's task, when only the kernel names it: the OOM killer's
+    /// process, a segfault's task (cut at `taskNameBytes`).
+    static func cutName(of death: [Event]) -> String? {
+        guard death.allSatisfy({ $0.attr("unit") == nil || $0.attr("comm") != nil }) else { return nil }
+        for e in death {
+            if e.attr("comm") != nil, let unit = e.attr("unit") { return unit }
+            if let task = e.attr("task"), unit(e) == task { return task }
+        }
+        return nil
+    }
+
+    /// `e` is systemd's line on the unit whose task the kernel named in `death` by its first
+    /// `taskNameBytes` (`Killed process 401 (systemd-journal)`, then `systemd-journald.service:
+    /// A process of this unit has been killed by the OOM killer.`), or the reverse.
+    static func namesCutTask(_ death: [Event], _ e: Event) -> Bool {
+        func whole(_ x: Event) -> String? { x.attr("comm") == nil ? x.attr("unit") : nil }
+        if let cut = cutName(of: death), let unit = whole(e) { return cut.utf8.count == taskNameBytes && unit.utf8.starts(with: cut.utf8) }
+        if let cut = cutName(of: [e]), death.allSatisfy({ cutName(of: [$0]) == nil }), let unit = death.lazy.compactMap(whole).first {
+            return cut.utf8.count == taskNameBytes && unit.utf8.starts(with: cut.utf8)
+        }
+        return false
+    }
 
     /// A unit on a host (a fleet's bundle holds several relays).
     static func hostKey(_ unit: String, _ e: Event) -> String { (e.attr("host") ?? "") + "\u{1}" + unit }
@@ -199,7 +246,8 @@ struct DaemonDiedRule: FindingRule {
     /// A death's daemon: systemd's unit when one of its lines names one (the exit of a process
     /// whose thread the kernel named), else its first line's.
     static func unit(of death: [Event]) -> String? {
-        death.lazy.compactMap { $0.attr("unit") }.first ?? unit(death[0])
+        // (systemd's whole name over the kernel's 15 bytes of it)
+        death.lazy.compactMap { $0.attr("comm") == nil ? $0.attr("unit") : nil }.first ?? death.lazy.compactMap { $0.attr("unit") }.first ?? unit(death[0])
     }
 
     /// What the lines of one death share: its daemon, or for a crash in a library the library
@@ -225,10 +273,10 @@ struct DaemonDiedRule: FindingRule {
     }
 
     /// `unit: how (status=…)`; a segfault in a library names it.
-    static func what(_ death: [Event]) -> String {
+    static func what(_ death: [Event], unit named: String? = nil) -> String {
         let e = death.first { $0.attr("status") != nil } ?? death[0]
         let image = death.lazy.compactMap { $0.attr("image") }.first { isLibrary($0) }
-        guard let unit = unit(of: death) else {
+        guard let unit = named ?? unit(of: death) else {
             // (glibc's abort in a paste that does not say whose)
             if image == nil, let abort = abortText(death) { return "a process the paste does not name aborted (\(abort))" }
             return "a process crashed (\(death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault") in \(image ?? "?"))"
