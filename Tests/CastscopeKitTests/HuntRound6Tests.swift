@@ -210,4 +210,32 @@ struct HuntRound6Tests {
         let died = try #require(relay.first { $0["kind"] as? String == "daemon-died" })
         #expect(died["severity"] as? String == "error" && (died["message"] as? String)?.contains("7c1e0d52") == true, "\(died)")
     }
+
+    func replayKit(_ text: String) throws -> [String] {
+        let findings = try analyze(text).json["findings"] as? [[String: Any]] ?? []
+        return findings.filter { $0["kind"] as? String == "replaykit-error" }.compactMap { $0["message"] as? String }
+    }
+
+    @Test("a ReplayKit code printed unsigned (64 or 32 bits), on the domain's line or the line next to it, is the negative code")
+    func unsignedReplayKitCode() throws {
+        let contentResize = "ReplayKit error -5807 (contentResize): interrupted by multitasking and content resizing (e.g. the app went to the background / split view)"
+        // Swift's dump() of the NSError, the code on a line of its own (victorchee/ReplayKitDemo#2).
+        #expect(try replayKit("""
+            - code: 18446744073709545809
+            domain: "com.apple.ReplayKit.RPRecordingErrorDomain"
+
+            """) == [contentResize])
+        #expect(try replayKit("error: code: 4294961489, domain: com.apple.ReplayKit.RPRecordingErrorDomain\n") == [contentResize])
+        #expect(try replayKit("flutter: PlatformException(18446744073709545809, The operation couldn’t be completed., com.apple.ReplayKit.RPRecordingErrorDomain, null)\n") == [contentResize])
+        // NSError's own description of it.
+        #expect(try replayKit("Error: The operation couldn’t be completed. (com.apple.ReplayKit.RPRecordingErrorDomain error -5808.)\n").first?.hasPrefix("ReplayKit error -5808") == true)
+        // The code alone, far from any domain, is a number.
+        #expect(try replayKit("""
+            - code: 18446744073709545809
+            - userInfo: 0 key/value pairs
+            - note: nothing else
+            - more: lines
+
+            """).isEmpty)
+    }
 }

@@ -24,7 +24,9 @@ struct ReplayKitErrorRule: FindingRule {
                     groups.append([e])
                 }
             }
-            return groups
+            // (a code on a line of its own, `- code: 18446744073709545809` in Swift's `dump()`
+            // of an NSError, is ReplayKit's only next to its domain's line)
+            return groups.filter { g in g.contains { $0.attr("needs") == nil } }
         }
         func make(_ g: [Event], _ session: Session?) -> Finding {
             let code = g.lazy.compactMap { Self.code(of: $0) }.first
@@ -53,6 +55,7 @@ struct ReplayKitErrorRule: FindingRule {
     /// known English description stands for.
     static func code(of e: Event) -> String? {
         if let c = e.attr("code") { return normalized(c) }
+        if let head = e.attr("code_head"), let tail = e.attr("code_tail") { return normalized(head + tail) }
         for text in [e.attr("detail"), e.attr("text"), Optional(e.message)].compactMap({ $0 }) {
             let bytes = Array(text.utf8)
             if let at = bytes.withUnsafeBytes({ findBytes($0, Array("Code=".utf8), from: 0) }) {
@@ -65,9 +68,12 @@ struct ReplayKitErrorRule: FindingRule {
         return nil
     }
 
-    /// Swift's `dump()` of an NSError prints the code unsigned (18446744073709545809 = -5807).
+    /// Swift's `dump()` of an NSError prints the code unsigned (18446744073709545809 = -5807),
+    /// and so do Swift's `UInt(bitPattern:)` and platform channels; as 32 bits, 4294961489.
+    /// (ReplayKit's codes are small negative numbers: none lies between 2^31 and 2^32.)
     static func normalized(_ code: String) -> String {
         if let u = UInt64(code), u > UInt64(Int64.max) { return String(Int64(bitPattern: u)) }
+        if let u = UInt64(code), u > UInt64(Int32.max), u <= UInt64(UInt32.max) { return String(Int32(bitPattern: UInt32(u))) }
         return code
     }
 

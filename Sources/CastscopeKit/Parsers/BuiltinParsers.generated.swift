@@ -2652,6 +2652,39 @@ enum BuiltinParsers {
     },
     {
       "event": "replaykit.error",
+      "match": "RPRecordingErrorDomain error {code:int}"
+    },
+    {
+      "event": "replaykit.error",
+      "match": "RPRecordingErrorDomain{gap}code: {code:int}"
+    },
+    {
+      "event": "replaykit.error",
+      "match": "code: {code:int}{gap}RPRecordingErrorDomain"
+    },
+    {
+      "event": "replaykit.error",
+      "match": "PlatformException({code:int},{gap}RPRecordingErrorDomain"
+    },
+    {
+      "event": "replaykit.error",
+      "match": "domain: \"{gap}RPRecordingErrorDomain\"",
+      "anchored": true
+    },
+    {
+      "event": "replaykit.error",
+      "match": "- code: 18446744073709545{code_tail:int}",
+      "anchored": true,
+      "set": {"code_head": "18446744073709545", "needs": "domain"}
+    },
+    {
+      "event": "replaykit.error",
+      "match": "- code: 4294961{code_tail:int}",
+      "anchored": true,
+      "set": {"code_head": "4294961", "needs": "domain"}
+    },
+    {
+      "event": "replaykit.error",
       "match": "[RPScreenRecorder {method:word}]{gap} undefined completion handler",
       "set": {
         "cause": "startCapture was called without a completion handler (nil): ReplayKit does not start the capture"
@@ -2699,6 +2732,42 @@ enum BuiltinParsers {
     }
   ],
   "samples": [
+    {
+      "message": "Error: The operation couldn’t be completed. (com.apple.ReplayKit.RPRecordingErrorDomain error -5807.)",
+      "event": "replaykit.error",
+      "attrs": {"code": "-5807"}
+    },
+    {
+      "message": "error: code: 18446744073709545809, domain: com.apple.ReplayKit.RPRecordingErrorDomain",
+      "event": "replaykit.error",
+      "attrs": {"code": "18446744073709545809"}
+    },
+    {
+      "message": "startCapture failed: domain: com.apple.ReplayKit.RPRecordingErrorDomain, code: 4294961489",
+      "event": "replaykit.error",
+      "attrs": {"code": "4294961489"}
+    },
+    {
+      "message": "flutter: PlatformException(4294961489, The operation couldn’t be completed., com.apple.ReplayKit.RPRecordingErrorDomain, null)",
+      "event": "replaykit.error",
+      "attrs": {"code": "4294961489"}
+    },
+    {
+      "message": "domain: \"com.apple.ReplayKit.RPRecordingErrorDomain\"",
+      "event": "replaykit.error"
+    },
+    {
+      "message": "- code: 18446744073709545809",
+      "event": "replaykit.error",
+      "attrs": {"code_tail": "809", "code_head": "18446744073709545", "needs": "domain"}
+    },
+    {
+      "message": "- code: 4294961489",
+      "event": "replaykit.error",
+      "attrs": {"code_tail": "489"}
+    },
+    {"message": "- code: 200"},
+    {"message": "- code: 18446744073709550615"},
     {
       "message": "Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5808 \"Attempted to start an invalid broadcast session\"",
       "event": "replaykit.error",
