@@ -238,4 +238,39 @@ struct HuntRound6Tests {
 
             """).isEmpty)
     }
+
+    @Test("a layout that reads fewer than one in five of a file's lines, the others unparsed, does not decide the file: plain text, its lines a segment")
+    func fewLinesDoNotDecide() throws {
+        let r = try analyze("""
+            Hi, the relay keeps dying, here is what I see:
+            0: turn server id=28 created
+            0: turn server id=29 created
+            Running Janus as a daemon
+            Logger plugins folder: /usr/lib/x86_64-linux-gnu/janus/loggers
+            Loading logger plugin 'libjanus_jsonlog.so'...
+            Adding 1 external loggers
+            Checking command line arguments...
+            Debug/log level is 4
+            Mar 12 10:15:07 relay1 systemd[1]: janus.service: Main process exited, code=killed, status=9/KILL
+            Using 172.17.0.4 as local IP...
+            Token based authentication disabled
+
+            """, ["--date", "2026-03-12"])
+        let inputs = (r.json["inputs"] as? [[String: Any]]) ?? []
+        #expect(inputs.map { $0["format"] as? String } == ["plain", "journal-short-precise"], "\(inputs)")
+        #expect(inputs.allSatisfy { $0["unparsed"] as? Int == 0 }, "\(inputs)")
+        let findings = (r.json["findings"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(findings == ["janus: its main process was killed (status=9/KILL)"], "\(findings)")
+        // One in five or more: the journal's, its other lines unparsed as before (a shell prompt).
+        let journal = try analyze("""
+            $ journalctl -u janus.service --no-pager
+            Sep 25 15:54:11 tinypilot systemd[1]: Started Janus WebRTC gateway.
+            Sep 25 15:54:12 tinypilot systemd[1]: janus.service: Main process exited, code=exited, status=1/FAILURE
+            ░░ Subject: Unit process exited
+            ░░ Defined-By: systemd
+            ...
+
+            """, ["--date", "2026-03-12"])
+        #expect((journal.json["inputs"] as? [[String: Any]])?.first?["format"] as? String == "journal-short-precise")
+    }
 }

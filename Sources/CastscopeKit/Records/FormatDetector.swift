@@ -22,9 +22,30 @@ public struct FormatDetector {
         {
             return (quick.format, quick.score)
         }
-        if let all = best(lines, runnerUp: false) { return (all.format, all.score) }
+        if let all = best(lines, runnerUp: false), !Self.fewLines(all.format, all.score, lines) { return (all.format, all.score) }
         if let taken = fallback(lines) { return taken }
         return formats.first(where: { $0.kind == .plain }).map { ($0, 0) }
+    }
+
+    /// `format` reads too few of `lines` to be the file's: fewer than one in five of those that
+    /// are not indented, where each of the others would be an unparsed line (a format whose
+    /// other lines are records or continue one loses nothing). A container's output mixing
+    /// three programs (nextcloud/all-in-one#797: coturn, a Go log, Janus) had two lines another
+    /// layout would read, and 20 of its 27 lines were unparsed; as plain text every line is a
+    /// record, and such a format's own lines are still read as it (a segment of the file).
+    static func fewLines(_ format: LogFormat, _ score: Int, _ lines: [UnsafeRawBufferPointer]) -> Bool {
+        guard format.kind == .lines, format.continuation == .indented || format.continuation == .tab || format.continuation == .none,
+            format.headers.isEmpty || score < 3
+        else { return false }
+        let skip = format.skip.map { Array($0.utf8) }
+        let unindented = lines.reduce(0) { n, line in
+            guard let f = line.first, f != 0x20, f != 0x09, !CodeMarks.isFence(line) else { return n }
+            // (journalctl's and systemctl's own lines around the entries, `-x`'s catalog text,
+            // the format's skipped lines: no one's records)
+            if JournalTextHeader.isAside(line, beforeRecords: true) || skip.contains(where: { line.starts(with: $0) }) { return n }
+            return n + 1
+        }
+        return score * 5 < unindented
     }
 
     /// A format that reads only a time and a message (`timestamped`: docker logs -t, Go's
