@@ -174,6 +174,27 @@ struct HuntRound6Tests {
             """).isEmpty)
     }
 
+    @Test("systemctl's untimed 'Job for … failed' and the 'Active: failed … since' of the status asked for next are one death, not two")
+    func jobForAndStatusAreOneDeath() throws {
+        // coturn/coturn#118, as pasted from a shell.
+        let r = try analyze("""
+            [root@localhost ~]# systemctl restart turnserver.service
+            Job for turnserver.service failed because a configured resource limit was exceeded. See "systemctl status turnserver.service" and "journalctl -xe" for details.
+            [root@localhost ~]# systemctl status turnserver.service
+            ● turnserver.service - coturn
+               Loaded: loaded (/usr/lib/systemd/system/turnserver.service; disabled; vendor preset: disabled)
+               Active: failed (Result: resources) since Wed 2017-04-05 08:50:26 CEST; 15s ago
+                 Docs: man:coturn(1)
+
+            Apr 05 08:50:25 localhost.localdomain turnserver[2465]: 0: Trying to bind fd 18 to <127.0.0.1:80>: errno=13
+
+            """)
+        let deaths = ((r.json["findings"] as? [[String: Any]]) ?? []).filter { $0["kind"] as? String == "daemon-died" }
+        #expect(deaths.count == 1, "\(deaths)")
+        let message = deaths.first?["message"] as? String ?? ""
+        #expect(message.contains("turnserver") && !message.contains("2 times"), "\(message)")
+    }
+
     @Test("one OOM death the kernel tells by 15 bytes of the name and systemd by the unit's whole name is one; a counter of 1 is no loop")
     func oomDeathOnce() throws {
         // docker/for-linux#1001: systemd's lines forwarded through kmsg; journald killed and restarted.

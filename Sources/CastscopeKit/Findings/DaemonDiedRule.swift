@@ -153,13 +153,16 @@ struct DaemonDiedRule: FindingRule {
         return unit.isEmpty ? nil : unit
     }
 
-    /// `e` follows `last` closely enough to be the same death: within `sameDeath`, or, both
-    /// untimed (a container's output pasted as plain text: Janus's `[FATAL] [janus.c:main:…]`
-    /// and its `Error launching Janus` on the next line), within `sameDeathLines` of one file.
+    /// `e` follows `last` closely enough to be the same death: within `sameDeath`, or, one of
+    /// them untimed (a container's output pasted as plain text: Janus's `[FATAL] [janus.c:main:…]`
+    /// and its `Error launching Janus` on the next line; systemctl's untimed `Job for … failed`
+    /// above the `Active: failed … since` of the status it asks for), within `sameDeathLines`
+    /// of one file.
     static func close(_ last: Event, _ e: Event) -> Bool {
         if let a = last.time, let b = e.time { return b >= a && b.saturatingSince(a) <= sameDeath }
-        guard last.time == nil, e.time == nil, last.sourcePath == e.sourcePath else { return false }
-        return e.line >= last.line && e.line - last.line <= sameDeathLines
+        guard last.sourcePath == e.sourcePath else { return false }
+        if last.time == nil && e.time == nil { return e.line >= last.line && e.line - last.line <= sameDeathLines }
+        return abs(e.line - last.line) <= sameDeathLines
     }
 
     /// Untimed lines of one unit this close are one death.
