@@ -438,6 +438,9 @@ struct Analyze: ParsableCommand {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }
+        if outputs.contains(where: \.isStdout) && (outputs.contains { !$0.isStdout } || clickhouse.url != nil) {
+            OutputWriter.mayOutliveStdout()
+        }
         do { try journal.checkOrder() } catch {
             printError("\(error)")
             Glibc.exit(Exit.usage)
@@ -628,6 +631,7 @@ struct Analyze: ParsableCommand {
             writeFailed = true
         }
         if writeFailed { Glibc.exit(Exit.writeFailed) }
+        OutputWriter.endIfStdoutGone()
         if nothing || !missing.isEmpty { Glibc.exit(Exit.nothingRecognized) }
         // (a window that kept nothing is nothing to pass a gate on: CI went green on it)
         if failOn != nil, report.filteredOut > 0, report.eventCount == 0, report.tally.count == 0, report.relaySessions.isEmpty {

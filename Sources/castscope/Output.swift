@@ -51,6 +51,27 @@ struct OutputTarget {
 /// Writes reports so that no input and no file castscope did not write is ever replaced, and
 /// a failed write (full disk, kill) never leaves half a report over a good one.
 enum OutputWriter {
+    /// Set when files are asked for besides standard output (`mayOutliveStdout`): SIGPIPE is
+    /// ignored, and a reader of standard output that stops early (`| head`) ends only what goes
+    /// there; the files are written, then castscope ends by SIGPIPE as before (`endIfStdoutGone`).
+    /// (It ended at once: `--html r.html … | head` left no page, and a `file://` export with a
+    /// torn last line; hostile round 8.)
+    nonisolated(unsafe) static var stdoutMayClose = false
+    nonisolated(unsafe) static var stdoutGone = false
+
+    static func mayOutliveStdout() {
+        signal(SIGPIPE, SIG_IGN)
+        stdoutMayClose = true
+    }
+
+    /// Standard output's reader went away: ends by SIGPIPE now, the other outputs written.
+    static func endIfStdoutGone() {
+        guard stdoutGone else { return }
+        fflush(nil)
+        signal(SIGPIPE, SIG_DFL)
+        raise(SIGPIPE)
+    }
+
     /// The real path of `path` (symlinks resolved); for a path that does not exist yet, its
     /// folder's real path and its name.
     static func realPath(_ path: String) -> String? {
@@ -263,8 +284,13 @@ enum OutputWriter {
     /// same way as a whole report: for reports written in parts (`StreamedReport`).
     static func write(to target: OutputTarget, _ body: (UnsafeMutablePointer<FILE>) -> Bool) -> String? {
         if target.isStdout || standardStream(target.path) == 1 {
+            if stdoutGone { return nil }
             clearerr(stdout)
             let ok = body(stdout) && fflush(stdout) == 0
+            if !ok && errno == EPIPE && stdoutMayClose {
+                stdoutGone = true
+                return nil
+            }
             return ok ? nil : "standard output: cannot write: \(String(cString: strerror(errno)))"
         }
         if standardStream(target.path) == 2 {

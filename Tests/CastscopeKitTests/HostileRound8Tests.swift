@@ -290,4 +290,35 @@ struct HostileRound8Tests {
             #expect(r.stderr.contains("\(path): at byte \(cut): truncated gzip stream"), "\(r.stderr)")
         }
     }
+    @Test("a reader of standard output that stops early (| head) ends the text report only: the page, the trace and the file:// tables asked for are written whole, and castscope still ends by SIGPIPE")
+    func stdoutClosedEarlyKeepsTheFiles() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let one = try String(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), encoding: .utf8)
+        let input = dir.appendingPathComponent("many.txt")
+        try String(repeating: one, count: 300).write(to: input, atomically: true, encoding: .utf8)
+        let bin = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", "\"$0\" analyze --html r.html --perfetto p.json --clickhouse \"file://$PWD/ch\" many.txt | head -c 100 > /dev/null; echo ${PIPESTATUS[0]}", bin]
+        p.currentDirectoryURL = dir
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        let status = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(status == "141")
+        let html = (try? String(contentsOf: dir.appendingPathComponent("r.html"), encoding: .utf8)) ?? ""
+        #expect(html.hasSuffix("</html>\n") || html.hasSuffix("</html>"), "the page is written whole")
+        let trace = (try? Data(contentsOf: dir.appendingPathComponent("p.json"))) ?? Data()
+        #expect((try? JSONSerialization.jsonObject(with: trace)) != nil, "the trace is written whole")
+        for (table, rows) in [("castscope_sessions", 300), ("castscope_inputs", 1)] {
+            let text = (try? String(contentsOf: dir.appendingPathComponent("ch/\(table).jsonl"), encoding: .utf8)) ?? ""
+            #expect(text.split(separator: "\n").count == rows, "\(table)")
+        }
+        let events = (try? String(contentsOf: dir.appendingPathComponent("ch/castscope_events.jsonl"), encoding: .utf8)) ?? ""
+        #expect(events.hasSuffix("}\n"), "no torn last line")
+    }
 }
+
