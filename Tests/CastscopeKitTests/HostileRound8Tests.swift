@@ -320,5 +320,47 @@ struct HostileRound8Tests {
         let events = (try? String(contentsOf: dir.appendingPathComponent("ch/castscope_events.jsonl"), encoding: .utf8)) ?? ""
         #expect(events.hasSuffix("}\n"), "no torn last line")
     }
+    @Test("--clickhouse file://DIR on a full disk leaves the last export whole (no torn line, no table removed) and says so",
+          .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root and unshare for a private tmpfs"))
+    func fileExportOnAFullDisk() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bin = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        let samples = packageRoot.appendingPathComponent("samples").path
+        // A private mount namespace over a 256 KB tmpfs: the export, the disk filled, the export again.
+        let script = """
+            set -u
+            M="$1"; B="$2"; S="$3"
+            mount -t tmpfs -o size=256k tmpfs "$M" || exit 90
+            mkdir "$M/ch"
+            "$B" analyze --clickhouse "file://$M/ch" "$S/stopped-10001" > /dev/null 2>&1 || exit 91
+            cat "$M"/ch/*.jsonl | md5sum > "$M/before"
+            avail=$(df -k --output=avail "$M" | tail -1)
+            dd if=/dev/zero of="$M/fill" bs=1k count=$((avail - 6)) 2> /dev/null
+            "$B" analyze --clickhouse "file://$M/ch" "$S/stopped-10001" "$S/retry-storm" "$S/jetsam-kill" "$S/healthy-jitsi" > /dev/null 2> "$M/err"
+            echo "rc=$?"
+            cat "$M"/ch/*.jsonl | md5sum | cmp -s - "$M/before" && echo same-files
+            ls -A "$M/ch" | tr '\\n' ' '; echo
+            cat "$M/err"
+            """
+        let mount = dir.appendingPathComponent("m")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        p.arguments = ["-m", "/bin/bash", "-c", script, "sh", mount.path, bin, samples]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(text.contains("rc=5"), "\(text)")
+        #expect(text.contains("same-files"), "the last export is left as it was: \(text)")
+        #expect(!text.contains("castscope-partial"), "nothing left beside it: \(text)")
+        #expect(text.contains("No space left on device"), "\(text)")
+        #expect(!text.contains("File exists"), "\(text)")
+    }
 }
+
 

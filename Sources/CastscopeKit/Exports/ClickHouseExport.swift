@@ -79,30 +79,68 @@ public enum ClickHouseTarget: Sendable {
         try rows.withUnsafeBytes { try write(table: table, raw: $0) }
     }
 
-    func write(table: String, raw rows: UnsafeRawBufferPointer) throws {
+    /// `staged`: a directory's table is appended to beside its file (`stagedPath`), put in its
+    /// place by `publish` once every table was written (`analyze`'s export; `tail` appends).
+    func write(table: String, raw rows: UnsafeRawBufferPointer, staged: Bool = false) throws {
         switch self {
         case .server(let client):
             try client.insert(table: table, gzipped: try Gzip.compress(rows))
         case .directory(let dir):
             mkdir(dir, 0o755)
-            let path = dir + "/" + table + ".jsonl"
+            let path = staged ? Self.stagedPath(dir, table) : dir + "/" + table + ".jsonl"
+            let shown = dir + "/" + table + ".jsonl"
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
-                throw ClickHouseError(description: "\(path): cannot write: \(String(cString: strerror(errno)))", retryable: false)
+                throw ClickHouseError(description: "\(shown): cannot write: \(String(cString: strerror(errno)))", retryable: false)
             }
             defer { close(fd) }
-            let n = Glibc.write(fd, rows.baseAddress, rows.count)
-            guard n == rows.count else {
-                throw ClickHouseError(description: "\(path): cannot write: \(String(cString: strerror(errno)))", retryable: false)
+            var done = 0
+            while done < rows.count {
+                let n = Glibc.write(fd, rows.baseAddress! + done, rows.count - done)
+                // (a short write sets no errno: the one shown was an earlier call's, `File exists`)
+                guard n > 0 else {
+                    let why = n < 0 ? String(cString: strerror(errno)) : "the disk took no more"
+                    throw ClickHouseError(description: "\(shown): cannot write: \(why)", retryable: false)
+                }
+                done += n
             }
         }
     }
 
-    /// Starts the directory's files afresh (so that a second export does not append to the first).
+    static func stagedPath(_ dir: String, _ table: String) -> String { dir + "/." + table + ".jsonl.castscope-partial" }
+
+    /// Readies the directory for an export: what an export that did not finish left is removed
+    /// (the tables of the last one that did stay until `publish` replaces them: a full disk
+    /// removed a good export and left a torn line; hostile round 8).
     public func prepare() {
         if case .directory(let dir) = self {
-            for t in ClickHouseSchema.tables { unlink(dir + "/" + t + ".jsonl") }
+            for t in ClickHouseSchema.tables { unlink(Self.stagedPath(dir, t)) }
         }
+    }
+
+    /// After an export: every table written, its files take the place of the last export's (a
+    /// table without rows leaves none); else they go, the last export's stay, and each failure
+    /// says so.
+    func publish(_ result: ClickHouseExport.Result) -> ClickHouseExport.Result {
+        guard case .directory(let dir) = self else { return result }
+        var result = result
+        if result.failed.isEmpty {
+            for t in ClickHouseSchema.tables {
+                let real = dir + "/" + t + ".jsonl"
+                if access(Self.stagedPath(dir, t), F_OK) == 0 {
+                    if rename(Self.stagedPath(dir, t), real) != 0 {
+                        result.failed.append((t, "\(real): cannot write: \(String(cString: strerror(errno)))"))
+                    }
+                } else {
+                    unlink(real)
+                }
+            }
+        }
+        if !result.failed.isEmpty {
+            for t in ClickHouseSchema.tables { unlink(Self.stagedPath(dir, t)) }
+            for k in result.failed.indices { result.failed[k].error += " (the files of the last export in \(dir) are left as they were)" }
+        }
+        return result
     }
 }
 
@@ -157,7 +195,7 @@ public struct ClickHouseExport {
         }
         events.launch(&b)
         Stages.mark("clickhouse: events built")
-        return Self.result(small + [events])
+        return target.publish(Self.result(small + [events]))
     }
 
     /// What the senders wrote, once each has finished.
@@ -197,7 +235,7 @@ public struct ClickHouseExport {
             }
         }
         do {
-            try retry.run({ try b.withUnsafeBytes { try target.write(table: table, raw: $0) } },
+            try retry.run({ try b.withUnsafeBytes { try target.write(table: table, raw: $0, staged: true) } },
                           onRetry: { e, attempt, delay in onRetry("\(table): \(e) (attempt \(attempt)); retrying in \(Fmt.decimal(delay, 1)) s") })
             return nil
         } catch {
@@ -435,6 +473,6 @@ public final class ClickHouseStreamExport: @unchecked Sendable {
         sessionsOut.launch(&sessions)
         eventsOut.launch(&events)
         findingsOut.launch(&findings)
-        return ClickHouseExport.result(senders)
+        return export.target.publish(ClickHouseExport.result(senders))
     }
 }
