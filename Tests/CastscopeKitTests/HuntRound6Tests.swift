@@ -174,10 +174,22 @@ struct HuntRound6Tests {
             """).isEmpty)
     }
 
-    @Test("systemctl's untimed 'Job for … failed' and the 'Active: failed … since' of the status asked for next are one death, not two")
-    func jobForAndStatusAreOneDeath() throws {
-        // coturn/coturn#118, as pasted from a shell.
-        let r = try analyze("""
+    @Test("a watchdog's or RunningBoard's kill of an app reads the same as a full report, a forum-collapsed paragraph or an excerpt of its termination context: host-app-terminated, not a crash or nothing",
+          arguments: [
+              // Apple forum 747763: the header collapsed into one paragraph (it was an error `app-crashed` of an unnamed process).
+              "Exception Type: EXC_CRASH (SIGKILL) Exception Codes: 0x0000000000000000, 0x0000000000000000 Termination Reason: FRONTBOARD 2343432205 <RBSTerminateContext| domain:10 code:0x8BADF00D explanation:scene-create watchdog transgression: app<com.bcad.blu.uat(EABDB60C-B43B-40F0-B9B8-EEA50D7818DA)>:1029 exhausted CPU time allowance of 9.52 seconds ProcessVisibility: Background ProcessState: Running reportType:CrashLog maxTerminationResistance:Interactive>\n\nTriggered by Thread: 0\n",
+              // Apple forum 725476: the excerpt without its exception type (it was "nothing recognized").
+              "Exception Codes: 0x0000000000000000, 0x0000000000000000\nTermination Reason: FRONTBOARD 2343432205 \n<RBSTerminateContext| domain:10 code:0x8BADF00D explanation:scene-create watchdog transgression: application<net.company.dev.myApp>:62816 exhausted real (wall clock) time allowance of 19.96 seconds\nProcessVisibility: Foreground\n",
+              // Apple forum 751737: a full report's header (it was no finding).
+              "Incident Identifier: 5CE05737-666A-4AD8-9BC5-D3ECD4CE2F71\nHardware Model:      iPhone14,2\nProcess:             App [482]\nPath:                /private/var/containers/Bundle/Application/B0D2B0B9-831F-401F-B00D-E733A35D72BD/App.app/App\nIdentifier:          uk.co.example.app\nDate/Time:           2024-05-01 16:47:45.5386 +0100\nOS Version:          iPhone OS 17.4.1 (21E236)\nReport Version:      104\n\nException Type:  EXC_CRASH (SIGKILL)\nException Codes: 0x0000000000000000, 0x0000000000000000\nTermination Reason: RUNNINGBOARD 0xd00d2bad \n\nTriggered by Thread:  0\n",
+          ])
+    func systemKillsOfAnApp(paste: String) throws {
+        let r = try analyze(paste)
+        let kinds = ((r.json["findings"] as? [[String: Any]]) ?? []).compactMap { $0["kind"] as? String }
+        #expect(kinds == ["host-app-terminated"], "\(r.json["findings"] ?? [])")
+    }
+
+    static let coturnStatus = """
             [root@localhost ~]# systemctl restart turnserver.service
             Job for turnserver.service failed because a configured resource limit was exceeded. See "systemctl status turnserver.service" and "journalctl -xe" for details.
             [root@localhost ~]# systemctl status turnserver.service
@@ -188,11 +200,27 @@ struct HuntRound6Tests {
 
             Apr 05 08:50:25 localhost.localdomain turnserver[2465]: 0: Trying to bind fd 18 to <127.0.0.1:80>: errno=13
 
-            """)
+            """
+
+    @Test("systemctl's untimed 'Job for … failed' and the 'Active: failed … since' of the status asked for next are one death, not two")
+    func jobForAndStatusAreOneDeath() throws {
+        // coturn/coturn#118, as pasted from a shell.
+        let r = try analyze(Self.coturnStatus)
         let deaths = ((r.json["findings"] as? [[String: Any]]) ?? []).filter { $0["kind"] as? String == "daemon-died" }
         #expect(deaths.count == 1, "\(deaths)")
         let message = deaths.first?["message"] as? String ?? ""
         #expect(message.contains("turnserver") && !message.contains("2 times"), "\(message)")
+        // Beside another file whose untimed line tells another unit's death (a review's case:
+        // untimed lines sort first, and the other unit's came between).
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = dir.appendingPathComponent("a.txt"), b = dir.appendingPathComponent("b.txt")
+        try Data(Self.coturnStatus.utf8).write(to: a)
+        try Data("Traceback (most recent call last):\nRuntimeError: Janus unexpectedly died\n".utf8).write(to: b)
+        let both = try castscope(["analyze", "--json", a.path, b.path])
+        let told = ((both.json?["findings"] as? [[String: Any]]) ?? []).compactMap { $0["message"] as? String }
+        #expect(told.filter { $0.contains("turnserver") }.count == 1, "\(told)")
+        #expect(!told.contains { $0.contains("turnserver") && $0.contains("2 times") }, "\(told)")
     }
 
     @Test("one OOM death the kernel tells by 15 bytes of the name and systemd by the unit's whole name is one; a counter of 1 is no loop")

@@ -279,4 +279,41 @@ struct LiveHorizonTests {
         #expect(reused.count == 1 && reused.first?.contains("cafe0001") == true, "\(reused)")
         #expect(r.stdout.contains("47 sessions seen"), "\(r.stdout.suffix(300))")
     }
+    @Test("a retired stream's sessions a prune took out of the connected list already are not counted again: a live connected session still counts as connected (a review's case)")
+    func retiredPlacesCountedOnce() {
+        let live = LiveSessions()
+        var order = 0
+        func line(_ kind: String, _ pid: Int, _ t: Int64) {
+            order += 1
+            _ = live.feed(Event(kind: kind, sdk: "jitsi", side: .extension, time: t, process: "BroadcastExtension", pid: pid,
+                                message: kind, attrs: [], source: SourceRef(path: "device.log", line: order), order: order,
+                                parsedTime: nil, fileIndex: 0))
+        }
+        let s: Int64 = 1_000_000, m = 60 * s
+        // Stream A (pid 1000) with two sessions, stream B (pid 2000) with one.
+        line("broadcast.started", 1000, 0); line("socket.connected", 1000, s / 10); line("broadcast.finished", 1000, 20 * s)
+        line("broadcast.started", 2000, 10 * s); line("socket.connected", 2000, 11 * s); line("broadcast.finished", 2000, 30 * s)
+        line("broadcast.started", 1000, 60 * s); line("socket.connected", 1000, 61 * s); line("broadcast.finished", 1000, 80 * s)
+        // A live session (pid 3000), connected and open; time moves on: A's first and B let go, B retired.
+        line("broadcast.started", 3000, 30 * m); line("socket.connected", 3000, 30 * m + s)
+        line("frame.sent", 3000, 30 * m + 35 * s)
+        // pid 2000 again: the prune runs before its new stream begins.
+        line("broadcast.started", 2000, 30 * m + 40 * s)
+        line("broadcast.finished", 2000, 30 * m + 45 * s)
+        // Past A's second session's end and the horizon: A retired.
+        line("frame.sent", 3000, 32 * m)
+        #expect(live.connectedRetired == live.connected.filter { live.streams[$0.stream] == nil }.count)
+        #expect(!live.noPhoneConnected)
+        // A relay session closing now keeps its stats line (a relay followed alone keeps only
+        // its accepted and closed lines).
+        func relay(_ kind: String, _ t: Int64, _ extra: [(String, String)] = []) {
+            order += 1
+            _ = live.feed(Event(kind: kind, sdk: "relay", side: .relay, time: t, process: "broadcast-relay", pid: 811,
+                                message: "session r1 \(kind)", attrs: [("session", "r1")] + extra,
+                                source: SourceRef(path: "relay.journal", line: order), order: order, parsedTime: nil, fileIndex: 0))
+        }
+        relay("relay.accepted", 30 * m + 2 * s); relay("relay.stats", 31 * m, [("frames", "10")]); relay("relay.closed", 32 * m + 5 * s)
+        #expect(live.relay["r1"]?.events.count == 3)
+    }
 }
+

@@ -63,6 +63,12 @@ struct DaemonDiedRule: FindingRule {
                 Self.key(last) == Self.key(e) || Self.namesLibraryCrash(death, e) || Self.namesCutTask(death, e)
             {
                 deaths[deaths.count - 1].append(e)
+            } else if let k = deaths.indices.reversed().prefix(Self.lookBack).first(where: { Self.key(deaths[$0].last!) == Self.key(e) }),
+                deaths[k].last!.time == nil || e.time == nil, Self.close(deaths[k].last!, e)
+            {
+                // (an untimed line sorts before every timed one: another unit's untimed death
+                // between it and its unit's timed line, as in a second file, is no new death)
+                deaths[k].append(e)
             } else {
                 deaths.append([e])
             }
@@ -164,6 +170,9 @@ struct DaemonDiedRule: FindingRule {
         if last.time == nil && e.time == nil { return e.line >= last.line && e.line - last.line <= sameDeathLines }
         return abs(e.line - last.line) <= sameDeathLines
     }
+
+    /// Deaths looked back over for one of the same unit an untimed line belongs to.
+    static let lookBack = 64
 
     /// Untimed lines of one unit this close are one death.
     static let sameDeathLines = 20

@@ -33,12 +33,28 @@ struct HostAppTerminatedRule: FindingRule {
                              })
     }
 
-    /// ` by runningboardd on dasd's request ("BG Kill Demo")`.
+    /// ` by runningboardd on dasd's request ("BG Kill Demo")`; a kill with a termination code
+    /// (a watchdog's, RunningBoard's: a crash report's `Termination Reason:`, or its
+    /// `<RBSTerminateContext| … code:0x8BADF00D …>` alone) ` by FrontBoard (0x8BADF00D: watchdog:
+    /// it took too long …) ("scene-create watchdog transgression: …")`.
     static func why(_ e: Event) -> String {
-        var why = " by runningboardd"
+        var why = " by \(e.attr("by") ?? (e.attr("domain") == "10" ? "FrontBoard" : "runningboardd"))"
         if let from = e.attr("requester") { why += " on \(requesterName(from))'s request" }
+        if let code = terminationCode(e) {
+            why += " (\(code)" + (IPSReport.terminationMeaning(code).map { ": \($0)" } ?? "") + ")"
+        }
         if let explanation = explanation(e.message), !explanation.isEmpty { why += " (\"\(explanation)\")" }
         return why
+    }
+
+    /// The kill's code (`0x8BADF00D`), from the line's `code:` or its termination reason.
+    static func terminationCode(_ e: Event) -> String? {
+        for text in [e.attr("code"), e.attr("termination")].compactMap({ $0 }) {
+            for word in text.split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "," }) where word.hasPrefix("0x") && word.count == 10 {
+                return String(word)
+            }
+        }
+        return nil
     }
 
     /// RunningBoard's `explanation:BG Kill Demo reportType:None …>`: up to the next field or the
@@ -46,9 +62,10 @@ struct HostAppTerminatedRule: FindingRule {
     static func explanation(_ message: String) -> String? {
         guard let at = message.firstRange(of: "explanation:") else { return nil }
         var text = message[at.upperBound...]
-        for end in [" reportType:", " maxTerminationResistance:", " attrs:", ">"] {
+        for end in [" reportType:", " maxTerminationResistance:", " attrs:", " ProcessVisibility:", " ProcessState:", " WatchdogEvent:"] {
             if let r = text.firstRange(of: end) { text = text[..<r.lowerBound] }
         }
+        while text.last == ">" || text.last == " " { text = text.dropLast() }
         return String(text)
     }
 

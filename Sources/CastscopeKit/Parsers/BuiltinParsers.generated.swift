@@ -2037,6 +2037,8 @@ enum BuiltinParsers {
     {"event": "extension.killed_memory", "match": "JetsamEvent: {target}[?] killed: {limit_kind:word}, footprint {limit_mb:int} MB"},
     {"event": "extension.killed_memory", "match": "JetsamEvent (no footprint): {target}[{target_pid:int}] killed: {limit_kind:word};"},
     {"event": "extension.killed_memory", "match": "JetsamEvent (no footprint): {target}[?] killed: {limit_kind:word};"},
+    {"event": "app.terminated", "match": "Crash report (app): {bundle}[{target_pid:int}] terminated: EXC_CRASH (SIGKILL); termination FRONTBOARD {termination}", "set": {"by": "FrontBoard"}},
+    {"event": "app.terminated", "match": "Crash report (app): {bundle}[{target_pid:int}] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD {termination}", "set": {"by": "RunningBoard"}},
     {"event": "extension.killed", "match": "Crash report (app): {target}[{target_pid:int}] terminated: {text}", "set": {"image": "app"}},
     {"event": "extension.killed", "match": "Crash report (app): {target}[?] terminated: {text}", "set": {"image": "app"}},
     {"event": "extension.killed", "match": "Crash report: {target}[{target_pid:int}] terminated: {text}"},
@@ -2047,6 +2049,7 @@ enum BuiltinParsers {
     {"event": "app.crashed", "match": "Crash report of a process the report does not name: {reason}"}
   ],
   "samples": [
+    {"message": "Crash report (app): App[482] terminated: EXC_CRASH (SIGKILL); termination RUNNINGBOARD 0xd00d2bad", "event": "app.terminated", "attrs": {"bundle": "App", "target_pid": "482", "termination": "0xd00d2bad", "by": "RunningBoard"}},
     {"message": "JetsamEvent: BroadcastExtension[2210] killed: per-process-limit, footprint 50 MB (3200 pages); largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit", "limit_mb": "50"}},
     {"message": "JetsamEvent: BroadcastExtension[?] killed: per-process-limit, footprint 50 MB (3200 pages)", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "limit_kind": "per-process-limit", "limit_mb": "50"}},
     {"message": "JetsamEvent (no footprint): BroadcastExtension[2210] killed: per-process-limit; largest process BroadcastExtension", "event": "extension.killed_memory", "attrs": {"target": "BroadcastExtension", "target_pid": "2210", "limit_kind": "per-process-limit"}},
@@ -3134,6 +3137,14 @@ enum BuiltinParsers {
       "match": "Received termination request from [{requester}] on {gap}app<{bundle}("
     },
     {
+      "event": "app.terminated",
+      "match": "<RBSTerminateContext| domain:{domain:int} code:{code:word} explanation:{gap} app<{bundle}("
+    },
+    {
+      "event": "app.terminated",
+      "match": "<RBSTerminateContext| domain:{domain:int} code:{code:word} explanation:{gap} application<{bundle}>"
+    },
+    {
       "event": "extension.killed",
       "match": "Process {target} [{target_pid:int}] killed by jetsam reason {reason:word}"
     },
@@ -3477,6 +3488,15 @@ enum BuiltinParsers {
     },
     {
       "message": "memorystatus: killing process 33371 [tunnel] in high band FOREGROUND (100) - memorystatus_available_pages: 137400"
+    },
+    {
+      "message": "<RBSTerminateContext| domain:10 code:0x8BADF00D explanation:scene-create watchdog transgression: application<net.company.dev.myApp>:62816 exhausted real (wall clock) time allowance of 19.96 seconds",
+      "event": "app.terminated",
+      "attrs": {
+        "domain": "10",
+        "code": "0x8BADF00D",
+        "bundle": "net.company.dev.myApp"
+      }
     },
     {
       "message": "Received termination request from [osservice<com.apple.dasd>:76] on <RBSProcessPredicate <RBSProcessHandlePredicateImpl| app<com.myapp.bundleid(AD9F24FF-321B-48U6-895F-723CDA943372)>>> with context <RBSTerminateContext| explanation:BG Kill Demo reportType:None maxTerminationResistance:Interactive>",

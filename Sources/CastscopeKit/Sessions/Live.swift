@@ -765,8 +765,10 @@ public final class LiveSessions {
         for i in s.sessions.indices {
             retiredOutcomes[s.sessions[i].outcome, default: 0] += 1
             // (its place in `connected` stays until `pruneRetired`: every session of it was
-            // let go of, so `connectedLetGo` names it, and the prune takes it out)
-            if connectedKeys.remove(SessionKey(stream: k, index: i)) != nil { connectedRetired += 1 }
+            // let go of, so `connectedLetGo` names it while it is there, and the prune takes it
+            // out; one a prune took out already is not counted again)
+            let key = SessionKey(stream: k, index: i)
+            if connectedKeys.remove(key) != nil && connectedLetGo.contains(key) { connectedRetired += 1 }
             letGoKeys.remove(SessionKey(stream: k, index: i))
             if let id = ids[k]?[i] {
                 stalledSessions.remove(id)

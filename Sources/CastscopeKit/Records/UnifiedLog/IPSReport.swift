@@ -235,6 +235,13 @@ public struct IPSReport: Sendable {
     static let unnamedCrashPrefix = "Crash report of a process the report does not name: "
 
     static func crashRecord(_ c: Crash) -> Record {
+        var c = c
+        if c.process == "?", let (name, pid) = terminatedApp(c.termination) {
+            // (the termination's context names it: `app<com.example.app(UUID)>:1029`)
+            c.process = name
+            c.pid = pid
+            c.app = true
+        }
         let who = "\(c.process)[\(c.pid.map(String.init) ?? "?")]"
         let all = c.subtype + " " + c.message
         // `EXC_CRASH (SIGKILL), subtype, message; termination …`
@@ -253,6 +260,23 @@ public struct IPSReport: Sendable {
                           message: "EXC_RESOURCE -> \(who) exceeded mem limit: \(kind) \(mb) MB (crash report)")
         }
         return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report\(c.app ? " (app)" : ""): \(who) terminated: \(detail)")
+    }
+
+    /// The app a RunningBoard termination context names (`app<com.example.app(UUID)>:1029`,
+    /// `application<com.example.app>:62816`), and its pid.
+    static func terminatedApp(_ termination: String) -> (String, Int?)? {
+        for opener in ["application<", "app<"] {
+            guard let r = termination.firstRange(of: opener) else { continue }
+            let rest = termination[r.upperBound...]
+            guard let close = rest.firstIndex(of: ">") else { continue }
+            var name = rest[..<close]
+            if let paren = name.firstIndex(of: "(") { name = name[..<paren] }
+            guard !name.isEmpty, !name.contains(" ") else { continue }
+            let after = rest[rest.index(after: close)...]
+            let pid = after.hasPrefix(":") ? Int(after.dropFirst().prefix { $0.isNumber }) : nil
+            return (String(name), pid)
+        }
+        return nil
     }
 
     /// What a termination reason's code means (`parsers/tables/termination-codes.json`:
@@ -311,9 +335,19 @@ public struct IPSReport: Sendable {
         return r
     }
 
+    /// Keys a forum or a chat puts on one line with the key before (Apple's forums collapse a
+    /// report's header into one paragraph: `Exception Type: EXC_CRASH (SIGKILL) Exception
+    /// Codes: … Termination Reason: FRONTBOARD …`, read as one exception, a SIGKILL a crash).
+    static let collapsedKeys = [" Exception Codes:", " Exception Subtype:", " Exception Message:", " Exception Note:",
+                                " Termination Reason:", " Termination Description:", " Triggered by Thread:"]
+
     static func crash(text: String) -> IPSReport {
         var c = Crash()
         var termination: [String] = []
+        var text = text
+        if collapsedKeys.contains(where: { text.contains($0) }) {
+            for key in collapsedKeys { text = text.replacingOccurrences(key, "\n" + key.dropFirst()) }
+        }
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix(CrashReportText.uncaughtPrefix) {
                 c.take(applicationSpecific: String(line))
