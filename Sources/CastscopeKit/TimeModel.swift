@@ -352,6 +352,7 @@ struct FileTimeResolver {
                         times.append(head + c - (first ?? c))
                         if first == nil { first = c }
                     }
+                    if times.isEmpty { times.append(head) }
                     r.times = times
                     continue
                 }
