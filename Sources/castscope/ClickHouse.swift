@@ -74,7 +74,8 @@ enum ClickHouseAnalyzeExport {
     static func export(_ options: ClickHouseOptions, _ target: ClickHouseTarget) -> ClickHouseExport {
         var export = ClickHouseExport(target: target)
         export.retry = RetryPolicy(attempts: max(1, options.retries))
-        export.onRetry = { fputs("castscope: clickhouse: \($0)\n", stderr) }
+        // (the server's answer is shown escaped: a broken proxy's bytes reached the terminal raw)
+        export.onRetry = { fputs("castscope: clickhouse: \(Sanitize.line($0))\n", stderr) }
         return export
     }
 

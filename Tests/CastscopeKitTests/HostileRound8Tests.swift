@@ -362,5 +362,3 @@ struct HostileRound8Tests {
         #expect(!text.contains("File exists"), "\(text)")
     }
 }
-
-

@@ -34,7 +34,7 @@ public final class ClickHouseLive: @unchecked Sendable {
 
     /// `streamId` names the machine or relay the tail runs for (it takes a bundle's place).
     public init(target: ClickHouseTarget, streamId: String, shouldStop: @escaping () -> Bool,
-                log: @escaping (String) -> Void = { fputs("castscope tail: \($0)\n", stderr) })
+                log: @escaping (String) -> Void = { fputs("castscope tail: \(Sanitize.line($0))\n", stderr) })
     {
         self.target = target
         rows = ClickHouseRows(bundleId: Digest128.of("tail", streamId))
