@@ -438,7 +438,8 @@ struct Analyze: ParsableCommand {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }
-        if outputs.contains(where: \.isStdout) && (outputs.contains { !$0.isStdout } || clickhouse.url != nil) {
+        // (not on a terminal: a pager may take the report there, and quitting it early is no error)
+        if isatty(1) == 0, outputs.contains(where: \.isStdout) && (outputs.contains { !$0.isStdout } || clickhouse.url != nil) {
             OutputWriter.mayOutliveStdout()
         }
         do { try journal.checkOrder() } catch {
