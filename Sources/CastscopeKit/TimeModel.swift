@@ -491,7 +491,7 @@ struct RunCalendar {
     mutating func instant(naive: Int64) -> Int64 {
         let off = Int64(offset ?? 0) * 1_000_000
         let wall = naive + off
-        let k = wall >= 0 ? wall / Self.day : (wall - Self.day + 1) / Self.day
+        let k = wall.floorDiv(Self.day)
         let (_, m, d) = civilFromDays(Int(k))
         if let lm = lastMonth {
             if m + 6 <= lm { year += 1 } else if lm + 6 <= m { year -= 1 }

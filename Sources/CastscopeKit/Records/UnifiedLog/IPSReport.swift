@@ -345,9 +345,8 @@ public struct IPSReport: Sendable {
         var c = Crash()
         var termination: [String] = []
         var text = text
-        if collapsedKeys.contains(where: { text.contains($0) }) {
-            for key in collapsedKeys { text = text.replacingOccurrences(key, "\n" + key.dropFirst()) }
-        }
+        // (`replacingOccurrences` returns the text as it is when the key is not in it)
+        for key in collapsedKeys { text = text.replacingOccurrences(key, "\n" + key.dropFirst()) }
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix(CrashReportText.uncaughtPrefix) {
                 c.take(applicationSpecific: String(line))
