@@ -450,6 +450,7 @@ public final class RecordReader {
             // short` then `-o short-iso` lost the second).
             if format.continuation == .join { return true }
             if let first = line.first, first == 0x20 || first == 0x09 { return true }
+            if format.continuation == .indented, Self.isGoFrame(line) { return true }
             // A fallback file's line without its time is a record of its own (`textLine`); one
             // no anchor is in is counted here (through the full path, a tenth of such lines
             // made a docker log half again as slow), unless another format's line begins there.
@@ -531,7 +532,7 @@ public final class RecordReader {
         case .join where hasPending:
             pending.appendToMessage(line)
         case .tab where hasPending && line.first == 0x09 && pendingDepth == 0,
-            .indented where hasPending && (line.first == 0x09 || line.first == 0x20) && pendingDepth == 0:
+            .indented where hasPending && (line.first == 0x09 || line.first == 0x20 || Self.isGoFrame(line)) && pendingDepth == 0:
             pending.appendToMessage(line)
         case .tab where hasPending && pendingJoined < Self.maxJoinedLines && (pendingDepth > 0 || Self.isLoneOpener(line)),
             .indented where hasPending && pendingJoined < Self.maxJoinedLines && (pendingDepth > 0 || Self.isLoneOpener(line)):
@@ -769,6 +770,51 @@ public final class RecordReader {
         for b in line[(k + 1)...] where !(b == 0x20 || b == 0x0D || b == UInt8(ascii: ";") || b == UInt8(ascii: ",")) { return false }
         return true
     }
+
+    /// A Go stack trace's line at column 0, whose `file:line` comes indented after it: a
+    /// function (`github.com/livekit/livekit-server/pkg/rtc.(*ParticipantImpl).Close`, with
+    /// its arguments in a panic's dump: `main.main()`, `net/http.(*conn).serve(0xc0001b4000)`),
+    /// `created by …`, or `goroutine 7 [running]:`. zap writes its `stacktrace` so after an
+    /// error's line; the functions were counted unparsed and lost, their files kept.
+    static func isGoFrame(_ line: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        let n = line.count
+        func starts(_ prefix: [UInt8]) -> Bool { n >= prefix.count && line.prefix(prefix.count).elementsEqual(prefix) }
+        guard n >= 3 else { return false }
+        if starts(Self.goroutine) {
+            // `goroutine 7 [running]:`
+            i = 10
+            let digits = i
+            while i < n, line[i] >= 0x30, line[i] <= 0x39 { i += 1 }
+            return i > digits && i + 1 < n && line[i] == 0x20 && line[i + 1] == UInt8(ascii: "[") && line[n - 1] == UInt8(ascii: ":")
+        }
+        let created = starts(Self.createdBy)
+        if created { i = 11 }
+        // The function's name up to its arguments: no white space, a `.` followed by a name.
+        let first = line[i]
+        guard (first | 0x20) >= UInt8(ascii: "a") && (first | 0x20) <= UInt8(ascii: "z") || first == UInt8(ascii: "_") else { return false }
+        var dotThenName = false
+        var afterDot = false
+        while i < n {
+            let b = line[i]
+            if b == UInt8(ascii: "(") && !(i + 1 < n && line[i + 1] == UInt8(ascii: "*")) || b == 0x20 && created { break }
+            if b == 0x20 || b == 0x09 || b == UInt8(ascii: ":") || b == UInt8(ascii: "=") || b == UInt8(ascii: "[") { return false }
+            if afterDot, (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") || b == UInt8(ascii: "_") || b == UInt8(ascii: "(") {
+                dotThenName = true
+            }
+            afterDot = b == UInt8(ascii: ".")
+            i += 1
+        }
+        guard dotThenName else { return false }
+        // (a panic's frame ends with its arguments; `created by` names the goroutine after them)
+        if i == n { return true }
+        if line[n - 1] == UInt8(ascii: ")") { return true }
+        // (`created by main.main in goroutine 1`, Go 1.21 on)
+        return created && line[i...].starts(with: Self.inGoroutine)
+    }
+    private static let goroutine = Array("goroutine ".utf8)
+    private static let createdBy = Array("created by ".utf8)
+    private static let inGoroutine = Array(" in goroutine ".utf8)
 
     /// A line that is only an opening bracket (the `(` a call stack starts with).
     static func isLoneOpener(_ line: UnsafeRawBufferPointer) -> Bool {
