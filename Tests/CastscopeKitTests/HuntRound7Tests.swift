@@ -1,9 +1,13 @@
 import Foundation
 import Testing
 
-/// Field shapes left by the sixth hunt and read wrong until session 47, each around its real
-/// lines: zap's stack trace (livekit/livekit#1694), a Go panic's dump after a journal line.
-@Suite("hunt round 7: Go stack traces after a record")
+@testable import CastscopeKit
+
+/// Field shapes read wrong until session 47, each around its real lines: zap's stack trace
+/// (livekit/livekit#1694), a Go panic's dump after a journal line, another tool's time or line
+/// number before every line (GitHub Actions, `docker logs -t`, a CI clock, `ts`, a log
+/// viewer's column, `cat -n`; libjitsi#120, fvtt-livekit#106, CAAL#23).
+@Suite("hunt round 7: Go stack traces after a record, a tool's time before every line")
 struct HuntRound7Tests {
     func analyze(_ text: String, name: String = "paste.txt") throws -> (json: [String: Any], text: String) {
         let dir = try temporaryDirectory()
@@ -56,5 +60,92 @@ struct HuntRound7Tests {
         #expect(r.text.contains("created by main.main in goroutine 1\n\t/src/relay/main.go:40"), "\(r.text)")
         // (neither a sentence nor a lone word is a frame: still unparsed, as before)
         #expect(input(r.json)["unparsed"] as? Int == 2, "\(input(r.json))")
+    }
+
+    static let healthy = try! String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+
+    /// The sample with `lead(n)` before its n-th line.
+    static func prefixed(_ lead: (Int) -> String) -> String {
+        var out = ""
+        for (n, line) in healthy.split(separator: "\n", omittingEmptySubsequences: false).dropLast().enumerated() { out += lead(n + 1) + line + "\n" }
+        return out
+    }
+
+    @Test("a tool's time or line number before every line of a log show export comes off: the session is the one without it",
+          arguments: [
+            "github-actions", "docker", "ci-clock", "bracket-clock", "ts", "viewer-bar", "cat-n",
+          ])
+    func leadOffLogShow(_ tool: String) throws {
+        let lead: (Int) -> String = switch tool {
+        case "github-actions": { n in "2026-11-30T13:40:\(String(format: "%02d", n % 60)).1001700Z " }
+        case "docker": { n in "2026-11-30T13:40:01.\(String(format: "%09d", n))Z " }
+        case "ci-clock": { n in "21:31:\(String(format: "%02d", n % 60)) " }
+        case "bracket-clock": { _ in "[13:40:01] " }
+        case "ts": { n in "Nov 30 13:40:\(String(format: "%02d", n % 60)) " }
+        case "viewer-bar": { _ in "2026-11-30 05:40:01.576 | " }
+        default: { n in String(repeating: " ", count: 6 - String(n).count) + "\(n)\t" }
+        }
+        let plain = try analyze(Self.healthy)
+        let r = try analyze(Self.prefixed(lead))
+        #expect(input(r.json)["format"] as? String == "apple-default", "\(input(r.json))")
+        #expect(input(r.json)["recognized"] as? Int == input(plain.json)["recognized"] as? Int, "\(input(r.json))")
+        let sessions = { (j: [String: Any]) in (j["sessions"] as? [[String: Any]])?.map { s in
+            [s["process"], s["start"], s["end"], s["outcome"], (s["frames"] as? [String: Any])?["count"]].map { "\($0 ?? "-")" }.joined(separator: " ") } }
+        #expect(sessions(r.json) == sessions(plain.json), "\(r.json["sessions"] ?? [])")
+        #expect(sessions(r.json)?.first?.contains("BroadcastExtension") == true, "\(sessions(r.json) ?? [])")
+    }
+
+    @Test("the CI clock before JVB's lines (libjitsi#120) and a compose service's log viewer column before zap's (CAAL#23) come off")
+    func leadOffRelayLines() throws {
+        let jvb = try analyze("""
+            21:31:50 JVB 2016-03-28 21:31:50.687 WARNING: [51] org.jitsi.videobridge.Conference.warn() Failed to close an IceUdpTransportManager of conference c8c2854fc6074e59!
+            21:31:50 java.lang.NullPointerException
+            21:31:50   at java.util.concurrent.ConcurrentHashMap.putVal(ConcurrentHashMap.java:1011)
+            21:31:50   at org.jitsi.videobridge.Channel.expire(Channel.java:366)
+
+            """)
+        #expect(input(jvb.json)["format"] as? String == "jitsi-java", "\(input(jvb.json))")
+        #expect(input(jvb.json)["records"] as? Int == 1, "\(input(jvb.json))")
+        #expect(jvb.text.contains("2016-03-28 21:31:50.687"), "\(jvb.text)")
+        #expect(jvb.text.contains("java.lang.NullPointerException\n  at java.util"), "\(jvb.text)")
+        let zap = try analyze("""
+            livekit  | 2026-01-17 21:24:07.575 | main.main
+            livekit  | 2026-01-17 21:24:07.575 | \t/workspace/cmd/server/main.go:189
+            livekit  | 2026-01-17 21:24:07.576 | 2026-01-18T04:24:07.576Z\tINFO\tlivekit\trouting/interfaces.go:180\tusing single-node routing
+            livekit  | 2026-01-17 21:24:07.580 | 2026-01-18T04:24:07.580Z\tINFO\tlivekit\tservice/server.go:264\tstarting LiveKit server\t{"portHttp": 7880}
+            livekit  | 2026-01-17 21:24:24.756 | 2026-01-18T04:24:24.756Z\tINFO\tlivekit.agents\tservice/agentservice.go:298\tworker registered\t{"jobType": "JT_ROOM"}
+
+            """)
+        #expect(input(zap.json)["format"] as? String == "zap-console", "\(input(zap.json))")
+        // (the record's own time with its zone, not the viewer's local one)
+        #expect(zap.text.contains("2026-01-18 04:24:24.756000+0000"), "\(zap.text)")
+        #expect(!zap.text.contains("| 2026"), "\(zap.text)")
+    }
+
+    @Test("logs whose own lines begin with a time keep them: no lead is seen in them")
+    func ownTimesAreNoLead() throws {
+        #expect(TimeLeadSource.detect(Array(Self.healthy.utf8.prefix(4096))) == nil)
+        for own in [
+            "2024-03-01T10:00:00+0000 relay1 broadcast-relay[811]: session 0b7f3c1e accepted peer=iPhone14,2\n2024-03-01T10:00:01+0000 relay1 broadcast-relay[811]: session 0b7f3c1e closed\n",
+            "Mar  1 10:00:00 relay1 janus[900]: [WARN] slow link\nMar  1 10:00:02 relay1 janus[900]: [WARN] slow link\n",
+            "2021-12-23 02:56:59.980625+0530 ClientMobile[12778:1168260] server stream open completed\n2021-12-23 02:57:05.193274+0530 ClientMobile[12778:1167792] [connection] nw_socket_handle_socket_event\n",
+            "16:12:49.226 [main] INFO  Relay - started\n16:12:50.001 [main] INFO  Relay - listening\n",
+        ] {
+            #expect(TimeLeadSource.detect(Array(own.utf8)) == nil, "\(own)")
+        }
+    }
+
+    @Test("the lead comes off every line however the reads cut the lines, CR LF kept")
+    func leadOffAcrossReads() throws {
+        var text = ""
+        for n in 0..<400 { text += "2026-11-30T13:40:01.\(String(format: "%07d", n))Z 2026-03-12 10:15:01.\(String(format: "%06d", n))+0100 line \(n)\r\n" }
+        text += "2026-11-30T13:40:02.0000000Z "  // the last line only the lead, no newline
+        let lead = try #require(TimeLeadSource.detect(Array(text.utf8.prefix(4096))))
+        var expected = ""
+        for n in 0..<400 { expected += "2026-03-12 10:15:01.\(String(format: "%06d", n))+0100 line \(n)\r\n" }
+        for chunk in [1, 7, 47, 48, 49, 4096] {
+            let got = drained(TimeLeadSource(ChunkedSource(Array(text.utf8), chunk: chunk), lead: lead))
+            #expect(String(decoding: got, as: UTF8.self) == expected, "chunk \(chunk)")
+        }
     }
 }

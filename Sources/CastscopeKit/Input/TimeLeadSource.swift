@@ -1,0 +1,183 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A log whose every line another tool put its own time or line number before: GitHub
+/// Actions' `2026-03-12T09:15:30.1001700Z `, `docker logs -t` and `kubectl logs --timestamps`,
+/// a CI console's clock (`21:31:50 `, `[13:40:01] `), moreutils' `ts` (`Nov 30 13:40:01 `), a
+/// log viewer's column (`2026-06-30 15:29:19.476 | `), `cat -n`'s gutter (`     1<TAB>`).
+/// Read as they were, the capture times passed for the events' (a `log show` export behind
+/// GitHub's times became a 7 ms session at 5,882 frames/s, its process lost), or the file was
+/// plain text with every time lost. This source takes that lead off each line that has it
+/// (lines without it pass unchanged: a stack trace's lines, as a tool printed them), so that
+/// the log is read with its own times; line numbers stay the file's. Streaming: the lead's
+/// shape is known from the file's first bytes.
+public final class TimeLeadSource: ByteSource {
+    /// The shape of a lead: what it begins with, and how it ends.
+    public struct Lead: Equatable, Sendable {
+        public enum Kind: Sendable { case iso, clock, bsd, gutter }
+        public var kind: Kind
+        /// In brackets: `[13:40:01] `.
+        public var bracketed = false
+        /// Ends in ` | ` (a log viewer's column), not one space.
+        public var bar = false
+    }
+
+    private let source: ByteSource
+    private let lead: Lead
+    private var input = [UInt8](repeating: 0, count: 64 << 10)
+    /// The start of a line not yet long enough to judge (held to the next read).
+    private var carry: [UInt8] = []
+    private var out: [UInt8] = []
+    private var outPos = 0
+    /// Inside a line whose lead was already taken off (or that had none).
+    private var midLine = false
+    private var eof = false
+    /// The most bytes a lead takes (a line start shorter than this without its newline waits).
+    static let window = 48
+
+    public init(_ source: ByteSource, lead: Lead) {
+        self.source = source
+        self.lead = lead
+    }
+
+    public var consumedOffset: UInt64 { source.consumedOffset }
+
+    /// The lead `line` begins with, of any shape, and its length.
+    static func measure(_ p: UnsafeRawBufferPointer) -> (lead: Lead, length: Int)? {
+        guard p.count >= 3 else { return nil }
+        // `cat -n`, `nl`: spaces, the number, a TAB.
+        var g = 0
+        while g < p.count, p[g] == 0x20 { g += 1 }
+        let digits = g
+        while g < p.count, isDigit(p[g]) { g += 1 }
+        if g > digits, g - digits <= 9, g < p.count, p[g] == 0x09 { return (Lead(kind: .gutter), g + 1) }
+        let bracketed = p[0] == UInt8(ascii: "[")
+        let at = bracketed ? 1 : 0
+        var t = ParsedTime()
+        var kind = Lead.Kind.iso
+        var end: Int
+        if let e = TimeScan.iso(p, at, into: &t) {
+            end = e
+        } else if let e = TimeScan.clock(p, at, into: &t) {
+            (kind, end) = (.clock, e)
+        } else if let e = TimeScan.bsd(p, at, into: &t) {
+            (kind, end) = (.bsd, e)
+        } else {
+            return nil
+        }
+        if bracketed {
+            guard end < p.count, p[end] == UInt8(ascii: "]") else { return nil }
+            end += 1
+        }
+        guard end < p.count, p[end] == 0x20 else { return nil }
+        if end + 2 < p.count, p[end + 1] == UInt8(ascii: "|"), p[end + 2] == 0x20 || p[end + 2] == 0x09 {
+            return (Lead(kind: kind, bracketed: bracketed, bar: true), end + 3)
+        }
+        return (Lead(kind: kind, bracketed: bracketed), end + 1)
+    }
+
+    /// The length of `lead` at the start of `p`, or 0.
+    static func length(_ p: UnsafeRawBufferPointer, _ lead: Lead) -> Int {
+        guard let (found, n) = measure(p), found == lead else { return 0 }
+        return n
+    }
+
+    /// Whether the rest of a line after its lead begins with a time of its own, at once or
+    /// after a first word (`JVB 2016-03-28 21:31:50.687 …`).
+    static func hasOwnTime(_ p: UnsafeRawBufferPointer) -> Bool {
+        func timeAt(_ i: Int) -> Bool {
+            var t = ParsedTime()
+            return TimeScan.iso(p, i, into: &t) != nil || TimeScan.bsd(p, i, into: &t) != nil || TimeScan.clock(p, i, into: &t) != nil
+        }
+        if timeAt(0) { return true }
+        var i = 0
+        while i < min(p.count, 24), p[i] != 0x20 { i += 1 }
+        return i > 0 && i < min(p.count, 24) && timeAt(i + 1)
+    }
+
+    /// The lead most of `head`'s lines carry, when it is another tool's: four lines in five
+    /// that are not blank begin with it (the first of them within the first three), and a line
+    /// goes on with a time of its own after it. Whether it comes off is the walker's to decide
+    /// (only when the lines are recognized better without it).
+    public static func detect(_ head: [UInt8]) -> Lead? { detectCounting(head)?.lead }
+
+    /// `detect`, and how many of the lines go on with a time of their own.
+    public static func detectCounting(_ head: [UInt8]) -> (lead: Lead, ownTimes: Int)? {
+        head.withUnsafeBytes { raw -> (lead: Lead, ownTimes: Int)? in
+            var lines: [UnsafeRawBufferPointer] = []
+            var start = 0
+            for i in 0..<raw.count where raw[i] == 0x0A {
+                var end = i
+                if end > start, raw[end - 1] == 0x0D { end -= 1 }
+                let line = UnsafeRawBufferPointer(rebasing: raw[start..<end])
+                if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { lines.append(line) }
+                start = i + 1
+            }
+            guard lines.count >= 2, let lead = lines.prefix(3).lazy.compactMap({ measure($0)?.lead }).first else { return nil }
+            var leading = 0
+            var ownTimes = 0
+            for line in lines {
+                let n = length(line, lead)
+                guard n > 0 else { continue }
+                leading += 1
+                if hasOwnTime(UnsafeRawBufferPointer(rebasing: line[n...])) { ownTimes += 1 }
+            }
+            return ownTimes > 0 && leading * 5 >= lines.count * 4 ? (lead, ownTimes) : nil
+        }
+    }
+
+    /// `head` as this source hands it out.
+    public static func stripped(_ head: [UInt8], lead: Lead) -> [UInt8] {
+        drained(TimeLeadSource(MemorySource(head), lead: lead))
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while outPos == out.count {
+            out.removeAll(keepingCapacity: true)
+            outPos = 0
+            if eof { return 0 }
+            let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 {
+                eof = true
+                if !carry.isEmpty {
+                    let rest = carry
+                    carry = []
+                    strip(rest, rest.count, final: true)
+                }
+                continue
+            }
+            if carry.isEmpty {
+                strip(input, n, final: false)
+            } else {
+                let joined = carry + input[0..<n]
+                carry = []
+                strip(joined, joined.count, final: false)
+            }
+        }
+        return handOut(out, from: &outPos, into: buffer)
+    }
+
+    /// Copies `data[0..<n]` to `out` without the lead at each line's start; a line start too
+    /// short to judge is carried to the next read (unless `final`).
+    private func strip(_ data: [UInt8], _ n: Int, final: Bool) {
+        var i = 0
+        while i < n {
+            if midLine {
+                if copyRestOfLine(data, from: &i, to: n, into: &out) { midLine = false }
+                continue
+            }
+            let look = min(n, i + Self.window)
+            let newline = data[i..<look].firstIndex(of: 0x0A)
+            if newline == nil, look == n, n - i < Self.window, !final {
+                carry = Array(data[i..<n])
+                return
+            }
+            let skip = data.withUnsafeBytes { Self.length(UnsafeRawBufferPointer(rebasing: $0[i..<(newline ?? look)]), lead) }
+            i += skip
+            midLine = true
+        }
+    }
+}
