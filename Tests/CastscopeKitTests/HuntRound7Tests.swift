@@ -148,4 +148,48 @@ struct HuntRound7Tests {
             #expect(String(decoding: got, as: UTF8.self) == expected, "chunk \(chunk)")
         }
     }
+
+    /// `text` as JSON string literals, one a line (`jq` without `-r`).
+    static func literals(_ text: String, separator: String = "", comma: Bool = false) -> String {
+        text.split(separator: "\n").map { line -> String in
+            var q = "\""
+            for u in line.unicodeScalars {
+                switch u {
+                case "\"": q += "\\\""
+                case "\\": q += "\\\\"
+                case "\t": q += "\\t"
+                default: q += u.isASCII ? String(u) : String(format: "\\u%04x", u.value)
+                }
+            }
+            return q + "\\n\"" + (comma ? "," : "")
+        }.joined(separator: "\n" + separator)
+    }
+
+    @Test("log lines pasted as JSON string literals (jq without -r, an array of lines, grep -C's --) are read unquoted",
+          arguments: ["jq", "array", "grep-c"])
+    func stringLiteralLines(_ shape: String) throws {
+        let quoted = switch shape {
+        case "jq": Self.literals(Self.healthy) + "\n"
+        case "array": "[\n" + Self.literals(Self.healthy, comma: true).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n]\n"
+        default: Self.literals(Self.healthy, separator: "--\n") + "\n"
+        }
+        let plain = try analyze(Self.healthy)
+        let r = try analyze(quoted)
+        #expect(input(r.json)["format"] as? String == "apple-default", "\(input(r.json))")
+        #expect(input(r.json)["recognized"] as? Int == input(plain.json)["recognized"] as? Int, "\(input(r.json))")
+        let ends = { (j: [String: Any]) in (j["sessions"] as? [[String: Any]])?.map { "\($0["process"] ?? "") \($0["start"] ?? "") \($0["end"] ?? "") \($0["outcome"] ?? "")" } }
+        #expect(ends(r.json) == ends(plain.json), "\(r.json["sessions"] ?? [])")
+    }
+
+    @Test("a JSON string literal's escapes are undone; a line of two literals, an object or a quoted sentence among lines is none")
+    func unquoting() throws {
+        let u = { (s: String) in StringLiteralLinesSource.unquoted(Array(s.utf8)[...]).map { String(decoding: $0, as: UTF8.self) } }
+        #expect(u(#""a\tb \"c\" \\ \/ caf\u00e9 \ud83d\ude00\n","#) == "a\tb \"c\" \\ / café 😀")
+        #expect(u(#""first\nsecond\n""#) == "first\nsecond")
+        #expect(u(#""a", "b""#) == nil)
+        #expect(u(#"{"a": "b"}"#) == nil)
+        #expect(u(#""bad \x escape""#) == nil)
+        #expect(!StringLiteralLinesSource.detect(Array("{\"a\": \"b\"}\n{\"a\": \"c\"}\n".utf8)))
+        #expect(!StringLiteralLinesSource.detect(Array("He said \"hi\"\n\"quoted\"\nplain line\nanother\n".utf8)))
+    }
 }

@@ -199,7 +199,7 @@ public struct BundleWalker {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
             || QuotedLinesSource.detect(head) != nil || QuotedLinesSource.toolPrefix(head) != nil || HardWrapSource.detect(head) != nil
-            || TimeLeadSource.detect(head) != nil
+            || TimeLeadSource.detect(head) != nil || StringLiteralLinesSource.detect(head)
     }
 
     /// The lead every line of `head` carries when it is a paste's (an indentation, a quote:
@@ -346,6 +346,15 @@ public struct BundleWalker {
                 if colored {
                     head = TerminalEscapeSource.stripped(head)
                     text = TerminalEscapeSource(text)
+                }
+                // Every line a JSON string literal (`jq` without `-r`, an array of lines):
+                // unquoted when that reads them better.
+                if let recognition, StringLiteralLinesSource.detect(head) {
+                    let bare = StringLiteralLinesSource.stripped(head)
+                    if recognition(bare) > recognition(head) {
+                        text = StringLiteralLinesSource(text)
+                        head = bare
+                    }
                 }
                 // Every line indented or quoted (`> `, a quote of an indented block): the
                 // prefix off, as often as it is nested. (A Markdown file's quotes are its own.)
