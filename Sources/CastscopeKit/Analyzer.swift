@@ -168,6 +168,8 @@ public final class Analyzer {
     /// Nor smaller than this.
     public var minimumStreamedRange: UInt64 = 1 << 20
     public var streamedBatchEvents = 16_384
+    /// Lines a streamed read holds for earlier ones before it gives up (`StreamedRead.mostHeld`).
+    public var streamedMostHeld = 1 << 17
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     /// Inputs held in memory, by the name they are given as paths (fuzzing, tests).
     public var memoryInputs: [String: [UInt8]] = [:]
@@ -270,6 +272,7 @@ public final class Analyzer {
                 partial.inputs = [InputSummary(path: path)]
                 willStreamSessions?(partial)
             }
+            streamed.mostHeld = streamedMostHeld
             readingAsItGoes = true
             let made = run(paths, streamed: streamed)
             readingAsItGoes = false

@@ -264,6 +264,51 @@ struct StreamedReportTests {
         #expect(o.handedOn)
     }
 
+    /// A file whose clock goes back at every copy of a log (rotated files joined newest first,
+    /// a log pasted twice): no line can be fed before the file's end, so the lines held for
+    /// earlier ones pass a bound and the read starts over the whole-bundle way (held on disk),
+    /// with the same report. (Held here, 4.3 M lines took 522 MB; hostile round 9.)
+    @Test func aClockGoingBackFarStartsOver() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sample = try String(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt"), encoding: .utf8)
+        let lines = sample.split(separator: "\n").filter { $0.first?.isNumber == true }
+        // Copies an hour apart, the latest first.
+        var text = "Timestamp                       (process)[PID]\n"
+        for copy in (0..<40).reversed() {
+            for line in lines { text += line.replacingOccurrences(of: "2026-03-12 10:", with: "2026-03-\(String(format: "%02d", 12 + copy / 24)) \(String(format: "%02d", copy % 24)):") + "\n" }
+        }
+        let log = dir.appendingPathComponent("newest-first.log")
+        try text.write(to: log, atomically: true, encoding: .utf8)
+        let o = try Self.streamedMatchesWhole("clock back", [log.path]) {
+            $0.keepsSessionFindings = false
+            $0.parallelThreshold = 0
+            $0.parallelism = 2
+            $0.minimumRange = 4096
+            $0.maximumStreamedRange = 16 * 1024
+            $0.streamedBatchEvents = 64
+            $0.streamedMostHeld = 500
+        }
+        guard case .readAgain(let why) = o.mode else { Issue.record("\(o.mode)"); return }
+        #expect(why.hasSuffix("lines held for lines earlier than them (the clock goes back)"), "\(why)")
+        // In time order, the same lines are streamed.
+        let ordered = dir.appendingPathComponent("oldest-first.log")
+        var forward = "Timestamp                       (process)[PID]\n"
+        for copy in 0..<40 {
+            for line in lines { forward += line.replacingOccurrences(of: "2026-03-12 10:", with: "2026-03-\(String(format: "%02d", 12 + copy / 24)) \(String(format: "%02d", copy % 24)):") + "\n" }
+        }
+        try forward.write(to: ordered, atomically: true, encoding: .utf8)
+        let f = try Self.streamedMatchesWhole("clock forward", [ordered.path]) {
+            $0.parallelThreshold = 0
+            $0.parallelism = 2
+            $0.minimumRange = 4096
+            $0.maximumStreamedRange = 16 * 1024
+            $0.streamedBatchEvents = 64
+            $0.streamedMostHeld = 500
+        }
+        #expect(f.mode == .streamed)
+    }
+
     /// A folded run of frame lines whose second line is earlier than its first, as the first
     /// lines of the file: the span of times still starts at the run's first line (the streamed
     /// read once made a range from a line to an earlier one here, and crashed).
