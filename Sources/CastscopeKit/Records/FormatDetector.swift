@@ -225,7 +225,11 @@ extension FormatDetector {
         let window = head.prefix(4096)
         guard let first = window.firstIndex(of: 0) else { return nil }
         if format.kind == .plain { return first }
-        let nuls = window.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }
+        // One block of NULs after whole lines (a page a crash left zeroed) is damage too.
+        var runEnd = first
+        while runEnd < window.endIndex, window[runEnd] == 0 { runEnd += 1 }
+        let lines = window[..<first].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let nuls = window.reduce(0) { $0 + ($1 == 0 ? 1 : 0) } - (lines >= 2 ? runEnd - first : 0)
         return nuls * 64 > window.count ? first : nil
     }
 

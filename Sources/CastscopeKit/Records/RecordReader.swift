@@ -499,6 +499,15 @@ public final class RecordReader {
             for (slot, field) in slotFields[i].enumerated() {
                 if let field, let r = matches[i].range(slot) { pending.setRange(field, r) }
             }
+            // NUL bytes in the process's name are damage (a block zeroed in the file), not
+            // another process: read so, the line made a session of its own with its findings.
+            if pending.withBytes(.process, { $0.firstIndex(of: 0) != nil }) == true {
+                damaged("NUL bytes in the line's process name: the line is damaged, not read")
+                countUnparsed(lines.lineNumber)
+                hasPending = false
+                inForeign = false
+                return
+            }
             if matches[i].hasTime {
                 pending.time = matches[i].time
                 if swapsDayMonth[i] { pending.time?.swapDayMonth() }
@@ -526,6 +535,14 @@ public final class RecordReader {
         if matched {
             inForeign = false
             return
+        }
+        if line.first == 0 {
+            // A block of NUL bytes before the line (a page zeroed by a crash): passed over,
+            // said, and the line after it read (it was lost with the block).
+            let n = line.firstIndex { $0 != 0 } ?? line.count
+            damaged("\(n) NUL bytes passed over (a zero-filled block in the file)")
+            guard n < line.count else { return }
+            return try textLine(UnsafeRawBufferPointer(rebasing: line[n...]), sink)
         }
         if foreignTest != nil, pendingDepth == 0, inForeign || foreignTest!.starts(line) { return try setAside(line, sink) }
         switch format.continuation {
@@ -617,6 +634,13 @@ public final class RecordReader {
     /// the next such line takes it too when no record came between.
     private var fallbackTime: ParsedTime?
     private var fallbackTimeAt = -1
+
+    /// Damage met in a line, said once per file part for each of its first few lines.
+    private func damaged(_ what: String) {
+        damages += 1
+        if damages <= 3 { problems.append(InputError(path: lines.path, line: lines.lineNumber, what)) }
+    }
+    private var damages = 0
 
     private func countUnparsed(_ line: Int) {
         stats.unparsed += 1

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// What the ninth hostile review found in reading: NUL bytes inside a line, and a block of
+/// them between lines (a page a crash left zeroed), made a phantom session, lost the line
+/// after the block, or dropped the whole file as binary.
+@Suite("hostile round 9: NUL bytes in and between lines")
+struct HostileRound9ReadTests {
+    static let storm = try! Data(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt"))
+
+    /// The sample's lines (without newlines), as bytes.
+    static var lines: [Data] { storm.split(separator: 0x0A, omittingEmptySubsequences: false).map { Data($0) } }
+
+    func run(_ bytes: Data) throws -> (json: [String: Any], stderr: String, status: Int32) {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("damaged.log")
+        try bytes.write(to: url)
+        let r = try castscope(["analyze", "--json", url.path])
+        return (r.json ?? [:], r.stderr, r.status)
+    }
+
+    func sessions(_ j: [String: Any]) -> [[String: Any]] { j["sessions"] as? [[String: Any]] ?? [] }
+    func recognized(_ j: [String: Any]) -> Int { ((j["inputs"] as? [[String: Any]])?.first?["events"] as? Int) ?? -1 }
+
+    @Test("NUL bytes inside a line's process name: the line is said to be damaged, and invents no session")
+    func nulInProcessName() throws {
+        var l = Self.lines
+        l[30] = l[30].prefix(50) + Data([0, 0, 0]) + l[30].dropFirst(50)
+        let r = try run(Data(l.joined(separator: Data([0x0A]))))
+        let clean = try run(Self.storm)
+        #expect(sessions(r.json).count == sessions(clean.json).count, "\(sessions(r.json).map { $0["process"] ?? "" })")
+        #expect(r.stderr.contains("damaged.log:31: NUL bytes in the line's process name"), "\(r.stderr)")
+        #expect(r.status == 1)
+    }
+
+    @Test("a block of NUL bytes between lines, short or long, is passed over and said: no line after it is lost, the file is no binary",
+          arguments: [4096, 100_000])
+    func nulBlockBetweenLines(_ n: Int) throws {
+        let l = Self.lines
+        let bytes = Data(l[..<30].joined(separator: Data([0x0A]))) + Data([0x0A]) + Data(count: n) + Data(l[30...].joined(separator: Data([0x0A])))
+        let r = try run(bytes)
+        let clean = try run(Self.storm)
+        #expect(recognized(clean.json) > 70)
+        #expect(recognized(r.json) == recognized(clean.json), "\(r.stderr)")
+        #expect(r.stderr.contains("damaged.log:31: \(n) NUL bytes passed over"), "\(r.stderr)")
+        #expect(!r.stderr.contains("binary file"), "\(r.stderr)")
+        #expect(r.status == 1)
+    }
+}
