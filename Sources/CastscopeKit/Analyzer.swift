@@ -1218,7 +1218,9 @@ public final class Analyzer {
                     file = f
                     if firstFile == nil { firstFile = f } else if f != firstFile { manyFiles = true }
                 }
-                guard let t = events[i].time, !events[i].timeInferred else { continue }
+                // (a line whose time is its neighbour's counts: a console capture's print()
+                // lines may be all its recognized lines)
+                guard let t = events[i].time else { continue }
                 span = span.map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
                 var lo = t, hi = t
                 if let (a, b) = events[i].repeats?.times.bounds { lo = min(lo, a); hi = max(hi, b) }
@@ -1321,7 +1323,9 @@ public final class Analyzer {
                         events[i].line = Int(r.lines[first])
                         events[i].repeats = keptCount > 1 ? fewer : nil
                     }
-                } else if let t = events[i].time, !events[i].timeInferred {
+                } else if let t = events[i].time {
+                    // (a line whose time is its neighbour's, an Xcode console's print(), too: a
+                    // console capture read twice made a second, truncated session of the copy)
                     keep = firstSeen(t, events[i].fileIndex, pid: events[i].pid, message: events[i].message)
                 }
                 guard keep else { continue }

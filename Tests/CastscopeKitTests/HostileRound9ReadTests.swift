@@ -47,4 +47,14 @@ struct HostileRound9ReadTests {
         #expect(!r.stderr.contains("binary file"), "\(r.stderr)")
         #expect(r.status == 1)
     }
+
+    @Test("a bundle given twice (or downloaded twice into one folder) is the bundle once: its Xcode console's print() lines, timed by their neighbours, count once too")
+    func bundleTwice() throws {
+        let bundle = packageRoot.appendingPathComponent("samples/mixed-bundle/support-bundle.tar.gz").path
+        let once = try castscope(["analyze", "--json", bundle]).json ?? [:]
+        let twice = try castscope(["analyze", "--json", bundle, bundle]).json ?? [:]
+        let outcomes = { (j: [String: Any]) in self.sessions(j).map { "\($0["process"] ?? "") \($0["outcome"] ?? "") \($0["start"] ?? "")" } }
+        #expect(outcomes(once).count == 2)
+        #expect(outcomes(twice) == outcomes(once), "\(outcomes(twice))")
+    }
 }
