@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import CastscopeKit
+
 /// What the ninth hostile review found in reading: NUL bytes inside a line, and a block of
 /// them between lines (a page a crash left zeroed), made a phantom session, lost the line
 /// after the block, or dropped the whole file as binary.
@@ -56,5 +58,28 @@ struct HostileRound9ReadTests {
         let outcomes = { (j: [String: Any]) in self.sessions(j).map { "\($0["process"] ?? "") \($0["outcome"] ?? "") \($0["start"] ?? "")" } }
         #expect(outcomes(once).count == 2)
         #expect(outcomes(twice) == outcomes(once), "\(outcomes(twice))")
+    }
+
+    @Test("a text file cut short while it is read (copytruncate) is said, by either reader, not passed over as its end")
+    func fileCutWhileRead() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("rotating.log")
+        try Data(repeating: 0x61, count: 100_000).write(to: url)
+        let whole = try FileSource(path: url.path)
+        let ranged = try RangeFileSource(path: url.path, from: 0, to: 100_000)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        _ = try buffer.withUnsafeMutableBytes { try whole.read(into: $0) }
+        _ = try buffer.withUnsafeMutableBytes { try ranged.read(into: $0) }
+        #expect(truncate(url.path, 10_000) == 0)
+        for source in [whole, ranged] as [ByteSource] {
+            var error: InputError?
+            do { while try buffer.withUnsafeMutableBytes({ try source.read(into: $0) }) > 0 {} } catch let e as InputError { error = e }
+            #expect(error?.message.contains("the file became shorter while it was read") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("at byte 10000 of 100000") == true, "\(String(describing: error))")
+        }
+        // A file read to its end as it was: no error.
+        let intact = try FileSource(path: url.path)
+        while try buffer.withUnsafeMutableBytes({ try intact.read(into: $0) }) > 0 {}
     }
 }

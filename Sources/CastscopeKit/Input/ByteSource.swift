@@ -42,12 +42,18 @@ public final class FileSource: ByteSource {
     public let path: String
     public private(set) var consumedOffset: UInt64 = 0
 
+    /// A regular file's size when it was opened: a file that ends before it was cut while it
+    /// was read (logrotate's copytruncate), which is said, not passed over as its end.
+    private var openedSize: UInt64 = 0
+
     public init(path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
         self.fd = fd
         self.owned = true
         self.path = path
+        var st = stat()
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { openedSize = UInt64(st.st_size) }
     }
 
     public init(fd: Int32, path: String) {
@@ -66,6 +72,7 @@ public final class FileSource: ByteSource {
             #else
             let n = Darwin.read(fd, base, buffer.count)
             #endif
+            if n == 0, consumedOffset < openedSize { throw InputError.shrank(path: path, at: consumedOffset, from: openedSize) }
             if n >= 0 {
                 consumedOffset += UInt64(n)
                 return n
@@ -209,6 +216,7 @@ public final class RangeFileSource: ByteSource {
         guard want > 0 else { return 0 }
         while true {
             let n = pread(fd, buffer.baseAddress!, want, off_t(position))
+            if n == 0 { throw InputError.shrank(path: path, at: position, from: end) }
             if n >= 0 {
                 position += UInt64(n)
                 return n
@@ -216,6 +224,13 @@ public final class RangeFileSource: ByteSource {
             if errno == EINTR { continue }
             throw InputError(path: path, offset: position, "read failed: \(errnoText())")
         }
+    }
+}
+
+extension InputError {
+    /// A file read to a point before its end as it was when reading began.
+    static func shrank(path: String, at offset: UInt64, from size: UInt64) -> InputError {
+        InputError(path: path, offset: offset, "the file became shorter while it was read (rotated or truncated?): it ended at byte \(offset) of \(size); what was read before is kept")
     }
 }
 
