@@ -82,4 +82,32 @@ struct HostileRound9ReadTests {
         let intact = try FileSource(path: url.path)
         while try buffer.withUnsafeMutableBytes({ try intact.read(into: $0) }) > 0 {}
     }
+
+    /// A timesync boot record (`0xBBB0`, 48 bytes) and sync points (`Ts`, 32 bytes).
+    static func timesync(numer: UInt32, denom: UInt32, boot: Int64, points: [(UInt64, Int64)]) -> [UInt8] {
+        func le<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        var b = le(UInt16(0xBBB0)) + le(UInt16(48)) + [UInt8](repeating: 0, count: 4) + [UInt8](repeating: 7, count: 16)
+        b += le(numer) + le(denom) + le(boot) + [UInt8](repeating: 0, count: 8)
+        for (ct, wall) in points { b += le(UInt16(0x7354)) + le(UInt16(32)) + [UInt8](repeating: 0, count: 4) + le(ct) + le(wall) + [UInt8](repeating: 0, count: 8) }
+        return b
+    }
+
+    @Test("timesync numbers no clock has (a zero or absurd timebase, a boot or sync point before 1990 or after 2200) are said and not used")
+    func timesyncDamage() throws {
+        let good: Int64 = 1_649_855_670_000_000_000
+        var t = ULTimesync()
+        t.add(Self.timesync(numer: 125, denom: 3, boot: good, points: [(1000, good + 1000)]), path: "good.timesync")
+        #expect(t.problems.isEmpty)
+        #expect(t.boots.values.first?.syncs.count == 1)
+        for (n, d, boot) in [(125, 0, good), (4_294_967_295, 1, good), (125, 3, Int64.min), (125, 3, Int64.max)] as [(UInt32, UInt32, Int64)] {
+            var bad = ULTimesync()
+            bad.add(Self.timesync(numer: n, denom: d, boot: boot, points: [(1000, good)]), path: "bad.timesync")
+            #expect(bad.boots.isEmpty, "\(n)/\(d) \(boot)")
+            #expect(bad.problems.first?.message.hasPrefix("timesync boot record with") == true, "\(bad.problems)")
+        }
+        var points = ULTimesync()
+        points.add(Self.timesync(numer: 125, denom: 3, boot: good, points: [(1000, Int64.max), (UInt64.max, -5), (2000, good + 2000)]), path: "points.timesync")
+        #expect(points.boots.values.first?.syncs.map(\.ct) == [2000])
+        #expect(points.problems.count == 2)
+    }
 }

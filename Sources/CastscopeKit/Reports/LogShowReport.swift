@@ -199,7 +199,7 @@ public final class LogShow {
                     errors.append(e)
                 } catch {}
             }
-            errors.append(contentsOf: reader.strings.problems)
+            errors.append(contentsOf: reader.strings.problems + reader.timesync.problems)
         }
         walker.logArchive = { display, dir in
             let prefix = dir.hasSuffix("/") ? dir : dir + "/"

@@ -33,11 +33,22 @@ public struct ULTimesync: Sendable {
                 }
                 if sig == 0xBBB0, size >= 48 {
                     let uuid = ULUUID(b + o + 8)
-                    boots[uuid] = Boot(numer: ulU32(b, o + 24), denom: ulU32(b, o + 28),
-                                       bootWallNanos: Int64(bitPattern: ulU64(b, o + 32)))
-                    current = uuid
+                    let boot = Boot(numer: ulU32(b, o + 24), denom: ulU32(b, o + 28), bootWallNanos: Int64(bitPattern: ulU64(b, o + 32)))
+                    if let why = Self.damage(boot) {
+                        // (its times would land in 1677 or 2262: the files' headers date them instead)
+                        problems.append(InputError(path: path, offset: UInt64(o), "timesync boot record \(why): not used"))
+                        current = nil
+                    } else {
+                        boots[uuid] = boot
+                        current = uuid
+                    }
                 } else if sig == 0x7354, size >= 32, let c = current {  // "Ts"
-                    boots[c]!.syncs.append((ulU64(b, o + 8), Int64(bitPattern: ulU64(b, o + 16))))
+                    let wall = Int64(bitPattern: ulU64(b, o + 16))
+                    if Self.plausible(wall) {
+                        boots[c]!.syncs.append((ulU64(b, o + 8), wall))
+                    } else {
+                        problems.append(InputError(path: path, offset: UInt64(o), "timesync point with a wall time \(wall) ns from 1970: not used"))
+                    }
                 } else if sig != 0x7354 && sig != 0xBBB0 {
                     problems.append(InputError(path: path, offset: UInt64(o), "unknown timesync record signature 0x\(String(sig, radix: 16))"))
                     return
@@ -46,6 +57,21 @@ public struct ULTimesync: Sendable {
             }
         }
         for k in boots.keys { boots[k]!.syncs.sort { $0.ct < $1.ct } }
+    }
+
+    /// What makes a boot record's numbers no clock's: a timebase with a zero or a ratio no
+    /// machine has (Apple's are 1/1 and 125/3), a boot before 1990 or after 2200.
+    static func damage(_ boot: Boot) -> String? {
+        let (n, d) = (UInt64(boot.numer), UInt64(boot.denom))
+        if n == 0 || d == 0 || n > 1000 * d || d > 1000 * n { return "with the timebase \(n)/\(d)" }
+        if !plausible(boot.bootWallNanos) { return "with a boot time \(boot.bootWallNanos) ns from 1970" }
+        return nil
+    }
+
+    /// A wall time after 1990 and before 2200.
+    static func plausible(_ wallNanos: Int64) -> Bool {
+        let year = 365 * 86_400 * Int64(1_000_000_000)
+        return wallNanos >= 20 * year && wallNanos <= 230 * year
     }
 }
 
