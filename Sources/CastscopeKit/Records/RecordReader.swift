@@ -501,7 +501,11 @@ public final class RecordReader {
             }
             // NUL bytes in the process's name are damage (a block zeroed in the file), not
             // another process: read so, the line made a session of its own with its findings.
-            if pending.withBytes(.process, { $0.firstIndex(of: 0) != nil }) == true {
+            // (the line is searched first, by memchr: a field's bytes one by one cost 0.7 % of
+            // the dense bench's instructions)
+            if let base = line.baseAddress, memchr(base, 0, line.count) != nil,
+                pending.withBytes(.process, { p in p.baseAddress.map { memchr($0, 0, p.count) != nil } ?? false }) == true
+            {
                 damaged("NUL bytes in the line's process name: the line is damaged, not read")
                 countUnparsed(lines.lineNumber)
                 hasPending = false
