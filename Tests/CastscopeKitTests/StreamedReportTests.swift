@@ -200,15 +200,19 @@ struct StreamedReportTests {
     /// in small ranges (so that sessions, frame runs and host lines straddle them) gives the
     /// whole report's bytes; relay lines, and a line out of time order by more than a range,
     /// make it give up and read the file again, with the same bytes.
+    /// Two readers and small ranges and batches, so that sessions, frame runs and host lines
+    /// straddle them.
+    static func small(_ a: Analyzer) {
+        a.keepsSessionFindings = false
+        a.parallelThreshold = 0
+        a.parallelism = 2
+        a.minimumRange = 4096
+        a.maximumStreamedRange = 16 * 1024
+        a.streamedBatchEvents = 64
+    }
+
     @Test func sameBytesWhenSessionsAreBuiltWhileReading() throws {
-        let small: (Analyzer) -> Void = {
-            $0.keepsSessionFindings = false
-            $0.parallelThreshold = 0
-            $0.parallelism = 2
-            $0.minimumRange = 4096
-            $0.maximumStreamedRange = 16 * 1024
-            $0.streamedBatchEvents = 64
-        }
+        let small = Self.small
         var modes: [String: Analyzer.ReadMode] = [:]
         var findingsApart = 0
         // Single files too: a relay export, a journal file and an archive.
@@ -274,36 +278,27 @@ struct StreamedReportTests {
         let sample = try String(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt"), encoding: .utf8)
         let lines = sample.split(separator: "\n").filter { $0.first?.isNumber == true }
         // Copies an hour apart, the latest first.
-        var text = "Timestamp                       (process)[PID]\n"
-        for copy in (0..<40).reversed() {
-            for line in lines { text += line.replacingOccurrences(of: "2026-03-12 10:", with: "2026-03-\(String(format: "%02d", 12 + copy / 24)) \(String(format: "%02d", copy % 24)):") + "\n" }
+        func copies(_ order: [Int]) -> String {
+            var text = "Timestamp                       (process)[PID]\n"
+            for copy in order {
+                for line in lines { text += line.replacingOccurrences(of: "2026-03-12 10:", with: "2026-03-\(String(format: "%02d", 12 + copy / 24)) \(String(format: "%02d", copy % 24)):") + "\n" }
+            }
+            return text
         }
+        let text = copies((0..<40).reversed())
         let log = dir.appendingPathComponent("newest-first.log")
         try text.write(to: log, atomically: true, encoding: .utf8)
         let o = try Self.streamedMatchesWhole("clock back", [log.path]) {
-            $0.keepsSessionFindings = false
-            $0.parallelThreshold = 0
-            $0.parallelism = 2
-            $0.minimumRange = 4096
-            $0.maximumStreamedRange = 16 * 1024
-            $0.streamedBatchEvents = 64
+            Self.small($0)
             $0.streamedMostHeld = 500
         }
         guard case .readAgain(let why) = o.mode else { Issue.record("\(o.mode)"); return }
         #expect(why.hasSuffix("lines held for lines earlier than them (the clock goes back)"), "\(why)")
         // In time order, the same lines are streamed.
         let ordered = dir.appendingPathComponent("oldest-first.log")
-        var forward = "Timestamp                       (process)[PID]\n"
-        for copy in 0..<40 {
-            for line in lines { forward += line.replacingOccurrences(of: "2026-03-12 10:", with: "2026-03-\(String(format: "%02d", 12 + copy / 24)) \(String(format: "%02d", copy % 24)):") + "\n" }
-        }
-        try forward.write(to: ordered, atomically: true, encoding: .utf8)
+        try copies(Array(0..<40)).write(to: ordered, atomically: true, encoding: .utf8)
         let f = try Self.streamedMatchesWhole("clock forward", [ordered.path]) {
-            $0.parallelThreshold = 0
-            $0.parallelism = 2
-            $0.minimumRange = 4096
-            $0.maximumStreamedRange = 16 * 1024
-            $0.streamedBatchEvents = 64
+            Self.small($0)
             $0.streamedMostHeld = 500
         }
         #expect(f.mode == .streamed)
