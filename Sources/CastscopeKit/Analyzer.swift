@@ -937,22 +937,27 @@ public final class Analyzer {
             let first = position
             let firstTaken = relayStage?.taken ?? 0
             do {
-                let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
-                summary.format = "ips (\(parsed.kind.rawValue)\(parsed.bugType.map { ", bug_type \($0)" } ?? ""))"
-                for (k, r) in parsed.records.enumerated() {
-                    var rec = RawRecord()
-                    rec.reset(line: k + 1)
-                    rec.time = r.time
-                    rec.set(.process, bytes: Array(r.process.utf8))
-                    if let pid = r.pid { rec.set(.pid, bytes: Array(String(pid).utf8)) }
-                    rec.set(.message, bytes: Array(r.message.utf8))
-                    summary.stats.records += 1
-                    recognize(&rec, display, fileIndex)
+                let (reports, unread) = try IPSReport.parseAll(try readIPSText(source, path: display), path: display)
+                let kinds = reports.map { "\($0.kind.rawValue)\($0.bugType.map { ", bug_type \($0)" } ?? "")" }
+                summary.format = reports.count == 1 ? "ips (\(kinds[0]))" : "ips (\(reports.count) reports: \(kinds.joined(separator: "; ")))"
+                var k = 0
+                for parsed in reports {
+                    for r in parsed.records {
+                        k += 1
+                        var rec = RawRecord()
+                        rec.reset(line: k)
+                        rec.time = r.time
+                        rec.set(.process, bytes: Array(r.process.utf8))
+                        if let pid = r.pid { rec.set(.pid, bytes: Array(String(pid).utf8)) }
+                        rec.set(.message, bytes: Array(r.message.utf8))
+                        summary.stats.records += 1
+                        recognize(&rec, display, fileIndex)
+                    }
+                    journalCompactor = EventCompactor()
                 }
-                journalCompactor = EventCompactor()
-                if let cut = parsed.cut {
-                    summary.errors.append(cut.description)
-                    report.errors.append(cut)
+                for e in reports.compactMap(\.cut) + unread {
+                    summary.errors.append(e.description)
+                    report.errors.append(e)
                 }
             } catch let e as InputError {
                 summary.errors.append(e.description)

@@ -3,10 +3,10 @@ import Testing
 
 @testable import CastscopeKit
 
-/// What the ninth hostile review found in reading: NUL bytes inside a line, and a block of
-/// them between lines (a page a crash left zeroed), made a phantom session, lost the line
-/// after the block, or dropped the whole file as binary.
-@Suite("hostile round 9: NUL bytes in and between lines")
+/// What the ninth hostile review found in reading (and what session 46 left of an `.ips`):
+/// NUL bytes inside a line or a block of them between lines, the same bundle read twice, a text
+/// file cut short while read, timesync numbers no clock has, two reports in one `.ips`.
+@Suite("hostile round 9: NUL bytes, a bundle twice, a file cut while read, timesync damage, two reports in one .ips")
 struct HostileRound9ReadTests {
     static let storm = try! Data(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt"))
 
@@ -109,5 +109,27 @@ struct HostileRound9ReadTests {
         points.add(Self.timesync(numer: 125, denom: 3, boot: good, points: [(1000, Int64.max), (UInt64.max, -5), (2000, good + 2000)]), path: "points.timesync")
         #expect(points.boots.values.first?.syncs.map(\.ct) == [2000])
         #expect(points.problems.count == 2)
+    }
+
+    @Test("an .ips file holding two reports (cat *.ips, a paste of two) reads both; a broken one among them is said and the other read")
+    func twoReportsInOneFile() throws {
+        let (both, none) = try IPSReport.parseAll(jetsamIPS + "\n" + crashIPS, path: "two.ips")
+        #expect(none.isEmpty, "\(none)")
+        #expect(both.map(\.kind) == [.jetsam, .crash])
+        #expect(both.map(\.records.count) == [1, 1])
+        let (one, broken) = try IPSReport.parseAll(crashIPS + "\n{\"bug_type\":\"298\",\"timestamp\":\"2026-03-12 23:59:54.10 +0100\"}\n{ not json\n", path: "two.ips")
+        #expect(one.map(\.kind) == [.crash])
+        #expect(broken.first?.message.hasPrefix("the report from line 9: ") == true, "\(broken)")
+        // One report: as before.
+        #expect(IPSReport.split(crashIPS).count == 1)
+        // End to end: the extension's jetsam kill and its crash report, from one file.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("joined.ips")
+        try Data((jetsamIPS + "\n" + crashIPS).utf8).write(to: url)
+        let r = try castscope(["analyze", "--json", url.path])
+        let input = (r.json?["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect((input["format"] as? String)?.hasPrefix("ips (2 reports: JetsamEvent") == true, "\(input)")
+        #expect(input["events"] as? Int == 2, "\(input)")
     }
 }

@@ -131,9 +131,9 @@ public final class LogShow {
             report: { [self] e in errors.append(e) })
         walker.recognition = detector.bestScore(of:)
         walker.ips = { display, source in
-            let parsed = try IPSReport.parse(try readIPSText(source, path: display), path: display)
-            if let cut = parsed.cut { self.errors.append(cut) }
-            for rec in parsed.records {
+            let (reports, unread) = try IPSReport.parseAll(try readIPSText(source, path: display), path: display)
+            self.errors.append(contentsOf: reports.compactMap(\.cut) + unread)
+            for rec in reports.flatMap(\.records) {
                 var r = LogShowRecord(source: display)
                 r.wallNanos = rec.time.map { Self.nanos($0.instant(defaultYear: 1970, defaultMonth: 1, defaultDay: 1, defaultOffset: 0)) }
                 r.processID = rec.pid

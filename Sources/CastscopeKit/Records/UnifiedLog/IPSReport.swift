@@ -34,6 +34,49 @@ public struct IPSReport: Sendable {
         return head[i..<end].withUnsafeBytes { findBytes($0, Array("\"bug_type\"".utf8), from: 0) != nil }
     }
 
+    /// Every report of a text that may hold several: a file of reports joined one after
+    /// another (`cat *.ips`, a ticket's paste of two), each beginning with its header line. One
+    /// that cannot be read is said (its line) and the others read; it throws only when none is.
+    public static func parseAll(_ text: String, path: String) throws -> (reports: [IPSReport], errors: [InputError]) {
+        let parts = split(text)
+        guard parts.count > 1 else { return ([try parse(text, path: path)], []) }
+        var reports: [IPSReport] = []
+        var errors: [InputError] = []
+        for (line, part) in parts {
+            do { reports.append(try parse(part, path: path)) } catch let e as InputError {
+                var e = e
+                e.message = "the report from line \(line): " + e.message
+                errors.append(e)
+            }
+        }
+        if reports.isEmpty, let first = errors.first { throw first }
+        return (reports, errors)
+    }
+
+    /// `text` cut before each later line that opens a report (`opensReport`: a one-line JSON
+    /// object at the line's start naming its `bug_type`), with the line each part begins at.
+    static func split(_ text: String) -> [(line: Int, text: String)] {
+        let bytes = Array(text.utf8)
+        var starts: [(offset: Int, line: Int)] = [(0, 1)]
+        var line = 1
+        var i = 0
+        while let nl = bytes[i...].firstIndex(of: 0x0A) {
+            line += 1
+            i = nl + 1
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "{"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "\"") else { continue }
+            // (only a line after some text of the report before: not its own first lines)
+            if starts.last!.offset < i, opensReport(Array(bytes[i..<(bytes[i...].firstIndex(of: 0x0A).map { $0 + 1 } ?? bytes.count)])),
+                line > starts.last!.line + 1
+            {
+                starts.append((i, line))
+            }
+        }
+        return starts.indices.map { k in
+            let end = k + 1 < starts.count ? starts[k + 1].offset : bytes.count
+            return (starts[k].line, String(decoding: bytes[starts[k].offset..<end], as: UTF8.self))
+        }
+    }
+
     public static func parse(_ text: String, path: String) throws -> IPSReport {
         var cut: InputError?
         // (CRLF, from Windows, a mail or a ticket system: "\r\n" is one Character, and the
