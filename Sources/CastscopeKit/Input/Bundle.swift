@@ -308,7 +308,9 @@ public struct BundleWalker {
                     let limit = 16 << 20
                     let bytes = try readUpTo(limit + 1, from: replay)
                     // (a report whose body is text is read as text: its lines are cited)
-                    if bytes.count <= limit, let r = try? IPSReport.parse(String(decoding: bytes, as: UTF8.self), path: path), !r.fromText {
+                    if bytes.count <= limit, let r = try? IPSReport.parseAll(String(decoding: bytes, as: UTF8.self), path: path).reports,
+                        !r.contains(where: \.fromText)
+                    {
                         try ips!(path, MemorySource(bytes))
                         return
                     }
