@@ -132,4 +132,35 @@ struct HostileRound9ReadTests {
         #expect((input["format"] as? String)?.hasPrefix("ips (2 reports: JetsamEvent") == true, "\(input)")
         #expect(input["events"] as? Int == 2, "\(input)")
     }
+
+    @Test("a chunkset's chunk of a tag no chunkset holds is said, not dropped without a word")
+    func unknownChunkInAChunkset() throws {
+        func le<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        let header = Array(try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000030.tracev3")).prefix(224))
+        let raw = le(UInt32(0x6099)) + le(UInt32(0)) + le(UInt64(8)) + [UInt8](repeating: 0, count: 8)
+        let chunkset = Array("bv4-".utf8) + le(UInt32(raw.count)) + raw + Array("bv4$".utf8)
+        let file = header + le(UInt32(0x600D)) + le(UInt32(0)) + le(UInt64(UInt64(chunkset.count))) + chunkset
+        var r = TraceV3Reader()
+        file.withUnsafeBytes { b in r.read(b) { _, _ in } }
+        #expect(r.stats.unknownChunks == 1)
+        #expect(r.problems.map(\.message).contains { $0.contains("chunk of unknown tag 0x6099") }, "\(r.problems.map(\.message))")
+    }
+
+    @Test("a tracev3 file whose header's wall clock is zeroed, with no timesync for its boot, says its times are wrong")
+    func zeroedHeaderClock() throws {
+        var bytes = Array(try Data(contentsOf: unifiedLogging.appendingPathComponent("0000000000000030.tracev3")))
+        let intact = bytes.withUnsafeBytes { UnifiedLogReader(strings: ULStringStore(root: nil), timesync: ULTimesync()).read($0) { _ in } }
+        #expect(!intact.problems.contains { $0.message.hasPrefix("the header's wall clock") }, "\(intact.problems)")
+        // The header's wall clock: its 0x6100 sub-chunk's seconds and microseconds.
+        let h = try #require(bytes.withUnsafeBytes { TraceV3Reader.header(of: $0) })
+        #expect(h.wallSeconds != 0)
+        var zeroed = 0
+        for i in 0..<(224 - 8) where bytes[i..<(i + 8)].withUnsafeBytes({ $0.loadUnaligned(as: Int64.self) }) == h.wallSeconds {
+            for k in i..<(i + 8) { bytes[k] = 0 }
+            zeroed += 1
+        }
+        #expect(zeroed == 1)
+        let r = bytes.withUnsafeBytes { UnifiedLogReader(strings: ULStringStore(root: nil), timesync: ULTimesync()).read($0) { _ in } }
+        #expect(r.problems.contains { $0.message.hasPrefix("the header's wall clock is") }, "\(r.problems)")
+    }
 }

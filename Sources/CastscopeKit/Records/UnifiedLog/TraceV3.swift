@@ -270,6 +270,8 @@ public struct TraceV3Stats: Sendable, Equatable {
     /// Chunksets not read (an unknown compression such as LZBITMAP), and the marker seen.
     public var skippedChunksets = 0
     public var skippedMarker: String?
+    /// Chunks of a chunkset with a tag no chunkset holds (the first is said).
+    public var unknownChunks = 0
     /// The skipped chunksets carry LZBITMAP's magic ("ZBM\x0c").
     public var skippedLZBitmap = false
     public var entries = [Int](repeating: 0, count: TraceV3Entry.Kind.allCases.count)
@@ -689,7 +691,11 @@ public struct TraceV3Reader {
                 stats.simpledumpChunks += 1
                 simpledump(d, size, body)
             default:
-                break
+                // (no chunk of a chunkset has another tag: damage, its entries lost, and said)
+                stats.unknownChunks += 1
+                if stats.unknownChunks == 1 {
+                    problems.append(TraceV3Problem(chunksetOffset, "chunkset at byte offset \(chunksetOffset): chunk of unknown tag 0x\(String(tag, radix: 16)) at decompressed offset \(o): skipped (damaged?)"))
+                }
             }
             o = ulAlign8(o + 16 + size)
         }

@@ -228,6 +228,11 @@ public final class UnifiedLogReader: @unchecked Sendable {
         summary.fromTimesync = state.clock.fromTimesync
         summary.stats = reader.stats
         summary.problems = reader.problems
+        // A header whose wall clock is zeroed (or no clock's) dates every entry in 1970 or
+        // past 2200 when no timesync boot matches it: said once, by the file's first part.
+        if !state.clock.fromTimesync, !ULTimesync.plausible(state.clock.baseWall), summary.rendered > 0, (part?.range.lowerBound ?? 0) == 0 {
+            summary.problems.append(TraceV3Problem(0, "the header's wall clock is \(state.clock.baseWall == 0 ? "zero" : "no clock's (\(state.clock.baseWall) ns from 1970)") and no timesync boot matches the file: its entries' times are wrong"))
+        }
         summary.header = reader.header
         summary.pending = reader.pending
         summary.oversize = reader.oversizeChunks
