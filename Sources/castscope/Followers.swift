@@ -32,11 +32,13 @@ struct JournalFollower: @unchecked Sendable {
         do {
             try follower.run(JournalCursorFollower.Callbacks(
                 entry: { rec, cursor, label in engine.handle(rec, path: label, fileIndex: 0, cursor: cursor) },
-                flush: { engine.flush() },
+                flush: { try engine.flush() },
                 gap: { from, to, text in engine.gap(from: from, to: to, text) },
                 note: { engine.note($0) },
                 idle: { engine.tick() },
-                shouldStop: { stop.isSet }))
+                shouldStop: { stop.isSet || engine.outputFailed }))
+        } catch is TailEngine.OutputFailed {
+            // (said once by tail as it ends, exit 5)
         } catch let e as InputError where e.path == follower.cursorFile {
             // (the cursor file's own trouble names it, not the journal)
             engine.error(e.description)
@@ -123,8 +125,10 @@ struct StdinFollower: @unchecked Sendable {
             }
             try reader.run { rec in
                 engine.handle(rec, path: "<stdin>", fileIndex: 1, cursor: nil)
-                engine.flush()
+                try engine.flush()
             }
+        } catch is TailEngine.OutputFailed {
+            // (standard output could not be written: tail ends, exit 5, saying so once)
         } catch {
             engine.error("<stdin>: \(error)")
         }

@@ -202,7 +202,7 @@ struct Tail: ParsableCommand {
         let readsStdin = inputs.contains("-")
         func finished() -> Bool { (noJournal || journalDone.isSet) && (!readsStdin || stdinDone.isSet) }
         var waited = 0
-        while tailSignal.load(ordering: .relaxed) == 0 && !finished() {
+        while tailSignal.load(ordering: .relaxed) == 0 && !finished() && !engine.outputFailed {
             usleep(20_000)
             waited += 1
             // Without a journal nobody else ticks: a phone log piped in alone never stalled.
@@ -216,7 +216,13 @@ struct Tail: ParsableCommand {
         stop.set()
         // The journal thread checks the flag at least every 250 ms and saves its cursor.
         for _ in 0..<150 where !noJournal && !journalDone.isSet { usleep(20_000) }
-        engine.summary()
+        if !engine.outputFailed { engine.summary() }
+        // Standard output could not be written: one line, exit 5, as analyze ends (the cursor
+        // stays at the last batch written whole, and the restart prints the rest).
+        if let why = engine.outputFailure {
+            printError(why)
+            Glibc.exit(Exit.writeFailed)
+        }
         Glibc.exit(engine.failed ? 1 : 0)
     }
 }
@@ -253,6 +259,11 @@ final class TailEngine: @unchecked Sendable {
     private var order = 0
     private var statusOnScreen = false
     private(set) var failed = false
+    /// Why standard output could not be written (set once; tail then stops, exit 5).
+    private var writeFailure: String?
+    private let writeFailed = Atomic<Bool>(false)
+    var outputFailed: Bool { writeFailed.load(ordering: .acquiring) }
+    var outputFailure: String? { lock.locked { writeFailure } }
     private var format: LiveReport
     /// `--clickhouse`: rows sent at each flush, acknowledged before the cursor is saved.
     var clickhouse: ClickHouseLive?
@@ -303,15 +314,38 @@ final class TailEngine: @unchecked Sendable {
             for change in live.tick(now: Self.now()) { printChange(change) }
             clickhouse?.tick()
             drawStatus()
-            fflush(stdout)
+            _ = flushOutput()
         }
     }
 
-    func flush() {
-        lock.locked {
-            fflush(stdout)
+    /// Thrown by `flush` when standard output could not be written.
+    struct OutputFailed: Error {}
+
+    /// Flushes standard output (then the ClickHouse rows); throws when what was printed did not
+    /// all reach it, so that the cursor is not saved past it. (fflush's result was ignored: a
+    /// tail into a full disk or /dev/full saved its cursor past 39,915 lost entries and went on.)
+    func flush() throws {
+        let written = lock.locked { () -> Bool in
+            guard flushOutput() else { return false }
             clickhouse?.flush()
+            return true
         }
+        if !written { throw OutputFailed() }
+    }
+
+    /// Flushes standard output under `lock`; false (and the failure kept) when a write failed.
+    private func flushOutput() -> Bool {
+        guard writeFailure == nil else { return false }
+        if fflush(stdout) == 0 && ferror(stdout) == 0 { return true }
+        outputWriteFailed(errno)
+        return false
+    }
+
+    private func outputWriteFailed(_ code: Int32) {
+        guard writeFailure == nil else { return }
+        // (SIGPIPE ignored, as systemd units have it, and the reader gone: EPIPE, as analyze says it)
+        writeFailure = "standard output: cannot write: \(String(cString: strerror(code == 0 ? EIO : code)))"
+        writeFailed.store(true, ordering: .releasing)
     }
 
     func note(_ text: String) {
@@ -342,7 +376,8 @@ final class TailEngine: @unchecked Sendable {
 
     private func emit(_ line: String) {
         clearStatus()
-        fputs((json ? line : Sanitize.terminal(line, oneLine: true, styles: color)) + "\n", stdout)
+        guard writeFailure == nil else { return }
+        if fputs((json ? line : Sanitize.terminal(line, oneLine: true, styles: color)) + "\n", stdout) == EOF { outputWriteFailed(errno) }
     }
 
     private func clearStatus() {
@@ -391,7 +426,7 @@ final class TailEngine: @unchecked Sendable {
             // (sessions that ended waiting for their relay session: their findings without it)
             for change in live.finishFindings() { printChange(change) }
             emit(format.summary(live.outcomes, relaySessions: live.relaySeen, retired: live.retiredSessions, retiredOutcomes: live.retiredOutcomes))
-            fflush(stdout)
+            _ = flushOutput()
             clickhouse?.finish()
         }
     }

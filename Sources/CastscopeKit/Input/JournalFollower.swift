@@ -34,15 +34,16 @@ public struct JournalCursorFollower {
     public struct Callbacks {
         /// An entry with a message, and its cursor.
         public var entry: (RawRecord, String, String) -> Void
-        /// Called after a batch, before the cursor is saved: output must be flushed here.
-        public var flush: () -> Void
+        /// Called after a batch, before the cursor is saved: output must be flushed here. A
+        /// throw (the output could not be written) keeps the cursor where it was and ends `run`.
+        public var flush: () throws -> Void
         public var gap: (Int64?, Int64?, String) -> Void
         public var note: (String) -> Void
         /// Called after every wait (about every `pollMicros`).
         public var idle: () -> Void
         public var shouldStop: () -> Bool
 
-        public init(entry: @escaping (RawRecord, String, String) -> Void, flush: @escaping () -> Void,
+        public init(entry: @escaping (RawRecord, String, String) -> Void, flush: @escaping () throws -> Void,
                     gap: @escaping (Int64?, Int64?, String) -> Void, note: @escaping (String) -> Void,
                     idle: @escaping () -> Void, shouldStop: @escaping () -> Bool)
         {
@@ -176,7 +177,15 @@ public struct JournalCursorFollower {
                 try CursorState(committed: committed, pending: cursor, output: outputShowsDelivery ? OutputMark(fd: outputFD) : nil)
                     .save(cursorFile, durable: false)
             }
-            cb.flush()
+            do { try cb.flush() } catch {
+                // The batch's lines did not all reach the output (a full disk, /dev/full, a
+                // closed pipe with SIGPIPE ignored): the cursor stays at the last batch written
+                // whole, its pending mark dropped (a file that grew by a torn half-batch would
+                // pass for the whole of it on restart). The cursor was saved past every lost
+                // line, and tail went on (hostile round 9).
+                if let cursorFile { try? CursorState(committed: committed).save(cursorFile, durable: true) }
+                throw error
+            }
             try saveCursor(cursor)
             committed = cursor
         }

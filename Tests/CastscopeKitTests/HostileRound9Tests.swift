@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// A journal of one relay session's `stats` entries, frame counts 1...n (a second apart), in
+/// `dir/a.journal`, written by systemd-journal-remote.
+func statsJournal(in dir: URL, entries n: Int, session: String = "7c1e0d52-1b7e-4f0e-9a51-2f1d3c4b5a69") throws {
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let t0: Int64 = 1_773_306_904_673_211
+    var text = ""
+    for i in 1...n {
+        text += "__REALTIME_TIMESTAMP=\(t0 + Int64(i) * 1_000_000)\n_PID=811\nSYSLOG_IDENTIFIER=broadcast-relay\n"
+            + "RELAY_SESSION=\(session)\nMESSAGE=session \(session) stats frames=\(i) bytes=1 fps=10.0 dropped=0\n\n"
+    }
+    try makeJournal(Data(text.utf8), at: dir.appendingPathComponent("a.journal"))
+}
+
+/// The frame counts of the whole `stats` event lines in tail's JSON output.
+func statsSeqs(_ text: String) -> [Int] {
+    text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().compactMap { line in
+        guard line.hasPrefix("{\"type\":\"event\""), line.hasSuffix("}"), let r = line.range(of: "stats frames=") else { return nil }
+        return Int(line[r.upperBound...].prefix(while: \.isNumber))
+    }
+}
+
+/// The lines of standard error that are castscope's errors.
+func errorLines(_ stderr: String) -> [Substring] {
+    stderr.split(separator: "\n").filter { $0.hasPrefix("castscope: error:") }
+}
+
+@Suite("hostile round 9: tail's output, outputs over inputs and each other", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote"))
+struct HostileRound9Tests {
+    static let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
+
+    @Test("tail whose standard output cannot be written (a file size limit, /dev/full, closed, a pipe whose reader left with SIGPIPE ignored) ends with exit 5 and one line, its cursor never past what was written")
+    func tailStdoutUnwritable() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journals = dir.appendingPathComponent("j")
+        try statsJournal(in: journals, entries: 3000)
+        let cursor = dir.appendingPathComponent("cur").path
+        let out = dir.appendingPathComponent("out").path
+        let err = dir.appendingPathComponent("err").path
+        // A disk that fills up: a file size limit of 200 KB (EFBIG), two batches whole and the
+        // third torn. (`timeout` only ends a tail that did not stop by itself: the bug.)
+        let r = try runShell("ulimit -f 400; exec timeout -s KILL 60 \"$0\" tail -D \"$1\" --from-start --json --events --cursor-file \"$2\" < /dev/null > \"$3\" 2> \"$4\"",
+                             [Self.binary, journals.path, cursor, out, err])
+        let stderr = try String(contentsOfFile: err, encoding: .utf8)
+        #expect(r.status == 5, "\(stderr)")
+        #expect(errorLines(stderr) == ["castscope: error: standard output: cannot write: File too large"], "\(stderr)")
+        let written = try String(contentsOfFile: out, encoding: .utf8)
+        let first = statsSeqs(written)
+        #expect(!first.isEmpty && first == Array(1...first.count))
+        // The cursor is an entry whose line was written whole, with no pending batch.
+        let saved = try String(contentsOfFile: cursor, encoding: .utf8).split(separator: "\n")
+        #expect(saved.count == 1, "\(saved)")
+        let committed = try #require(saved.first.map(String.init))
+        let line = written.split(separator: "\n").first { $0.contains("\"cursor\":\"\(committed)\"") }
+        let committedSeq = try #require(line.flatMap { statsSeqs(String($0) + "\n").first }, "the cursor's entry was not written: \(committed)")
+        #expect(committedSeq < 3000)
+        // The restart prints every entry after it.
+        let tail = try TailProcess(directory: journals, cursor: URL(fileURLWithPath: cursor), scratch: dir)
+        #expect(tail.out.waitFor(timeout: 60) { _ in tail.seen.last?.0 == 3000 }, "\(tail.seen.count) \(tail.stderr)")
+        tail.stop(SIGTERM)
+        #expect(tail.seen.map(\.0) == Array((committedSeq + 1)...3000))
+
+        // /dev/full, a closed standard output: nothing delivered, nothing committed.
+        for redirect in ["> /dev/full", ">&-"] {
+            try? FileManager.default.removeItem(atPath: cursor)
+            let r = try runShell("exec timeout -s KILL 60 \"$0\" tail -D \"$1\" --from-start --json --events --cursor-file \"$2\" < /dev/null \(redirect) 2> \"$3\"",
+                                 [Self.binary, journals.path, cursor, err])
+            let stderr = try String(contentsOfFile: err, encoding: .utf8)
+            #expect(r.status == 5, "\(redirect): \(stderr)")
+            #expect(errorLines(stderr).count == 1 && errorLines(stderr)[0].hasPrefix("castscope: error: standard output: cannot write: "), "\(redirect): \(stderr)")
+            #expect((try? String(contentsOfFile: cursor, encoding: .utf8)) ?? "-\n" == "-\n", "\(redirect)")
+        }
+        // Standard input alone.
+        let storm = packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt").path
+        let s = try runShell("exec timeout -s KILL 60 \"$0\" tail --no-journal - < \"$1\" > /dev/full", [Self.binary, storm])
+        #expect(s.status == 5 && errorLines(s.stderr) == ["castscope: error: standard output: cannot write: No space left on device"], "\(s.stderr)")
+        // SIGPIPE ignored (systemd's IgnoreSIGPIPE=yes) and the reader gone: as analyze ends.
+        let status = dir.appendingPathComponent("status").path
+        try? FileManager.default.removeItem(atPath: cursor)
+        let p = try runShell("(trap '' PIPE; timeout -s KILL 60 \"$0\" tail -D \"$1\" --from-start --json --events --cursor-file \"$2\" < /dev/null 2> \"$3\"; echo $? > \"$4\") | head -c 1 > /dev/null; wait",
+                             [Self.binary, journals.path, cursor, err, status])
+        #expect(p.status == 0)
+        let piped = try String(contentsOfFile: err, encoding: .utf8)
+        #expect(try String(contentsOfFile: status, encoding: .utf8) == "5\n", "\(piped)")
+        #expect(errorLines(piped) == ["castscope: error: standard output: cannot write: Broken pipe"], "\(piped)")
+    }
+}
