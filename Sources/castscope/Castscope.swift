@@ -109,6 +109,11 @@ struct ParserOptions: ParsableArguments {
         valueName: "dir"))
     var directory: String?
 
+    /// The definitions folder read (--parsers, else $CASTSCOPE_PARSERS): an input, which no
+    /// output may be written into (a report there was loaded as a broken definition by every
+    /// later run; `-o pdir/apple-default.json --force` replaced the user's definition).
+    var readPaths: [String] { (directory ?? ProcessInfoLite.environment("CASTSCOPE_PARSERS")).map { [$0] } ?? [] }
+
     /// `samples`: with the definitions' samples (`parsers --check`); the other commands do
     /// not read them.
     func registry(samples: Bool = false) throws -> ParserRegistry {
@@ -229,6 +234,10 @@ enum FailOn: String, ExpressibleByArgument, CaseIterable {
 struct ThresholdOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("A JSON config file: {\"thresholds\": {\"min-fps\": 8, …}} (the names of the options below).", valueName: "file"))
     var config: String?
+
+    /// The config file read: an input, never written over (`-o cfg.json --force` replaced it,
+    /// and every later run stopped at "unknown key 'schema'").
+    var readPaths: [String] { config.map { [$0] } ?? [] }
 
     @Option(name: .long, help: "connect-retry-storm: more connect attempts than this. (default: \(Thresholds().retryStormAttempts))")
     var retryStormAttempts: Int?
@@ -446,17 +455,19 @@ struct Analyze: ParsableCommand {
         let registry = parsers.registryOrExit()
         // Every output is checked before anything is read: an input is never written over.
         let outputs: [OutputTarget]
+        // (the definitions and the config are read too: inputs for every output's checks)
+        let read = paths + parsers.readPaths + thresholds.readPaths
         do { outputs = try targets() } catch {
             printError("\(error)")
             Glibc.exit(Exit.usage)
         }
         for t in outputs {
-            if let why = OutputWriter.refusal(t, inputs: paths, force: force) {
+            if let why = OutputWriter.refusal(t, inputs: read, force: force) {
                 printError("\(why)")
                 Glibc.exit(Exit.usage)
             }
         }
-        if let why = clickhouse.refusal(inputs: paths, force: force) {
+        if let why = clickhouse.refusal(inputs: read, force: force) {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }

@@ -74,7 +74,7 @@ struct Show: ParsableCommand {
         options.date = date.flatMap(parseDay)
         options.start = start.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
         options.end = end.flatMap(TimeSpec.parse).map { LogShow.nanos(Self.instant($0)) }
-        if let why = OutputWriter.stdoutConflict(inputs: paths) {
+        if let why = OutputWriter.stdoutConflict(inputs: paths + parsers.readPaths) {
             printError(why)
             throw ExitCode(Exit.usage)
         }

@@ -131,6 +131,8 @@ struct Tail: ParsableCommand {
         // The cursor file is written and removed: never a followed journal, nor inside their folder.
         let given = (directory.map { [$0] } ?? []) + file
         let followed = noJournal ? [] : given.isEmpty ? ["/var/log/journal", "/run/log/journal"] : given
+        // (the definitions folder and the config file are read too: inputs, never written)
+        let read = followed + parsers.readPaths + thresholds.readPaths
         // (standard input too: `--cursor-file F - < F` would replace the text being read)
         // The cursor is saved by renaming a new file over it: through a symlink, over the file it
         // names (not the link: `--cursor-file /dev/stdout` replaced /dev/stdout itself, as root),
@@ -150,11 +152,11 @@ struct Tail: ParsableCommand {
                 Glibc.exit(Exit.usage)
             }
         }
-        if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: followed + inputs.filter { $0 == "-" }) {
+        if let cursorFile, let why = OutputWriter.inputConflict(cursorFile, option: "--cursor-file", inputs: read + inputs.filter { $0 == "-" }) {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }
-        if let why = clickhouse.refusal(inputs: followed) {
+        if let why = clickhouse.refusal(inputs: read) {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }

@@ -91,3 +91,49 @@ struct HostileRound9Tests {
         #expect(errorLines(piped) == ["castscope: error: standard output: cannot write: Broken pipe"], "\(piped)")
     }
 }
+
+@Suite("hostile round 9: definitions, config and outputs that share a file")
+struct HostileRound9OutputTests {
+    static let storm = packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt").path
+
+    @Test("--parsers DIR ($CASTSCOPE_PARSERS) and --config FILE are inputs: no output is written into or over them, --force or not")
+    func definitionsAndConfigAreInputs() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pdir = dir.appendingPathComponent("pdir")
+        try FileManager.default.createDirectory(at: pdir, withIntermediateDirectories: true)
+        let definition = pdir.appendingPathComponent("apple-default.json")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("parsers/formats/apple-default.json"), to: definition)
+        let kept = try Data(contentsOf: definition)
+        let cfg = dir.appendingPathComponent("cfg.json")
+        let config = Data("{\"thresholds\": {\"min-fps\": 8}}\n".utf8)
+        try config.write(to: cfg)
+        let journals = dir.appendingPathComponent("j")
+        try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
+        let p = pdir.path, c = cfg.path
+        let runs: [([String], [String: String])] = [
+            (["analyze", Self.storm, "--parsers", p, "--json", "-o", p + "/report.json"], [:]),
+            (["analyze", Self.storm, "--json", "-o", p + "/report.json"], ["CASTSCOPE_PARSERS": p]),
+            (["analyze", Self.storm, "--parsers", p, "--json", "-o", definition.path, "--force"], [:]),
+            (["analyze", Self.storm, "--parsers", p, "--html", p + "/r.html"], [:]),
+            (["analyze", Self.storm, "--parsers", p, "--perfetto", p + "/t.json"], [:]),
+            (["analyze", Self.storm, "--parsers", p, "--clickhouse", "file://" + p + "/ch"], [:]),
+            (["analyze", Self.storm, "--config", c, "-o", c, "--force"], [:]),
+            (["analyze", Self.storm, "--config", c, "--html", c, "--force"], [:]),
+            (["tail", "-D", journals.path, "--parsers", p, "--cursor-file", p + "/cur"], [:]),
+            (["tail", "-D", journals.path, "--config", c, "--cursor-file", c, "--cursor-reset"], [:]),
+            (["tail", "-D", journals.path, "--parsers", p, "--clickhouse", "file://" + p], [:]),
+        ]
+        for (args, env) in runs {
+            let r = try castscope(args, env: env)
+            #expect(r.status == 2, "\(args) \(env): \(r.stderr)")
+            #expect(errorLines(r.stderr).count == 1 && r.stderr.contains("never write"), "\(args): \(r.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: p) == ["apple-default.json"])
+        #expect(try Data(contentsOf: definition) == kept)
+        #expect(try Data(contentsOf: cfg) == config)
+        // Beside them is fine.
+        let ok = try castscope(["analyze", Self.storm, "--parsers", p, "--config", c, "--json", "-o", dir.appendingPathComponent("r.json").path])
+        #expect(ok.status == 0, "\(ok.stderr)")
+    }
+}
