@@ -368,6 +368,12 @@ struct Analyze: ParsableCommand {
         var extra: [OutputTarget] = []
         if let html { extra.append(OutputTarget(path: std(html), format: .html, option: "--html")) }
         if let perfetto { extra.append(OutputTarget(path: std(perfetto), format: .perfetto, option: "--perfetto")) }
+        // A file that standard output is also redirected to (`--html r.html > r.html`), while the
+        // report goes to standard output: two reports for one file (exit 0, one of them lost).
+        for (option, path) in [("--html", html), ("--perfetto", perfetto)] {
+            guard let path, main.isStdout, OutputWriter.namedDescriptor(path) == nil, OutputWriter.standardStream(path) == 1 else { continue }
+            throw ValidationError("\(option) \(path): standard output is redirected there and already gets the report: give one (\(option) - writes it to standard output)")
+        }
         var all = [main]
         for t in extra {
             if t.isStdout && main.isStdout && output == nil && chosen.isEmpty && all[0].format == .text {
@@ -468,6 +474,10 @@ struct Analyze: ParsableCommand {
             }
         }
         if let why = clickhouse.refusal(inputs: read, force: force) {
+            printError("\(why)")
+            Glibc.exit(Exit.usage)
+        }
+        if let why = clickhouse.sharedFile(outputs.map { ($0.option, $0.path) }) {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }

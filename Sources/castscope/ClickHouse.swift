@@ -49,6 +49,24 @@ struct ClickHouseOptions: ParsableArguments {
         return nil
     }
 
+    /// Why a `file://` table and another output (`(option, path)`; `-` for standard output)
+    /// are one file, or nil: both were written there, the rows last (`-o ch/castscope_sessions.jsonl`
+    /// lost the report; a cursor file renamed over the events table replaced its rows).
+    func sharedFile(_ outputs: [(option: String, path: String)]) -> String? {
+        guard case .directory(let dir)? = target() else { return nil }
+        for table in ClickHouseSchema.tables {
+            let path = dir + "/" + table + ".jsonl"
+            for (option, other) in outputs {
+                let same = other == "-" ? OutputWriter.standardStream(path) == 1 : OutputWriter.sameFile(path, other)
+                if same {
+                    let what = other == "-" ? "standard output (\(option)) is redirected to" : "\(option) \(other) is"
+                    return "\(what) the --clickhouse table \(path): give each output its own file"
+                }
+            }
+        }
+        return nil
+    }
+
     /// The tail's sink, named for this machine (its rows' BundleId is a digest of the host name).
     func live(stop: @escaping @Sendable () -> Bool) -> ClickHouseLive? {
         guard let target = target() else { return nil }

@@ -143,6 +143,14 @@ enum OutputWriter {
         return nil
     }
 
+    /// Whether two output paths name one file: the same real path (links resolved, also when
+    /// it does not exist yet), or the same device and inode (hard links, bind mounts).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        if let ra = linkTarget(a) ?? realPath(a), let rb = linkTarget(b) ?? realPath(b), ra == rb { return true }
+        var sa = stat(), sb = stat()
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+
     static func split(_ path: String) -> (dir: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = String(path[..<slash])

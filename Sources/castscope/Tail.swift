@@ -160,6 +160,10 @@ struct Tail: ParsableCommand {
             printError("\(why)")
             Glibc.exit(Exit.usage)
         }
+        if let why = clickhouse.sharedFile([("standard output", "-")] + (cursorFile.map { [("--cursor-file", $0)] } ?? [])) {
+            printError("\(why)")
+            Glibc.exit(Exit.usage)
+        }
         if cursorReset, let cursorFile {
             // Only a cursor is removed: a mistyped path (a log, someone's notes) is not.
             if let why = Self.notACursor(cursorFile) {

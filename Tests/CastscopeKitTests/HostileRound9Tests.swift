@@ -136,4 +136,40 @@ struct HostileRound9OutputTests {
         let ok = try castscope(["analyze", Self.storm, "--parsers", p, "--config", c, "--json", "-o", dir.appendingPathComponent("r.json").path])
         #expect(ok.status == 0, "\(ok.stderr)")
     }
+
+    @Test("a --clickhouse file:// table named by -o, --perfetto, --cursor-file or standard output, and an --html/--perfetto file standard output is redirected to: refused, exit 2")
+    func outputsSharingAFile() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ch = dir.appendingPathComponent("ch")
+        try FileManager.default.createDirectory(at: ch, withIntermediateDirectories: true)
+        let journals = dir.appendingPathComponent("j")
+        try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
+        let url = "file://" + ch.path
+        let bin = HostileRound9Tests.binary
+        let cases: [String] = [
+            "exec \"$0\" analyze \"$1\" --clickhouse \"$2\" -o \"$3\"/castscope_sessions.jsonl",
+            "exec \"$0\" analyze \"$1\" --clickhouse \"$2\" -o \"$3\"/r.txt --perfetto \"$3\"/../ch/castscope_inputs.jsonl",
+            "exec \"$0\" analyze \"$1\" --clickhouse \"$2\" > \"$3\"/castscope_events.jsonl",
+            "exec \"$0\" analyze \"$1\" --html \"$3\"/r.html > \"$3\"/r.html",
+            "exec \"$0\" analyze \"$1\" --perfetto \"$3\"/p.json > \"$3\"/p.json",
+            "exec \"$0\" tail -D \"$4\" --clickhouse \"$2\" --cursor-file \"$3\"/castscope_events.jsonl < /dev/null",
+            "exec \"$0\" tail -D \"$4\" --clickhouse \"$2\" < /dev/null > \"$3\"/castscope_findings.jsonl",
+        ]
+        for script in cases {
+            let r = try runShell(script.replacingOccurrences(of: "exec \"$0\"", with: "exec timeout -s KILL 60 \"$0\""),
+                                 [bin, Self.storm, url, ch.path, journals.path])
+            #expect(r.status == 2 && errorLines(r.stderr).count == 1, "\(script): \(r.stderr)")
+            // (what stdout got, for the redirected cases: the one error line only)
+            for name in try FileManager.default.contentsOfDirectory(atPath: ch.path) {
+                let text = try String(contentsOfFile: ch.appendingPathComponent(name).path, encoding: .utf8)
+                #expect(text.isEmpty, "\(script): \(name) holds \(text.prefix(80))")
+            }
+        }
+        // The page on standard output by name is the report there, as before; beside the tables, fine.
+        let page = try runShell("exec \"$0\" analyze \"$1\" --html - > \"$2\"/r.html", [bin, Self.storm, ch.path])
+        #expect(page.status == 0, "\(page.stderr)")
+        let beside = try castscope(["analyze", Self.storm, "--clickhouse", url, "-o", ch.appendingPathComponent("report.txt").path])
+        #expect(beside.status == 0, "\(beside.stderr)")
+    }
 }
