@@ -39,7 +39,7 @@ struct JournalFollower: @unchecked Sendable {
                 shouldStop: { stop.isSet || engine.outputFailed }))
         } catch is TailEngine.OutputFailed {
             // (said once by tail as it ends, exit 5)
-        } catch let e as InputError where e.path == follower.cursorFile {
+        } catch let e as InputError where e.path == follower.cursorFile || e.path == follower.cursorFile.map({ $0 + ".tmp" }) {
             // (the cursor file's own trouble names it, not the journal)
             engine.error(e.description)
         } catch {

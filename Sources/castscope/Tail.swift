@@ -91,6 +91,20 @@ struct Tail: ParsableCommand {
         return nil
     }
 
+    /// Why the cursor cannot be saved at `path` (its temporary file cannot be written beside
+    /// it, a cursor's worth of bytes), or nil.
+    static func cursorFolderRefusal(_ path: String) -> String? {
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return "its folder cannot be written: \(String(cString: strerror(errno)))" }
+        let line = [UInt8](repeating: 0x2D, count: 511) + [0x0A]
+        let ok = line.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) } == line.count
+        let e = errno
+        close(fd)
+        unlink(tmp)
+        return ok ? nil : "its folder cannot be written: \(String(cString: strerror(e)))"
+    }
+
     func run() throws {
         let registry = parsers.registryOrExit()
         if let format, registry.format(named: format) == nil {
@@ -162,6 +176,14 @@ struct Tail: ParsableCommand {
         }
         if let why = clickhouse.sharedFile([("standard output", "-")] + (cursorFile.map { [("--cursor-file", $0)] } ?? [])) {
             printError("\(why)")
+            Glibc.exit(Exit.usage)
+        }
+        // The cursor is saved through `FILE.tmp` beside it: a folder that cannot take it
+        // (read-only, full, another user's) is said now, as a missing one is (after the checks
+        // above: never a file made in an input folder). It failed at the first save: a batch
+        // printed, exit 1, and under Restart=always the same batch again at every start.
+        if let cursorFile, let why = Self.cursorFolderRefusal(cursorFile) {
+            printError("--cursor-file \(self.cursorFile ?? cursorFile): \(why)")
             Glibc.exit(Exit.usage)
         }
         if cursorReset, let cursorFile {

@@ -173,3 +173,56 @@ struct HostileRound9OutputTests {
         #expect(beside.status == 0, "\(beside.stderr)")
     }
 }
+
+/// `script` run by bash in a private mount namespace (`unshare -m`), `$1` a scratch folder to
+/// mount on, then `args`: standard output and error together, and the exit status.
+func inPrivateMounts(_ script: String, _ args: [String]) throws -> (status: Int32, text: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+    p.arguments = ["-m", "/bin/bash", "-c", script, "sh"] + args
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    return (p.terminationStatus, text)
+}
+
+@Suite("hostile round 9: tail on file systems that refuse writes", .serialized,
+       .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+                && FileManager.default.isExecutableFile(atPath: journalRemote), "needs root, unshare and systemd-journal-remote"))
+struct HostileRound9MountTests {
+    @Test("tail --cursor-file in a folder that exists but cannot be written (read-only, full): exit 2 before anything is read, one line naming the cursor file")
+    func cursorFolderUnwritable() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journals = dir.appendingPathComponent("j")
+        try statsJournal(in: journals, entries: 600)
+        let mount = dir.appendingPathComponent("m")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        let script = """
+            set -u
+            M="$1"; B="$2"; J="$3"
+            mount -t tmpfs -o size=64k,ro tmpfs "$M" || exit 90
+            timeout -s KILL 60 "$B" tail -D "$J" --from-start --json --events --cursor-file "$M/cur" > "$J/../out-ro" 2>&1
+            echo "rc=$? lines=$(wc -l < "$J/../out-ro")"; cat "$J/../out-ro"
+            mount -o remount,rw "$M" || exit 91
+            dd if=/dev/zero of="$M/fill" bs=4k 2> /dev/null
+            timeout -s KILL 60 "$B" tail -D "$J" --from-start --json --events --cursor-file "$M/cur" > "$J/../out-full" 2>&1
+            echo "rc=$? lines=$(wc -l < "$J/../out-full")"; cat "$J/../out-full"
+            ls -A "$M" | tr '\\n' ' '
+            """
+        let r = try inPrivateMounts(script, [mount.path, HostileRound9Tests.binary, journals.path])
+        #expect(r.status == 0, "\(r.text)")
+        let lines = r.text.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5, "\(r.text)")
+        guard lines.count == 5 else { return }
+        #expect(lines[0] == "rc=2 lines=1")
+        #expect(lines[1] == "castscope: error: --cursor-file \(mount.path)/cur: its folder cannot be written: Read-only file system")
+        #expect(lines[2] == "rc=2 lines=1")
+        #expect(lines[3] == "castscope: error: --cursor-file \(mount.path)/cur: its folder cannot be written: No space left on device")
+        #expect(lines[4] == "fill ", "nothing left beside it")
+    }
+}
