@@ -50,6 +50,13 @@ struct JournalFollower: @unchecked Sendable {
             case .directory(let d): named = d
             case .files(let f): named = f.joined(separator: ", ")
             }
+            if let e = error as? JournalError, e.code == EMFILE || e.code == ENFILE {
+                // (the limit, and how to raise it, rather than the call that failed)
+                var files = rlimit()
+                let limit = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0 ? " (\(files.rlim_cur))" : ""
+                engine.error("\(named): more journal files than may be open at once: raise the open-file limit\(limit), e.g. ulimit -n or LimitNOFILE= in the unit, or follow fewer files")
+                return
+            }
             engine.error("\(named): \(error)")
         }
     }

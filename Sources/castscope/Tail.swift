@@ -118,6 +118,14 @@ struct Tail: ParsableCommand {
         sigaddset(&unblock, SIGINT)
         sigaddset(&unblock, SIGTERM)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        // sd-journal keeps every journal file of a folder open: as journalctl does, the soft
+        // open-file limit is raised to the hard one (a folder of more files than the usual 1024
+        // failed with "sd_journal_get_fd: Too many open files"). castscope polls, never select().
+        var files = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
+        }
         // The same error handling as analyze: a journal path that does not exist is one line, exit 4.
         var st = stat()
         for (option, path) in (directory.map { [("-D", $0)] } ?? []) + file.map({ ("--file", $0) }) where !noJournal {

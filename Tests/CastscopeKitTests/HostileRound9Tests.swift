@@ -90,6 +90,40 @@ struct HostileRound9Tests {
         #expect(try String(contentsOfFile: status, encoding: .utf8) == "5\n", "\(piped)")
         #expect(errorLines(piped) == ["castscope: error: standard output: cannot write: Broken pipe"], "\(piped)")
     }
+
+    @Test("tail -D on a folder of more journal files than the soft open-file limit reads them all (the limit raised to the hard one, as journalctl does); past the hard limit, one line naming it")
+    func moreJournalFilesThanTheFileLimit() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journals = dir.appendingPathComponent("jm")
+        for i in 0..<50 {
+            try statsJournal(in: journals.appendingPathComponent("part\(i)"), entries: 2, session: String(format: "00000000-0000-4000-8000-%012d", i))
+            try FileManager.default.moveItem(at: journals.appendingPathComponent("part\(i)/a.journal"), to: journals.appendingPathComponent("f\(i).journal"))
+            try FileManager.default.removeItem(at: journals.appendingPathComponent("part\(i)"))
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", "ulimit -Sn 30 && exec \"$0\" tail -D \"$1\" --from-start --json --events", Self.binary, journals.path]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        let errURL = dir.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        p.standardError = try FileHandle(forWritingTo: errURL)
+        p.standardInput = FileHandle.nullDevice
+        let out = LineCollector(pipe.fileHandleForReading)
+        try p.run()
+        let events = { out.all.filter { $0.0.hasPrefix("{\"type\":\"event\"") }.count }
+        #expect(out.waitFor(timeout: 60) { _ in events() == 100 || !p.isRunning }, "\(events()) of 100")
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        let stderr = try String(contentsOf: errURL, encoding: .utf8)
+        #expect(events() == 100 && p.terminationStatus == 0, "\(stderr)")
+        #expect(errorLines(stderr).isEmpty, "\(stderr)")
+        // A hard limit too low: said in one line, naming the limit and how to raise it.
+        let r = try runShell("ulimit -n 30 && exec timeout -s KILL 60 \"$0\" tail -D \"$1\" --from-start --json --events < /dev/null", [Self.binary, journals.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(errorLines(r.stderr) == ["castscope: error: \(journals.path): more journal files than may be open at once: raise the open-file limit (30), e.g. ulimit -n or LimitNOFILE= in the unit, or follow fewer files"], "\(r.stderr)")
+    }
 }
 
 @Suite("hostile round 9: definitions, config and outputs that share a file")
