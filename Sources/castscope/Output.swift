@@ -327,8 +327,10 @@ enum OutputWriter {
         // (removed if Ctrl-C ends the run while it is written)
         TemporaryRoot.removeOnSignal(temporary)
         defer { TemporaryRoot.forgetOnSignal(temporary) }
-        // The report keeps the permissions of the file it replaces (0644 for a new one).
-        fchmod(fd, exists ? st.st_mode & 0o7777 : 0o644)
+        // The report keeps the permissions of the file it replaces; a new one gets what the
+        // umask gives a new file, as `>` does (it was 0644 whatever the umask: under umask 077 a
+        // report of a customer's logs in a shared /tmp was world-readable).
+        fchmod(fd, exists ? st.st_mode & 0o7777 : newFileMode)
         guard let f = fdopen(fd, "w") else {
             close(fd)
             unlink(temporary)
@@ -344,6 +346,13 @@ enum OutputWriter {
         }
         return nil
     }
+
+    /// 0666 less the umask (read once; umask can only be read by setting it).
+    static let newFileMode: mode_t = {
+        let mask = umask(0o077)
+        umask(mask)
+        return 0o666 & ~mask
+    }()
 
     static func writeAll(_ buf: UnsafeRawBufferPointer, to f: UnsafeMutablePointer<FILE>) -> Bool {
         buf.isEmpty || fwrite(buf.baseAddress, 1, buf.count, f) == buf.count

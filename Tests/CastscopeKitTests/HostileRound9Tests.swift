@@ -260,3 +260,24 @@ struct HostileRound9MountTests {
         #expect(lines[4] == "fill ", "nothing left beside it")
     }
 }
+
+@Suite("hostile round 9: small things")
+struct HostileRound9SmallTests {
+    @Test("new reports (-o, --html, --perfetto) follow the umask, as a shell's > does; a replaced one keeps its mode", arguments: ["077", "022", "002"])
+    func reportsFollowTheUmask(_ mask: String) throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let storm = HostileRound9OutputTests.storm
+        let r = try runShell("umask \(mask) && cd \"$2\" && exec \"$0\" analyze \"$1\" --json -o r.json --html r.html --perfetto r.perfetto.json > out.txt",
+                             [HostileRound9Tests.binary, storm, dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let expected = 0o666 & ~Int(mask, radix: 8)!
+        for name in ["r.json", "r.html", "r.perfetto.json", "out.txt"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(name).path)[.posixPermissions] as? Int
+            #expect(mode == expected, "\(name): \(String(mode ?? 0, radix: 8)) under umask \(mask)")
+        }
+        chmod(dir.appendingPathComponent("r.json").path, 0o640)
+        #expect(try runShell("umask \(mask) && exec \"$0\" analyze \"$1\" --json -o \"$2\"/r.json", [HostileRound9Tests.binary, storm, dir.path]).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("r.json").path)[.posixPermissions] as? Int == 0o640)
+    }
+}
