@@ -3,19 +3,19 @@ import CastscopeKit
 
 /// `castscope analyze`'s limits on what a bundle may expand to (issue 12: hostile input).
 struct BudgetOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Stop decompressing after this many bytes out of gzip, archives and streams in all (default 32G; K, M, G suffixes).", valueName: "bytes"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop decompressing after this many bytes out of gzip, archives and streams in all (default 32G; K, M, G suffixes).", valueName: "bytes"))
     var maxBytes: String?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this many archive members in all (default 100000).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop after this many archive members in all (default 100000).", valueName: "n"))
     var maxMembers: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Archives inside archives at most this deep (default 8).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Archives inside archives at most this deep (default 8).", valueName: "n"))
     var maxNesting: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Stop reading a compressed file that expands more than this many times its size (default 1000).", valueName: "ratio"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop reading a compressed file that expands more than this many times its size (default 1000).", valueName: "ratio"))
     var maxExpansion: UInt64?
 
-    @Option(name: .long, help: ArgumentHelp("Keep at most this many recognized lines per text file (default 4000000; memory ~36 bytes each).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Keep at most this many recognized lines per text file (default 4000000; memory ~36 bytes each).", valueName: "n"))
     var maxEvents: Int?
 
     func validate() throws {

@@ -239,25 +239,25 @@ struct ThresholdOptions: ParsableArguments {
     /// and every later run stopped at "unknown key 'schema'").
     var readPaths: [String] { config.map { [$0] } ?? [] }
 
-    @Option(name: .long, help: "connect-retry-storm: more connect attempts than this. (default: \(Thresholds().retryStormAttempts))")
+    @Option(name: .long, parsing: .unconditional, help: "connect-retry-storm: more connect attempts than this. (default: \(Thresholds().retryStormAttempts))")
     var retryStormAttempts: Int?
 
-    @Option(name: .long, help: "connect-retry-storm: connecting takes longer than this, in seconds. (default: \(Thresholds().retryStormSeconds))")
+    @Option(name: .long, parsing: .unconditional, help: "connect-retry-storm: connecting takes longer than this, in seconds. (default: \(Thresholds().retryStormSeconds))")
     var retryStormSeconds: Double?
 
-    @Option(name: .long, help: "socket-file-missing in a session that connected: ENOENT for at least this long, in seconds. (default: \(Thresholds().socketMissingSeconds))")
+    @Option(name: .long, parsing: .unconditional, help: "socket-file-missing in a session that connected: ENOENT for at least this long, in seconds. (default: \(Thresholds().socketMissingSeconds))")
     var socketMissingSeconds: Double?
 
-    @Option(name: .long, help: "slow-start: start → first frame (or connected) slower than this, in seconds. (default: \(Thresholds().slowStartSeconds))")
+    @Option(name: .long, parsing: .unconditional, help: "slow-start: start → first frame (or connected) slower than this, in seconds. (default: \(Thresholds().slowStartSeconds))")
     var slowStartSeconds: Double?
 
-    @Option(name: .long, help: "frame-stall: no frames for longer than this while streaming, in seconds. (default: \(Thresholds().stallSeconds))")
+    @Option(name: .long, parsing: .unconditional, help: "frame-stall: no frames for longer than this while streaming, in seconds. (default: \(Thresholds().stallSeconds))")
     var stallSeconds: Double?
 
-    @Option(name: .long, help: "low-frame-rate: below this many frames per second. (default: \(Thresholds().minFps))")
+    @Option(name: .long, parsing: .unconditional, help: "low-frame-rate: below this many frames per second. (default: \(Thresholds().minFps))")
     var minFps: Double?
 
-    @Option(name: .long, help: "clock-skew: relay and phone clocks further apart than this, in seconds. (default: \(Thresholds().clockSkewSeconds))")
+    @Option(name: .long, parsing: .unconditional, help: "clock-skew: relay and phone clocks further apart than this, in seconds. (default: \(Thresholds().clockSkewSeconds))")
     var clockSkewSeconds: Double?
 
     func resolve() throws -> Thresholds {
@@ -321,7 +321,7 @@ struct Analyze: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Show every time in this zone: ±HH:MM or a tz name (Europe/Berlin). Default: the phone's zone as its logs give it; lines without a zone are shown as the phone's local time.", valueName: "zone"))
     var timezone: String?
 
-    @Option(name: .long, help: ArgumentHelp("Read big files with this many threads (default: the number of cores; at most 64).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Read big files with this many threads (default: the number of cores; at most 64).", valueName: "n"))
     var threads: Int?
 
     @Flag(name: .long, help: "Write a Markdown report (to paste into a ticket; fits 65,536 characters) instead of the terminal report.")

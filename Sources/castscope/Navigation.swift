@@ -45,7 +45,7 @@ struct NavigationOptions: ParsableArguments {
     @Option(name: [.customShort("g"), .customLong("grep")], help: ArgumentHelp("Only sessions with a line, reason or finding matching this extended regular expression (case-insensitive unless it has capitals, like journalctl -g).", valueName: "pattern"))
     var grep: String?
 
-    @Option(name: [.customShort("n"), .customLong("last")], help: ArgumentHelp("Only the N most recent sessions (after the filters above).", valueName: "N"))
+    @Option(name: [.customShort("n"), .customLong("last")], parsing: .unconditional, help: ArgumentHelp("Only the N most recent sessions (after the filters above).", valueName: "N"))
     var last: Int?
 
     @Flag(name: [.customShort("r"), .long], help: "Newest session first.")
@@ -60,7 +60,7 @@ struct NavigationOptions: ParsableArguments {
     @Flag(name: [.customLong("list")], help: "One line per session (id, start, duration, outcome, process, findings); also `castscope sessions`.")
     var list = false
 
-    @Option(name: .long, help: ArgumentHelp("Fit the text report to N columns (timeline rows cut, other lines wrapped); 0: no limit. Default: the terminal's width ($COLUMNS), no limit when piped.", valueName: "N"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Fit the text report to N columns (timeline rows cut, other lines wrapped); 0: no limit. Default: the terminal's width ($COLUMNS), no limit when piped.", valueName: "N"))
     var width: Int?
 
     /// The width to fit: --width, else the terminal's.

@@ -85,7 +85,10 @@ struct Tail: ParsableCommand {
         guard (st.st_mode & S_IFMT) == S_IFREG else { return "not a regular file" }
         guard st.st_size <= 4096 else { return "\(st.st_size) bytes, not a cursor" }
         guard let source = try? FileSource(path: path), let bytes = try? readUpTo(4097, from: source) else { return "cannot be read" }
-        let body = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
+        // (a byte order mark before it and CRLF after it, as an editor saves it, are a cursor's too)
+        var body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+        if body.last == 0x0A { body = body.dropLast() }
+        if body.last == 0x0D { body = body.dropLast() }
         if body.contains(0x0A) { return "more than one line, not a cursor" }
         if body.contains(where: { $0 < 0x20 || $0 > 0x7E }) { return "not text, not a cursor" }
         return nil

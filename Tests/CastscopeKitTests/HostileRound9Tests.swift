@@ -124,6 +124,30 @@ struct HostileRound9Tests {
         #expect(r.status == 1, "\(r.stderr)")
         #expect(errorLines(r.stderr) == ["castscope: error: \(journals.path): more journal files than may be open at once: raise the open-file limit (30), e.g. ulimit -n or LimitNOFILE= in the unit, or follow fewer files"], "\(r.stderr)")
     }
+
+    @Test("a cursor file saved from an editor (CRLF after it, a byte order mark before it) is the cursor: tail resumes after it")
+    func cursorFromAnEditor() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journals = dir.appendingPathComponent("j")
+        try statsJournal(in: journals, entries: 50)
+        let first = try TailProcess(directory: journals, cursor: dir.appendingPathComponent("c0"), scratch: dir, extra: ["--from-start"])
+        #expect(first.out.waitFor(timeout: 60) { _ in first.seen.count == 50 }, "\(first.stderr)")
+        first.stop(SIGTERM)
+        let line = try #require(first.out.all.map(\.0).first { $0.contains("stats frames=25 ") })
+        let r = try #require(line.range(of: "\"cursor\":\""))
+        let cursor = String(line[r.upperBound...].prefix { $0 != "\"" })
+        for (name, bytes) in [("crlf", Array(cursor.utf8) + [0x0D, 0x0A]), ("bom", [0xEF, 0xBB, 0xBF] + Array(cursor.utf8) + [0x0A]),
+                              ("both", [0xEF, 0xBB, 0xBF] + Array(cursor.utf8) + [0x0D, 0x0A])] {
+            let file = dir.appendingPathComponent(name)
+            try Data(bytes).write(to: file)
+            let tail = try TailProcess(directory: journals, cursor: file, scratch: dir)
+            #expect(tail.out.waitFor(timeout: 60) { _ in tail.seen.last?.0 == 50 || !tail.process.isRunning }, "\(name): \(tail.stderr)")
+            tail.stop(SIGTERM)
+            #expect(tail.seen.map(\.0) == Array(26...50), "\(name): \(tail.stderr)")
+            #expect(tail.stderr.contains("resuming after the saved cursor") && errorLines(tail.stderr).isEmpty, "\(name): \(tail.stderr)")
+        }
+    }
 }
 
 @Suite("hostile round 9: definitions, config and outputs that share a file")
@@ -263,6 +287,23 @@ struct HostileRound9MountTests {
 
 @Suite("hostile round 9: small things")
 struct HostileRound9SmallTests {
+    @Test("a negative number given to an option that takes one is refused for its range, not as a missing value", arguments: [
+        (["--stall-seconds", "-5"], "--stall-seconds: threshold 'stall-seconds' needs a number from 0 to 1000000000, got '-5.0'"),
+        (["--min-fps", "-1"], "--min-fps: threshold 'min-fps' needs a number from 0 to 1000000000, got '-1.0'"),
+        (["--retry-storm-attempts", "-1"], "--retry-storm-attempts: threshold 'retry-storm-attempts' needs a number from 0 to 1000000000, got '-1.0'"),
+        (["--clock-skew-seconds", "-1"], "--clock-skew-seconds: threshold 'clock-skew-seconds' needs a number from 0 to 1000000000, got '-1.0'"),
+        (["--width", "-1"], "--width must be 0 (no limit) or more, got -1"),
+        (["--max-nesting", "-1"], "--max-nesting must be 0 or more"),
+        (["-n", "-1"], "-n/--last must be at least 1, got -1"),
+        (["--threads", "-2"], "--threads must be at least 1, got -2"),
+        (["--max-events", "-3"], "--max-events must be at least 1"),
+    ])
+    func negativeOptionValues(_ args: [String], _ message: String) throws {
+        let r = try castscope(["analyze", HostileRound9OutputTests.storm, "--oneline"] + args)
+        #expect(r.status == 2)
+        #expect(errorLines(r.stderr).first.map { $0.hasPrefix("castscope: error: " + message) } == true, "\(r.stderr)")
+    }
+
     @Test("new reports (-o, --html, --perfetto) follow the umask, as a shell's > does; a replaced one keeps its mode", arguments: ["077", "022", "002"])
     func reportsFollowTheUmask(_ mask: String) throws {
         let dir = try temporaryDirectory()

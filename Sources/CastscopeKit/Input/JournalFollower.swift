@@ -296,7 +296,12 @@ struct CursorState {
             if errno == ENOENT { return nil }
             throw InputError(path: path, "cannot read the cursor file: \(errnoText())")
         }
-        let bytes = try readUpTo(8192, from: source)
+        var bytes = try readUpTo(8192, from: source)
+        // A cursor saved from an editor: a byte order mark before it, CRLF after it (each was
+        // "not a journal cursor", the mark printed raw in the error).
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        // (on the bytes: a String holds CRLF as one Character, never split at "\n")
+        bytes = bytes.indices.compactMap { i in bytes[i] == 0x0D && i + 1 < bytes.count && bytes[i + 1] == 0x0A ? nil : bytes[i] }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         let reset = "; remove it or start over with --cursor-reset"
         guard let first = lines.first, !bytes.allSatisfy({ $0 == 0x0A || $0 == 0x20 || $0 == 0 }) else {
