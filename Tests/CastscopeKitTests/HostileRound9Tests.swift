@@ -287,6 +287,38 @@ struct HostileRound9MountTests {
 
 @Suite("hostile round 9: small things")
 struct HostileRound9SmallTests {
+    @Test("tail --clickhouse file:// appends after whole rows: a torn last row (a full disk, a kill) is cut back to its line's start, never joined by the next row")
+    func tornRowCutBeforeAppending() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ch = dir.appendingPathComponent("ch")
+        func run() throws {
+            let r = try runShell("exec timeout -s KILL 60 \"$0\" tail --no-journal - --clickhouse \"$1\" < \"$2\" > /dev/null",
+                                 [HostileRound9Tests.binary, "file://" + ch.path, HostileRound9OutputTests.storm])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        func rows(_ table: String) throws -> [Substring] {
+            let text = try String(contentsOf: ch.appendingPathComponent(table), encoding: .utf8)
+            #expect(text.hasSuffix("}\n"), "\(table)")
+            return text.split(separator: "\n")
+        }
+        try run()
+        let events = try rows("castscope_events.jsonl").count
+        #expect(events > 10)
+        // A row torn by a full disk: half of it, no newline.
+        let table = ch.appendingPathComponent("castscope_events.jsonl")
+        let handle = try FileHandle(forWritingTo: table)
+        handle.seekToEndOfFile()
+        handle.write(Data("{\"BundleId\":\"0123\",\"SessionId\":".utf8))
+        try handle.close()
+        try run()
+        let after = try rows("castscope_events.jsonl")
+        #expect(after.count == 2 * events)
+        for line in after {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not a JSON row: \(line.prefix(120))")
+        }
+    }
+
     @Test("a negative number given to an option that takes one is refused for its range, not as a missing value", arguments: [
         (["--stall-seconds", "-5"], "--stall-seconds: threshold 'stall-seconds' needs a number from 0 to 1000000000, got '-5.0'"),
         (["--min-fps", "-1"], "--min-fps: threshold 'min-fps' needs a number from 0 to 1000000000, got '-1.0'"),

@@ -89,22 +89,55 @@ public enum ClickHouseTarget: Sendable {
             mkdir(dir, 0o755)
             let path = staged ? Self.stagedPath(dir, table) : dir + "/" + table + ".jsonl"
             let shown = dir + "/" + table + ".jsonl"
-            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            // (read too: a torn last row is looked for before appending)
+            var fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            if fd < 0 && errno == EACCES { fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) }
             guard fd >= 0 else {
                 throw ClickHouseError(description: "\(shown): cannot write: \(String(cString: strerror(errno)))", retryable: false)
             }
             defer { close(fd) }
+            // Rows are appended after whole rows only: a row torn by an earlier write (a full
+            // disk, a kill) is cut back to the last newline, and a write that fails now takes
+            // back what it wrote. The next append joined the torn row, one line holding two
+            // half-rows that a JSONEachRow import refused (hostile round 9).
+            let start = Self.wholeRowsEnd(fd)
             var done = 0
             while done < rows.count {
                 let n = Glibc.write(fd, rows.baseAddress! + done, rows.count - done)
                 // (a short write sets no errno: the one shown was an earlier call's, `File exists`)
                 guard n > 0 else {
                     let why = n < 0 ? String(cString: strerror(errno)) : "the disk took no more"
+                    if let start { _ = ftruncate(fd, start) }
                     throw ClickHouseError(description: "\(shown): cannot write: \(why)", retryable: false)
                 }
                 done += n
             }
         }
+    }
+
+    /// The end of the file's last whole row (just after its last newline), the file cut back to
+    /// it when a torn row follows; nil when it cannot be read.
+    static func wholeRowsEnd(_ fd: Int32) -> off_t? {
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var end = st.st_size
+        guard end > 0 else { return 0 }
+        var last: UInt8 = 0
+        guard pread(fd, &last, 1, end - 1) == 1 else { return nil }
+        if last == 0x0A { return end }
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while end > 0 {
+            let from = max(0, end - off_t(chunk.count))
+            let n = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, Int(end - from), from) }
+            guard n == Int(end - from) else { return nil }
+            if let nl = chunk[0..<n].lastIndex(of: 0x0A) {
+                end = from + off_t(nl) + 1
+                break
+            }
+            end = from
+        }
+        guard ftruncate(fd, end) == 0 else { return nil }
+        return end
     }
 
     static func stagedPath(_ dir: String, _ table: String) -> String { dir + "/." + table + ".jsonl.castscope-partial" }
