@@ -34,10 +34,6 @@ extension SessionStream {
             retireHead = 0
         }
         guard retired else { return }
-        // The streams remembered as the last few learned and routed may be gone (their slots
-        // and places in `lastLines` are used again): looked up afresh.
-        learned = Recent()
-        routed = Recent()
         if retiredSlots > 4096 && retiredSlots * 2 > streams.count { compactStreams() }
     }
 
@@ -61,6 +57,11 @@ extension SessionStream {
             return false
         }
         streamNumbers[key] = nil
+        // Its entries among the streams learned and routed lately go (its slot and its place
+        // in `lastLines` are used again); the others stay (forgetting them all at each
+        // retirement, once per second of log time, missed a line in two with 5,000 open).
+        learned.forget(key: key, pid: pid)
+        routed.forget(key: key, pid: pid)
         extensionKeys.remove(key)
         if keyByPid[pid] == key { keyByPid[pid] = nil }
         lastLineAt[key] = nil

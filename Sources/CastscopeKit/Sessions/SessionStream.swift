@@ -64,24 +64,36 @@ public struct SessionStream {
             return pid != nil || e.sourcePath == path
         }
     }
-    /// The streams of the last few extension lines learned, and routed: lines of one process
-    /// mostly follow each other, or alternate among the extensions running at once. Sixty-four:
-    /// a busy log has dozens at once (ten times the bench's dense log had ~30), and with eight
-    /// nearly every line missed, building and hashing its stream's key (a third of the
-    /// session thread).
+    /// The streams of the extension lines learned, and routed, lately: lines of one process
+    /// mostly follow each other, or alternate among the extensions running at once. Found by
+    /// pid in a hash table of integers (`PidSlots`), not by a scan: a busy log has dozens at
+    /// once, a relay's device log or a fleet's hundreds or thousands, and with a scan of the
+    /// last sixty-four nearly every line of more than that missed, building and hashing its
+    /// stream's key (half of the session thread with 5,000 open). It holds up to `bound(_:)`
+    /// streams (following the open sessions), then starts afresh; a retired stream's entry is
+    /// taken out (`forget`).
     struct Recent {
         private var slots: [StreamOf] = []
-        private var next = 0
-        static let size = 64
+        /// The slot noted before each one with the same pid (-1: none).
+        private var samePid: [Int32] = []
+        private var byPid = PidSlots()
         /// The slot of the last stream found or noted (-1: none).
         private(set) var last = -1
         /// When each slot's stream last began a run of lines, for `SessionStream.flushLearned`
-        /// (0: written since).
+        /// (0: written since), and the slots with a stamp.
         private var touched: [Int] = []
+        private var touchedSlots: [Int] = []
         private var clock = 0
+        var count: Int { slots.count }
+        /// How many streams it holds before it starts afresh, with `open` sessions open.
+        static func bound(open: Int) -> Int { max(1024, 4 * open) }
         /// The slot of `e`'s stream, looked up in place.
         func slot(_ e: borrowing Event) -> Int? {
-            for k in slots.indices where slots[k].holds(e) { return k }
+            var k = byPid[e.pid ?? Int.min]
+            while k >= 0 {
+                if slots[k].holds(e) { return k }
+                k = Int(samePid[k])
+            }
             return nil
         }
         subscript(_ k: Int) -> StreamOf { _read { yield slots[k] } }
@@ -92,29 +104,39 @@ public struct SessionStream {
         mutating func touch(_ k: Int) {
             last = k
             clock += 1
+            if touched[k] == 0 { touchedSlots.append(k) }
             touched[k] = clock
         }
-        /// Whether `note` would write over a slot whose run of lines has not been written to
-        /// the pid and name tables yet (`takeTouched`).
-        var replacesTouched: Bool { slots.count >= Self.size && touched[next] > 0 }
         mutating func note(_ s: StreamOf) {
-            if slots.count < Self.size {
-                slots.append(s)
-                touched.append(0)
-                touch(slots.count - 1)
-                return
-            }
-            slots[next] = s
-            touch(next)
-            next = (next + 1) % Self.size
+            let k = slots.count
+            samePid.append(Int32(truncatingIfNeeded: byPid.set(s.pid ?? Int.min, k)))
+            slots.append(s)
+            touched.append(0)
+            touch(k)
         }
         /// The slots touched since the last call, oldest run first; marks them written.
         mutating func takeTouched() -> [Int] {
-            // Sorted by stamp (each stamp is a slot's own): with 64 slots, picking the least
-            // stamp left, one pass per slot taken, was 64 steps per run written.
-            let k = touched.indices.filter { touched[$0] > 0 }.sorted { touched[$0] < touched[$1] }
+            let k = touchedSlots.sorted { touched[$0] < touched[$1] }
             for i in k { touched[i] = 0 }
+            touchedSlots.removeAll(keepingCapacity: true)
             return k
+        }
+        /// Stream `key` (of pid `pid`) is retired: its entries hold no line from now on (its
+        /// slot in `streams` and its place in `lastLines` are used again). Looked for by key:
+        /// a line with no process name and one named "?" are one stream. (A file's stream
+        /// whose name ends like a pid is looked for too.)
+        mutating func forget(key: String, pid: Int) {
+            for p in [pid, Int.min] {
+                var k = byPid[p]
+                while k >= 0 {
+                    if slots[k].key == key {
+                        slots[k].pid = nil
+                        slots[k].process = nil
+                        slots[k].path = "\u{0}"  // no line's file
+                    }
+                    k = Int(samePid[k])
+                }
+            }
         }
     }
     var learned = Recent()
@@ -291,7 +313,10 @@ public struct SessionStream {
                 // wait (the tables are read only after `learn`, and what they end with is the
                 // latest run of each pid and name either way): with many extensions at once,
                 // writing every waiting run at each new stream was most of learning.
-                if learned.replacesTouched { flushLearned() }
+                if learned.count >= Recent.bound(open: live.count) {
+                    flushLearned()
+                    learned = Recent()
+                }
                 learned.note(of)
             }
             runLast = events[i].lastTime
@@ -458,6 +483,7 @@ public struct SessionStream {
             k = extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
             var of = StreamOf(pid: e.pid, process: e.process, path: e.sourcePath, key: k)
             of.stream = number(k)
+            if routed.count >= Recent.bound(open: live.count) { routed = Recent() }
             routed.note(of)
             return of.stream
         }
@@ -868,5 +894,56 @@ struct StreamLearning {
         swap(&stream.lastLineAt, &lastLineAt)
         swap(&stream.lastLines, &lastLines)
         self = StreamLearning()
+    }
+}
+
+/// A slot number for each pid (`SessionStream.Recent`), by open addressing over the pids
+/// themselves: no `Hasher` per line (a dictionary's lookup was about as long as the rest of
+/// routing a line). Entries are only added or changed; the table is dropped whole.
+struct PidSlots {
+    private var pids = [Int](repeating: 0, count: 16)
+    private var slots = [Int32](repeating: -1, count: 16)
+    private var count = 0
+
+    private static func start(_ pid: Int, _ mask: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(pid)) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+    }
+
+    /// The slot of `pid`, -1 when none.
+    subscript(_ pid: Int) -> Int {
+        let mask = slots.count - 1
+        var i = Self.start(pid, mask)
+        while slots[i] >= 0 {
+            if pids[i] == pid { return Int(slots[i]) }
+            i = (i &+ 1) & mask
+        }
+        return -1
+    }
+
+    /// Makes `slot` the slot of `pid`; returns the one it had (-1: none).
+    mutating func set(_ pid: Int, _ slot: Int) -> Int {
+        if (count + 1) * 2 > slots.count { grow() }
+        let mask = slots.count - 1
+        var i = Self.start(pid, mask)
+        while slots[i] >= 0 {
+            if pids[i] == pid {
+                let old = Int(slots[i])
+                slots[i] = Int32(truncatingIfNeeded: slot)
+                return old
+            }
+            i = (i &+ 1) & mask
+        }
+        pids[i] = pid
+        slots[i] = Int32(truncatingIfNeeded: slot)
+        count += 1
+        return -1
+    }
+
+    private mutating func grow() {
+        let (oldPids, oldSlots) = (pids, slots)
+        pids = [Int](repeating: 0, count: oldSlots.count * 2)
+        slots = [Int32](repeating: -1, count: oldSlots.count * 2)
+        count = 0
+        for i in oldSlots.indices where oldSlots[i] >= 0 { _ = set(oldPids[i], Int(oldSlots[i])) }
     }
 }
