@@ -85,8 +85,9 @@ public struct SessionStream {
         private var touchedSlots: [Int] = []
         private var clock = 0
         var count: Int { slots.count }
-        /// How many streams it holds before it starts afresh, with `open` sessions open.
-        static func bound(open: Int) -> Int { max(1024, 4 * open) }
+        /// How many streams it holds before it starts afresh, with `open` sessions open (not
+        /// ready to hand on).
+        static func bound(open: Int) -> Int { 1024 + 2 * open }
         /// The slot of `e`'s stream, looked up in place.
         func slot(_ e: borrowing Event) -> Int? {
             var k = byPid[e.pid ?? Int.min]
@@ -313,7 +314,7 @@ public struct SessionStream {
                 // wait (the tables are read only after `learn`, and what they end with is the
                 // latest run of each pid and name either way): with many extensions at once,
                 // writing every waiting run at each new stream was most of learning.
-                if learned.count >= Recent.bound(open: live.count) {
+                if learned.count >= Recent.bound(open: live.count - readyLive) {
                     flushLearned()
                     learned = Recent()
                 }
@@ -329,9 +330,14 @@ public struct SessionStream {
     /// for the streams whose runs of lines began since the last time, in the order they did
     /// (once per few streams, not per run: alternating processes begin a run every line or two).
     private mutating func flushLearned() {
-        for k in learned.takeTouched() {
+        let touched = learned.takeTouched()
+        for (n, k) in touched.enumerated() {
             if let pid = learned[k].pid { keyByPid[pid] = learned[k].key }
-            if let process = learned[k].process { keyByProcess[process] = learned[k].key }
+            // Not when the next run's stream has the same name and writes over it (every
+            // extension of a device most often has one name: a name hashed per run).
+            if let process = learned[k].process, n + 1 == touched.count || learned[touched[n + 1]].process != process {
+                keyByProcess[process] = learned[k].key
+            }
         }
     }
 
@@ -483,7 +489,7 @@ public struct SessionStream {
             k = extensionKeys.firstIndex(of: k).map { extensionKeys[$0] } ?? k
             var of = StreamOf(pid: e.pid, process: e.process, path: e.sourcePath, key: k)
             of.stream = number(k)
-            if routed.count >= Recent.bound(open: live.count) { routed = Recent() }
+            if routed.count >= Recent.bound(open: live.count - readyLive) { routed = Recent() }
             routed.note(of)
             return of.stream
         }
@@ -808,17 +814,23 @@ struct StreamLearning {
     /// When the line that put each pid's and name's entry there is (only while gathering).
     private var pidAt: [Int: At] = [:]
     private var processAt: [String: At] = [:]
-    /// The streams of the last few runs noted: lines of a few processes alternate, and each
-    /// new run would build and hash its stream's key again.
+    /// The streams of the runs noted lately: lines of several processes alternate, and each
+    /// new run would build and hash its stream's key again. Found by pid (`PidSlots`, a chain
+    /// per pid), not by a scan of the last sixty-four: with more extensions writing at once
+    /// than that, nearly every line missed (most of the held path's session stage with 5,000
+    /// open). Up to `recentBound` streams, then afresh.
     private struct Recent {
         var pid: Int?
         var process: String?
         var path: String?
         var key: String
         var index: Int
+        /// The slot noted before it with the same pid (-1: none).
+        var samePid: Int
     }
     private var recent: [Recent] = []
-    private var recentNext = 0
+    private var recentByPid = PidSlots()
+    private static let recentBound = 16_384
 
     mutating func see(_ events: [Event]) {
         // Consecutive lines of one stream (most lines) are noted once, at the latest of them.
@@ -847,8 +859,10 @@ struct StreamLearning {
     private mutating func slot(_ events: [Event], _ i: Int) -> Int {
         let pid = events[i].pid, process = events[i].process
         let path: String? = pid == nil ? events[i].sourcePath : nil
-        for k in recent.indices where recent[k].pid == pid && recent[k].process == process && recent[k].path == path {
-            return k
+        var k = recentByPid[pid ?? Int.min]
+        while k >= 0 {
+            if recent[k].pid == pid && recent[k].process == process && recent[k].path == path { return k }
+            k = recent[k].samePid
         }
         let key = extensionKeys.insert(SessionBuilder.streamKey(process: process, pid: pid, path: path ?? "")).memberAfterInsert
         let index: Int
@@ -859,15 +873,13 @@ struct StreamLearning {
             index = lastLines.count - 1
             lastLineAt[key] = index
         }
-        let r = Recent(pid: pid, process: process, path: path, key: key, index: index)
-        if recent.count < 64 {
-            recent.append(r)
-            return recent.count - 1
+        if recent.count >= Self.recentBound {
+            recent.removeAll(keepingCapacity: true)
+            recentByPid = PidSlots()
         }
-        let k = recentNext
-        recent[k] = r
-        recentNext = (recentNext + 1) % 64
-        return k
+        let n = recent.count
+        recent.append(Recent(pid: pid, process: process, path: path, key: key, index: index, samePid: recentByPid.set(pid ?? Int.min, n)))
+        return n
     }
 
     private mutating func note(_ k: Int, _ at: At, _ t: Int64?) {
@@ -888,6 +900,7 @@ struct StreamLearning {
         pidAt = [:]
         processAt = [:]
         recent = []
+        recentByPid = PidSlots()
         swap(&stream.extensionKeys, &extensionKeys)
         swap(&stream.keyByPid, &keyByPid)
         swap(&stream.keyByProcess, &keyByProcess)
