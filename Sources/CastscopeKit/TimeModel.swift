@@ -446,12 +446,23 @@ struct DisplayZoneChoice {
     init(option: DisplayZone?) { self.option = option }
 
     mutating func see(_ events: inout [Event], _ range: Range<Int>) {
+        // Counted by runs of one offset (a log's lines nearly all have one): the table is
+        // written once per run, not hashed per line.
+        var offset = 0, run = 0
         for i in range {
             guard let t = events[i].time else { continue }
             if let option { events[i].displayOffset = option.offset(at: t) }
             if firstTimed == nil { firstTimed = events[i].displayOffset }
-            if option == nil && events[i].side != .relay { counts[events[i].displayOffset, default: 0] += 1 }
+            if option == nil && events[i].side != .relay {
+                if run > 0 && events[i].displayOffset != offset {
+                    counts[offset, default: 0] += run
+                    run = 0
+                }
+                offset = events[i].displayOffset
+                run += 1
+            }
         }
+        if run > 0 { counts[offset, default: 0] += run }
     }
 
     /// The report's zone.
