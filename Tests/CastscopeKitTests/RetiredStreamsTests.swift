@@ -115,6 +115,51 @@ struct RetiredStreamsTests {
         #expect(retired.streamsLeft < 100)
     }
 
+    /// More extensions writing at once than the streams remembered by a scan once were (64),
+    /// their lines interleaved, while others retire and their pids write again (the streams
+    /// learned and routed are found by pid, and a retired stream's entries are taken out by
+    /// key: a line with no process name and one named "?" are one stream, `?[pid]`).
+    @Test func manyInterleavedWhileOthersRetire() {
+        var lines: [Line] = []
+        let name = "BroadcastExtension"
+        for k in 0..<300 {
+            let t0 = Int64(k) * 2_000_000, pid = 3000 + k
+            // Every thirteenth has no process name on its lines but its frames ("?", the same key).
+            let process = k % 13 == 0 ? "" : name
+            let frameProcess = k % 13 == 0 ? "?" : name
+            lines.append((t0, pid, process, "broadcast.started", "broadcast started", .extension, []))
+            lines.append((t0 + 1_000, pid, process, "socket.connected", "client stream open completed", .extension, []))
+            for f in 0..<100 {
+                lines.append((t0 + 500_000 + Int64(f) * 2_000_000, pid, frameProcess, "frame.sent", "video sample processed successfully",
+                              .extension, []))
+            }
+            let end = t0 + 201_000_000
+            lines.append((end, pid, process, "broadcast.finished", "broadcastFinished", .extension, []))
+            // Long after (retired by then), while later extensions still write.
+            if k % 7 == 0 { lines.append((end + 5 * Self.minute, pid, process, "frame.sent", "video sample processed successfully", .extension, [])) }
+            if k % 11 == 0 {
+                lines.append((end + 6 * Self.minute, pid, process, "broadcast.started", "broadcast started", .extension, []))
+                lines.append((end + 6 * Self.minute + 1_000, pid, frameProcess, "frame.sent", "video sample processed successfully", .extension, []))
+            }
+        }
+        let events = Self.events(lines).map { e -> Event in
+            var e = e
+            if e.process == "" { e.process = nil }
+            return e
+        }
+        let kept = Self.run(events, retireAfter: Int64.max)
+        let retired = Self.run(events, retireAfter: Self.minute)
+        let batched = Self.run(events, retireAfter: Self.minute, learnInBatches: 501)
+        #expect(retired.retired > 100)
+        #expect(kept.sessions.count == 300 + 28)
+        #expect(retired.sessions == kept.sessions)
+        #expect(retired.outside == kept.outside)
+        #expect(batched.sessions == kept.sessions)
+        #expect(batched.outside == kept.outside)
+        // Each first session kept its own hundred frames (no line went to another stream).
+        #expect(kept.sessions.filter { $0.contains(" frames=100 ") }.count == 300)
+    }
+
     @Test func keyParsing() {
         #expect(SessionStream.processAndPid("BroadcastExtension[812]")! == ("BroadcastExtension", 812))
         #expect(SessionStream.processAndPid("a [b][7]")! == ("a [b]", 7))
