@@ -101,7 +101,7 @@ public final class TimeLeadSource: ByteSource {
     /// The lead most of `head`'s lines carry, when it is another tool's: four lines in five
     /// that are not blank begin with it (the first of them within the first three), and a line
     /// goes on with a time of its own after it. Whether it comes off is the walker's to decide
-    /// (only when the lines are recognized better without it).
+    /// (`BundleWalker.withoutTimeLead`: when a layout reads the lines about as well without it).
     public static func detect(_ head: [UInt8]) -> Lead? { detectCounting(head)?.lead }
 
     /// `detect`, and how many of the lines go on with a time of their own.
