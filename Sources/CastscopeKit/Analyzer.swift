@@ -1473,6 +1473,10 @@ struct ReadContext: Sendable {
         // process entries pasted as JSON, their kills.
         var crashReport = CrashReportText()
         var cuts = 0
+        /// `order` at the last cut: a part is also cut when it stands for `cutEvery` × 8 lines,
+        /// however few events hold them (a relay's `stats` lines fold into one event per
+        /// session: with 50 sessions open, 64 MB of relay text was one part, held whole).
+        var cutAt = 0
         /// After each event added: the budget (memory follows recognized lines, ~36 bytes each:
         /// bounded per file), and a part handed on when `cutEvery` are held.
         func added(line: Int) throws {
@@ -1486,9 +1490,10 @@ struct ReadContext: Sendable {
                 // after a part, whose turn comes after half a 26 MB relay log was read.
                 if stops() { throw StopReading() }
             }
-            if cutEvery > 0, result.events.count > (cuts == 0 ? min(cutEvery, 2048) : cutEvery) {
+            if cutEvery > 0, result.events.count > (cuts == 0 ? min(cutEvery, 2048) : cutEvery) || order - cutAt > cutEvery &* 8 {
                 // The first part small: what it holds (relay lines) may call the reading off.
                 cuts += 1
+                cutAt = order
                 // The last event stays: a frame run may go on in it.
                 var part = TextResult()
                 part.firstComplete = result.firstComplete
