@@ -179,14 +179,14 @@ extension Analyzer {
             held.forEachChunk { events.append(contentsOf: $0) }
             return sessionsInMemory(&events, files: files, report: &report, relayStage: relayStage)
         }
-        let holdsRelay = relayStage != nil
         // (1)
         var resolvers = timeResolvers(files)
         var choice = DisplayZoneChoice(option: options.displayZone)
         var sawUnzoned = false
         var firstTimedOrder: Int?
         var dedupe = Dedupe()
-        var heldRelay: [Event] = []
+        // (the relay stage holds the relay lines it did not take: `RelayStage.hold`)
+        let heldRelay: [Event] = []
         // Per chunk: its span, and its files' times (which duplicates may be among).
         var spans: [TimeSpan] = []
         var covers: [[Int: ClosedRange<Int64>]] = []
@@ -209,7 +209,8 @@ extension Analyzer {
             if !sawUnzoned { sawUnzoned = chunk.contains { $0.displayOffset == Fmt.unzoned } }
             if firstTimedOrder == nil { firstTimedOrder = chunk.first(where: { $0.time != nil })?.order }
             choice.see(&chunk, chunk.indices)
-            if holdsRelay { heldRelay.append(contentsOf: chunk.moveOut(side: .relay) { $0.attr("session") != nil }) }
+            // (to their sessions now, which park them as they close)
+            if let relayStage { for e in chunk.moveOut(side: .relay, where: { $0.attr("session") != nil }) { relayStage.hold(e) } }
             // What is noted per chunk goes by the number of `writeSorted` calls.
             guard !chunk.isEmpty else { return }
             var seen = Dedupe()
@@ -233,9 +234,8 @@ extension Analyzer {
                                                         sawUnzoned: sawUnzoned)
         let (zone, relayDisplay) = decideZone(choice, firstTimedOrder: firstTimedOrder, relayFirst: relayStage?.firstTimed)
         report.displayOffset = zone
-        if case .phone(let phone) = relayDisplay {
-            for i in heldRelay.indices { heldRelay[i].displayOffset = phone }
-        }
+        // (The relay lines held take the phone's zone, when it is theirs, as their sessions are
+        // read back: `RelaySession.display`.)
         Stages.mark("held: times, zone, runs")
         // (2) Only chunks with a line at a time another file covers can lose one; which
         // file's copy is kept depends on reading order.
@@ -286,7 +286,7 @@ extension Analyzer {
             learning.take(into: &learned)
             report.eventCount = lines.reduce(0, +)
         }
-        let relayTaken = relayStage.map { $0.taken > 0 || !heldRelay.isEmpty } ?? false
+        let relayTaken = relayStage.map { $0.taken > 0 || $0.held > 0 } ?? false
         let stage = sessionStage(relayLeft: relayLeft, relayTaken: relayTaken)
         stage.stream.takeLearned(from: &learned)
         if stage.handsOn { willStreamSessions?(report) }
