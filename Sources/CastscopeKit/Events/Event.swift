@@ -606,10 +606,14 @@ public final class Repeats: @unchecked Sendable {
         lastSecondOfDay = time?.secondOfDay
     }
 
-    func addStats(_ e: Event) {
-        frames.append(Int32(Repeats.count(e.attr("frames"))))
-        fps.append(Float(Repeats.rate(e.attr("fps"))))
-        dropped.append(Int32(Repeats.count(e.attr("dropped"))))
+    func addStats(_ e: Event) { addStats(e.attrs) }
+
+    /// The same from a stats line's attributes (the first of each name counts, as `Event.attr`).
+    func addStats(_ attrs: [(String, String)]) {
+        func attr(_ name: String) -> String? { attrs.first(where: { $0.0 == name })?.1 }
+        frames.append(Int32(Repeats.count(attr("frames"))))
+        fps.append(Float(Repeats.rate(attr("fps"))))
+        dropped.append(Int32(Repeats.count(attr("dropped"))))
     }
 
     /// A stats line's count as kept: 0 to 2^31 − 1 (a negative or unreadable one is damage: 0).
@@ -720,6 +724,18 @@ struct EventCompactor {
             (events[i].parsedTime == nil) == (time == nil)
         else { return false }
         repeats(of: &events[i], stats: false).add(time: time, line: line)
+        return true
+    }
+
+    /// A relay `stats` line (the matcher's `hit`) that continues the run of its session open in
+    /// `events`, folded in as `absorb` folds its event, which need not exist.
+    func continuesStats(_ hit: EventMatcher.Hit, fileIndex: Int, time: ParsedTime?, line: Int, in events: inout [Event]) -> Bool {
+        guard hit.code == .relayStats, hit.rule.side == .relay, !openStats.isEmpty,
+            let id = hit.attrs.first(where: { $0.0 == "session" })?.1, let i = openStats[id], events[i].fileIndex == fileIndex
+        else { return false }
+        let r = repeats(of: &events[i], stats: true)
+        r.add(time: time, line: line)
+        r.addStats(hit.attrs)
         return true
     }
 

@@ -41,6 +41,9 @@ public struct EventFactory: Sendable {
         {
             return true
         }
+        // A relay `stats` line that continues its session's run: folded in from the hit, without
+        // an event (its attributes, its text) made and let go for each line.
+        if compactor.continuesStats(hit, fileIndex: fileIndex, time: rec.time, line: rec.line, in: &events) { return true }
         // Not `compactor.add`: the line was just found not to continue a run.
         // (A syslog layout's host, `localhost` on every line of a device's log, is one of the
         // texts too: an attribute list and a text per line were ~170 bytes of each event.)
@@ -127,12 +130,16 @@ public final class Interner {
     /// name: the lines of one message and process share one, instead of an allocation and a
     /// reference to each of its strings taken, and given back, per event.
     private var texts: [Int: Event.Text] = [:]
-    /// The hashes of messages seen once and not kept, one a slot (direct-mapped): a message is
-    /// kept from its second sighting on. A message with a counter or an id in it (a relay's
-    /// `stats` line, 13 % of a relay log's time) never comes again: kept at its first, each
-    /// filled the tables with a key, a text and a hit that only cost their making and tearing
-    /// down (a range's tables, torn down at its end, were 10 % of the time).
+    /// The hashes of recognized messages seen once and not kept, one a slot (direct-mapped): such
+    /// a message is kept from its second sighting on. One with a counter or an id in it (a
+    /// relay's `stats` line, 13 % of a relay log's time) never comes again: kept at its first,
+    /// each filled the tables with a key, a text and a hit that only cost their making and
+    /// tearing down (a range's tables, torn down at its end, were 10 % of the time). The first
+    /// `keptAtOnce` are kept at once (a device log's few hundred messages are each built into a
+    /// shared text from their first line on, as before), and so is a message not recognized
+    /// (matching a noise line again costs more than its key).
     private var seenOnce = [UInt64](repeating: 0, count: 4096)
+    static let keptAtOnce = 1024
 
     public init(capacity: Int = 8192) { self.capacity = min(capacity, 1 << 20) }
 
@@ -165,10 +172,12 @@ public final class Interner {
         let hit = compute()
         let message = hit == nil ? nil : String(decoding: bytes, as: UTF8.self)
         guard verdicts.count < capacity else { return (hit, message, -1) }
-        let slot = Int(truncatingIfNeeded: key) & (seenOnce.count - 1)
-        guard seenOnce[slot] == key else {
-            seenOnce[slot] = key
-            return (hit, message, -1)
+        if hit != nil, verdicts.count >= Self.keptAtOnce {
+            let slot = Int(truncatingIfNeeded: key) & (seenOnce.count - 1)
+            guard seenOnce[slot] == key else {
+                seenOnce[slot] = key
+                return (hit, message, -1)
+            }
         }
         verdicts.insert(bytes, key, (category.map { Array($0) }, hit, message))
         return (hit, message, verdicts.count - 1)
