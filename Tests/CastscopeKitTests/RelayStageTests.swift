@@ -75,6 +75,38 @@ struct RelayStageTests {
         #expect(sawSpill, "some relay session had its lines spilled")
     }
 
+    @Test("relay lines without a year held on disk with the phone's: their sessions parked as they close, the same reports")
+    func yearlessHeldOnDisk() throws {
+        // The mixed bundle's relay-short-precise.txt needs the bundle's year; the bundle is held
+        // on disk as it is read (a sink for its sessions), so those lines reach the relay stage
+        // chunk by chunk as they are resolved (`RelayStage.hold`).
+        let mixed = Self.samples.appendingPathComponent("mixed-bundle/support-bundle.tar.gz").path
+        var utc = AnalyzeOptions()
+        utc.displayZone = .fixed(0)
+        var window = AnalyzeOptions()
+        window.since = 1_773_306_906_000_000
+        for (name, options) in [("default", AnalyzeOptions()), ("utc", utc), ("window", window)] {
+            var out: [String] = []
+            for spills in [false, true] {
+                var o = options
+                o.now = 1_773_306_000_000_000
+                let a = try Analyzer(registry: try ParserRegistry.builtin(), options: o)
+                a.spillsRelayLines = spills
+                var handed: [String] = []
+                a.onSession = { s, findings in
+                    handed.append("\(s.id) \(s.outcome) \(s.events.count) \(s.relay.map(\.id)) \(findings.map(\.message))")
+                }
+                HeldEventsTests.held(parallel: false)(a)
+                let r = a.analyze([mixed])
+                #expect(a.lastHeldEvents > 0, "\(name)")
+                let provenance = Provenance(commandLine: ["castscope", "analyze"], generatedAt: 1_773_306_000_000_000)
+                out.append(handed.joined(separator: "\n") + TextReport(color: false).render(r)
+                           + String(decoding: JSONReport.renderBytes(r, provenance: provenance), as: UTF8.self))
+            }
+            #expect(out[0] == out[1], "\(name)")
+        }
+    }
+
     @Test("a closed session's lines are not held; the join and an export of every line read them back")
     func closedSessionsSpill() throws {
         let r = try Self.reports([relayJournal.path], spills: true).report
