@@ -1496,6 +1496,8 @@ struct ReadContext: Sendable {
         // A crash report pasted as text: its header lines become one event; a JetsamEvent's
         // process entries pasted as JSON, their kills.
         var crashReport = CrashReportText()
+        // A death line whose stack follows it (a Go panic, gdb's signal): its first frames.
+        var frames: DeathFrames?
         var cuts = 0
         /// `order` at the last cut: a part is also cut when it stands for `cutEvery` × 8 lines,
         /// however few events hold them (a relay's `stats` lines fold into one event per
@@ -1532,6 +1534,7 @@ struct ReadContext: Sendable {
         do {
             try reader.run { rec in
                 if result.firstComplete == nil { result.firstComplete = MessageLead.fileReference(rec, header: reader.stats.headerTime) }
+                if frames != nil, rec.line > frames!.line { Self.see(rec, frames: &frames, in: &result.events) }
                 // (one look at the message's first byte: a header's `Hardware Model:`, an entry's `{`)
                 let mayConcern = CrashReportText.mayConcern(rec)
                 if crashReport.isOpen || mayConcern {
@@ -1554,6 +1557,11 @@ struct ReadContext: Sendable {
                     // (a crash report's first line only opens it)
                     !mayConcern || result.events.last?.kind != CrashReportText.kind || { result.events.removeLast(); return false }()
                 {
+                    if result.events.last?.code == .daemonDied, result.events.last!.line == rec.line {
+                        frames = DeathFrames(after: result.events.last!)
+                        if let found = frames, !found.attrs.isEmpty { result.events[result.events.count - 1].attrs += found.attrs }
+                        if frames?.done == true { frames = nil }
+                    }
                     try added(line: rec.line)
                 }
                 tick()
@@ -1576,6 +1584,23 @@ struct ReadContext: Sendable {
         result.consumed = lines.consumedOffset
         result.foreign = reader.foreign
         return result
+    }
+
+    /// `rec`, a line after a death whose stack is looked for: a frame found is the death's
+    /// event's (among the last few events: a part handed on keeps only the last).
+    static func see(_ rec: RawRecord, frames: inout DeathFrames?, in events: inout [Event]) {
+        guard var f = frames else { return }
+        let before = f.attrs.count
+        for text in (rec.withMessage { String(decoding: $0, as: UTF8.self) } ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        where !f.done {
+            f.see(text)
+        }
+        if f.attrs.count != before,
+            let k = events.indices.reversed().prefix(4).first(where: { events[$0].line == f.line && events[$0].code == .daemonDied })
+        {
+            events[k].attrs = events[k].attrs.filter { $0.0 != "frame_function" && $0.0 != "go_program" } + f.attrs
+        }
+        frames = f.done ? nil : f
     }
 
     static let cursorField = Array("__CURSOR=".utf8)

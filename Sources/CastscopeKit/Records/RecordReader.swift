@@ -48,6 +48,8 @@ public final class RecordReader {
     /// the sparse bench input read 3 % faster without). The programs stay alive with `format`.
     private let programs: UnsafeMutableBufferPointer<Unmanaged<PatternProgram>>
     private let slotFields: [[RecordField?]]
+    /// Each pattern's slot of the message (-1: none), for `stackFollows`.
+    private let messageSlots: [Int]
     private let swapsDayMonth: [Bool]
     private var skipPrefixes: [[UInt8]]
     /// First bytes of the skip prefixes: most lines are rejected on their first byte. (A raw
@@ -124,6 +126,7 @@ public final class RecordReader {
         programs = .allocate(capacity: format.patterns.count)
         _ = programs.initialize(from: format.patterns.map { Unmanaged.passUnretained($0.program) })
         slotFields = format.slotFields.map { $0.map { $0 } }
+        messageSlots = slotFields.map { $0.firstIndex(of: .message) ?? -1 }
         swapsDayMonth = format.patterns.indices.map { format.swapDayMonth.contains($0) }
         skipPrefixes = (format.skip + format.headers).map { Array($0.utf8) }
         skipFirstBytes = .allocate(capacity: 256)
@@ -329,6 +332,7 @@ public final class RecordReader {
                 pending.reset(line: lines.lineNumber)
                 pending.set(.message, line)
                 hasPending = true
+                stackFollows(line)
                 pendingDepth = Self.opensBlock(line) ? Self.bracketDepth(line, from: 0) : 0
                 pendingJoined = 0
                 continue
@@ -368,6 +372,13 @@ public final class RecordReader {
             try sink(&rec)
         }
         waiting = []
+    }
+
+    /// A record's message that a stack follows (a Go panic, gdb's signal: `DeathFrames.opens`):
+    /// the lines after it are parsed whole, not skimmed, for the frames that name the daemon
+    /// and the function (they hold no vocabulary's words).
+    @inline(__always) private func stackFollows(_ message: UnsafeRawBufferPointer) {
+        if DeathFrames.opens(message) { wholeLinesLeft = max(wholeLinesLeft, DeathFrames.window) }
     }
 
     /// The fast path for irrelevant lines, when the format's record starts can be told cheaply.
@@ -512,6 +523,7 @@ public final class RecordReader {
                 inForeign = false
                 return
             }
+            if messageSlots[i] >= 0, let r = matches[i].range(messageSlots[i]) { stackFollows(UnsafeRawBufferPointer(rebasing: line[r])) }
             if matches[i].hasTime {
                 pending.time = matches[i].time
                 if swapsDayMonth[i] { pending.time?.swapDayMonth() }

@@ -1,0 +1,127 @@
+/// The first frames of the stack a death line is followed by, read for its `daemon-died`
+/// finding: a Go panic's goroutine dump (the panicking function, and the program from a
+/// frame's module path: `github.com/livekit/livekit-server/pkg/rtc.(*MediaTrackSubscriptions)
+/// .AddSubscriber.func1()` is livekit-server's `rtc.(*MediaTrackSubscriptions).AddSubscriber`),
+/// gdb's backtrace after `Program terminated with signal …` (`#0  janus_videoroom_handler
+/// (data=0x0) at …`). A panic pasted bare or behind a compose prefix has no process of its
+/// own: its finding said "a process crashed (panic in ?)" (livekit#1078, #3115).
+struct DeathFrames {
+    enum Kind { case go, gdb }
+    let kind: Kind
+    /// The death line's own line, and how many lines after it are still looked at.
+    let line: Int
+    private var left = DeathFrames.window
+    /// Lines after a death looked at for its frames.
+    static let window = 48
+    private(set) var function: String?
+    private(set) var program: String?
+
+    /// Frames looked for after `e`, when it is a death whose stack follows it.
+    init?(after e: Event) {
+        guard e.code == .daemonDied else { return nil }
+        if e.attr("runtime_error") != nil {
+            kind = .go
+        } else if e.attr("frames") == "gdb" {
+            kind = .gdb
+        } else {
+            return nil
+        }
+        line = e.line
+        // (a format that joins the dump to the panic's record: its lines are in the message)
+        for text in e.message.split(separator: "\n").dropFirst() where !done { see(Substring(text)) }
+    }
+
+    /// A message that a stack follows (the reader then parses the lines after it whole).
+    @inline(__always) static func opens(_ message: UnsafeRawBufferPointer) -> Bool {
+        guard message.count > 7, message[0] == UInt8(ascii: "p") || message[0] == UInt8(ascii: "P") else { return false }
+        return message.starts(with: goOpener) || message.starts(with: gdbOpener)
+    }
+    private static let goOpener = Array("panic: ".utf8)
+    private static let gdbOpener = Array("Program terminated with signal ".utf8)
+
+    var done: Bool { left <= 0 || function != nil && (program != nil || kind == .gdb) }
+
+    /// The attributes found, for the death's event.
+    var attrs: [(String, String)] {
+        (function.map { [("frame_function", $0)] } ?? []) + (program.map { [("go_program", $0)] } ?? [])
+    }
+
+    /// Reads one more line after the death's; false once nothing more is looked for.
+    mutating func see(_ text: Substring) {
+        left -= 1
+        switch kind {
+        case .go: seeGo(text)
+        case .gdb: seeGDB(text)
+        }
+    }
+
+    private mutating func seeGo(_ text: Substring) {
+        guard let first = text.first, first != " ", first != "\t", !text.hasPrefix("goroutine "), !text.hasPrefix("created by "),
+            !text.hasPrefix("panic("), !text.hasPrefix("panic: "), !text.hasPrefix("[signal ")
+        else { return }
+        // The function up to its arguments: `(` not opening a pointer receiver `(*T)`.
+        var end = text.endIndex
+        var i = text.startIndex
+        while i < text.endIndex {
+            if text[i] == "(" {
+                let next = text.index(after: i)
+                if next == text.endIndex || text[next] != "*" { end = i; break }
+            }
+            if text[i] == " " { return }
+            i = text.index(after: i)
+        }
+        guard end != text.endIndex || text.last != ":" else { return }
+        let full = text[..<end]
+        guard let dot = full.firstIndex(of: "."), dot != full.startIndex else { return }
+        let slash = full.lastIndex(of: "/")
+        // (the standard library's runtime frames: where the panic was raised, not why)
+        let path = full[..<(slash ?? full.startIndex)]
+        let firstPart = path.split(separator: "/").first ?? ""
+        if slash == nil, Self.runtimePackages.contains(where: { full.hasPrefix($0) }) { return }
+        if function == nil { function = Self.shortName(full) }
+        // The program: the repository of the first frame outside the standard library and
+        // the libraries every Go SFU links (pion's WebRTC, gRPC, …).
+        if program == nil, firstPart.contains("."), !Self.libraries.contains(where: { full.hasPrefix($0) }) {
+            let parts = full.split(separator: "/")
+            if Self.forges.contains(String(parts[0])), parts.count >= 3 {
+                program = String(parts[2].split(separator: ".").first ?? parts[2])
+            }
+        }
+    }
+
+    /// `pkg.(*T).Method` of a frame, without its closure suffix (`.func1`, `.func1.2`) and with
+    /// the module's major version kept with its name (`dtls/v2.(*Conn).handshake`).
+    static func shortName(_ full: Substring) -> String {
+        var parts = full.split(separator: "/", omittingEmptySubsequences: false)
+        var name = parts.removeLast()
+        let package = name.prefix { $0 != "." }
+        if let last = parts.last, package.count >= 2, package.first == "v", package.dropFirst().allSatisfy(\.isNumber) { name = last + "/" + name }
+        var words = name.split(separator: ".", omittingEmptySubsequences: false)
+        while words.count > 2, let w = words.last, w.hasPrefix("func") && w.dropFirst(4).allSatisfy(\.isNumber) || w.allSatisfy(\.isNumber) {
+            words.removeLast()
+        }
+        return words.joined(separator: ".")
+    }
+
+    static let runtimePackages = ["runtime.", "sync.", "reflect."]
+    static let forges: Set<String> = ["github.com", "gitlab.com", "bitbucket.org", "codeberg.org"]
+    static let libraries = ["github.com/pion/", "github.com/gorilla/", "github.com/grpc-ecosystem/", "github.com/prometheus/",
+                            "github.com/sirupsen/", "github.com/go-", "github.com/golang/", "github.com/google/", "github.com/redis/",
+                            "github.com/twitchtv/", "github.com/urfave/", "github.com/spf13/"]
+
+    /// gdb's frame 0: `#0  janus_videoroom_handler (data=0x0) at …`, `#0  0x… in raise () from …`.
+    private mutating func seeGDB(_ text: Substring) {
+        var t = text.drop { $0 == " " }
+        guard t.hasPrefix("#"), let space = t.firstIndex(of: " "), t[t.index(after: t.startIndex)..<space].allSatisfy(\.isNumber) else { return }
+        t = t[space...].drop { $0 == " " }
+        if t.hasPrefix("0x"), let r = t.firstRange(of: " in ") { t = t[r.upperBound...] }
+        guard let open = t.firstRange(of: " (") else { return }
+        let name = t[..<open.lowerBound]
+        guard !name.isEmpty, !name.contains(" "), !Self.signalFrames.contains(String(name)) else { return }
+        function = String(name)
+    }
+
+    /// Frames of the signal's delivery, not of the fault.
+    static let signalFrames: Set<String> = ["??", "raise", "__GI_raise", "abort", "__GI_abort", "pthread_kill", "__pthread_kill_implementation",
+                                             "__pthread_kill_internal", "gsignal"]
+}
