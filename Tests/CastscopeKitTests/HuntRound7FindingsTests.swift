@@ -168,4 +168,42 @@ struct HuntRound7FindingsTests {
         #expect(dtls == ["an unnamed Go program: it panicked (runtime error: invalid memory address or nil pointer dereference in dtls/v2.(*alertError).IsFatalOrCloseNotify)"], "\(dtls)")
         #expect(!dtls.joined().contains("?)"))
     }
+
+    @Test("mediasoup's worker that could not be started, in its three wordings, is a death: the SFU has no media worker")
+    func mediasoupWorkerStart() throws {
+        // mediasoup#152 (debug < 3's toUTCString dates, behind compose), mediasoup-sample-app#2
+        // (the TTY layout), mirotalksfu#143: no finding.
+        let v1 = try deaths("""
+            ozvc_1  | Mon, 16 Oct 2017 01:34:45 GMT mediasoup:Channel constructor()
+            ozvc_1  | Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker child process error [id:gyksgjse#1, error:Error: spawn /ozvc/src/server/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]
+            ozvc_1  | Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker close() [error:Error: child process error [id:gyksgjse#1, error:Error: spawn /ozvc/src/server/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]]
+
+            """)
+        #expect(v1 == ["mediasoup-worker: it could not be started (spawn /ozvc/src/server/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT): the SFU has no media worker"], "\(v1)")
+        let tty = try deaths("""
+              mediasoup:Channel[pid:undefined] close() +3ms
+              mediasoup:ERROR:Worker worker process failed [pid:undefined]: spawn /home/justin/Documents/Programming/mediasoup-sample-app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT +0ms
+
+            """)
+        #expect(tty == ["mediasoup-worker: it could not be started (spawn /home/justin/Documents/Programming/mediasoup-sample-app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT): the SFU has no media worker"], "\(tty)")
+        let miro = try deaths("""
+            [2024-01-07 18:27:47.924] [Server] Create Worker ERR ---> Error: spawn /home/penguin/mirotalksfu/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT
+                at ChildProcess._handle.onexit (node:internal/child_process:286:19)
+                at onErrorNT (node:internal/child_process:484:16)
+
+            """)
+        #expect(miro == ["mediasoup-worker: it could not be started (spawn /home/penguin/mirotalksfu/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT): the SFU has no media worker"], "\(miro)")
+    }
+
+    @Test("node-debug's `mediasoup:ERROR:Worker` namespace sets the level: Error, not Default")
+    func nodeDebugLevel() throws {
+        let shown = try analyze("""
+            2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker (stderr) (ABORT) RTC::RtpStreamSend::Insert() | failed assertion
+            2022-10-11T06:56:02.633Z mediasoup:Worker worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]
+
+            """).text
+        let lines = shown.split(separator: "\n").dropFirst()
+        #expect(lines.first?.contains(" Error ") == true, "\(shown)")
+        #expect(lines.dropFirst().first?.contains(" Default ") == true, "\(shown)")
+    }
 }

@@ -370,6 +370,10 @@ struct DaemonDiedRule: FindingRule {
         if let signal = death.lazy.compactMap({ $0.attr("gdb_signal") }).first {
             what += " (\(signal)" + (frame.map { " in \($0)" } ?? "") + ")"
         }
+        // (mediasoup's worker that could not be started: `spawn …/mediasoup-worker ENOENT`)
+        if let error = death.lazy.compactMap({ $0.attr("start_error") }).first {
+            what += " (\(startError(error))): the SFU has no media worker"
+        }
         // (the JVM's words: `unable to create new native thread`, `Java heap space`)
         if let oom = death.lazy.compactMap({ $0.attr("oom_error") }).first {
             what += " (java.lang.OutOfMemoryError: \(oom.split(separator: "\n").first.map(String.init) ?? oom))"
@@ -400,6 +404,20 @@ struct DaemonDiedRule: FindingRule {
             what += death.contains(where: { $0.attr("runtime_error") == nil }) ? " after a panic (\(panic))" : " (\(panic))"
         }
         return what
+    }
+
+    /// Why a worker could not be started, without Node's `Error: ` and the `debug` module's
+    /// `+0ms` delta after it.
+    static func startError(_ text: String) -> String {
+        var t = text.split(separator: "\n", omittingEmptySubsequences: false).first ?? Substring(text)
+        if t.hasPrefix("Error: ") { t = t.dropFirst(7) }
+        if let plus = t.lastIndex(of: "+"), plus > t.startIndex, t[t.index(before: plus)] == " ",
+            t[t.index(after: plus)...].hasSuffix("ms") || t[t.index(after: plus)...].hasSuffix("s"),
+            t[t.index(after: plus)...].first?.isNumber == true
+        {
+            t = t[..<t.index(before: plus)]
+        }
+        return String(t)
     }
 
     /// glibc's words when it aborted the process (`free(): corrupted unsorted chunks`,

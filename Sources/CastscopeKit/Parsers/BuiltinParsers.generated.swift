@@ -899,10 +899,11 @@ enum BuiltinParsers {
         ("formats/node-debug.json", ##"""
 {
   "name": "node-debug",
-  "title": "Node services logging through the `debug` module without a TTY (mediasoup and other Node SFUs): `2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker worker process died unexpectedly …`; the namespace's first part kept as the subsystem, the rest as the category (a namespace with a `:` only: an Xcode or journal line must not pass for one). Loose: its lines are not looked for inside other formats' files",
+  "title": "Node services logging through the `debug` module without a TTY (mediasoup and other Node SFUs): `2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker worker process died unexpectedly …`; the namespace's first part kept as the subsystem, the rest as the category (mediasoup's `:ERROR:`, `:WARN:` and `:DEBUG:` parts as the level) (a namespace with a `:` only: an Xcode or journal line must not pass for one). Loose: its lines are not looked for inside other formats' files",
   "url": "https://github.com/versatica/mediasoup/issues/923",
   "kind": "lines",
   "patterns": [
+    "{time:isotz} {subsystem:label}:{level:word}:{category:word} {message}",
     "{time:isotz} {subsystem:label}:{category:word} {message}"
   ],
   "continuation": "indented",
@@ -911,7 +912,7 @@ enum BuiltinParsers {
   "samples": [
     {
       "line": "2022-10-11T06:56:02.633Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]",
-      "expect": {"time": "2022-10-11T06:56:02.633000+00:00", "subsystem": "mediasoup", "category": "ERROR:Worker", "message": "worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]"}
+      "expect": {"time": "2022-10-11T06:56:02.633000+00:00", "subsystem": "mediasoup", "level": "ERROR", "category": "Worker", "message": "worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]"}
     }
   ]
 }
@@ -2427,7 +2428,7 @@ enum BuiltinParsers {
   "title": "systemd's and the kernel's own lines when a daemon dies (the relay, an SFU, a TURN server): killed, crashed, OOM-killed, exited with an error status, a Go panic, restarted until systemd gave up",
   "sdk": "linux",
   "side": "system",
-  "_note": "Each rule's longest literal is its anchor, which the readers' prefilter looks for on every line of every file: 'segfault at ' was indexed by windows such as 'ault', and every line of a log show export has 'Default' in its type column (+13 % instructions on a noisy export); the kernel writes 'task[pid]: segfault at', so ']: segfault at ' it is; 'OOMKilled' (kubectl's status and describe) cost 0.5 % of the noisy bench slice and is left out, as is s6-overlay's '[s6-finish] … KILL' (every container stop writes it: evidence at best)",
+  "_note": "Each rule's longest literal is its anchor, which the readers' prefilter looks for on every line of every file: 'segfault at ' was indexed by windows such as 'ault', and every line of a log show export has 'Default' in its type column (+13 % instructions on a noisy export); the kernel writes 'task[pid]: segfault at', so ']: segfault at ' it is; 'OOMKilled' (kubectl's status and describe) cost 0.5 % of the noisy bench slice and is left out, as are s6-overlay's '[s6-finish] … KILL' (every container stop writes it: evidence at best) and mediasoup's 'worker process failed unexpectedly'; 'worker process failed [pid:' cost 0.25 %, '{w:word} process failed [pid:' nothing",
   "rules": [
     {"event": "daemon.died", "match": "{unit:word}.service: A {p:word} of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
@@ -2445,6 +2446,9 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "Killed process {pid:int} ({unit}) total-vm:", "set": {"how": "the kernel's OOM killer killed it", "comm": "kernel"}},
     {"event": "daemon.died", "match": "Killed process {pid:int}, UID {uid:int}, ({unit}) total-vm:", "set": {"how": "the kernel's OOM killer killed it", "comm": "kernel"}},
     {"event": "daemon.died", "match": "worker process died unexpectedly [pid:{worker_pid:int}, code:{code}, signal:{signal}]", "set": {"unit": "mediasoup-worker", "how": "it died unexpectedly"}},
+    {"event": "daemon.died", "match": "{w:word} process failed [pid:{worker_pid}]: {start_error}", "set": {"unit": "mediasoup-worker", "how": "it could not be started"}},
+    {"event": "daemon.died", "match": "Worker child process error [id:{worker_id}, error:{start_error}]", "set": {"unit": "mediasoup-worker", "how": "it could not be started"}},
+    {"event": "daemon.died", "match": "Create Worker ERR ---> {start_error}", "set": {"unit": "mediasoup-worker", "how": "it could not be started"}},
     {"event": "daemon.died", "match": "=={asan_pid:int}==ERROR: AddressSanitizer: {sanitizer}", "set": {"how": "it crashed"}},
     {"event": "daemon.died", "match": "[FATAL] [janus.c:main:{src_line:int}] {fatal}", "set": {"unit": "janus", "how": "it exited on a fatal error", "own_words": "janus"}},
     {"event": "daemon.died", "match": "Error launching Janus (error code {code:int})", "set": {"unit": "janus", "how": "it failed to start", "own_words": "janus"}},
@@ -2551,6 +2555,9 @@ enum BuiltinParsers {
     {"message": "livekit-server-7c9f8d7b6-x2x9z   0/1     CrashLoopBackOff   7 (2m ago)   15m", "event": "daemon.died", "attrs": {"pod": "livekit-server-7c9f8d7b6-x2x9z", "restarts": "7"}},
     {"message": "      Reason:       CrashLoopBackOff", "event": "daemon.died", "attrs": {"joins": "any"}},
     {"message": "Back-off restarting failed container livekit in pod livekit-server-7c9f8d7b6-x2x9z_default(0f9c…)", "event": "daemon.died", "attrs": {"k8s_container": "livekit"}},
+    {"message": "mediasoup:ERROR:Worker worker process failed [pid:undefined]: spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT +0ms", "event": "daemon.died", "attrs": {"unit": "mediasoup-worker", "start_error": "spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT +0ms"}},
+    {"message": "Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker child process error [id:gyksgjse#1, error:Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]", "event": "daemon.died", "attrs": {"start_error": "Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT"}},
+    {"message": "[Server] Create Worker ERR ---> Error: spawn /home/penguin/mirotalksfu/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT", "event": "daemon.died", "attrs": {"unit": "mediasoup-worker"}},
     {"message": "Terminating due to java.lang.OutOfMemoryError: Java heap space", "event": "daemon.died", "attrs": {"oom_error": "Java heap space"}},
     {"message": "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory", "event": "daemon.died", "attrs": {"oom": "node"}}
   ]
