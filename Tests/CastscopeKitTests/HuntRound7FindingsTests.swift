@@ -206,4 +206,19 @@ struct HuntRound7FindingsTests {
         #expect(lines.first?.contains(" Error ") == true, "\(shown)")
         #expect(lines.dropFirst().first?.contains(" Default ") == true, "\(shown)")
     }
+
+    @Test("rsyslog's `message repeated N times: [ X]` is X, N more times")
+    func messageRepeated() throws {
+        // A constructed repeat of a real systemd death line: "(2 times; the first here)".
+        let d = try deaths("""
+            Mar 03 10:00:01 host systemd[1]: janus.service: Main process exited, code=killed, status=6/ABRT
+            Mar 03 10:00:01 host systemd[1]: janus.service: Failed with result 'signal'.
+            Mar 03 10:00:12 host systemd[1]: message repeated 3 times: [ janus.service: Main process exited, code=killed, status=6/ABRT]
+
+            """)
+        #expect(d == ["janus: its main process was killed (status=6/ABRT) (4 times; the first here)"], "\(d)")
+        // The bracketed message alone: 3 deaths.
+        #expect(try deaths("Mar 03 10:00:12 host systemd[1]: message repeated 3 times: [ janus.service: Main process exited, code=killed, status=6/ABRT]\n")
+            == ["janus: its main process was killed (status=6/ABRT) (3 times; the first here)"])
+    }
 }

@@ -132,6 +132,36 @@ public final class EventMatcher: Sendable {
     }
 
     public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
+        // rsyslog's `message repeated 3 times: [ janus.service: Main process exited, …]`: the
+        // bracketed message's event, which stands for 3 more (`repeated`).
+        if let (inner, times) = Self.repeated(message) {
+            guard let hit = plainMatch(inner, category: category) else { return nil }
+            return Hit(rule: hit.rule, attrs: hit.attrs + [("repeated", times)])
+        }
+        return plainMatch(message, category: category)
+    }
+
+    /// rsyslog's de-duplication line, `message repeated N times: [ X]`: X and N.
+    static func repeated(_ message: UnsafeRawBufferPointer) -> (UnsafeRawBufferPointer, String)? {
+        // (the first byte alone for every other message: no static array touched)
+        guard message.count > 30, message[0] == UInt8(ascii: "m"), message.starts(with: repeatedHead) else { return nil }
+        var i = repeatedHead.count
+        let digits = i
+        while i < message.count, message[i] >= 0x30, message[i] <= 0x39 { i += 1 }
+        guard i > digits, i - digits <= 9, message[i...].starts(with: repeatedTail) else { return nil }
+        let times = String(decoding: UnsafeRawBufferPointer(rebasing: message[digits..<i]), as: UTF8.self)
+        var start = i + repeatedTail.count
+        var end = message.count
+        while end > start, message[end - 1] == 0x20 || message[end - 1] == 0x0D { end -= 1 }
+        guard end > start, message[end - 1] == UInt8(ascii: "]") else { return nil }
+        end -= 1
+        while start < end, message[start] == 0x20 { start += 1 }
+        return (UnsafeRawBufferPointer(rebasing: message[start..<end]), times)
+    }
+    private static let repeatedHead = Array("message repeated ".utf8)
+    private static let repeatedTail = Array(" times: [".utf8)
+
+    private func plainMatch(_ message: UnsafeRawBufferPointer, category: String?) -> Hit? {
         if scanner.isUseful {
             return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: scanner.wordCount) { present in
                 let bits = present.baseAddress!

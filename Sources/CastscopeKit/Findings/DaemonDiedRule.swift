@@ -103,7 +103,7 @@ struct DaemonDiedRule: FindingRule {
         /// A death that blames no session: counted for one warning per daemon.
         func warn(_ key: String, _ death: [Event], unit: String?) {
             if others[key] == nil { order.append(key) }
-            others[key, default: (death, 0, unit)].count += 1
+            others[key, default: (death, 0, unit)].count += Self.occurrences(death)
         }
         for (k, found) in deaths.enumerated() where !Self.stopped(found, by: stopping) {
             let death = restartOf[k].map { found + [$0.line] } ?? found
@@ -241,6 +241,17 @@ struct DaemonDiedRule: FindingRule {
             if parts.count >= 2, random(parts.last!, 8...10), parts.last!.contains(where: \.isNumber) { parts.removeLast() }
         }
         return parts.joined(separator: "-")
+    }
+
+    /// How many deaths `death`'s lines tell: rsyslog's `message repeated 3 times: [ …]` stands
+    /// for 3 more of the line it repeats (alone, those 3; it was counted as one).
+    static func occurrences(_ death: [Event]) -> Int {
+        var more = 0
+        var plain = false
+        for e in death {
+            if let n = e.attr("repeated").flatMap({ Int($0) }) { more += n } else { plain = true }
+        }
+        return more == 0 ? 1 : more + (plain ? 1 : 0)
     }
 
     /// A unit on a host (a fleet's bundle holds several relays).
