@@ -221,4 +221,23 @@ struct HuntRound7FindingsTests {
         #expect(try deaths("Mar 03 10:00:12 host systemd[1]: message repeated 3 times: [ janus.service: Main process exited, code=killed, status=6/ABRT]\n")
             == ["janus: its main process was killed (status=6/ABRT) (3 times; the first here)"])
     }
+
+    @Test("colour codes rsyslog wrote out (#033[33m) leave the message, and a coloured zap level is its level")
+    func escapedColours() throws {
+        // janus-gateway#304.
+        let janus = try analyze("""
+            Aug 10 12:06:46 node03 janus[20544]: HTTP webserver started (port 8088, /janus path listener)...
+            Aug 10 12:06:46 node03 janus[20544]: #033[33m[WARN]#033[0m HTTPS webserver disabled
+
+            """).text
+        #expect(janus.contains("[WARN] HTTPS webserver disabled"), "\(janus)")
+        #expect(!janus.contains("#033["), "\(janus)")
+        // livekit-server --dev: zap's coloured level.
+        let zap = try analyze("2023-08-04T10:16:01.269+0800\t\u{1B}[34mINFO\u{1B}[0m\tlivekit\trtc/participant_signal.go:291\tclosing signal connection\n"
+            + "2023-08-04T10:16:02.269+0800\t\u{1B}[31mERROR\u{1B}[0m\tlivekit\trtc/supervisor/participant_supervisor.go:142\tsupervisor error on publication\t{\"error\": \"publish time out\"}\n").text
+        let rows = zap.split(separator: "\n").dropFirst()
+        #expect(rows.first?.contains(" Info ") == true, "\(zap)")
+        #expect(rows.dropFirst().first?.contains(" Error ") == true, "\(zap)")
+        #expect(!zap.contains("\u{1B}"), "\(zap)")
+    }
 }

@@ -294,15 +294,16 @@ public struct RawRecord {
 
     /// The message's bytes, a terminal's escape sequences taken out when it has any (a service
     /// logging in colour stores them in its journal entries; `journalctl` colours warnings in
-    /// its text; a coloured line past a file's first bytes is not stripped by its source).
+    /// its text; a coloured line past a file's first bytes is not stripped by its source), and
+    /// colour codes written out (rsyslog's `#033[33m`, `^[[33m`: `EscapedColours`).
     public func withMessage<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
         let m = RecordField.message.rawValue
         guard starts[m] >= 0 else { return nil }
         let r = starts[m]..<ends[m]
         return storage.withUnsafeBytes { all -> R in
             let bytes = UnsafeRawBufferPointer(rebasing: all[r])
-            guard let base = bytes.baseAddress, memchr(base, 0x1B, bytes.count) != nil else { return body(bytes) }
-            return TerminalEscapeSource.stripped(Array(bytes)).withUnsafeBytes(body)
+            guard EscapedColours.present(bytes) else { return body(bytes) }
+            return EscapedColours.stripped(bytes).withUnsafeBytes(body)
         }
     }
 

@@ -285,10 +285,14 @@ public final class LogShow {
         r.processID = rec.pid
         // (`log stream --style compact` writes its thread in hex without `0x`: `[59318:22c78e]`)
         r.threadID = rec.string(.tid).flatMap { s in s.hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s, radix: hexThreads ? 16 : 10) }
-        if let l = rec.string(.level) { r.messageType = appleType(l) }
+        // (a coloured level, zap's `ESC[31mERROR ESC[0m`, is its word)
+        if let l = rec.string(.level) { r.messageType = appleType(EscapedColours.uncoloured(l)) }
         r.subsystem = rec.string(.subsystem) ?? ""
         r.category = rec.string(.category) ?? ""
-        r.eventMessage = rec.string(.message) ?? ""
+        // (without its colour codes; another escape sequence is shown escaped)
+        r.eventMessage = rec.withBytes(.message) { b in
+            EscapedColours.present(b) ? String(decoding: EscapedColours.uncoloured(b), as: UTF8.self) : String(decoding: b, as: UTF8.self)
+        } ?? ""
         r.processImagePath = rec.string(.process) ?? ""
         r.senderImagePath = rec.string(.library) ?? ""
         return r
