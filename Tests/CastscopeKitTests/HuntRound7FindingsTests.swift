@@ -240,4 +240,21 @@ struct HuntRound7FindingsTests {
         #expect(rows.dropFirst().first?.contains(" Error ") == true, "\(zap)")
         #expect(!zap.contains("\u{1B}"), "\(zap)")
     }
+
+    @Test("a crash report's header collapsed into one paragraph reads as the multi-line one, whatever key it begins with")
+    func collapsedCrashHeader() throws {
+        // client-sdk-swift#266 as a forum collapses it: "nothing recognized", exit 4.
+        let mac = "Process:               MyApp [1159] Path:                  /Applications/MyApp Identifier:            my.app Version:               4.1.2.3 Code Type:             ARM-64 (Native) Parent Process:        launchd [1] User ID:               501  Date/Time:             2023-11-10 12:28:12.4786 +0100 OS Version:            macOS 13.6.1 (22G313) Report Version:        12 Anonymous UUID:        902DFF84-DAB8A5CAB16A   Time Awake Since Boot: 1300 seconds  System Integrity Protection: enabled  Crashed Thread:        13  Dispatch queue: EncoderQueue  Exception Type:        EXC_BAD_ACCESS (SIGSEGV) Exception Codes:       KERN_INVALID_ADDRESS at 0x000000013fbac000 Exception Codes:       0x0000000000000001, 0x000000013fbac000  Termination Reason:    Namespace SIGNAL, Code 11 Segmentation fault: 11 Terminating Process:   exc handler [1159]\n"
+        let crashes = try findings(mac).filter { $0.kind == "app-crashed" }.map(\.message)
+        #expect(crashes.count == 1, "\(crashes)")
+        // (the app, not `Parent Process:`'s launchd)
+        #expect(crashes.first?.hasPrefix("MyApp[1159] crashed (EXC_BAD_ACCESS (SIGSEGV); termination Namespace SIGNAL, Code 11") == true, "\(crashes)")
+        // Agora-Flutter-SDK#2265's Sentry-style excerpt, from its `OS Version:`.
+        let agora = "OS Version: iOS 18.3.2 (22D82) Report Version: 104  Exception Type: EXC_BAD_ACCESS (SIGSEGV) Exception Codes: SEGV_NOOP at 0x000000000000007e Crashed Thread: 0  Application Specific Information: Exception 1, Code 1, Subcode 126 > KERN_INVALID_ADDRESS at 0x7e.  Thread 0 Crashed: 0   libobjc.A.dylib                 0x3116f1ce8         objc_loadWeakRetained 1   agora_rtc_engine                0x100c25964         [inlined] <unknown> + 28\n"
+        let unnamed = try findings(agora).filter { $0.kind == "app-crashed" }.map(\.message)
+        #expect(unnamed.count == 1 && unnamed.first?.contains("(EXC_BAD_ACCESS (SIGSEGV))") == true, "\(unnamed)")
+        // A sentence that names the key is no report.
+        #expect(try findings("Support asked for the crash log, so here it is: the Exception Type: field was empty and nothing else was written to the console at all\n")
+            .filter { $0.kind == "app-crashed" }.isEmpty)
+    }
 }

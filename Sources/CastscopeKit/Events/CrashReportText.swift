@@ -63,7 +63,74 @@ struct CrashReportText {
             guard i < bytes.count else { return false }
             let b = bytes[i]
             return b == UInt8(ascii: "H") || b == UInt8(ascii: "E") || b == UInt8(ascii: "{") || b == UInt8(ascii: "\"")
+                || collapsedHeader(bytes, from: i)
         } ?? false
+    }
+
+    /// A whole header collapsed into one paragraph (a forum or a chat turned its line breaks
+    /// into spaces: `Process: MyApp [1159] Path: … Exception Type: EXC_BAD_ACCESS (SIGSEGV)
+    /// Exception Codes: … Termination Reason: …`): it begins with a key (a capital) and holds
+    /// `Exception Type:` further on. Only a long record whose first words end in a colon is
+    /// looked into.
+    static func collapsedHeader(_ bytes: UnsafeRawBufferPointer, from i: Int) -> Bool {
+        guard bytes.count - i >= collapsedMinimum, bytes[i] >= UInt8(ascii: "A"), bytes[i] <= UInt8(ascii: "Z") else { return false }
+        // (a key's colon within its first words: `Process:`, `OS Version:`, `Date/Time:`)
+        var k = i + 1
+        while k < i + 24, bytes[k] != UInt8(ascii: ":") { k += 1 }
+        guard k < i + 24 else { return false }
+        return findBytes(bytes, collapsedOpener, from: i + 1) != nil || findBytes(bytes, collapsedOpenerLower, from: i + 1) != nil
+    }
+    static let collapsedMinimum = 160
+    private static let collapsedOpener = Array(" Exception Type:".utf8)
+    private static let collapsedOpenerLower = Array(" Exception type:".utf8)
+
+    /// Keys a collapsed header is cut at (after a space): each begins a line of the header.
+    static let collapsedKeys = ["Process:", "Path:", "Identifier:", "Date/Time:", "OS Version:", "Exception Type:", "Exception type:",
+                                "Exception Codes:", "Exception Subtype:", "Exception subtype:", "Exception Message:", "Exception Note:",
+                                "Termination Reason:", "Termination Description:", "Terminating Process:", "Crashed Thread:",
+                                "Triggered by Thread:", "Triggered by thread:", "Application Specific Information:", "Thread 0 Crashed:",
+                                uncaughtPrefix]
+    /// Words before `Process:` that make it another key (`Parent Process:`, `Responsible Process:`).
+    static let processQualifiers = ["Parent", "Responsible", "Terminating", "Coalition"]
+
+    /// The header lines of a collapsed paragraph, cut at its keys.
+    static func collapsedLines(_ text: String) -> [String] {
+        var cuts: [String.Index] = [text.startIndex]
+        for key in collapsedKeys {
+            var from = text.startIndex
+            while let r = text[from...].firstRange(of: " " + key) {
+                from = r.upperBound
+                let keyStart = text.index(after: r.lowerBound)
+                if key == "Process:" {
+                    let before = text[..<r.lowerBound]
+                    if processQualifiers.contains(where: { before.hasSuffix($0) }) { continue }
+                }
+                cuts.append(keyStart)
+            }
+        }
+        cuts.sort()
+        var lines: [String] = []
+        for (k, start) in cuts.enumerated() {
+            let end = k + 1 < cuts.count ? cuts[k + 1] : text.endIndex
+            guard start < end else { continue }
+            lines.append(keyText(String(text[start..<end])))
+        }
+        return lines
+    }
+
+    /// The report of a header collapsed into `rec` alone, when it is one.
+    private mutating func collapsed(_ rec: RawRecord) -> RawRecord? {
+        guard opened == nil, pending == nil,
+            rec.withBytes(.message, { Self.collapsedHeader($0, from: RecordReader.indentEnd($0)) }) == true,
+            let message = rec.string(.message)
+        else { return nil }
+        let all = Self.collapsedLines(Self.keyText(message))
+        let kept = all.filter { line in Self.keys.contains(where: { line.hasPrefix($0) }) || line.hasPrefix(Self.uncaughtPrefix) }
+        // (a sentence that names the key is no header: two more keys must be there)
+        guard all.count >= 3, kept.contains(where: { $0.hasPrefix("Exception Type:") || $0.hasPrefix("Exception type:") }) else { return nil }
+        lines = kept
+        defer { lines = [] }
+        return record(line: rec.line)
     }
 
     /// One record of the file, in order; returns the reports' records this line ends (a header,
@@ -74,6 +141,11 @@ struct CrashReportText {
         tookLast = false
         var out: [RawRecord] = []
         if let made = settle(rec) { out = accept(made) }
+        if !tookLast, let made = collapsed(rec) {
+            // (the paragraph is the report: none of its words read again as a line of their own)
+            tookLast = true
+            out += accept(made)
+        }
         if !tookLast, let made = header(rec, earlier: earlier) { out += accept(made) }
         defer { released = [] }
         return released + out
