@@ -972,6 +972,7 @@ public final class Analyzer {
         walker.budget = options.budget
         walker.memory = memoryInputs
         walker.recognition = detector.bestScore(of:)
+        walker.timedRecognition = detector.bestTimedScore(of:)
         Stages.mark("start")
         walker.walk(paths)
         Stages.mark("read")

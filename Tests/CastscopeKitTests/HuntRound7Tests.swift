@@ -136,6 +136,17 @@ struct HuntRound7Tests {
         }
     }
 
+    @Test("an Xcode console whose one message begins with a clock keeps its own times (its lines read as well by the untimed layout)")
+    func xcodeMessageWithAClockIsNoLead() throws {
+        var text = ""
+        for n in 0..<12 { text += "2026-03-12 09:15:\(String(format: "%02d", 30 + n)).100000+0000 Demo[812:9001] frame \(n) sent\n" }
+        text += "2026-03-12 09:15:59.100000+0000 Demo[812:9001] 12:00:01 server said hello\n"
+        let r = try analyze(text)
+        #expect(r.text.contains("2026-03-12 09:15:30.100000+0000"), "\(r.text)")
+        #expect(r.text.contains("2026-03-12 09:15:59.100000+0000"), "\(r.text)")
+        #expect(!TimeLeadSource.likely(Array(text.utf8)))
+    }
+
     @Test("the lead comes off every line however the reads cut the lines, CR LF kept")
     func leadOffAcrossReads() throws {
         var text = ""

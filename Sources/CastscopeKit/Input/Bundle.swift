@@ -63,6 +63,8 @@ public struct BundleWalker {
     /// prefix every line carries comes off only when the lines are recognized better without
     /// it (`quotePrefix`). Unset, it always does.
     public var recognition: (([UInt8]) -> Int)?
+    /// How many of a head's lines the known formats read with a time (`FormatDetector.bestTimedScore`).
+    public var timedRecognition: (([UInt8]) -> Int)?
 
     public init(visit: @escaping (String, ByteSource) throws -> Void,
                 report: @escaping (InputError) -> Void)
@@ -199,7 +201,7 @@ public struct BundleWalker {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
             || QuotedLinesSource.detect(head) != nil || QuotedLinesSource.toolPrefix(head) != nil || HardWrapSource.detect(head) != nil
-            || TimeLeadSource.detect(head) != nil || StringLiteralLinesSource.detect(head)
+            || TimeLeadSource.likely(head) || StringLiteralLinesSource.detect(head)
     }
 
     /// The lead every line of `head` carries when it is a paste's (an indentation, a quote:
@@ -236,15 +238,16 @@ public struct BundleWalker {
 
     /// `text` without another tool's time (or line number) before every line, when the log
     /// behind it has times of its own (`TimeLeadSource`), and its head so: off when a layout
-    /// then reads nearly as many lines as with it, or nearly all the lines with a time of
-    /// their own. (Read with it, a layout that takes any first time, `timestamped` or Xcode's,
-    /// reads them as often, but with the tool's times: `log show` behind `ts` was read so, 29
-    /// lines of its head against 27 without; an excerpt that begins inside a stack trace has
-    /// few lines with times.)
+    /// then reads with a time nearly as many lines as with it, or nearly all the lines with a
+    /// time of their own. (Read with it, a layout that takes any first time, `timestamped` or
+    /// Xcode's, reads them as often, but with the tool's times: `log show` behind `ts` was
+    /// read so, 29 lines of its head against 27 without; an excerpt that begins inside a stack
+    /// trace has few lines with times. Counted with times: an Xcode console whose one message
+    /// began with a clock lost every time, its lines read as well by the untimed layout.)
     private func withoutTimeLead(_ text: ByteSource, head: [UInt8]) -> (text: ByteSource, head: [UInt8]) {
-        guard let recognition, let (lead, ownTimes) = TimeLeadSource.detectCounting(head) else { return (text, head) }
+        guard let timedRecognition, let (lead, ownTimes, _) = TimeLeadSource.detectCounting(head) else { return (text, head) }
         let bare = TimeLeadSource.stripped(head, lead: lead)
-        guard recognition(bare) * 5 >= min(recognition(head), ownTimes) * 4 else { return (text, head) }
+        guard timedRecognition(bare) * 5 >= min(timedRecognition(head), ownTimes) * 4, timedRecognition(bare) > 0 else { return (text, head) }
         return (TimeLeadSource(text, lead: lead), bare)
     }
 

@@ -62,6 +62,11 @@ public final class FileSource: ByteSource {
         self.path = path
     }
 
+    private var currentSize: UInt64 {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? UInt64(max(0, st.st_size)) : 0
+    }
+
     deinit { if owned { close(fd) } }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -72,7 +77,11 @@ public final class FileSource: ByteSource {
             #else
             let n = Darwin.read(fd, base, buffer.count)
             #endif
-            if n == 0, consumedOffset < openedSize { throw InputError.shrank(path: path, at: consumedOffset, from: openedSize) }
+            // (a file whose size is now less: sysfs and some FUSE files give fewer bytes than
+            // their size says, and keep saying it)
+            if n == 0, consumedOffset < openedSize, currentSize < openedSize {
+                throw InputError.shrank(path: path, at: consumedOffset, from: openedSize)
+            }
             if n >= 0 {
                 consumedOffset += UInt64(n)
                 return n
@@ -216,7 +225,11 @@ public final class RangeFileSource: ByteSource {
         guard want > 0 else { return 0 }
         while true {
             let n = pread(fd, buffer.baseAddress!, want, off_t(position))
-            if n == 0 { throw InputError.shrank(path: path, at: position, from: end) }
+            if n == 0 {
+                var st = stat()
+                if fstat(fd, &st) == 0, UInt64(max(0, st.st_size)) < end { throw InputError.shrank(path: path, at: position, from: end) }
+                return 0
+            }
             if n >= 0 {
                 position += UInt64(n)
                 return n

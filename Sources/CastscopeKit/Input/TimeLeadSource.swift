@@ -104,9 +104,18 @@ public final class TimeLeadSource: ByteSource {
     /// (`BundleWalker.withoutTimeLead`: when a layout reads the lines about as well without it).
     public static func detect(_ head: [UInt8]) -> Lead? { detectCounting(head)?.lead }
 
-    /// `detect`, and how many of the lines go on with a time of their own.
-    public static func detectCounting(_ head: [UInt8]) -> (lead: Lead, ownTimes: Int)? {
-        head.withUnsafeBytes { raw -> (lead: Lead, ownTimes: Int)? in
+    /// Whether a big file's lines are worth reading through this source (`BundleWalker
+    /// .readsThroughOwnSource`: no ranges read in parallel then): a lead, and a quarter of the
+    /// lines with it going on with a time of their own (an Xcode console whose one message
+    /// begins with a clock is its own times' log).
+    public static func likely(_ head: [UInt8]) -> Bool {
+        guard let (_, ownTimes, leading) = detectCounting(head) else { return false }
+        return ownTimes * 4 >= leading
+    }
+
+    /// `detect`, how many of the lines go on with a time of their own, and how many carry the lead.
+    public static func detectCounting(_ head: [UInt8]) -> (lead: Lead, ownTimes: Int, leading: Int)? {
+        head.withUnsafeBytes { raw -> (lead: Lead, ownTimes: Int, leading: Int)? in
             var lines: [UnsafeRawBufferPointer] = []
             var start = 0
             for i in 0..<raw.count where raw[i] == 0x0A {
@@ -125,7 +134,7 @@ public final class TimeLeadSource: ByteSource {
                 leading += 1
                 if hasOwnTime(UnsafeRawBufferPointer(rebasing: line[n...])) { ownTimes += 1 }
             }
-            return ownTimes > 0 && leading * 5 >= lines.count * 4 ? (lead, ownTimes) : nil
+            return ownTimes > 0 && leading * 5 >= lines.count * 4 ? (lead, ownTimes, leading) : nil
         }
     }
 

@@ -85,6 +85,16 @@ public struct FormatDetector {
     /// The same for a head in an array (`BundleWalker.recognition`).
     public func bestScore(of head: [UInt8]) -> Int { head.withUnsafeBytes { bestScore(head: $0) } }
 
+    /// How many of `head`'s lines the best format reads with a time (`BundleWalker.timedRecognition`):
+    /// a tool's time before every line comes off only when the lines keep times without it
+    /// (Xcode's lines read as well without their own time by its untimed layout).
+    public func bestTimedScore(of head: [UInt8]) -> Int {
+        head.withUnsafeBytes { raw in
+            let lines = self.lines(raw)
+            return formats.indices.reduce(0) { max($0, score(formats[$1], lines, timedOnly: true)) }
+        }
+    }
+
     /// The first `maxLines` lines of `head` (without their CR).
     private func lines(_ head: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
         var lines: [UnsafeRawBufferPointer] = []
@@ -160,7 +170,7 @@ public struct FormatDetector {
 
     /// How many of `lines` `format` recognizes (header lines count 3). With `mustReach`, a
     /// format of lines stops once even every line left could not reach it (and returns less).
-    func score(_ format: LogFormat, _ lines: [UnsafeRawBufferPointer], mustReach: Int? = nil) -> Int {
+    func score(_ format: LogFormat, _ lines: [UnsafeRawBufferPointer], mustReach: Int? = nil, timedOnly: Bool = false) -> Int {
         var total = 0
         switch format.kind {
         case .plain:
@@ -177,10 +187,11 @@ public struct FormatDetector {
                 if !headers.isEmpty, headers.contains(where: { h in line.starts(with: h) }) { total += 3; continue }
                 var hit = false
                 for k in patterns.indices where probes[k].test(line) != false && patterns[k].match(line, into: &matches[k]) {
-                    hit = true
+                    // (with `timedOnly`, a line read without a time does not count)
+                    hit = !timedOnly || matches[k].hasTime
                     break
                 }
-                if hit || format.collapsedRecordStart(line, &matches) != nil { total += 1 }
+                if hit || !timedOnly && format.collapsedRecordStart(line, &matches) != nil { total += 1 }
             }
         case .jsonLines:
             let keys = format.detectKeys.map { Array("\"\($0)\":".utf8) }

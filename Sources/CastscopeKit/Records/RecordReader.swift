@@ -830,6 +830,7 @@ public final class RecordReader {
         }
         let created = starts(Self.createdBy)
         if created { i = 11 }
+        guard i < n else { return false }
         // The function's name up to its arguments: no white space, a `.` followed by a name.
         let first = line[i]
         guard (first | 0x20) >= UInt8(ascii: "a") && (first | 0x20) <= UInt8(ascii: "z") || first == UInt8(ascii: "_") else { return false }

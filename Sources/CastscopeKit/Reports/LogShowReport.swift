@@ -130,6 +130,7 @@ public final class LogShow {
             },
             report: { [self] e in errors.append(e) })
         walker.recognition = detector.bestScore(of:)
+        walker.timedRecognition = detector.bestTimedScore(of:)
         walker.ips = { display, source in
             let (reports, unread) = try IPSReport.parseAll(try readIPSText(source, path: display), path: display)
             self.errors.append(contentsOf: reports.compactMap(\.cut) + unread)
