@@ -102,6 +102,42 @@ struct HeldFuzzTests {
         return writer.head(r) + parts + writer.tail(r) + "\n---\n" + json + "\nheld \(a.lastHeldEvents > 0)"
     }
 
+    /// Found by `fuzz`: a frame run whose first lines `--since` cuts, left alone past its block's
+    /// last line, went on ahead of the next block's earlier lines instead of waiting for them
+    /// (the held bundle fed "×12 over -35 ms" where the in-memory one fed the run in order).
+    @Test func aRunCutBySinceWaitsForEarlierLines() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var untimed = ""
+        for _ in 0..<18 { untimed += "BroadcastUpload[915]: video sample processed successfully\n" }
+        untimed += "BroadcastUpload[915]: server socket closed\nBroadcastExtension[812]: broadcast started\n"
+        untimed += "BroadcastExtension[812]: Open socket connection\nBroadcastExtension[812]: client stream open completed\n"
+        for _ in 0..<17 { untimed += "BroadcastExtension[812]: video sample processed successfully\n" }
+        var seconds = ""
+        for _ in 0..<4 { seconds += "Mar 12 23:59:27 BroadcastUpload[915] <Notice>: video sample processed successfully\n" }
+        seconds += "Mar 12 23:59:27 BroadcastUpload[915] <Notice>: server socket closed\n"
+        for m in ["broadcast started", "Open socket connection", "client stream open completed"] { seconds += "Mar 12 23:59:49 BroadcastExtension[812] <Notice>: \(m)\n" }
+        for _ in 0..<16 { seconds += "Mar 12 23:59:49 BroadcastExtension[812] <Notice>: video sample processed successfully\n" }
+        for _ in 0..<3 { seconds += "Mar 12 23:59:50 BroadcastExtension[812] <Notice>: video sample processed successfully\n" }
+        seconds += "Mar 12 23:59:50 BroadcastExtension[812] <Notice>: server socket closed\n"
+        for m in ["broadcast started", "Open socket connection", "client stream open completed"] { seconds += "Mar 13 00:00:10 BroadcastUpload[812] <Notice>: \(m)\n" }
+        for _ in 0..<4 { seconds += "Mar 13 00:00:10 BroadcastUpload[812] <Notice>: video sample processed successfully\n" }
+        seconds += "Mar 13 00:00:10 BroadcastUpload[812] <Notice>: server socket closed\n"
+        var micro = "Timestamp                       Thread     Type        Activity             PID    TTL  \n"
+        for us in ["735537", "767796", "789926", "828800", "853556", "877294", "900631", "934286", "964728"] {
+            micro += "2026-03-12 23:59:49.\(us)+0100 0x2f1c4    Default     0x0                  812    0    BroadcastExtension: video sample processed successfully\n"
+        }
+        try untimed.write(to: dir.appendingPathComponent("f0.txt"), atomically: true, encoding: .utf8)
+        try seconds.write(to: dir.appendingPathComponent("f1.txt"), atomically: true, encoding: .utf8)
+        try micro.write(to: dir.appendingPathComponent("f2.txt"), atomically: true, encoding: .utf8)
+        let window: (Int64?, Int64?) = (1_773_356_389_229_394, nil)
+        let m = try Self.run([dir.path], held: false, window: window, parallel: true)
+        let h = try Self.run([dir.path], held: true, window: window, parallel: true)
+        #expect(h.hasSuffix("held true"))
+        #expect(m.replacingOccurrences(of: "\nheld false", with: "") == h.replacingOccurrences(of: "\nheld true", with: ""))
+        #expect(!h.contains("over -"), "\(h)")
+    }
+
     @Test func fuzz() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
