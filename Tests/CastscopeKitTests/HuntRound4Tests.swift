@@ -8,13 +8,7 @@ import Testing
 @Suite("hunt round 4: level before the time, nameless jetsam, RunningBoard's termination")
 struct HuntRound4Tests {
     func analyze(_ text: String, name: String = "paste.txt", _ extra: [String] = []) throws -> (json: [String: Any], text: String) {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let url = dir.appendingPathComponent(name)
-        try Data(text.utf8).write(to: url)
-        let j = try castscope(["analyze", "--json"] + extra + [url.path])
-        let t = try castscope(["show", url.path])
-        return (j.json ?? [:], t.stdout)
+        try analyzePaste(text, name: name, extra)
     }
 
     @Test("a bracketed level before the time ([ERROR] 2020-…): each line keeps its own time and level")

@@ -9,13 +9,7 @@ import Testing
 @Suite("hunt round 6: Go's level letter, localized JUL levels, daemon deaths in other words")
 struct HuntRound6Tests {
     func analyze(_ text: String, name: String = "paste.txt", _ extra: [String] = []) throws -> (json: [String: Any], text: String) {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let url = dir.appendingPathComponent(name)
-        try Data(text.utf8).write(to: url)
-        let j = try castscope(["analyze", "--json"] + extra + [url.path])
-        let t = try castscope(["show", url.path])
-        return (j.json ?? [:], t.stdout)
+        try analyzePaste(text, name: name, extra)
     }
 
     func input(_ r: [String: Any]) -> [String: Any] { (r["inputs"] as? [[String: Any]])?.first ?? [:] }

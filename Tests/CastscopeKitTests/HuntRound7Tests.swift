@@ -10,13 +10,7 @@ import Testing
 @Suite("hunt round 7: Go stack traces after a record, a tool's time before every line")
 struct HuntRound7Tests {
     func analyze(_ text: String, name: String = "paste.txt") throws -> (json: [String: Any], text: String) {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let url = dir.appendingPathComponent(name)
-        try Data(text.utf8).write(to: url)
-        let j = try castscope(["analyze", "--json", url.path])
-        let t = try castscope(["show", url.path])
-        return (j.json ?? [:], t.stdout)
+        try analyzePaste(text, name: name)
     }
 
     func input(_ r: [String: Any]) -> [String: Any] { (r["inputs"] as? [[String: Any]])?.first ?? [:] }

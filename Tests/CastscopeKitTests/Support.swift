@@ -243,3 +243,15 @@ func runShell(_ script: String, _ args: [String]) throws -> (status: Int32, stde
     p.waitUntilExit()
     return (p.terminationReason == .exit ? p.terminationStatus : 128 + p.terminationStatus, text)
 }
+
+/// A paste written to a file of its own and analyzed: the JSON report, and `show`'s text of it
+/// (the hunt rounds' tests, each around a paste's real lines).
+func analyzePaste(_ text: String, name: String = "paste.txt", _ extra: [String] = []) throws -> (json: [String: Any], text: String) {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let url = dir.appendingPathComponent(name)
+    try Data(text.utf8).write(to: url)
+    let j = try castscope(["analyze", "--json"] + extra + [url.path])
+    let t = try castscope(["show", url.path])
+    return (j.json ?? [:], t.stdout)
+}
