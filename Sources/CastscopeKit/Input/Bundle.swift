@@ -247,7 +247,8 @@ public struct BundleWalker {
     private func withoutTimeLead(_ text: ByteSource, head: [UInt8]) -> (text: ByteSource, head: [UInt8]) {
         guard let timedRecognition, let (lead, ownTimes, _) = TimeLeadSource.detectCounting(head) else { return (text, head) }
         let bare = TimeLeadSource.stripped(head, lead: lead)
-        guard timedRecognition(bare) * 5 >= min(timedRecognition(head), ownTimes) * 4, timedRecognition(bare) > 0 else { return (text, head) }
+        let timedBare = timedRecognition(bare)
+        guard timedBare > 0, timedBare * 5 >= min(timedRecognition(head), ownTimes) * 4 else { return (text, head) }
         return (TimeLeadSource(text, lead: lead), bare)
     }
 
