@@ -17,9 +17,23 @@ struct ClickHouseOptions: ParsableArguments {
         valueName: "n"))
     var retries = 6
 
+    @Option(name: .customLong("clickhouse-timeout"), help: ArgumentHelp(
+        "Seconds a connect, send or answer from ClickHouse may take before the attempt counts as failed (and is retried).",
+        valueName: "seconds"))
+    var timeout = 60
+
+    func validate() throws {
+        if timeout < 1 { throw ValidationError("--clickhouse-timeout must be at least 1 second, got \(timeout)") }
+    }
+
     func target() -> ClickHouseTarget? {
         guard let url else { return nil }
-        do { return try ClickHouseTarget.parse(url) } catch {
+        do {
+            let target = try ClickHouseTarget.parse(url)
+            guard case .server(var client) = target else { return target }
+            client.timeoutSeconds = timeout
+            return .server(client)
+        } catch {
             printError("\(error)")
             Glibc.exit(2)
         }

@@ -191,6 +191,35 @@ struct HostileOutputsTests {
         #expect(texts[2].contains("alice:***@127.0.0.1"), "\(texts[2].prefix(600))")
     }
 
+    @Test("a ClickHouse that takes the connection and never answers fails the attempt after --clickhouse-timeout (it held analyze 6 minutes)")
+    func clickhouseTimeout() throws {
+        // A socket that listens and never accepts: the kernel completes the handshake and
+        // takes the request; no answer ever comes.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        #expect(listen(fd, 16) == 0)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        let port = Int(UInt16(bigEndian: addr.sin_port))
+        let sample = packageRoot.appendingPathComponent("samples/healthy-jitsi").path
+        let start = Date()
+        let r = try castscope(["analyze", "-q", "--clickhouse", "http://127.0.0.1:\(port)/", "--clickhouse-timeout", "1",
+                               "--clickhouse-retries", "2", sample])
+        let took = Date().timeIntervalSince(start)
+        #expect(r.status == 5, "\(r.status): \(r.stderr)")
+        #expect(r.stderr.contains("reading the answer: no answer within 1 s (--clickhouse-timeout)"), "\(r.stderr)")
+        #expect(took < 30, "took \(took) s")
+        let bad = try castscope(["analyze", "--clickhouse", "http://127.0.0.1:\(port)/", "--clickhouse-timeout", "0", sample])
+        #expect(bad.status == 2, "\(bad.status)")
+        #expect(bad.stderr.contains("--clickhouse-timeout must be at least 1"), "\(bad.stderr)")
+    }
+
     @Test("an earlier report inside a bundle is not read as a log; a report redirected onto an input is refused; show's exit codes are analyze's")
     func ownReportsAndRedirects() throws {
         let dir = try temporaryDirectory()

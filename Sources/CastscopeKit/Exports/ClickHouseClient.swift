@@ -211,7 +211,14 @@ public struct ClickHouseClient: Sendable {
             }
             ai = a.pointee.ai_next
         }
-        throw failure("cannot connect: \(String(cString: strerror(lastErrno)))", retryable: true)
+        throw failure("cannot connect: \(timedOut(lastErrno) ?? String(cString: strerror(lastErrno)))", retryable: true)
+    }
+
+    /// A socket timeout said as one (`SO_RCVTIMEO`/`SO_SNDTIMEO` end a call with EAGAIN, a
+    /// connect with EINPROGRESS: "Resource temporarily unavailable" said nothing), or nil.
+    private func timedOut(_ code: Int32) -> String? {
+        guard code == EAGAIN || code == EWOULDBLOCK || code == EINPROGRESS || code == ETIMEDOUT else { return nil }
+        return "no answer within \(timeoutSeconds) s (--clickhouse-timeout)"
     }
 
     private func send(_ fd: Int32, _ bytes: [UInt8]) throws {
@@ -220,7 +227,7 @@ public struct ClickHouseClient: Sendable {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + off, $0.count - off, Int32(MSG_NOSIGNAL)) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw failure("sending the request: \(String(cString: strerror(errno)))", retryable: true)
+                throw failure("sending the request: \(timedOut(errno) ?? String(cString: strerror(errno)))", retryable: true)
             }
             off += n
         }
@@ -234,7 +241,7 @@ public struct ClickHouseClient: Sendable {
             if n == 0 { break }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw failure("reading the answer: \(String(cString: strerror(errno)))", retryable: true)
+                throw failure("reading the answer: \(timedOut(errno) ?? String(cString: strerror(errno)))", retryable: true)
             }
             out.append(contentsOf: buf[0..<n])
         }
