@@ -82,7 +82,20 @@ struct StdinFollower: @unchecked Sendable {
             // A block of NULs first (a log truncated while written: copytruncate), passed over
             // as `analyze` passes it over; the text after it is the stream.
             var source: ByteSource = input
-            if let (after, rest, skipped) = try skippingLeadingZeros(head: head, rest: input, count: 64 * 1024, path: "<stdin>") {
+            // UTF-16 (PowerShell's `idevicesyslog | castscope tail -`) read as UTF-8, as
+            // `analyze -` reads it; a UTF-8 byte-order mark comes off (it was refused as binary
+            // and its first line not a record). First: UTF-16 big-endian starts with a NUL.
+            if let order = UTF16Source.detect(head) {
+                source = UTF16Source(PrefixedSource(prefix: head, rest: input), order)
+                var decoded = [UInt8](repeating: 0, count: 64 * 1024)
+                let m = try decoded.withUnsafeMutableBytes { try source.read(into: $0) }
+                head = Array(decoded[0..<m])
+                engine.note("standard input is UTF-16 (\(order == .littleEndian ? "little" : "big")-endian): read as UTF-8")
+                if head.isEmpty { return }
+            } else if UTF8MarkSource.detect(head) {
+                head.removeFirst(3)
+            }
+            if let (after, rest, skipped) = try skippingLeadingZeros(head: head, rest: source, count: 64 * 1024, path: "<stdin>") {
                 guard !after.isEmpty else {
                     engine.error("<stdin>: at byte 0: binary data (NUL bytes), not a log: standard input is not read further")
                     return

@@ -103,6 +103,20 @@ import Testing
         #expect(outputs.first?.contains("\"change\":\"started\"") == true)
     }
 
+    @Test("tail - reads UTF-16 as analyze - does (PowerShell's pipe; it was refused as binary data)")
+    func utf16OnStandardInput() throws {
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("samples/healthy-jitsi/sysdiagnose-log-show.txt"), encoding: .utf8)
+        let plain = try castscope(["tail", "--no-journal", "--no-color", "-"], stdin: Data(text.utf8))
+        #expect(plain.stdout.contains(" S1 ended "), "\(plain.stdout)")
+        for (name, data) in [("little-endian", Data([0xFF, 0xFE]) + text.data(using: .utf16LittleEndian)!),
+                             ("big-endian", text.data(using: .utf16BigEndian)!)] {
+            let r = try castscope(["tail", "--no-journal", "--no-color", "-"], stdin: data)
+            #expect(r.status == 0, "\(name): \(r.stderr)")
+            #expect(r.stdout == plain.stdout, "\(name): \(r.stdout)")
+            #expect(r.stderr.contains("standard input is UTF-16 (\(name)): read as UTF-8"), "\(name): \(r.stderr)")
+        }
+    }
+
     @Test("tail reports the device-side frame stall and the findings analyze reports on the same lines")
     func stallsAndFindings() throws {
         let stream = try stalledStream()
