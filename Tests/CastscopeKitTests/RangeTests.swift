@@ -367,3 +367,44 @@ extension RangeTests {
         }
     }
 }
+
+extension RangeTests {
+    /// One session streaming frames through a big file: each range folds its own frame lines
+    /// into a run, and the ranges' runs were kept apart to the session's end, each holding its
+    /// lines' times in memory (a column under the megabyte past which it goes to disk): 86 MB
+    /// for 512 MB of frames, 279 MB for 2 GB. Joined again as the session is built, as one
+    /// reader folds them, the session holds one run.
+    @Test("a frame run cut by the ranges is one run in the session, as one reader reads it")
+    func frameRunCutByRangesIsJoined() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("system_logs.log")
+        var text = "Timestamp                       Thread     Type        Activity             PID    TTL  \n"
+        var us = 0
+        func line(_ pid: Int, _ proc: String, _ msg: String) {
+            us += 1000
+            let (s, u) = (us / 1_000_000, us % 1_000_000)
+            text += String(format: "2026-03-12 10:%02d:%02d.%06d+0100", s / 60 % 60, s % 60, u)
+                + " 0x2f1c4    Default     0x0                  \(pid)    0    \(proc): \(msg)\n"
+        }
+        for m in ["broadcast started", "Open socket connection", "client stream open completed"] { line(812, "BroadcastExtension", m) }
+        let frames = 30_000
+        for k in 0..<frames {
+            line(812, "BroadcastExtension", "video sample processed successfully")
+            if k % 10 == 0 { line(58, "SpringBoard", "(FrontBoard) [com.apple.FrontBoard:Process] Scene lifecycle state did change") }
+        }
+        line(812, "BroadcastExtension", "Broadcast finished")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let registry = try ParserRegistry.builtin()
+        let one = try rangedAnalysis(file.path, registry, threads: 1, perThread: 1, minimum: 1 << 40)
+        let many = try rangedAnalysis(file.path, registry, threads: 3, perThread: 16, minimum: 16 * 1024)
+        for (name, report) in [("one reader", one), ("ranges", many)] {
+            #expect(report.sessions.count == 1, "\(name)")
+            let runs = report.sessions.first?.events.filter { $0.code == .frameSent } ?? []
+            #expect(runs.count == 1, "\(name): \(runs.map(\.count))")
+            #expect(runs.map(\.count).reduce(0, +) == frames, "\(name)")
+            #expect(report.sessions.first?.frames == frames, "\(name)")
+        }
+        #expect(JSONReport.render(many) == JSONReport.render(one))
+    }
+}

@@ -594,6 +594,9 @@ public final class Repeats: @unchecked Sendable {
     /// lines with a length or a counter): each line's message and attribute values, from the
     /// first line on (nil while every line is the event's own text).
     var texts: LineTexts?
+    /// The reading-order place of the last run joined into this one (runs a reader's parts
+    /// cut, `SessionBuilder.joinCutRun`): the next part's run continues it at the place after.
+    var joinedThrough: Int?
 
     /// Line `k`'s place in reading order less the first line's.
     func orderDelta(_ k: Int) -> Int { orders.isEmpty ? Int(lines[k]) - Int(lines[0]) : Int(orders[k]) }
@@ -652,6 +655,7 @@ public final class Repeats: @unchecked Sendable {
         r.orders = orders
         r.foldedLate = foldedLate
         r.texts = texts
+        r.joinedThrough = joinedThrough
         return r
     }
 }
