@@ -4,7 +4,8 @@ run on this machine, alternately, several times; prints medians, ratios and peak
 
 BENCH_SECTION=densities runs only the session-density table (issue 15), which ends with one
 session that retries for BENCH_STORM_HOURS hours (default 10: every line recognized, all open),
-then for as long as BENCH_SIZE MB takes (27 h at 256).
+then for as long as BENCH_SIZE MB takes (27 h at 256), and one session that streams frames
+through BENCH_SIZE MB.
 BENCH_SECTION=unified-logging runs only the Apple Unified Logging rows (BENCH_UL_COPIES copies
 of the reference tracev3, default 300). Inputs are generated (BENCH_SIZE MB of noisy `log show`, default 256; its gzip; a relay
 journal of BENCH_ENTRIES entries built with systemd-journal-remote, default 1,000,000).
@@ -127,6 +128,39 @@ def gen_storm(hours=STORM_HOURS):
                 out.write("".join(buf))
                 buf.clear()
         out.write("".join(buf))
+    os.rename(log + ".part", log)
+    return log
+
+
+def gen_frames():
+    """One session that streams for as long as BENCH_SIZE MB takes (`log show` default style):
+    a Jitsi-design extension logs a frame line every 10 ms among other processes' lines (one
+    in ten, not recognized). The file's big parallel ranges each fold their own frame run."""
+    os.makedirs(WORK, exist_ok=True)
+    log = os.path.join(WORK, f"frames-{SIZE}.log")
+    if os.path.exists(log):
+        return log
+    t0 = 1773307200492204 + 3600 * 1_000_000  # 2026-03-12 10:20:00.492204, shown at +0100
+    day = time.strftime("%Y-%m-%d", time.gmtime(t0 // 1_000_000))
+    def ts(us):
+        s, u = divmod(us, 1_000_000)
+        return f"{day} {s // 3600 % 24:02d}:{s // 60 % 60:02d}:{s % 60:02d}.{u:06d}+0100"
+    head = "Timestamp                       Thread     Type        Activity             PID    TTL  \n"
+    ext = " 0x2f1c4    Default     0x0                  812    0    BroadcastExtension: "
+    other = " 0x1a2      Default     0x0                  33     0    runningboardd: (RunningBoard) [com.apple.runningboard:process] Set jetsam priority to 100 [0] flag[1]\n"
+    size, written, us = SIZE << 20, 0, t0 % 86_400_000_000
+    with open(log + ".part", "w") as out:
+        buf = [head] + [ts(us + k * 1000) + ext + m + "\n" for k, m in
+                        enumerate(["broadcast started", "Open socket connection", "client stream open completed"])]
+        us += 10_000
+        while written < size:
+            for k in range(20000):
+                us += 10_000
+                buf.append(ts(us) + (other if k % 10 == 9 else ext + "video sample processed successfully\n"))
+            chunk = "".join(buf)
+            out.write(chunk)
+            written += len(chunk)
+            buf = []
     os.rename(log + ".part", log)
     return log
 
@@ -365,6 +399,16 @@ def densities(lnav_ok):
     r = bench([("text", [BIN, "analyze", "--no-color"] + budget + [storm]), ("json", [BIN, "analyze", "--json"] + budget + [storm]),
                ("grep", shell(f"grep -F -e 'open socket connection' -e 'socket file missing' {storm} | cat > /dev/null"))])
     rows.append((f"one session retrying for {long_hours} h, {mb:.0f} MB{' (' + ' '.join(budget) + ')' if budget else ''}", r, "grep"))
+    # A shape: one session streaming frames through the whole file (its frame run is cut by
+    # the parallel ranges; memory must not grow with the run: 279 MB at 2 GB before session 48).
+    frames = gen_frames()
+    subprocess.run(["cat", frames], stdout=subprocess.DEVNULL)
+    mb = os.path.getsize(frames) / 1e6
+    lines = int(os.path.getsize(frames) / 131) + 10
+    budget = ["--max-events", str(lines)] if lines > 4_000_000 else []
+    r = bench([("text", [BIN, "analyze", "--no-color"] + budget + [frames]), ("json", [BIN, "analyze", "--json"] + budget + [frames]),
+               ("grep", shell(f"grep -F -e 'video sample processed' {frames} | cat > /dev/null"))])
+    rows.append((f"one session streaming frames, {mb:.0f} MB{' (' + ' '.join(budget) + ')' if budget else ''}", r, "grep"))
     for label, r, base in rows:
         print(f"  {label}")
         for out in ("text", "json"):
