@@ -9,8 +9,14 @@ let clickHouseServerBinary = ["/usr/bin/clickhouse-server", "/usr/sbin/clickhous
 
 /// A port nothing listens on right now (bound to 0, read back, closed).
 func freeLoopbackPort() -> Int {
+    let (fd, port) = boundLoopbackSocket()
+    close(fd)
+    return port
+}
+
+/// A TCP socket bound to a free port of 127.0.0.1 (its descriptor and the port), not listening.
+func boundLoopbackSocket() -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -18,7 +24,7 @@ func freeLoopbackPort() -> Int {
     var len = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
     _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-    return Int(UInt16(bigEndian: addr.sin_port))
+    return (fd, Int(UInt16(bigEndian: addr.sin_port)))
 }
 
 /// A real clickhouse-server on 127.0.0.1 with its own config and data directory, started and

@@ -195,18 +195,10 @@ struct HostileOutputsTests {
     func clickhouseTimeout() throws {
         // A socket that listens and never accepts: the kernel completes the handshake and
         // takes the request; no answer ever comes.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = boundLoopbackSocket()
         #expect(fd >= 0)
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
         #expect(listen(fd, 16) == 0)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        let port = Int(UInt16(bigEndian: addr.sin_port))
         let sample = packageRoot.appendingPathComponent("samples/healthy-jitsi").path
         let start = Date()
         let r = try castscope(["analyze", "-q", "--clickhouse", "http://127.0.0.1:\(port)/", "--clickhouse-timeout", "1",
