@@ -78,7 +78,7 @@ public final class ClickHouseLive: @unchecked Sendable {
             var report = AnalysisReport()
             report.sessions = [s]
             r.sessions(report, into: &sessions, sessionId: { self.deviceSessionId($0) })
-        case .relayAccepted(let rs), .relayStalled(let rs, _), .relayClosed(let rs):
+        case .relayAccepted(let rs), .relayStalled(let rs, _), .relayClosed(let rs), .relayNoEnd(let rs, _):
             r.relayOnly(rs, clock: nil, findings: [], into: &sessions)
         case .finding(let s, let f):
             // Keyed by the session, the rule, the time and the message: the evidence's line

@@ -47,7 +47,7 @@ public struct LiveReport: Sendable {
         if json {
             var w = JSONLine()
             w.add("type", "session")
-            w.add("change", change)
+            w.add("change", change == "no end" ? "no-end" : change)
             w.add("id", s.id)
             w.add("sdk", s.sdk)
             w.add("process", s.process)
@@ -85,6 +85,10 @@ public struct LiveReport: Sendable {
             return relayLine("stalled", r, time: e.time, e.message)
         case .relayClosed(let r):
             return relayLine("closed", r, time: r.closed, "reason=\(r.reason ?? "?")" + (r.frames.map { ", \($0) frames" } ?? ""))
+        case .relayNoEnd(let r, let last):
+            let silence = "\(LiveSessions.relaySilence / 60_000_000) min"
+            return relayLine("no end", r, time: last, "no line for \(silence) and no closed line: ended, its end not seen"
+                + (r.frames.map { " (\($0) frames)" } ?? ""))
         case .joined(let s, let r):
             if json {
                 var w = JSONLine()
@@ -127,7 +131,7 @@ public struct LiveReport: Sendable {
             w.add("frames", int: r.frames)
             return w.text
         }
-        let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" ? "33" : "1"
+        let colour = change == "closed" ? (r.reason == "peer-eof" ? "32" : "31") : change == "stalled" || change == "no end" ? "33" : "1"
         return "\(clock(time.map { $0 - relayShift }, time.map(relayOffset) ?? 0))  \(paint("relay \(r.id.prefix(8)) \(change.padded(9))", colour)) \(detail)"
     }
 
@@ -144,7 +148,8 @@ public struct LiveReport: Sendable {
     /// `sessions`: each session's id and outcome (nil while open; `LiveSessions.outcomes`).
     /// `retired` sessions ended long before and were let go of (`LiveSessions.retire`): counted
     /// by outcome, not listed.
-    public func summary(_ sessions: [(id: String, outcome: Outcome?)], relaySessions: Int,
+    /// `relayNoEnd` of the `relaySessions` ended with no end seen (`LiveSessions.relayNoEnd`).
+    public func summary(_ sessions: [(id: String, outcome: Outcome?)], relaySessions: Int, relayNoEnd: Int = 0,
                         retired: Int = 0, retiredOutcomes: [Outcome: Int] = [:]) -> String {
         let counts = retiredOutcomes.sorted { ($1.value, $0.key.rawValue) < ($0.value, $1.key.rawValue) }
         if json {
@@ -157,6 +162,7 @@ public struct LiveReport: Sendable {
                 parts.append(w.text)
             }
             var out = "{\"type\":\"summary\",\"sessions\":[\(parts.joined(separator: ","))],\"relaySessions\":\(relaySessions)"
+            if relayNoEnd > 0 { out += ",\"relayNoEnd\":\(relayNoEnd)" }
             if retired > 0 {
                 out += ",\"earlier\":{\"sessions\":\(retired),\"outcomes\":{"
                     + counts.map { JSONWriter.quote($0.key.rawValue) + ":\($0.value)" }.joined(separator: ",") + "}}"
@@ -172,7 +178,11 @@ public struct LiveReport: Sendable {
         if !sessions.isEmpty {
             line += (retired > 0 ? "; then " : ": ") + sessions.map { "\($0.id) \($0.outcome?.rawValue ?? "open")" }.joined(separator: ", ")
         }
-        return line + "; \(relaySessions) relay session\(relaySessions == 1 ? "" : "s")"
+        line += "; \(relaySessions) relay session\(relaySessions == 1 ? "" : "s")"
+        if relayNoEnd > 0 {
+            line += " (\(relayNoEnd) ended with no end seen: no line for \(LiveSessions.relaySilence / 60_000_000) min and no closed line)"
+        }
+        return line
     }
 }
 

@@ -9,6 +9,10 @@ public final class LiveSessions {
         case relayAccepted(RelaySession)
         case relayStalled(RelaySession, Event)
         case relayClosed(RelaySession)
+        /// A relay session that had no line for `relaySilence` (the relay's log time, or its
+        /// live clock) with no `closed` line: ended, its end not seen (the relay restarted or was
+        /// killed, a lost line); let go of as a closed one is. The time is its last line's.
+        case relayNoEnd(RelaySession, lastLine: Int64)
         /// A relay session paired with a device session (the same join as `analyze`).
         case joined(Session, RelaySession)
         /// A finding of `analyze`'s rules on a session that just ended.
@@ -48,6 +52,19 @@ public final class LiveSessions {
     var closedRelay: [(time: Int64, id: String)] = []
     var closedRelayStart = 0
     var relayLetGo = 0
+    /// A relay session with no line for this long and no `closed` line has ended unseen
+    /// (`closeSilentRelay`). A relay that restarted, or a build that logs no close, left every
+    /// such session open for good: 100,000 of them, one a second, held 436 MB.
+    public static let relaySilence: Int64 = relayHorizon
+    /// Relay sessions not closed, by the time of their last line when queued: the earliest
+    /// first. One entry a session (`silentQueued`); an entry that comes up older than its
+    /// session's last line is queued again with that time.
+    var silentRelay = TimedIDHeap()
+    var silentQueued = Set<String>()
+    /// Relay sessions said ended with no end seen and not let go of yet (a line of one takes it
+    /// out again), and how many were said in all (the summary's).
+    var relayNoEnd = Set<String>()
+    public private(set) var relayNoEndSeen = 0
     var latestRelayTime = Int64.min
     /// The same on the phone's side: an ended session's lines go once it ended `relayHorizon`
     /// before the latest phone line (and the latest relay line, when a relay is followed too),
@@ -617,6 +634,13 @@ public final class LiveSessions {
     }
 
     func feedRelay(_ e: Event, wall: Int64? = nil) -> [Change] {
+        let changes = feedRelayLine(e, wall: wall)
+        // (the silence is measured on the relay's log: checked once its newest line moved on)
+        guard let first = silentRelay.first, Self.pastSilence(first.time, latestRelayTime) else { return changes }
+        return changes + closeSilentRelay(now: latestRelayTime)
+    }
+
+    func feedRelayLine(_ e: Event, wall: Int64?) -> [Change] {
         guard let id = e.attr("session") else { return [] }
         defer { letGoOfClosedRelay(); letGoOfEndedDevice() }
         // (an `accepted` after its id's session closed begins another: the closed one goes)
@@ -643,6 +667,11 @@ public final class LiveSessions {
             acceptedTimes.insert((t, id, relayIndex[id]!), at: acceptedTimes.partitionPoint { $0.time <= t })
         }
         relay[id] = r
+        if r.closed == nil {
+            // (a line of one said ended unseen: open again, watched again)
+            relayNoEnd.remove(id)
+            if silentQueued.insert(id).inserted { silentRelay.push(e.lastTime ?? latestRelayTime, id) }
+        }
         switch e.kind {
         case "relay.accepted":
             // (a relay session accepted within the estimate's reach counts toward the next one)
@@ -682,7 +711,7 @@ public final class LiveSessions {
             closedRelayStart += 1
             // (one whose phone session went already, as it was still open then, goes now)
             if relay[id]?.deviceSession.map({ joinedRelay[$0] == nil }) ?? true {
-                if noPhoneConnected, let t = relay[id]?.closed { relayForgotten = max(relayForgotten, t) }
+                if noPhoneConnected, let t = relay[id]?.end { relayForgotten = max(relayForgotten, t) }
                 letGoOfRelay(id)
             }
         }
@@ -697,10 +726,52 @@ public final class LiveSessions {
         }
     }
 
-    /// Relay session `id` out of every table, when it is closed and was not touched again since.
+    /// Relay sessions not closed whose last line is more than `relaySilence` before `now` (the
+    /// relay's newest line's time, or its live clock: a relay killed writes nothing more) end
+    /// with no end seen, said once each; then they go as a closed one goes (at once with no
+    /// phone session to pair them with, else by `letGoOfClosedRelay`'s rule).
+    func closeSilentRelay(now: Int64) -> [Change] {
+        var changes: [Change] = []
+        while let top = silentRelay.first, Self.pastSilence(top.time, now) {
+            silentRelay.popFirst()
+            guard let r = relay[top.id], r.closed == nil, !relayNoEnd.contains(top.id) else {
+                silentQueued.remove(top.id)
+                continue
+            }
+            let last = r.events.last?.lastTime ?? top.time
+            if last > top.time {
+                silentRelay.push(last, top.id)
+                continue
+            }
+            silentQueued.remove(top.id)
+            relayNoEnd.insert(top.id)
+            relayNoEndSeen += 1
+            changes.append(.relayNoEnd(r, lastLine: last))
+            if noPhoneConnected || phoneSideEnded {
+                if noPhoneConnected { relayForgotten = max(relayForgotten, last) }
+                letGoOfRelay(top.id)
+            } else {
+                closedRelay.append((last, top.id))
+            }
+        }
+        return changes
+    }
+
+    /// Whether `time` is more than `relaySilence` before `now`.
+    static func pastSilence(_ time: Int64, _ now: Int64) -> Bool {
+        let (bound, overflow) = now.subtractingReportingOverflow(relaySilence)
+        return now != .min && !overflow && time < bound
+    }
+
+    /// Relay session `id` out of every table, when it is closed (or ended unseen) and was not
+    /// touched again since.
     func letGoOfRelay(_ id: String) {
         // (not if touched again since it closed: its last line is another)
-        guard let r = relay[id], r.closed != nil, r.events.last.map({ $0.kind == "relay.closed" }) ?? true else { return }
+        guard let r = relay[id],
+            relayNoEnd.contains(id) || r.closed != nil && r.events.last.map({ $0.kind == "relay.closed" }) ?? true
+        else { return }
+        relayNoEnd.remove(id)
+        silentQueued.remove(id)
         relay[id] = nil
         relayIndex[id] = nil
         relayStatFrames[id] = nil
@@ -883,6 +954,9 @@ public final class LiveSessions {
             c.line.magnitude(from: c.wall) <= UInt64(Self.liveWithin) ? Self.plus(c.line, now &- c.wall) : c.line
         }
         var changes = relayClock.map { settle(relayNow: live($0), deviceNow: deviceClock.map(live)) } ?? []
+        // (relay sessions silent past `relaySilence` on the relay's clock, run on by the wall
+        // while its lines are live: a relay killed writes no line that would move it)
+        if let c = relayClock { changes += closeSilentRelay(now: live(c)) }
         if !lateFindings.isEmpty { changes += lateFindings; lateFindings = [] }
         guard !phoneSideEnded else { return changes }
         let now = deviceClock.map { Self.plus($0.line, now &- $0.wall) } ?? now
@@ -900,5 +974,41 @@ public final class LiveSessions {
             }
         }
         return changes
+    }
+}
+
+/// Relay session ids by a time, the earliest first (a binary min-heap; equal times in no
+/// particular order).
+struct TimedIDHeap {
+    private var items: [(time: Int64, id: String)] = []
+    var count: Int { items.count }
+    var first: (time: Int64, id: String)? { items.first }
+
+    mutating func push(_ time: Int64, _ id: String) {
+        items.append((time, id))
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard items[i].time < items[parent].time else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func popFirst() {
+        guard !items.isEmpty else { return }
+        let last = items.removeLast()
+        guard !items.isEmpty else { return }
+        items[0] = last
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < items.count && items[l].time < items[m].time { m = l }
+            if r < items.count && items[r].time < items[m].time { m = r }
+            guard m != i else { return }
+            items.swapAt(i, m)
+            i = m
+        }
     }
 }

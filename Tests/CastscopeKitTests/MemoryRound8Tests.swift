@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Issue 15's memory round 8: structures that grew with the input (sessions seen, lines read,
+/// a report's numbers) instead of with what is open.
+@Suite("memory round 8: bounded by what is open")
+struct MemoryRound8Tests {
+    func relayLine(_ kind: String, _ id: String, _ t: Int64, _ order: Int, _ extra: [(String, String)] = []) -> Event {
+        Event(kind: kind, sdk: "relay", side: .relay, time: t, process: "broadcast-relay", pid: 811, message: "session \(id) \(kind)",
+              attrs: [("session", id)] + extra, source: SourceRef(path: "relay.journal", line: order), order: order,
+              parsedTime: nil, fileIndex: 0)
+    }
+
+    @Test("tail: relay sessions that never close end unseen after half an hour of silence, are said, and go")
+    func relayNeverClosed() {
+        let live = LiveSessions()
+        var order = 0
+        var noEnd: [String] = []
+        func feed(_ e: Event) {
+            for c in live.feed(e) { if case .relayNoEnd(let r, let last) = c { noEnd.append(r.id); #expect(last == r.end) } }
+        }
+        // A session accepted every 10 s for 5 hours, two stats lines each, none ever closed (the
+        // relay restarted, or a build that logs no close); and one long session with a stats
+        // line every 20 minutes, alive throughout.
+        for k in 0..<1800 {
+            let id = String(format: "%08x-0000", k), t = Int64(k) * 10_000_000
+            for (kind, dt) in [("relay.accepted", 0), ("relay.stats", 2), ("relay.stats", 4)] {
+                order += 1
+                feed(relayLine(kind, id, t + Int64(dt) * 1_000_000, order, kind == "relay.stats" ? [("frames", "10")] : []))
+            }
+            if k % 120 == 0 {
+                order += 1
+                feed(relayLine("relay.stats", "long", t + 1, order, [("frames", "10")]))
+            }
+        }
+        #expect(live.relaySeen == 1801)
+        // Held: the last half hour's (180) and the long one; every older one said once, in order.
+        #expect(live.relay.count >= 180 && live.relay.count <= 183, "\(live.relay.count) relay sessions held")
+        #expect(live.relay["long"] != nil && !noEnd.contains("long"))
+        #expect(noEnd.count == live.relayNoEndSeen && noEnd.count >= 1617 && noEnd.count <= 1620, "\(noEnd.count)")
+        #expect(noEnd.prefix(3) == ["00000000-0000", "00000001-0000", "00000002-0000"])
+        #expect(Set(noEnd).count == noEnd.count, "each said once")
+        #expect(live.silentRelay.count <= 200 && live.acceptedTimes.count <= 200 && live.relayOrder.count <= 2 * 1024 + 200,
+                "\(live.silentRelay.count) \(live.acceptedTimes.count) \(live.relayOrder.count)")
+        // A line of one said ended starts it afresh.
+        order += 1
+        feed(relayLine("relay.stats", "00000000-0000", 18_000_000_000, order, [("frames", "10")]))
+        #expect(live.relay["00000000-0000"]?.events.count == 1)
+        // The summary says how many ended unseen.
+        let summary = LiveReport(json: false, color: false).summary([], relaySessions: live.relaySeen, relayNoEnd: live.relayNoEndSeen)
+        #expect(summary.contains("(\(noEnd.count) ended with no end seen: no line for 30 min and no closed line)"), "\(summary)")
+        let json = LiveReport(json: true, color: false).summary([], relaySessions: live.relaySeen, relayNoEnd: live.relayNoEndSeen)
+        #expect(json.contains("\"relayNoEnd\":\(noEnd.count)"))
+    }
+
+    @Test("tail: a relay that goes quiet (killed) ends its open sessions by its live clock")
+    func relayKilledQuiet() {
+        let live = LiveSessions()
+        // Read as they are written (wall = line time): 50 sessions, then nothing.
+        for k in 0..<50 {
+            let t = Int64(k) * 1_000_000
+            _ = live.feed(relayLine("relay.accepted", "s\(k)", t, k + 1), wall: t)
+        }
+        #expect(live.tick(now: 49_000_000 + 29 * 60_000_000).allSatisfy { if case .relayNoEnd = $0 { false } else { true } })
+        let changes = live.tick(now: 49_000_000 + 31 * 60_000_000)
+        let said = changes.compactMap { c -> String? in if case .relayNoEnd(let r, _) = c { r.id } else { nil } }
+        #expect(said.count == 50 && live.relay.isEmpty, "\(said.count) said, \(live.relay.count) held")
+    }
+}
