@@ -439,7 +439,7 @@ final class TailEngine: @unchecked Sendable {
             parts.append(p)
         }
         for id in live.relayOrder {
-            guard let r = live.relay[id], r.closed == nil else { continue }
+            guard let r = live.relay[id], r.closed == nil, !live.relayNoEnd.contains(id) else { continue }
             let fps = r.stats.last.map { " \(Fmt.decimal($0.fps, 1)) fps" } ?? ""
             parts.append("● relay \(id.prefix(8))\(fps)")
         }

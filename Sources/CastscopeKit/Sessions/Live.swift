@@ -63,7 +63,7 @@ public final class LiveSessions {
     var silentQueued = Set<String>()
     /// Relay sessions said ended with no end seen and not let go of yet (a line of one takes it
     /// out again), and how many were said in all (the summary's).
-    var relayNoEnd = Set<String>()
+    public private(set) var relayNoEnd = Set<String>()
     public private(set) var relayNoEndSeen = 0
     var latestRelayTime = Int64.min
     /// The same on the phone's side: an ended session's lines go once it ended `relayHorizon`
