@@ -68,4 +68,37 @@ struct MemoryRound8Tests {
         let said = changes.compactMap { c -> String? in if case .relayNoEnd(let r, _) = c { r.id } else { nil } }
         #expect(said.count == 50 && live.relay.isEmpty, "\(said.count) said, \(live.relay.count) held")
     }
+
+    @Test("a relay session closed before it was accepted (clock set back) says so and has no negative duration")
+    func relayEndBeforeStart() throws {
+        let text = """
+            2026-03-12T09:15:04.000000+00:00 relay1 broadcast-relay[811]: session 6a1d9e27-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=r1
+            2026-03-12T09:15:05.000000+00:00 relay1 broadcast-relay[811]: session 6a1d9e27-1b7e-4f0e-9a51-2f1d3c4b5a69 stats frames=10 bytes=281000 fps=10.0 dropped=0
+            2026-03-12T09:14:10.000000+00:00 relay1 broadcast-relay[811]: session 6a1d9e27-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=10 duration=1.0s
+            2026-03-12T09:16:00.000000+00:00 relay1 broadcast-relay[811]: session 7b2e0f38-1b7e-4f0e-9a51-2f1d3c4b5a69 accepted peer=iPhone14,2 room=r2
+            2026-03-12T09:16:09.000000+00:00 relay1 broadcast-relay[811]: session 7b2e0f38-1b7e-4f0e-9a51-2f1d3c4b5a69 closed reason=peer-eof frames=90 duration=9.0s
+
+            """
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("relay.txt")
+        try Data(text.utf8).write(to: log)
+        let said = "its closed line is timed 54.0 s before its accepted line (the relay's clock set back, or two hosts' lines under one id): no duration"
+        let t = try castscope(["analyze", "--no-color", log.path])
+        #expect(t.stdout.contains("has no device session in these logs; " + said), "\(t.stdout)")
+        let j = try castscope(["analyze", "--json", log.path]).json ?? [:]
+        let relay = j["relaySessions"] as? [[String: Any]] ?? []
+        #expect(relay.count == 2)
+        #expect(relay.first { $0["id"] as? String == "6a1d9e27-1b7e-4f0e-9a51-2f1d3c4b5a69" }?["note"] as? String == said)
+        #expect(relay.first { $0["id"] as? String == "7b2e0f38-1b7e-4f0e-9a51-2f1d3c4b5a69" }?["note"] == nil, "only where it applies")
+        // ClickHouse rows: no negative duration; the reason says why there is none.
+        let ch = dir.appendingPathComponent("ch")
+        _ = try castscope(["analyze", "-q", "--clickhouse", "file://" + ch.path, log.path])
+        let rows = try String(contentsOf: ch.appendingPathComponent("castscope_sessions.jsonl"), encoding: .utf8)
+            .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let back = rows.first { $0["ReportId"] as? String == "6a1d9e27-1b7e-4f0e-9a51-2f1d3c4b5a69" }
+        #expect(back != nil && back?["DurationSeconds"] is NSNull, "\(String(describing: back?["DurationSeconds"]))")
+        #expect((back?["Reason"] as? String)?.hasSuffix("; " + said) == true)
+        #expect(rows.first { $0["ReportId"] as? String == "7b2e0f38-1b7e-4f0e-9a51-2f1d3c4b5a69" }?["DurationSeconds"] as? Double == 9)
+    }
 }

@@ -306,7 +306,12 @@ public enum HTMLReport {
                 b.html(rs.room ?? "?")
                 b.append(") at ")
                 if let t = rs.accepted { b.rfc3339(t, offset: 0) } else { b.byte(UInt8(ascii: "?")) }
-                b.append(" has no device session in these logs <span class=\"src\">")
+                b.append(" has no device session in these logs")
+                if let note = rs.backwardsNote {
+                    b.append("; ")
+                    b.html(note)
+                }
+                b.append(" <span class=\"src\">")
                 if let source = rs.firstSource { source.html(into: &b) }
                 b.append("</span></li>\n")
             }

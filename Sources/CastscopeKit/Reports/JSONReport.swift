@@ -222,6 +222,8 @@ public enum JSONReport {
         w.int("errors", r.errors.count)
         w.string("deviceSession", r.deviceSession)
         w.string("source", r.firstSource?.description)
+        // (only when it applies: every other relay object as before)
+        if let note = r.backwardsNote { w.string("note", note) }
         w.close()
     }
 

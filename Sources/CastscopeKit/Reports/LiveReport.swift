@@ -84,7 +84,8 @@ public struct LiveReport: Sendable {
         case .relayStalled(let r, let e):
             return relayLine("stalled", r, time: e.time, e.message)
         case .relayClosed(let r):
-            return relayLine("closed", r, time: r.closed, "reason=\(r.reason ?? "?")" + (r.frames.map { ", \($0) frames" } ?? ""))
+            return relayLine("closed", r, time: r.closed, "reason=\(r.reason ?? "?")" + (r.frames.map { ", \($0) frames" } ?? "")
+                + (r.backwardsNote.map { "; " + $0 } ?? ""))
         case .relayNoEnd(let r, let last):
             let silence = "\(LiveSessions.relaySilence / 60_000_000) min"
             return relayLine("no end", r, time: last, "no line for \(silence) and no closed line: ended, its end not seen"

@@ -219,6 +219,10 @@ public enum MarkdownReport {
                 tail.append(", room ")
                 code(rs.room ?? "?", into: &tail)
                 tail.append(") has no device session in these logs")
+                if let note = rs.backwardsNote {
+                    tail.append("; ")
+                    tail.append(note)
+                }
                 if let source = rs.firstSource {
                     tail.append(" (")
                     code(source, into: &tail)

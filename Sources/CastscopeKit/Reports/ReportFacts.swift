@@ -90,6 +90,7 @@ public enum SessionFacts {
         if let fps = r.meanFps { line += ", \(Fmt.decimal(fps, 1)) fps" }
         if !r.stalls.isEmpty { line += ", \(r.stalls.count) stall\(r.stalls.count == 1 ? "" : "s")" }
         line += r.reason.map { ", closed: \($0)" } ?? ", not closed in these logs"
+        if let note = r.backwardsNote { line += "; " + note }
         return line
     }
 

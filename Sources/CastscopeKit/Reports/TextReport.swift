@@ -334,6 +334,7 @@ public struct TextReport {
             for rs in orphanRelay {
                 let when = rs.accepted.map { Fmt.rfc3339($0, offset: r.displayOffset ?? 0) } ?? "?"
                 var line = "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
+                if let note = rs.backwardsNote { line += "; " + note }
                 line += dim("  \(rs.firstSource?.description ?? "")") + "\n"
                 guard write(line) else { return false }
             }
@@ -599,6 +600,7 @@ public struct TextReport {
             if let fps = r.meanFps { line += ", \(Fmt.decimal(fps, 1)) fps" }
             if !r.stalls.isEmpty { line += ", " + paint("\(r.stalls.count) stall\(r.stalls.count == 1 ? "" : "s")", "33") }
             line += r.reason.map { ", closed: \($0)" } ?? ", not closed in these logs"
+            if let note = r.backwardsNote { line += "; " + paint(note, "33") }
             out.append(line)
             out.byte(0x0A)
         }

@@ -103,6 +103,21 @@ public struct RelaySession: Sendable {
 
     public var start: Int64? { accepted ?? (facts.map(\.firstTime) ?? events.first?.time) }
     public var end: Int64? { closed ?? (facts.map(\.lastTime) ?? events.last?.lastTime) }
+    /// How long it lasted (`end` less `start`); nil without both, or when its end is before its
+    /// start (`backwardsNote`).
+    public var duration: Int64? {
+        guard let s = start, let e = end, e >= s else { return nil }
+        return e - s
+    }
+    /// Said when its end line is timed before its start line (the relay's clock set back
+    /// between them, or lines of two hosts under one id): it has no duration then. A session
+    /// `closed` 10 s before its `accepted` went to ClickHouse as `DurationSeconds: -10.0`,
+    /// with no word anywhere.
+    public var backwardsNote: String? {
+        guard let s = start, let e = end, e < s else { return nil }
+        return "its \(closed != nil ? "closed" : "last") line is timed \(Fmt.duration(s - e)) before its "
+            + "\(accepted != nil ? "accepted" : "first") line (the relay's clock set back, or two hosts' lines under one id): no duration"
+    }
     /// Where its first line is.
     public var firstSource: SourceRef? { facts.map(\.firstSource) ?? events.first?.source }
     public var firstProcess: String? { facts.map(\.firstProcess) ?? events.first?.process }
