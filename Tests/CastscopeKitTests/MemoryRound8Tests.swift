@@ -101,4 +101,45 @@ struct MemoryRound8Tests {
         #expect((back?["Reason"] as? String)?.hasSuffix("; " + said) == true)
         #expect(rows.first { $0["ReportId"] as? String == "7b2e0f38-1b7e-4f0e-9a51-2f1d3c4b5a69" }?["DurationSeconds"] as? Double == 9)
     }
+
+    /// Values in a parsed document (itself and every one inside).
+    func values(_ v: JSONValue) -> Int {
+        switch v {
+        case .array(let a): return 1 + a.reduce(0) { $0 + values($1) }
+        case .object(let o): return 1 + o.reduce(0) { $0 + values($1.1) }
+        default: return 1
+        }
+    }
+
+    @Test(".ips: the body is built only as far as the readers use it; the same records and errors as the whole parse")
+    func ipsBodyBounded() throws {
+        // A JetsamEvent of 20,000 processes (one in 500 killed) and 200,000 numbers of junk.
+        var procs: [String] = []
+        for i in 0..<20_000 {
+            let reason = i % 500 == 0 ? ",\"reason\":\"per-process-limit\"" : ""
+            procs.append("{\"uuid\":\"4044151C\",\"states\":[\"idle\",\"daemon\"],\"rpages\":\(100 + i),\"name\":\"proc\(i)\",\"pid\":\(1000 + i)\(reason)}")
+        }
+        let junk = Array(repeating: "0", count: 200_000).joined(separator: ",")
+        let header = "{\"bug_type\":\"298\",\"timestamp\":\"2026-03-12 10:20:05.00 +0100\"}\n"
+        let body = "{\"largestProcess\":\"proc1\",\"memoryStatus\":{\"pageSize\":16384},\"processes\":[\(procs.joined(separator: ","))],\"junk\":[\(junk)]}"
+        let kept = try #require(try JSONValue.parse(Substring(body), keep: IPSReport.read))
+        let whole = try JSONValue.parse(body)
+        #expect(values(whole) > 300_000)
+        #expect(values(kept) < 300, "\(values(kept)) values kept")
+        #expect(kept["processes"]?.arrayValue?.count == 40)
+        let report = try IPSReport.parse(header + body, path: "big.ips")
+        #expect(report.records.count == 40)
+        #expect(report.records.first?.message == "JetsamEvent: proc0[1000] killed: per-process-limit, footprint 1 MB (100 pages); largest process proc1")
+        // What is not kept is still read as JSON: the same error, at the same byte.
+        for bad in ["{\"junk\":[1,2,NaN]}", "{\"junk\":{\"a\" 1}}", "{\"processes\":[{\"name\":\"x\",}]}", "{\"junk\":[\"open"] {
+            var wholeError = "", keptError = ""
+            do { _ = try JSONValue.parse(bad) } catch { wholeError = "\(error)" }
+            do { _ = try JSONValue.parse(Substring(bad), keep: IPSReport.read) } catch { keptError = "\(error)" }
+            #expect(!wholeError.isEmpty && wholeError == keptError, "\(bad): \(wholeError) / \(keptError)")
+        }
+        // A body cut short: what came before the cut, as the whole lenient parse reads it.
+        let cut = String(body.prefix(body.count / 2))
+        let lenient = try JSONValue.parse(Substring(cut), keep: IPSReport.read, lenient: true)
+        #expect(lenient?["processes"]?.arrayValue?.count == JSONValue.parseCut(cut)?["processes"]?.arrayValue?.filter { $0["reason"] != nil }.count)
+    }
 }
