@@ -142,4 +142,43 @@ struct MemoryRound8Tests {
         let lenient = try JSONValue.parse(Substring(cut), keep: IPSReport.read, lenient: true)
         #expect(lenient?["processes"]?.arrayValue?.count == JSONValue.parseCut(cut)?["processes"]?.arrayValue?.filter { $0["reason"] != nil }.count)
     }
+
+    @Test("year-less relay text: its folded stats runs go to disk once memory is past the mark, looked at by lines read")
+    func yearlessRelayHeldByLines() throws {
+        // 40 relay sessions, 1,000 stats lines each, interleaved, as `journalctl -o short-precise`
+        // writes them (no year): 40,080 lines, 120 events (each session's stats one run).
+        var text = ""
+        let base = 9 * 3600 + 15 * 60
+        for r in 0...1001 {
+            for k in 0..<40 {
+                let t = base + r, id = String(format: "%08x-1b7e-4f0e-9a51-2f1d3c4b5a69", k)
+                let clock = String(format: "%02d:%02d:%02d.%06d", t / 3600, t / 60 % 60, t % 60, k * 1000)
+                let m = r == 0 ? "accepted peer=iPhone14,2 room=r\(k)" : r == 1001 ? "closed reason=peer-eof frames=10000 duration=1000.0s"
+                    : "stats frames=10 bytes=\(281000 + r) fps=10.0 dropped=0"
+                text += "Mar 12 \(clock) relay1 broadcast-relay[811]: session \(id) \(m)\n"
+            }
+        }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("relay.txt")
+        try Data(text.utf8).write(to: log)
+        let registry = try ParserRegistry.builtin()
+        func run(pastMegabytes: Int) throws -> (AnalysisReport, Int) {
+            var options = AnalyzeOptions()
+            options.now = 1_773_306_000_000_000
+            let a = try Analyzer(registry: registry, options: options)
+            a.onSession = { _, _ in }
+            // (any resident size is past 0 MB: what is looked at, and when, decides)
+            a.holdsPastMegabytes = pastMegabytes
+            let r = a.analyze([log.path])
+            return (r, a.lastHeldEvents)
+        }
+        let (held, heldEvents) = try run(pastMegabytes: 0)
+        let (inMemory, none) = try run(pastMegabytes: 1 << 30)
+        #expect(heldEvents > 0, "the runs stood for 40,080 lines: memory was looked at, and they were held")
+        #expect(none == 0)
+        #expect(held.relaySessions.count == 40 && inMemory.relaySessions.count == 40)
+        #expect(held.eventCount == inMemory.eventCount && held.eventCount == 40_080)
+        #expect((0..<40).allSatisfy { held.relaySessions[$0].frames == inMemory.relaySessions[$0].frames })
+    }
 }
