@@ -32,6 +32,8 @@ struct Castscope: ParsableCommand {
 
     /// ArgumentParser exits 64 on usage errors; castscope promises 2.
     static func main() {
+        // (before anything is opened: a closed standard descriptor is held, never reused)
+        StandardDescriptors.holdClosed()
         // Tests make a long session's columns spill at a few bytes (reports must not change).
         SpillBlocks.useBlockBytesFromEnvironment()
         LinesOutside.useChunkSizeFromEnvironment()

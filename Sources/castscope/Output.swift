@@ -23,6 +23,33 @@ enum Exit {
     static let writeFailed: Int32 = 5
 }
 
+/// Standard input, output and error closed when castscope starts (`>&-`, `2>&-`, `<&-`: a
+/// cron line, a parent that closed its descriptors before exec). A closed one is the lowest
+/// free number, so the first file castscope opened took it: the `--html` report's temporary
+/// file, a spill, a `file://` table, and the text report (or the error lines) went into that
+/// file, exit 0 (hostile round 10). Each is held by `/dev/null` opened the other way round
+/// (read-only for output, write-only for input), so every use still fails with EBADF as on a
+/// closed descriptor, and no file castscope opens can take its number.
+enum StandardDescriptors {
+    nonisolated(unsafe) private static var closed: UInt8 = 0
+
+    /// First thing in `main`, before any file is opened.
+    static func holdClosed() {
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            let placeholder = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY)
+            guard placeholder >= 0 else { continue }
+            if placeholder != fd {
+                dup2(placeholder, fd)
+                close(placeholder)
+            }
+            closed |= 1 << UInt8(fd)
+        }
+    }
+
+    /// Whether `fd` (0, 1 or 2) was closed at start: held by a placeholder, not open for use.
+    static func wasClosed(_ fd: Int32) -> Bool { (0...2).contains(fd) && closed & (1 << UInt8(fd)) != 0 }
+}
+
 /// What an output holds.
 enum ReportFormat: String, CaseIterable, ExpressibleByArgument {
     case text, json, markdown, html, perfetto
@@ -98,7 +125,7 @@ enum OutputWriter {
         guard stat(path, &st) == 0 else { return nil }
         for fd: Int32 in [1, 2] {
             var o = stat()
-            if fstat(fd, &o) == 0, o.st_dev == st.st_dev, o.st_ino == st.st_ino { return fd }
+            if !StandardDescriptors.wasClosed(fd), fstat(fd, &o) == 0, o.st_dev == st.st_dev, o.st_ino == st.st_ino { return fd }
         }
         return nil
     }
@@ -163,7 +190,7 @@ enum OutputWriter {
         // its link (`/dev/stdout` itself) is no file to replace.
         if !target.isStdout, let fd = namedDescriptor(target.path) {
             var st = stat()
-            if fstat(fd, &st) != 0 { return "\(target.option) \(target.path): file descriptor \(fd) is not open" }
+            if fstat(fd, &st) != 0 || StandardDescriptors.wasClosed(fd) { return "\(target.option) \(target.path): file descriptor \(fd) is not open" }
         }
         guard !target.isStdout, standardStream(target.path) != 1 else { return stdoutConflict(inputs: inputs) }
         if standardStream(target.path) == 2 { return stdoutConflict(inputs: inputs, fd: 2) }
@@ -189,7 +216,7 @@ enum OutputWriter {
     /// (GNU cat refuses `cat f >> f` likewise). Nil when it is not a regular file that is one.
     static func stdoutConflict(inputs: [String], fd: Int32 = 1) -> String? {
         var out = stat()
-        guard fstat(fd, &out) == 0, (out.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard !StandardDescriptors.wasClosed(fd), fstat(fd, &out) == 0, (out.st_mode & S_IFMT) == S_IFREG else { return nil }
         for input in inputs {
             var st = stat()
             guard input == "-" ? fstat(0, &st) == 0 : stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
@@ -311,7 +338,7 @@ enum OutputWriter {
         var st = stat()
         let exists = stat(path, &st) == 0
         // (another descriptor named, `/dev/fd/3`: written through when open, never replaced)
-        if let fd = namedDescriptor(path), !exists { return "\(path): file descriptor \(fd) is not open" }
+        if let fd = namedDescriptor(path), !exists || StandardDescriptors.wasClosed(fd) { return "\(path): file descriptor \(fd) is not open" }
         if exists && ((st.st_mode & S_IFMT) != S_IFREG || namedDescriptor(path) != nil) {
             guard let f = fopen(path, "w") else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
             let ok = body(f) && fflush(f) == 0

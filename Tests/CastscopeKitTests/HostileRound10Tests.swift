@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// `count` short sessions one after another in `log show`'s layout, each its own pid, ten
+/// seconds apart (from 2026-03-12 10:00:00 +01:00).
+func shortSessionsLog(_ count: Int) -> String {
+    var text = "Timestamp                       Thread     Type        Activity             PID    TTL  \n"
+    let messages = ["broadcast started", "Open socket connection", "client stream open completed",
+                    "video sample processed successfully", "video sample processed successfully"]
+    for s in 0..<count {
+        for (k, m) in messages.enumerated() {
+            let t = s * 10 + k
+            let stamp = String(format: "2026-03-12 %02d:%02d:%02d.000000+0100", 10 + t / 3600, t / 60 % 60, t % 60)
+            text += "\(stamp) 0x2f1c4    Default     0x0                  \(1000 + s)    0    BroadcastExtension: \(m)\n"
+        }
+    }
+    return text
+}
+
+@Suite("hostile round 10: closed standard descriptors, DST windows, member names, staged tables")
+struct HostileRound10Tests {
+    static let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
+
+    /// `analyze --html r.html big.log >&-`: the first file opened took descriptor 1 (the page's
+    /// temporary file) and the text report went into the page, exit 0; without `--html` into a
+    /// spill file, lost without a word.
+    @Test("a closed standard output is never another file: exit 5, the page whole")
+    func closedStandardOutput() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("sessions.log")
+        try Data(shortSessionsLog(500).utf8).write(to: log)
+        let page = dir.appendingPathComponent("r.html")
+        let r = try runShell("exec \"$0\" analyze --no-pager --html \"$1\" \"$2\" >&-", [Self.binary, page.path, log.path])
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(errorLines(r.stderr) == ["castscope: error: standard output: cannot write: Bad file descriptor"], "\(r.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(!html.contains("━━ S"), "the text report was written into the page")
+        #expect(html.hasSuffix("</html>\n"))
+        // The text report alone: it went into a spill, exit 0.
+        let alone = try runShell("exec \"$0\" analyze --no-pager \"$1\" >&-", [Self.binary, log.path])
+        #expect(alone.status == 5, "\(alone.stderr)")
+        // A descriptor named that was closed is still not open; /dev/null is written as asked.
+        let named = try runShell("exec \"$0\" analyze --no-pager -o /dev/null \"$1\" >&-", [Self.binary, log.path])
+        #expect(named.status == 0, "\(named.stderr)")
+    }
+}
