@@ -46,4 +46,31 @@ struct HostileRound10Tests {
         let named = try runShell("exec \"$0\" analyze --no-pager -o /dev/null \"$1\" >&-", [Self.binary, log.path])
         #expect(named.status == 0, "\(named.stderr)")
     }
+
+    /// castscope's own `--clickhouse file://` export in the bundle (attached beside the logs,
+    /// or a folder holding an earlier export) was read as a `plain` log: its event rows made
+    /// three sessions of their own, a socket-error among them.
+    @Test("the rows of a file:// export in a bundle are castscope's, not a log: listed, not read")
+    func ownTablesNotRead() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bundle = dir.appendingPathComponent("bundle")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        for name in ["retry-storm/log-stream-debug.txt", "stopped-10001/device-syslog.txt", "stopped-10001/host-app-xcode.txt"] {
+            let from = packageRoot.appendingPathComponent("samples/" + name)
+            try FileManager.default.copyItem(at: from, to: bundle.appendingPathComponent(from.lastPathComponent))
+        }
+        let tables = dir.appendingPathComponent("ch")
+        let export = try castscope(["analyze", "--no-pager", "-q", "--clickhouse", "file://" + tables.path, bundle.path])
+        #expect(export.status == 0, "\(export.stderr)")
+        let alone = try #require(try castscope(["analyze", "--json", bundle.path]).json)
+        let both = try castscope(["analyze", "--json", bundle.path, tables.path])
+        let json = try #require(both.json, "\(both.stderr)")
+        let sessions = { (j: [String: Any]) in (j["sessions"] as? [[String: Any]])?.count }
+        #expect(sessions(json) == sessions(alone) && sessions(alone) == 2)
+        let inputs = try #require(json["inputs"] as? [[String: Any]])
+        let rows = inputs.filter { ($0["path"] as? String)?.contains("castscope_") == true }
+        #expect(rows.count == 4)
+        #expect(rows.allSatisfy { ($0["format"] == nil || $0["format"] is NSNull) && ($0["notes"] as? [String])?.contains(OwnReports.note) == true }, "\(rows)")
+    }
 }

@@ -1,6 +1,6 @@
 /// castscope's own reports, told by how they begin: the text report (`castscope: N files, …`),
 /// Markdown (`# castscope report`), JSON (`"schema": "castscope.…`), Perfetto (its generator)
-/// and HTML (its generator meta tag). A bundle that holds an earlier report (a support engineer
+/// and HTML (its generator meta tag), and the rows of its `file://` ClickHouse tables. A bundle that holds an earlier report (a support engineer
 /// keeps `report.txt` beside the customer's files, `castscope analyze b > b/report.txt`) does not
 /// read it as a log: its timelines made sessions of their own, a never-connected error among
 /// them. `-o` replaces without `--force` only a file that begins so.
@@ -21,6 +21,14 @@ public enum OwnReports {
         if starts("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"castscope\"") { return true }
         if starts("{"), holds("\"schema\": \"castscope.", within: 64) { return true }
         if starts("<!DOCTYPE html>"), holds("<meta name=\"generator\" content=\"castscope ", within: 4096) { return true }
+        // The rows of a `--clickhouse file://` export (JSONEachRow): each begins with its
+        // table's id, its bundle's next. Such a folder in a bundle was read as a `plain` log,
+        // its event rows' bodies made sessions of their own (hostile round 10).
+        if ["RecordId", "SessionId", "FindingId", "InputId"].contains(where: { starts("{\"\($0)\":\"") }),
+            holds("\",\"BundleId\":\"", within: 64)
+        {
+            return true
+        }
         return false
     }
 }
