@@ -73,4 +73,17 @@ struct HostileRound10Tests {
         #expect(rows.count == 4)
         #expect(rows.allSatisfy { ($0["format"] == nil || $0["format"] is NSNull) && ($0["notes"] as? [String])?.contains(OwnReports.note) == true }, "\(rows)")
     }
+
+    /// A FIFO named `*.json` in the definitions folder (or `$CASTSCOPE_PARSERS`, read by every
+    /// command) blocked the run for ever on its open.
+    @Test("a pipe or a device in the --parsers folder is named, not opened")
+    func parsersFolderPipe() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(mkfifo(dir.appendingPathComponent("x.json").path, 0o644) == 0)
+        let storm = packageRoot.appendingPathComponent("samples/retry-storm").path
+        let r = try runShell("exec timeout -s KILL 20 \"$0\" analyze --no-pager -q --parsers \"$1\" \"$2\" < /dev/null", [Self.binary, dir.path, storm])
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(errorLines(r.stderr) == ["castscope: error: \(dir.path)/x.json: not a regular file (a pipe, a device or a socket): not a definition"], "\(r.stderr)")
+    }
 }

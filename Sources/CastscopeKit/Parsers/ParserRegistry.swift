@@ -59,12 +59,12 @@ public struct ParserRegistry: Sendable {
         // Each folder once (a symlink back to a folder being walked, two of them to `.`, was
         // walked exponentially: minutes and hundreds of MB before anything was said).
         var seen = Set<[UInt64]>()
-        var problems: [String] = []
+        var problems: [(origin: String, message: String)] = []
         func walk(_ dir: String) {
             var st = stat()
             guard stat(dir, &st) == 0, seen.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted else { return }
             guard let d = opendir(dir) else {
-                problems.append("\(dir): cannot read folder: \(errnoText())")
+                problems.append((dir, "cannot read folder: \(errnoText())"))
                 return
             }
             defer { closedir(d) }
@@ -76,7 +76,15 @@ public struct ParserRegistry: Sendable {
                 let path = dir + "/" + name
                 var st = stat()
                 guard stat(path, &st) == 0 else { continue }
-                if (st.st_mode & S_IFMT) == S_IFDIR { walk(path) } else if name.hasSuffix(".json") { files.append(path) }
+                if (st.st_mode & S_IFMT) == S_IFDIR {
+                    walk(path)
+                } else if name.hasSuffix(".json") {
+                    // (a FIFO blocked the run for ever on its open, a device read without end:
+                    // named, as an input folder names them)
+                    if (st.st_mode & S_IFMT) == S_IFREG { files.append(path) } else {
+                        problems.append((path, "not a regular file (a pipe, a device or a socket): not a definition"))
+                    }
+                }
             }
         }
         var st = stat()
@@ -84,7 +92,7 @@ public struct ParserRegistry: Sendable {
             throw LogFormat.DefinitionError(origin: directory, message: "not a directory")
         }
         walk(directory)
-        if let first = problems.first { throw LogFormat.DefinitionError(origin: directory, message: first) }
+        if let first = problems.first { throw LogFormat.DefinitionError(origin: first.origin, message: first.message) }
         for path in files.sorted() {
             let source = try FileSource(path: path)
             let bytes = try readUpTo((4 << 20) + 1, from: source)
