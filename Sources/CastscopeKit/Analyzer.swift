@@ -1120,7 +1120,7 @@ public final class Analyzer {
     /// `relayFirst`: the first timed line the `RelayStage` took, which counts as a line of the
     /// bundle read at its place; the second result is the zone of the lines it took.
     func applyDisplayZone(_ events: inout [Event], relayFirst: (order: Int, time: Int64, offset: Int)? = nil)
-        -> (Int?, RelayDisplay)
+        -> (Int?, RelayDisplay, DisplayZoneChoice)
     {
         var choice = DisplayZoneChoice(option: options.displayZone)
         choice.see(&events, events.indices)
@@ -1129,7 +1129,7 @@ public final class Analyzer {
         if case .phone(let phone) = relayDisplay {
             for i in events.indices where events[i].side == .relay { events[i].displayOffset = phone }
         }
-        return (zone, relayDisplay)
+        return (zone, relayDisplay, choice)
     }
 
     /// The report's zone from every line seen, and how relay lines are shown: in the phone's

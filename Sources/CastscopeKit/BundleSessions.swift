@@ -34,11 +34,14 @@ extension Analyzer {
         orderKey(events, i) < orderKey(events, j)
     }
 
-    /// `--since` / `--until` in the report's zone.
-    func window(zone: Int?) -> (Int64?, Int64?) {
+    /// `--since` / `--until` in the report's zone: a time without a zone at the offset the
+    /// zone (`--timezone`), or the phone's lines, have at that time (`choice`).
+    func window(zone: Int?, choice: DisplayZoneChoice) -> (Int64?, Int64?) {
         let now = options.now ?? currentMicros()
-        let since = options.sinceSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.since
-        let until = options.untilSpec.map { $0.resolve(zone: zone ?? 0, now: now) } ?? options.until
+        let z = zone ?? 0
+        func resolve(_ spec: TimeSpec) -> Int64 { spec.resolve(zone: z, now: now) { choice.offset(atWall: $0, fallback: z) } }
+        let since = options.sinceSpec.map(resolve) ?? options.since
+        let until = options.untilSpec.map(resolve) ?? options.until
         return (since, until)
     }
 
@@ -122,7 +125,7 @@ extension Analyzer {
                           relayStage: RelayStage?) -> BuiltSessions
     {
         report.timeNotes = resolveTimes(&events, files: files, inputs: &report.inputs)
-        let (zone, relayDisplay) = applyDisplayZone(&events, relayFirst: relayStage?.firstTimed)
+        let (zone, relayDisplay, choice) = applyDisplayZone(&events, relayFirst: relayStage?.firstTimed)
         report.displayOffset = zone
         // Relay lines of a session the stage did not take (their times needed the bundle) join
         // its sessions now; they are deduped and windowed there, session by session.
@@ -137,7 +140,7 @@ extension Analyzer {
         var span = TimeSpan()
         span.cover(events, events.indices)
         report.span = span.range
-        let window = window(zone: zone)
+        let window = window(zone: zone, choice: choice)
         report.filteredOut = Self.applyWindow(&events, window)
         // One file read in order is mostly sorted already: checked first (a sort moves every
         // event, and its buffer doubles the memory for a moment).
@@ -267,7 +270,7 @@ extension Analyzer {
         for s in spans { span.merge(s) }
         report.span = span.range
         // (3)
-        let window = window(zone: zone)
+        let window = window(zone: zone, choice: choice)
         var learned = SessionStream()
         learned.learnsWholeBundle = true
         report.filteredOut = 0

@@ -141,6 +141,24 @@ public struct TimeSpec: Sendable, Equatable {
         }
     }
 
+    /// The instant, a time without a zone read at the offset `offsetAtWall` gives for its wall
+    /// clock (`DisplayZoneChoice.offset(atWall:fallback:)`: across a DST change, the offset in
+    /// force at that time); `zone` gives today.
+    public func resolve(zone: Int, now: Int64, offsetAtWall: (Int64) -> Int) -> Int64 {
+        func instant(_ wall: Int64) -> Int64 {
+            let o = offsetAtWall(wall)
+            return wall - Int64(o == Fmt.unzoned ? 0 : o) * 1_000_000
+        }
+        let z = Int64(zone == Fmt.unzoned ? 0 : zone) * 1_000_000
+        let today = (now + z).floorDiv(86_400_000_000)
+        switch kind {
+        case .instant, .relative: return resolve(zone: zone, now: now)
+        case .wallClock(let w): return instant(w)
+        case .timeOfDay(let us): return instant(today * 86_400_000_000 + us)
+        case .dayStart(let d): return instant((today + Int64(d)) * 86_400_000_000)
+        }
+    }
+
     public static func parse(_ raw: String) -> TimeSpec? {
         let s = raw.trimmingSpaces()
         guard let kind = parseKind(s) else { return nil }
@@ -445,24 +463,60 @@ struct DisplayZoneChoice {
 
     init(option: DisplayZone?) { self.option = option }
 
+    /// The instants the phone's lines of each offset span (a bundle across a DST change has
+    /// two offsets, each over its side of the change): the offset a time without a zone on the
+    /// command line is read in (`offset(atWall:fallback:)`).
+    var spans: [Int: ClosedRange<Int64>] = [:]
+
     mutating func see(_ events: inout [Event], _ range: Range<Int>) {
         // Counted by runs of one offset (a log's lines nearly all have one): the table is
         // written once per run, not hashed per line.
         var offset = 0, run = 0
+        var lo = Int64.max, hi = Int64.min
         for i in range {
             guard let t = events[i].time else { continue }
             if let option { events[i].displayOffset = option.offset(at: t) }
             if firstTimed == nil { firstTimed = events[i].displayOffset }
             if option == nil && events[i].side != .relay {
                 if run > 0 && events[i].displayOffset != offset {
-                    counts[offset, default: 0] += run
+                    record(offset, run, lo, hi)
                     run = 0
+                    lo = .max
+                    hi = .min
                 }
                 offset = events[i].displayOffset
                 run += 1
+                lo = min(lo, t)
+                hi = max(hi, events[i].lastTime ?? t)
             }
         }
-        if run > 0 { counts[offset, default: 0] += run }
+        if run > 0 { record(offset, run, lo, hi) }
+    }
+
+    private mutating func record(_ offset: Int, _ run: Int, _ lo: Int64, _ hi: Int64) {
+        counts[offset, default: 0] += run
+        guard offset != Fmt.unzoned, lo <= hi else { return }
+        spans[offset] = spans[offset].map { min($0.lowerBound, lo)...max($0.upperBound, hi) } ?? lo...hi
+    }
+
+    /// The offset (seconds) a wall-clock time without a zone (µs since 1970 as if at UTC) is
+    /// read in: with `--utc`/`--timezone`, the offset that zone has then; else, when the
+    /// phone's lines carry more than one offset (a DST change), the one whose lines lie
+    /// around it (the nearest; `fallback`, the report's zone, when its own lines do); else
+    /// `fallback`. (Every such time was read at one offset: across a DST change an hour off,
+    /// a session the report shows at 01:00+02:00 dropped by `-S 00:50`; hostile round 10.)
+    func offset(atWall wall: Int64, fallback: Int) -> Int {
+        if let option {
+            return option.offset(at: wall.saturatingSince(Int64(option.offset(at: wall)) * 1_000_000))
+        }
+        guard spans.count > 1 else { return fallback }
+        func distance(_ o: Int) -> Int64 {
+            guard let s = spans[o] else { return .max }
+            let t = wall.saturatingSince(Int64(o) * 1_000_000)
+            return t < s.lowerBound ? s.lowerBound.saturatingSince(t) : t > s.upperBound ? t.saturatingSince(s.upperBound) : 0
+        }
+        if distance(fallback) == 0 { return fallback }
+        return spans.keys.min { (distance($0), -(counts[$0] ?? 0), $0) < (distance($1), -(counts[$1] ?? 0), $1) } ?? fallback
     }
 
     /// The report's zone.

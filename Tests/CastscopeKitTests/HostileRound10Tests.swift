@@ -86,4 +86,54 @@ struct HostileRound10Tests {
         #expect(r.status == 2, "\(r.stderr)")
         #expect(errorLines(r.stderr) == ["castscope: error: \(dir.path)/x.json: not a regular file (a pipe, a device or a socket): not a definition"], "\(r.stderr)")
     }
+
+    /// Two sessions on the night Europe/Berlin leaves summer time (2026-10-25): S1 at 01:00 +02:00,
+    /// S2 at 09:15 +01:00, ten lines a second apart each.
+    static let dstNight: String = {
+        var text = "Timestamp                       Thread     Type        Activity             PID    TTL  \n"
+        let messages = ["broadcast started", "Open socket connection", "client stream open completed"]
+            + Array(repeating: "video sample processed successfully", count: 7)
+        for (clock, offset, pid) in [("01:00", "+0200", 812), ("09:15", "+0100", 915)] {
+            for (k, m) in messages.enumerated() {
+                text += "2026-10-25 \(clock):0\(k).100000\(offset) 0x2f1c4    Default     0x0                  \(pid)    0    BroadcastExtension: \(m)\n"
+            }
+        }
+        return text
+    }()
+
+    /// A time without a zone was read at one offset for the whole bundle (the phone's commonest;
+    /// with `--timezone NAME` the first line's), though the report shows each line at the
+    /// offset in force: across a DST change `-S` was an hour off.
+    @Test("--since/--until without a zone across a DST change: the offset in force at that time",
+          arguments: [false, true])
+    func windowAcrossDST(held: Bool) throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("log-show.txt")
+        try Data(Self.dstNight.utf8).write(to: log)
+        let registry = try ParserRegistry.builtin()
+        func pids(since: String?, until: String? = nil, zone: String? = nil) throws -> [Int] {
+            var options = AnalyzeOptions()
+            options.now = 1_800_000_000_000_000
+            options.sinceSpec = since.flatMap(TimeSpec.parse)
+            options.untilSpec = until.flatMap(TimeSpec.parse)
+            options.displayZone = zone.flatMap(DisplayZone.parse)
+            let a = try Analyzer(registry: registry, options: options)
+            var handed: [Int] = []
+            a.onSession = { s, _ in handed.append(s.pid ?? -1) }
+            if held { HeldEventsTests.held(parallel: false)(a) } else { a.holdsEventsAfter = 0 }
+            let r = a.analyze([log.path])
+            return (handed + r.sessions.map { $0.pid ?? -1 }).sorted()
+        }
+        // The report shows S1 at 01:00+02:00: 00:50 is before it, 01:00:05 inside it.
+        #expect(try pids(since: "2026-10-25 00:50") == [812, 915])
+        #expect(try pids(since: nil, until: "2026-10-25 01:00:05") == [812])
+        #expect(try pids(since: "2026-10-25 09:20") == [])
+        // --timezone Europe/Berlin: 09:20 is +01:00 that day, after S2's last line (09:15:09).
+        #expect(try pids(since: "2026-10-25 09:20", zone: "Europe/Berlin") == [])
+        #expect(try pids(since: "2026-10-25 09:10", zone: "Europe/Berlin") == [915])
+        #expect(try pids(since: "2026-10-25 00:50", until: "2026-10-25 01:30", zone: "Europe/Berlin") == [812])
+        // A zone given is taken as given.
+        #expect(try pids(since: "2026-10-25 00:50+01:00") == [915])
+    }
 }
