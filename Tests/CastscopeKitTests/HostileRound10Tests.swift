@@ -136,4 +136,44 @@ struct HostileRound10Tests {
         // A zone given is taken as given.
         #expect(try pids(since: "2026-10-25 00:50+01:00") == [915])
     }
+
+    /// A tar holding two members of one name (`tar -rf` appends a newer copy): both were named
+    /// `dup.tar!device.log` everywhere, and the ClickHouse export gave them one input id and,
+    /// line by line, one event id (FINAL kept one row of each pair: 74 events, one input).
+    @Test("two archive members of one name are named apart: every id of the export its own")
+    func membersOfOneName() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (folder, sample) in [("a", "retry-storm/log-stream-debug.txt"), ("b", "stopped-10001/device-syslog.txt")] {
+            let d = dir.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("samples/" + sample), to: d.appendingPathComponent("device.log"))
+        }
+        let tar = dir.appendingPathComponent("dup.tar").path
+        let made = try runShell("cd \"$0\"/a && tar cf \"$1\" device.log && cd ../b && tar rf \"$1\" device.log", [dir.path, tar])
+        #expect(made.status == 0, "\(made.stderr)")
+        let tables = dir.appendingPathComponent("ch")
+        let r = try castscope(["analyze", "--json", "--clickhouse", "file://" + tables.path, tar])
+        let json = try #require(r.json, "\(r.stderr)")
+        let paths = (json["inputs"] as? [[String: Any]])?.compactMap { $0["path"] as? String }
+        #expect(paths == [tar + "!device.log", tar + "!device (2).log"])
+        #expect((json["sessions"] as? [[String: Any]])?.count == 2)
+        func ids(_ table: String, _ column: String) throws -> (rows: Int, distinct: Int) {
+            let text = try String(contentsOf: tables.appendingPathComponent(table + ".jsonl"), encoding: .utf8)
+            let values = text.split(separator: "\n").compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?[column] as? String
+            }
+            return (values.count, Set(values).count)
+        }
+        let events = try ids("castscope_events", "RecordId")
+        #expect(events.rows == 281 && events.distinct == 281)
+        let inputs = try ids("castscope_inputs", "InputId")
+        #expect(inputs.rows == 2 && inputs.distinct == 2)
+        // A third copy, a name a member already has, a name that ends in `/`.
+        var names: Set<String> = ["b.tar!logs/sys.log", "b.tar!logs/sys (2).log", "b.tar!x.tar.gz", "b.tar!d/"]
+        #expect(BundleWalker.another("b.tar!logs/sys.log", names: &names) == "b.tar!logs/sys (3).log")
+        #expect(BundleWalker.another("b.tar!x.tar.gz", names: &names) == "b.tar!x (2).tar.gz")
+        #expect(BundleWalker.another("b.tar!d/", names: &names) == "b.tar!d/ (2)")
+        #expect(BundleWalker.another("b.tar!syslog", names: &names) == "b.tar!syslog (2)")
+    }
 }

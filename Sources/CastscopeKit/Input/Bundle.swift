@@ -398,11 +398,32 @@ public struct BundleWalker {
         }
     }
 
+    /// A name for a member whose name an earlier member of its archive has (`tar -rf` appends
+    /// a newer copy of a file; zip writers append one): the number of the copy before the
+    /// name's first extension, as a download folder names a second copy (`device (2).log`,
+    /// `crash (2).ips`), never a name given already. Both members were named alike in every
+    /// output, their lines cited alike, and the ClickHouse export gave them one input id and,
+    /// line by line, one event id: `FINAL` kept one row of each pair (hostile round 10).
+    static func another(_ display: String, names: inout Set<String>) -> String {
+        let bang = display.lastIndex(of: "!")!
+        let member = display[display.index(after: bang)...]
+        let baseStart = member.lastIndex(of: "/").map { member.index(after: $0) } ?? member.startIndex
+        // (after the base's first character: a name may end in `/`, a base never begins with `.`)
+        let dot = member[baseStart...].dropFirst().firstIndex(of: ".") ?? member.endIndex
+        for n in 2... {
+            let candidate = String(display[..<dot]) + " (\(n))" + display[dot...]
+            if names.insert(candidate).inserted { return candidate }
+        }
+        return display
+    }
+
     private func readArchive(_ source: ByteSource, path: String, depth: Int, tally: BudgetTally) throws {
         let archive = try ArchiveReader(source: source, path: path)
         archive.onDamagedHeader = { [self] in report($0) }
         var spill = logArchive.map { LogArchiveSpill(archivePath: path, hand: $0) }
         defer { spill?.finish() }
+        // The names given to this archive's members (`memberName`).
+        var names = Set<String>()
         while !tally.stopped {
             let entry: ArchiveReader.Entry?
             do {
@@ -413,7 +434,7 @@ public struct BundleWalker {
             }
             guard let entry else { return }
             guard entry.isRegularFile else { continue }
-            let display = path + "!" + Sanitize.line(entry.name)
+            var display = path + "!" + Sanitize.line(entry.name)
             tally.members += 1
             if tally.members > tally.budget.maxMembers {
                 tally.exhausted = true
@@ -426,6 +447,7 @@ public struct BundleWalker {
             }
             let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
             if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }
+            if !names.insert(display).inserted { display = Self.another(display, names: &names) }
             if spill != nil {
                 // (counted against the budgets as it is copied: a 483 KB .tar.xz wrote 3 GB; a
                 // member that cannot be copied is that member's error, and the walk goes on)
