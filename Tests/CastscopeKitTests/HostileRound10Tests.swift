@@ -176,4 +176,54 @@ struct HostileRound10Tests {
         #expect(BundleWalker.another("b.tar!d/", names: &names) == "b.tar!d/ (2)")
         #expect(BundleWalker.another("b.tar!syslog", names: &names) == "b.tar!syslog (2)")
     }
+
+    /// SIGTERM (or Ctrl-C, SIGHUP) while `analyze --clickhouse file://DIR` wrote its tables: the
+    /// report's temporary file went, the staged tables (`.TABLE.jsonl.castscope-partial`) stayed.
+    @Test("a signal during a file:// export removes its staged tables")
+    func stagedTablesOnSignal() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("sessions.log")
+        try Data(shortSessionsLog(20_000).utf8).write(to: log)
+        let tables = dir.appendingPathComponent("ch")
+        // (spawned with no signal blocked: Foundation's Process hands its children the test
+        // thread's mask, and a blocked SIGTERM only waited for the run to end)
+        let args = [Self.binary, "analyze", "--no-pager", "-q", "--clickhouse", "file://" + tables.path, log.path]
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attr, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attr, &all)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        var cargs = args.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        var child: pid_t = 0
+        #expect(posix_spawn(&child, Self.binary, &actions, &attr, &cargs, environ) == 0)
+        let staged = tables.appendingPathComponent(".castscope_events.jsonl.castscope-partial").path
+        var status: Int32 = 0
+        var ended = false
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: staged) && Date() < deadline {
+            if waitpid(child, &status, WNOHANG) == child {
+                ended = true
+                break
+            }
+            usleep(5_000)
+        }
+        #expect(!ended, "the export ended before its staged file was seen")
+        kill(child, SIGTERM)
+        if !ended { waitpid(child, &status, 0) }
+        // (killed by SIGTERM: the staged tables went with it)
+        #expect(status & 0x7F == SIGTERM, "status \(status)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: tables.path)) ?? []
+        #expect(left.filter { $0.hasSuffix(".castscope-partial") } == [], "\(left)")
+    }
 }

@@ -147,7 +147,12 @@ public enum ClickHouseTarget: Sendable {
     /// removed a good export and left a torn line; hostile round 8).
     public func prepare() {
         if case .directory(let dir) = self {
-            for t in ClickHouseSchema.tables { unlink(Self.stagedPath(dir, t)) }
+            for t in ClickHouseSchema.tables {
+                unlink(Self.stagedPath(dir, t))
+                // (Ctrl-C, SIGTERM or SIGHUP while they were written left them: hidden files of
+                // hundreds of MB in the folder until the next export there; hostile round 10)
+                TemporaryRoot.removeOnSignal(Self.stagedPath(dir, t))
+            }
         }
     }
 
@@ -156,6 +161,7 @@ public enum ClickHouseTarget: Sendable {
     /// says so.
     func publish(_ result: ClickHouseExport.Result) -> ClickHouseExport.Result {
         guard case .directory(let dir) = self else { return result }
+        defer { for t in ClickHouseSchema.tables { TemporaryRoot.forgetOnSignal(Self.stagedPath(dir, t)) } }
         var result = result
         if result.failed.isEmpty {
             for t in ClickHouseSchema.tables {
