@@ -149,6 +149,9 @@ struct StdinFollower: @unchecked Sendable {
             }
         } catch is TailEngine.OutputFailed {
             // (standard output could not be written: tail ends, exit 5, saying so once)
+        } catch let e as InputError {
+            // (it names the stream itself: "<stdin>: <stdin>: at byte 0: read failed")
+            engine.error(e.description)
         } catch {
             engine.error("<stdin>: \(error)")
         }

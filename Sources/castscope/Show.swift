@@ -93,6 +93,13 @@ struct Show: ParsableCommand {
         var st = stat()
         if writeError != 0 { throw ExitCode(Exit.writeFailed) }
         if paths.contains(where: { $0 != "-" && lstat($0, &st) != 0 }) { throw ExitCode(Exit.nothingRecognized) }
+        if show.recordsRead == 0 {
+            let shown = paths.map { $0 == "-" ? "standard input" : $0 }.joined(separator: ", ")
+            var dir = stat()
+            let folder = paths.contains { stat($0, &dir) == 0 && (dir.st_mode & S_IFMT) == S_IFDIR }
+            printError("nothing to show: no records in \(shown)\(!show.errors.isEmpty ? " (errors above)" : folder ? " (hidden files are skipped)" : "")")
+            throw ExitCode(Exit.nothingRecognized)
+        }
         if !show.errors.isEmpty { throw ExitCode(Exit.inputErrors) }
     }
 }

@@ -226,4 +226,23 @@ struct HostileRound10Tests {
         let left = (try? FileManager.default.contentsOfDirectory(atPath: tables.path)) ?? []
         #expect(left.filter { $0.hasSuffix(".castscope-partial") } == [], "\(left)")
     }
+
+    /// `show` of an empty folder exited 0 without a word and `show - < folder` 1, where analyze
+    /// exits 4 ("nothing recognized"); tail named its standard input twice in an error.
+    @Test("show with no record read exits 4 with one line; tail names standard input once")
+    func nothingToShow() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let empty = try runShell("exec \"$0\" show \"$1\" < /dev/null", [Self.binary, dir.path])
+        #expect(empty.status == 4 && errorLines(empty.stderr) == ["castscope: error: nothing to show: no records in \(dir.path) (hidden files are skipped)"], "\(empty.stderr)")
+        let folder = try runShell("exec \"$0\" show - < \"$1\"", [Self.binary, dir.path])
+        #expect(folder.status == 4, "\(folder.stderr)")
+        #expect(errorLines(folder.stderr).last == "castscope: error: nothing to show: no records in standard input (errors above)", "\(folder.stderr)")
+        // Records all filtered out: shown nothing, as log show, exit 0.
+        let storm = packageRoot.appendingPathComponent("samples/retry-storm").path
+        let none = try runShell("exec \"$0\" show --grep no-such-text \"$1\" < /dev/null", [Self.binary, storm])
+        #expect(none.status == 0 && errorLines(none.stderr).isEmpty, "\(none.stderr)")
+        let tail = try runShell("exec timeout -s KILL 20 \"$0\" tail --no-journal - < \"$1\"", [Self.binary, dir.path])
+        #expect(tail.status == 1 && errorLines(tail.stderr) == ["castscope: error: <stdin>: at byte 0: read failed: Is a directory"], "\(tail.stderr)")
+    }
 }

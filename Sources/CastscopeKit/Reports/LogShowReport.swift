@@ -52,6 +52,9 @@ public final class LogShow {
     public let registry: ParserRegistry
     public let options: LogShowOptions
     public private(set) var errors: [InputError] = []
+    /// Records read from the inputs (before the filters): none is `show`'s exit 4, as analyze's
+    /// "nothing recognized" (an empty folder exited 0 without a word).
+    public private(set) var recordsRead = 0
     /// Today (UTC) as the run started: the year or day a line without them is given.
     private let today = civilFromDays(Int(currentMicros().floorDiv(86_400_000_000)))
 
@@ -88,6 +91,7 @@ public final class LogShow {
         let runs = LogShowRuns(runBytes: runBytes, directory: temporaryDirectory)
         let style = options.style
         func add(_ r: LogShowRecord) {
+            recordsRead += 1
             guard keep(r) else { return }
             runs.add(time: r.wallNanos) { b in
                 if style == .default { defaultLine(r, into: &b) } else { jsonObject(r, into: &b) }
