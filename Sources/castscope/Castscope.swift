@@ -171,8 +171,9 @@ enum ProcessInfoLite {
     }
 }
 
-/// journalctl's filters, for journal sources (journal files, export and JSON text).
-struct JournalOptions: ParsableArguments {
+/// journalctl's filters, for journal sources (journal files, export and JSON text): analyze's
+/// and tail's.
+struct JournalFilters: ParsableArguments {
     @Option(name: [.customShort("u"), .long], help: ArgumentHelp("Only this systemd unit's entries (journal sources).", valueName: "unit"))
     var unit: [String] = []
 
@@ -181,15 +182,6 @@ struct JournalOptions: ParsableArguments {
 
     @Option(name: .customLong("match"), help: ArgumentHelp("A journal field match FIELD=value (repeatable; same field ORed, different fields ANDed), e.g. RELAY_SESSION=….", valueName: "FIELD=value"))
     var matches: [String] = []
-
-    @Option(name: [.customShort("S"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or after this time, as journalctl takes it: 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][±HH:MM|Z]' (also with T, as the report prints times), 'HH:MM[:SS]' (today), today, yesterday, now, -1h, '1 hour ago'. Without a zone: the logs' zone, as the report shows it.", valueName: "time"))
-    var since: String?
-
-    @Option(name: [.customShort("U"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or before this time (same forms as --since).", valueName: "time"))
-    var until: String?
-
-    var sinceSpec: TimeSpec? { since.flatMap(TimeSpec.parse) }
-    var untilSpec: TimeSpec? { until.flatMap(TimeSpec.parse) }
 
     var filter: JournalFilter {
         JournalFilter(matches: unit.map { "_SYSTEMD_UNIT=" + ($0.contains(".") ? $0 : $0 + ".service") }
@@ -200,6 +192,27 @@ struct JournalOptions: ParsableArguments {
         for m in matches where !m.contains("=") || m.hasPrefix("=") {
             throw ValidationError("--match takes FIELD=value, got '\(m)'")
         }
+    }
+}
+
+/// journalctl's filters and its time window (analyze; tail follows from now, and its help
+/// listed -S/-U, which it refuses).
+struct JournalOptions: ParsableArguments {
+    @OptionGroup var filters: JournalFilters
+
+    @Option(name: [.customShort("S"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or after this time, as journalctl takes it: 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][±HH:MM|Z]' (also with T, as the report prints times), 'HH:MM[:SS]' (today), today, yesterday, now, -1h, '1 hour ago'. Without a zone: the logs' zone, as the report shows it.", valueName: "time"))
+    var since: String?
+
+    @Option(name: [.customShort("U"), .long], parsing: .unconditional, help: ArgumentHelp("Only events at or before this time (same forms as --since).", valueName: "time"))
+    var until: String?
+
+    var sinceSpec: TimeSpec? { since.flatMap(TimeSpec.parse) }
+    var untilSpec: TimeSpec? { until.flatMap(TimeSpec.parse) }
+
+    var filter: JournalFilter { filters.filter }
+
+    func validate() throws {
+        try filters.validate()
         for (name, value) in [("--since", since), ("--until", until)] {
             if let value, TimeSpec.parse(value) == nil {
                 throw ValidationError("\(name): cannot read '\(value)' (YYYY-MM-DD[ HH:MM[:SS]][zone], HH:MM, today, yesterday, -1h, '2 hours ago')")

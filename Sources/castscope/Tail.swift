@@ -58,7 +58,16 @@ struct Tail: ParsableCommand {
 
     @OptionGroup var thresholds: ThresholdOptions
 
-    @OptionGroup var journalOptions: JournalOptions
+    @OptionGroup var journalOptions: JournalFilters
+
+    // (analyze's window: taken only to say why tail has none; not in tail's help, which listed
+    // them as if tail filtered by time)
+    @Option(name: [.customShort("S"), .long], parsing: .unconditional, help: .hidden)
+    var since: String?
+
+    @Option(name: [.customShort("U"), .long], parsing: .unconditional, help: .hidden)
+    var until: String?
+
     @OptionGroup var parsers: ParserOptions
     @OptionGroup var clickhouse: ClickHouseOptions
 
@@ -66,7 +75,7 @@ struct Tail: ParsableCommand {
         for i in inputs where i != "-" { throw ValidationError("tail reads journals (--directory, --file) and '-' only, got '\(i)'") }
         if noJournal && !inputs.contains("-") { throw ValidationError("--no-journal needs '-' (standard input)") }
         try journalOptions.validate()
-        if journalOptions.since != nil || journalOptions.until != nil {
+        if since != nil || until != nil {
             throw ValidationError("tail follows from now (or --from-start, --cursor-file); --since/--until are for analyze")
         }
         if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }

@@ -245,4 +245,17 @@ struct HostileRound10Tests {
         let tail = try runShell("exec timeout -s KILL 20 \"$0\" tail --no-journal - < \"$1\"", [Self.binary, dir.path])
         #expect(tail.status == 1 && errorLines(tail.stderr) == ["castscope: error: <stdin>: at byte 0: read failed: Is a directory"], "\(tail.stderr)")
     }
+
+    /// tail's help listed -S/--since and -U/--until ("Only events at or after this time"), which
+    /// tail refuses.
+    @Test("tail's help lists no time window; -S still says why")
+    func tailHelpHasNoWindow() throws {
+        let help = try castscope(["tail", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("--match") && help.stdout.contains("-u, --unit"))
+        #expect(!help.stdout.contains("--since") && !help.stdout.contains("--until"), "\(help.stdout)")
+        let s = try castscope(["tail", "--no-journal", "-S", "today", "-"], stdin: Data())
+        #expect(s.status == 2 && s.stderr.contains("--since/--until are for analyze"), "\(s.stderr)")
+        let analyze = try castscope(["analyze", "--help"])
+        #expect(analyze.stdout.contains("-S, --since") && analyze.stdout.contains("-U, --until") && analyze.stdout.contains("--match"))
+    }
 }
