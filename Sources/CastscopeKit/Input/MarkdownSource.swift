@@ -5,8 +5,13 @@
 ///
 /// With at least one fenced code block (```` ``` ```` or `~~~`), only the blocks' lines and
 /// `>` quotes are read; without one, everything but table rows and headings (a log saved
-/// with a `.md` name). A file over `limit` bytes is read as it is (it is held whole while its
-/// fences are counted: notes are small, and memory must not follow a big file).
+/// with a `.md` name). A quote's markers (`> `, `>`, nested `> > `) come off its lines, and
+/// what is quoted is Markdown too: a quote that holds a fenced block (GitHub's "Quote reply"
+/// of a comment with a log, an e-mail reply) gives that block's lines and not its prose; a
+/// quote without one gives all its lines (a quoted log). Before, the markers stayed on and
+/// such a log was plain text, its times lost. A file over `limit` bytes is read as it is (it
+/// is held whole while its fences are counted: notes are small, and memory must not follow a
+/// big file).
 public enum MarkdownSource {
     public static let limit = 4 << 20
 
@@ -28,8 +33,10 @@ public enum MarkdownSource {
         return PrefixedSource(prefix: bytes.count > limit ? bytes : codeOnly(bytes), rest: source)
     }
 
-    /// The text with prose lines emptied (their line breaks kept): two passes over the lines,
-    /// with no list of them (a file of newlines is as big in lines as in bytes).
+    /// The text with prose lines emptied (their line breaks kept) and quote markers taken off:
+    /// two passes over the lines, with no list of them (a file of newlines is as big in lines
+    /// as in bytes); the first counts the fences, at the top level and in each run of quoted
+    /// lines.
     static func codeOnly(_ bytes: [UInt8]) -> [UInt8] {
         func forEachLine(_ body: (ArraySlice<UInt8>, Bool) -> Void) {
             var start = 0
@@ -39,28 +46,69 @@ public enum MarkdownSource {
                 start = (nl ?? bytes.count) + 1
             }
         }
+        // Pass 1: is there a fence (top-level or quoted), and which quotes (runs of quoted
+        // lines, numbered in order) hold one. A top-level block's lines are its own, `>` or not.
         var fenced = false
-        forEachLine { line, _ in if !fenced, isFence(line) { fenced = true } }
+        var fencedQuotes = Set<Int>()
+        do {
+            var inBlock = false, quote = -1, inQuote = false
+            forEachLine { line, _ in
+                if inBlock {
+                    if isFence(line) { inBlock = false }
+                    inQuote = false
+                    return
+                }
+                if let inner = quoted(line) {
+                    if !inQuote { quote += 1; inQuote = true }
+                    if isFence(inner) { fenced = true; fencedQuotes.insert(quote) }
+                    return
+                }
+                inQuote = false
+                if isFence(line) { fenced = true; inBlock = true }
+            }
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
-        var inBlock = false
+        var inBlock = false, quote = -1, inQuote = false, inQuotedBlock = false
         forEachLine { line, newline in
-            let keep: Bool
-            if isFence(line) {
-                inBlock.toggle()
-                keep = false
-            } else if inBlock {
-                keep = true
-            } else if fenced {
-                keep = indentStripped(line).first == UInt8(ascii: ">")
+            var kept: ArraySlice<UInt8>? = nil
+            if inBlock {
+                if isFence(line) { inBlock = false } else { kept = line }
+                inQuote = false
+            } else if let inner = quoted(line) {
+                if !inQuote { quote += 1; inQuote = true; inQuotedBlock = false }
+                if isFence(inner) {
+                    inQuotedBlock.toggle()
+                } else if inQuotedBlock || !fencedQuotes.contains(quote) {
+                    kept = inner
+                }
             } else {
-                let t = indentStripped(line)
-                keep = !(t.first == UInt8(ascii: "|") || isHeading(t))
+                inQuote = false
+                if isFence(line) {
+                    inBlock = true
+                } else if !fenced {
+                    let t = indentStripped(line)
+                    if !(t.first == UInt8(ascii: "|") || isHeading(t)) { kept = line }
+                }
             }
-            if keep { out.append(contentsOf: line) }
+            if let kept { out.append(contentsOf: kept) }
             if newline { out.append(0x0A) }
         }
         return out
+    }
+
+    /// A quoted line's text without its markers (`>` and the space after it, up to three
+    /// spaces before it, as often as the quote is nested), or nil for a line not quoted.
+    static func quoted(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        var t = indentStripped(line)
+        guard t.first == UInt8(ascii: ">") else { return nil }
+        while t.first == UInt8(ascii: ">") {
+            t = t.dropFirst()
+            if t.first == 0x20 { t = t.dropFirst() }
+            let next = indentStripped(t)
+            if next.first == UInt8(ascii: ">") { t = next } else { break }
+        }
+        return t
     }
 
     /// Up to three spaces of indentation removed (Markdown's own limit for block markers).

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Shapes a real paste takes on its way to a support engineer, read wrong until session 48:
+/// a log quoted in a Markdown note (GitHub's "Quote reply", an e-mail reply), Markdown's two
+/// trailing spaces, grep's and kubectl's leads before every line. Each around real lines.
+@Suite("hunt round 8: a log quoted in Markdown, trailing white space, grep's and kubectl's leads")
+struct HuntRound8Tests {
+    struct Summary {
+        let json: [String: Any]
+        var input: [String: Any] { (json["inputs"] as? [[String: Any]])?.first ?? [:] }
+        var findings: [[String: Any]] { json["findings"] as? [[String: Any]] ?? [] }
+        var kinds: [String] { findings.compactMap { $0["kind"] as? String } }
+        func messages(_ kind: String) -> [String] { findings.filter { $0["kind"] as? String == kind }.compactMap { $0["message"] as? String } }
+        func times(_ kind: String) -> [String?] { findings.filter { $0["kind"] as? String == kind }.map { $0["time"] as? String } }
+    }
+
+    func analyze(_ text: String, name: String = "paste.txt") throws -> Summary {
+        Summary(json: try analyzePaste(text, name: name).json)
+    }
+
+    /// 1panel#223 (https://github.com/1Panel-dev/1Panel/issues/223): a Go daemon's exit, as
+    /// `journalctl -xe` showed it.
+    static let journal = """
+        Mar 15 08:47:50 sehnsucht 1panel[18078]: [2023-03-15 08:47:50] [INFO] init session successfully
+        Mar 15 08:47:50 sehnsucht 1panel[18078]: [2023-03-15 08:47:50] [INFO] sync app start...
+        Mar 15 08:47:50 sehnsucht systemd[1]: 1panel.service: Main process exited, code=exited, status=2/INVALIDARGUMENT
+        Mar 15 08:47:55 sehnsucht systemd[1]: 1panel.service: Scheduled restart job, restart counter is at 169.
+        """
+
+    @Test("a Markdown note's quote is read without its markers: a quoted code block's lines keep their times, its prose is skipped")
+    func markdownQuotes() throws {
+        // GitHub's "Quote reply" of a comment with a fenced log, saved with the ticket as .md:
+        // the markers stayed on every line, the lines were plain text and the death lost its time.
+        let lines = Self.journal.split(separator: "\n")
+        let reply = "> The service keeps failing:\n> \n> ```\n" + lines.map { "> \($0)\n" }.joined() + "> ```\n\nSame for me since the update.\n"
+        let r = try analyze(reply, name: "ticket.md")
+        #expect(r.input["format"] as? String == "journal-short-precise", "\(r.input)")
+        #expect(r.input["records"] as? Int == 4, "\(r.input)")
+        #expect(r.kinds == ["daemon-died"], "\(r.kinds)")
+        #expect(r.times("daemon-died") == ["2023-03-15T08:47:50.000000"], "\(r.findings)")
+        // A quote without a fence is a quoted log: all its lines, without the markers, nested
+        // or not (an e-mail's `> > `), beside a fenced block elsewhere in the note.
+        let nested = "Notes\n\n```\nnot the log\n```\n\n" + lines.map { "> > \($0)\n" }.joined()
+        let n = try analyze(nested, name: "notes.markdown")
+        #expect(n.input["format"] as? String == "journal-short-precise", "\(n.input)")
+        #expect(n.times("daemon-died") == ["2023-03-15T08:47:50.000000"], "\(n.findings)")
+        // AdguardForiOS#1585's TestFlight crash summary, quoted under a sentence: its crash
+        // (nothing was found with the markers on).
+        let summary = """
+            Crash from TestFlight:
+
+            > Date: 6/24/20, 12:54 AM
+            > Process: AdGuardProTodayExtension
+            > Bundle id: com.adguard.AdguardPro.todayExtension
+            > Device: iPhone 7, iOS 13.5
+            > Bundle version: 4.0.1
+            >
+            > Exception type: EXC_BAD_ACCESS (SIGSEGV)
+            > Exception subtype: KERN_INVALID_ADDRESS: 0x0
+            > Exception codes: 0x0000000000000001, 0x0000000000000000
+            > Culprit: Unknown
+            > VM Protection: 0x0 is not in any region.
+            >
+            > Triggered by thread: 0
+            > Thread name: Dispatch queue: com.apple.main-thread
+            > Call stack:
+            > 0   libsystem_kernel.dylib        \t0x000000019686d198 0x196869000 + 16792      \t// mach_msg_trap
+
+            """
+        let s = try analyze(summary, name: "crash.md")
+        #expect(s.kinds == ["app-crashed"], "\(s.kinds)")
+        #expect(s.messages("app-crashed").first?.hasPrefix("AdGuardProTodayExtension crashed (EXC_BAD_ACCESS (SIGSEGV)") == true, "\(s.findings)")
+    }
+}
