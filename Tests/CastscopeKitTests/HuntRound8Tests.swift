@@ -74,4 +74,29 @@ struct HuntRound8Tests {
         #expect(s.kinds == ["app-crashed"], "\(s.kinds)")
         #expect(s.messages("app-crashed").first?.hasPrefix("AdGuardProTodayExtension crashed (EXC_BAD_ACCESS (SIGSEGV)") == true, "\(s.findings)")
     }
+
+    @Test("white space at a message's end (Markdown's line break, a mail's copy) does not hide a death, a crash, nor split one crash in two")
+    func trailingWhiteSpace() throws {
+        // Markdown's two spaces of a line break on every line of 1panel#223's journal: the
+        // exit was no death (the rule's last word ran to the end of the line).
+        let r = try analyze(Self.journal.split(separator: "\n").map { "\($0)  \n" }.joined())
+        #expect(r.kinds == ["daemon-died"], "\(r.kinds)")
+        #expect(r.messages("daemon-died").first?.hasPrefix("1panel: its main process exited with an error (status=2/INVALIDARGUMENT)") == true, "\(r.findings)")
+        // Agora-Flutter-SDK#700's Crashlytics copy: its exception was no crash.
+        let crashlytics = try analyze("Fatal Exception: NSInternalInconsistencyException  \n0  CoreFoundation                 0x99288 __exceptionPreprocess  \n1  libobjc.A.dylib                0x16744 objc_exception_throw  \n")
+        #expect(crashlytics.kinds == ["app-crashed"], "\(crashlytics.kinds)")
+        #expect(crashlytics.messages("app-crashed").first?.contains("uncaught exception NSInternalInconsistencyException)") == true, "\(crashlytics.findings)")
+        // flutter-webrtc#765: the debugger's SIGABRT after the uncaught exception is the same
+        // crash; with `SIGABRT  ` captured it was a second one.
+        let lldb = """
+            *** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: '-[RTCI420Buffer pixelBuffer]: unrecognized selector sent to instance 0x283c56c30'  
+            *** First throw call stack:  
+            libc++abi: terminating with uncaught exception of type NSException  
+            * thread #7, queue = 'IncomingVideoStream', stop reason = signal SIGABRT  
+                frame #0: 0x00000001cf8b27b0 libsystem_kernel.dylib`__pthread_kill + 8  
+
+            """
+        let l = try analyze(lldb)
+        #expect(l.kinds == ["app-crashed"], "\(l.kinds) \(l.findings)")
+    }
 }

@@ -132,6 +132,13 @@ public final class EventMatcher: Sendable {
     }
 
     public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
+        // White space at the end is no part of the message: Markdown's two spaces of a line
+        // break, a ticket's or a mail's copy, a terminal's padded line. A rule ending in a
+        // word (`status={status:word}`, `Fatal Exception: {exception:word}`) did not match
+        // with it, and a capture running to the end kept it (`SIGABRT  `: a second crash).
+        var end = message.count
+        while end > 0, message[end - 1] == 0x20 || message[end - 1] == 0x09 || message[end - 1] == 0x0D { end -= 1 }
+        let message = end == message.count ? message : UnsafeRawBufferPointer(rebasing: message[..<end])
         // rsyslog's `message repeated 3 times: [ janus.service: Main process exited, …]`: the
         // bracketed message's event, which stands for 3 more (`repeated`).
         if let (inner, times) = Self.repeated(message) {
