@@ -99,4 +99,26 @@ struct HuntRound8Tests {
         let l = try analyze(lldb)
         #expect(l.kinds == ["app-crashed"], "\(l.kinds) \(l.findings)")
     }
+
+    @Test("grep's line numbers and file names, and kubectl's --prefix, before every line come off: the lines keep their times")
+    func searchAndClusterLeads() throws {
+        let lines = Self.journal.split(separator: "\n")
+        let leads: [(String, (Int) -> String)] = [
+            ("grep -n", { "\($0 + 1):" }),
+            ("grep -H", { _ in "/var/log/syslog:" }),
+            ("grep -Hn", { "logs/relay.log:\($0 + 1):" }),
+            ("kubectl logs --prefix", { _ in "[pod/onepanel-7d9f4c6b8-x2x9k/onepanel] " }),
+        ]
+        for (tool, lead) in leads {
+            let text = lines.enumerated().map { "\(lead($0.offset))\($0.element)\n" }.joined()
+            let r = try analyze(text)
+            #expect(r.input["format"] as? String == "journal-short-precise", "\(tool): \(r.input)")
+            #expect(r.times("daemon-died") == ["2023-03-15T08:47:50.000000"], "\(tool): \(r.findings)")
+        }
+        // A context line of `grep -n -C` (`12-`) is one, and an uptime before a daemon's own
+        // words (coturn's `268: session …`, no time after it) is no tool's lead.
+        let context = lines.enumerated().map { "\($0.offset + 10)\($0.offset == 2 ? ":" : "-")\($0.element)\n" }.joined()
+        #expect(try analyze(context).times("daemon-died") == ["2023-03-15T08:47:50.000000"])
+        #expect(TimeLeadSource.detect(Array("268: session 002000000000000001: TCP socket closed remotely 192.168.43.187:51048\n270: session 001000000000000001: refreshed, realm=<mycompany.org>\n".utf8)) == nil)
+    }
 }

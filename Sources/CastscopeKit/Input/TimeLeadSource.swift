@@ -17,7 +17,7 @@ import Darwin
 public final class TimeLeadSource: ByteSource {
     /// The shape of a lead: what it begins with, and how it ends.
     public struct Lead: Equatable, Sendable {
-        public enum Kind: Sendable { case iso, clock, bsd, gutter }
+        public enum Kind: Sendable { case iso, clock, bsd, gutter, grep, pod }
         public var kind: Kind
         /// In brackets: `[13:40:01] `.
         public var bracketed = false
@@ -36,7 +36,7 @@ public final class TimeLeadSource: ByteSource {
     private var midLine = false
     private var eof = false
     /// The most bytes a lead takes (a line start shorter than this without its newline waits).
-    static let window = 48
+    static let window = 256
 
     public init(_ source: ByteSource, lead: Lead) {
         self.source = source
@@ -66,7 +66,7 @@ public final class TimeLeadSource: ByteSource {
         } else if let e = TimeScan.bsd(p, at, into: &t) {
             (kind, end) = (.bsd, e)
         } else {
-            return nil
+            return toolLead(p)
         }
         if bracketed {
             guard end < p.count, p[end] == UInt8(ascii: "]") else { return nil }
@@ -77,6 +77,40 @@ public final class TimeLeadSource: ByteSource {
             return (Lead(kind: kind, bracketed: bracketed, bar: true), end + 3)
         }
         return (Lead(kind: kind, bracketed: bracketed), end + 1)
+    }
+
+    /// A search's or a cluster tool's lead, no time in it: grep's `-n` line number
+    /// (`1234:`, `1234-` before a context line), `-H`'s file name (`logs/device.log:`, a name
+    /// with a `/` or a `.` in it, no space), both (`logs/device.log:1234:`), and `kubectl logs
+    /// --prefix`'s `[pod/relay-7d9f/relay] `. (Each is another tool's only before a time of
+    /// the log's own: `detectCounting`.)
+    static func toolLead(_ p: UnsafeRawBufferPointer) -> (lead: Lead, length: Int)? {
+        if p[0] == UInt8(ascii: "[") {
+            var i = 1
+            var slash = false
+            while i < min(p.count, 254), p[i] != UInt8(ascii: "]"), p[i] != 0x20, p[i] != 0x09 {
+                if p[i] == UInt8(ascii: "/") { slash = true }
+                i += 1
+            }
+            guard slash, i + 1 < p.count, p[i] == UInt8(ascii: "]"), p[i + 1] == 0x20, p[1] != UInt8(ascii: "/") else { return nil }
+            return (Lead(kind: .pod), i + 2)
+        }
+        // The line number, alone or after the file's name and its colon.
+        func number(_ from: Int) -> Int? {
+            var g = from
+            while g < p.count, g - from < 10, isDigit(p[g]) { g += 1 }
+            guard g > from, g < p.count, p[g] == UInt8(ascii: ":") || p[g] == UInt8(ascii: "-") else { return nil }
+            return g + 1
+        }
+        if isDigit(p[0]) { return number(0).map { (Lead(kind: .grep), $0) } }
+        var i = 0
+        var named = false
+        while i < min(p.count, 254), p[i] != UInt8(ascii: ":"), p[i] > 0x20 {
+            if p[i] == UInt8(ascii: "/") || p[i] == UInt8(ascii: ".") { named = true }
+            i += 1
+        }
+        guard named, i > 1, i < p.count, p[i] == UInt8(ascii: ":"), i + 1 < p.count, p[i + 1] != 0x20, p[i + 1] != UInt8(ascii: "/") else { return nil }
+        return (Lead(kind: .grep), number(i + 1) ?? i + 1)
     }
 
     /// The length of `lead` at the start of `p`, or 0.
