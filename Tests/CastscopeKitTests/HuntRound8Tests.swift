@@ -121,4 +121,25 @@ struct HuntRound8Tests {
         #expect(try analyze(context).times("daemon-died") == ["2023-03-15T08:47:50.000000"])
         #expect(TimeLeadSource.detect(Array("268: session 002000000000000001: TCP socket closed remotely 192.168.43.187:51048\n270: session 001000000000000001: refreshed, realm=<mycompany.org>\n".utf8)) == nil)
     }
+
+    @Test("Crashlytics' stack-trace copy names its crashed queue twice: one crash")
+    func crashlyticsCrashedTwice() throws {
+        // AgoraRtcEngine_iOS#26 (https://github.com/AgoraIO/AgoraRtcEngine_iOS/issues/26): the
+        // issue's `Crashed:` over its exception, then the crashed thread's over its frames.
+        let r = try analyze("""
+            Crashed: ahpl_main
+            EXC_BAD_ACCESS KERN_INVALID_ADDRESS 0x000000000000001d
+
+
+            Crashed: ahpl_main
+            0  AgoraRtcKit                    0x34c06c (Missing UUID e18e97fdcb2835b9b2c6dc2918fe37cf)
+            1  AgoraRtcKit                    0x4b6a78 agora::rtc::IMediaRecorder::getMediaRecorder(agora::rtc::IRtcEngine*, agora::rtc::IMediaRecorderObserver*) + 586060
+
+            """)
+        #expect(r.kinds == ["app-crashed"], "\(r.findings)")
+        #expect((r.findings.first?["evidence"] as? [String])?.count == 2, "\(r.findings)")
+        // Two crashes of different queues stay two.
+        let two = try analyze("Crashed: ahpl_main\n0  AgoraRtcKit 0x34c06c\nCrashed: com.apple.main-thread\n0  UIKitCore 0x1a0b5c38c\n")
+        #expect(two.kinds == ["app-crashed", "app-crashed"], "\(two.findings)")
+    }
 }

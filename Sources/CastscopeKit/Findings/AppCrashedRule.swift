@@ -14,7 +14,15 @@ struct AppCrashedRule: FindingRule {
     /// process when the stop names one; within a minute when both have times).
     /// So is libc++abi's telling of the same exception again after the call stack (plain
     /// stderr: no process, no time of its own; flutter_screen_recording#64).
+    /// So is Crashlytics' `Crashed: <queue>` again: its stack-trace copy heads the issue's
+    /// exception line with it, then the crashed thread's frames (AgoraRtcEngine_iOS#26).
     static func sameCrash(_ previous: Event, _ line: Event) -> Bool {
+        if let queue = previous.attr("crashed_queue") {
+            guard line.attr("crashed_queue") == queue else { return false }
+            if let a = previous.pid, let b = line.pid, a != b { return false }
+            if let a = previous.time, let b = line.time, !line.timeInferred, b - a > 60_000_000 || b < a { return false }
+            return true
+        }
         guard let exception = previous.attr("exception") else { return false }
         if let again = line.attr("exception") {
             guard again == exception, line.attr("reason") == previous.attr("reason") else { return false }
