@@ -142,4 +142,12 @@ struct HuntRound8Tests {
         let two = try analyze("Crashed: ahpl_main\n0  AgoraRtcKit 0x34c06c\nCrashed: com.apple.main-thread\n0  UIKitCore 0x1a0b5c38c\n")
         #expect(two.kinds == ["app-crashed", "app-crashed"], "\(two.findings)")
     }
+
+    @Test("a one-line paste in a terminal's colours (grep --color) is read without them")
+    func oneColouredLine() throws {
+        // theos-sdks#25's line as `grep --color=always` prints it: its date highlighted.
+        let r = try analyze("\u{1B}[01;31m\u{1B}[K2019-04-23\u{1B}[m\u{1B}[K 19:09:38.168930+0800 JAXAPP[358:13321] Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5815 \"(null)\"\n")
+        #expect(r.input["format"] as? String == "xcode", "\(r.input)")
+        #expect(r.times("replaykit-error") == ["2019-04-23T19:09:38.168930+08:00"], "\(r.findings)")
+    }
 }

@@ -19,7 +19,9 @@ public final class TerminalEscapeSource: ByteSource {
     public var consumedOffset: UInt64 { source.consumedOffset }
 
     /// Whether a file's first bytes are a coloured capture: lines that begin with a CSI sequence
-    /// (`ESC [`), at least two and one in four (a tool colours each line's time or level). An
+    /// (`ESC [`), at least two and one in four (a tool colours each line's time or level), or
+    /// every line when there is one (a one-line paste of `grep --color=always`'s output: its
+    /// time behind `ESC[01;31mESC[K` was lost). An
     /// escape inside a line (a journal export's value, a message) is not enough: a binary-safe
     /// export must keep its bytes, and a coloured message is matched without its codes anyway
     /// (`RawRecord.withMessage`).
@@ -35,7 +37,7 @@ public final class TerminalEscapeSource: ByteSource {
             }
             start = end + 1
         }
-        return coloured >= 2 && coloured * 4 >= lines
+        return coloured >= 2 && coloured * 4 >= lines || coloured == 1 && lines == 1
     }
 
     /// `head` without its sequences (what this source would hand out for it).
