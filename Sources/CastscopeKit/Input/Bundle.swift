@@ -201,7 +201,7 @@ public struct BundleWalker {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
             || QuotedLinesSource.detect(head) != nil || QuotedLinesSource.toolPrefix(head) != nil || HardWrapSource.detect(head) != nil
-            || TimeLeadSource.likely(head) || StringLiteralLinesSource.detect(head)
+            || TimeLeadSource.likely(head) || StringLiteralLinesSource.detect(head) || JavaLoggingSource.detect(head)
     }
 
     /// The lead every line of `head` carries when it is a paste's (an indentation, a quote:
@@ -379,10 +379,15 @@ public struct BundleWalker {
                     // `docker compose logs`: the service's name off each line (and a log viewer's
                     // time after it, when the service's lines have their own).
                     let inner = drained(ComposePrefixSource(MemorySource(head)))
-                    try visit(path, withoutTimeLead(ComposePrefixSource(text), head: inner).text)
+                    let (service, serviceHead) = withoutTimeLead(ComposePrefixSource(text), head: inner)
+                    // (a Java service's two-line records: `JavaLoggingSource`, below)
+                    try visit(path, JavaLoggingSource.detect(serviceHead) ? JavaLoggingSource(service) : service)
                 } else if XcodeMetadataSource.detect(head) {
                     // Xcode's console with metadata: each entry one line.
                     try visit(path, XcodeMetadataSource(text))
+                } else if JavaLoggingSource.detect(head) {
+                    // java.util.logging's two-line records: each pair one line.
+                    try visit(path, JavaLoggingSource(text))
                 } else if MarkdownSource.isMarkdown(path), !OwnReports.begins(head) {
                     // Its code blocks and quotes (a Markdown file is small; castscope's own
                     // Markdown report is told by its title and not read).

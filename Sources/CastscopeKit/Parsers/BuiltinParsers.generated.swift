@@ -457,6 +457,51 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/java-logging.json", ##"""
+{
+  "name": "java-logging",
+  "title": "java.util.logging's default two-line layout (SimpleFormatter), as jitsi-videobridge and jicofo write it without their own logging.properties: `Jun 02, 2020 1:48:49 PM org.ice4j.stack.NetAccessManager handleFatalError` then `SEVERE: Unexpected Error!`, a stack trace after. `JavaLoggingSource` makes each pair one line, `first<TAB>LEVEL: message` (the second an empty line); the class is kept as the subsystem and the method as the category, the level (translated ones too: `SCHWERWIEGEND`, `INFOS`) as the level; the time is the host's, no zone (`{time:jul}`: a 12-hour clock with its marker, or a 24-hour locale's `24.10.2012 20:33:26`)",
+  "url": "https://github.com/jitsi/docker-jitsi-meet/issues/953",
+  "kind": "lines",
+  "patterns": [
+    "{time:jul} {subsystem:word}{? {category:word}}\t{level:label}: {message}"
+  ],
+  "continuation": "indented",
+  "javaStacks": true,
+  "otherLines": "records",
+  "priority": 16,
+  "samples": [
+    {
+      "line": "Jun 02, 2020 1:48:49 PM org.ice4j.stack.NetAccessManager handleFatalError\tSEVERE: Unexpected Error!",
+      "expect": {"time": "2020-06-02T13:48:49.000000+00:00", "subsystem": "org.ice4j.stack.NetAccessManager", "category": "handleFatalError", "level": "SEVERE", "message": "Unexpected Error!"}
+    },
+    {
+      "line": "Apr 12, 2021 7:07:32 AM org.jitsi.utils.logging2.LoggerImpl log\tWARNING: Cannot set presence extension: not connected.",
+      "expect": {"time": "2021-04-12T07:07:32.000000+00:00", "subsystem": "org.jitsi.utils.logging2.LoggerImpl", "category": "log", "level": "WARNING", "message": "Cannot set presence extension: not connected."}
+    },
+    {
+      "line": "Dec 12, 2020 12:05:01 AM org.jitsi.videobridge.Videobridge\tINFO: ",
+      "expect": {"time": "2020-12-12T00:05:01.000000+00:00", "subsystem": "org.jitsi.videobridge.Videobridge", "level": "INFO", "message": ""}
+    },
+    {
+      "line": "24.10.2012 20:33:26 com.engine.Engine evalExpression\tSCHWERWIEGEND: engine error err:ReferenceError: \"xxx\" is not defined.",
+      "expect": {"time": "2012-10-24T20:33:26.000000+00:00", "subsystem": "com.engine.Engine", "category": "evalExpression", "level": "SCHWERWIEGEND", "message": "engine error err:ReferenceError: \"xxx\" is not defined."}
+    },
+    {
+      "line": "nov. 30, 2026 1:02:03 PM org.jitsi.jicofo.FocusManager conferenceRequest\tPLUS PRÉCIS: [45] focus",
+      "expect": {"time": "2026-11-30T13:02:03.000000+00:00", "level": "PLUS PRÉCIS", "message": "[45] focus"}
+    },
+    {
+      "line": "2012/10/24 20:33:26 org.jitsi.Foo bar\t重大: 失敗",
+      "expect": {"time": "2012-10-24T20:33:26.000000+00:00", "level": "重大", "message": "失敗"}
+    },
+    {
+      "line": "24-Oct-2012 8:33:26 PM org.jitsi.Foo bar\tINFO: x",
+      "expect": {"time": "2012-10-24T20:33:26.000000+00:00", "level": "INFO", "message": "x"}
+    }
+  ]
+}
+"""##),
         ("formats/jitsi-java.json", ##"""
 {
   "name": "jitsi-java",

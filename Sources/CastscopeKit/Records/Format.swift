@@ -94,6 +94,15 @@ public struct LogFormat: Sendable {
     /// A row whose message ends in an opening bracket opens a dump whose lines, column 0
     /// included, continue it to the closing bracket (Console copies: `Stop apps {`).
     public var dumps: Bool
+    /// An indented format whose records a Java stack trace may follow: its column-0 lines
+    /// (`java.lang.NullPointerException: …`, `Caused by: …`, `Exception in thread "…" …`)
+    /// continue the record as its indented frames do (`RecordReader.isJavaThrowable`).
+    public var javaStacks: Bool
+    /// A line that is none of its records nor continues one is a record of its own, with the
+    /// time of the record before (marked inferred), as a fallback format's is: other programs'
+    /// lines among a Java service's two-line records (docker compose's `… exited with code 1`,
+    /// s6's) were unparsed, never seen by the vocabulary (`"otherLines": "records"`).
+    public var otherLinesAreRecords: Bool
     /// Patterns (indices) whose dates are always written `yyyy-dd-MM` (HaishinKit's Logboard),
     /// not only when the middle field is above 12.
     public var swapDayMonth: Set<Int> = []
@@ -175,6 +184,8 @@ public struct LogFormat: Sendable {
         isJournal = json["journal"] == .bool(true)
         segments = json["segments"] != .bool(false)
         dumps = json["dumps"] == .bool(true)
+        javaStacks = json["javaStacks"] == .bool(true)
+        otherLinesAreRecords = json["otherLines"]?.stringValue == "records"
         for v in json["swapDayMonth"]?.arrayValue ?? [] {
             guard let i = Int(v.stringValue ?? ""), patterns.indices.contains(i) else { throw fail("swapDayMonth: not a pattern index") }
             swapDayMonth.insert(i)

@@ -43,6 +43,8 @@ public struct FormatDetector {
             // (journalctl's and systemctl's own lines around the entries, `-x`'s catalog text,
             // the format's skipped lines: no one's records)
             if JournalTextHeader.isAside(line, beforeRecords: true) || skip.contains(where: { line.starts(with: $0) }) { return n }
+            // (a Java stack trace's throwable and `Caused by:` continue a record of such a format)
+            if format.javaStacks, RecordReader.isJavaThrowable(line) { return n }
             return n + 1
         }
         return score * 5 < unindented

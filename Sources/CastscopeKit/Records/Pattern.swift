@@ -15,7 +15,8 @@ import Darwin
 ///   `bsdlocal` (`bsd` with a month name of any locale; timestamps, see `TimeScan`), `label`
 ///   (spaces allowed, no `[`, `]`, `:` or TAB), `ctime` (`Tue May 21 12:00:09 2024`), `isoany`
 ///   (`iso`, or `2022/02/10 14:04:47`), `code` (a word of one or two characters: `Df`, `E`),
-///   `host` (a word with a letter or digit in it: a journal line's host name);
+///   `host` (a word with a letter or digit in it: a journal line's host name), `jul`
+///   (java.util.logging's `Jun 02, 2020 1:48:49 PM`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -37,6 +38,9 @@ public struct Pattern: Sendable {
         /// Go's log with a level letter, `2022-06-07 12:27:17.183734 I | main.go:200: …`, read
         /// as `-o short-full` with the zone `I`, the host `|` and the unit `main.go:200`.
         case host
+        /// java.util.logging's `SimpleFormatter` date and time (`Jun 02, 2020 1:48:49 PM`,
+        /// `24.10.2012 20:33:26`: `TimeScan.jul`), no zone.
+        case jul
     }
 
     enum Op: Sendable {
@@ -203,7 +207,7 @@ final class PatternProgram: @unchecked Sendable {
         var kind: UInt8 = 0
         /// For fields: the type's index in `FieldType.allCases` (0 any, 1 word, 2 int, 3 hex,
         /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal,
-        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host).
+        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul).
         var type: UInt8 = 0
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
@@ -369,7 +373,7 @@ final class PatternProgram: @unchecked Sendable {
                     ends![slot] = j
                     pos = j
                     pc += 1
-                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15:
+                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 18:
                     var t = ParsedTime()
                     var end: Int?
                     switch step.type {
@@ -387,6 +391,7 @@ final class PatternProgram: @unchecked Sendable {
                     case 12: end = TimeScan.bsdLocalized(p, pos, into: &t)
                     case 14: end = TimeScan.ctime(p, pos, into: &t)
                     case 15: end = TimeScan.iso(p, pos, into: &t, slashes: true)
+                    case 18: end = TimeScan.jul(p, pos, into: &t)
                     default: end = TimeScan.timeOfDay(p, pos, into: &t)
                     }
                     guard let end else { return false }

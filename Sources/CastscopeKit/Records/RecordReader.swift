@@ -51,6 +51,8 @@ public final class RecordReader {
     /// Each pattern's slot of the message (-1: none), for `stackFollows`.
     private let messageSlots: [Int]
     private let swapsDayMonth: [Bool]
+    /// `format.javaStacks`, for the per-line path.
+    private let javaStacks: Bool
     private var skipPrefixes: [[UInt8]]
     /// First bytes of the skip prefixes: most lines are rejected on their first byte. (A raw
     /// table: no reference counting on the per-line path.)
@@ -128,6 +130,7 @@ public final class RecordReader {
         slotFields = format.slotFields.map { $0.map { $0 } }
         messageSlots = slotFields.map { $0.firstIndex(of: .message) ?? -1 }
         swapsDayMonth = format.patterns.indices.map { format.swapDayMonth.contains($0) }
+        javaStacks = format.javaStacks
         skipPrefixes = (format.skip + format.headers).map { Array($0.utf8) }
         skipFirstBytes = .allocate(capacity: 256)
         skipFirstBytes.initialize(repeating: false, count: 256)
@@ -461,11 +464,11 @@ public final class RecordReader {
             // short` then `-o short-iso` lost the second).
             if format.continuation == .join { return true }
             if let first = line.first, first == 0x20 || first == 0x09 { return true }
-            if format.continuation == .indented, Self.isGoFrame(line) { return true }
+            if format.continuation == .indented, Self.isGoFrame(line) || javaStacks && Self.isJavaThrowable(line) { return true }
             // A fallback file's line without its time is a record of its own (`textLine`); one
             // no anchor is in is counted here (through the full path, a tenth of such lines
             // made a docker log half again as slow), unless another format's line begins there.
-            if format.fallback, pendingDepth == 0, !inForeign, !(foreignTest?.starts(line) ?? false), !Self.isLoneOpener(line) {
+            if format.fallback || format.otherLinesAreRecords, pendingDepth == 0, !inForeign, !(foreignTest?.starts(line) ?? false), !Self.isLoneOpener(line) {
                 stats.records += 1
                 return true
             }
@@ -565,7 +568,8 @@ public final class RecordReader {
         case .join where hasPending:
             pending.appendToMessage(line)
         case .tab where hasPending && line.first == 0x09 && pendingDepth == 0,
-            .indented where hasPending && (line.first == 0x09 || line.first == 0x20 || Self.isGoFrame(line)) && pendingDepth == 0:
+            .indented where hasPending && (line.first == 0x09 || line.first == 0x20 || Self.isGoFrame(line)
+                || javaStacks && Self.isJavaThrowable(line)) && pendingDepth == 0:
             pending.appendToMessage(line)
         case .tab where hasPending && pendingJoined < Self.maxJoinedLines && (pendingDepth > 0 || Self.isLoneOpener(line)),
             .indented where hasPending && pendingJoined < Self.maxJoinedLines && (pendingDepth > 0 || Self.isLoneOpener(line)):
@@ -617,7 +621,7 @@ public final class RecordReader {
                 try statusHead(line, sink)
                 return
             }
-            if format.fallback {
+            if format.fallback || format.otherLinesAreRecords {
                 // A fallback reads a time and anything: a line without the time is a record of
                 // its own, as plain text would read it (a program's print() among its log lines,
                 // a systemd line or a ReplayKit error pasted between them, a ticket's sentence),
@@ -854,6 +858,27 @@ public final class RecordReader {
         return created && line[i...].starts(with: Self.inGoroutine)
     }
     private static let goroutine = Array("goroutine ".utf8)
+
+    /// A Java stack trace's column-0 line (the frames after it are indented): the throwable
+    /// (`java.lang.NullPointerException`, `org.ice4j.StunException: timeout`: a dotted class
+    /// name ending in `Exception`, `Error` or `Throwable`, alone or before `: `), `Caused by: …`
+    /// or `Exception in thread "main" …`.
+    static func isJavaThrowable(_ line: UnsafeRawBufferPointer) -> Bool {
+        if line.starts(with: causedBy) || line.starts(with: inThread) { return true }
+        var i = 0
+        var dot = false
+        while i < line.count {
+            let b = line[i]
+            if b == UInt8(ascii: ".") { dot = true } else if !(isLetter(b) || isDigit(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: "$")) { break }
+            i += 1
+        }
+        guard dot, i == line.count || line[i] == UInt8(ascii: ":") || line[i] == 0x0D else { return false }
+        let name = UnsafeRawBufferPointer(rebasing: line[..<i])
+        return throwableEnds.contains { name.count > $0.count && name.suffix($0.count).elementsEqual($0) }
+    }
+    private static let causedBy = Array("Caused by: ".utf8)
+    private static let inThread = Array("Exception in thread \"".utf8)
+    private static let throwableEnds = ["Exception", "Error", "Throwable"].map { Array($0.utf8) }
     private static let createdBy = Array("created by ".utf8)
     private static let inGoroutine = Array(" in goroutine ".utf8)
 

@@ -292,6 +292,99 @@ enum TimeScan {
         return e + 5
     }
 
+    /// java.util.logging's `SimpleFormatter` date and time, as the JDK writes them in its
+    /// locale's medium style: `Jun 02, 2020 1:48:49 PM` (since Java 7 in every locale, the month
+    /// in the locale's words: `déc. 04, 2019 …`, `Nov. 30, 2026 …`), and before Java 7, or with
+    /// a 24-hour format set, `24.10.2012 20:33:26` (de, ru), `24/10/2012 20:33:26`, `24-Oct-2012
+    /// 20:33:26` (en_GB, es, nl), `24 oct. 2012 20:33:26` (fr), `2012-10-24 20:33:26` and
+    /// `2012/10/24 20:33:26` (zh, ja). A 12-hour clock's marker after the time (`AM`, `PM`,
+    /// `a.m.`, `vorm.`/`nachm.`, `午前`/`午後`, `上午`/`下午`, `오전`/`오후`) makes it a 24-hour time; no
+    /// zone (the host's local time).
+    static func jul(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        let n = p.count
+        guard i + 14 <= n else { return nil }
+        // A number of one to four digits at `k`: (value, end).
+        func number(_ k: Int, _ most: Int) -> (Int, Int)? {
+            var e = k
+            var v = 0
+            while e < n, e - k < most, isDigit(p[e]) { v = v * 10 + Int(p[e] &- 0x30); e += 1 }
+            return e > k ? (v, e) : nil
+        }
+        // A month's name from `k` up to a byte in `ends` (English, any letter case, or a name
+        // of `parsers/tables/month-names.json`; a trailing dot, `Nov.`, taken off if need be).
+        func monthName(_ k: Int, until end: UInt8) -> (Int, Int)? {
+            var e = k
+            while e < n, e - k <= MonthNames.longest, p[e] != end, !isDigit(p[e]) { e += 1 }
+            guard e > k, e < n, p[e] == end else { return nil }
+            let name = UnsafeRawBufferPointer(rebasing: p[k..<e])
+            if let m = MonthNames.month(name) ?? MonthNames.month(UnsafeRawBufferPointer(rebasing: name.prefix(3))).flatMap({ m in
+                // (`Nov.`, `Sept`: the English name's first three letters, then letters or a dot)
+                name.count > 3 && name.dropFirst(3).allSatisfy { isLetter($0) || $0 == UInt8(ascii: ".") } ? m : nil
+            }) { return (m, e) }
+            return nil
+        }
+        var year = 0, month = 0, day = 0
+        var k: Int
+        if isLetter(p[i]) || p[i] >= 0x80 {
+            // `Jun 02, 2020`
+            guard let (m, e) = monthName(i, until: 0x20), let (d, e2) = number(e + 1, 2), e2 + 2 < n, p[e2] == UInt8(ascii: ","),
+                p[e2 + 1] == 0x20, let (y, e3) = number(e2 + 2, 4), e3 - e2 - 2 == 4 else { return nil }
+            (year, month, day, k) = (y, m, d, e3)
+        } else {
+            guard let (a, e) = number(i, 4), e < n else { return nil }
+            let sep = p[e]
+            if e - i == 4 {
+                // `2012-10-24`, `2012/10/24`
+                guard sep == UInt8(ascii: "-") || sep == UInt8(ascii: "/"), let (m, e2) = number(e + 1, 2), e2 < n, p[e2] == sep,
+                    let (d, e3) = number(e2 + 1, 2) else { return nil }
+                (year, month, day, k) = (a, m, d, e3)
+            } else if e - i <= 2, sep == UInt8(ascii: ".") || sep == UInt8(ascii: "/") {
+                // `24.10.2012`, `24/10/2012` (day first)
+                guard let (m, e2) = number(e + 1, 2), e2 < n, p[e2] == sep, let (y, e3) = number(e2 + 1, 4), e3 - e2 - 1 == 4 else { return nil }
+                (year, month, day, k) = (y, m, a, e3)
+            } else if e - i <= 2, sep == UInt8(ascii: "-") || sep == 0x20 {
+                // `24-Oct-2012`, `24 oct. 2012`
+                guard let (m, e2) = monthName(e + 1, until: sep), let (y, e3) = number(e2 + 1, 4), e3 - e2 - 1 == 4 else { return nil }
+                (year, month, day, k) = (y, m, a, e3)
+            } else {
+                return nil
+            }
+        }
+        guard month >= 1, month <= 12, day >= 1, day <= 31, k + 6 < n, p[k] == 0x20 else { return nil }
+        // `1:48:49`, `20:33:26`
+        guard let (h, c1) = number(k + 1, 2), c1 < n, p[c1] == UInt8(ascii: ":"), let (mi, c2) = number(c1 + 1, 2), c2 - c1 == 3,
+            c2 < n, p[c2] == UInt8(ascii: ":"), let (s, c3) = number(c2 + 1, 2), c3 - c2 == 3, h < 24, mi < 60, s < 61 else { return nil }
+        var j = fraction(p, c3, into: &t)
+        var hour = h
+        if j + 1 < n, p[j] == 0x20, let (pm, e) = dayHalf(p, j + 1) {
+            guard h >= 1, h <= 12 else { return nil }
+            hour = Self.hour(h, pm: pm)
+            j = e
+        }
+        t.year = year
+        t.month = month
+        t.day = day
+        t.hasYear = true
+        t.hasDate = true
+        t.secondOfDay = hour * 3600 + mi * 60 + s
+        return j
+    }
+
+    /// A 12-hour clock's marker at `i` (then a space or the end): whether it is the afternoon's,
+    /// and where it ends.
+    private static func dayHalf(_ p: UnsafeRawBufferPointer, _ i: Int) -> (Bool, Int)? {
+        for (marker, pm) in dayHalves where i + marker.count <= p.count {
+            var k = 0
+            while k < marker.count, (p[i + k] >= 0x80 ? p[i + k] : p[i + k] | 0x20) == marker[k] { k += 1 }
+            if k == marker.count, i + k == p.count || p[i + k] == 0x20 || p[i + k] == 0x09 { return (pm, i + k) }
+        }
+        return nil
+    }
+    /// (lower case; compared with ASCII letters lowered)
+    private static let dayHalves: [([UInt8], Bool)] = [("am", false), ("pm", true), ("a.m.", false), ("p.m.", true),
+        ("vorm.", false), ("nachm.", true), ("午前", false), ("午後", true), ("上午", false), ("下午", true), ("오전", false), ("오후", true)]
+        .map { (Array($0.0.utf8), $0.1) }
+
     /// `bsd` with the month named as journalctl `-o short` names it under a non-English LC_TIME
     /// (`marras 24 17:50:27`, `Mär 14 …`, `jun 21 …`): English in any letter case, or a name from
     /// `parsers/tables/month-names.json`.

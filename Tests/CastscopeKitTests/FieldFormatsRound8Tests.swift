@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Field formats earlier rounds found and left (session 48), each around its real lines:
+/// java.util.logging's two-line default (jitsi-videobridge#1289, docker-jitsi-meet#304, #992).
+@Suite("field formats, round 8: java.util.logging's two lines")
+struct FieldFormatsRound8Tests {
+    func analyze(_ text: String, name: String = "paste.txt") throws -> (json: [String: Any], text: String) {
+        try analyzePaste(text, name: name)
+    }
+
+    func input(_ r: [String: Any]) -> [String: Any] { (r["inputs"] as? [[String: Any]])?.first ?? [:] }
+
+    /// jitsi-videobridge#1289's record (shortened stack).
+    static let ice4j = """
+        Jun 02, 2020 1:48:49 PM org.ice4j.stack.NetAccessManager handleFatalError
+        SEVERE: Unexpected Error!
+        java.lang.NullPointerException
+        \tat org.ice4j.socket.MergingDatagramSocket.initializeActive(MergingDatagramSocket.java:577)
+        \tat org.ice4j.ice.ComponentSocket.propertyChange(ComponentSocket.java:174)
+        Caused by: java.lang.IllegalStateException: closed
+        \t... 2 more
+        Jun 02, 2020 1:48:50 PM org.jitsi.videobridge.Videobridge
+        INFO: Health check passed.
+
+        """
+
+    @Test("java.util.logging's two lines are one record: its time, its level from the second line, its stack trace with it")
+    func julTwoLines() throws {
+        let r = try analyze(Self.ice4j)
+        #expect(input(r.json)["format"] as? String == "java-logging", "\(input(r.json))")
+        #expect(input(r.json)["records"] as? Int == 2, "\(input(r.json))")
+        #expect(input(r.json)["unparsed"] as? Int ?? 0 == 0, "\(input(r.json))")
+        // (the time 1:48:49 PM, the level SEVERE as Error, the class and method)
+        #expect(r.text.contains("2020-06-02 13:48:49.000000 "), "\(r.text)")
+        #expect(r.text.contains("Error       0x0                         0    <unknown>: [org.ice4j.stack.NetAccessManager:handleFatalError] Unexpected Error!\njava.lang.NullPointerException\n\tat org.ice4j.socket"), "\(r.text)")
+        #expect(r.text.contains("Caused by: java.lang.IllegalStateException: closed\n\t... 2 more\n"), "\(r.text)")
+        #expect(r.text.contains("2020-06-02 13:48:50.000000                 Info        0x0                         0    <unknown>: [org.jitsi.videobridge.Videobridge:] Health check passed."), "\(r.text)")
+    }
+
+    @Test("a JVM under a 24-hour locale before Java 7 (`24.10.2012 20:33:26`, `SCHWERWIEGEND:`), and a lower-case month with a dot")
+    func julLocales() throws {
+        let de = """
+            24.10.2012 20:33:26 com.engine.Engine evalExpression
+            SCHWERWIEGEND: engine error err:ReferenceError: "xxx" is not defined.
+            trace:        at :0
+            Jun 17, 2019 1:12:13 AM org.zumult.backend.implementations.DGD2Oracle getAnnotationBlockID4TokenID
+            SCHWERWIEGEND: null
+            déc. 04, 2019 12:00:01 AM org.jitsi.jicofo.FocusManager conferenceRequest
+            INFOS: Created new focus for x@conference.meet.jitsi
+
+            """
+        let r = try analyze(de)
+        #expect(input(r.json)["format"] as? String == "java-logging", "\(input(r.json))")
+        #expect(r.text.contains("2012-10-24 20:33:26.000000                 Error "), "\(r.text)")
+        #expect(r.text.contains("2019-06-17 01:12:13.000000                 Error "), "\(r.text)")
+        #expect(r.text.contains("2019-12-04 00:00:01.000000                 Info "), "\(r.text)")
+    }
+
+    @Test("java.util.logging behind docker compose's prefixes, among other services' lines: each kept, the containers' deaths found")
+    func julInCompose() throws {
+        let compose = """
+            prosody_1  | [s6-finish] sending all processes the TERM signal.
+            jicofo_1   | [s6-finish] sending all processes the KILL signal and exiting.
+            docker-jitsi-meet_jicofo_1 exited with code 1
+            jvb_1      | Apr 12, 2021 7:07:32 PM org.jitsi.utils.logging2.LoggerImpl log
+            jvb_1      | WARNING: Cannot set presence extension: not connected.
+            docker-jitsi-meet_prosody_1 exited with code 1
+            jvb_1      | Apr 12, 2021 7:07:37 PM org.jitsi.utils.logging2.LoggerImpl log
+            jvb_1      | INFO: Performed a successful health check in PT0S. Sticky failure: false
+
+            """
+        let r = try analyze(compose)
+        #expect(input(r.json)["format"] as? String == "java-logging", "\(input(r.json))")
+        #expect(input(r.json)["records"] as? Int == 6, "\(input(r.json))")
+        #expect(input(r.json)["unparsed"] as? Int ?? 0 == 0, "\(input(r.json))")
+        let findings = (r.json["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(findings.filter { $0 == "daemon-died" }.count == 2, "\(r.json["findings"] ?? "")")
+        #expect(r.text.contains("2021-04-12 19:07:32.000000                 Default     0x0                         0    <unknown>: [org.jitsi.utils.logging2.LoggerImpl:log] Cannot set presence extension: not connected."), "\(r.text)")
+    }
+
+    @Test("a time and words alone, or a level line without one before it, are no java.util.logging record (other layouts keep their files)")
+    func julDoesNotSteal() throws {
+        // An Xcode console whose message is a time and a word, then `ERROR: …` indented or not.
+        let xcode = """
+            2024-05-01 10:00:00.123456+0200 Broadcast[811:9000] Jun 02, 2020 1:48:49 PM start
+            ERROR: not a JUL record
+            2024-05-01 10:00:01.000000+0200 Broadcast[811:9000] done
+
+            """
+        let x = try analyze(xcode)
+        #expect(input(x.json)["format"] as? String == "xcode", "\(input(x.json))")
+        // A JUL-looking time line followed by a message line in lower case is no pair.
+        let loose = """
+            Jun 02, 2020 1:48:49 PM org.ice4j.Foo bar
+            Caused by: something
+            Jun 02, 2020 1:48:50 PM org.ice4j.Foo bar
+            severe: lower case is no level
+
+            """
+        let l = try analyze(loose)
+        #expect(input(l.json)["format"] as? String != "java-logging", "\(input(l.json))")
+        #expect(!JavaLoggingSource.detect(Array(loose.utf8)))
+        #expect(JavaLoggingSource.detect(Array(Self.ice4j.utf8)))
+    }
+
+    @Test("the source keeps every line's place: a pair is one line and an empty one, other lines pass as they are")
+    func julSourceKeepsLines() throws {
+        let text = "Jun 02, 2020 1:48:49 PM org.ice4j.Foo bar\r\nSEVERE:\r\nplain line\nNov 30, 2026 13:02:03 org.x.Y\nnot a level\n"
+        let out = drained(JavaLoggingSource(MemorySource(Array(text.utf8))))
+        #expect(String(decoding: out, as: UTF8.self)
+            == "Jun 02, 2020 1:48:49 PM org.ice4j.Foo bar\tSEVERE: \n\nplain line\nNov 30, 2026 13:02:03 org.x.Y\nnot a level\n")
+    }
+}
