@@ -4,8 +4,9 @@ import Testing
 @testable import CastscopeKit
 
 /// Field formats earlier rounds found and left (session 48), each around its real lines:
-/// java.util.logging's two-line default (jitsi-videobridge#1289, docker-jitsi-meet#304, #992).
-@Suite("field formats, round 8: java.util.logging's two lines")
+/// java.util.logging's two-line default (jitsi-videobridge#1289, docker-jitsi-meet#304, #992),
+/// raw `dmesg` (an OOM kill's ring buffer).
+@Suite("field formats, round 8: java.util.logging's two lines, raw dmesg")
 struct FieldFormatsRound8Tests {
     func analyze(_ text: String, name: String = "paste.txt") throws -> (json: [String: Any], text: String) {
         try analyzePaste(text, name: name)
@@ -112,5 +113,34 @@ struct FieldFormatsRound8Tests {
         let out = drained(JavaLoggingSource(MemorySource(Array(text.utf8))))
         #expect(String(decoding: out, as: UTF8.self)
             == "Jun 02, 2020 1:48:49 PM org.ice4j.Foo bar\tSEVERE: \n\nplain line\nNov 30, 2026 13:02:03 org.x.Y\nnot a level\n")
+    }
+
+    /// docker-dst-server's OOM kill as `dmesg` printed it (the task table shortened).
+    static let dmesg = """
+        [  870.644176] [   3207]     0  3207    74457     1431   163840        0             0 packagekitd
+        [  870.644191] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/docker/c8d1828156e3,task=broadcast-relay,pid=2866,uid=1000
+        [  870.644237] Out of memory: Killed process 2866 (broadcast-relay) total-vm:740852kB, anon-rss:512000kB
+        [  912.100001] broadcast-relay[2901]: segfault at 0 ip 00005619fda729e8 sp 00007f0d5f6f5750 error 4 in broadcast-relay[5619fda24000+b8000]
+
+        """
+
+    @Test("raw dmesg is the kernel's lines: no date invented (the stamp stays in the message, in file order), its OOM kill and segfault are deaths")
+    func rawDmesg() throws {
+        let r = try analyze(Self.dmesg)
+        #expect(input(r.json)["format"] as? String == "dmesg", "\(input(r.json))")
+        #expect(input(r.json)["records"] as? Int == 4, "\(input(r.json))")
+        let findings = r.json["findings"] as? [[String: Any]] ?? []
+        #expect(findings.filter { $0["kind"] as? String == "daemon-died" }.count == 1, "\(findings)")
+        // (no time: `show` prints none, and the header notes no assumed date)
+        #expect(!r.text.contains("2026-"), "\(r.text)")
+        // (the OOM kill and the segfault of one daemon: one death, both lines its evidence)
+        #expect((findings.first?["evidence"] as? [String])?.count == 2, "\(findings)")
+        #expect(r.text.contains("[  870.644237] Out of memory: Killed process 2866 (broadcast-relay)"), "\(r.text)")
+        let notes = (input(r.json)["notes"] as? [String] ?? []).joined()
+        #expect(!notes.contains("since boot"), "\(notes)")
+        // `dmesg -r`'s priority is the line's level.
+        let raw = try analyze("<3>[  870.644237] Out of memory: Killed process 2866 (broadcast-relay) total-vm:740852kB\n<6>[  870.700000] eth0: link up\n")
+        #expect(input(raw.json)["format"] as? String == "dmesg", "\(input(raw.json))")
+        #expect(raw.text.contains("Error "), "\(raw.text)")
     }
 }

@@ -277,6 +277,29 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/dmesg.json", ##"""
+{
+  "name": "dmesg",
+  "title": "The kernel's ring buffer as `dmesg` prints it, `[  870.644237] Out of memory: Killed process 2866 (dontstarve_dedi) …` (also `dmesg -r`'s `<6>[…] …`, with its priority as the level): the stamp is seconds since boot, no wall clock, so the lines keep it in their message and take no time (no date is invented; they stay in file order). `dmesg -T`'s `[Mon Nov 30 13:02:03 2026] …` is read by `janus`'s ctime pattern, with its time",
+  "url": "man dmesg(1)",
+  "kind": "lines",
+  "patterns": [
+    "{?<{level:int}>}{message:uptime}"
+  ],
+  "continuation": "none",
+  "priority": 2,
+  "samples": [
+    {
+      "line": "[  870.644237] Out of memory: Killed process 2866 (dontstarve_dedi) total-vm:740852",
+      "expect": {"message": "[  870.644237] Out of memory: Killed process 2866 (dontstarve_dedi) total-vm:740852"}
+    },
+    {
+      "line": "<3>[983376.078081] hloop[5625]: segfault at f8 ip 00005619fda729e8 sp 00007f0d5f6f5750 error 4 in janus[5619fda24000+b8000]",
+      "expect": {"level": "3", "message": "[983376.078081] hloop[5625]: segfault at f8 ip 00005619fda729e8 sp 00007f0d5f6f5750 error 4 in janus[5619fda24000+b8000]"}
+    }
+  ]
+}
+"""##),
         ("formats/go-ios-syslog.json", ##"""
 {
   "name": "go-ios-syslog",

@@ -16,7 +16,8 @@ import Darwin
 ///   (spaces allowed, no `[`, `]`, `:` or TAB), `ctime` (`Tue May 21 12:00:09 2024`), `isoany`
 ///   (`iso`, or `2022/02/10 14:04:47`), `code` (a word of one or two characters: `Df`, `E`),
 ///   `host` (a word with a letter or digit in it: a journal line's host name), `jul`
-///   (java.util.logging's `Jun 02, 2020 1:48:49 PM`);
+///   (java.util.logging's `Jun 02, 2020 1:48:49 PM`), `uptime` (a raw `dmesg` line's rest, its
+///   `[  870.644237]` stamp kept: not a time);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -41,6 +42,10 @@ public struct Pattern: Sendable {
         /// java.util.logging's `SimpleFormatter` date and time (`Jun 02, 2020 1:48:49 PM`,
         /// `24.10.2012 20:33:26`: `TimeScan.jul`), no zone.
         case jul
+        /// The rest of a line that begins with the kernel's `[  870.644237] ` stamp (seconds since
+        /// boot: raw `dmesg`), captured with the stamp: no time (a wall clock is not invented).
+        /// Last in a pattern only.
+        case uptime
     }
 
     enum Op: Sendable {
@@ -207,7 +212,7 @@ final class PatternProgram: @unchecked Sendable {
         var kind: UInt8 = 0
         /// For fields: the type's index in `FieldType.allCases` (0 any, 1 word, 2 int, 3 hex,
         /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal,
-        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul).
+        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul, 19 uptime).
         var type: UInt8 = 0
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
@@ -401,6 +406,13 @@ final class PatternProgram: @unchecked Sendable {
                     ends![slot] = end
                     pos = end
                     pc += 1
+                case 19:
+                    var t = ParsedTime()
+                    guard step.next == -2, let e = TimeScan.mono(p, pos, into: &t), e + 1 < n, byte(e) == 0x20 else { return false }
+                    starts![slot] = pos
+                    ends![slot] = n
+                    st.end = n
+                    return true
                 default:
                     let code = step.type == 16
                     let host = step.type == 17
