@@ -5,8 +5,9 @@ import Testing
 
 /// Field formats earlier rounds found and left (session 48), each around its real lines:
 /// java.util.logging's two-line default (jitsi-videobridge#1289, docker-jitsi-meet#304, #992),
-/// raw `dmesg` (an OOM kill's ring buffer).
-@Suite("field formats, round 8: java.util.logging's two lines, raw dmesg")
+/// raw `dmesg` (an OOM kill's ring buffer), Node's `debug` module's older and terminal layouts
+/// (mediasoup#152, mediasoup-sample-app#2).
+@Suite("field formats, round 8: java.util.logging's two lines, raw dmesg, Node's debug")
 struct FieldFormatsRound8Tests {
     func analyze(_ text: String, name: String = "paste.txt") throws -> (json: [String: Any], text: String) {
         try analyzePaste(text, name: name)
@@ -142,5 +143,56 @@ struct FieldFormatsRound8Tests {
         let raw = try analyze("<3>[  870.644237] Out of memory: Killed process 2866 (broadcast-relay) total-vm:740852kB\n<6>[  870.700000] eth0: link up\n")
         #expect(input(raw.json)["format"] as? String == "dmesg", "\(input(raw.json))")
         #expect(raw.text.contains("Error "), "\(raw.text)")
+    }
+
+    @Test("Node's debug before 3.0 (`Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker …`) keeps its time, namespace and level; the worker that cannot start is a death")
+    func nodeDebugUTCString() throws {
+        let compose = """
+            ozvc_1  | Mon, 16 Oct 2017 01:34:45 GMT mediasoup mediasoup version 1.2.8
+            ozvc_1  | Mon, 16 Oct 2017 01:34:45 GMT mediasoup:Worker constructor() [id:gyksgjse#1, parameters:"--rtcMinPort=10000 --rtcMaxPort=34999"]
+            ozvc_1  | Mon, 16 Oct 2017 01:34:45 GMT mediasoup:Channel constructor()
+            ozvc_1  | Mon, 16 Oct 2017 01:34:46 GMT mediasoup:ERROR:Worker child process error [id:gyksgjse#1, error:Error: spawn /ozvc/src/server/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]
+            ozvc_1  | Mon, 16 Oct 2017 01:34:46 GMT mediasoup:Channel close()
+
+            """
+        let r = try analyze(compose)
+        #expect(input(r.json)["format"] as? String == "node-debug-utc", "\(input(r.json))")
+        #expect(input(r.json)["records"] as? Int == 5, "\(input(r.json))")
+        #expect(r.text.contains("2017-10-16 01:34:46.000000+0000            Error       0x0                         0    <unknown>: [mediasoup:Worker] child process error [id:gyksgjse#1"), "\(r.text)")
+        #expect(r.text.contains("2017-10-16 01:34:45.000000+0000            Default     0x0                         0    <unknown>: [mediasoup:] mediasoup version 1.2.8"), "\(r.text)")
+        let findings = r.json["findings"] as? [[String: Any]] ?? []
+        #expect(findings.map { $0["kind"] as? String } == ["daemon-died"], "\(findings)")
+        #expect(findings.first?["time"] as? String == "2017-10-16T01:34:46.000000+00:00", "\(findings)")
+    }
+
+    @Test("Node's debug on a terminal (`  mediasoup:ERROR:Worker … +0ms`, coloured): its namespace and level, the step left out and no time made from it, a Node error's dump one record")
+    func nodeDebugTTY() throws {
+        let esc = "\u{1B}"
+        let tty = """
+              \(esc)[36;1mmediasoup \(esc)[0mcreateWorker() \(esc)[36m+0ms\(esc)[0m
+              \(esc)[35;1mmediasoup:Worker \(esc)[0mconstructor() \(esc)[35m+0ms\(esc)[0m
+              \(esc)[34;1mmediasoup:Channel[pid:undefined] \(esc)[0mconstructor() \(esc)[34m+0ms\(esc)[0m
+              \(esc)[35;1mmediasoup:Worker \(esc)[0mclose() \(esc)[35m+8ms\(esc)[0m
+              \(esc)[31;1mmediasoup:ERROR:Worker \(esc)[0mworker process failed [pid:undefined]: spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT \(esc)[31m+0ms\(esc)[0m
+            { Error: spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT
+                at _errnoException (util.js:1022:11)
+                at Process.ChildProcess._handle.onexit (internal/child_process.js:190:19)
+              errno: 'ENOENT',
+              code: 'ENOENT' }
+
+            """
+        let r = try analyze(tty)
+        #expect(input(r.json)["format"] as? String == "node-debug-tty", "\(input(r.json))")
+        #expect(input(r.json)["records"] as? Int == 6, "\(input(r.json))")
+        #expect(input(r.json)["unparsed"] as? Int ?? 0 == 0, "\(input(r.json))")
+        #expect(r.text.contains("Error       0x0                         0    <unknown>: [mediasoup:Worker] worker process failed [pid:undefined]: spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT\n"), "\(r.text)")
+        #expect(r.text.contains("<unknown>: [mediasoup:Channel[pid:undefined]] constructor()\n"), "\(r.text)")
+        #expect(r.text.contains("{ Error: spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT\n    at _errnoException"), "\(r.text)")
+        #expect(!r.text.contains("+0ms"), "\(r.text)")
+        // (an .ips body's members ending in a zone, `"captureTime" : "… +0700",`, are none of its lines)
+        let ips = try analyze("  \"captureTime\" : \"2024-06-16 13:00:26.6442 +0700\",\n  \"procLaunch\" : \"2024-06-16 13:00:24.8984 +0700\",\n  \"pid\" : 3225,\n")
+        #expect(input(ips.json)["format"] as? String != "node-debug-tty", "\(input(ips.json))")
+        let findings = r.json["findings"] as? [[String: Any]] ?? []
+        #expect(findings.map { $0["kind"] as? String } == ["daemon-died"], "\(findings)")
     }
 }

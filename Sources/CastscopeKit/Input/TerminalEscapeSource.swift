@@ -19,9 +19,9 @@ public final class TerminalEscapeSource: ByteSource {
     public var consumedOffset: UInt64 { source.consumedOffset }
 
     /// Whether a file's first bytes are a coloured capture: lines that begin with a CSI sequence
-    /// (`ESC [`), at least two and one in four (a tool colours each line's time or level), or
-    /// every line when there is one (a one-line paste of `grep --color=always`'s output: its
-    /// time behind `ESC[01;31mESC[K` was lost). An
+    /// (`ESC [`, or a few spaces and one), at least two and one in four (a tool colours each
+    /// line's time or level), or every line when there is one (a one-line paste of `grep
+    /// --color=always`'s output: its time behind `ESC[01;31mESC[K` was lost). An
     /// escape inside a line (a journal export's value, a message) is not enough: a binary-safe
     /// export must keep its bytes, and a coloured message is matched without its codes anyway
     /// (`RawRecord.withMessage`).
@@ -33,7 +33,10 @@ public final class TerminalEscapeSource: ByteSource {
             let end = head[start...].firstIndex(of: 0x0A) ?? head.count
             if end > start {
                 lines += 1
-                if end - start > 1 && head[start] == 0x1B && head[start + 1] == UInt8(ascii: "[") { coloured += 1 }
+                // (after a few spaces too: Node's `debug` on a terminal writes `  ESC[36;1mmediasoup:Worker …`)
+                var k = start
+                while k < end, k - start < 8, head[k] == 0x20 { k += 1 }
+                if end - k > 1 && head[k] == 0x1B && head[k + 1] == UInt8(ascii: "[") { coloured += 1 }
             }
             start = end + 1
         }

@@ -964,20 +964,93 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/node-debug-tty.json", ##"""
+{
+  "name": "node-debug-tty",
+  "title": "Node services logging through the `debug` module on a terminal (mediasoup's samples run by hand, mediasoup-sample-app#2): `  mediasoup:ERROR:Worker worker process failed [pid:undefined]: spawn … ENOENT +0ms`, two spaces, the namespace (its colours come off), the message and the time since that namespace's line before. That step is no time: the lines have none (never invented from the steps), and the step is left out of the message; the namespace's first part kept as the subsystem, the rest as the category, mediasoup's `:ERROR:` part as the level; a Node error dumped between them (`{ Error: spawn …`, its indented lines) is a record of its own. Loose: its lines are not looked for inside other formats' files",
+  "url": "https://github.com/versatica/mediasoup-sample-app/issues/2",
+  "kind": "lines",
+  "patterns": [
+    "{sp}{subsystem:word}:{level:caps}:{category:word} {message} {step:since}",
+    "{sp}{subsystem:word}:{category:word} {message} {step:since}",
+    "{sp}{subsystem:word} {message} {step:since}"
+  ],
+  "continuation": "indented",
+  "otherLines": "records",
+  "priority": 7,
+  "segments": false,
+  "samples": [
+    {
+      "line": "  mediasoup:ERROR:Worker worker process failed [pid:undefined]: spawn /home/justin/mediasoup-sample-app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT +0ms",
+      "expect": {"subsystem": "mediasoup", "level": "ERROR", "category": "Worker", "message": "worker process failed [pid:undefined]: spawn /home/justin/mediasoup-sample-app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT"}
+    },
+    {
+      "line": "  mediasoup:Channel[pid:undefined] close() +3ms",
+      "expect": {"subsystem": "mediasoup", "category": "Channel[pid:undefined]", "message": "close()"}
+    },
+    {
+      "line": "  mediasoup createWorker() +0ms",
+      "expect": {"subsystem": "mediasoup", "message": "createWorker()"}
+    },
+    {
+      "line": "  mediasoup:Worker spawning worker process +1s",
+      "expect": {"subsystem": "mediasoup", "category": "Worker", "message": "spawning worker process"}
+    },
+    {
+      "line": "  mediasoup:Worker close() +8ms",
+      "expect": {"subsystem": "mediasoup", "category": "Worker", "message": "close()"}
+    }
+  ]
+}
+"""##),
+        ("formats/node-debug-utc.json", ##"""
+{
+  "name": "node-debug-utc",
+  "title": "Node services logging through the `debug` module without a TTY before its version 3, each line after JavaScript's `toUTCString()` date: `Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker child process error …` (mediasoup 1 and 2, as docker compose showed them in mediasoup#152); the namespace's first part kept as the subsystem, the rest as the category (mediasoup's `:ERROR:`, `:WARN:` and `:DEBUG:` parts as the level), a namespace without a `:` (`mediasoup mediasoup version 1.2.8`) as the subsystem; another program's line among them is a record of its own",
+  "url": "https://github.com/versatica/mediasoup/issues/152",
+  "kind": "lines",
+  "patterns": [
+    "{time:utc} {subsystem:label}:{level:caps}:{category:word} {message}",
+    "{time:utc} {subsystem:label}:{category:word} {message}",
+    "{time:utc} {subsystem:word} {message}"
+  ],
+  "continuation": "indented",
+  "otherLines": "records",
+  "priority": 8,
+  "samples": [
+    {
+      "line": "Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker child process error [id:gyksgjse#1, error:Error: spawn /ozvc/src/server/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]",
+      "expect": {"time": "2017-10-16T01:34:45.000000+00:00", "subsystem": "mediasoup", "level": "ERROR", "category": "Worker", "message": "child process error [id:gyksgjse#1, error:Error: spawn /ozvc/src/server/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]"}
+    },
+    {
+      "line": "Mon, 16 Oct 2017 01:34:45 GMT mediasoup:Channel constructor()",
+      "expect": {"time": "2017-10-16T01:34:45.000000+00:00", "subsystem": "mediasoup", "category": "Channel", "message": "constructor()"}
+    },
+    {
+      "line": "Mon, 16 Oct 2017 01:34:45 GMT mediasoup mediasoup version 1.2.8",
+      "expect": {"time": "2017-10-16T01:34:45.000000+00:00", "subsystem": "mediasoup", "message": "mediasoup version 1.2.8"}
+    }
+  ]
+}
+"""##),
         ("formats/node-debug.json", ##"""
 {
   "name": "node-debug",
-  "title": "Node services logging through the `debug` module without a TTY (mediasoup and other Node SFUs): `2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker worker process died unexpectedly …`; the namespace's first part kept as the subsystem, the rest as the category (mediasoup's `:ERROR:`, `:WARN:` and `:DEBUG:` parts as the level) (a namespace with a `:` only: an Xcode or journal line must not pass for one). Loose: its lines are not looked for inside other formats' files",
+  "title": "Node services logging through the `debug` module without a TTY (mediasoup and other Node SFUs): `2022-10-11T06:56:02.387Z mediasoup:ERROR:Worker worker process died unexpectedly …`; the namespace's first part kept as the subsystem, the rest as the category (mediasoup's `:ERROR:`, `:WARN:` and `:DEBUG:` parts, capitals, as the level: `Channel[pid` of `mediasoup:Channel[pid:34]` is none) (a namespace with a `:` only: an Xcode or journal line must not pass for one). Loose: its lines are not looked for inside other formats' files",
   "url": "https://github.com/versatica/mediasoup/issues/923",
   "kind": "lines",
   "patterns": [
-    "{time:isotz} {subsystem:label}:{level:word}:{category:word} {message}",
+    "{time:isotz} {subsystem:label}:{level:caps}:{category:word} {message}",
     "{time:isotz} {subsystem:label}:{category:word} {message}"
   ],
   "continuation": "indented",
   "priority": 8,
   "segments": false,
   "samples": [
+    {
+      "line": "2022-10-11T06:56:02.387Z mediasoup:Channel[pid:34] close()",
+      "expect": {"subsystem": "mediasoup", "category": "Channel[pid:34]", "message": "close()"}
+    },
     {
       "line": "2022-10-11T06:56:02.633Z mediasoup:ERROR:Worker worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]",
       "expect": {"time": "2022-10-11T06:56:02.633000+00:00", "subsystem": "mediasoup", "level": "ERROR", "category": "Worker", "message": "worker process died unexpectedly [pid:34, code:null, signal:SIGABRT]"}
@@ -2515,7 +2588,7 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "Killed process {pid:int}, UID {uid:int}, ({unit}) total-vm:", "set": {"how": "the kernel's OOM killer killed it", "comm": "kernel"}},
     {"event": "daemon.died", "match": "worker process died unexpectedly [pid:{worker_pid:int}, code:{code}, signal:{signal}]", "set": {"unit": "mediasoup-worker", "how": "it died unexpectedly"}},
     {"event": "daemon.died", "match": "{w:word} process failed [pid:{worker_pid}]: {start_error}", "set": {"unit": "mediasoup-worker", "how": "it could not be started"}},
-    {"event": "daemon.died", "match": "Worker child process error [id:{worker_id}, error:{start_error}]", "set": {"unit": "mediasoup-worker", "how": "it could not be started"}},
+    {"event": "daemon.died", "match": "child process error [id:{worker_id}, error:{start_error}]", "set": {"unit": "mediasoup-worker", "how": "it could not be started"}},
     {"event": "daemon.died", "match": "Create Worker ERR ---> {start_error}", "set": {"unit": "mediasoup-worker", "how": "it could not be started"}},
     {"event": "daemon.died", "match": "=={asan_pid:int}==ERROR: AddressSanitizer: {sanitizer}", "set": {"how": "it crashed"}},
     {"event": "daemon.died", "match": "[FATAL] [janus.c:main:{src_line:int}] {fatal}", "set": {"unit": "janus", "how": "it exited on a fatal error", "own_words": "janus"}},
@@ -2622,6 +2695,7 @@ enum BuiltinParsers {
     {"message": "livekit-server-7c9f8d7b6-x2x9z   0/1     CrashLoopBackOff   7 (2m ago)   15m", "event": "daemon.died", "attrs": {"pod": "livekit-server-7c9f8d7b6-x2x9z", "restarts": "7"}},
     {"message": "Back-off restarting failed container livekit in pod livekit-server-7c9f8d7b6-x2x9z_default(0f9c…)", "event": "daemon.died", "attrs": {"k8s_container": "livekit"}},
     {"message": "mediasoup:ERROR:Worker worker process failed [pid:undefined]: spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT +0ms", "event": "daemon.died", "attrs": {"unit": "mediasoup-worker", "start_error": "spawn /app/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT +0ms"}},
+    {"message": "child process error [id:gyksgjse#1, error:Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]", "event": "daemon.died", "attrs": {"start_error": "Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT"}},
     {"message": "Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker child process error [id:gyksgjse#1, error:Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]", "event": "daemon.died", "attrs": {"start_error": "Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT"}},
     {"message": "[Server] Create Worker ERR ---> Error: spawn /home/penguin/mirotalksfu/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT", "event": "daemon.died", "attrs": {"unit": "mediasoup-worker"}},
     {"message": "Terminating due to java.lang.OutOfMemoryError: Java heap space", "event": "daemon.died", "attrs": {"oom_error": "Java heap space"}},

@@ -17,7 +17,8 @@ import Darwin
 ///   (`iso`, or `2022/02/10 14:04:47`), `code` (a word of one or two characters: `Df`, `E`),
 ///   `host` (a word with a letter or digit in it: a journal line's host name), `jul`
 ///   (java.util.logging's `Jun 02, 2020 1:48:49 PM`), `uptime` (a raw `dmesg` line's rest, its
-///   `[  870.644237]` stamp kept: not a time);
+///   `[  870.644237]` stamp kept: not a time), `utc` (JavaScript's `toUTCString()`),
+///   `caps` (two or more capital letters: `ERROR`), `since` (Node `debug`'s `+12ms` at a line's end);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -46,6 +47,15 @@ public struct Pattern: Sendable {
         /// boot: raw `dmesg`), captured with the stamp: no time (a wall clock is not invented).
         /// Last in a pattern only.
         case uptime
+        /// JavaScript's `toUTCString()`, `Mon, 16 Oct 2017 01:34:45 GMT` (Node's `debug` before 3.0).
+        case utc
+        /// Two or more capital letters (A to Z), all of them: a level written in a name
+        /// (mediasoup's `mediasoup:ERROR:Worker`; not `Channel[pid` of `mediasoup:Channel[pid:34]`).
+        case caps
+        /// The time since a namespace's line before that Node's `debug` module writes after a
+        /// line on a terminal: `+`, digits, then `ms`, `s`, `m`, `h` or `d` (`+0ms`, `+3s`); last
+        /// in a pattern only. (Not `+0700",` at a JSON member's end.)
+        case since
     }
 
     enum Op: Sendable {
@@ -212,7 +222,7 @@ final class PatternProgram: @unchecked Sendable {
         var kind: UInt8 = 0
         /// For fields: the type's index in `FieldType.allCases` (0 any, 1 word, 2 int, 3 hex,
         /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal,
-        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul, 19 uptime).
+        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul, 19 uptime, 20 utc, 21 caps, 22 since).
         var type: UInt8 = 0
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
@@ -378,7 +388,7 @@ final class PatternProgram: @unchecked Sendable {
                     ends![slot] = j
                     pos = j
                     pc += 1
-                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 18:
+                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 18, 20:
                     var t = ParsedTime()
                     var end: Int?
                     switch step.type {
@@ -397,6 +407,7 @@ final class PatternProgram: @unchecked Sendable {
                     case 14: end = TimeScan.ctime(p, pos, into: &t)
                     case 15: end = TimeScan.iso(p, pos, into: &t, slashes: true)
                     case 18: end = TimeScan.jul(p, pos, into: &t)
+                    case 20: end = TimeScan.utc(p, pos, into: &t)
                     default: end = TimeScan.timeOfDay(p, pos, into: &t)
                     }
                     guard let end else { return false }
@@ -409,6 +420,32 @@ final class PatternProgram: @unchecked Sendable {
                 case 19:
                     var t = ParsedTime()
                     guard step.next == -2, let e = TimeScan.mono(p, pos, into: &t), e + 1 < n, byte(e) == 0x20 else { return false }
+                    starts![slot] = pos
+                    ends![slot] = n
+                    st.end = n
+                    return true
+                case 21:
+                    // (the run of capitals is the only candidate)
+                    var e = pos
+                    while e < n, byte(e) &- UInt8(ascii: "A") < 26 { e += 1 }
+                    guard e - pos >= 2 else { return false }
+                    starts![slot] = pos
+                    ends![slot] = e
+                    if step.next == -2 {
+                        guard e == n else { return false }
+                        st.end = n
+                        return true
+                    }
+                    pos = e
+                    pc += 1
+                case 22:
+                    guard step.next == -2, pos + 3 <= n, byte(pos) == UInt8(ascii: "+") else { return false }
+                    var e = pos + 1
+                    while e < n, isDigit(byte(e)) { e += 1 }
+                    guard e > pos + 1, e < n else { return false }
+                    let unit = n - e
+                    guard unit == 1 && (byte(e) == UInt8(ascii: "s") || byte(e) == UInt8(ascii: "m") || byte(e) == UInt8(ascii: "h") || byte(e) == UInt8(ascii: "d"))
+                        || unit == 2 && byte(e) == UInt8(ascii: "m") && byte(e + 1) == UInt8(ascii: "s") else { return false }
                     starts![slot] = pos
                     ends![slot] = n
                     st.end = n

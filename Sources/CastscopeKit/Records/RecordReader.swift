@@ -621,7 +621,24 @@ public final class RecordReader {
                 try statusHead(line, sink)
                 return
             }
-            if format.fallback || format.otherLinesAreRecords {
+            if format.otherLinesAreRecords && !format.fallback {
+                // Another program's line among the format's records (`otherLines`): a record of
+                // its own, with the time of the record before it (marked inferred), which its
+                // indented lines continue (a Node error's dump: `{ Error: spawn …`, its `at …`).
+                let time = hasPending ? pending.time : nil
+                try emitPending(sink)
+                pending.reset(line: lines.lineNumber)
+                pending.set(.message, line)
+                if let time {
+                    pending.time = time
+                    pending.timeInferred = true
+                }
+                hasPending = true
+                pendingDepth = 0
+                pendingJoined = 0
+                return
+            }
+            if format.fallback {
                 // A fallback reads a time and anything: a line without the time is a record of
                 // its own, as plain text would read it (a program's print() among its log lines,
                 // a systemd line or a ReplayKit error pasted between them, a ticket's sentence),

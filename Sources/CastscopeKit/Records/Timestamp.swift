@@ -370,6 +370,25 @@ enum TimeScan {
         return j
     }
 
+    /// JavaScript's `Date.prototype.toUTCString()` (RFC 7231's date), `Mon, 16 Oct 2017 01:34:45
+    /// GMT`: what Node's `debug` module wrote before every line without a TTY until version 3.
+    static func utc(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard i + 29 <= p.count, isLetter(p[i]), isLetter(p[i + 1]), isLetter(p[i + 2]), p[i + 3] == UInt8(ascii: ","),
+            p[i + 4] == 0x20, let d = digits(p, i + 5, 2), p[i + 7] == 0x20, p[i + 11] == 0x20
+        else { return nil }
+        let m = month(p[i + 8], p[i + 9], p[i + 10])
+        guard m > 0, d >= 1, d <= 31, let y = digits(p, i + 12, 4), p[i + 16] == 0x20, let e = clock(p, i + 17, into: &t),
+            e + 4 <= p.count, p[e] == 0x20, p[e + 1] == UInt8(ascii: "G"), p[e + 2] == UInt8(ascii: "M"), p[e + 3] == UInt8(ascii: "T")
+        else { return nil }
+        t.year = y
+        t.month = m
+        t.day = d
+        t.hasYear = true
+        t.hasDate = true
+        t.offset = 0
+        return e + 4
+    }
+
     /// A 12-hour clock's marker at `i` (then a space or the end): whether it is the afternoon's,
     /// and where it ends.
     private static func dayHalf(_ p: UnsafeRawBufferPointer, _ i: Int) -> (Bool, Int)? {
