@@ -6,8 +6,9 @@ import Testing
 /// Field formats earlier rounds found and left (session 48), each around its real lines:
 /// java.util.logging's two-line default (jitsi-videobridge#1289, docker-jitsi-meet#304, #992),
 /// raw `dmesg` (an OOM kill's ring buffer), Node's `debug` module's older and terminal layouts
-/// (mediasoup#152, mediasoup-sample-app#2).
-@Suite("field formats, round 8: java.util.logging's two lines, raw dmesg, Node's debug")
+/// (mediasoup#152, mediasoup-sample-app#2), and where a crash report says the crash happened
+/// (livekit/client-sdk-swift#266's `Crashed Thread: 13  Dispatch queue: EncoderQueue`).
+@Suite("field formats, round 8: java.util.logging's two lines, raw dmesg, Node's debug, crashed threads")
 struct FieldFormatsRound8Tests {
     func analyze(_ text: String, name: String = "paste.txt") throws -> (json: [String: Any], text: String) {
         try analyzePaste(text, name: name)
@@ -194,5 +195,88 @@ struct FieldFormatsRound8Tests {
         #expect(input(ips.json)["format"] as? String != "node-debug-tty", "\(input(ips.json))")
         let findings = r.json["findings"] as? [[String: Any]] ?? []
         #expect(findings.map { $0["kind"] as? String } == ["daemon-died"], "\(findings)")
+    }
+
+    static func extensionFinding(_ r: (json: [String: Any], text: String)) -> String {
+        ((r.json["findings"] as? [[String: Any]])?.first { $0["kind"] as? String == "extension-killed" }?["message"] as? String) ?? ""
+    }
+
+    @Test("a broadcast extension's crash report as text: it crashed (not was killed), on which thread, in which queue, its top frame's library")
+    func extensionCrashText() throws {
+        let report = """
+            Incident Identifier: 6A1C3F2E-1B2C-4D5E-8F90-1234567890AB
+            Hardware Model:      iPhone14,2
+            Process:             BroadcastUploadExtension [2210]
+            Path:                /private/var/containers/Bundle/Application/1A2B/Meet.app/PlugIns/BroadcastUploadExtension.appex/BroadcastUploadExtension
+            Date/Time:           2026-03-12 10:15:04.1234 +0100
+
+            Exception Type:  EXC_BAD_ACCESS (SIGSEGV)
+            Exception Subtype: KERN_INVALID_ADDRESS at 0x0000000000000010
+            Termination Reason: SIGNAL 11 Segmentation fault: 11
+            Terminating Process: exc handler [2210]
+
+            Triggered by Thread:  5
+
+            Thread 5 name:  Dispatch queue: org.jitsi.SampleUploader
+            Thread 5 Crashed:
+            0   libsystem_platform.dylib      \t0x00000001f0d1a3a8 _platform_memmove + 88
+            1   BroadcastUploadExtension      \t0x0000000102a4c120 SampleUploader.send(_:) + 300
+
+            """
+        let m = Self.extensionFinding(try analyze(report))
+        #expect(m.hasPrefix("the extension BroadcastUploadExtension[2210] crashed (Crash report: "), "\(m)")
+        #expect(m.hasSuffix("; thread 5, queue org.jitsi.SampleUploader, top frame in libsystem_platform.dylib)"), "\(m)")
+        // The older layout's header line (livekit/client-sdk-swift#266, macOS): its queue.
+        let header = """
+            Process:               MyApp [1159]
+            Path:                  /Applications/MyApp
+            Date/Time:             2023-11-10 12:28:12.4786 +0100
+            Crashed Thread:        13  Dispatch queue: EncoderQueue
+
+            Exception Type:        EXC_BAD_ACCESS (SIGSEGV)
+            Exception Codes:       KERN_INVALID_ADDRESS at 0x000000013fbac000
+
+            Termination Reason:    Namespace SIGNAL, Code 11 Segmentation fault: 11
+            Terminating Process:   exc handler [1159]
+
+            """
+        let r = try analyze(header)
+        let crashed = (r.json["findings"] as? [[String: Any]])?.first?["message"] as? String ?? ""
+        #expect(crashed.contains("; thread 13, queue EncoderQueue)"), "\(crashed)")
+        // A kill is told as before: where SIGKILL found it says nothing.
+        let kill = report.replacingOccurrences(of: "EXC_BAD_ACCESS (SIGSEGV)", with: "EXC_CRASH (SIGKILL)")
+        let k = Self.extensionFinding(try analyze(kill))
+        #expect(k.hasPrefix("the extension BroadcastUploadExtension[2210] was killed (Crash report: "), "\(k)")
+        #expect(!k.contains("queue"), "\(k)")
+    }
+
+    @Test("a broadcast extension's .ips: the faulting thread, its queue and its top frame's image from usedImages")
+    func extensionCrashIPS() throws {
+        let ips = """
+            {"app_name":"BroadcastUploadExtension","timestamp":"2026-03-12 10:15:04.00 +0100","app_version":"1.0","slice_uuid":"00000000-0000-0000-0000-000000000000","build_version":"1","platform":2,"bundleID":"org.jitsi.meet.broadcast.extension","share_with_app_devs":0,"is_first_party":0,"bug_type":"309","os_version":"iPhone OS 17.3 (21D50)","incident_id":"6A1C3F2E-1B2C-4D5E-8F90-1234567890AB","name":"BroadcastUploadExtension"}
+            {
+              "uptime" : 1200,
+              "procName" : "BroadcastUploadExtension",
+              "procPath" : "\\/private\\/var\\/containers\\/Bundle\\/Application\\/1A2B\\/Meet.app\\/PlugIns\\/BroadcastUploadExtension.appex\\/BroadcastUploadExtension",
+              "pid" : 2210,
+              "captureTime" : "2026-03-12 10:15:04.1234 +0100",
+              "exception" : {"codes":"0x0000000000000001, 0x0000000000000010","rawCodes":[1,16],"type":"EXC_BAD_ACCESS","signal":"SIGSEGV","subtype":"KERN_INVALID_ADDRESS at 0x0000000000000010"},
+              "termination" : {"flags":0,"code":11,"namespace":"SIGNAL","indicator":"Segmentation fault: 11","byProc":"exc handler","byPid":2210},
+              "faultingThread" : 1,
+              "threads" : [
+                {"id":100,"queue":"com.apple.main-thread","frames":[{"imageOffset":5000,"symbol":"mach_msg2_trap","imageIndex":1}]},
+                {"triggered":true,"id":101,"queue":"org.jitsi.SampleUploader","frames":[{"imageOffset":9128,"symbol":"_platform_memmove","imageIndex":2},{"imageOffset":300,"imageIndex":0}]}
+              ],
+              "usedImages" : [
+                {"source":"P","arch":"arm64","base":4339826688,"name":"BroadcastUploadExtension"},
+                {"source":"P","arch":"arm64e","base":7000000000,"name":"libsystem_kernel.dylib"},
+                {"source":"P","arch":"arm64e","base":8000000000,"name":"libsystem_platform.dylib"}
+              ]
+            }
+
+            """
+        let m = Self.extensionFinding(try analyze(ips, name: "BroadcastUploadExtension-2026-03-12-101504.ips"))
+        #expect(m.hasPrefix("the extension BroadcastUploadExtension[2210] crashed (Crash report: "), "\(m)")
+        #expect(m.hasSuffix("; thread 1, queue org.jitsi.SampleUploader, top frame in libsystem_platform.dylib)"), "\(m)")
     }
 }

@@ -245,7 +245,7 @@ struct HuntRound7FindingsTests {
         // Agora-Flutter-SDK#2265's Sentry-style excerpt, from its `OS Version:`.
         let agora = "OS Version: iOS 18.3.2 (22D82) Report Version: 104  Exception Type: EXC_BAD_ACCESS (SIGSEGV) Exception Codes: SEGV_NOOP at 0x000000000000007e Crashed Thread: 0  Application Specific Information: Exception 1, Code 1, Subcode 126 > KERN_INVALID_ADDRESS at 0x7e.  Thread 0 Crashed: 0   libobjc.A.dylib                 0x3116f1ce8         objc_loadWeakRetained 1   agora_rtc_engine                0x100c25964         [inlined] <unknown> + 28\n"
         let unnamed = try findings(agora).filter { $0.kind == "app-crashed" }.map(\.message)
-        #expect(unnamed.count == 1 && unnamed.first?.contains("(EXC_BAD_ACCESS (SIGSEGV))") == true, "\(unnamed)")
+        #expect(unnamed.count == 1 && unnamed.first?.contains("(EXC_BAD_ACCESS (SIGSEGV); thread 0)") == true, "\(unnamed)")
         // A sentence that names the key is no report.
         #expect(try findings("Support asked for the crash log, so here it is: the Exception Type: field was empty and nothing else was written to the console at all\n")
             .filter { $0.kind == "app-crashed" }.isEmpty)

@@ -395,7 +395,7 @@ struct RealPasteTests {
 
             """)
         #expect(report.kinds == ["app-crashed"], "\(report.kinds)")
-        #expect(report.messages("app-crashed").first?.hasPrefix("Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test', reason: 'for crash report test')") == true,
+        #expect(report.messages("app-crashed").first?.hasPrefix("Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test', reason: 'for crash report test'; thread 0, queue com.apple.main-thread)") == true,
                 "\(report.messages("app-crashed"))")
         // Cut before its first thread: the header makes no report, and the exception line is
         // read as a line of its own.
@@ -434,7 +434,7 @@ struct RealPasteTests {
 
             """)
         #expect(summary.kinds == ["app-crashed"], "\(summary.kinds) \(summary.json["unattached"] ?? "")")
-        #expect(summary.messages("app-crashed").first?.hasPrefix("AdGuardProTodayExtension crashed (EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0)") == true,
+        #expect(summary.messages("app-crashed").first?.hasPrefix("AdGuardProTodayExtension crashed (EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS: 0x0; thread 0)") == true,
                 "\(summary.messages("app-crashed"))")
         #expect(summary.sessions.isEmpty, "a widget's crash is no broadcast session")
         // (its `Date:` comes before its `Process:`: looked back for past it)
@@ -1617,7 +1617,7 @@ struct RealPasteTests {
             """
         let crashed = try analyze(app)
         #expect(crashed.sessions.isEmpty && crashed.kinds == ["app-crashed"], "\(crashed.kinds)")
-        #expect(crashed.messages("app-crashed").first?.hasPrefix("brandpoint[1178] crashed (EXC_CRASH (SIGABRT), EXC_CORPSE_NOTIFY)") == true,
+        #expect(crashed.messages("app-crashed").first?.hasPrefix("brandpoint[1178] crashed (EXC_CRASH (SIGABRT), EXC_CORPSE_NOTIFY; thread 3)") == true,
                 "\(crashed.messages("app-crashed"))")
         let killedApp = try analyze(app.replacingOccurrences(of: "EXC_CRASH (SIGABRT)", with: "EXC_CRASH (SIGKILL)"))
         #expect(killedApp.kinds.isEmpty, "\(killedApp.kinds)")
@@ -1651,7 +1651,7 @@ struct RealPasteTests {
 
             """)
         #expect(twilio.kinds == ["app-crashed"], "\(twilio.kinds)")
-        #expect(twilio.messages("app-crashed").first?.contains("(EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS at 0x0000e9d037ba924c; termination Namespace SIGNAL, Code 0xb)") == true,
+        #expect(twilio.messages("app-crashed").first?.contains("(EXC_BAD_ACCESS (SIGSEGV), KERN_INVALID_ADDRESS at 0x0000e9d037ba924c; termination Namespace SIGNAL, Code 0xb; thread 7, top frame in TwilioVideo)") == true,
                 "\(twilio.messages("app-crashed"))")
         #expect("\(twilio.findings.first?["evidence"] ?? "")".contains("paste.txt:7"))
         // A paste that begins at `Process:` (the device lines left out) names it: the extension's kill.

@@ -22,12 +22,13 @@ struct CrashReportText {
     static let keyOpeners: Set<String> = ["Exception Type:", "Exception type:"]
     /// Keys looked back for from that opener, and how many lines back (a header's `Process:` is
     /// about 15 lines before its `Exception Type:`).
-    static let lookedBack = ["Process:", "Path:", "Date/Time:", "Date:"]
+    static let lookedBack = ["Process:", "Path:", "Date/Time:", "Date:", "Crashed Thread:"]
     static let lookBack = 30
     /// Lines after the opener a header may take (the reader parses that many whole).
     static let span = RecordReader.crashReportHeaderLines
     static let keys = ["Process:", "Path:", "Date/Time:", "Exception Type:", "Exception Subtype:", "Exception Message:", "Exception Note:",
-                       "Termination Reason:", "Termination Description:", "Exception type:", "Exception subtype:"]
+                       "Termination Reason:", "Termination Description:", "Exception type:", "Exception subtype:",
+                       "Crashed Thread:", "Triggered by Thread:", "Triggered by thread:"]
 
     private var opened: Int?
     private var lines: [String] = []
@@ -50,7 +51,7 @@ struct CrashReportText {
     /// which gave a second crash of no process and no time. The exception is taken into the
     /// report; the report is given at its own line once the uncaught exception, a thread, a new
     /// report or `afterSpan` lines show it is complete.
-    private var pending: (made: RawRecord, line: Int, lines: [String], asi: Bool)?
+    private var pending: (made: RawRecord, line: Int, lines: [String], asi: Bool, crashed: Bool)?
     static let afterSpan = 10
     var isOpen: Bool { opened != nil || pending != nil }
 
@@ -158,7 +159,9 @@ struct CrashReportText {
         let held = unnamed
         unnamed = nil
         if reason.named {
-            return (held.map { $0.reason == reason.text ? [] : [$0.record] } ?? []) + [made]
+            // (the same crash whether or not one of them says where: a quoted exception without
+            // its threads, then the whole report)
+            return (held.map { Self.withoutWhere($0.reason) == Self.withoutWhere(reason.text) ? [] : [$0.record] } ?? []) + [made]
         }
         unnamed = (made, reason.text)
         return held.map { [$0.record] } ?? []
@@ -176,6 +179,24 @@ struct CrashReportText {
             pending?.asi = true
             return nil
         }
+        // (the crashed thread after the termination reason, `Triggered by Thread:  5`, and its
+        // queue on the thread's own first line: `Thread 5 name:  Dispatch queue: …`, `Thread 5
+        // Crashed:: Dispatch queue: …`; the report is then made again with them)
+        if within, text.hasPrefix("Triggered by Thread:") || text.hasPrefix("Triggered by thread:") {
+            pending?.lines.append(text)
+            return nil
+        }
+        if within, text.hasPrefix("Thread "), text.contains(" name:") || text.contains(" Crashed:") {
+            pending?.lines.append(text)
+            if text.contains(" Crashed:") { pending?.crashed = true }
+            return nil
+        }
+        if within, p.crashed, let library = Self.topFrameLibrary(text) {
+            // (its first frame: `0   libsystem_platform.dylib  0x… _platform_memmove + 88`)
+            pending = nil
+            lines = p.lines + ["Top frame: " + library]
+            return record(line: p.line) ?? p.made
+        }
         if within, p.asi, text.hasPrefix(Self.uncaughtPrefix) {
             pending = nil
             lines = p.lines + [text]
@@ -188,7 +209,15 @@ struct CrashReportText {
             return nil
         }
         pending = nil
-        return p.made
+        lines = p.lines
+        return record(line: p.line) ?? p.made
+    }
+
+    /// The library of a thread's first frame line (`0   libsystem_platform.dylib      0x00000001f0d1a3a8 …`).
+    static func topFrameLibrary(_ text: String) -> String? {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard words.count >= 3, words[0] == "0", words[2].hasPrefix("0x") else { return nil }
+        return String(words[1])
     }
 
     /// At the end of the file: a report that names no process, still held (and a header's
@@ -197,7 +226,8 @@ struct CrashReportText {
         var out: [RawRecord] = []
         if let p = pending {
             pending = nil
-            out = accept(p.made)
+            lines = p.lines
+            out = accept(record(line: p.line) ?? p.made)
         }
         defer { unnamed = nil }
         releaseUncaught()
@@ -217,6 +247,14 @@ struct CrashReportText {
         if let r = m.firstRange(of: IPSReport.unnamedCrashPrefix) { return (String(m[r.upperBound...]), false) }
         if let r = m.firstRange(of: "] terminated: ") { return (String(m[r.upperBound...]), true) }
         return (m, true)
+    }
+
+    /// A reason without the thread, queue and library `IPSReport.crashRecord` ends it with.
+    static func withoutWhere(_ reason: String) -> String {
+        for marker in ["; thread ", "; queue ", "; top frame in "] {
+            if let r = reason.ranges(of: marker).last { return String(reason[..<r.lowerBound]) }
+        }
+        return reason
     }
 
     /// A header's record when `rec` ends one.
@@ -264,12 +302,15 @@ struct CrashReportText {
         if text.hasPrefix("Termination Reason:") || text.hasPrefix("Triggered by Thread:") || text.hasPrefix("Thread 0")
             || text.hasPrefix("Triggered by thread:") || Self.threadCrashed(text)
         {
+            // (the crashed thread's line ending the header names its queue: `Thread 0 name:
+            // Dispatch queue: com.apple.main-thread`, `Thread 13 Crashed:: Dispatch queue: X`)
+            if text.hasPrefix("Thread ") { lines.append(text) }
             opened = nil
             let made = record(line: rec.line)
             if made == nil { releaseUncaught() }
             if let made, heldUncaught == nil, !text.hasPrefix("Thread ") {
                 // (the uncaught exception may follow: today's layouts)
-                pending = (made, rec.line, lines, false)
+                pending = (made, rec.line, lines, false, false)
                 return nil
             }
             heldUncaught = nil

@@ -29,7 +29,7 @@ struct ExtensionKilledRule: FindingRule {
             } else if let mb = limit.attr("limit_mb") {
                 m += " was killed at its \(mb) MB memory limit (\(limit.attr("limit_kind") ?? "limit")): frames must be encoded and sent without holding them"
             } else {
-                m += " was killed (\(e.message))"
+                m += IPSReport.isCrash(e.message) ? " crashed (\(e.message))" : " was killed (\(e.message))"
             }
             return s.finding(kind, .error, at: e.time, m, evidence)
         }

@@ -318,7 +318,8 @@ public struct SessionBuilder {
             let unnamed = e.attr("target") == nil ? " (the kill line names no process: this was the only extension session open)" : ""
             end(&s, e, .killed, "the extension was killed for exceeding its memory limit\(limit)\(unnamed)", deciding: [e])
         case .extensionKilled:
-            end(&s, e, .killed, "the extension was killed (\(e.message))", deciding: [e])
+            // (a crash report of a signal other than SIGKILL: a crash, told so; the outcome is the kill's)
+            end(&s, e, .killed, "the extension \(IPSReport.isCrash(e.message) ? "crashed" : "was killed") (\(e.message))", deciding: [e])
         case .processExited:
             if e.attr("code") == "9" {
                 end(&s, e, .killed, "the extension was killed with signal 9 (\(e.message))", deciding: [e])

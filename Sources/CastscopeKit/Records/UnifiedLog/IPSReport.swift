@@ -296,6 +296,25 @@ public struct IPSReport: Sendable {
         /// Specific Information): `uncaught exception 'X', reason: 'Y'`.
         var uncaught = ""
         var time: ParsedTime?
+        /// The thread that crashed (`Crashed Thread:`, `Triggered by Thread:`, `faultingThread`),
+        /// its dispatch queue (`Dispatch queue: EncoderQueue`) and the library of its top frame
+        /// (an `.ips`'s `usedImages`), when the report gives them.
+        var thread = ""
+        var queue = ""
+        var library = ""
+
+        /// `13  Dispatch queue: EncoderQueue` (a `Crashed Thread:` value), `2`.
+        mutating func take(thread value: String) {
+            let digits = value.prefix { $0.isNumber }
+            if !digits.isEmpty { thread = String(digits) }
+            take(queueIn: value)
+        }
+
+        /// The queue a `… Dispatch queue: X` text names.
+        mutating func take(queueIn value: String) {
+            guard queue.isEmpty, let r = value.firstRange(of: "Dispatch queue:") else { return }
+            queue = value[r.upperBound...].trimmingCharacters(in: " ")
+        }
 
         mutating func take(applicationSpecific line: String) {
             guard uncaught.isEmpty, let r = line.firstRange(of: "uncaught exception") else { return }
@@ -322,6 +341,15 @@ public struct IPSReport: Sendable {
         for part in [c.subtype, c.message] where !part.isEmpty { detail += ", \(part)" }
         if !c.termination.isEmpty { detail += "; termination \(c.termination)" + (c.explained ? "" : terminationMeaning(c.termination).map { " (\($0))" } ?? "") }
         if !c.uncaught.isEmpty { detail += "; \(c.uncaught)" }
+        // Where it crashed, when the report says (not for a kill: SIGKILL stops every thread
+        // wherever it is).
+        if c.signal != "SIGKILL", !c.thread.isEmpty || !c.queue.isEmpty || !c.library.isEmpty {
+            var at: [String] = []
+            if !c.thread.isEmpty { at.append("thread \(c.thread)") }
+            if !c.queue.isEmpty { at.append("queue \(c.queue)") }
+            if !c.library.isEmpty { at.append("top frame in \(c.library)") }
+            detail += "; " + at.joined(separator: ", ")
+        }
         if c.process == "?" {
             // (a paste of the exception part only: a crash, but whose is not said)
             return Record(time: c.time, process: "?", pid: nil, message: unnamedCrashPrefix + detail)
@@ -332,6 +360,16 @@ public struct IPSReport: Sendable {
                           message: "EXC_RESOURCE -> \(who) exceeded mem limit: \(kind) \(mb) MB (crash report)")
         }
         return Record(time: c.time, process: c.process, pid: c.pid, message: "Crash report\(c.app ? " (app)" : ""): \(who) terminated: \(detail)")
+    }
+
+    /// A crash report's record (`crashRecord`) of a crash, not a kill: a signal other than
+    /// SIGKILL (`EXC_BAD_ACCESS (SIGSEGV)`, `EXC_CRASH (SIGABRT)`). An extension's such report
+    /// was said to be its kill ("the extension was killed (… SIGSEGV …)").
+    static func isCrash(_ message: String) -> Bool {
+        guard message.hasPrefix("Crash report"), let r = message.firstRange(of: "] terminated: ") else { return false }
+        let detail = message[r.upperBound...]
+        let head = detail.prefix { $0 != ";" }
+        return head.contains("(SIG") && !head.contains("(SIGKILL)")
     }
 
     /// The app a RunningBoard termination context names (`app<com.example.app(UUID)>:1029`,
@@ -398,6 +436,18 @@ public struct IPSReport: Sendable {
             for reason in t["reasons"]?.arrayValue ?? [] { if let s = reason.stringValue { parts.append(s); c.explained = true } }
             c.termination = parts.joined(separator: " ")
         }
+        // The crashed thread (`faultingThread`), its queue, and its top frame's image.
+        if let ft = body["faultingThread"]?.stringValue.flatMap({ Int($0) }) {
+            c.thread = String(ft)
+            if let threads = body["threads"]?.arrayValue, threads.indices.contains(ft) {
+                c.queue = threads[ft]["queue"]?.stringValue ?? ""
+                if let image = threads[ft]["frames"]?.arrayValue?.first?["imageIndex"]?.stringValue.flatMap({ Int($0) }),
+                    let images = body["usedImages"]?.arrayValue, images.indices.contains(image)
+                {
+                    c.library = images[image]["name"]?.stringValue ?? ""
+                }
+            }
+        }
         // `"asi" : {"CoreFoundation" : ["*** Terminating app due to uncaught exception …"]}`
         if let asi = body["asi"]?.objectValue {
             for (_, v) in asi { for line in v.arrayValue ?? [] { if let t = line.stringValue { c.take(applicationSpecific: t) } } }
@@ -448,13 +498,22 @@ public struct IPSReport: Sendable {
                     c.type = value
                 }
             case "Exception Subtype", "Exception subtype": c.subtype = value
+            case "Crashed Thread", "Triggered by Thread", "Triggered by thread": c.take(thread: value)
+            case "Top frame": c.library = value
             case "Exception Message", "Exception Note": if c.message.isEmpty { c.message = value }
             case "Termination Reason", "Termination Description":
                 termination.append(value)
                 if key == "Termination Description" { c.explained = true }
-            default: break
+            default:
+                // `Thread 13 Crashed:: Dispatch queue: EncoderQueue`, `Thread 0 name:  Dispatch
+                // queue: com.apple.main-thread` (the crashed thread's)
+                if key.hasPrefix("Thread "), key.hasSuffix(" Crashed") || key.hasSuffix(" name") {
+                    let n = key.dropFirst(7).prefix { $0.isNumber }
+                    if c.thread.isEmpty || c.thread == n { c.take(queueIn: String(line)) }
+                    if c.thread.isEmpty, key.hasSuffix(" Crashed") { c.thread = String(n) }
+                }
             }
-            if key == "Thread 0" || key.hasPrefix("Thread 0 ") { break }
+            if key == "Thread 0" || key.hasPrefix("Thread 0 ") && !key.hasSuffix(" name") { break }
         }
         c.termination = termination.joined(separator: "; ")
         var r = IPSReport(kind: .crash, bugType: nil)
