@@ -109,6 +109,16 @@ struct FieldFormatsRound8Tests {
         #expect(JavaLoggingSource.detect(Array(Self.ice4j.utf8)))
     }
 
+    @Test("a line over the 1 MB limit among java.util.logging's records is still skipped with its error (the source cut it to the limit, read as whole)")
+    func julLongLine() throws {
+        let text = "Jun 02, 2020 1:48:48 PM org.ice4j.Foo bar\nSEVERE: before\n\tat " + String(repeating: "x", count: 3_000_000) + "\nJun 02, 2020 1:48:50 PM org.ice4j.Foo bar\nINFO: after\n"
+        let r = try analyze(text)
+        #expect(input(r.json)["format"] as? String == "java-logging", "\(input(r.json))")
+        let errors = (input(r.json)["errors"] as? [Any] ?? []).map { "\($0)" }.joined()
+        #expect(errors.contains(":3: line of "), "\(errors)")
+        #expect(r.text.contains("[org.ice4j.Foo:bar] after"), "\(r.text)")
+    }
+
     @Test("the source keeps every line's place: a pair is one line and an empty one, other lines pass as they are")
     func julSourceKeepsLines() throws {
         let text = "Jun 02, 2020 1:48:49 PM org.ice4j.Foo bar\r\nSEVERE:\r\nplain line\nNov 30, 2026 13:02:03 org.x.Y\nnot a level\n"

@@ -24,7 +24,9 @@ public final class JavaLoggingSource: ByteSource {
     private var heldNewline = false
     private var out: [UInt8] = []
     private var outPos = 0
-    static let maxLineBytes = 1 << 20
+    /// A byte more than the reader takes (`LineReader.maxLineLength`): a longer line is cut
+    /// here but stays too long, so the reader still skips it and says so.
+    static let maxLineBytes = (1 << 20) + 1
 
     public init(_ source: ByteSource) { lines = LineInput(source, maxBytes: Self.maxLineBytes) }
 
