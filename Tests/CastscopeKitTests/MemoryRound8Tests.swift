@@ -141,6 +141,14 @@ struct MemoryRound8Tests {
         let cut = String(body.prefix(body.count / 2))
         let lenient = try JSONValue.parse(Substring(cut), keep: IPSReport.read, lenient: true)
         #expect(lenient?["processes"]?.arrayValue?.count == JSONValue.parseCut(cut)?["processes"]?.arrayValue?.filter { $0["reason"] != nil }.count)
+        // A crash's threads keep their queue and top frame only (the crash line names them):
+        // a thread of 100,000 frames is one frame.
+        let frames = (0..<100_000).map { "{\"imageIndex\":\($0 % 3),\"symbol\":\"f\($0)\"}" }.joined(separator: ",")
+        let crash = "{\"faultingThread\":0,\"threads\":[{\"queue\":\"q\",\"frames\":[\(frames)]}],\"usedImages\":[{\"name\":\"a\"},{\"name\":\"b\"}]}"
+        let crashKept = try #require(try JSONValue.parse(Substring(crash), keep: IPSReport.read))
+        #expect(values(crashKept) < 20, "\(values(crashKept)) values kept")
+        #expect(crashKept["threads"]?.arrayValue?.first?["frames"]?.arrayValue?.count == 1)
+        #expect(crashKept["threads"]?.arrayValue?.first?["queue"]?.stringValue == "q")
     }
 
     @Test("year-less relay text: its folded stats runs go to disk once memory is past the mark, looked at by lines read")

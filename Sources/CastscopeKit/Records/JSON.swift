@@ -67,6 +67,9 @@ public indirect enum JSONValue: Sendable, Equatable {
         case members(Keep)
         /// An array's items, each by one `Keep`.
         case array(Keep)
+        /// An array's first item by this `Keep` (the others checked, not built: a crash
+        /// report's top frame of a thread, not its thousands).
+        case first(Keep)
     }
 
     public struct ParseError: Error, CustomStringConvertible {
@@ -164,7 +167,7 @@ public indirect enum JSONValue: Sendable, Equatable {
             var skipAll = skip
             switch keep {
             case nil, .all?: every = keep
-            case .scalar?, .array?: skipAll = true
+            case .scalar?, .array?, .first?: skipAll = true
             case .object(let m, _)?: named = m
             case .members(let k)?: every = k
             }
@@ -221,9 +224,11 @@ public indirect enum JSONValue: Sendable, Equatable {
             var items: [JSONValue] = []
             var itemKeep: Keep? = nil
             var skipItems = skip
+            var firstOnly = false
             switch keep {
             case nil, .all?: itemKeep = keep
             case .array(let k)?: itemKeep = k
+            case .first(let k)?: itemKeep = k; firstOnly = true
             default: skipItems = true
             }
             // (an object item lacking the member its keep requires is left out)
@@ -237,6 +242,7 @@ public indirect enum JSONValue: Sendable, Equatable {
                 if !skipItems, required.map({ r in item.objectValue.map { o in !o.contains { $0.0 == r } } ?? false }) != true {
                     items.append(item)
                 }
+                if firstOnly && !items.isEmpty { skipItems = true }
                 if cut { return skip ? .null : .array(items) }
                 skipSpace(p, &i)
                 guard i < p.count else { try ended(); return skip ? .null : .array(items) }

@@ -179,6 +179,10 @@ public struct IPSReport: Sendable {
         "exception": .object(["type": .scalar, "signal": .scalar, "subtype": .scalar, "message": .scalar]),
         "termination": .object(["namespace": .scalar, "code": .scalar, "indicator": .scalar, "reasons": .array(.scalar)]),
         "asi": .members(.array(.scalar)),
+        // (the crashed thread's queue and top frame's image: `crash`)
+        "faultingThread": .scalar,
+        "threads": .array(.object(["queue": .scalar, "frames": .first(.object(["imageIndex": .scalar]))])),
+        "usedImages": .array(.object(["name": .scalar])),
     ])
 
     /// Whether a file named `.ips` may be a report (JSON, or a crash report's text): else it is
