@@ -45,6 +45,10 @@ public struct SessionBuilder {
         /// Lines after the end of a session already handed on (`SessionStream`), to be placed
         /// like host lines.
         var late: [Event] = []
+        /// Where its latest session was last found in `SessionStream.live` (that list's
+        /// position plus the entries taken off its front since, `SessionStream.liveFront`; -1:
+        /// not yet): a line finds its session there without a search.
+        var liveHint = -1
     }
 
     /// Lines that open a new session when none is open.

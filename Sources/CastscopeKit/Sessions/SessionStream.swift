@@ -219,6 +219,9 @@ public struct SessionStream {
     /// Sessions in `live` that are ready (for `park`, which counted them each time).
     var readyLive = 0
     var live: [Live] = []
+    /// Entries taken off `live`'s front so far: a place in `live` plus this stays the same
+    /// until `park` takes out entries before it (`liveIndex(_:hint:)`).
+    var liveFront = 0
     var nextSeq = 1
     /// Host-app and system lines not placed yet, in time order.
     var pending: [Event] = []
@@ -403,7 +406,9 @@ public struct SessionStream {
     }
 
     private mutating func feed(_ e: Event, stream k: Int, into s: inout SessionBuilder.Stream) {
-        if asleepSeq[k] != 0 { s.sessions.append(wake(k).0) }
+        // (the count first: with thousands of streams the list's entry is a read that misses the
+        // cache, per line, and most logs have no session asleep)
+        if asleepCount > 0, asleepSeq[k] != 0 { s.sessions.append(wake(k).0) }
         let before = s.sessions.count
         if isCapture[k] { builder.feedCapture(e, into: &s) } else { builder.feed(e, into: &s) }
         if s.sessions.count > before {
@@ -415,6 +420,7 @@ public struct SessionStream {
             live.append(Live(stream: k, seq: nextSeq, start: s.sessions[n].start, path: s.sessions[n].events.first?.sourcePath,
                              process: s.sessions[n].process, pid: s.sessions[n].pid))
             awakeOpen.append(nextSeq)
+            s.liveHint = live.count - 1 + liveFront
             var olderByName: Int?
             if let p = live.last!.supersedeKey {
                 olderByName = newestByProcess[p]
@@ -433,7 +439,7 @@ public struct SessionStream {
             s.late.removeAll()
         }
         // By index: `s.sessions.last` would copy the session, every field of it, per line.
-        if let n = s.sessions.indices.last, let i = liveIndex(s.sessions[n].seq) {
+        if let n = s.sessions.indices.last, let i = liveIndex(s.sessions[n].seq, hint: &s.liveHint) {
             if let t = e.time { live[i].lastOwn = t }
             if s.phase == .ended && !live[i].ended { noteEnd(seq: s.sessions[n].seq, end: s.sessions[n].end) }
         }
@@ -466,6 +472,19 @@ public struct SessionStream {
             streams[k].preamble = []
         }
         sweep(final: true, emit: emit)
+    }
+
+    /// `liveIndex(seq)` for a stream's latest session, first at the place `hint` gives
+    /// (`SessionBuilder.Stream.liveHint`, kept up to date here). With thousands of sessions
+    /// open, a binary search per line was a dozen reads of entries all over the list, most of
+    /// them missing the cache (a tenth of the session thread's time).
+    func liveIndex(_ seq: Int, hint: inout Int) -> Int? {
+        let h = hint - liveFront
+        if h >= 0 && h < live.count && live[h].seq == seq { return h }
+        // `park` took entries out before it (it moved nearer the front), or it is another session.
+        guard let i = liveIndex(seq) else { return nil }
+        hint = i + liveFront
+        return i
     }
 
     func liveIndex(_ seq: Int) -> Int? {
@@ -692,6 +711,7 @@ public struct SessionStream {
         }
         if handed > 0 {
             live.removeFirst(handed)
+            liveFront += handed
             readyLive -= handed
         }
         if parkedHead > 0 && parkedHead == parked.count {
@@ -924,10 +944,10 @@ struct PidSlots {
 
     /// The slot of `pid`, -1 when none.
     subscript(_ pid: Int) -> Int {
-        let mask = slots.count - 1
+        let mask = entries.count - 1
         var i = Self.start(pid, mask)
-        while slots[i] >= 0 {
-            if pids[i] == pid { return Int(slots[i]) }
+        while entries[i].slot >= 0 {
+            if entries[i].pid == pid { return Int(entries[i].slot) }
             i = (i &+ 1) & mask
         }
         return -1
@@ -935,28 +955,26 @@ struct PidSlots {
 
     /// Makes `slot` the slot of `pid`; returns the one it had (-1: none).
     mutating func set(_ pid: Int, _ slot: Int) -> Int {
-        if (count + 1) * 2 > slots.count { grow() }
-        let mask = slots.count - 1
+        if (count + 1) * 2 > entries.count { grow() }
+        let mask = entries.count - 1
         var i = Self.start(pid, mask)
-        while slots[i] >= 0 {
-            if pids[i] == pid {
-                let old = Int(slots[i])
-                slots[i] = Int32(truncatingIfNeeded: slot)
+        while entries[i].slot >= 0 {
+            if entries[i].pid == pid {
+                let old = Int(entries[i].slot)
+                entries[i].slot = Int32(truncatingIfNeeded: slot)
                 return old
             }
             i = (i &+ 1) & mask
         }
-        pids[i] = pid
-        slots[i] = Int32(truncatingIfNeeded: slot)
+        entries[i] = Entry(pid: pid, slot: Int32(truncatingIfNeeded: slot))
         count += 1
         return -1
     }
 
     private mutating func grow() {
-        let (oldPids, oldSlots) = (pids, slots)
-        pids = [Int](repeating: 0, count: oldSlots.count * 2)
-        slots = [Int32](repeating: -1, count: oldSlots.count * 2)
+        let old = entries
+        entries = [Entry](repeating: Entry(), count: old.count * 2)
         count = 0
-        for i in oldSlots.indices where oldSlots[i] >= 0 { _ = set(oldPids[i], Int(oldSlots[i])) }
+        for e in old where e.slot >= 0 { _ = set(e.pid, Int(e.slot)) }
     }
 }
