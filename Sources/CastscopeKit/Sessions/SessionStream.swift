@@ -847,6 +847,10 @@ struct StreamLearning {
         var index: Int
         /// The slot noted before it with the same pid (-1: none).
         var samePid: Int
+        /// The latest place and last time among its runs seen since it was noted, not yet in
+        /// the tables (`flush`).
+        var at: At?
+        var lastT: Int64?
     }
     private var recent: [Recent] = []
     private var recentByPid = PidSlots()
@@ -894,6 +898,7 @@ struct StreamLearning {
             lastLineAt[key] = index
         }
         if recent.count >= Self.recentBound {
+            flush()
             recent.removeAll(keepingCapacity: true)
             recentByPid = PidSlots()
         }
@@ -902,21 +907,36 @@ struct StreamLearning {
         return n
     }
 
+    /// A run of stream `k`'s lines, its latest line at `at`, its last time `t`: kept in its slot
+    /// until `flush`. The tables keep each pid's and name's latest and each stream's last time,
+    /// the same whichever order the runs come in, so a slot notes them once, not per run (with
+    /// many extensions writing at once nearly every line is a run of its own: looking up its pid
+    /// and hashing its process name in four tables per line was a tenth of a held read).
     private mutating func note(_ k: Int, _ at: At, _ t: Int64?) {
-        let r = recent[k]
-        if let t, lastLines[r.index].map({ t > $0 }) ?? true { lastLines[r.index] = t }
-        if let pid = r.pid, pidAt[pid].map({ $0 < at }) ?? true {
-            pidAt[pid] = at
-            keyByPid[pid] = r.key
-        }
-        if let p = r.process, processAt[p].map({ $0 < at }) ?? true {
-            processAt[p] = at
-            keyByProcess[p] = r.key
+        if recent[k].at.map({ $0 < at }) ?? true { recent[k].at = at }
+        if let t, recent[k].lastT.map({ t > $0 }) ?? true { recent[k].lastT = t }
+    }
+
+    /// The slots' runs, into the tables.
+    private mutating func flush() {
+        for k in recent.indices {
+            let r = recent[k]
+            if let t = r.lastT, lastLines[r.index].map({ t > $0 }) ?? true { lastLines[r.index] = t }
+            guard let at = r.at else { continue }
+            if let pid = r.pid, pidAt[pid].map({ $0 < at }) ?? true {
+                pidAt[pid] = at
+                keyByPid[pid] = r.key
+            }
+            if let p = r.process, processAt[p].map({ $0 < at }) ?? true {
+                processAt[p] = at
+                keyByProcess[p] = r.key
+            }
         }
     }
 
     /// Its tables, moved into `stream` (which has learned nothing); what is left is empty.
     mutating func take(into stream: inout SessionStream) {
+        flush()
         pidAt = [:]
         processAt = [:]
         recent = []
@@ -934,8 +954,13 @@ struct StreamLearning {
 /// themselves: no `Hasher` per line (a dictionary's lookup was about as long as the rest of
 /// routing a line). Entries are only added or changed; the table is dropped whole.
 struct PidSlots {
-    private var pids = [Int](repeating: 0, count: 16)
-    private var slots = [Int32](repeating: -1, count: 16)
+    /// Each pid beside its slot (-1: empty), so that a probe reads one place: with thousands of
+    /// streams the table is far bigger than the cache, and two lists were two misses a probe.
+    private struct Entry {
+        var pid = 0
+        var slot: Int32 = -1
+    }
+    private var entries = [Entry](repeating: Entry(), count: 16)
     private var count = 0
 
     private static func start(_ pid: Int, _ mask: Int) -> Int {
