@@ -95,6 +95,17 @@ public final class EventSpill: @unchecked Sendable {
         }
     }
 
+    /// The texts (`Event.Text`) of one record written (`writeBytes`), by number: each is written
+    /// once, where it first comes, and its later events give its number. The lines of a run of
+    /// held events share a few texts (interned as they were read), and writing each event's
+    /// kind, SDK, process, message and attributes, then reading and making them again, was a
+    /// third of a held read of a log where every line is recognized. Kept (not only their
+    /// identities) so that no other text can take the place of one while the record is written.
+    final class TextNumbers {
+        var numbers: [ObjectIdentifier: Int] = [:]
+        var kept: [Event.Text] = []
+    }
+
     /// How events and line references are written (paths by number: one copy of each).
     struct Encoder {
         let event: (Event, inout SpillWriter) -> Void
@@ -109,7 +120,8 @@ public final class EventSpill: @unchecked Sendable {
     func writeBytes(_ fill: (inout SpillWriter, Encoder) -> Void) -> Chunk {
         lock.locked {
             let start = written + Int64(buffer.count)
-            fill(&writer, Encoder(event: { e, w in self.encode(e, into: &w) }, source: { s, w in
+            let texts = TextNumbers()
+            fill(&writer, Encoder(event: { e, w in self.encode(e, into: &w, texts: texts) }, source: { s, w in
                 w.i64(s.map { Int64(self.pathNumber($0.path)) } ?? -1)
                 if let s { w.i64(Int64(s.line)) }
             }))
@@ -170,7 +182,8 @@ public final class EventSpill: @unchecked Sendable {
 
     private func decode<T>(_ raw: UnsafeRawBufferPointer, _ table: [String], _ body: (inout SpillReader, Decoder) -> T) -> T {
         var r = SpillReader(base: raw)
-        return body(&r, Decoder(event: { self.decode(&$0, paths: table) }, source: { r in
+        let texts = TextsRead()
+        return body(&r, Decoder(event: { self.decode(&$0, paths: table, texts: texts) }, source: { r in
             let n = r.i64()
             return n < 0 ? nil : SourceRef(path: table[Int(n)], line: Int(r.i64()))
         }))
@@ -216,7 +229,12 @@ public final class EventSpill: @unchecked Sendable {
         return k
     }
 
-    private func encode(_ e: Event, into w: inout SpillWriter) {
+    /// The texts of one record read back, by number (`TextNumbers`).
+    final class TextsRead {
+        var texts: [Event.Text] = []
+    }
+
+    private func encode(_ e: Event, into w: inout SpillWriter, texts: TextNumbers) {
         var flags: UInt8 = 0
         if e.time != nil { flags |= 1 }
         if e.process != nil { flags |= 2 }
@@ -228,21 +246,30 @@ public final class EventSpill: @unchecked Sendable {
         let text = e.textRef
         if text.foldsWhenRepeated { flags |= 128 }
         w.u8(flags)
-        w.u8(text.code.rawValue)
+        // The text's number; a new one (the count so far) is followed by its fields.
+        if let n = texts.numbers[ObjectIdentifier(text)] {
+            w.i64(Int64(n))
+        } else {
+            let n = texts.kept.count
+            texts.numbers[ObjectIdentifier(text)] = n
+            texts.kept.append(text)
+            w.i64(Int64(n))
+            w.u8(text.code.rawValue)
+            w.string(text.kind)
+            w.string(text.sdk)
+            if let p = text.process { w.string(p) }
+            w.string(text.message)
+            w.i64(Int64(text.attrs.count))
+            for (k, v) in text.attrs {
+                w.string(k)
+                w.string(v)
+            }
+            w.i64(Int64(pathNumber(text.path)))
+        }
         w.u8(e.side.spillCode)
-        w.string(e.kind)
-        w.string(e.sdk)
         if let t = e.time { w.i64(t) }
         w.i64(Int64(e.displayOffset))
-        if let p = e.process { w.string(p) }
         if let p = e.pid { w.i64(Int64(p)) }
-        w.string(e.message)
-        w.i64(Int64(e.attrs.count))
-        for (k, v) in e.attrs {
-            w.string(k)
-            w.string(v)
-        }
-        w.i64(Int64(pathNumber(e.sourcePath)))
         w.i64(Int64(e.line))
         w.i64(Int64(e.order))
         w.i64(Int64(e.fileIndex))
@@ -264,25 +291,34 @@ public final class EventSpill: @unchecked Sendable {
         }
     }
 
-    private func decode(_ r: inout SpillReader, paths: [String]) -> Event {
+    private func decode(_ r: inout SpillReader, paths: [String], texts: TextsRead) -> Event {
         let flags = r.u8()
-        let code = KindCode(rawValue: r.u8()) ?? .other
+        let number = Int(r.i64())
+        let text: Event.Text
+        if number < texts.texts.count {
+            text = texts.texts[number]
+        } else {
+            let code = KindCode(rawValue: r.u8()) ?? .other
+            // (the few kinds, SDKs, processes and attribute names are shared, not one copy a line)
+            let kind = r.sharedString(), sdk = r.sharedString()
+            let process = flags & 2 != 0 ? r.sharedString() : nil
+            let message = r.sharedString()
+            var attrs: [(String, String)] = []
+            let n = Int(r.i64())
+            attrs.reserveCapacity(n)
+            for _ in 0..<n {
+                let k = r.sharedString()
+                attrs.append((k, r.sharedString()))
+            }
+            let path = paths[Int(r.i64())]
+            text = Event.Text(kind: kind, code: code, folds: flags & 128 != 0, sdk: sdk, process: process, message: message, attrs: attrs,
+                              path: path)
+            texts.texts.append(text)
+        }
         let side = Side(spillCode: r.u8())
-        // (the few kinds, SDKs, processes and attribute names are shared, not one copy a line)
-        let kind = r.sharedString(), sdk = r.sharedString()
         let time = flags & 1 != 0 ? r.i64() : nil
         let displayOffset = Int(r.i64())
-        let process = flags & 2 != 0 ? r.sharedString() : nil
         let pid = flags & 4 != 0 ? Int(r.i64()) : nil
-        let message = r.sharedString()
-        var attrs: [(String, String)] = []
-        let n = Int(r.i64())
-        attrs.reserveCapacity(n)
-        for _ in 0..<n {
-            let k = r.sharedString()
-            attrs.append((k, r.sharedString()))
-        }
-        let path = paths[Int(r.i64())]
         let line = Int(r.i64()), order = Int(r.i64()), fileIndex = Int(r.i64())
         let parsed = flags & 16 != 0 ? ParsedTime(spilled: &r) : nil
         var repeats: Repeats?
@@ -304,10 +340,11 @@ public final class EventSpill: @unchecked Sendable {
             }
             repeats = rep
         }
-        return Event(kind: kind, code: code, folds: flags & 128 != 0, sdk: sdk, side: side, time: time, displayOffset: displayOffset,
-                     timeInferred: flags & 8 != 0, process: process, pid: pid, message: message, attrs: attrs,
-                     source: SourceRef(path: path, line: line), order: order, parsedTime: parsed, fileIndex: fileIndex,
-                     repeats: repeats)
+        var e = Event(text: text, side: side, time: time, timeInferred: flags & 8 != 0, pid: pid, line: line, order: order,
+                      parsedTime: parsed, fileIndex: fileIndex)
+        e.displayOffset = displayOffset
+        e.repeats = repeats
+        return e
     }
 }
 
