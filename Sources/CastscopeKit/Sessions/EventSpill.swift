@@ -95,17 +95,6 @@ public final class EventSpill: @unchecked Sendable {
         }
     }
 
-    /// The texts (`Event.Text`) of one record written (`writeBytes`), by number: each is written
-    /// once, where it first comes, and its later events give its number. The lines of a run of
-    /// held events share a few texts (interned as they were read), and writing each event's
-    /// kind, SDK, process, message and attributes, then reading and making them again, was a
-    /// third of a held read of a log where every line is recognized. Kept (not only their
-    /// identities) so that no other text can take the place of one while the record is written.
-    final class TextNumbers {
-        var numbers: [ObjectIdentifier: Int] = [:]
-        var kept: [Event.Text] = []
-    }
-
     /// How events and line references are written (paths by number: one copy of each).
     struct Encoder {
         let event: (Event, inout SpillWriter) -> Void
@@ -120,8 +109,8 @@ public final class EventSpill: @unchecked Sendable {
     func writeBytes(_ fill: (inout SpillWriter, Encoder) -> Void) -> Chunk {
         lock.locked {
             let start = written + Int64(buffer.count)
-            let texts = TextNumbers()
-            fill(&writer, Encoder(event: { e, w in self.encode(e, into: &w, texts: texts) }, source: { s, w in
+            writer.newRecord()
+            fill(&writer, Encoder(event: { e, w in self.encode(e, into: &w) }, source: { s, w in
                 w.i64(s.map { Int64(self.pathNumber($0.path)) } ?? -1)
                 if let s { w.i64(Int64(s.line)) }
             }))
@@ -182,8 +171,7 @@ public final class EventSpill: @unchecked Sendable {
 
     private func decode<T>(_ raw: UnsafeRawBufferPointer, _ table: [String], _ body: (inout SpillReader, Decoder) -> T) -> T {
         var r = SpillReader(base: raw)
-        let texts = TextsRead()
-        return body(&r, Decoder(event: { self.decode(&$0, paths: table, texts: texts) }, source: { r in
+        return body(&r, Decoder(event: { self.decode(&$0, paths: table) }, source: { r in
             let n = r.i64()
             return n < 0 ? nil : SourceRef(path: table[Int(n)], line: Int(r.i64()))
         }))
@@ -229,12 +217,7 @@ public final class EventSpill: @unchecked Sendable {
         return k
     }
 
-    /// The texts of one record read back, by number (`TextNumbers`).
-    final class TextsRead {
-        var texts: [Event.Text] = []
-    }
-
-    private func encode(_ e: Event, into w: inout SpillWriter, texts: TextNumbers) {
+    private func encode(_ e: Event, into w: inout SpillWriter) {
         var flags: UInt8 = 0
         if e.time != nil { flags |= 1 }
         if e.process != nil { flags |= 2 }
@@ -247,13 +230,10 @@ public final class EventSpill: @unchecked Sendable {
         if text.foldsWhenRepeated { flags |= 128 }
         w.u8(flags)
         // The text's number; a new one (the count so far) is followed by its fields.
-        if let n = texts.numbers[ObjectIdentifier(text)] {
+        if let n = w.textNumber(text) {
             w.i64(Int64(n))
         } else {
-            let n = texts.kept.count
-            texts.numbers[ObjectIdentifier(text)] = n
-            texts.kept.append(text)
-            w.i64(Int64(n))
+            w.i64(Int64(w.number(text)))
             w.u8(text.code.rawValue)
             w.string(text.kind)
             w.string(text.sdk)
@@ -291,12 +271,12 @@ public final class EventSpill: @unchecked Sendable {
         }
     }
 
-    private func decode(_ r: inout SpillReader, paths: [String], texts: TextsRead) -> Event {
+    private func decode(_ r: inout SpillReader, paths: [String]) -> Event {
         let flags = r.u8()
         let number = Int(r.i64())
         let text: Event.Text
-        if number < texts.texts.count {
-            text = texts.texts[number]
+        if number < r.texts.count {
+            text = r.texts[number]
         } else {
             let code = KindCode(rawValue: r.u8()) ?? .other
             // (the few kinds, SDKs, processes and attribute names are shared, not one copy a line)
@@ -313,7 +293,7 @@ public final class EventSpill: @unchecked Sendable {
             let path = paths[Int(r.i64())]
             text = Event.Text(kind: kind, code: code, folds: flags & 128 != 0, sdk: sdk, process: process, message: message, attrs: attrs,
                               path: path)
-            texts.texts.append(text)
+            r.texts.append(text)
         }
         let side = Side(spillCode: r.u8())
         let time = flags & 1 != 0 ? r.i64() : nil
@@ -353,6 +333,43 @@ public final class EventSpill: @unchecked Sendable {
 /// and a held event has about twenty).
 struct SpillWriter {
     var out: OutputBuffer
+
+    init(out: OutputBuffer) { self.out = out }
+
+    /// The texts (`Event.Text`) of the record being written (`EventSpill.writeBytes`) get
+    /// numbers: a text is written whole where it first comes, and its later events give its
+    /// number (`SpillReader.texts`). The lines of a run of held events share a few texts
+    /// (interned as they were read); writing each event's kind, SDK, process, message and
+    /// attributes, then reading and making them again, was a third of a held read of a log
+    /// where every line is recognized. Found by the text's address in a small table (no hash
+    /// of a table per event: a relay's stats lines never share one); a text pushed out of it
+    /// is written again under a new number. The table holds its texts, so no other text can
+    /// have the address of one in it.
+    private var recentTexts = [(text: Event.Text?, number: Int, record: Int)](repeating: (nil, 0, -1), count: 64)
+    private var record = 0
+    private var textCount = 0
+
+    mutating func newRecord() {
+        record += 1
+        textCount = 0
+    }
+
+    private static func slot(_ t: Event.Text) -> Int { Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(t)) >> 4) & 63 }
+
+    /// The number `t` has in this record, if it was written in it (and is still in the table).
+    func textNumber(_ t: Event.Text) -> Int? {
+        let k = Self.slot(t)
+        guard recentTexts[k].record == record, recentTexts[k].text === t else { return nil }
+        return recentTexts[k].number
+    }
+
+    /// A new number for `t`, written whole after it.
+    mutating func number(_ t: Event.Text) -> Int {
+        let n = textCount
+        textCount += 1
+        recentTexts[Self.slot(t)] = (t, n, record)
+        return n
+    }
 
     mutating func u8(_ v: UInt8) { out.byte(v) }
     /// A value of plain fields as it lies in memory (read back on this machine only).
@@ -400,6 +417,8 @@ struct SpillWriter {
 struct SpillReader {
     let base: UnsafeRawBufferPointer
     var at = 0
+    /// The texts of the record read, by number (`SpillWriter.textNumber`).
+    var texts: [Event.Text] = []
     /// Strings read by `sharedString`, by a hash of their bytes: where those lie and the string
     /// (made at its first call).
     private var memo: [(at: Int, count: Int, string: String)] = []
