@@ -107,6 +107,20 @@ struct FieldFormatsRound8Tests {
         #expect(input(l.json)["format"] as? String != "java-logging", "\(input(l.json))")
         #expect(!JavaLoggingSource.detect(Array(loose.utf8)))
         #expect(JavaLoggingSource.detect(Array(Self.ice4j.utf8)))
+        // A dated line of two words and Node's heap death after it (the review's case): the
+        // log kept its layout, its times and its death (it was java-logging, nothing found).
+        let node = """
+            2026-03-12 09:15:30 relay listening on 8443
+            2026-03-12 09:15:31 node started
+            FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory
+            2026-03-12 09:15:32 relay listening on 8443 again
+
+            """
+        #expect(!JavaLoggingSource.detect(Array(node.utf8)))
+        let n = try analyze(node)
+        #expect(input(n.json)["format"] as? String != "java-logging", "\(input(n.json))")
+        let kinds = (n.json["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(kinds.contains("daemon-died"), "\(kinds)")
     }
 
     @Test("a line over the 1 MB limit among java.util.logging's records is still skipped with its error (the source cut it to the limit, read as whole)")

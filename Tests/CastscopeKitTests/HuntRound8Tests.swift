@@ -120,6 +120,18 @@ struct HuntRound8Tests {
         let context = lines.enumerated().map { "\($0.offset + 10)\($0.offset == 2 ? ":" : "-")\($0.element)\n" }.joined()
         #expect(try analyze(context).times("daemon-died") == ["2023-03-15T08:47:50.000000"])
         #expect(TimeLeadSource.detect(Array("268: session 002000000000000001: TCP socket closed remotely 192.168.43.187:51048\n270: session 001000000000000001: refreshed, realm=<mycompany.org>\n".utf8)) == nil)
+        // `-H` alone before a log whose lines begin with their date or clock (grep's default over
+        // several files): the date's or clock's first digits are no line number (the review's
+        // case: every time was lost).
+        let iso = """
+            relay.log:2026-03-12T09:15:30+0000 relay1 systemd[1]: relay.service: Main process exited, code=exited, status=2/INVALIDARGUMENT
+            relay.log:2026-03-12T09:15:31+0000 relay1 systemd[1]: relay.service: Failed with result 'exit-code'.
+            relay.log:2026-03-12T09:15:32+0000 relay1 systemd[1]: relay.service: Scheduled restart job, restart counter is at 3.
+
+            """
+        let h = try analyze(iso)
+        #expect(h.input["format"] as? String == "journal-short-iso", "\(h.input)")
+        #expect(h.times("daemon-died").first??.hasPrefix("2026-03-12T09:15:30") == true, "\(h.findings)")
     }
 
     @Test("Crashlytics' stack-trace copy names its crashed queue twice: one crash")
@@ -138,6 +150,20 @@ struct HuntRound8Tests {
             """)
         #expect(r.kinds == ["app-crashed"], "\(r.findings)")
         #expect((r.findings.first?["evidence"] as? [String])?.count == 2, "\(r.findings)")
+        // Two crashes on the main thread pasted one after the other are two (the review's case).
+        let separate = try analyze("""
+            Crash 1 (build 41):
+            Crashed: com.apple.main-thread
+            0  MyApp                          0x0000000100a1b2c4 closure #1 in Encoder.push(_:) + 120
+            1  libdispatch.dylib              0x00000001b2c1d3e8 _dispatch_call_block_and_release + 32
+
+            Crash 2 (build 42), a different bug:
+            Crashed: com.apple.main-thread
+            0  libswiftCore.dylib             0x00000001a0b0c0d0 _assertionFailure(_:_:file:line:flags:) + 1440
+            1  MyApp                          0x0000000100c0ffee Uploader.start() + 64
+
+            """)
+        #expect(separate.kinds == ["app-crashed", "app-crashed"], "\(separate.findings)")
         // Two crashes of different queues stay two.
         let two = try analyze("Crashed: ahpl_main\n0  AgoraRtcKit 0x34c06c\nCrashed: com.apple.main-thread\n0  UIKitCore 0x1a0b5c38c\n")
         #expect(two.kinds == ["app-crashed", "app-crashed"], "\(two.findings)")

@@ -15,10 +15,16 @@ struct AppCrashedRule: FindingRule {
     /// So is libc++abi's telling of the same exception again after the call stack (plain
     /// stderr: no process, no time of its own; flutter_screen_recording#64).
     /// So is Crashlytics' `Crashed: <queue>` again: its stack-trace copy heads the issue's
-    /// exception line with it, then the crashed thread's frames (AgoraRtcEngine_iOS#26).
+    /// exception line with it, then the crashed thread's frames (AgoraRtcEngine_iOS#26), a few
+    /// lines further on. Two crashes pasted one after the other on the same queue (most are
+    /// on `com.apple.main-thread`) are two: the second comes after the first's frames.
+    static let crashedAgainWithin = 4
+
     static func sameCrash(_ previous: Event, _ line: Event) -> Bool {
         if let queue = previous.attr("crashed_queue") {
-            guard line.attr("crashed_queue") == queue else { return false }
+            guard line.attr("crashed_queue") == queue, line.fileIndex == previous.fileIndex,
+                line.line > previous.line, line.line - previous.line <= crashedAgainWithin
+            else { return false }
             if let a = previous.pid, let b = line.pid, a != b { return false }
             if let a = previous.time, let b = line.time, !line.timeInferred, b - a > 60_000_000 || b < a { return false }
             return true

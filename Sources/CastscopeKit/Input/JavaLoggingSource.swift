@@ -32,17 +32,35 @@ public final class JavaLoggingSource: ByteSource {
 
     public var consumedOffset: UInt64 { lines.source.consumedOffset }
 
-    /// Whether `head` (a file's first bytes) holds such a pair of lines.
+    /// Whether `head` (a file's first bytes) holds such a pair of lines whose level is one of
+    /// java.util.logging's (`julLevel`): a dated line of two words and a `FATAL ERROR: …` after
+    /// it (Node's heap death) took a whole log for this layout and lost its times and findings.
     public static func detect(_ head: [UInt8]) -> Bool {
         var start = 0
         var previousWasFirst = false
         for i in head.indices where head[i] == 0x0A {
             let line = head[start..<i]
             start = i + 1
-            if previousWasFirst, levelEnd(line) != nil { return true }
+            if previousWasFirst, let end = levelEnd(line) {
+                let l = trimmed(line)
+                if julLevel(l[l.startIndex..<(l.startIndex + end)]) { return true }
+            }
             previousWasFirst = isFirstLine(line)
         }
         return false
+    }
+
+    /// java.util.logging's levels in English, and as the JDK's other locales name them (any
+    /// level with a letter beyond ASCII is taken too: `PRÉCIS`, `重大`, `詳細レベル(低)`).
+    static let julLevels: Set<String> = [
+        "SEVERE", "WARNING", "INFO", "CONFIG", "FINE", "FINER", "FINEST",
+        "SCHWERWIEGEND", "WARNUNG", "INFORMATION", "KONFIGURATION", "FEIN", "FEINER", "AM FEINSTEN",
+        "GRAVE", "AVERTISSEMENT", "INFOS", "PLUS PRECIS", "ADVERTENCIA", "DETALLADO", "MUY DETALLADO",
+        "AVVERTENZA", "AVISO", "ADVERTÊNCIA", "GRAVE", "WAARSCHUWING", "ERNSTIG",
+    ]
+
+    static func julLevel(_ level: ArraySlice<UInt8>) -> Bool {
+        level.contains { $0 >= 0x80 } || julLevels.contains(String(decoding: level, as: UTF8.self))
     }
 
     /// The line without a CR or spaces at its end.
@@ -62,15 +80,21 @@ public final class JavaLoggingSource: ByteSource {
             guard let e = TimeScan.jul(p, 0, into: &t), e < p.count, p[e] == 0x20 else { return false }
             var words = 0
             var k = e
+            var dotted = false
             while k < p.count {
                 guard p[k] == 0x20, k + 1 < p.count, p[k + 1] != 0x20 else { return false }
                 k += 1
                 let s = k
-                while k < p.count, p[k] != 0x20, p[k] != 0x09 { k += 1 }
+                while k < p.count, p[k] != 0x20, p[k] != 0x09 {
+                    // (the class, or a logger's name, is a Java name with its package: `org.ice4j.…`)
+                    if words == 0, p[k] == UInt8(ascii: "."), k > s, k + 1 < p.count, isLetter(p[k + 1]) { dotted = true }
+                    k += 1
+                }
                 guard k - s <= 512, k == p.count || p[k] == 0x20 else { return false }
+                if words == 0, !isLetter(p[s]) { return false }
                 words += 1
             }
-            return words >= 1 && words <= 2
+            return words >= 1 && words <= 2 && dotted
         }
     }
 

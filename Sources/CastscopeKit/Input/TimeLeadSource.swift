@@ -110,6 +110,15 @@ public final class TimeLeadSource: ByteSource {
             i += 1
         }
         guard named, i > 1, i < p.count, p[i] == UInt8(ascii: ":"), i + 1 < p.count, p[i + 1] != 0x20, p[i + 1] != UInt8(ascii: "/") else { return nil }
+        // `-H` alone (grep's default over several files): what follows the name may be the
+        // line's own time, whose first digits are no line number (`relay.log:2026-03-12 …`,
+        // `device.log:09:15:30 …` lost every time); a number with a time after it is one.
+        func timeAt(_ k: Int) -> Bool {
+            var t = ParsedTime()
+            return TimeScan.iso(p, k, into: &t) != nil || TimeScan.clock(p, k, into: &t) != nil || TimeScan.bsd(p, k, into: &t) != nil
+        }
+        if let n = number(i + 1), n < p.count, timeAt(n) { return (Lead(kind: .grep), n) }
+        if timeAt(i + 1) { return (Lead(kind: .grep), i + 1) }
         return (Lead(kind: .grep), number(i + 1) ?? i + 1)
     }
 
