@@ -14,6 +14,32 @@ func freeLoopbackPort() -> Int {
     return port
 }
 
+/// Starts `binary` with `args` (its first is the program's name) with every signal at its
+/// default and none blocked (Foundation's Process hands its children the test thread's mask:
+/// a blocked SIGTERM only waited for the run to end), standard streams on /dev/null. Returns
+/// posix_spawn's result and the child's pid.
+func spawnWithDefaultSignals(_ binary: String, _ args: [String]) -> (rc: Int32, pid: pid_t) {
+    var attr = posix_spawnattr_t()
+    posix_spawnattr_init(&attr)
+    defer { posix_spawnattr_destroy(&attr) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attr, &none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigdefault(&attr, &all)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+    var cargs = args.map { strdup($0) } + [nil]
+    defer { for a in cargs { free(a) } }
+    var child: pid_t = 0
+    let rc = posix_spawn(&child, binary, &actions, &attr, &cargs, environ)
+    return (rc, child)
+}
+
 /// A TCP socket bound to a free port of 127.0.0.1 (its descriptor and the port), not listening.
 func boundLoopbackSocket() -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -77,24 +103,7 @@ final class ClickHouseTestServer {
     func restart() throws {
         let binary = try #require(clickHouseServerBinary)
         let args = [binary, "--config-file=" + dir.appendingPathComponent("config.xml").path]
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attr, &none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        var cargs = args.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, binary, &actions, &attr, &cargs, environ)
+        let (rc, child) = spawnWithDefaultSignals(binary, args)
         guard rc == 0 else { throw ClickHouseError(description: "posix_spawn \(binary): \(rc)", retryable: false) }
         pid = child
         let end = Date().addingTimeInterval(30)

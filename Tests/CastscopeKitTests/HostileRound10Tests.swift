@@ -189,24 +189,8 @@ struct HostileRound10Tests {
         // (spawned with no signal blocked: Foundation's Process hands its children the test
         // thread's mask, and a blocked SIGTERM only waited for the run to end)
         let args = [Self.binary, "analyze", "--no-pager", "-q", "--clickhouse", "file://" + tables.path, log.path]
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attr, &none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        var cargs = args.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        var child: pid_t = 0
-        #expect(posix_spawn(&child, Self.binary, &actions, &attr, &cargs, environ) == 0)
+        let (rc, child) = spawnWithDefaultSignals(Self.binary, args)
+        #expect(rc == 0)
         let staged = tables.appendingPathComponent(".castscope_events.jsonl.castscope-partial").path
         var status: Int32 = 0
         var ended = false
