@@ -83,8 +83,9 @@ struct StdinFollower: @unchecked Sendable {
             // as `analyze` passes it over; the text after it is the stream.
             var source: ByteSource = input
             // UTF-16 (PowerShell's `idevicesyslog | castscope tail -`) read as UTF-8, as
-            // `analyze -` reads it; a UTF-8 byte-order mark comes off (it was refused as binary
-            // and its first line not a record). First: UTF-16 big-endian starts with a NUL.
+            // `analyze -` reads it (it was refused as binary data); a UTF-8 byte-order mark
+            // comes off, as `analyze` takes it off. Before the NUL check: UTF-16 big-endian
+            // starts with a NUL.
             if let order = UTF16Source.detect(head) {
                 source = UTF16Source(PrefixedSource(prefix: head, rest: input), order)
                 var decoded = [UInt8](repeating: 0, count: 64 * 1024)
