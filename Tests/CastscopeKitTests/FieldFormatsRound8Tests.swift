@@ -304,3 +304,12 @@ struct FieldFormatsRound8Tests {
         #expect(m.hasSuffix("; thread 1, queue org.jitsi.SampleUploader, top frame in libsystem_platform.dylib)"), "\(m)")
     }
 }
+
+extension FieldFormatsRound8Tests {
+    @Test("a crash report of a SIGKILL, with its reason in brackets too, is a kill, not a crash (the review's case)")
+    func sigkillWithReasonIsNoCrash() {
+        #expect(IPSReport.isCrash("Crash report: BroadcastUploadExtension[2210] terminated: EXC_BAD_ACCESS (SIGSEGV); thread 1"))
+        #expect(!IPSReport.isCrash("Crash report: BroadcastUploadExtension[2210] terminated: EXC_CRASH (SIGKILL)"))
+        #expect(!IPSReport.isCrash("Crash report: BroadcastUploadExtension[2210] terminated: EXC_CRASH (SIGKILL (Code Signature Invalid))"))
+    }
+}

@@ -373,7 +373,8 @@ public struct IPSReport: Sendable {
         guard message.hasPrefix("Crash report"), let r = message.firstRange(of: "] terminated: ") else { return false }
         let detail = message[r.upperBound...]
         let head = detail.prefix { $0 != ";" }
-        return head.contains("(SIG") && !head.contains("(SIGKILL)")
+        // (`EXC_CRASH (SIGKILL (Code Signature Invalid))` is a kill too)
+        return head.contains("(SIG") && !head.contains("(SIGKILL")
     }
 
     /// The app a RunningBoard termination context names (`app<com.example.app(UUID)>:1029`,
