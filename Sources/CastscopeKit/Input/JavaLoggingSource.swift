@@ -129,12 +129,7 @@ public final class JavaLoggingSource: ByteSource {
             if eof { return 0 }
             try step()
         }
-        let n = min(buffer.count, out.count - outPos)
-        out.withUnsafeBytes { src in
-            buffer.baseAddress!.copyMemory(from: src.baseAddress! + outPos, byteCount: n)
-        }
-        outPos += n
-        return n
+        return handOut(out, from: &outPos, into: buffer)
     }
 
     private func step() throws {
