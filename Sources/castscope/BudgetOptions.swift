@@ -20,7 +20,7 @@ struct BudgetOptions: ParsableArguments {
 
     func validate() throws {
         if let maxEvents, maxEvents < 1 { throw ValidationError("--max-events must be at least 1") }
-        if let maxBytes, Self.bytes(maxBytes) == nil { throw ValidationError("--max-bytes must be a number of bytes (e.g. 500M, 4G), got '\(maxBytes)'") }
+        if let maxBytes, Self.bytes(maxBytes) == nil { throw ValidationError("--max-bytes must be a number of bytes above 0 (e.g. 500M, 4G), got '\(maxBytes)'") }
         if let maxMembers, maxMembers < 1 { throw ValidationError("--max-members must be at least 1") }
         if let maxNesting, maxNesting < 0 { throw ValidationError("--max-nesting must be 0 or more") }
         if let maxExpansion, maxExpansion < 1 { throw ValidationError("--max-expansion must be at least 1") }

@@ -329,6 +329,7 @@ struct HostileRound9SmallTests {
         (["-n", "-1"], "-n/--last must be at least 1, got -1"),
         (["--threads", "-2"], "--threads must be at least 1, got -2"),
         (["--max-events", "-3"], "--max-events must be at least 1"),
+        (["--max-bytes", "0"], "--max-bytes must be a number of bytes above 0 (e.g. 500M, 4G), got '0'"),
     ])
     func negativeOptionValues(_ args: [String], _ message: String) throws {
         let r = try castscope(["analyze", HostileRound9OutputTests.storm, "--oneline"] + args)
