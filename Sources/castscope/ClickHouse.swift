@@ -162,7 +162,7 @@ struct ClickHouseCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("Qualify the tables with this database.", valueName: "db"))
         var database: String?
 
-        @Option(name: .long, help: ArgumentHelp("Add a TTL of this many days (ClickHouse 19.6 or later).", valueName: "days"))
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Add a TTL of this many days (ClickHouse 19.6 or later).", valueName: "days"))
         var ttlDays: Int?
 
         @Flag(name: .long, help: "Without ON CLUSTER (a cluster without distributed DDL/Keeper): run the DDL on every server.")
@@ -170,6 +170,16 @@ struct ClickHouseCommand: ParsableCommand {
 
         @Option(name: .long, help: ArgumentHelp("Run the DDL on these servers (http://…, repeatable) instead of printing it.", valueName: "url"))
         var apply: [String] = []
+
+        func validate() throws {
+            // A TTL of 0 days deletes every row as it is inserted; one past DateTime's end wraps.
+            if let ttlDays, !(1...ClickHouseSchema.maxTTLDays).contains(ttlDays) {
+                throw ValidationError("--ttl-days must be 1 to \(ClickHouseSchema.maxTTLDays) (ClickHouse's DateTime ends in 2106; 0 would delete every row as it is inserted), got \(ttlDays)")
+            }
+            for (option, value) in [("--cluster", cluster), ("--database", database)] where value?.isEmpty == true {
+                throw ValidationError("\(option) is empty")
+            }
+        }
 
         func run() throws {
             let ddl = ClickHouseSchema.ddl(cluster: cluster, database: database, ttlDays: ttlDays, onCluster: !noOnCluster)

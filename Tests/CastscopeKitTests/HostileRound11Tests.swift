@@ -54,4 +54,30 @@ struct HostileRound11Tests {
         #expect(ok.status == 0 || ok.status == 1, "\(ok.stderr)")
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("r.txt").path))
     }
+
+    /// ClickHouse reads a backslash inside a quoted name as an escape: `--database 'a\`; DROP
+    /// TABLE x; --'` was quoted by doubling the backquote alone, so the name ended early and
+    /// the rest was SQL (`--apply` runs it); a newline in a name split the DDL into statements
+    /// at the wrong place. `--ttl-days 0` wrote a TTL that deletes every row as it is
+    /// inserted, and a TTL past 2106 wraps ClickHouse's `DateTime`.
+    @Test("DDL names are escaped as ClickHouse reads them; --ttl-days within DateTime's range")
+    func clickHouseSchemaNames() throws {
+        let evil = "a\\`; DROP TABLE castscope_events; --"
+        let r = try castscope(["clickhouse", "schema", "--cluster", evil, "--database", "x\ny\n;\n"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("ON CLUSTER `a\\\\\\`; DROP TABLE castscope_events; --`"), "\(r.stdout.prefix(300))")
+        #expect(r.stdout.contains("Distributed(`a\\\\\\`; DROP TABLE castscope_events; --`, 'x\\x0Ay\\x0A;\\x0A',"), "\(r.stdout)")
+        #expect(!r.stdout.contains("x\ny"))
+        // Each statement is whole: as many as the plain DDL has.
+        #expect(ClickHouseSchema.statements(r.stdout).count == ClickHouseSchema.statements(ClickHouseSchema.ddl(cluster: "c", database: "d")).count)
+        // A name that begins with a digit is quoted (plain, ClickHouse reads it as a number).
+        #expect(ClickHouseSchema.quoteIdentifier("2fleet") == "`2fleet`" && ClickHouseSchema.quoteIdentifier("fleet_2") == "fleet_2")
+        for days in ["0", "-1", "99999999999999"] {
+            let t = try castscope(["clickhouse", "schema", "--ttl-days", days])
+            #expect(t.status == 2 && t.stderr.contains("--ttl-days must be 1 to"), "\(days): \(t.stderr)")
+            #expect(t.stdout.isEmpty)
+        }
+        let ok = try castscope(["clickhouse", "schema", "--ttl-days", "30"])
+        #expect(ok.status == 0 && ok.stdout.contains("TTL Timestamp + INTERVAL 30 DAY"))
+    }
 }

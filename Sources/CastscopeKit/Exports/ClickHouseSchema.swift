@@ -147,11 +147,36 @@ public enum ClickHouseSchema {
         ddl.split(separator: "\n;\n").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty && !$0.hasPrefix(";") }
     }
 
+    /// A name as ClickHouse reads it: plain when it is a word, else in backquotes. Inside
+    /// quotes ClickHouse takes a backslash as an escape (a doubled backquote alone let
+    /// `--database 'a\`; DROP …'` end the name early: `\`` is a backquote, the next one closes
+    /// it), so the backslash and the quote are escaped with one, and control characters as
+    /// `\xHH` (a raw newline split `statements` at `\n;\n`).
     static func quoteIdentifier(_ s: String) -> String {
-        s.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) && !s.isEmpty ? s : "`" + s.replacingAll("`", "``") + "`"
+        let word = s.first.map { !$0.isNumber } == true && s.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
+        return word ? s : quoted(s, "`")
     }
 
-    static func quoteString(_ s: String) -> String { "'" + s.replacingAll("\\", "\\\\").replacingAll("'", "\\'") + "'" }
+    static func quoteString(_ s: String) -> String { quoted(s, "'") }
+
+    private static func quoted(_ s: String, _ quote: Character) -> String {
+        var out = String(quote)
+        for c in s.unicodeScalars {
+            if c == "\\" || Character(c) == quote {
+                out += "\\" + String(c)
+            } else if c.value < 0x20 || c.value == 0x7F {
+                out += "\\x" + (c.value < 0x10 ? "0" : "") + String(c.value, radix: 16, uppercase: true)
+            } else {
+                out.unicodeScalars.append(c)
+            }
+        }
+        out.append(quote)
+        return out
+    }
+
+    /// The longest TTL `ddl` writes: `Timestamp + INTERVAL n DAY` is a `DateTime`, which ends in
+    /// 2106 and wraps past it (a TTL of 99999999999999 days expired every row at once).
+    public static let maxTTLDays = 24855
 
     /// The fleet queries: a name, what it answers, and the SQL (which reads the Distributed or
     /// single tables by their plain names, with FINAL so that replaced rows count once).
