@@ -80,4 +80,25 @@ struct HostileRound11Tests {
         let ok = try castscope(["clickhouse", "schema", "--ttl-days", "30"])
         #expect(ok.status == 0 && ok.stdout.contains("TTL Timestamp + INTERVAL 30 DAY"))
     }
+
+    /// A journal file cut short (a copy that stopped when the stick filled, an attachment cut
+    /// at a ticket's size limit): sd-journal refuses it whole, as journalctl does, and the
+    /// error said only `sd_journal_open_files: No data available`.
+    @Test("a journal file shorter than its header says is said to be cut short, with both sizes")
+    func journalCutShort() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let whole = try Data(contentsOf: relayJournal)
+        let cut = dir.appendingPathComponent("relay.journal")
+        try whole.prefix(whole.count / 2).write(to: cut)
+        let log = dir.appendingPathComponent("device.txt")
+        try Self.log.write(to: log, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--no-pager", "-q", cut.path, log.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("relay.journal: the file is cut short: its header says \(whole.count) bytes, it has \(whole.count / 2)"), "\(r.stderr)")
+        #expect(!r.stderr.contains("No data available"))
+        #expect(r.stdout.contains("1 session"))
+        let t = try castscope(["tail", "--file", cut.path, "--from-start"])
+        #expect(t.stderr.contains("the file is cut short"), "\(t.stderr)")
+    }
 }

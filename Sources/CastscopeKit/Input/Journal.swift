@@ -14,7 +14,12 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
         self.operation = operation
         code = -rc
     }
-    public var description: String { "\(operation): \(errnoText(code))" }
+    /// An error castscope found itself, said in full (no errno).
+    init(said message: String) {
+        operation = message
+        code = 0
+    }
+    public var description: String { code == 0 ? operation : "\(operation): \(errnoText(code))" }
 }
 
 /// Owns one `sd_journal *`. Not `Sendable` and synchronous on purpose: libsystemd forbids
@@ -39,6 +44,15 @@ public final class Journal {
             var st = stat()
             if let header = JournalHeader.read(path: path), stat(path, &st) == 0, header.entries > UInt64(max(st.st_size, 0)) / 64 {
                 throw JournalError("its header claims \(header.entries) entries, more than \(st.st_size) bytes can hold (damaged)", -EBADMSG)
+            }
+            // A file shorter than its header says (a copy or download cut short, a ticket's size
+            // limit): sd-journal refuses it whole, as journalctl does, with ENODATA ("No data
+            // available", which said nothing of why).
+            if let header = JournalHeader.read(path: path), let declared = header.declaredSize, stat(path, &st) == 0,
+                declared > UInt64(max(st.st_size, 0))
+            {
+                throw JournalError(said: "the file is cut short: its header says \(declared) bytes, it has \(st.st_size) "
+                    + "(a copy or download that stopped part way?); sd-journal and journalctl read no entry of such a file")
             }
         }
         var cStrings: [UnsafePointer<CChar>?] = files.map { UnsafePointer(realpath($0, nil) ?? strdup($0)!) }
@@ -213,7 +227,18 @@ public struct JournalHeader: Sendable {
         for k in 0..<8 { n |= UInt64(bytes[152 + k]) << (8 * UInt64(k)) }
         entries = n
         state = bytes[16]
+        func u64(_ at: Int) -> UInt64 {
+            var v: UInt64 = 0
+            for k in 0..<8 { v |= UInt64(bytes[at + k]) << (8 * UInt64(k)) }
+            return v
+        }
+        // header_size (88) + arena_size (96): the file's size as its header gives it.
+        let (sum, overflow) = u64(88).addingReportingOverflow(u64(96))
+        declaredSize = overflow ? nil : sum
     }
+
+    /// The size the header says the file has (its header and arena); nil when they overflow.
+    public var declaredSize: UInt64?
 
     public static func read(path: String) -> JournalHeader? {
         guard let source = try? FileSource(path: path), let head = try? readUpTo(256, from: source) else { return nil }

@@ -83,7 +83,8 @@ public struct JournalReader {
             journal = try open()
             if let from { try journal.seek(cursor: from) } else { try journal.seekHead() }
         } catch {
-            result.error = "sd-journal refused the file: \(error)"
+            // (castscope's own finding says itself; sd-journal's errno needs the prefix)
+            result.error = (error as? JournalError)?.code == 0 ? "\(error)" : "sd-journal refused the file: \(error)"
             return result
         }
         // The stop entry is tested by its cursor only when its time comes up.
