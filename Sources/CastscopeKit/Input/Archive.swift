@@ -103,6 +103,8 @@ final class ArchiveReader {
         var name: String
         var isRegularFile: Bool
         var size: Int64?
+        /// A zip member written with a password: its data cannot be read.
+        var isEncrypted = false
     }
 
     /// A damaged member header the reader passed over (libarchive's `ARCHIVE_RETRY`: a tar
@@ -159,7 +161,8 @@ final class ArchiveReader {
             ?? "\u{FFFD}member \(headers) (its name cannot be read)"
         let type = lib.entryFiletype(entry) & 0o170000
         let size = lib.entrySizeIsSet(entry) != 0 ? lib.entrySize(entry) : nil
-        return Entry(name: name, isRegularFile: type == 0o100000, size: size)
+        let encrypted = lib.entryIsDataEncrypted.map { $0(entry) == 1 } ?? false
+        return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted)
     }
 
     /// A member's name from the bytes libarchive gives: UTF-8 when they are (a name flagged

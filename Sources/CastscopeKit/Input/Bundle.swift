@@ -453,6 +453,12 @@ public struct BundleWalker {
             let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
             if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }
             if !names.insert(display).inserted { display = Self.another(display, names: &names) }
+            // (a member zipped with a password was "damaged archive member: Passphrase
+            // required for this entry", at byte 0: not damage, and nothing to retry)
+            if entry.isEncrypted {
+                report(InputError(path: display, "encrypted member (the zip was made with a password): not read; unzip it with the password and analyze the files"))
+                continue
+            }
             if spill != nil {
                 // (counted against the budgets as it is copied: a 483 KB .tar.xz wrote 3 GB; a
                 // member that cannot be copied is that member's error, and the walk goes on)
