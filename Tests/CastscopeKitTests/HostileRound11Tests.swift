@@ -139,4 +139,26 @@ struct HostileRound11Tests {
         #expect(!r.stderr.contains("damaged"))
         #expect(r.stdout.contains("1 session"), "\(r.stdout)")
     }
+
+    /// An `.ips` saved as UTF-16 (Notepad's "Unicode", PowerShell's `>`) was read as plain
+    /// text: the JetsamEvent's kill lost (session 44's left item).
+    @Test("an .ips report in UTF-16 (with or without a byte-order mark, or renamed) is read as a report")
+    func utf16Report() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cases: [(String, Data)] = [
+            ("le.ips", Data([0xFF, 0xFE]) + jetsamIPS.data(using: .utf16LittleEndian)!),
+            ("be.ips", jetsamIPS.data(using: .utf16BigEndian)!),
+            ("attachment.txt", Data([0xFF, 0xFE]) + jetsamIPS.data(using: .utf16LittleEndian)!),
+        ]
+        for (name, bytes) in cases {
+            let path = dir.appendingPathComponent(name)
+            try bytes.write(to: path)
+            let r = try castscope(["analyze", "--json", path.path])
+            let input = (r.json?["inputs"] as? [[String: Any]])?.first
+            #expect(input?["format"] as? String == "ips (JetsamEvent, bug_type 298)", "\(name): \(input ?? [:]) \(r.stderr)")
+            let s = try castscope(["show", path.path])
+            #expect(s.stdout.contains("JetsamEvent: BroadcastExtension[2210] killed: per-process-limit"), "\(name): \(s.stdout)")
+        }
+    }
 }

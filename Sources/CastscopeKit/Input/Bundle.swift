@@ -187,6 +187,15 @@ public struct BundleWalker {
         }
     }
 
+    /// The byte order of a UTF-16 head that opens a diagnostic report (an `.ips` by its name,
+    /// or by its JSON header line), else nil.
+    static func utf16Report(_ head: [UInt8], path: String) -> UTF16Source.Order? {
+        guard let order = UTF16Source.detect(head) else { return nil }
+        let text = UTF16Source.decoded(head, order)
+        let named = path.hasSuffix(".ips") || path.hasSuffix(".ips.synced")
+        return named && IPSReport.mayBeReport(text) && !text.isEmpty || IPSReport.opensReport(text) ? order : nil
+    }
+
     /// The first bytes read to tell what a stream is (and whether its text needs a source of
     /// its own: an Xcode entry's metadata line can follow a first message of a few hundred bytes).
     static let headBytes = 4096
@@ -301,6 +310,10 @@ public struct BundleWalker {
                 } else {
                     report(InputError(path: path, "Apple tracev3 file: not read by this build"))
                 }
+            case .text where ips != nil && Self.utf16Report(head, path: path) != nil:
+                // An `.ips` saved as UTF-16 (Windows' Notepad "Unicode", PowerShell's `>`) was
+                // read as plain text: its kill or crash lost. Decoded to UTF-8 and sniffed again.
+                stream(UTF16Source(replay, Self.utf16Report(head, path: path)!), path: path, depth: depth + 1, tally: tally)
             case .text where ips != nil && (path.hasSuffix(".ips") || path.hasSuffix(".ips.synced")) && IPSReport.mayBeReport(head):
                 try ips!(path, replay)
             case .text:
