@@ -161,4 +161,38 @@ struct HostileRound11Tests {
             #expect(s.stdout.contains("JetsamEvent: BroadcastExtension[2210] killed: per-process-limit"), "\(name): \(s.stdout)")
         }
     }
+
+    /// The folder walk passes over FIFOs and devices, but a log archive's own reader opened its
+    /// tracev3, timesync, uuidtext and dsc files by name: a FIFO there blocked `analyze` and
+    /// `show` for ever, a link to `/dev/zero` as a timesync file was read without end.
+    @Test("a FIFO or a device inside a .logarchive is named and passed over; the archive is read")
+    func logArchiveFIFO() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tracev3 = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/unified-logging/0000000000000f85.tracev3")
+        let archive = dir.appendingPathComponent("system_logs.logarchive")
+        for sub in ["Persist", "timesync"] {
+            try FileManager.default.createDirectory(at: archive.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(at: tracev3, to: archive.appendingPathComponent("Persist/0000000000000f85.tracev3"))
+        let odd = [
+            ("timesync/0000000000000001.timesync", "mkfifo"),
+            ("timesync/0000000000000001.timesync", "/dev/zero"),
+            ("Persist/0000000000000002.tracev3", "mkfifo"),
+        ]
+        for (name, kind) in odd {
+            let path = archive.appendingPathComponent(name).path
+            if kind == "mkfifo" { #expect(mkfifo(path, 0o644) == 0) } else { try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: kind) }
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            for command in ["analyze -q", "show"] {
+                let r = try runShell("timeout 60 \"$0\" \(command) \"$1\"", [Self.binary, archive.path])
+                #expect(r.status != 124, "\(name) (\(kind)), \(command): still blocked after 60 s")
+                #expect(r.stderr.contains("\(name): not a regular file (a FIFO, a device or a socket): not read"), "\(command): \(r.stderr)")
+                // (the tracev3 read: its records counted, none of them a screen-sharing line)
+                if command == "analyze -q" { #expect(r.stderr.contains("8654 records"), "\(r.stderr)") }
+            }
+        }
+    }
+
+    static let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
 }

@@ -20,8 +20,7 @@ final class MappedFile {
     init(path: String) throws {
         _ = MappedFiles.guarded
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
+        let fd = try openRegularFile(path)
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw InputError(path: path, "cannot stat: \(errnoText())") }
@@ -51,6 +50,27 @@ final class MappedFile {
     deinit {
         if let p = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: p), length) }
     }
+}
+
+/// Opens a file of a log archive to read it, or throws: a FIFO there (`mkfifo`, or a link to
+/// one) blocked `open` for ever and a link to a device (`/dev/zero`) was read without end, in
+/// `analyze` and `show` alike (the folder walk passes over such files; the archive's own
+/// reader opened its tracev3, timesync, uuidtext and dsc files by name). Opened without
+/// blocking, and only a regular file is kept.
+func openRegularFile(_ path: String) throws -> Int32 {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
+    var st = stat()
+    guard fstat(fd, &st) == 0 else {
+        let why = errnoText()
+        close(fd)
+        throw InputError(path: path, "cannot stat: \(why)")
+    }
+    guard (st.st_mode & S_IFMT) == S_IFREG else {
+        close(fd)
+        throw InputError(path: path, "not a regular file (a FIFO, a device or a socket): not read")
+    }
+    return fd
 }
 
 enum MappedFiles {

@@ -30,8 +30,7 @@ final class ULBytes: @unchecked Sendable {
 
 /// Reads a whole file, or throws a one-line problem.
 func ulReadFile(_ path: String) throws -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
+    let fd = try openRegularFile(path)
     defer { close(fd) }
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)

@@ -364,8 +364,7 @@ public struct TraceV3Reader {
     /// The same from a file on disk, reading only the chunk headers (a mapping would bring
     /// the whole file into memory: the kernel maps pages around each one touched).
     public static func parts(path: String, count: Int) -> [Part]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard let fd = try? openRegularFile(path) else { return nil }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { return nil }

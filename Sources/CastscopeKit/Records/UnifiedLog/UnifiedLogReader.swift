@@ -200,7 +200,7 @@ public final class UnifiedLogReader: @unchecked Sendable {
             closedir(dir)
             for name in names.sorted() {
                 let path = root + "/timesync/" + name
-                if let data = try? ulReadFile(path) { ts.add(data, path: path) }
+                do { ts.add(try ulReadFile(path), path: path) } catch let e as InputError { ts.problems.append(e) } catch {}
             }
         }
         self.init(strings: ULStringStore(root: root), timesync: ts)
