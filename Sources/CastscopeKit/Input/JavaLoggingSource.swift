@@ -27,6 +27,9 @@ public final class JavaLoggingSource: ByteSource {
     /// A byte more than the reader takes (`LineReader.maxLineLength`): a longer line is cut
     /// here but stays too long, so the reader still skips it and says so.
     static let maxLineBytes = (1 << 20) + 1
+    /// The longest line the reader takes (`LineReader.maxLineLength`): a pair joined past it is
+    /// cut there, the rest of its message on the next line, indented (a continuation line).
+    static let maxJoinedBytes = 1 << 20
 
     public init(_ source: ByteSource) { lines = LineInput(source, maxBytes: Self.maxLineBytes) }
 
@@ -143,6 +146,7 @@ public final class JavaLoggingSource: ByteSource {
             held = nil
             if let level = Self.levelEnd(l[...]) {
                 // The pair as one line, then an empty one where the second was.
+                let start = out.count
                 out.append(contentsOf: Self.trimmed(h[...]))
                 out.append(0x09)
                 let second = Self.trimmed(l[...])
@@ -151,6 +155,23 @@ public final class JavaLoggingSource: ByteSource {
                 var rest = second.dropFirst(level + 1)
                 if rest.first == 0x20 { rest = rest.dropFirst() }
                 out.append(contentsOf: rest)
+                if out.count - start > Self.maxJoinedBytes {
+                    // A message of a megabyte (a record with its payload dumped into it) made the
+                    // joined line one the reader skips, time and level with it, and the stack
+                    // trace after it went to the record before. The line is cut where the
+                    // reader's limit is (not inside a character) and the rest is the record's
+                    // continuation line where the second line was: the reader joins it to the
+                    // message, or says the record was cut, as it does for any joined record.
+                    var cut = start + Self.maxJoinedBytes
+                    while cut > start, out[cut] & 0xC0 == 0x80 { cut -= 1 }
+                    let tail = out[cut...]
+                    out.removeSubrange(cut...)
+                    out.append(0x0A)
+                    out.append(0x09)
+                    out.append(contentsOf: tail)
+                    if newline { out.append(0x0A) }
+                    return
+                }
                 out.append(0x0A)
                 if newline { out.append(0x0A) }
                 return
