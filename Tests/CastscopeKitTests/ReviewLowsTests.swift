@@ -43,4 +43,58 @@ struct ReviewLowsTests {
         let whole = String(decoding: lines[0] + lines[1].dropFirst(), as: UTF8.self)
         #expect(whole == "Jun 02, 2020 1:48:49 PM org.ice4j.Foo bar\tSEVERE: " + message, "\(whole.utf8.count)")
     }
+
+    static func crashFinding(_ r: (json: [String: Any], text: String)) -> String {
+        ((r.json["findings"] as? [[String: Any]])?.first { ["extension-killed", "app-crashed"].contains($0["kind"] as? String) }?["message"] as? String) ?? ""
+    }
+
+    /// A report whose thread 5 crashed: the main thread's name line comes first, as Xcode and
+    /// the device write every thread in order.
+    static let thread5 = """
+        Incident Identifier: 8C5A2E39-1111-2222-3333-444455556666
+        Hardware Model:      iPhone12,1
+        Process:             BroadcastExt [1234]
+        Path:                /private/var/containers/Bundle/Application/AAAA/App.app/PlugIns/BroadcastExt.appex/BroadcastExt
+        Date/Time:           2026-03-12 10:00:00.000 +0100
+
+        Exception Type:  EXC_BAD_ACCESS (SIGSEGV)
+        Exception Subtype: KERN_INVALID_ADDRESS at 0x0000000000000010
+        Termination Reason: SIGNAL 11 Segmentation fault: 11
+        Terminating Process: exc handler [1234]
+
+        Triggered by Thread:  5
+
+        Thread 0 name:  Dispatch queue: com.apple.main-thread
+        Thread 0:
+        0   libsystem_kernel.dylib        \t0x00000001d8f0ea6c mach_msg_trap + 8
+
+        Thread 5 name:  Dispatch queue: org.jitsi.SampleUploader
+        Thread 5 Crashed:
+        0   libsystem_platform.dylib      \t0x00000001f0d1a3a8 _platform_memmove + 88
+
+        """
+
+    @Test("a text crash report whose crashed thread is not 0: never the main thread's queue, nor the lines after it, as the crashed thread's")
+    func crashedThreadQueue() throws {
+        // Without `Triggered by Thread:` (an older paste, or one cut there), with and without
+        // the termination reason: thread 0's name line gave its queue to the crash.
+        for cut in ["Triggered by Thread:  5\n", "Termination Reason: SIGNAL 11 Segmentation fault: 11\nTerminating Process: exc handler [1234]\n"] {
+            let text = Self.thread5.replacingOccurrences(of: "Triggered by Thread:  5\n", with: "").replacingOccurrences(of: cut, with: "")
+            let m = Self.crashFinding(try analyzePaste(text))
+            #expect(m.contains("EXC_BAD_ACCESS (SIGSEGV)"), "\(m)")
+            #expect(!m.contains("com.apple.main-thread"), "\(m)")
+        }
+        // The whole report collapsed into one paragraph (a forum's): thread 5, its own queue,
+        // no other thread's lines in the finding.
+        let collapsed = Self.thread5.split(separator: "\n").joined(separator: " ") + "\n"
+        let c = Self.crashFinding(try analyzePaste(collapsed))
+        #expect(c.contains("; thread 5, queue org.jitsi.SampleUploader)"), "\(c)")
+        #expect(!c.contains("Thread 0"), "\(c)")
+        // (thread 5's queue when it is given right after its number, as before)
+        let r = IPSReport.crash(text: "Exception Type: EXC_BAD_ACCESS (SIGSEGV)\nCrashed Thread:  13  Dispatch queue: EncoderQueue\n").records.first?.message ?? ""
+        #expect(r.hasSuffix("; thread 13, queue EncoderQueue"), "\(r)")
+        // (a name line then its own `Crashed:` line: that thread's queue)
+        let own = IPSReport.crash(text: "Exception Type: EXC_BAD_ACCESS (SIGSEGV)\nThread 3 name:  Dispatch queue: Q3\nThread 3 Crashed:\n").records.first?.message ?? ""
+        #expect(own.hasSuffix("; thread 3, queue Q3"), "\(own)")
+    }
 }

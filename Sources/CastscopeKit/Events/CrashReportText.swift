@@ -109,6 +109,17 @@ struct CrashReportText {
                 cuts.append(keyStart)
             }
         }
+        // (and at each thread's own line run on into it, ` Thread 0 name:  Dispatch queue: …`,
+        // ` Thread 0:`, ` Thread 5 Crashed:`: the `Triggered by Thread:` value before them took
+        // the main thread's queue, and the whole paragraph after it, as the crashed thread's)
+        var from = text.startIndex
+        while let r = text[from...].firstRange(of: " Thread ") {
+            from = r.upperBound
+            let digits = text[r.upperBound...].prefix { $0.isNumber }
+            guard !digits.isEmpty else { continue }
+            let after = text[digits.endIndex...]
+            if after.hasPrefix(":") || after.hasPrefix(" name:") || after.hasPrefix(" Crashed:") { cuts.append(text.index(after: r.lowerBound)) }
+        }
         cuts.sort()
         var lines: [String] = []
         for (k, start) in cuts.enumerated() {
@@ -126,7 +137,10 @@ struct CrashReportText {
             let message = rec.string(.message)
         else { return nil }
         let all = Self.collapsedLines(Self.keyText(message))
-        let kept = all.filter { line in Self.keys.contains(where: { line.hasPrefix($0) }) || line.hasPrefix(Self.uncaughtPrefix) }
+        let kept = all.filter { line in
+            Self.keys.contains(where: { line.hasPrefix($0) }) || line.hasPrefix(Self.uncaughtPrefix)
+                || line.hasPrefix("Thread ") && (line.contains(" name:") || line.contains(" Crashed:"))
+        }
         // (a sentence that names the key is no header: two more keys must be there)
         guard all.count >= 3, kept.contains(where: { $0.hasPrefix("Exception Type:") || $0.hasPrefix("Exception type:") }) else { return nil }
         lines = kept

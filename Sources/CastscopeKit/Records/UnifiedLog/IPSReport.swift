@@ -307,17 +307,33 @@ public struct IPSReport: Sendable {
         var queue = ""
         var library = ""
 
-        /// `13  Dispatch queue: EncoderQueue` (a `Crashed Thread:` value), `2`.
+        /// `13  Dispatch queue: EncoderQueue` (a `Crashed Thread:` value), `2`. Only a queue
+        /// right after the number is this thread's (a paragraph a forum collapsed goes on with
+        /// `Thread 0 name:  Dispatch queue: com.apple.main-thread`, another thread's).
         mutating func take(thread value: String) {
             let digits = value.prefix { $0.isNumber }
             if !digits.isEmpty { thread = String(digits) }
-            take(queueIn: value)
+            let rest = value.dropFirst(digits.count).drop { $0 == " " || $0 == "\t" }
+            if rest.hasPrefix("Dispatch queue:") { take(queueIn: String(rest)) }
         }
 
-        /// The queue a `… Dispatch queue: X` text names.
+        /// The queue a `… Dispatch queue: X` text names (up to a next thread's line, when a
+        /// collapsed paragraph goes on: `… Dispatch queue: X Thread 0: 0 libsystem_kernel…`).
         mutating func take(queueIn value: String) {
             guard queue.isEmpty, let r = value.firstRange(of: "Dispatch queue:") else { return }
-            queue = value[r.upperBound...].trimmingCharacters(in: " ")
+            var q = value[r.upperBound...]
+            if let next = Self.nextThread(in: q) { q = q[..<next] }
+            queue = q.trimmingCharacters(in: " ")
+        }
+
+        /// Where ` Thread N` (a thread's own line, run on in a paragraph) begins in `text`.
+        static func nextThread(in text: Substring) -> String.Index? {
+            var from = text.startIndex
+            while let r = text[from...].firstRange(of: " Thread ") {
+                if text[r.upperBound...].first?.isNumber == true { return r.lowerBound }
+                from = r.upperBound
+            }
+            return nil
         }
 
         mutating func take(applicationSpecific line: String) {
@@ -471,6 +487,8 @@ public struct IPSReport: Sendable {
     static func crash(text: String) -> IPSReport {
         var c = Crash()
         var termination: [String] = []
+        /// `Thread N name:` lines, for the crashed thread's queue once it is known.
+        var named: [(thread: String, line: String)] = []
         var text = text
         // (`replacingOccurrences` returns the text as it is when the key is not in it)
         for key in collapsedKeys { text = text.replacingOccurrences(key, "\n" + key.dropFirst()) }
@@ -511,15 +529,23 @@ public struct IPSReport: Sendable {
                 if key == "Termination Description" { c.explained = true }
             default:
                 // `Thread 13 Crashed:: Dispatch queue: EncoderQueue`, `Thread 0 name:  Dispatch
-                // queue: com.apple.main-thread` (the crashed thread's)
+                // queue: com.apple.main-thread`: a queue, the crashed thread's only when that
+                // thread is the one that crashed (a `name:` line comes before the thread's
+                // `Crashed:`; `Thread 0 name:` above `Thread 0:` is the main thread's queue in
+                // a report whose thread 5 crashed, which Xcode shows as thread 5's, not 0's)
                 if key.hasPrefix("Thread "), key.hasSuffix(" Crashed") || key.hasSuffix(" name") {
-                    let n = key.dropFirst(7).prefix { $0.isNumber }
-                    if c.thread.isEmpty || c.thread == n { c.take(queueIn: String(line)) }
-                    if c.thread.isEmpty, key.hasSuffix(" Crashed") { c.thread = String(n) }
+                    let n = String(key.dropFirst(7).prefix { $0.isNumber })
+                    if key.hasSuffix(" name") {
+                        named.append((n, String(line)))
+                    } else {
+                        if c.thread.isEmpty { c.thread = n }
+                        if c.thread == n { c.take(queueIn: String(line)) }
+                    }
                 }
             }
             if key == "Thread 0" || key.hasPrefix("Thread 0 ") && !key.hasSuffix(" name") { break }
         }
+        if !c.thread.isEmpty, let name = named.first(where: { $0.thread == c.thread }) { c.take(queueIn: name.line) }
         c.termination = termination.joined(separator: "; ")
         var r = IPSReport(kind: .crash, bugType: nil)
         r.records.append(crashRecord(c))
