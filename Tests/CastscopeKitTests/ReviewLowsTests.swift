@@ -97,4 +97,36 @@ struct ReviewLowsTests {
         let own = IPSReport.crash(text: "Exception Type: EXC_BAD_ACCESS (SIGSEGV)\nThread 3 name:  Dispatch queue: Q3\nThread 3 Crashed:\n").records.first?.message ?? ""
         #expect(own.hasSuffix("; thread 3, queue Q3"), "\(own)")
     }
+
+    static func ips(uptime: String, pid: String) -> String {
+        """
+        {"bug_type":"309","timestamp":"2026-03-12 10:15:04.00 +0100","name":"BroadcastUploadExtension"}
+        {
+          "uptime" : \(uptime),
+          "procName" : "BroadcastUploadExtension",
+          "pid" : \(pid),
+          "captureTime" : "2026-03-12 10:15:04.1234 +0100",
+          "exception" : {"type":"EXC_BAD_ACCESS","signal":"SIGSEGV"}
+        }
+
+        """
+    }
+
+    @Test("a malformed number in an .ips is an error at its byte, in a part the reader passes over (uptime) as in one it keeps (pid)")
+    func ipsNumbersChecked() throws {
+        for bad in ["12x00", "1.2.3", "01", "-", "1e", "2.", "-Infinity"] {
+            for (uptime, pid, at) in [(bad, "2210", 15), ("1200", bad, 74)] {
+                let r = try analyzePaste(Self.ips(uptime: uptime, pid: pid), name: "r.ips")
+                let errors = (input(r.json)["errors"] as? [Any] ?? []).map { "\($0)" }.joined()
+                #expect(errors.contains("its body (from line 2): invalid JSON at byte \(at): malformed number '\(bad)'"), "\(bad): \(errors)")
+            }
+        }
+        // (every number JSON allows, kept as written)
+        for good in ["0", "-0", "2210", "-12.5", "1e3", "1E+3", "6.02e-23", "-0.0E0"] {
+            let v = try JSONValue.parse("{\"a\": \(good), \"b\": [\(good)]}", keep: .object(["a": .scalar]))
+            #expect(v?["a"]?.stringValue == good, "\(good)")
+            let r = try analyzePaste(Self.ips(uptime: good, pid: "2210"), name: "r.ips")
+            #expect((input(r.json)["errors"] as? [Any] ?? []).isEmpty, "\(good): \(input(r.json))")
+        }
+    }
 }

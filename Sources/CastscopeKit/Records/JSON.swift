@@ -276,8 +276,18 @@ public indirect enum JSONValue: Sendable, Equatable {
                 if j == p.count { cut = true; return nil }
             }
             i = end
-            // (skipped: a number or word checked on its bytes, the common case made no string)
-            if skip, isNumberLead(p[start]) || words.contains(where: { w in w.count == end - start && w.elementsEqual(p[start..<end]) }) {
+            // A number is checked against JSON's grammar wherever it is, built or passed over
+            // (only its first byte was looked at: `12x00` or `1.2.3` in a part of an `.ips` the
+            // reader does not keep was taken silently, and in a kept one it became no number).
+            if isNumberLead(p[start]) {
+                guard isNumber(p, start, end) else {
+                    let token = String(decoding: UnsafeRawBufferPointer(rebasing: p[start..<min(end, start + 41)]), as: UTF8.self)
+                    throw ParseError(offset: start, message: "malformed number '\(end - start > 40 ? String(token.prefix(40)) + "…" : token)'")
+                }
+                return skip ? .null : .number(String(decoding: UnsafeRawBufferPointer(rebasing: p[start..<end]), as: UTF8.self))
+            }
+            // (skipped: a word checked on its bytes, the common case made no string)
+            if skip, words.contains(where: { w in w.count == end - start && w.elementsEqual(p[start..<end]) }) {
                 return .null
             }
             let word = String(decoding: UnsafeRawBufferPointer(rebasing: p[start..<end]), as: UTF8.self)
@@ -286,14 +296,33 @@ public indirect enum JSONValue: Sendable, Equatable {
             case "false": return .bool(false)
             case "null": return .null
             default:
-                guard word.first.map({ $0 == "-" || $0.isNumber }) == true else {
-                    // (the token cut short: 10 MB of junk in an .ips body was one 42 MB error line)
-                    let shown = word.count > 40 ? String(word.prefix(40)) + "…" : word
-                    throw ParseError(offset: start, message: "unexpected '\(shown)'")
-                }
-                return skip ? .null : .number(word)
+                // (the token cut short: 10 MB of junk in an .ips body was one 42 MB error line)
+                let shown = word.count > 40 ? String(word.prefix(40)) + "…" : word
+                throw ParseError(offset: start, message: "unexpected '\(shown)'")
             }
         }
+    }
+
+    /// Whether `p[start..<end]` is a JSON number: `-`, then `0` or digits not led by `0`, then
+    /// `.` and digits, then `e` or `E`, a sign and digits (RFC 8259 §6).
+    static func isNumber(_ p: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Bool {
+        func digit(_ k: Int) -> Bool { k < end && p[k] >= 0x30 && p[k] <= 0x39 }
+        var k = start
+        if p[k] == UInt8(ascii: "-") { k += 1 }
+        guard digit(k) else { return false }
+        if p[k] == 0x30 { k += 1 } else { while digit(k) { k += 1 } }
+        if k < end, p[k] == UInt8(ascii: ".") {
+            k += 1
+            guard digit(k) else { return false }
+            while digit(k) { k += 1 }
+        }
+        if k < end, p[k] == UInt8(ascii: "e") || p[k] == UInt8(ascii: "E") {
+            k += 1
+            if k < end, p[k] == UInt8(ascii: "+") || p[k] == UInt8(ascii: "-") { k += 1 }
+            guard digit(k) else { return false }
+            while digit(k) { k += 1 }
+        }
+        return k == end
     }
 
     static let words: [[UInt8]] = [Array("true".utf8), Array("false".utf8), Array("null".utf8)]
