@@ -473,7 +473,7 @@ final class TailEngine: @unchecked Sendable {
             clearStatus()
             // (sessions that ended waiting for their relay session: their findings without it)
             for change in live.finishFindings() { printChange(change) }
-            emit(format.summary(live.outcomes, relaySessions: live.relaySeen, relayNoEnd: live.relayNoEndSeen, retired: live.retiredSessions, retiredOutcomes: live.retiredOutcomes))
+            emit(format.summary(live.outcomes, relaySessions: live.relaySessions, relayNoEnd: live.relayNoEndSeen, retired: live.retiredSessions, retiredOutcomes: live.retiredOutcomes))
             _ = flushOutput()
             clickhouse?.finish()
         }

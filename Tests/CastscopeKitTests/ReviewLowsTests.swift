@@ -129,4 +129,62 @@ struct ReviewLowsTests {
             #expect((input(r.json)["errors"] as? [Any] ?? []).isEmpty, "\(good): \(input(r.json))")
         }
     }
+
+    /// A relay session quiet for 40 minutes that then closes, beside one that closes in time.
+    static let quietThenClosed = """
+        2026-03-12T10:00:00.000+0100 broadcast-relay[812]: session aaa accepted peer=iPhone14,2 room=standup
+        2026-03-12T10:00:01.000+0100 broadcast-relay[812]: session aaa stats frames=10 bytes=281133 fps=10.0 dropped=0
+        2026-03-12T10:05:00.000+0100 broadcast-relay[812]: session bbb accepted peer=iPhone14,2 room=standup
+        2026-03-12T10:40:00.000+0100 broadcast-relay[812]: session bbb stats frames=10 bytes=281133 fps=10.0 dropped=0
+        2026-03-12T10:41:00.000+0100 broadcast-relay[812]: session aaa closed reason=peer frames=10 duration=2460s
+        2026-03-12T10:42:00.000+0100 broadcast-relay[812]: session bbb closed reason=peer frames=10 duration=2220s
+
+        """
+
+    @Test("tail: a relay session said ended unseen after 30 quiet minutes whose closed line comes later is one session, and not ended unseen")
+    func tailQuietRelayThenClosed() throws {
+        let r = try castscope(["tail", "--no-journal", "--no-color", "-"], stdin: Data(Self.quietThenClosed.utf8))
+        // (said when it was: no line for 30 minutes; then its close)
+        #expect(r.stdout.contains("relay aaa no end "), "\(r.stdout)")
+        #expect(r.stdout.contains("relay aaa closed    reason=peer, 10 frames"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("castscope tail: 0 sessions seen; 2 relay sessions\n"), "\(r.stdout)")
+        let j = try castscope(["tail", "--no-journal", "--json", "-"], stdin: Data(Self.quietThenClosed.utf8))
+        #expect(j.stdout.hasSuffix("{\"type\":\"summary\",\"sessions\":[],\"relaySessions\":2}\n"), "\(j.stdout)")
+    }
+
+    @Test("tail beside a phone: a quiet relay session held for the join, then its closed line, is one session and not ended unseen; quiet again, it is")
+    func liveQuietRelayHeld() {
+        let live = LiveSessions()
+        var order = 0
+        func relay(_ kind: String, _ id: String, _ minutes: Int64, _ extra: [(String, String)] = []) -> [LiveSessions.Change] {
+            order += 1
+            return live.feed(Event(kind: kind, sdk: "relay", side: .relay, time: minutes * 60_000_000, process: "broadcast-relay", pid: 811,
+                                   message: "session \(id) \(kind)", attrs: [("session", id)] + extra,
+                                   source: SourceRef(path: "relay.journal", line: order), order: order, parsedTime: nil, fileIndex: 0))
+        }
+        func phone(_ kind: String, _ minutes: Int64) {
+            order += 1
+            _ = live.feed(Event(kind: kind, sdk: "jitsi", side: .extension, time: minutes * 60_000_000, process: "BroadcastExtension", pid: 900,
+                                message: kind, attrs: [], source: SourceRef(path: "device.log", line: order), order: order,
+                                parsedTime: nil, fileIndex: 0))
+        }
+        // (a phone session connected: the relay's sessions are held for the join)
+        phone("broadcast.started", 0)
+        phone("socket.connected", 0)
+        _ = relay("relay.accepted", "aaa", 0)
+        _ = relay("relay.accepted", "bbb", 5)
+        let said = relay("relay.stats", "bbb", 40, [("frames", "10")])
+        #expect(said.contains { if case .relayNoEnd(let r, _) = $0 { r.id == "aaa" } else { false } }, "\(said)")
+        #expect(live.relayNoEndSeen == 1)
+        _ = relay("relay.closed", "aaa", 41, [("reason", "peer")])
+        #expect(live.relaySessions == 2 && live.relayNoEndSeen == 0, "\(live.relaySessions) \(live.relayNoEndSeen)")
+        // bbb quiet past 30 minutes: ended unseen, once; a line of it, then quiet again: once more.
+        _ = relay("relay.accepted", "ccc", 75)
+        #expect(live.relayNoEndSeen == 1, "\(live.relayNoEndSeen)")
+        _ = relay("relay.stats", "bbb", 76, [("frames", "10")])
+        #expect(live.relayNoEndSeen == 0, "\(live.relayNoEndSeen)")
+        _ = relay("relay.accepted", "ddd", 110)
+        #expect(live.relaySessions == 4, "\(live.relaySessions)")
+        #expect(live.relayNoEndSeen == 2, "bbb and ccc: \(live.relayNoEndSeen)")
+    }
 }

@@ -41,8 +41,14 @@ public final class LiveSessions {
     public private(set) var relay: [String: RelaySession] = [:]
     /// Relay session ids in the order seen (those let go of, below, taken out now and then).
     public private(set) var relayOrder: [String] = []
-    /// Relay sessions seen in all.
+    /// Relay sessions seen in all (each line of a session said ended unseen and let go of,
+    /// `relayNoEndGone`, counted again here: `relaySessions` is the summary's count).
     public private(set) var relaySeen = 0
+    /// Lines of a relay session said ended unseen and let go of that came after all (its
+    /// `closed` line at last): the same session, not another.
+    var relayReturned = 0
+    /// Relay sessions seen in all, each once.
+    public var relaySessions: Int { relaySeen - relayReturned }
     /// A closed relay session is let go of once it closed this long before the latest relay
     /// line and (when phone sessions are followed too) the latest phone line: the join looks at
     /// most `RelayJoiner.maxOffset` away, and a relay's journal followed for days would
@@ -65,6 +71,13 @@ public final class LiveSessions {
     /// out again), and how many were said in all (the summary's).
     public private(set) var relayNoEnd = Set<String>()
     public private(set) var relayNoEndSeen = 0
+    /// Relay sessions said ended unseen and let go of, by the time of their last line, for
+    /// `relayHorizon` more of the relay's log: a line of one then (its `closed` line, late) is
+    /// that session's, not another's. A session that went quiet for 30 minutes and then
+    /// closed was two relay sessions in the summary, one of them ended unseen.
+    var relayNoEndGone: [(time: Int64, id: String)] = []
+    var relayNoEndGoneStart = 0
+    var relayNoEndGoneIDs: [String: Int64] = [:]
     var latestRelayTime = Int64.min
     /// The same on the phone's side: an ended session's lines go once it ended `relayHorizon`
     /// before the latest phone line (and the latest relay line, when a relay is followed too),
@@ -649,6 +662,15 @@ public final class LiveSessions {
             relayIndex[id] = relaySeen
             relaySeen += 1
             relayOrder.append(id)
+            // (one said ended unseen and let go of: its line came after all; an `accepted`
+            // line begins another under its id)
+            if relayNoEndGoneIDs.removeValue(forKey: id) != nil, e.kind != "relay.accepted" {
+                relayReturned += 1
+                relayNoEndSeen -= 1
+            }
+        } else if relayNoEnd.remove(id) != nil {
+            // (said ended unseen and still held: its end, or another line, came after all)
+            relayNoEndSeen -= 1
         }
         if let t = e.time, t >= latestRelayTime {
             latestRelayTime = t
@@ -668,8 +690,7 @@ public final class LiveSessions {
         }
         relay[id] = r
         if r.closed == nil {
-            // (a line of one said ended unseen: open again, watched again)
-            relayNoEnd.remove(id)
+            // (a line of one said ended unseen, above: open again, watched again)
             if silentQueued.insert(id).inserted { silentRelay.push(e.lastTime ?? latestRelayTime, id) }
         }
         switch e.kind {
@@ -724,6 +745,15 @@ public final class LiveSessions {
             relayOrder.removeAll { relay[$0] == nil }
             relayLetGo = 0
         }
+        while relayNoEndGoneStart < relayNoEndGone.count, Self.past(relayNoEndGone[relayNoEndGoneStart].time, latestRelayTime) {
+            let (time, id) = relayNoEndGone[relayNoEndGoneStart]
+            if relayNoEndGoneIDs[id] == time { relayNoEndGoneIDs[id] = nil }
+            relayNoEndGoneStart += 1
+        }
+        if relayNoEndGoneStart > 1024 && relayNoEndGoneStart * 2 > relayNoEndGone.count {
+            relayNoEndGone.removeFirst(relayNoEndGoneStart)
+            relayNoEndGoneStart = 0
+        }
     }
 
     /// Relay sessions not closed whose last line is more than `relaySilence` before `now` (the
@@ -770,7 +800,11 @@ public final class LiveSessions {
         guard let r = relay[id],
             relayNoEnd.contains(id) || r.closed != nil && r.events.last.map({ $0.kind == "relay.closed" }) ?? true
         else { return }
-        relayNoEnd.remove(id)
+        if relayNoEnd.remove(id) != nil {
+            let last = r.events.last?.lastTime ?? latestRelayTime
+            relayNoEndGoneIDs[id] = last
+            relayNoEndGone.append((last, id))
+        }
         silentQueued.remove(id)
         relay[id] = nil
         relayIndex[id] = nil
