@@ -65,7 +65,7 @@ public final class LiveSessions {
     /// Relay sessions not closed, by the time of their last line when queued: the earliest
     /// first. One entry a session (`silentQueued`); an entry that comes up older than its
     /// session's last line is queued again with that time.
-    var silentRelay = TimedIDHeap()
+    var silentRelay = TimeHeap<String>()
     var silentQueued = Set<String>()
     /// Relay sessions said ended with no end seen and not let go of yet (a line of one takes it
     /// out again), and how many were said in all (the summary's).
@@ -764,24 +764,24 @@ public final class LiveSessions {
         var changes: [Change] = []
         while let top = silentRelay.first, Self.pastSilence(top.time, now) {
             silentRelay.popFirst()
-            guard let r = relay[top.id], r.closed == nil, !relayNoEnd.contains(top.id) else {
-                silentQueued.remove(top.id)
+            guard let r = relay[top.value], r.closed == nil, !relayNoEnd.contains(top.value) else {
+                silentQueued.remove(top.value)
                 continue
             }
             let last = r.events.last?.lastTime ?? top.time
             if last > top.time {
-                silentRelay.push(last, top.id)
+                silentRelay.push(last, top.value)
                 continue
             }
-            silentQueued.remove(top.id)
-            relayNoEnd.insert(top.id)
+            silentQueued.remove(top.value)
+            relayNoEnd.insert(top.value)
             relayNoEndSeen += 1
             changes.append(.relayNoEnd(r, lastLine: last))
             if noPhoneConnected || phoneSideEnded {
                 if noPhoneConnected { relayForgotten = max(relayForgotten, last) }
-                letGoOfRelay(top.id)
+                letGoOfRelay(top.value)
             } else {
-                closedRelay.append((last, top.id))
+                closedRelay.append((last, top.value))
             }
         }
         return changes
@@ -1008,41 +1008,5 @@ public final class LiveSessions {
             }
         }
         return changes
-    }
-}
-
-/// Relay session ids by a time, the earliest first (a binary min-heap; equal times in no
-/// particular order).
-struct TimedIDHeap {
-    private var items: [(time: Int64, id: String)] = []
-    var count: Int { items.count }
-    var first: (time: Int64, id: String)? { items.first }
-
-    mutating func push(_ time: Int64, _ id: String) {
-        items.append((time, id))
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard items[i].time < items[parent].time else { break }
-            items.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func popFirst() {
-        guard !items.isEmpty else { return }
-        let last = items.removeLast()
-        guard !items.isEmpty else { return }
-        items[0] = last
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < items.count && items[l].time < items[m].time { m = l }
-            if r < items.count && items[r].time < items[m].time { m = r }
-            guard m != i else { return }
-            items.swapAt(i, m)
-            i = m
-        }
     }
 }

@@ -19,9 +19,9 @@ extension SessionStream {
     mutating func retireSilent() {
         guard retireHead < retireQueue.count || !retireLater.isEmpty else { return }
         var retired = false
-        while let top = retireLater.min, now.saturatingSince(top.at) > retireAfter {
-            retireLater.popMin()
-            if retire(top.stream) { retired = true }
+        while let (at, n) = retireLater.first, now.saturatingSince(at) > retireAfter {
+            retireLater.popFirst()
+            if retire(n) { retired = true }
         }
         while retireHead < retireQueue.count {
             let (n, at) = retireQueue[retireHead]
@@ -53,7 +53,7 @@ extension SessionStream {
             // (requeued a horizon from now, a stream whose pid wrote again hours later was
             // looked at every ten minutes till then: 250,000 sessions on standard input,
             // their pids used again, took 50 s).
-            retireLater.push((n, last))
+            retireLater.push(last, n)
             return false
         }
         streamNumbers[key] = nil
@@ -106,7 +106,7 @@ extension SessionStream {
         streamNumbers = numbers
         for i in live.indices { live[i].stream = number[live[i].stream] }
         retireQueue = retireQueue[retireHead...].compactMap { number[$0.stream] >= 0 ? (number[$0.stream], $0.at) : nil }
-        retireLater.renumber { number[$0] >= 0 ? number[$0] : nil }
+        retireLater.compactMapValues { number[$0] >= 0 ? number[$0] : nil }
         retireHead = 0
         retiredSlots = stillRetired
         routed = Recent()
@@ -126,47 +126,6 @@ extension SessionStream {
         }
         bytes.removeLast(bytes.count - open)
         return (String(decoding: bytes, as: UTF8.self), pid)
-    }
-}
-
-/// Streams to look at again by a time each (`SessionStream.retireLater`): a binary min-heap.
-struct RetireHeap {
-    private(set) var items: [(stream: Int, at: Int64)] = []
-    var isEmpty: Bool { items.isEmpty }
-    var min: (stream: Int, at: Int64)? { items.first }
-
-    mutating func push(_ item: (stream: Int, at: Int64)) {
-        items.append(item)
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard items[i].at < items[parent].at else { break }
-            items.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func popMin() {
-        guard !items.isEmpty else { return }
-        items.swapAt(0, items.count - 1)
-        items.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < items.count, items[l].at < items[m].at { m = l }
-            if r < items.count, items[r].at < items[m].at { m = r }
-            guard m != i else { return }
-            items.swapAt(i, m)
-            i = m
-        }
-    }
-
-    /// Streams numbered again (`compactStreams`); those `number` gives nil for leave.
-    mutating func renumber(_ number: (Int) -> Int?) {
-        let old = items
-        items = []
-        for item in old { if let n = number(item.stream) { push((n, item.at)) } }
     }
 }
 

@@ -277,7 +277,7 @@ public struct SessionStream {
     var retireQueue: [(stream: Int, at: Int64)] = []
     /// Queued streams that wrote (or, learned whole, write) after they were queued, by the time
     /// of their last line (`retireSilent`).
-    var retireLater = RetireHeap()
+    var retireLater = TimeHeap<Int>()
     var retireHead = 0
     /// Retired extension processes: a later line of theirs opens their stream again as it
     /// was (ended, nothing in it).
