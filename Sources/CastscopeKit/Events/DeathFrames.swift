@@ -33,11 +33,22 @@ struct DeathFrames {
 
     /// A message that a stack follows (the reader then parses the lines after it whole).
     @inline(__always) static func opens(_ message: UnsafeRawBufferPointer) -> Bool {
-        guard message.count > 7, message[0] == UInt8(ascii: "p") || message[0] == UInt8(ascii: "P") else { return false }
-        return message.starts(with: goOpener) || message.starts(with: gdbOpener)
+        guard message.count > 7 else { return false }
+        switch message[0] {
+        case UInt8(ascii: "p"), UInt8(ascii: "P"):
+            return message.starts(with: goOpener) || message.starts(with: gdbOpener) || message.starts(with: gdbLiveOpener)
+        case UInt8(ascii: "T"):
+            // (gdb on a live process: `Thread 2 "coturn" received signal SIGSEGV, …`)
+            return message.starts(with: threadOpener) && message.firstRange(of: threadSignal) != nil
+        default:
+            return false
+        }
     }
     private static let goOpener = Array("panic: ".utf8)
     private static let gdbOpener = Array("Program terminated with signal ".utf8)
+    private static let gdbLiveOpener = Array("Program received signal ".utf8)
+    private static let threadOpener = Array("Thread ".utf8)
+    private static let threadSignal = Array("\" received signal ".utf8)
 
     var done: Bool { left <= 0 || function != nil && (program != nil || kind == .gdb) }
 
@@ -112,14 +123,22 @@ struct DeathFrames {
     /// gdb's frame 0: `#0  janus_videoroom_handler (data=0x0) at …`, `#0  0x… in raise () from …`.
     private mutating func seeGDB(_ text: Substring) {
         var t = text.drop { $0 == " " }
-        guard t.hasPrefix("#"), let space = t.firstIndex(of: " "), t[t.index(after: t.startIndex)..<space].allSatisfy(\.isNumber) else { return }
-        t = t[space...].drop { $0 == " " }
+        if t.hasPrefix("#"), let space = t.firstIndex(of: " "), t[t.index(after: t.startIndex)..<space].allSatisfy(\.isNumber) {
+            t = t[space...].drop { $0 == " " }
+        } else if !(t.hasPrefix("0x") && left >= Self.window - Self.liveFrameLines) {
+            // (gdb stopped in a live process prints the frame it stopped in without its `#0`,
+            // a line or two after `Thread 2 "coturn" received signal SIGSEGV`)
+            return
+        }
         if t.hasPrefix("0x"), let r = t.firstRange(of: " in ") { t = t[r.upperBound...] }
         guard let open = t.firstRange(of: " (") else { return }
         let name = t[..<open.lowerBound]
         guard !name.isEmpty, !name.contains(" "), !Self.signalFrames.contains(String(name)) else { return }
         function = String(name)
     }
+
+    /// Lines after a live process's signal that its bare frame (`0x… in f (…) at …`) is looked for in.
+    static let liveFrameLines = 3
 
     /// Frames of the signal's delivery, not of the fault.
     static let signalFrames: Set<String> = ["??", "raise", "__GI_raise", "abort", "__GI_abort", "pthread_kill", "__pthread_kill_implementation",
