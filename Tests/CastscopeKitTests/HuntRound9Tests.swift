@@ -4,9 +4,10 @@ import Testing
 @testable import CastscopeKit
 
 /// Real pastes of session 49's hunt that castscope read wrong: a C daemon's death in the words
-/// of the shell, glibc and gdb (not systemd's nor the kernel's), mediasoup v2's worker exit.
-/// Each around the lines as they were posted.
-@Suite("hunt round 9: deaths in the shell's, glibc's and gdb's words")
+/// of the shell, glibc and gdb (not systemd's nor the kernel's), s6-overlay's failed init
+/// scripts in a relay's container, mediasoup v2's worker exit. Each around the lines as they
+/// were posted.
+@Suite("hunt round 9: deaths in the shell's, glibc's and gdb's words, s6-overlay")
 struct HuntRound9Tests {
     struct Summary {
         let json: [String: Any]
@@ -84,6 +85,35 @@ struct HuntRound9Tests {
             """)
         #expect(kms.messages("daemon-died") == ["kurento-media-server: its death handler says it crashed (Segmentation fault) (2 times; the first here)"],
                 "\(kms.findings)")
+    }
+
+    @Test("s6-overlay's init script that exits nonzero is the container's failure, in v2's and v3's words; one that exits 0 is nothing")
+    func s6OverlayInitScripts() throws {
+        // docker-jitsi-meet#726: v2, bare (`docker logs`): jicofo's config script refused to run.
+        let v2 = try analyze("""
+            FATAL ERROR: Jicofo component secret and auth password must be set
+            [cont-init.d] 10-config: exited 1.
+            [cont-finish.d] executing container finish scripts...
+            [cont-finish.d] done.
+            [s6-finish] waiting for services.
+            [s6-finish] sending all processes the TERM signal.
+            [s6-finish] sending all processes the KILL signal and exiting.
+
+            """)
+        #expect(v2.messages("daemon-died") == ["a container (s6-overlay): an init script failed (10-config exited 1)"], "\(v2.findings)")
+        // s6-overlay#376: v3, the script's exit and s6-rc's, one death.
+        let v3 = try analyze("""
+            s6-rc: info: service legacy-cont-init: starting
+            cont-init: info: running /etc/cont-init.d/20-config
+            /package/admin/s6-overlay-3.0.0.0-1/etc/s6-rc/scripts/cont-init: line 14: /etc/cont-init.d/20-config: Permission denied
+            cont-init: info: /etc/cont-init.d/20-config exited 126
+            cont-init: warning: some scripts exited nonzero
+            s6-rc: warning: unable to start service legacy-cont-init: command exited 126
+
+            """)
+        #expect(v3.messages("daemon-died") == ["a container (s6-overlay): an init script failed (20-config exited 126)"], "\(v3.findings)")
+        let fine = try analyze("[cont-init.d] 01-set-timezone: executing... \n[cont-init.d] 01-set-timezone: exited 0.\n[cont-init.d] done.\n")
+        #expect(fine.kinds.isEmpty, "\(fine.findings)")
     }
 
     @Test("mediasoup v2's worker exit (`child process exited [id:…, signal:SIGABRT]`) is the worker's death")

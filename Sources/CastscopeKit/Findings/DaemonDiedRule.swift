@@ -368,8 +368,10 @@ struct DaemonDiedRule: FindingRule {
             // (glibc's abort in a paste that does not say whose)
             if image == nil, let abort = abortText(death) { return "a process the paste does not name aborted (\(abort))" }
             if let image { return "a process crashed (\(death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault") in \(image))" }
-            // (a Go panic whose frames name no program: its first frame's function is told)
-            unit = death.contains { $0.attr("runtime_error") != nil } ? "an unnamed Go program" : "a process the paste does not name"
+            // (a Go panic whose frames name no program: its first frame's function is told;
+            // s6-overlay's lines are its container's)
+            unit = death.contains { $0.attr("runtime_error") != nil } ? "an unnamed Go program"
+                : death.contains { $0.attr("s6") != nil } ? "a container (s6-overlay)" : "a process the paste does not name"
         }
         // (a segfault, or the CPU's trap: `traps: X[pid] general protection fault …`)
         let fault = death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault"
@@ -399,6 +401,12 @@ struct DaemonDiedRule: FindingRule {
             let shell = death.lazy.compactMap({ $0.attr("shell_death") }).first
         {
             what += " (\(shell))"
+        }
+        // (s6-overlay's init script or service that failed)
+        if let s6 = death.first(where: { $0.attr("s6_script") != nil }), let script = s6.attr("s6_script") {
+            what += " (\(script.split(separator: "/").last.map(String.init) ?? script) exited \(s6.attr("s6_exit") ?? "?"))"
+        } else if let s6 = death.first(where: { $0.attr("s6_service") != nil }), let service = s6.attr("s6_service") {
+            what += " (s6-rc: \(service) exited \(s6.attr("s6_exit") ?? "?"))"
         }
         // (mediasoup's worker that could not be started: `spawn …/mediasoup-worker ENOENT`)
         if let error = death.lazy.compactMap({ $0.attr("start_error") }).first {
