@@ -150,4 +150,57 @@ struct HuntRound9Tests {
             """)
         #expect(r.messages("daemon-died") == ["janus: it crashed and dumped core (SIGSEGV in janus_audiobridge_notify_participants)"], "\(r.findings)")
     }
+
+    /// KSCrash#143's crash report, as a support engineer greps it out of a longer file.
+    static let crashReport = """
+        Incident Identifier: FAFDB6A3-1D24-4A95-A3E7-B35F98043C36
+        Hardware Model:      iPad4,4
+        Process:         Test [1966]
+        Path:            /private/var/mobile/Containers/Bundle/Application/A230C74D-90B3-4760-8C78-284DE1395131/Test.app/Test
+        Code Type:       ARM-64
+
+        Date/Time:       2016-04-11 17:31:59.000 +0800
+        OS Version:      iPhone OS 8.4.1 (12H321)
+        Report Version:  104
+
+        Exception Type:  EXC_CRASH (SIGABRT)
+        Exception Codes: 0x00000000 at 0x0000000000000000
+        Crashed Thread:  0
+
+        Application Specific Information:
+        *** Terminating app due to uncaught exception 'test', reason: 'for crash report test'
+
+        Thread 0 name:  Dispatch queue: com.apple.main-thread
+        Thread 0 Crashed:
+        0   CoreFoundation                  0x00000001834fc22c 0x1833d4000 + 1212972 (<redacted> + 132)
+        """
+
+    /// livekit#1078's panic, as kubectl gives it.
+    static let panic = """
+        panic: runtime error: invalid memory address or nil pointer dereference
+        [signal SIGSEGV: segmentation violation code=0x1 addr=0x18 pc=0xd5aa14]
+
+        goroutine 4231 [running]:
+        github.com/livekit/livekit-server/pkg/rtc.(*MediaTrackSubscriptions).AddSubscriber.func1()
+        \t/workspace/pkg/rtc/mediatracksubscriptions.go:142 +0x1d4
+        github.com/livekit/livekit-server/pkg/sfu.(*DownTrack).Bind(0xc000822280, {{0xc0029f8000, 0x20}}, ...)
+        \t/workspace/pkg/sfu/downtrack.go:298 +0x68a
+        """
+
+    @Test("grep's line numbers and kubectl's prefix come off lines with no time of their own: a crash report keeps its header, a panic is found")
+    func untimedTextBehindToolLeads() throws {
+        // `grep -n ''` over a crash report: the header's keys were behind the numbers, and the
+        // crash was "the debugged process crashed", its process and exception lost.
+        let numbered = Self.crashReport.split(separator: "\n", omittingEmptySubsequences: false).enumerated().map { "\($0.offset + 1):\($0.element)\n" }.joined()
+        let g = try analyze(numbered)
+        #expect(g.messages("app-crashed").first?.hasPrefix("Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test'") == true, "\(g.findings)")
+        // `kubectl logs --prefix`: the panic was "nothing recognized".
+        let prefixed = Self.panic.split(separator: "\n", omittingEmptySubsequences: false).map { "[pod/livekit-server-7c9f8d7b6-x2x9z/livekit] \($0)\n" }.joined()
+        let k = try analyze(prefixed)
+        #expect(k.messages("daemon-died") == ["livekit-server: it panicked (runtime error: invalid memory address or nil pointer dereference in rtc.(*MediaTrackSubscriptions).AddSubscriber)"],
+                "\(k.findings)")
+        // Numbers that do not rise are no grep's: a log's own (coturn's uptime) stays.
+        let uptime = try analyzePaste("7: session 001: refreshed\n7: session 001: closed\n7: IPv4. Local relay addr: 10.0.0.1:50000\n8: session 002: new\n").text
+        #expect(uptime.contains("7: session 001: closed") && uptime.contains("8: session 002: new"), "\(uptime)")
+    }
 }

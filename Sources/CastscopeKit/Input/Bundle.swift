@@ -210,7 +210,7 @@ public struct BundleWalker {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
             || QuotedLinesSource.detect(head) != nil || QuotedLinesSource.toolPrefix(head) != nil || HardWrapSource.detect(head) != nil
-            || TimeLeadSource.likely(head) || StringLiteralLinesSource.detect(head) || JavaLoggingSource.detect(head)
+            || TimeLeadSource.likely(head) || TimeLeadSource.untimedLead(head) != nil || StringLiteralLinesSource.detect(head) || JavaLoggingSource.detect(head)
     }
 
     /// The lead every line of `head` carries when it is a paste's (an indentation, a quote:
@@ -254,7 +254,11 @@ public struct BundleWalker {
     /// trace has few lines with times. Counted with times: an Xcode console whose one message
     /// began with a clock lost every time, its lines read as well by the untimed layout.)
     private func withoutTimeLead(_ text: ByteSource, head: [UInt8]) -> (text: ByteSource, head: [UInt8]) {
-        guard let timedRecognition, let (lead, ownTimes, _) = TimeLeadSource.detectCounting(head) else { return (text, head) }
+        guard let timedRecognition, let (lead, ownTimes, _) = TimeLeadSource.detectCounting(head) else {
+            // (kubectl's or grep's lead before lines with no time: off, as no log writes it)
+            if let lead = TimeLeadSource.untimedLead(head) { return (TimeLeadSource(text, lead: lead), TimeLeadSource.stripped(head, lead: lead)) }
+            return (text, head)
+        }
         let bare = TimeLeadSource.stripped(head, lead: lead)
         let timedBare = timedRecognition(bare)
         guard timedBare > 0, timedBare * 5 >= min(timedRecognition(head), ownTimes) * 4 else { return (text, head) }

@@ -181,6 +181,47 @@ public final class TimeLeadSource: ByteSource {
         }
     }
 
+    /// The lead of `kubectl logs --prefix` (`[pod/livekit-7c9f/livekit] `) or of `grep -n`
+    /// (`1234:`, rising from line to line) before lines with no time of their own (a Go panic, a
+    /// crash report, gdb's output): `detectCounting` wants a time behind a lead, and so a panic
+    /// behind kubectl's prefix was "nothing recognized", a crash report behind grep's numbers
+    /// lost its header (`Process:`, `Exception Type:`). Either shape is a tool's, not a log's:
+    /// four lines in five that are not blank carry it (at least three), grep's numbers rise.
+    public static func untimedLead(_ head: [UInt8]) -> Lead? {
+        head.withUnsafeBytes { raw -> Lead? in
+            var lines: [UnsafeRawBufferPointer] = []
+            var start = 0
+            for i in 0..<raw.count where raw[i] == 0x0A {
+                var end = i
+                if end > start, raw[end - 1] == 0x0D { end -= 1 }
+                let line = UnsafeRawBufferPointer(rebasing: raw[start..<end])
+                if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { lines.append(line) }
+                start = i + 1
+            }
+            guard lines.count >= 3, let lead = lines.prefix(3).lazy.compactMap({ measure($0)?.lead }).first,
+                lead.kind == .pod || lead.kind == .grep
+            else { return nil }
+            var leading = 0
+            var last = -1
+            for line in lines {
+                guard length(line, lead) > 0 else { continue }
+                if lead.kind == .pod {
+                    guard line.starts(with: podOpener) else { return nil }
+                } else {
+                    // (grep's own line numbers, not a `-H` file's name, nor a clock's hour)
+                    var n = 0
+                    var g = 0
+                    while g < line.count, g < 10, isDigit(line[g]) { n = n * 10 + Int(line[g] - 0x30); g += 1 }
+                    guard g > 0, n > last else { return nil }
+                    last = n
+                }
+                leading += 1
+            }
+            return leading >= 3 && leading * 5 >= lines.count * 4 ? lead : nil
+        }
+    }
+    private static let podOpener = Array("[pod/".utf8)
+
     /// `head` as this source hands it out.
     public static func stripped(_ head: [UInt8], lead: Lead) -> [UInt8] {
         drained(TimeLeadSource(MemorySource(head), lead: lead))
