@@ -447,7 +447,9 @@ struct FileTimeResolver {
     static func reportNotes(_ headerNotes: [String], sawUnzoned: Bool) -> [String] {
         var seen = Set<String>()
         var notes = headerNotes.filter { seen.insert($0).inserted }
-        if sawUnzoned { notes.append("the phone's lines carry no zone: shown as its local time") }
+        // (a relay's journal or a kernel's syslog is no phone's: "the phone's lines" misled on
+        // a bundle of only those)
+        if sawUnzoned { notes.append("lines carry no zone: shown in the local time of the phone or host that wrote them") }
         return notes
     }
 }

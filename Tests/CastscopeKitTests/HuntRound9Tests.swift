@@ -203,4 +203,20 @@ struct HuntRound9Tests {
         let uptime = try analyzePaste("7: session 001: refreshed\n7: session 001: closed\n7: IPv4. Local relay addr: 10.0.0.1:50000\n8: session 002: new\n").text
         #expect(uptime.contains("7: session 001: closed") && uptime.contains("8: session 002: new"), "\(uptime)")
     }
+
+    @Test("a bundle of a relay host's lines without a zone does not call them the phone's")
+    func unzonedHostLines() throws {
+        // coturn#1701, syslog's kernel lines: the header said "the phone's lines carry no zone".
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("kern.log")
+        try Data("""
+            Jun  8 00:00:05 sherri kernel: turnserver[2318339]: segfault at 7fc32cfd4b28 ip 000055771b6c0f55 sp 00007fc32cfd4b28 error 6 in turnserver[55771b68a000+52000] likely on CPU 1 (core 0, socket 1)
+            Jun  8 01:01:03 sherri kernel: turnserver[2318406]: segfault at 7ff546035b28 ip 000055f3930eaf55 sp 00007ff546035b28 error 6 in turnserver[55f3930b4000+52000] likely on CPU 0 (core 0, socket 0)
+
+            """.utf8).write(to: url)
+        let text = try castscope(["analyze", "--no-pager", "--date", "2026-03-12", url.path]).stdout
+        #expect(text.contains("times: lines carry no zone: shown in the local time of the phone or host that wrote them"), "\(text)")
+        #expect(!text.contains("phone's"), "\(text)")
+    }
 }
