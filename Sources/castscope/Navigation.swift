@@ -140,13 +140,22 @@ enum Pager {
         return cmd
     }
 
-    /// Writes through the pager; false when it could not be started.
+    /// Writes through the pager; false when it could not be started. A pager the shell could
+    /// not run (`PAGER=most` where it is not installed, a typo in `$CASTSCOPE_PAGER`: the
+    /// shell's exit 127, or 126 for a file that is not executable) took the report with it,
+    /// exit 0 and only the shell's `not found` line: that is said, and the report is written
+    /// without it (false).
     static func write(_ text: String, through cmd: String) -> Bool {
         signal(SIGPIPE, SIG_IGN)  // quitting the pager early is not an error
         fflush(stdout)
         guard let p = popen(cmd, "w") else { return false }
         _ = OutputWriter.writeAll(text, to: p)
-        _ = pclose(p)
+        let status = pclose(p)
+        // (WIFEXITED and WEXITSTATUS, spelled out: Glibc's macros are not imported)
+        if status != -1, status & 0x7F == 0, [126, 127].contains((status >> 8) & 0xFF) {
+            fputs("castscope: warning: " + Sanitize.line("the pager '\(cmd)' could not be run (the shell's exit \((status >> 8) & 0xFF)): the report follows without it (set $CASTSCOPE_PAGER or $PAGER, or pass --no-pager)") + "\n", stderr)
+            return false
+        }
         return true
     }
 }

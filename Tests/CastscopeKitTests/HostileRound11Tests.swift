@@ -194,5 +194,20 @@ struct HostileRound11Tests {
         }
     }
 
+    /// A pager the shell cannot run (`PAGER=most` where it is not installed, a typo in
+    /// `$CASTSCOPE_PAGER`) took the report with it: on the terminal only the shell's `not
+    /// found`, exit 0.
+    @Test("a pager that cannot be run: said, and the report is printed without it")
+    func pagerNotFound() throws {
+        for pager in ["/nonexistent/pager", "/etc/hostname"] {
+            let shown = try onTerminal("'\(Self.binary)' analyze -q --color never samples/retry-storm", env: ["CASTSCOPE_PAGER": pager])
+            #expect(shown.contains("castscope: 1 file, 74 recognized lines, 1 session (1 failed-to-connect)"), "\(pager): \(shown)")
+            #expect(shown.contains("castscope: warning: the pager '\(pager)' could not be run"), "\(pager): \(shown)")
+        }
+        // A pager that runs is used as before (here `cat -n`, which numbers the report's lines).
+        let paged = try onTerminal("'\(Self.binary)' analyze -q --color never samples/retry-storm", env: ["CASTSCOPE_PAGER": "cat -n"])
+        #expect(paged.contains("     1\tcastscope: 1 file") && !paged.contains("castscope: warning"), "\(paged)")
+    }
+
     static let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
 }
