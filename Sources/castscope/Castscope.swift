@@ -192,6 +192,18 @@ struct JournalFilters: ParsableArguments {
         for m in matches where !m.contains("=") || m.hasPrefix("=") {
             throw ValidationError("--match takes FIELD=value, got '\(m)'")
         }
+        // A field name sd-journal refuses (`--match 'a b=c'`, `--match message=x`) was an
+        // error for every journal file ("sd-journal refused the file: sd_journal_add_match(…):
+        // Invalid argument") and the bundle analyzed without them: a usage error, as journalctl
+        // refuses it. sd-journal's rule for a match: A-Z, 0-9 and _, not beginning with `__`.
+        for m in matches {
+            let field = m.prefix { $0 != "=" }
+            let valid = !field.hasPrefix("__")
+                && field.allSatisfy { ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "_" }
+            if !valid {
+                throw ValidationError("--match: '\(field)' is not a field sd-journal matches (capital letters, digits and _, not beginning with __), in '\(m)'")
+            }
+        }
     }
 }
 
@@ -430,7 +442,7 @@ struct Analyze: ParsableCommand {
     }
 
     /// Why a report is empty, in one line.
-    static func whyNothing(_ r: AnalysisReport, paths: [String]) -> String {
+    static func whyNothing(_ r: AnalysisReport, paths: [String], filtered: Bool = false) -> String {
         if r.inputs.isEmpty { return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped)" }
         let readable = r.inputs.filter { $0.format != nil }
         // castscope's own reports are listed, not read.
@@ -466,6 +478,9 @@ struct Analyze: ParsableCommand {
             }
             // (a journal inside an archive that could not be copied out, TMPDIR unwritable: not empty)
             if !r.errors.isEmpty { return "\(which): nothing read from \(readable.count == 1 ? "it" : "them") (errors above)" }
+            // (a journal read through -u, -t or --match hands over only the entries they keep:
+            // `--match MESSAGE=` on a journal of 117 entries said it "is empty")
+            if filtered { return "\(which): no entry matches -u, -t or --match (the filters left nothing)" }
             return "\(which) \(readable.count == 1 ? "is" : "are") empty"
         }
         return "\(readable.count) file\(readable.count == 1 ? "" : "s") read (\(list.joined(separator: ", "))), \(records) records, "
@@ -676,7 +691,7 @@ struct Analyze: ParsableCommand {
         let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }
         let nothing = report.eventCount == 0 && report.filteredOut == 0 && report.tally.count == 0
             && report.relaySessions.isEmpty
-        if nothing { printError("nothing recognized: \(Self.whyNothing(report, paths: paths))") }
+        if nothing { printError("nothing recognized: \(Self.whyNothing(report, paths: paths, filtered: !journal.filter.isEmpty))") }
         if report.filteredOut > 0 && report.eventCount == 0 && !textOnStdout, let span = report.span {
             let z = report.displayOffset ?? 0
             fputs("castscope: note: --since/--until kept none of the \(report.filteredOut) recognized lines: the logs span \(Fmt.rfc3339(span.lowerBound, offset: z)) to \(Fmt.rfc3339(span.upperBound, offset: z))\n", stderr)

@@ -209,5 +209,21 @@ struct HostileRound11Tests {
         #expect(paged.contains("     1\tcastscope: 1 file") && !paged.contains("castscope: warning"), "\(paged)")
     }
 
+    /// `--match` with a field sd-journal refuses was an error for every journal file, the rest
+    /// analyzed (exit 1); a filter that kept no entry said the journal "is empty".
+    @Test("--match with a field sd-journal refuses is a usage error; a filter that keeps nothing says so")
+    func journalMatches() throws {
+        for m in ["a b=c", "message=x", "__CURSOR=x"] {
+            let r = try castscope(["analyze", "--no-pager", "-q", "--match", m, relayJournal.path])
+            #expect(r.status == 2 && r.stderr.contains("is not a field sd-journal matches"), "\(m): \(r.stderr)")
+            #expect(!r.stderr.contains("sd_journal_add_match"))
+        }
+        let none = try castscope(["analyze", "--no-pager", "-q", "--match", "MESSAGE=", relayJournal.path])
+        #expect(none.status == 4 && none.stderr.contains("no entry matches -u, -t or --match"), "\(none.stderr)")
+        #expect(!none.stderr.contains("is empty"))
+        let ok = try castscope(["analyze", "--no-pager", "-q", "--match", "SYSLOG_IDENTIFIER=broadcast-relay", "--match", "_PID=811", relayJournal.path])
+        #expect(ok.status == 0 && ok.stdout.contains("117 recognized lines"), "\(ok.stdout) \(ok.stderr)")
+    }
+
     static let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
 }
