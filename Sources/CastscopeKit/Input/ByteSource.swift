@@ -187,6 +187,58 @@ func handOut(_ bytes: [UInt8], from position: inout Int, into buffer: UnsafeMuta
     return n
 }
 
+/// A source that rewrites what it reads a piece at a time (a line, or a block read):
+/// `step` appends what the next piece becomes to `out` (maybe nothing) and sets `eof` once
+/// its input ended and what was left is in `out`; `readMade` is its `read(into:)`. The
+/// line-rewriting sources (`HardWrapSource`, `JavaLoggingSource`, `QuotedLinesSource`,
+/// `StringLiteralLinesSource`, `TimeLeadSource`, `XcodeMetadataSource`) each wrote this loop.
+protocol RewritingSource: ByteSource {
+    associatedtype Made: MadeBytes
+    /// Bytes made and not yet handed out (from `outPos`).
+    var out: Made { get set }
+    var outPos: Int { get set }
+    var eof: Bool { get }
+    func step() throws
+}
+
+extension RewritingSource {
+    /// Hands out what was made, stepping while none is left; 0 at the end.
+    func readMade(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while outPos == out.count {
+            out.removeAll(keepingCapacity: true)
+            outPos = 0
+            if eof { return 0 }
+            try step()
+        }
+        return out.handOut(from: &outPos, into: buffer)
+    }
+}
+
+/// The bytes a `RewritingSource` made: an array, or the reports' byte buffer (`OutputBuffer`).
+protocol MadeBytes {
+    var count: Int { get }
+    mutating func removeAll(keepingCapacity: Bool)
+    /// `handOut` of these bytes.
+    func handOut(from position: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int
+}
+
+extension Array: MadeBytes where Element == UInt8 {
+    func handOut(from position: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        CastscopeKit.handOut(self, from: &position, into: buffer)
+    }
+}
+
+extension OutputBuffer: MadeBytes {
+    func handOut(from position: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let n = min(buffer.count, count - position)
+        guard n > 0 else { return 0 }
+        let from = position
+        withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + from, byteCount: n) }
+        position += n
+        return n
+    }
+}
+
 /// What `source` gives (at most `limit` bytes), to its end or its first error (a head put through a source of
 /// its own: what that source makes of a file's first bytes).
 func drained(_ source: ByteSource, limit: Int = .max) -> [UInt8] {

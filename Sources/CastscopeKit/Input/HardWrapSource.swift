@@ -14,18 +14,18 @@
 /// Widths are counted in characters (UTF-8 sequences; a TAB to the next multiple of 8), as a
 /// terminal counts columns for all but wide (CJK) characters. Streaming, in bounded memory: at
 /// most `maxJoined` lines make one.
-public final class HardWrapSource: ByteSource {
+public final class HardWrapSource: RewritingSource {
     private var lines: LineInput
     private let width: Int
-    private var eof = false
+    private(set) var eof = false
     /// The record being put together from its physical lines, how many lines were joined to its
     /// first, and whether the last of them filled the width (the record may go on).
     private var record: [UInt8] = []
     private var hasRecord = false
     private var joined = 0
     private var lastFull = false
-    private var out: [UInt8] = []
-    private var outPos = 0
+    var out: [UInt8] = []
+    var outPos = 0
     static let maxJoined = 64
     /// The bytes `detect` looks at.
     public static let headBytes = 64 << 10
@@ -109,18 +109,10 @@ public final class HardWrapSource: ByteSource {
         }
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while outPos == out.count {
-            out.removeAll(keepingCapacity: true)
-            outPos = 0
-            if eof { return 0 }
-            try step()
-        }
-        return handOut(out, from: &outPos, into: buffer)
-    }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try readMade(into: buffer) }
 
     /// Reads input up to the next whole line and takes it (at the end, what is left).
-    private func step() throws {
+    func step() throws {
         guard let (l, newline) = try lines.next() else {
             flush()
             eof = true

@@ -16,14 +16,14 @@
 /// trace's lines continue the record). Every other line passes as it is: a pair is joined only
 /// when the first line is a time and one or two words, nothing else, and the second begins
 /// with a level in capitals and a colon. One line is held at a time.
-public final class JavaLoggingSource: ByteSource {
+public final class JavaLoggingSource: RewritingSource {
     private var lines: LineInput
-    private var eof = false
+    private(set) var eof = false
     /// A first line waiting for its level line (with its newline, when it had one).
     private var held: [UInt8]?
     private var heldNewline = false
-    private var out: [UInt8] = []
-    private var outPos = 0
+    var out: [UInt8] = []
+    var outPos = 0
     /// A byte more than the reader takes (`LineReader.maxLineLength`): a longer line is cut
     /// here but stays too long, so the reader still skips it and says so.
     static let maxLineBytes = (1 << 20) + 1
@@ -125,17 +125,9 @@ public final class JavaLoggingSource: ByteSource {
         return k - l.startIndex
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while outPos == out.count {
-            out.removeAll(keepingCapacity: true)
-            outPos = 0
-            if eof { return 0 }
-            try step()
-        }
-        return handOut(out, from: &outPos, into: buffer)
-    }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try readMade(into: buffer) }
 
-    private func step() throws {
+    func step() throws {
         guard let (l, newline) = try lines.next() else {
             if let h = held { pass(h[...], newline: heldNewline) }
             held = nil

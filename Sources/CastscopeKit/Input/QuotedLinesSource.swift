@@ -5,15 +5,15 @@
 /// that has it (lines without it pass unchanged; a line that is only part of it, a quote's
 /// empty `>`, becomes empty), so that the lines are read as the tool wrote them; line numbers
 /// stay the file's. Streaming: the prefix is known from the file's first bytes.
-public final class QuotedLinesSource: ByteSource {
+public final class QuotedLinesSource: RewritingSource {
     private let source: ByteSource
     private let prefix: [UInt8]
     private var input = [UInt8](repeating: 0, count: 64 << 10)
-    private var out: [UInt8] = []
-    private var outPos = 0
+    var out: [UInt8] = []
+    var outPos = 0
     /// Bytes of the prefix matched at the start of the current line (-1: past the prefix).
     private var matched = 0
-    private var eof = false
+    private(set) var eof = false
     /// A read ended in a CR right after a line's (partial) prefix: whether the line is only
     /// that (CR LF) is known from the next read's first byte.
     private var heldCR = false
@@ -152,24 +152,21 @@ public final class QuotedLinesSource: ByteSource {
         drained(QuotedLinesSource(MemorySource(head), prefix: prefix))
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while outPos == out.count {
-            out.removeAll(keepingCapacity: true)
-            outPos = 0
-            if eof { return 0 }
-            let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
-            if n == 0 {
-                eof = true
-                // A line that ended inside a prefix it only began: what was held comes out.
-                if matched > 0 { out.append(contentsOf: prefix[0..<matched]) }
-                if heldCR { out.append(0x0D) }
-                heldCR = false
-                matched = -1
-                continue
-            }
-            strip(n)
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try readMade(into: buffer) }
+
+    /// Takes the next read's bytes.
+    func step() throws {
+        let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
+        if n == 0 {
+            eof = true
+            // A line that ended inside a prefix it only began: what was held comes out.
+            if matched > 0 { out.append(contentsOf: prefix[0..<matched]) }
+            if heldCR { out.append(0x0D) }
+            heldCR = false
+            matched = -1
+            return
         }
-        return handOut(out, from: &outPos, into: buffer)
+        strip(n)
     }
 
     /// Copies `input[0..<n]` to `out` without the prefix at each line's start.

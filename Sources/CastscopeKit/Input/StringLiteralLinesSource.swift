@@ -11,15 +11,15 @@ import Darwin
 /// time lost. This source hands out each such line unquoted (its escapes undone: a `\n` inside
 /// is a line break, the one at its end the line's own), empties `--` lines and the array's
 /// brackets, and passes other lines unchanged; it holds one line at a time.
-public final class StringLiteralLinesSource: ByteSource {
+public final class StringLiteralLinesSource: RewritingSource {
     private let source: ByteSource
     private var input = [UInt8](repeating: 0, count: 64 << 10)
     private var line: [UInt8] = []
     /// A line longer than `maxLine` passes through as it is, to its end.
     private var passing = false
-    private var out: [UInt8] = []
-    private var outPos = 0
-    private var eof = false
+    var out: [UInt8] = []
+    var outPos = 0
+    private(set) var eof = false
     static let maxLine = 1 << 20
 
     public init(_ source: ByteSource) { self.source = source }
@@ -114,42 +114,39 @@ public final class StringLiteralLinesSource: ByteSource {
         return out
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while outPos == out.count {
-            out.removeAll(keepingCapacity: true)
-            outPos = 0
-            if eof { return 0 }
-            let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
-            if n == 0 {
-                eof = true
-                if !line.isEmpty || passing { finishLine(newline: false) }
-                continue
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try readMade(into: buffer) }
+
+    /// Takes the next read's bytes.
+    func step() throws {
+        let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
+        if n == 0 {
+            eof = true
+            if !line.isEmpty || passing { finishLine(newline: false) }
+            return
+        }
+        var i = 0
+        while i < n {
+            let rest = input.withUnsafeBytes { raw -> Int in
+                let base = raw.baseAddress! + i
+                if let nl = memchr(base, 0x0A, n - i) { return base.distance(to: UnsafeRawPointer(nl)) }
+                return n - i
             }
-            var i = 0
-            while i < n {
-                let rest = input.withUnsafeBytes { raw -> Int in
-                    let base = raw.baseAddress! + i
-                    if let nl = memchr(base, 0x0A, n - i) { return base.distance(to: UnsafeRawPointer(nl)) }
-                    return n - i
+            if passing {
+                out.append(contentsOf: input[i..<(i + rest)])
+            } else {
+                line.append(contentsOf: input[i..<(i + rest)])
+                if line.count > Self.maxLine {
+                    out.append(contentsOf: line)
+                    line.removeAll()
+                    passing = true
                 }
-                if passing {
-                    out.append(contentsOf: input[i..<(i + rest)])
-                } else {
-                    line.append(contentsOf: input[i..<(i + rest)])
-                    if line.count > Self.maxLine {
-                        out.append(contentsOf: line)
-                        line.removeAll()
-                        passing = true
-                    }
-                }
-                i += rest
-                if i < n {
-                    finishLine(newline: true)
-                    i += 1
-                }
+            }
+            i += rest
+            if i < n {
+                finishLine(newline: true)
+                i += 1
             }
         }
-        return handOut(out, from: &outPos, into: buffer)
     }
 
     private func finishLine(newline: Bool) {

@@ -14,7 +14,7 @@ import Darwin
 /// (lines without it pass unchanged: a stack trace's lines, as a tool printed them), so that
 /// the log is read with its own times; line numbers stay the file's. Streaming: the lead's
 /// shape is known from the file's first bytes.
-public final class TimeLeadSource: ByteSource {
+public final class TimeLeadSource: RewritingSource {
     /// The shape of a lead: what it begins with, and how it ends.
     public struct Lead: Equatable, Sendable {
         public enum Kind: Sendable { case iso, clock, bsd, gutter, grep, pod }
@@ -30,11 +30,11 @@ public final class TimeLeadSource: ByteSource {
     private var input = [UInt8](repeating: 0, count: 64 << 10)
     /// The start of a line not yet long enough to judge (held to the next read).
     private var carry: [UInt8] = []
-    private var out: [UInt8] = []
-    private var outPos = 0
+    var out: [UInt8] = []
+    var outPos = 0
     /// Inside a line whose lead was already taken off (or that had none).
     private var midLine = false
-    private var eof = false
+    private(set) var eof = false
     /// The most bytes a lead takes (a line start shorter than this without its newline waits).
     static let window = 256
 
@@ -227,30 +227,27 @@ public final class TimeLeadSource: ByteSource {
         drained(TimeLeadSource(MemorySource(head), lead: lead))
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while outPos == out.count {
-            out.removeAll(keepingCapacity: true)
-            outPos = 0
-            if eof { return 0 }
-            let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
-            if n == 0 {
-                eof = true
-                if !carry.isEmpty {
-                    let rest = carry
-                    carry = []
-                    strip(rest, rest.count, final: true)
-                }
-                continue
-            }
-            if carry.isEmpty {
-                strip(input, n, final: false)
-            } else {
-                let joined = carry + input[0..<n]
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try readMade(into: buffer) }
+
+    /// Takes the next read's bytes.
+    func step() throws {
+        let n = try input.withUnsafeMutableBytes { try source.read(into: $0) }
+        if n == 0 {
+            eof = true
+            if !carry.isEmpty {
+                let rest = carry
                 carry = []
-                strip(joined, joined.count, final: false)
+                strip(rest, rest.count, final: true)
             }
+            return
         }
-        return handOut(out, from: &outPos, into: buffer)
+        if carry.isEmpty {
+            strip(input, n, final: false)
+        } else {
+            let joined = carry + input[0..<n]
+            carry = []
+            strip(joined, joined.count, final: false)
+        }
     }
 
     /// Copies `data[0..<n]` to `out` without the lead at each line's start; a line start too

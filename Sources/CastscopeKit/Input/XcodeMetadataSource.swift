@@ -16,9 +16,9 @@
 ///
 /// Bounded memory: an entry of more than `maxEntryLines` lines is handed on line by line
 /// without metadata, and at most `maxHeldBytes` wait for a time.
-public final class XcodeMetadataSource: ByteSource {
+public final class XcodeMetadataSource: RewritingSource {
     private var lines: LineInput
-    private var eof = false
+    private(set) var eof = false
     /// The current entry's message lines.
     private var message: [[UInt8]] = []
     private var messageBytes = 0
@@ -35,8 +35,8 @@ public final class XcodeMetadataSource: ByteSource {
     private var lastTimestamp: [UInt8]?
     private var lastProcess: [UInt8]?
     /// Bytes ready to hand out (written, and escaped for JSON, by the reports' byte buffer).
-    private var out = OutputBuffer()
-    private var outPos = 0
+    var out = OutputBuffer()
+    var outPos = 0
     static let maxEntryLines = 200
     static let maxHeldBytes = 4 << 20
     static let maxLineBytes = 1 << 20
@@ -99,25 +99,10 @@ public final class XcodeMetadataSource: ByteSource {
         return fields.count == 1 && fields[0].0 == "type" ? fields : nil
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while outPos == out.count {
-            out.removeAll(keepingCapacity: true)
-            outPos = 0
-            if eof {
-                return 0
-            }
-            try step()
-        }
-        let n = min(buffer.count, out.count - outPos)
-        out.withUnsafeBytes { src in
-            buffer.baseAddress!.copyMemory(from: src.baseAddress! + outPos, byteCount: n)
-        }
-        outPos += n
-        return n
-    }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try readMade(into: buffer) }
 
     /// Reads input up to the next whole line and deals with it (at the end, with what is left).
-    private func step() throws {
+    func step() throws {
         guard let (l, _) = try lines.next() else {
             finish()
             eof = true
