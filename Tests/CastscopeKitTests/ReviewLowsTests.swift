@@ -187,4 +187,11 @@ struct ReviewLowsTests {
         #expect(live.relaySessions == 4, "\(live.relaySessions)")
         #expect(live.relayNoEndSeen == 2, "bbb and ccc: \(live.relayNoEndSeen)")
     }
+
+    @Test("tail --json: a relay session ended unseen is `\"change\":\"no-end\"`, one word, as a session's and as the README writes it")
+    func tailRelayNoEndJSON() throws {
+        let j = try castscope(["tail", "--no-journal", "--json", "-"], stdin: Data(Self.quietThenClosed.utf8))
+        #expect(j.stdout.contains("{\"type\":\"relay\",\"change\":\"no-end\",\"id\":\"aaa\""), "\(j.stdout)")
+        #expect(!j.stdout.contains("\"no end\""), "\(j.stdout)")
+    }
 }

@@ -123,7 +123,8 @@ public struct LiveReport: Sendable {
         if json {
             var w = JSONLine()
             w.add("type", "relay")
-            w.add("change", change)
+            // (one word, as a session's: `no-end`)
+            w.add("change", change == "no end" ? "no-end" : change)
             w.add("id", r.id)
             w.add("peer", r.peer)
             w.add("room", r.room)
