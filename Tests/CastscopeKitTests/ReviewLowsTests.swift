@@ -150,6 +150,20 @@ struct ReviewLowsTests {
         #expect(r.stdout.hasSuffix("castscope tail: 0 sessions seen; 2 relay sessions\n"), "\(r.stdout)")
         let j = try castscope(["tail", "--no-journal", "--json", "-"], stdin: Data(Self.quietThenClosed.utf8))
         #expect(j.stdout.hasSuffix("{\"type\":\"summary\",\"sessions\":[],\"relaySessions\":2}\n"), "\(j.stdout)")
+        // A session a minute, each closed 40 minutes after it was accepted (others' lines in
+        // between: each but the first, whose close is the first line after its silence, is said
+        // ended unseen, then closes): 20 sessions, none ended unseen.
+        var lines: [(Int, String)] = []
+        for k in 0..<20 {
+            lines.append((k * 60, "session s\(k) accepted peer=iPhone14,2 room=r"))
+            lines.append((k * 60 + 2400, "session s\(k) closed reason=peer frames=1 duration=2400s"))
+        }
+        let text = lines.sorted { $0.0 < $1.0 }.map { t, m in
+            String(format: "2026-03-12T%02d:%02d:%02d.000+0100 broadcast-relay[812]: ", t / 3600, t / 60 % 60, t % 60) + m + "\n"
+        }.joined()
+        let many = try castscope(["tail", "--no-journal", "--no-color", "-"], stdin: Data(text.utf8))
+        #expect(many.stdout.components(separatedBy: " no end ").count == 20, "\(many.stdout)")
+        #expect(many.stdout.hasSuffix("castscope tail: 0 sessions seen; 20 relay sessions\n"), "\(many.stdout)")
     }
 
     @Test("tail beside a phone: a quiet relay session held for the join, then its closed line, is one session and not ended unseen; quiet again, it is")

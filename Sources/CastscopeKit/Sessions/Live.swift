@@ -71,7 +71,7 @@ public final class LiveSessions {
     /// out again), and how many were said in all (the summary's).
     public private(set) var relayNoEnd = Set<String>()
     public private(set) var relayNoEndSeen = 0
-    /// Relay sessions said ended unseen and let go of, by the time of their last line, for
+    /// Relay sessions said ended unseen and let go of, by the relay's newest time then, for
     /// `relayHorizon` more of the relay's log: a line of one then (its `closed` line, late) is
     /// that session's, not another's. A session that went quiet for 30 minutes and then
     /// closed was two relay sessions in the summary, one of them ended unseen.
@@ -801,9 +801,10 @@ public final class LiveSessions {
             relayNoEnd.contains(id) || r.closed != nil && r.events.last.map({ $0.kind == "relay.closed" }) ?? true
         else { return }
         if relayNoEnd.remove(id) != nil {
-            let last = r.events.last?.lastTime ?? latestRelayTime
-            relayNoEndGoneIDs[id] = last
-            relayNoEndGone.append((last, id))
+            // (by the relay's newest time, which only grows: kept 30 minutes of the relay's log
+            // from now, not from its last line, as long ago as that when it is said)
+            relayNoEndGoneIDs[id] = latestRelayTime
+            relayNoEndGone.append((latestRelayTime, id))
         }
         silentQueued.remove(id)
         relay[id] = nil
