@@ -484,8 +484,8 @@ public final class Analyzer {
         func absorbPart(_ part: consuming TextResult, fileIndex: Int, into f: inout FileAbsorb) {
             f.firstComplete = f.firstComplete ?? part.firstComplete
             let lineOffset = f.lineOffset
-            var mine = part.events
-            part.events = []
+            var mine: [Event] = []
+            swap(&mine, &part.events)
             // Updated in place and moved over (`for e in` would copy each event).
             let segment = f.segment
             for i in mine.indices {
@@ -677,7 +677,7 @@ public final class Analyzer {
                 recordCount += 1
                 if recordCount & 0x3FFF == 0, let progress { progress(report.inputs.count, bytesDone) }
             }
-            absorbPart(result, fileIndex: fileIndex, into: &file)
+            absorbPart(consume result, fileIndex: fileIndex, into: &file)
             let foreign = file.foreign
             file.foreign = nil
             finishFile(file, path: path, format: format, fileIndex: fileIndex)
@@ -1417,10 +1417,13 @@ final class ResultSlots: @unchecked Sendable {
         lock.locked {
             slots[k] = mine.take()
             let before = next
-            while next < slots.count, let ready = slots[next] {
-                slots[next] = nil
+            // Taken out of its slot and handed on as it is: a copy bound here kept a second
+            // reference to the range's events until `take` returned, so the taker, changing them
+            // in place, copied every one of them (a retry storm's 144,000 lines, once each).
+            while next < slots.count, slots[next] != nil {
+                let ready = slots[next].take()!
                 next += 1
-                take(ready)
+                take(consume ready)
             }
             if next != before { pthread_cond_broadcast(handedOn) }
         }
@@ -1538,7 +1541,7 @@ struct ReadContext: Sendable {
                 swap(&part.events, &result.events)
                 result.events = [last]
                 compactor.forgetOpenRuns()
-                onPart(part)
+                onPart(consume part)
                 if stops() { throw StopReading() }
             }
         }
