@@ -149,11 +149,20 @@ public final class Interner {
     func text(verdict: Int, process: Int, host: Int = -1, path: String, _ make: () -> Event.Text) -> Event.Text {
         // Each index is below `capacity` (at most 2^21 here), or -1: all ones in its 21 bits.
         let key = verdict << 42 | (process & 0x1F_FFFF) << 21 | (host & 0x1F_FFFF)
-        if let t = texts[key], t.path == path { return t }
+        // The texts used lately first, by a few bits of their indexes (no `Hasher` per line).
+        let near = (verdict &* 8 &+ process &* 3 &+ host) & (nearTexts.count - 1)
+        if nearKeys[near] == key, let t = nearTexts[near], t.path == path { return t }
+        if let t = texts[key], t.path == path {
+            nearKeys[near] = key
+            nearTexts[near] = t
+            return t
+        }
         let t = make()
         if texts.count < capacity { texts[key] = t }
         return t
     }
+    private var nearKeys = [Int](repeating: -1, count: 16)
+    private var nearTexts = [Event.Text?](repeating: nil, count: 16)
 
     /// The matcher's result for a message (and its text, when it is a hit), computed once per
     /// distinct message and category; and where it is kept (-1: not kept, the table is full).
@@ -162,9 +171,13 @@ public final class Interner {
     {
         var key = Self.hash(bytes)
         if let category { key = (key ^ Self.hash(category)) &* 0x9E37_79B9_7F4A_7C15 | 1 }
-        if let k = verdicts.find(bytes, key, { v in
-            guard let c = v.category, let category else { return v.category == nil && category == nil }
-            return sameBytes(c, category)
+        // (The entry looked at by its index: handed to the test, the entry was a copy of its
+        // three references, taken and given back per line.)
+        if let k = verdicts.find(bytes, key, { k in
+            verdicts.values[k].category.withBytes { c in
+                guard let c, let category else { return c == nil && category == nil }
+                return c.count == category.count && (c.isEmpty || memcmp(c.baseAddress!, category.baseAddress!, c.count) == 0)
+            }
         }) {
             // Field by field: the entry whole would be a copy of its three references.
             return (verdicts.values[k].hit, verdicts.values[k].message, k)
@@ -185,24 +198,33 @@ public final class Interner {
 
     /// The process name of a record as events carry it, and where it is kept (-1: not kept).
     func process(_ bytes: UnsafeRawBufferPointer) -> (name: String, index: Int) {
-        Self.name(bytes, in: &processes, capacity: capacity, Self.processName)
+        Self.name(bytes, in: &processes, last: &lastProcess, capacity: capacity, Self.processName)
     }
 
     /// The host name of a record (a syslog layout's), and where it is kept (-1: not kept).
     func host(_ bytes: UnsafeRawBufferPointer) -> (name: String, index: Int) {
-        Self.name(bytes, in: &hosts, capacity: capacity) { $0 }
+        Self.name(bytes, in: &hosts, last: &lastHost, capacity: capacity) { $0 }
     }
+
+    /// The process and host names found last: the lines of a log mostly repeat the name of the
+    /// line before (a device log's host is `localhost` on every line), compared before hashing.
+    private var lastProcess = -1, lastHost = -1
 
     /// `bytes` as `table` keeps it (`make` of its text, the first time), and where (-1: the
     /// table is full and it is not kept).
-    private static func name(_ bytes: UnsafeRawBufferPointer, in table: inout BytesTable<String>, capacity: Int,
+    private static func name(_ bytes: UnsafeRawBufferPointer, in table: inout BytesTable<String>, last: inout Int, capacity: Int,
                              _ make: (String) -> String) -> (name: String, index: Int)
     {
+        if last >= 0, table.keyIs(last, bytes) { return (table.values[last], last) }
         let key = hash(bytes)
-        if let k = table.find(bytes, key, { _ in true }) { return (table.values[k], k) }
+        if let k = table.find(bytes, key, { _ in true }) {
+            last = k
+            return (table.values[k], k)
+        }
         let name = make(String(decoding: bytes, as: UTF8.self))
         guard table.count < capacity else { return (name, -1) }
         table.insert(bytes, key, name)
+        last = table.count - 1
         return (name, table.count - 1)
     }
 
@@ -242,15 +264,19 @@ public final class Interner {
 
 /// An open-addressing table from byte strings to values, for lookups by bytes without a
 /// `String` or `Hasher` per lookup. Keys are found by their 64-bit hash (nonzero), then
-/// compared byte for byte; `matches` narrows further (entries that share the bytes).
+/// compared byte for byte; `matches` (given the entry's index) narrows further (entries that
+/// share the bytes). The keys' bytes are kept in one pool (a list per key was a reference
+/// taken and given back at each comparison).
 struct BytesTable<Value> {
     private var hashes = [UInt64](repeating: 0, count: 64)
     private var slots = [Int32](repeating: -1, count: 64)
-    private var keys: [[UInt8]] = []
+    /// Key k's bytes are `pool[ends[k - 1] ..< ends[k]]` (from 0 for the first).
+    private var pool: [UInt8] = []
+    private var ends: [Int] = []
     private(set) var values: [Value] = []
     var count: Int { values.count }
 
-    func find(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ matches: (Value) -> Bool) -> Int? {
+    func find(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ matches: (Int) -> Bool) -> Int? {
         let mask = hashes.count - 1
         var i = Int(truncatingIfNeeded: hash) & mask
         while true {
@@ -258,16 +284,26 @@ struct BytesTable<Value> {
             if h == 0 { return nil }
             if h == hash {
                 let k = Int(slots[i])
-                if sameBytes(keys[k], bytes), matches(values[k]) { return k }
+                if keyIs(k, bytes), matches(k) { return k }
             }
             i = (i &+ 1) & mask
         }
     }
 
+    /// Whether key `k` is exactly `bytes`.
+    @inline(__always) func keyIs(_ k: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let from = k == 0 ? 0 : ends[k - 1]
+        let n = ends[k] - from
+        guard n == bytes.count else { return false }
+        guard n > 0 else { return true }
+        return pool.withUnsafeBytes { memcmp($0.baseAddress! + from, bytes.baseAddress!, n) == 0 }
+    }
+
     mutating func insert(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ value: Value) {
         if (values.count + 1) * 2 > hashes.count { grow() }
         place(hash, Int32(values.count))
-        keys.append(Array(bytes))
+        pool.append(contentsOf: bytes)
+        ends.append(pool.count)
         values.append(value)
     }
 
@@ -287,7 +323,10 @@ struct BytesTable<Value> {
     }
 }
 
-/// Whether `a` holds exactly the bytes of `b`.
-@inline(__always) private func sameBytes(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
-    a.count == b.count && (b.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
+extension Optional where Wrapped == [UInt8] {
+    /// The bytes, lent (nil: none).
+    @inline(__always) func withBytes<R>(_ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        guard let a = self else { return body(nil) }
+        return a.withUnsafeBytes { body($0) }
+    }
 }
