@@ -354,6 +354,22 @@ public struct Event: Sendable {
         r.orders.append(Int32(truncatingIfNeeded: delta))
     }
 
+    /// A run of one frame line that the reader folded (`Repeats.isPlainReadRun`) made a run
+    /// folded as the session is built, to take later lines (`SessionBuilder.foldConnectLine`):
+    /// its lines keep the run's place in reading order (they stood there as one event), each
+    /// at its own time. A new `Repeats` (copies of the event keep theirs); the times as parsed
+    /// are not kept, as in any run folded after resolution. Nothing when it is not such a run.
+    mutating func foldReadRunLate() {
+        guard let r = repeats, !r.foldedLate else { return }
+        let p = Repeats()
+        p.lines = r.lines
+        p.times = r.times
+        p.orders = SpilledColumn(repeatElement(Int32(0), count: r.lines.count))
+        p.lastSecondOfDay = r.lastSecondOfDay
+        p.foldedLate = true
+        repeats = p
+    }
+
     /// Whether it stands for connect lines folded as the session was built (`Event.foldIn`),
     /// which were events of their own until then.
     public var foldsLines: Bool { repeats?.foldedLate ?? false }
@@ -597,6 +613,13 @@ public final class Repeats: @unchecked Sendable {
     /// The reading-order place of the last run joined into this one (runs a reader's parts
     /// cut, `SessionBuilder.joinCutRun`): the next part's run continues it at the place after.
     var joinedThrough: Int?
+
+    /// A run the reader folded of one line repeated, each line's time resolved (`timed`, as its
+    /// event is) and nothing else kept per line: a frame run that the session may fold as it
+    /// folds lines of their own (`Event.foldReadRunLate`).
+    func isPlainReadRun(timed: Bool) -> Bool {
+        !foldedLate && texts == nil && frames.isEmpty && orders.isEmpty && (timed ? times.count == lines.count : times.isEmpty)
+    }
 
     /// Line `k`'s place in reading order less the first line's.
     func orderDelta(_ k: Int) -> Int { orders.isEmpty ? Int(lines[k]) - Int(lines[0]) : Int(orders[k]) }

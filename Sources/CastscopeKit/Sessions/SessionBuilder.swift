@@ -353,27 +353,47 @@ public struct SessionBuilder {
     /// only once the run is `foldFrom` lines long: a healthy start's few attempts stay lines of
     /// their own (a run of its own per attempt would cost more than it saves).
     ///
-    /// Frame lines (`group` is `frameCodes`) are folded the same way, into a line of their own
-    /// or a run folded here, never into frames folded while reading: several extensions logging
-    /// at once interleave their frame lines in the file, so the reader could not fold them.
+    /// Frame lines (`group` is `frameCodes`) are folded the same way: several extensions
+    /// logging at once interleave their frame lines in the file, so the reader could not fold
+    /// them. So are the short runs the reader did fold, of one frame line repeated, between
+    /// other processes' recognized lines (a host app that logs between every few frames): each
+    /// stayed an event to the end of its session, ~120 bytes a run, and one session streaming
+    /// through 256 MB of such a log held 124 MB. Such a run, folded or folded into, becomes a
+    /// run folded here (`Event.foldReadRunLate`): its lines keep the run's place in reading
+    /// order, each at its own time, as they stood when it was one event.
     static func foldConnectLine(_ events: inout [Event], _ group: KindSet) {
         let x = events.count - 2
         // Most lines (a frame run folded while reading, a line of another kind before it) are
         // told apart here, before the list is opened for writing.
         // (Through a buffer pointer: a computed property of an element copies the event.)
-        guard x >= 1, events.withUnsafeBufferPointer({ ev in ev[x].repeats == nil && group.contains(ev[x].code) }) else { return }
+        let frames = group.mask == frameCodes.mask
+        guard x >= 1, events.withUnsafeBufferPointer({ ev in
+            group.contains(ev[x].code) && (ev[x].repeats == nil || (frames && ev[x].repeats!.isPlainReadRun(timed: ev[x].time != nil)))
+        }) else { return }
         // In place: an event handed to a function or taken out of the list is a copy (a retain
         // and a release per reference in it), once per line of the storm.
         let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
             guard ev[x + 1].side == ev[x].side else { return false }
             // Into a run folded here, or a line of its own once the run is long; not into
             // frames folded while reading (their lines' places are the event's).
-            func mayTake(_ j: Int) -> Bool {
+            // (or, for frames, into a run of one line the reader folded: made a run folded here)
+            func mayTake(_ j: Int, readRun: Bool = true) -> Bool {
                 ev[j].foldsLines || (ev[j].repeats == nil && runIsLong(ev, before: x, side: ev[x].side, group))
+                    || (readRun && frames && ev[j].repeats?.isPlainReadRun(timed: ev[j].time != nil) == true)
             }
+            let run = ev[x].repeats
             // The latest line takes the folded one's place; the list loses its last.
             func take(_ j: Int, text: Event.Text?) -> Bool {
-                ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: text)
+                ev[j].foldReadRunLate()
+                if let run {
+                    // (each line of a run the reader folded, at the run's place in reading order)
+                    let order = ev[x].order
+                    Event.forEachTimeAndLine(repeats: run, time: ev[x].time, line: ev[x].line) { t, line in
+                        ev[j].foldIn(time: t, line: line, order: order, text: text)
+                    }
+                } else {
+                    ev[j].foldIn(time: ev[x].time, line: ev[x].line, order: ev[x].order, text: text)
+                }
                 ev.swapAt(x, x + 1)
                 return true
             }
@@ -390,7 +410,7 @@ public struct SessionBuilder {
                     // The same line (nearly always: its text is the run's own, no text taken),
                     // or the run's message with other attribute values, in a run whose lines differ.
                     let same = Event.repeatsLine(ev, j, x)
-                    guard same || (ev[j].linesDiffer && Event.continuesVarying(ev, j, x)) else { return false }
+                    guard same || (run == nil && ev[j].linesDiffer && Event.continuesVarying(ev, j, x)) else { return false }
                     return take(j, text: same ? nil : ev[x].textRef)
                 }
                 if varying, like < 0, ev[j].code == ev[x].code {
@@ -402,7 +422,9 @@ public struct SessionBuilder {
                 }
                 j -= 1
             }
-            if like >= 0, mayTake(like), Event.continuesVarying(ev, like, x) { return take(like, text: ev[x].textRef) }
+            if like >= 0, run == nil, mayTake(like, readRun: false), Event.continuesVarying(ev, like, x) {
+                return take(like, text: ev[x].textRef)
+            }
             return false
         }
         if folded { events.removeLast() }
