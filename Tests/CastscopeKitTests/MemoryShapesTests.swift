@@ -64,4 +64,39 @@ struct MemoryShapesTests {
         #expect(s.frames == 4_000)
         #expect(own.count <= 8, "\(own.count) extension events held for \(s.frames) frame lines")
     }
+
+    /// Extensions that come and go: 600 short sessions, 20 at once, their lines interleaved,
+    /// each ending with its own end line; an ended one waits `afterEnd` (30 s) for late lines.
+    static func churn() -> [Event] {
+        typealias Line = SleepingSessionsTests.Line
+        var lines: [Line] = []
+        for k in 0..<600 {
+            let t0 = Int64(k / 20) * 1_500_000 + Int64(k % 20) * 7_000, pid = 3_000 + k, p = "BroadcastExtension"
+            lines.append((t0, pid, p, "broadcast.started", "broadcast started", .extension))
+            lines.append((t0 + 1_000, pid, p, "socket.connected", "client stream open completed", .extension))
+            for f in 0..<(10 + k % 7) {
+                lines.append((t0 + 2_000 + Int64(f) * 100_000, pid, p, "frame.sent", "video sample processed successfully", .extension))
+            }
+            lines.append((t0 + 1_400_000, pid, p, "socket.closed", "client connection did close nil", .extension))
+            // Now and then a late line of the process after its end, and a host line.
+            if k % 9 == 0 { lines.append((t0 + 4_000_000, pid, p, "frame.sent", "video sample processed successfully", .extension)) }
+            if k % 5 == 0 { lines.append((t0 + 1_450_000, 77, "Host", "server.client_connected", "server stream open completed", .app)) }
+        }
+        return SleepingSessionsTests.events(lines)
+    }
+
+    @Test("ended sessions waiting for late lines go to the spill while many wait, and come back the same")
+    func endedSessionsWaitAsleep() {
+        let events = Self.churn()
+        let kept = SleepingSessionsTests.run(events, sleepAfter: Int.max)
+        let slept = SleepingSessionsTests.run(events, sleepAfter: 64)
+        #expect(slept.sessions.count == 600)
+        #expect(slept.sessions == kept.sessions)
+        // 20 open at once: none is ever silent for the idle horizon, so what sleeps has ended
+        // (about 20 end each 1.5 s, and wait 30 s: some 400 at once).
+        #expect(kept.maxAsleep == 0)
+        #expect(slept.maxAsleep > 200, "\(slept.maxAsleep) asleep at most")
+        #expect(slept.woke > 0)
+    }
 }
+

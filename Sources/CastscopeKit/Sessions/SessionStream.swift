@@ -216,6 +216,8 @@ public struct SessionStream {
     /// Sessions that ended and are not ready to hand on, by number: likewise the only ones the
     /// check for ready sessions looks at, but at the end.
     var endedWaiting: [Int] = []
+    /// Sessions that ended since `sleepEnded` last walked `endedWaiting`.
+    var endedSinceWalk = 0
     /// Sessions in `live` that are ready (for `park`, which counted them each time).
     var readyLive = 0
     var live: [Live] = []
@@ -448,7 +450,10 @@ public struct SessionStream {
     /// Records that a session has ended, and when.
     mutating func noteEnd(seq: Int, end: Int64?) {
         guard let i = liveIndex(seq) else { return }
-        if !live[i].ended { endedWaiting.insertSorted(seq) }
+        if !live[i].ended {
+            endedWaiting.insertSorted(seq)
+            endedSinceWalk += 1
+        }
         live[i].ended = true
         live[i].end = end
     }
@@ -721,6 +726,7 @@ public struct SessionStream {
         if !final {
             park()
             sleepSilent()
+            sleepEnded()
             retireSilent()
         }
     }

@@ -26,6 +26,28 @@ extension SessionStream {
         var finishOnWake = false
     }
 
+    /// Puts to sleep the ended sessions waiting for their turn to be handed on (lines of their
+    /// process may still join them for `afterEnd`, 30 s of log time) once more than
+    /// `sleepAfter` wait, those whose process has been silent for a second. Extensions that
+    /// come and go every second or so (a device farm, a relay's fleet of phones in one log) had
+    /// thousands waiting at once, each with its events: 72–135 MB at 256 MB of them. Walked
+    /// when half as many more have ended since the last walk (every time, with `sleepAfter`
+    /// 0), so the walk is paid once per as many sessions as it may put to sleep.
+    mutating func sleepEnded() {
+        guard endedSinceWalk > max(sleepAfter / 2, 0), endedWaiting.count > sleepAfter, !spillFailed else { return }
+        endedSinceWalk = 0
+        for seq in endedWaiting {
+            guard let i = liveIndex(seq), live[i].ended, !live[i].ready, live[i].asleep == nil,
+                let own = live[i].lastOwn, now - own > Self.endedSilence
+            else { continue }
+            _ = sleep(i, ended: true)
+        }
+    }
+
+    /// How long an ended session's process has been silent before it may sleep (its last few
+    /// lines most often follow its end line at once: each would wake it).
+    static let endedSilence: Int64 = 1_000_000
+
     /// Puts to sleep the open sessions silent for `idleHorizon`, when enough are awake. Walks
     /// `awakeOpen` only (with a million sessions open and asleep, a walk over every live one
     /// each time was a fifth of the run), dropping those that ended, were taken out or slept;
@@ -52,11 +74,12 @@ extension SessionStream {
         awakeOpen.removeLast(awakeOpen.count - kept)
     }
 
-    /// Writes live session `i`'s open session to the spill, out of its stream; false when it
-    /// cannot sleep (not its stream's open session, a relay view, no spill).
-    private mutating func sleep(_ i: Int) -> Bool {
+    /// Writes live session `i`'s open session (or, `ended`, its stream's ended last one) to the
+    /// spill, out of its stream; false when it cannot sleep (not its stream's last session, a
+    /// relay view, no spill).
+    private mutating func sleep(_ i: Int, ended: Bool = false) -> Bool {
         let k = live[i].stream
-        guard asleepSeq[k] == 0, streams[k].phase != .idle, streams[k].phase != .ended,
+        guard asleepSeq[k] == 0, streams[k].phase != .idle, (streams[k].phase == .ended) == ended,
             let n = streams[k].sessions.indices.last, streams[k].sessions[n].seq == live[i].seq,
             streams[k].sessions[n].relay == nil, let spill = spillFile()
         else { return false }
@@ -96,8 +119,10 @@ extension SessionStream {
     }
 
     /// The end of the logs for an asleep stream: finished when it wakes; its end noted now,
-    /// as `SessionBuilder.finish` will set it (its last line's time).
+    /// as `SessionBuilder.finish` will set it (its last line's time). An ended session asleep
+    /// is done already.
     mutating func finishAsleep(_ k: Int) {
+        guard streams[k].phase != .ended else { return }
         let i = liveIndex(asleepSeq[k])!
         live[i].asleep!.finishOnWake = true
         noteEnd(seq: asleepSeq[k], end: live[i].asleep!.lastLineTime)
