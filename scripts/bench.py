@@ -6,6 +6,7 @@ BENCH_SECTION=densities runs only the session-density table (issue 15), which en
 session that retries for BENCH_STORM_HOURS hours (default 10: every line recognized, all open),
 then for as long as BENCH_SIZE MB takes (27 h at 256), and one session that streams frames
 through BENCH_SIZE MB.
+BENCH_SECTION=shapes runs only the peak RSS of session shapes (`make-shape-input.py`).
 BENCH_SECTION=unified-logging runs only the Apple Unified Logging rows (BENCH_UL_COPIES copies
 of the reference tracev3, default 300). Inputs are generated (BENCH_SIZE MB of noisy `log show`, default 256; its gzip; a relay
 journal of BENCH_ENTRIES entries built with systemd-journal-remote, default 1,000,000).
@@ -224,6 +225,9 @@ def main():
     if os.environ.get("BENCH_SECTION") == "tail":  # only tail's volume rows
         tail_volume()
         return
+    if os.environ.get("BENCH_SECTION") == "shapes":  # only the memory of session shapes
+        shapes()
+        return
     log, gz, journals = gen_inputs()
     size_mb = os.path.getsize(log) / 1e6
     journal_mb = sum(os.path.getsize(j) for j in journals) / 1e6
@@ -419,6 +423,33 @@ def densities(lnav_ok):
             if "journalctl" in r:
                 print("  " + line(f"{out}: >= 1.5x faster than journalctl -o export", t, r["journalctl"][0], 1.5))
             print("  " + rss_line(f"{out}", rss))
+    print()
+
+
+def shapes():
+    """Issue 15: peak RSS at BENCH_SIZE MB for session shapes the densities do not cover
+    (`scripts/make-shape-input.py`): extensions that come and go, 50 and 5,000 open at once
+    (each ended one waits 30 s of log time for late lines); a relay's text with 5,000 sessions
+    open, with and without a year; one session whose frame runs are cut by host-app lines."""
+    gen = os.path.join(ROOT, "scripts/make-shape-input.py")
+    rows = [("churn", "extension sessions coming and going, 50 open", ["churn", "50"]),
+            ("churn", "extension sessions coming and going, 5,000 open", ["churn", "5000"]),
+            ("relay", "relay text, 5,000 sessions open", ["relay", "5000"]),
+            ("relay-yearless", "relay text without a year, 5,000 sessions open", ["relay-yearless", "5000"]),
+            ("mix", "one session, frame runs cut by host-app lines", ["mix"])]
+    print(f"session shapes, {SIZE} MB each (peak RSS of analyze -q and --json)")
+    for _, label, args in rows:
+        os.makedirs(WORK, exist_ok=True)
+        log = os.path.join(WORK, f"shape-{'-'.join(args)}-{SIZE}.log")
+        if not os.path.exists(log):
+            subprocess.run([sys.executable, gen, args[0], log + ".part", str(SIZE)] + args[1:], check=True,
+                           stderr=subprocess.DEVNULL)
+            os.rename(log + ".part", log)
+        subprocess.run(["cat", log], stdout=subprocess.DEVNULL)
+        r = bench([("text", [BIN, "analyze", "-q", log]), ("json", [BIN, "analyze", "--json", log])])
+        print(f"  {label}: text {r['text'][0]:.2f} s, --json {r['json'][0]:.2f} s")
+        print("  " + rss_line("text", r["text"][1]))
+        print("  " + rss_line("--json", r["json"][1]))
     print()
 
 
