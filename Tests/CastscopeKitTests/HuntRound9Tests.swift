@@ -201,6 +201,8 @@ struct HuntRound9Tests {
                 "\(k.findings)")
         // Numbers that do not rise are no grep's: a log's own (coturn's uptime) stays.
         let uptime = try analyzePaste("7: session 001: refreshed\n7: session 001: closed\n7: IPv4. Local relay addr: 10.0.0.1:50000\n8: session 002: new\n").text
+        let rising = try analyzePaste("5: session 001: refreshed\n6: session 001: closed\n7: IPv4. Local relay addr: 10.0.0.1:50000\n9: session 002: new\n").text
+        #expect(rising.contains("5: session 001: refreshed") && rising.contains("9: session 002: new"), "\(rising)")
         #expect(uptime.contains("7: session 001: closed") && uptime.contains("8: session 002: new"), "\(uptime)")
     }
 

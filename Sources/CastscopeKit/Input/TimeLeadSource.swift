@@ -202,9 +202,11 @@ public final class TimeLeadSource: RewritingSource {
                 lead.kind == .pod || lead.kind == .grep
             else { return nil }
             var leading = 0
+            var spaced = 0
             var last = -1
             for line in lines {
-                guard length(line, lead) > 0 else { continue }
+                let length = length(line, lead)
+                guard length > 0 else { continue }
                 if lead.kind == .pod {
                     guard line.starts(with: podOpener) else { return nil }
                 } else {
@@ -214,10 +216,13 @@ public final class TimeLeadSource: RewritingSource {
                     while g < line.count, g < 10, isDigit(line[g]) { n = n * 10 + Int(line[g] - 0x30); g += 1 }
                     guard g > 0, n > last else { return nil }
                     last = n
+                    // (grep writes the line right after its number; coturn's uptime, `7: session …`,
+                    // has a space)
+                    if length < line.count, line[length] == 0x20 { spaced += 1 }
                 }
                 leading += 1
             }
-            return leading >= 3 && leading * 5 >= lines.count * 4 ? lead : nil
+            return leading >= 3 && leading * 5 >= lines.count * 4 && spaced * 5 < leading ? lead : nil
         }
     }
     private static let podOpener = Array("[pod/".utf8)
