@@ -432,7 +432,7 @@ struct DaemonDiedRule: FindingRule {
         // (glibc's failed assertion: where, and what; after another line's word on the death)
         if let a = death.first(where: { $0.attr("assertion") != nil }), let assertion = a.attr("assertion") {
             let told = death.contains { $0.attr("unit") != nil && $0.attr("assertion") == nil }
-            what += (told ? " after a failed assertion (" : " (") + (a.attr("assert_where").map { "\($0): " } ?? "") + "Assertion `\(assertion)' failed)"
+            what += (told ? " after a failed assertion (" : " (") + (a.attr("assert_where").map { "\($0): " } ?? "") + "\(a.attr("assert_kw") ?? "Assertion") `\(assertion)' failed)"
         }
         if let result = death.lazy.compactMap({ $0.attr("result") }).first { what += " (Result: \(result))" }
         if let sanitizer = e.attr("sanitizer") { what += " (AddressSanitizer: \(sanitizerSummary(sanitizer)))" }
