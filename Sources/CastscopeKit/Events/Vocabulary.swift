@@ -26,6 +26,11 @@ public struct Vocabulary: Sendable {
         /// (`override func broadcastStarted(`, `class SampleHandler: RPBroadcastSampleHandler {`,
         /// `` `RPBroadcastSampleHandler` `` in a ticket's sentence), not a log line of it.
         public var unless: [[UInt8]] = []
+        /// Captures that must be one of the given values, by slot (`"only": {"assert_kw":
+        /// ["Assertion"]}`): looked at once the rule has matched, so a rule whose word must be a
+        /// long and common literal (glibc's `Assertion`, in every `BKProcessAssertion`) can
+        /// keep a cheap anchor (`' failed.`) without matching any `` word `x' failed. ``.
+        public var only: [(slot: Int, values: [[UInt8]])] = []
     }
 
     public struct Sample: Sendable {
@@ -66,8 +71,18 @@ public struct Vocabulary: Sendable {
             let set = (r["set"]?.objectValue ?? []).compactMap { k, v in v.stringValue.map { (k, $0) } }
             let unless = (r["unless"]?.arrayValue ?? []).compactMap { $0.stringValue.map { Array($0.utf8) } }
             guard !unless.contains(where: \.isEmpty) else { throw fail("an empty \"unless\" text would keep the rule from every message") }
+            var only: [(slot: Int, values: [[UInt8]])] = []
+            for (capture, values) in r["only"]?.objectValue ?? [] {
+                guard let slot = pattern.names.firstIndex(of: capture) else {
+                    throw fail("\"only\" names \"\(capture)\", which the match \"\(text)\" does not capture")
+                }
+                let list = (values.arrayValue ?? []).compactMap { $0.stringValue.map { Array($0.utf8) } }
+                guard !list.isEmpty else { throw fail("\"only\" gives \"\(capture)\" no value: the rule would match nothing") }
+                only.append((slot, list))
+            }
             rules.append(Rule(event: event, pattern: pattern, anchored: r["anchored"] == .bool(true), set: set,
-                              side: side, sdk: r["sdk"]?.stringValue ?? sdk, category: r["category"]?.stringValue, unless: unless))
+                              side: side, sdk: r["sdk"]?.stringValue ?? sdk, category: r["category"]?.stringValue, unless: unless,
+                              only: only))
         }
         if rules.isEmpty { throw fail("no rules") }
         self.rules = rules
@@ -210,6 +225,11 @@ public final class EventMatcher: Sendable {
                     body = rest
                 }
             } else if !rule.pattern.search(message, into: &m) {
+                continue
+            }
+            if !rule.only.isEmpty, !rule.only.allSatisfy({ c in
+                m.range(c.slot).map { r in c.values.contains { $0.elementsEqual(body[r]) } } ?? false
+            }) {
                 continue
             }
             var attrs: [(String, String)] = []
