@@ -156,18 +156,24 @@ public final class TimeLeadSource: RewritingSource {
         return ownTimes * 4 >= leading
     }
 
+    /// The head's whole lines that are not blank (without their CR), for the detectors.
+    static func nonBlankLines(_ raw: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
+        var lines: [UnsafeRawBufferPointer] = []
+        var start = 0
+        for i in 0..<raw.count where raw[i] == 0x0A {
+            var end = i
+            if end > start, raw[end - 1] == 0x0D { end -= 1 }
+            let line = UnsafeRawBufferPointer(rebasing: raw[start..<end])
+            if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { lines.append(line) }
+            start = i + 1
+        }
+        return lines
+    }
+
     /// `detect`, how many of the lines go on with a time of their own, and how many carry the lead.
     public static func detectCounting(_ head: [UInt8]) -> (lead: Lead, ownTimes: Int, leading: Int)? {
         head.withUnsafeBytes { raw -> (lead: Lead, ownTimes: Int, leading: Int)? in
-            var lines: [UnsafeRawBufferPointer] = []
-            var start = 0
-            for i in 0..<raw.count where raw[i] == 0x0A {
-                var end = i
-                if end > start, raw[end - 1] == 0x0D { end -= 1 }
-                let line = UnsafeRawBufferPointer(rebasing: raw[start..<end])
-                if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { lines.append(line) }
-                start = i + 1
-            }
+            let lines = nonBlankLines(raw)
             guard lines.count >= 2, let lead = lines.prefix(3).lazy.compactMap({ measure($0)?.lead }).first else { return nil }
             var leading = 0
             var ownTimes = 0
@@ -189,15 +195,7 @@ public final class TimeLeadSource: RewritingSource {
     /// four lines in five that are not blank carry it (at least three), grep's numbers rise.
     public static func untimedLead(_ head: [UInt8]) -> Lead? {
         head.withUnsafeBytes { raw -> Lead? in
-            var lines: [UnsafeRawBufferPointer] = []
-            var start = 0
-            for i in 0..<raw.count where raw[i] == 0x0A {
-                var end = i
-                if end > start, raw[end - 1] == 0x0D { end -= 1 }
-                let line = UnsafeRawBufferPointer(rebasing: raw[start..<end])
-                if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { lines.append(line) }
-                start = i + 1
-            }
+            let lines = nonBlankLines(raw)
             guard lines.count >= 3, let lead = lines.prefix(3).lazy.compactMap({ measure($0)?.lead }).first,
                 lead.kind == .pod || lead.kind == .grep
             else { return nil }
