@@ -109,28 +109,9 @@ struct HostileRound11Tests {
     func encryptedZipMember() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let a = archive_write_new()!
-        defer { archive_write_free(a) }
-        archive_write_set_format_zip(a)
-        #expect(archive_write_set_options(a, "zip:encryption=zipcrypt") == ARCHIVE_OK)
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var used = 0
-        #expect(archive_write_set_passphrase(a, "pw") == ARCHIVE_OK)
-        buffer.withUnsafeMutableBytes { buf in
-            archive_write_open_memory(a, buf.baseAddress, buf.count, &used)
-            let data = Array(Self.log.utf8)
-            let e = archive_entry_new()!
-            archive_entry_set_pathname(e, "secret.txt")
-            archive_entry_set_size(e, Int64(data.count))
-            archive_entry_set_filetype(e, 0o100000)
-            archive_entry_set_perm(e, 0o644)
-            archive_write_header(a, e)
-            data.withUnsafeBytes { _ = archive_write_data(a, $0.baseAddress, data.count) }
-            archive_entry_free(e)
-            archive_write_close(a)
-        }
+        let bytes = makeArchive(.zip, [("secret.txt", Array(Self.log.utf8))], passphrase: "pw")
         let zip = dir.appendingPathComponent("bundle.zip")
-        try Data(buffer[0..<used]).write(to: zip)
+        try Data(bytes).write(to: zip)
         let log = dir.appendingPathComponent("device.txt")
         try Self.log.write(to: log, atomically: true, encoding: .utf8)
         let r = try castscope(["analyze", "--no-pager", "-q", zip.path, log.path])

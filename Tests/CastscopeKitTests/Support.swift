@@ -105,12 +105,18 @@ final class Locked<T>: @unchecked Sendable {
 enum ArchiveKind { case zip, tar, tarGz, gz, tarXz, tarBz2, tarZst, xz, bz2, zst }
 
 /// Writes an archive in memory with libarchive (zip, tar, tar.gz/.xz/.bz2/.zst, or one member
-/// compressed on its own: .gz, .xz, .bz2, .zst).
-func makeArchive(_ kind: ArchiveKind, _ entries: [(String, [UInt8])]) -> [UInt8] {
+/// compressed on its own: .gz, .xz, .bz2, .zst); a zip's members encrypted with ZipCrypto
+/// under `passphrase` when one is given.
+func makeArchive(_ kind: ArchiveKind, _ entries: [(String, [UInt8])], passphrase: String? = nil) -> [UInt8] {
     let a = archive_write_new()!
     defer { archive_write_free(a) }
     switch kind {
-    case .zip: archive_write_set_format_zip(a)
+    case .zip:
+        archive_write_set_format_zip(a)
+        if let passphrase {
+            precondition(archive_write_set_options(a, "zip:encryption=zipcrypt") == ARCHIVE_OK)
+            precondition(archive_write_set_passphrase(a, passphrase) == ARCHIVE_OK)
+        }
     case .tar: archive_write_set_format_pax_restricted(a)
     case .tarGz:
         archive_write_set_format_pax_restricted(a)
