@@ -314,8 +314,94 @@ struct FileTimeResolver {
     var dayShift = 0
     var noted = false
     /// Notes for the file's summary, and for the report's header.
-    var notes: [String] = []
+    var ownNotes: [String] = []
     var headerNotes: [String] = []
+    /// The time of the file's last line placed, across calls (`placeOutliers`).
+    var lastPlaced: Int64?
+    /// Lines dated far from the lines around them, placed at the line before's time; the first.
+    var outliers = 0
+    var firstOutlier: (line: Int, time: Int64, offset: Int)?
+
+    /// The file's notes: the resolver's own, then the lines it placed (`placeOutliers`).
+    var notes: [String] {
+        guard let first = firstOutlier else { return ownNotes }
+        let when = Fmt.rfc3339(first.time, offset: first.offset)
+        return ownNotes + [outliers == 1
+            ? "line \(first.line) is dated \(when), far from the lines around it (a clock that jumped for one line, or damage): placed at the time of the line before it"
+            : "\(outliers) lines are dated far from the lines around them (a clock that jumped for one line, or damage; the first line \(first.line), \(when)): each placed at the time of the line before it"]
+    }
+
+    /// A line more than a week from the line before, whose next line is back within a day of
+    /// that one, is a clock that jumped for one line (a phone's log with one line of 1970 or
+    /// of year 9999 in it): one such line gave its session a frame stall of 69,889,872 hours
+    /// and 0.0 fps, and a duration to the end of the day. It is placed at the time of the line
+    /// before it and marked ~ (timeInferred). Judged within what one call hands in, the first
+    /// line against the last placed before: a line at the end of a call is left as read.
+    static let outlierJump: Int64 = 7 * 86_400_000_000
+    static let outlierReturn: Int64 = 86_400_000_000
+
+    /// The same within a run of lines folded into one event: its times pass through with one
+    /// held back while it is suspect (the run's column may be on disk: no second pass).
+    struct RunOutliers {
+        var last: Int64?
+        var held: Int64?
+        var index = 0
+        var count = 0
+        var first: (index: Int, time: Int64)?
+
+        mutating func push(_ x: Int64, into column: inout SpilledColumn<Int64>) {
+            if let b = held, let a = last {
+                held = nil
+                if abs(x - a) <= FileTimeResolver.outlierReturn {
+                    count += 1
+                    if first == nil { first = (index - 1, b) }
+                    column.append(a)
+                } else {
+                    column.append(b)
+                    last = b
+                }
+            }
+            if let a = last, abs(x - a) > FileTimeResolver.outlierJump {
+                held = x
+            } else {
+                column.append(x)
+                last = x
+            }
+            index += 1
+        }
+
+        mutating func finish(into column: inout SpilledColumn<Int64>) {
+            if let b = held { column.append(b); held = nil }
+        }
+    }
+
+    /// Counts what a run's `RunOutliers` placed.
+    mutating func notePlaced(_ filter: RunOutliers, _ run: Repeats, offset: Int) {
+        guard let first = filter.first else { return }
+        outliers += filter.count
+        if firstOutlier == nil, first.index < run.lines.count { firstOutlier = (Int(run.lines[first.index]), first.time, offset) }
+    }
+
+    mutating func placeOutliers(_ events: inout [Event], _ range: Range<Int>) {
+        var previous = lastPlaced
+        var i = range.lowerBound
+        while i < range.upperBound {
+            guard let b = events[i].time else { i += 1; continue }
+            var k = i + 1
+            while k < range.upperBound, events[k].time == nil { k += 1 }
+            if let a = previous, k < range.upperBound, let c = events[k].time, events[i].repeats == nil,
+               abs(b - a) > Self.outlierJump, abs(c - a) <= Self.outlierReturn {
+                outliers += 1
+                if firstOutlier == nil { firstOutlier = (events[i].line, b, events[i].displayOffset == Fmt.unzoned ? refOffset : events[i].displayOffset) }
+                events[i].time = a
+                events[i].timeInferred = true
+            } else {
+                previous = b
+            }
+            i = k
+        }
+        lastPlaced = previous
+    }
 
     init(reference: ParsedTime?, date: (year: Int, month: Int, day: Int)?, today: (Int, Int, Int)) {
         self.today = today
@@ -365,31 +451,40 @@ struct FileTimeResolver {
                     // 1 January a year before 31 December).
                     var calendar = RunCalendar(year: y, offset: t.offset)
                     var first: Int64?
+                    var placed = RunOutliers()
                     for n in r.naive {
                         let c = calendar.instant(naive: n)
-                        times.append(head + c - (first ?? c))
+                        placed.push(head + c - (first ?? c), into: &times)
                         if first == nil { first = c }
                     }
+                    placed.finish(into: &times)
+                    notePlaced(placed, r, offset: events[i].displayOffset == Fmt.unzoned ? refOffset : events[i].displayOffset)
                     if times.isEmpty { times.append(head) }
                     r.times = times
                     continue
                 }
+                var placed = RunOutliers()
                 for n in r.naive {
                     guard let p = previous else {
-                        times.append(head)
+                        placed.push(head, into: &times)
                         previous = (n, head)
                         continue
                     }
                     var step = n - p.naive
-                    if step < -43_200_000_000 { step += 86_400_000_000; dayShift += t.hasDate ? 0 : 1 }
+                    // (a step back of more than a day is no midnight: a line of another year
+                    // came back a day late)
+                    if step < -43_200_000_000 && step >= -86_400_000_000 { step += 86_400_000_000; dayShift += t.hasDate ? 0 : 1 }
                     previous = (n, p.time + step)
-                    times.append(p.time + step)
+                    placed.push(p.time + step, into: &times)
                 }
+                placed.finish(into: &times)
+                notePlaced(placed, r, offset: events[i].displayOffset == Fmt.unzoned ? refOffset : events[i].displayOffset)
                 if times.isEmpty { times.append(head) }
                 r.times = times
                 if !t.hasDate, let last = r.lastSecondOfDay { previousSecond = last }
             }
         }
+        placeOutliers(&events, range)
     }
 
     /// The year of a date written without one (syslog, idevicesyslog, journalctl's short
@@ -423,19 +518,19 @@ struct FileTimeResolver {
             // No wall clock at all: every time is marked ~, and the header says so.
             let day = formatDate(refDate)
             let source = dateGiven ? "--date" : assumedToday ? "today, pass --date" : "the bundle"
-            notes.append("lines carry seconds since boot, no wall clock (journalctl -o short-monotonic): counted from 00:00 of \(day) (\(source))")
+            ownNotes.append("lines carry seconds since boot, no wall clock (journalctl -o short-monotonic): counted from 00:00 of \(day) (\(source))")
             headerNotes.append("seconds since boot in the lines, no wall clock: counted from 00:00 of \(day) (\(source)), times marked ~")
             return
         }
         let what = !hasDate ? "date" : "year"
         if !assumedToday {
             let source = dateGiven ? "--date" : "the bundle"
-            notes.append("lines carry no \(what): taken from \(source) (\(formatDate(refDate)))")
+            ownNotes.append("lines carry no \(what): taken from \(source) (\(formatDate(refDate)))")
         } else if !hasDate {
-            notes.append("lines carry no date and the bundle gives none: today (\(formatDate(today))) assumed (pass --date)")
+            ownNotes.append("lines carry no date and the bundle gives none: today (\(formatDate(today))) assumed (pass --date)")
             headerNotes.append("\(Self.noDateNote) today (\(formatDate(today))) assumed, pass --date")
         } else {
-            notes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed, \(today.0 - 1) for a date after today (pass --date)")
+            ownNotes.append("lines carry no year and the bundle gives none: the current year (\(today.0)) assumed, \(today.0 - 1) for a date after today (pass --date)")
             headerNotes.append("no year in the lines: \(today.0) assumed (\(today.0 - 1) for a date after today), pass --date")
         }
     }
