@@ -25,9 +25,10 @@ struct RetiredStreamsTests {
         var retired: Int
     }
 
-    static func run(_ events: [Event], retireAfter: Int64, learnInBatches: Int? = nil) -> Run {
+    static func run(_ events: [Event], retireAfter: Int64, retireCrowd: Int = 4096, learnInBatches: Int? = nil) -> Run {
         var stream = SessionStream()
         stream.retireAfter = retireAfter
+        stream.retireCrowd = retireCrowd
         var out: [Session] = []
         if let n = learnInBatches {
             // As a file streamed while read: each batch learned just before it is fed.
@@ -113,6 +114,47 @@ struct RetiredStreamsTests {
         #expect(retired.outside == kept.outside)
         #expect(kept.streamsLeft >= 9_000)
         #expect(retired.streamsLeft < 100)
+    }
+
+    /// Extensions coming and going fast (a broadcast every 10 ms, ~150 open at once): far more
+    /// processes end within the ten-minute horizon than wait to retire (`retireCrowd`), so those
+    /// silent for a second retire; the tables hold about the crowd, not every process of the
+    /// last ten minutes, and every later line (a frame, a kill naming a pid, a start on an old
+    /// pid) does what it did.
+    @Test func aCrowdRetiresThoseSilentForASecond() {
+        var lines: [Line] = []
+        let name = "BroadcastExtension"
+        for k in 0..<3_000 {
+            let t = Int64(k) * 10_000, pid = 10_000 + k
+            lines.append((t, pid, name, "broadcast.started", "broadcast started", .extension, []))
+            lines.append((t + 1_000, pid, name, "socket.connect_attempt", "open socket connection", .extension, []))
+            lines.append((t + 4_000, pid, name, "socket.connected", "client stream open completed", .extension, []))
+            for f in 0..<3 {
+                lines.append((t + 100_000 + Int64(f) * 400_000, pid, name, "frame.sent", "video sample processed successfully \(f)", .extension, []))
+            }
+            lines.append((t + 1_500_000, pid, name, "broadcast.finished", "broadcastFinished", .extension, []))
+        }
+        // (ended sessions are handed on, and may retire, some 30 s after their end)
+        let late: Int64 = 120_000_000
+        lines.append((late, 10_000, name, "frame.sent", "video sample processed successfully late", .extension, []))
+        lines.append((late + 1_000_000, 10_001, name, "extension.killed_memory", "killed", .system,
+                      [("target", name), ("target_pid", "10001"), ("limit_mb", "50")]))
+        lines.append((late + 2_000_000, 10_002, name, "broadcast.started", "broadcast started", .extension, []))
+        lines.append((late + 2_100_000, 10_002, name, "socket.connect_attempt", "open socket connection", .extension, []))
+        lines.append((late + 3_000_000, 10_003, "OtherExt", "frame.sent", "video sample processed successfully other", .extension, []))
+        let events = Self.events(lines)
+        let kept = Self.run(events, retireAfter: Int64.max)
+        let crowded = Self.run(events, retireAfter: 10 * Self.minute, retireCrowd: 64)
+        #expect(crowded.sessions == kept.sessions)
+        #expect(crowded.outside == kept.outside)
+        #expect(kept.sessions.count == 3_002)
+        #expect(kept.streamsLeft >= 3_000)
+        #expect(crowded.retired > 2_500)
+        #expect(crowded.streamsLeft < 600)
+        let batched = Self.run(events, retireAfter: 10 * Self.minute, retireCrowd: 64, learnInBatches: 41)
+        #expect(batched.sessions == kept.sessions)
+        #expect(batched.outside == kept.outside)
+        #expect(batched.streamsLeft < 600)
     }
 
     /// More extensions writing at once than the streams remembered by a scan once were (64),

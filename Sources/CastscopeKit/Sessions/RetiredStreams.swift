@@ -18,16 +18,22 @@ extension SessionStream {
     /// Retires the streams queued (`takeOut`) whose process has been silent long enough.
     mutating func retireSilent() {
         guard retireHead < retireQueue.count || !retireLater.isEmpty else { return }
+        // Many waiting (a busy log's extensions coming and going: ten minutes of churn was
+        // 30,000 streams, 10 MB that grew with the file): those silent for a second go, as
+        // ended sessions go to the spill while many wait. A retired stream's later lines do
+        // what they did before, so the horizon changes memory, not the report.
+        let waiting = retireQueue.count - retireHead + retireLater.count
+        let horizon = waiting > retireCrowd && retireAfter != .max ? min(retireAfter, Self.crowdedRetireAfter) : retireAfter
         var retired = false
-        while let (at, n) = retireLater.first, now.saturatingSince(at) > retireAfter {
+        while let (at, n) = retireLater.first, now.saturatingSince(at) > horizon {
             retireLater.popFirst()
-            if retire(n) { retired = true }
+            if retire(n, horizon: horizon) { retired = true }
         }
         while retireHead < retireQueue.count {
             let (n, at) = retireQueue[retireHead]
-            guard now.saturatingSince(at) > retireAfter else { break }
+            guard now.saturatingSince(at) > horizon else { break }
             retireHead += 1
-            if retire(n) { retired = true }
+            if retire(n, horizon: horizon) { retired = true }
         }
         if retireHead > 1024 && retireHead * 2 > retireQueue.count {
             retireQueue.removeFirst(retireHead)
@@ -37,8 +43,10 @@ extension SessionStream {
         if retiredSlots > 4096 && retiredSlots * 2 > streams.count { compactStreams() }
     }
 
-    /// Retires stream `n` if it may go now; true when it did.
-    private mutating func retire(_ n: Int) -> Bool {
+    static let crowdedRetireAfter: Int64 = 1_000_000
+
+    /// Retires stream `n` if it may go now (its process silent for `horizon`); true when it did.
+    private mutating func retire(_ n: Int, horizon: Int64) -> Bool {
         // A session opened again meanwhile (queued again when it is handed on), a line
         // waits in it, or it was retired already.
         guard n < streams.count, !streamKeys[n].isEmpty, !isCapture[n], asleepSeq[n] == 0, streams[n].phase == .ended,
@@ -47,7 +55,7 @@ extension SessionStream {
         else { return false }
         let key = streamKeys[n]
         guard let i = lastLineAt[key] else { return false }
-        if let last = lastLines[i], now.saturatingSince(last) <= retireAfter {
+        if let last = lastLines[i], now.saturatingSince(last) <= horizon {
             // It wrote since it was queued (or, with the whole bundle learned, writes
             // later): looked at again once its last line is a horizon old, by that time
             // (requeued a horizon from now, a stream whose pid wrote again hours later was

@@ -289,6 +289,9 @@ public struct SessionStream {
     /// Places in `lastLines` free again.
     var freeLastLines: [Int] = []
     public var retireAfter: Int64 = 600_000_000
+    /// While more than this many streams wait to retire, those silent for a second retire
+    /// (`retireSilent`; not when `retireAfter` is `Int64.max`: never).
+    public var retireCrowd = 4096
 
     public init() {}
 
