@@ -9,16 +9,11 @@ import Testing
 /// Markdown fence. Each around the lines as they were posted.
 @Suite("hunt round 9: deaths in the shell's, glibc's and gdb's words, s6-overlay, an indented fenced block")
 struct HuntRound9Tests {
-    struct Summary {
-        let json: [String: Any]
-        var input: [String: Any] { (json["inputs"] as? [[String: Any]])?.first ?? [:] }
-        var findings: [[String: Any]] { json["findings"] as? [[String: Any]] ?? [] }
-        var kinds: [String] { findings.compactMap { $0["kind"] as? String } }
-        func messages(_ kind: String) -> [String] { findings.filter { $0["kind"] as? String == kind }.compactMap { $0["message"] as? String } }
-    }
+    /// (the eighth round's summary of a paste's JSON report, and its way to one)
+    typealias Summary = HuntRound8Tests.Summary
 
     func analyze(_ text: String, name: String = "paste.txt") throws -> Summary {
-        Summary(json: try analyzePaste(text, name: name).json)
+        try HuntRound8Tests().analyze(text, name: name)
     }
 
     @Test("a daemon run in a shell dies in glibc's, the shell's and gdb's words: each is its death, named when the paste names it")
