@@ -71,10 +71,14 @@ public struct EventFactory: Sendable {
     /// The rule `rec`'s message matches and the message as events share it, remembered per
     /// distinct message and category.
     private func recognize(_ rec: RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String, Int)? {
-        guard let (h, m, k) = rec.withMessage({ bytes in
-            rec.withBytes(.category) { interner.verdict(bytes, category: $0) { matcher.match(bytes, category: rec.string(.category)) } }
-                ?? interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) }
-        }) ?? nil, let h, let m else { return nil }
+        // (Both fields lent at once: a closure inside `withMessage` that read `rec` again
+        // captured a copy of the record, its three lists retained and released, per line.)
+        guard let (h, m, k) = rec.withMessageAndCategory({ bytes, category in
+            guard let category else { return interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) } }
+            return interner.verdict(bytes, category: category) {
+                matcher.match(bytes, category: String(decoding: category, as: UTF8.self))
+            }
+        }), let h, let m else { return nil }
         return (h, m, k)
     }
 
@@ -172,9 +176,11 @@ public final class Interner {
         var key = Self.hash(bytes)
         if let category { key = (key ^ Self.hash(category)) &* 0x9E37_79B9_7F4A_7C15 | 1 }
         // (The entry looked at by its index: handed to the test, the entry was a copy of its
-        // three references, taken and given back per line.)
-        if let k = verdicts.find(bytes, key, { k in
-            verdicts.values[k].category.withBytes { c in
+        // three references, taken and given back per line. The table is lent to the test, not
+        // read by it from `self`: a test that read `verdicts` made each lookup copy the table
+        // first, a reference to each of its five lists taken and given back per line.)
+        if let k = verdicts.find(bytes, key, { table, k in
+            table.values[k].category.withBytes { c in
                 guard let c, let category else { return c == nil && category == nil }
                 return c.count == category.count && (c.isEmpty || memcmp(c.baseAddress!, category.baseAddress!, c.count) == 0)
             }
@@ -217,7 +223,7 @@ public final class Interner {
     {
         if last >= 0, table.keyIs(last, bytes) { return (table.values[last], last) }
         let key = hash(bytes)
-        if let k = table.find(bytes, key, { _ in true }) {
+        if let k = table.find(bytes, key, { _, _ in true }) {
             last = k
             return (table.values[k], k)
         }
@@ -276,7 +282,9 @@ struct BytesTable<Value> {
     private(set) var values: [Value] = []
     var count: Int { values.count }
 
-    func find(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ matches: (Int) -> Bool) -> Int? {
+    /// (`mutating` though it changes nothing: called on a class's property, a non-mutating
+    /// call copied the table, five references, around an opaque `matches`.)
+    mutating func find(_ bytes: UnsafeRawBufferPointer, _ hash: UInt64, _ matches: (Self, Int) -> Bool) -> Int? {
         let mask = hashes.count - 1
         var i = Int(truncatingIfNeeded: hash) & mask
         while true {
@@ -284,7 +292,7 @@ struct BytesTable<Value> {
             if h == 0 { return nil }
             if h == hash {
                 let k = Int(slots[i])
-                if keyIs(k, bytes), matches(k) { return k }
+                if keyIs(k, bytes), matches(self, k) { return k }
             }
             i = (i &+ 1) & mask
         }

@@ -318,6 +318,20 @@ public struct RawRecord {
         }
     }
 
+    /// `withMessage`, with the category field's bytes (nil: none) lent alongside.
+    @inline(__always) func withMessageAndCategory<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> R) -> R? {
+        let m = RecordField.message.rawValue, c = RecordField.category.rawValue
+        guard starts[m] >= 0 else { return nil }
+        let r = starts[m]..<ends[m]
+        let cr = starts[c] >= 0 ? starts[c]..<ends[c] : nil
+        return storage.withUnsafeBytes { all -> R in
+            let bytes = UnsafeRawBufferPointer(rebasing: all[r])
+            let category = cr.map { UnsafeRawBufferPointer(rebasing: all[$0]) }
+            guard EscapedColours.present(bytes) else { return body(bytes, category) }
+            return EscapedColours.stripped(bytes).withUnsafeBytes { body($0, category) }
+        }
+    }
+
     /// The pid field as a number (as `Int(String)` reads it), without making a `String`.
     public var pid: Int? {
         withBytes(.pid) { b -> Int? in
