@@ -135,8 +135,22 @@ final class StreamedRead: @unchecked Sendable {
         zone.see(&events, events.indices)
         stage.learn(events)
         let before: (Event, Event) -> Bool = { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+        // The held lines earlier than every line of this range (most often all of them: the
+        // range before's) go first, fed from where they are: merged with the range first, they
+        // were copied behind it or it behind them, then the range moved back down over them, a
+        // whole range's events moved twice per range.
+        var n = 0
+        while n < held.count, (held[n].time ?? Int64.min) < bound { n += 1 }
+        if !last, held.count - n + events.count > max(mostHeld, 3 * largestRange) {
+            return giveUp("\(held.count - n + events.count) lines held for lines earlier than them (the clock goes back)")
+        }
+        if n > 0 {
+            lastFed = (held[n - 1].time ?? Int64.min, held[n - 1].order)
+            stage.feed(&held, 0..<n)
+            held.removeFirst(n)
+        }
         // The shorter list is copied into the longer (the other's events move with their
-        // buffer): most often a few held lines go before a whole range's.
+        // buffer): most often none are left to go before a whole range's.
         if held.count < events.count {
             if !held.isEmpty { events.insert(contentsOf: held, at: 0) }
             swap(&held, &events)
@@ -145,16 +159,11 @@ final class StreamedRead: @unchecked Sendable {
         }
         events = []
         if held.indices.dropFirst().contains(where: { before(held[$0], held[$0 - 1]) }) { held.sort(by: before) }
-        if last { bound = Int64.max }
-        var n = 0
-        while n < held.count, (held[n].time ?? Int64.min) < bound || last { n += 1 }
-        if held.count - n > max(mostHeld, 3 * largestRange) {
-            return giveUp("\(held.count - n) lines held for lines earlier than them (the clock goes back)")
-        }
-        guard n > 0 else { return }
-        lastFed = (held[n - 1].time ?? Int64.min, held[n - 1].order)
-        stage.feed(&held, 0..<n)
-        held.removeFirst(n)
+        // What is left is this range's lines and those as late: none earlier than `bound`.
+        guard last, !held.isEmpty else { return }
+        lastFed = (held[held.count - 1].time ?? Int64.min, held[held.count - 1].order)
+        stage.feed(&held, held.indices)
+        held.removeAll()
     }
 
     /// After the last range: feeds what is left and finishes the sessions. False when it gave
