@@ -1538,8 +1538,13 @@ struct ReadContext: Sendable {
                 var part = TextResult()
                 part.firstComplete = result.firstComplete
                 let last = result.events.removeLast()
+                // A part cut full is most often followed by another: its list is made as large
+                // as a full part at once (grown from one event by doubling, each part's events
+                // were copied once more on the way, and a full part's list was twice its size).
+                let full = result.events.count >= cutEvery
                 swap(&part.events, &result.events)
-                result.events = [last]
+                if full { result.events.reserveCapacity(cutEvery + 2) }
+                result.events.append(last)
                 compactor.forgetOpenRuns()
                 onPart(consume part)
                 if stops() { throw StopReading() }
