@@ -372,6 +372,8 @@ public struct SessionBuilder {
         }) else { return }
         // In place: an event handed to a function or taken out of the list is a copy (a retain
         // and a release per reference in it), once per line of the storm.
+        // Lines of their own folded into the run's first as it begins (`take`): their places.
+        var merged = 0..<0
         let folded = events.withUnsafeMutableBufferPointer { ev -> Bool in
             guard ev[x + 1].side == ev[x].side else { return false }
             // Into a run folded here, or a line of its own once the run is long; not into
@@ -384,6 +386,21 @@ public struct SessionBuilder {
             let run = ev[x].repeats
             // The latest line takes the folded one's place; the list loses its last.
             func take(_ j: Int, text: Event.Text?) -> Bool {
+                var j = j
+                if frames, text == nil, ev[j].repeats == nil {
+                    // A frame run that begins: the same line's events of their own just before
+                    // it fold into the first of them, which holds the run (its lines in order).
+                    // Each stayed an event to the end of its session (`foldFrom` of them, ~120
+                    // bytes each, and the list's room for twice as many): with thousands of
+                    // extension sessions open at once, 4 KB a session.
+                    var s = j
+                    while s > 0, ev[s - 1].repeats == nil, ev[s - 1].code == ev[j].code, Event.repeatsLine(ev, s - 1, j) { s -= 1 }
+                    if s < j {
+                        for k in (s + 1)...j { ev[s].foldIn(time: ev[k].time, line: ev[k].line, order: ev[k].order) }
+                        merged = (s + 1)..<(j + 1)
+                        j = s
+                    }
+                }
                 ev[j].foldReadRunLate()
                 if let run {
                     // (each line of a run the reader folded, at the run's place in reading order)
@@ -428,6 +445,14 @@ public struct SessionBuilder {
             return false
         }
         if folded { events.removeLast() }
+        if !merged.isEmpty {
+            events.removeSubrange(merged)
+            // (and the list's room: it grew for the lines that are now one event)
+            var fit: [Event] = []
+            fit.reserveCapacity(events.count)
+            fit.append(contentsOf: events)
+            events = fit
+        }
     }
 
     /// The line just appended to a session's events (its kind's `code`), folded into a run
