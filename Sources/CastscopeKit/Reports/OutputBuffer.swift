@@ -43,6 +43,8 @@ public struct OutputBuffer: Sendable {
     /// A copy of the bytes (`withUnsafeBytes` lends them without one).
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
     public var count: Int { storage.count }
+    /// The bytes it has room for.
+    var capacity: Int { storage.capacity }
     public var isEmpty: Bool { storage.count == 0 }
     /// The text (one UTF-8 validation of the whole buffer).
     public var string: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }

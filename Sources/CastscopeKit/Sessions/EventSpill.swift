@@ -52,10 +52,27 @@ public final class EventSpill: @unchecked Sendable {
 
     func write(_ events: UnsafeBufferPointer<Event>) -> Chunk {
         var chunk = writeBytes { w, codec in
-            for i in events.indices { codec.event(events[i], &w) }
+            for i in events.indices {
+                codec.event(events[i], &w)
+                // (A long list goes to the file as it is written, not whole from the buffer:
+                // 8,192 held relay stats runs are ~16 MB, and the buffer kept its room.)
+                if w.out.count >= Self.flushPast { flushWithin(&w) }
+            }
         }
         chunk.count = events.count
         return chunk
+    }
+
+    /// What the buffer holds at most, but for one event, while a list is written.
+    static let flushPast = 1 << 20
+
+    /// The room the write buffer has (what it holds at most, in memory).
+    var bufferCapacity: Int { lock.locked { writer.out.capacity } }
+
+    /// `flush` of the writer lent to a `writeBytes` fill (called under the lock).
+    private func flushWithin(_ w: inout SpillWriter) {
+        guard !failed else { return }
+        flush(&w.out)
     }
 
     /// Values of plain fields, one after another from the file's start (`appendPlain`): the
@@ -179,7 +196,10 @@ public final class EventSpill: @unchecked Sendable {
 
     /// Called under the lock. When the file takes no more (a full disk), the lines stay in
     /// memory from there on, as they would without a spill.
-    private func flush() {
+    private func flush() { flush(&writer.out) }
+
+    /// The same for `buffer`, lent here (by `flushWithin`: while a fill writes into it).
+    private func flush(_ buffer: inout OutputBuffer) {
         var done = 0
         buffer.withUnsafeBytes { b in
             while done < b.count {
