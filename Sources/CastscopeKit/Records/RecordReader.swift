@@ -1251,17 +1251,80 @@ public final class RecordReader {
             if f == .process && format.processIsPath, let slash = value.lastIndex(of: UInt8(ascii: "/")) {
                 value.removeSubrange(...slash)
             }
+            if f == .pid && !value.isEmpty && !pidField(value) { continue }
             pending.set(f, bytes: value)
         }
         value.removeAll(keepingCapacity: true)
         JSONScan.appendValue(p, ranges[chosen[RecordField.message.rawValue]], into: &value)
         pending.set(.message, bytes: value)
+        if timeChosen != Int.max {
+            if pending.time == nil { jsonTimeDamaged() } else { lastJSONTime = pending.time }
+        }
         if inferred && pending.time != nil { pending.timeInferred = true }
         hasPending = true
         try emitPending(sink)
     }
 
     static let timeInferredKey = Array("timeInferred".utf8)
+
+    /// JSON records' last pid per process (its last `maxPidsKept` names), and the last time
+    /// read: a record whose pid or time is damaged (`"processID": 1e308`, `-5`, `"abc"`, a
+    /// time that is no time) takes them, said, instead of opening a process of its own.
+    private var pidByProcess: [[UInt8]: [UInt8]] = [:]
+    private var lastJSONTime: ParsedTime?
+    static let maxPidsKept = 512
+    private var fieldDamages = 0
+
+    /// Whether a JSON record's pid value (unquoted) is a pid: digits, at most pid_t's
+    /// largest. Otherwise the damage is said and the pid the process last had in this file
+    /// is set, or none when it had none (the record keeps its message either way).
+    private func pidField(_ value: [UInt8]) -> Bool {
+        var v = 0
+        var good = value.count <= 10
+        if good {
+            for b in value {
+                guard b >= 0x30 && b <= 0x39 else { good = false; break }
+                v = v * 10 + Int(b - 0x30)
+            }
+            good = good && v <= Int(Int32.max)
+        }
+        let process = pending.withBytes(.process) { Array($0) }
+        if good {
+            if let process, pidByProcess[process] != value, pidByProcess.count < Self.maxPidsKept || pidByProcess[process] != nil {
+                pidByProcess[process] = value
+            }
+            return true
+        }
+        let shown = String(decoding: value.prefix(40), as: UTF8.self)
+        var what = "pid '\(shown)' is no pid: "
+        if let process, let known = pidByProcess[process] {
+            pending.set(.pid, bytes: known)
+            what += "the record is read as \(String(decoding: process, as: UTF8.self))[\(String(decoding: known, as: UTF8.self))]'s, the pid it last had"
+        } else {
+            what += "the record is read without one"
+        }
+        fieldDamage(what)
+        return false
+    }
+
+    /// A JSON record's time field that is no time: the record takes the time of the record
+    /// before it (counted as inferred), or has none when it is the first.
+    private func jsonTimeDamaged() {
+        if let lastJSONTime {
+            pending.time = lastJSONTime
+            pending.timeInferred = true
+            fieldDamage("time is no time: the record takes the time of the one before it")
+        } else {
+            fieldDamage("time is no time, and no record before it has one: the record is read untimed")
+        }
+    }
+
+    /// Damage in a record's field, said for the file's first few records that have it.
+    private func fieldDamage(_ what: String) {
+        fieldDamages += 1
+        if fieldDamages <= 3 { problems.append(InputError(path: lines.path, line: pending.line, what)) }
+        if fieldDamages == 4 { problems.append(InputError(path: lines.path, line: pending.line, "more records with damaged fields: not said one by one")) }
+    }
 
     private func passes(_ values: [(Int, String)]) -> Bool {
         let groups = filter.groups

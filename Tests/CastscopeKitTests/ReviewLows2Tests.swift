@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// The small items session 49's reviews left: damaged fields in `log show` JSON, impossible
+/// `.ips` dates, a journal cut mid-object, `tail` on a FIFO with no writer, zip symlinks,
+/// many empty files, UTF-16 `.ips` offsets, the pager's fallback, concatenated pastes' frame
+/// runs, `tail -` and java.util.logging, a crash report's process list with a bad number.
+@Suite("the reviews' low items, second round")
+struct ReviewLows2Tests {
+    static let sendbird = packageRoot.appendingPathComponent("samples/sendbird-call-ended/log-show.ndjson")
+
+    /// The Sendbird sample with the pid of some lines replaced (line number: the JSON value).
+    static func sendbirdWithPids(_ pids: [Int: String]) throws -> String {
+        let lines = try String(contentsOf: sendbird, encoding: .utf8).components(separatedBy: "\n")
+        return lines.enumerated().map { i, line -> String in
+            guard let v = pids[i + 1], let r = line.range(of: #""processID":[0-9]+"#, options: .regularExpression) else { return line }
+            return line.replacingCharacters(in: r, with: "\"processID\":\(v)")
+        }.joined(separator: "\n")
+    }
+
+    @Test("an ndjson record whose pid is damaged (1e308, -5, 3.5, a word, past pid_t) keeps its message in its process's session, said with its line")
+    func damagedPids() throws {
+        let text = try Self.sendbirdWithPids([5: "1e308", 8: "-5", 13: "3.5", 14: "\"abc\"", 18: "99999999999999999999"])
+        let r = try analyzePaste(text, name: "damaged.ndjson")
+        let sessions = r.json["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.count == 1, "\(sessions.map { $0["process"] ?? "" })")
+        #expect(sessions.first?["pid"] as? Int == 1533)
+        let input = (r.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        let errors = (input["errors"] as? [Any] ?? []).map { "\($0)" }
+        #expect(errors.count == 4, "\(errors)")
+        #expect(errors.first?.hasSuffix("damaged.ndjson:5: pid '1e308' is no pid: the record is read as BroadcastExt[1533]'s, the pid it last had") == true, "\(errors)")
+        #expect(errors.contains { $0.hasSuffix(":8: pid '-5' is no pid: the record is read as BroadcastExt[1533]'s, the pid it last had") }, "\(errors)")
+        // Every message is still there, in the one session.
+        #expect(input["events"] as? Int == 21, "\(input)")
+        // A quoted pid of digits (journald's JSON writes every field as a string) is a pid.
+        let quoted = try analyzePaste(try Self.sendbirdWithPids([14: "\"1533\""]), name: "quoted.ndjson")
+        let qi = (quoted.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect((qi["errors"] as? [Any] ?? []).isEmpty, "\(qi)")
+        #expect((quoted.json["sessions"] as? [Any])?.count == 1)
+    }
+
+    @Test("an ndjson record whose time is damaged takes the time of the record before it, said; it opens no session of its own")
+    func damagedTime() throws {
+        var lines = try String(contentsOf: Self.sendbird, encoding: .utf8).components(separatedBy: "\n")
+        for n in [5, 14] {
+            let r = lines[n - 1].range(of: #""timestamp":"[^"]*""#, options: .regularExpression)!
+            lines[n - 1].replaceSubrange(r, with: n == 5 ? "\"timestamp\":12" : "\"timestamp\":\"2026-13-45 99:99:99.000+0100\"")
+        }
+        let r = try analyzePaste(lines.joined(separator: "\n"), name: "times.ndjson")
+        let sessions = r.json["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.count == 1, "\(sessions.map { $0["status"] ?? "" })")
+        let input = (r.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        let errors = (input["errors"] as? [Any] ?? []).map { "\($0)" }
+        #expect(errors.contains { $0.hasSuffix("times.ndjson:5: time is no time: the record takes the time of the one before it") }, "\(errors)")
+        #expect(errors.contains { $0.hasSuffix("times.ndjson:14: time is no time: the record takes the time of the one before it") }, "\(errors)")
+    }
+}
