@@ -145,16 +145,61 @@ enum Pager {
     /// shell's exit 127, or 126 for a file that is not executable) took the report with it,
     /// exit 0 and only the shell's `not found` line: that is said, and the report is written
     /// without it (false).
+    ///
+    /// A pager that started and read part of the report before it exited 126 or 127 (a
+    /// wrapper whose later command was not found) may have shown that part: the report was
+    /// printed twice. So the pager's pipe is watched: the report is written again only when
+    /// the pager read none of it (what is left in the pipe is all that was written).
     static func write(_ text: String, through cmd: String) -> Bool {
         signal(SIGPIPE, SIG_IGN)  // quitting the pager early is not an error
         fflush(stdout)
-        guard let p = popen(cmd, "w") else { return false }
-        _ = OutputWriter.writeAll(text, to: p)
-        let status = pclose(p)
-        // (WIFEXITED and WEXITSTATUS, spelled out: Glibc's macros are not imported)
-        if status != -1, status & 0x7F == 0, [126, 127].contains((status >> 8) & 0xFF) {
-            fputs("castscope: warning: " + Sanitize.line("the pager '\(cmd)' could not be run (the shell's exit \((status >> 8) & 0xFF)): the report follows without it (set $CASTSCOPE_PAGER or $PAGER, or pass --no-pager)") + "\n", stderr)
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return false }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, readEnd, 0)
+        posix_spawn_file_actions_addclose(&actions, readEnd)
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = ([String](["/bin/sh", "-c", cmd])).map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        guard posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ) == 0 else {
+            close(readEnd)
+            close(writeEnd)
             return false
+        }
+        // The read end stays open here, to count what the pager left: writes do not fail when
+        // it is gone, so they are non-blocking, and stop when it has exited.
+        _ = fcntl(writeEnd, F_SETFL, fcntl(writeEnd, F_GETFL) | O_NONBLOCK)
+        var status: Int32 = 0
+        var reaped = false
+        var written = 0
+        var text = text
+        text.withUTF8 { buf in
+            while written < buf.count {
+                let n = Glibc.write(writeEnd, buf.baseAddress! + written, buf.count - written)
+                if n > 0 { written += n; continue }
+                if n < 0 && errno == EINTR { continue }
+                guard n < 0 && errno == EAGAIN else { break }
+                var p = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&p, 1, 50)
+                if waitpid(pid, &status, WNOHANG) == pid { reaped = true; break }
+            }
+        }
+        close(writeEnd)
+        if !reaped { while waitpid(pid, &status, 0) == -1 && errno == EINTR {} }
+        var unread: Int32 = 0
+        if ioctl(readEnd, UInt(FIONREAD), &unread) != 0 { unread = -1 }
+        close(readEnd)
+        // (WIFEXITED and WEXITSTATUS, spelled out: Glibc's macros are not imported)
+        if status & 0x7F == 0, [126, 127].contains((status >> 8) & 0xFF) {
+            if Int(unread) == written {
+                fputs("castscope: warning: " + Sanitize.line("the pager '\(cmd)' could not be run (the shell's exit \((status >> 8) & 0xFF)): the report follows without it (set $CASTSCOPE_PAGER or $PAGER, or pass --no-pager)") + "\n", stderr)
+                return false
+            }
+            fputs("castscope: warning: " + Sanitize.line("the pager '\(cmd)' exited \((status >> 8) & 0xFF) after it read part of the report: it is not written again (pass --no-pager to see it whole)") + "\n", stderr)
         }
         return true
     }

@@ -56,4 +56,39 @@ struct ReviewLows2Tests {
         #expect(errors.contains { $0.hasSuffix("times.ndjson:5: time is no time: the record takes the time of the one before it") }, "\(errors)")
         #expect(errors.contains { $0.hasSuffix("times.ndjson:14: time is no time: the record takes the time of the one before it") }, "\(errors)")
     }
+
+    static var bin: String { packageRoot.appendingPathComponent(".build/debug/castscope").path }
+
+    @Test("the report is on the terminal exactly once when the pager is not there or exits 127 after reading part of it")
+    func pagerFallbackOnce() throws {
+        func count(_ pager: String) throws -> (Int, String) {
+            let out = try onTerminal("'\(Self.bin)' analyze samples/retry-storm", env: ["PAGER": pager])
+            return (out.components(separatedBy: "74 recognized lines").count - 1, out)
+        }
+        // (not there: the shell's 127 before it read anything; there, but exiting 127 or 126
+        // before or after reading part of the report)
+        for pager in ["/nonexistent", "no-such-pager-castscope -R", "sh -c 'exit 127'", "sh -c 'head -n 3; exit 127'", "sh -c 'cat; exit 126'"] {
+            let (n, out) = try count(pager)
+            #expect(n == 1, "\(pager): \(out)")
+            #expect(out.contains("castscope: warning: the pager"), "\(pager): \(out)")
+        }
+        // A report larger than the pipe holds, to a pager that reads none of it or part of it.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let many = dir.appendingPathComponent("many.txt")
+        // (300 sessions: a report of ~120 KB, past the pipe's 64 KB)
+        let lines = (0..<300).flatMap { s -> [String] in
+            let t = String(format: "10:%02d:%02d", s * 10 / 60 % 60, s * 10 % 60)
+            return ["2026-03-12 \(t).000000+0000 0x1  Default  0x0  \(1000 + s)  0  BroadcastExt: [SBCBroadcast] broadcastStarted - appGroup=group.x",
+                    "2026-03-12 \(t).500000+0000 0x1  Default  0x0  \(1000 + s)  0  BroadcastExt: [SBCBroadcast] broadcastFinished"]
+        }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: many)
+        for pager in ["sh -c 'exit 127'", "sh -c 'head -c 100000 >/dev/null; exit 127'"] {
+            let out = try onTerminal("'\(Self.bin)' analyze '\(many.path)'", env: ["PAGER": pager])
+            #expect(out.components(separatedBy: "castscope: warning: the pager").count == 2, "\(pager)")
+            let shown = out.components(separatedBy: "recognized lines").count - 1
+            #expect(shown == (pager.contains("head") ? 0 : 1), "\(pager): \(out.prefix(300))")
+        }
+    }
 }
+
