@@ -67,9 +67,15 @@ struct StdinFollower: @unchecked Sendable {
     let registry: ParserRegistry
     let forced: String?
     let engine: TailEngine
+    /// The stream read (standard input, or a FIFO given to `--file`) and its name in errors.
+    var fd: Int32 = 0
+    var path = "<stdin>"
+    var fileIndex = 1
+    var what = "standard input"
 
     func run() {
-        let input = QuietSource(fd: 0, path: "<stdin>")
+        let path = self.path
+        let input = QuietSource(fd: fd, path: path)
         do {
             // Detect from the first lines that arrive (whole lines of them): a live tool's
             // first line comes alone (idevicesyslog's `[connected:…]`, log stream's `Filtering
@@ -91,21 +97,21 @@ struct StdinFollower: @unchecked Sendable {
                 var decoded = [UInt8](repeating: 0, count: 64 * 1024)
                 let m = try decoded.withUnsafeMutableBytes { try source.read(into: $0) }
                 head = Array(decoded[0..<m])
-                engine.note("standard input is UTF-16 (\(order == .littleEndian ? "little" : "big")-endian): read as UTF-8")
+                engine.note("\(what) is UTF-16 (\(order == .littleEndian ? "little" : "big")-endian): read as UTF-8")
                 if head.isEmpty { return }
             } else if UTF8MarkSource.detect(head) {
                 head.removeFirst(3)
             }
-            if let (after, rest, skipped) = try skippingLeadingZeros(head: head, rest: source, count: 64 * 1024, path: "<stdin>") {
+            if let (after, rest, skipped) = try skippingLeadingZeros(head: head, rest: source, count: 64 * 1024, path: path) {
                 guard !after.isEmpty else {
-                    engine.error("<stdin>: at byte 0: binary data (NUL bytes), not a log: standard input is not read further")
+                    engine.error("\(path): at byte 0: binary data (NUL bytes), not a log: \(what) is not read further")
                     return
                 }
                 engine.note("\(skipped) NUL bytes at the start passed over (a log truncated while it was written?)")
                 head = after
                 source = rest
             }
-            if forced == nil { try Self.readMore(into: &head, from: source) }
+            if forced == nil { try Self.readMore(into: &head, from: source, fd: fd) }
             // Lines ended by CR alone are lines, as `analyze` reads them.
             let rest: ByteSource
             (head, rest) = CROnlyLines.stream(head: head, rest: source)
@@ -123,15 +129,15 @@ struct StdinFollower: @unchecked Sendable {
             switch sniffContent(head) {
             case .text: break
             case let kind:
-                engine.error("<stdin>: \(kind.rawValue) data, not a text stream: tail reads lines as they come (castscope analyze - reads it, or decompress it first: zcat FILE | castscope tail -)")
+                engine.error("\(path): \(kind.rawValue) data, not a text stream: tail reads lines as they come (castscope analyze - reads it, or decompress it first: zcat FILE | castscope tail -)")
                 return
             }
             if forced == nil, let nul = FormatDetector.binaryAt(head, format: format) {
-                engine.error("<stdin>: at byte \(nul): binary data (NUL bytes), not a log: standard input is not read further")
+                engine.error("\(path): at byte \(nul): binary data (NUL bytes), not a log: \(what) is not read further")
                 return
             }
-            engine.note("reading standard input as \(format.name)")
-            let lines = LineReader(source: PrefixedSource(prefix: head, rest: rest), path: "<stdin>")
+            engine.note("reading \(what) as \(format.name)")
+            let lines = LineReader(source: PrefixedSource(prefix: head, rest: rest), path: path)
             // With the vocabulary's prefilter, as `analyze` reads: a line that cannot hold a
             // recognized message is passed over on its bytes (a dense phone log piped in spent
             // most of tail's time matching every line).
@@ -142,10 +148,10 @@ struct StdinFollower: @unchecked Sendable {
                 // What analyze would name for the same stream (lines too long, damaged fields,
                 // bytes that are not UTF-8), said once the stream ends.
                 for p in reader.problems { engine.error(p.description) }
-                if let e = reader.stats.invalidUTF8Error(path: "<stdin>", scope: "stream") { engine.error(e.description) }
+                if let e = reader.stats.invalidUTF8Error(path: path, scope: "stream") { engine.error(e.description) }
             }
             try reader.run { rec in
-                engine.handle(rec, path: "<stdin>", fileIndex: 1, cursor: nil)
+                engine.handle(rec, path: path, fileIndex: fileIndex, cursor: nil)
                 try engine.flush()
             }
         } catch is TailEngine.OutputFailed {
@@ -154,7 +160,7 @@ struct StdinFollower: @unchecked Sendable {
             // (it names the stream itself: "<stdin>: <stdin>: at byte 0: read failed")
             engine.error(e.description)
         } catch {
-            engine.error("<stdin>: \(error)")
+            engine.error("\(path): \(error)")
         }
     }
 }
@@ -162,7 +168,7 @@ struct StdinFollower: @unchecked Sendable {
 extension StdinFollower {
     /// Reads on into `head` until it holds 8 lines, 64 KB, the end of the stream, or 2 seconds
     /// have passed (a stream that says little is read as it is).
-    static func readMore(into head: inout [UInt8], from input: ByteSource) throws {
+    static func readMore(into head: inout [UInt8], from input: ByteSource, fd: Int32 = 0) throws {
         var started = timespec()
         clock_gettime(CLOCK_MONOTONIC, &started)
         func elapsedMs() -> Int {
@@ -174,7 +180,7 @@ extension StdinFollower {
         while head.count < 64 * 1024, head.reduce(0, { $0 + ($1 == 0x0A ? 1 : 0) }) < 8 {
             let left = 2000 - elapsedMs()
             guard left > 0 else { return }
-            var p = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, Int32(left)) > 0 else { return }
             let n = try chunk.withUnsafeMutableBytes { try input.read(into: $0) }
             if n == 0 { return }

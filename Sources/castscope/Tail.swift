@@ -150,6 +150,15 @@ struct Tail: ParsableCommand {
                 Glibc.exit(Exit.usage)
             }
         }
+        // A FIFO given to `--file` is no journal (sd-journal maps its files): tail waited in its
+        // open(2) without a word, and read nothing once a writer came. Its lines are read as they
+        // come, as `tail -` reads standard input, after saying once that it waits for a writer.
+        let fifos = noJournal ? [] : file.filter { path in
+            var st = stat()
+            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO
+        }
+        let journalFiles = file.filter { !fifos.contains($0) }
+        let followsJournal = !noJournal && !(directory == nil && !file.isEmpty && journalFiles.isEmpty)
         let limits: Thresholds
         do { limits = try thresholds.resolve() } catch {
             printError("\(error)")
@@ -221,9 +230,38 @@ struct Tail: ParsableCommand {
         let stdinDone = StopFlag()
         let stop = StopFlag()
         engine.clickhouse = clickhouse.live(stop: { stop.isSet })
-        if !noJournal {
+        let fifosDone = Atomic<Int>(0)
+        for (k, path) in fifos.enumerated() {
+            let formatName = format
+            startThread {
+                defer { fifosDone.add(1, ordering: .relaxed) }
+                let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+                guard fd >= 0 else { return engine.error("--file \(path): \(String(cString: strerror(errno)))") }
+                defer { close(fd) }
+                // (a FIFO no writer has opened yet reports nothing to poll(2): not its end)
+                var said = false
+                while true {
+                    var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    let ready = poll(&p, 1, 500)
+                    if ready > 0 || (ready < 0 && errno != EINTR) { break }
+                    if stop.isSet { return }
+                    if ready == 0 && !said {
+                        engine.note("--file \(path) is a FIFO, not a journal file, and no one writes to it yet: waiting for a writer (its lines are read as they come, as tail - reads them)")
+                        said = true
+                    }
+                }
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+                var follower = StdinFollower(registry: registry, forced: formatName, engine: engine)
+                follower.fd = fd
+                follower.path = path
+                follower.what = path
+                follower.fileIndex = 2 + k
+                follower.run()
+            }
+        }
+        if followsJournal {
             let source: JournalFollower.Source =
-                directory.map { .directory($0) } ?? (file.isEmpty ? .system : .files(file))
+                directory.map { .directory($0) } ?? (file.isEmpty ? .system : .files(journalFiles))
             let follower = JournalFollower(source: source, filter: journalOptions.filter, cursorFile: cursorFile,
                                            fromStart: fromStart, exportFormat: registry.format(named: "journal-export")!,
                                            engine: engine, stop: stop)
@@ -248,22 +286,24 @@ struct Tail: ParsableCommand {
         // (a closed terminal or a service manager's reload: the summary and the cursor too)
         signal(SIGHUP, { tailSignal.store($0, ordering: .relaxed) })
         let readsStdin = inputs.contains("-")
-        func finished() -> Bool { (noJournal || journalDone.isSet) && (!readsStdin || stdinDone.isSet) }
+        func finished() -> Bool {
+            (!followsJournal || journalDone.isSet) && (!readsStdin || stdinDone.isSet) && fifosDone.load(ordering: .relaxed) == fifos.count
+        }
         var waited = 0
         while tailSignal.load(ordering: .relaxed) == 0 && !finished() && !engine.outputFailed {
             usleep(20_000)
             waited += 1
             // Without a journal nobody else ticks: a phone log piped in alone never stalled.
-            if noJournal && waited % 25 == 0 { engine.tick() }
+            if !followsJournal && waited % 25 == 0 { engine.tick() }
             // An empty journal is not a hang: say what is being waited for, once.
-            if waited == 150 && !noJournal && engine.handled == 0 {
+            if waited == 150 && followsJournal && engine.handled == 0 {
                 let what = directory.map { "the journal files in \($0)" } ?? (file.isEmpty ? "the system journal" : file.joined(separator: ", "))
                 engine.note("no entries yet from \(what)\(fromStart ? "" : " since it started") (\(journalOptions.filter.isEmpty ? "no filter" : "filtered")); waiting, Ctrl-C to stop")
             }
         }
         stop.set()
         // The journal thread checks the flag at least every 250 ms and saves its cursor.
-        for _ in 0..<150 where !noJournal && !journalDone.isSet { usleep(20_000) }
+        for _ in 0..<150 where followsJournal && !journalDone.isSet { usleep(20_000) }
         if !engine.outputFailed { engine.summary() }
         // Standard output could not be written: one line, exit 5, as analyze ends (the cursor
         // stays at the last batch written whole, and the restart prints the rest).

@@ -90,5 +90,26 @@ struct ReviewLows2Tests {
             #expect(shown == (pager.contains("head") ? 0 : 1), "\(pager): \(out.prefix(300))")
         }
     }
+
+    @Test("tail --file on a FIFO with no writer says once that it waits for one, then reads the writer's lines as they come")
+    func tailFifo() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // (tail ends when the writer closes the FIFO: its end of stream)
+        let script = """
+            cd "$2" && mkfifo f && ("$1" tail --file "$2/f" > out 2> err &
+            echo $! > pid) && sleep 1.5 && cp err err-before && cat "$3" > f
+            for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 $(cat pid) 2>/dev/null || exit 0; sleep 0.5; done; kill $(cat pid); exit 1
+            """
+        let sample = packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt").path
+        let r = try runShell(script, ["sh", Self.bin, dir.path, sample])
+        #expect(r.status == 0, "tail did not end with its writer: \(r.stderr)")
+        let before = try String(contentsOf: dir.appendingPathComponent("err-before"), encoding: .utf8)
+        let err = try String(contentsOf: dir.appendingPathComponent("err"), encoding: .utf8)
+        let out = try String(contentsOf: dir.appendingPathComponent("out"), encoding: .utf8)
+        #expect(before == "castscope tail: --file \(dir.path)/f is a FIFO, not a journal file, and no one writes to it yet: waiting for a writer (its lines are read as they come, as tail - reads them)\n", "\(before)")
+        #expect(err.components(separatedBy: "waiting for a writer").count == 2, "\(err)")
+        #expect(out.contains("S1 started    jitsi BroadcastExtension[1204]"), "\(out)\n\(err)")
+    }
 }
 
