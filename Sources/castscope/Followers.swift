@@ -113,11 +113,22 @@ struct StdinFollower: @unchecked Sendable {
             }
             if forced == nil { try Self.readMore(into: &head, from: source, fd: fd) }
             // Lines ended by CR alone are lines, as `analyze` reads them.
-            let rest: ByteSource
+            var rest: ByteSource
             (head, rest) = CROnlyLines.stream(head: head, rest: source)
+            // java.util.logging's two-line records (a Java relay's console piped in): each pair one
+            // line, as `analyze` reads the same text (read as plain, every record's message lost
+            // its time and level).
+            var julFormat: LogFormat?
+            if forced == nil, JavaLoggingSource.detect(head), let f = registry.format(named: "java-logging") {
+                rest = JavaLoggingSource(PrefixedSource(prefix: head, rest: rest))
+                head = []
+                julFormat = f
+            }
             let format: LogFormat
             if let forced, let f = registry.format(named: forced) {
                 format = f
+            } else if let julFormat {
+                format = julFormat
             } else {
                 let complete = head.lastIndex(of: 0x0A).map { Array(head[...$0]) } ?? head
                 format = complete.withUnsafeBytes { FormatDetector(formats: registry.formats).detect(head: $0)?.format }

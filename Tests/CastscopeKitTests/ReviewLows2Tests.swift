@@ -111,5 +111,15 @@ struct ReviewLows2Tests {
         #expect(err.components(separatedBy: "waiting for a writer").count == 2, "\(err)")
         #expect(out.contains("S1 started    jitsi BroadcastExtension[1204]"), "\(out)\n\(err)")
     }
+
+    @Test("tail - reads java.util.logging's two-line records as analyze does: the time and level of the first line, the message of the second")
+    func tailJUL() throws {
+        let text = "Mar 12, 2026 10:15:04 AM org.example.relay.Relay accept\nINFO: session 7c1e accepted peer=iPhone14,2 room=standup\n"
+            + "Mar 12, 2026 10:15:09 AM org.example.relay.Relay fail\nSEVERE: session 7c1e error: socket closed\n"
+        let r = try castscope(["tail", "--no-journal", "--events", "-"], stdin: Data(text.utf8))
+        #expect(r.stderr.contains("castscope tail: reading standard input as java-logging"), "\(r.stderr)")
+        #expect(r.stdout.contains("10:15:04.000  relay.accepted  session 7c1e accepted peer=iPhone14,2 room=standup  <stdin>:1"), "\(r.stdout)")
+        #expect(r.stdout.contains("10:15:09.000  relay.error  session 7c1e error: socket closed  <stdin>:3"), "\(r.stdout)")
+    }
 }
 
