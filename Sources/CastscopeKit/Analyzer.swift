@@ -1562,7 +1562,8 @@ struct ReadContext: Sendable {
                             number >= before || body(String(decoding: bytes, as: UTF8.self))
                         }
                     }
-                    for report in (reports.isEmpty ? JetsamFragmentText.records(in: rec) : reports)
+                    let fragment = reports.isEmpty ? JetsamFragmentText.records(in: rec) { result.problems.append(InputError(path: path, line: rec.line, $0)) } : []
+                    for report in (reports.isEmpty ? fragment : reports)
                     where factory.add(report, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                       to: &result.events)
                     {

@@ -121,5 +121,21 @@ struct ReviewLows2Tests {
         #expect(r.stdout.contains("10:15:04.000  relay.accepted  session 7c1e accepted peer=iPhone14,2 room=standup  <stdin>:1"), "\(r.stdout)")
         #expect(r.stdout.contains("10:15:09.000  relay.error  session 7c1e error: socket closed  <stdin>:3"), "\(r.stdout)")
     }
+
+    @Test("a pasted JetsamEvent process list with one entry's number typed over keeps the other entries' kills, and says which entry was left out")
+    func processListBadNumber() throws {
+        func entry(_ name: String, _ pid: String, _ rpages: Int, _ reason: String) -> [String] {
+            ["{", "    \"uuid\" : \"14350be0-e8a2-3419-b7fa-42ae204997e5\",", "    \"rpages\" : \(rpages),", "    \"reason\" : \"\(reason)\",",
+             "    \"pid\" : \(pid),", "    \"name\" : \"\(name)\",", "    \"cpuTime\" : 1.5", "},"]
+        }
+        let lines = ["\"processes\" : ["] + entry("BroadcastUploadExtension", "4624", 960, "per-process-limit")
+            + entry("MobileSafari", "48x1", 2000, "vm-pageshortage") + ["]"]
+        let r = try analyzePaste(lines.joined(separator: "\n") + "\n", name: "procs.txt")
+        let findings = r.json["findings"] as? [[String: Any]] ?? []
+        #expect(findings.contains { $0["kind"] as? String == "extension-killed" }, "\(findings)")
+        let input = (r.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        let errors = (input["errors"] as? [Any] ?? []).map { "\($0)" }
+        #expect(errors.count == 1 && errors[0].hasSuffix("procs.txt:1: process entry 2 of the pasted list is not JSON (invalid JSON at byte 122: malformed number '48x1'): left out, the others read"), "\(errors)")
+    }
 }
 

@@ -371,7 +371,11 @@ enum JetsamFragmentText {
     private static let processesKey = Array("\"processes\"".utf8)
 
     /// The kill records of the objects in `message` that have a `reason` and a `name`.
-    static func records(in rec: RawRecord) -> [RawRecord] {
+    ///
+    /// Each entry is parsed on its own: one that is not JSON (a number typed over, `"pid" :
+    /// 48x1`) is left out and said through `damaged` (its place in the list and why); the
+    /// others are read (one `try?` over the whole list dropped every kill in it).
+    static func records(in rec: RawRecord, damaged: (String) -> Void = { _ in }) -> [RawRecord] {
         // (bytes compared, not `String.contains`, which compares characters: a JSON dump read
         // as plain text is one record per object, and comes here whole)
         guard let bytes = rec.withBytes(.message, { bytes -> [UInt8]? in
@@ -422,8 +426,17 @@ enum JetsamFragmentText {
             default: break
             }
         }
-        guard !objects.isEmpty, let body = try? JSONValue.parse("{\"processes\": [" + objects.joined(separator: ",") + "]}") else { return [] }
-        return IPSReport.jetsam(body, bug: nil, time: nil).records.map { r in
+        var entries: [JSONValue] = []
+        var bad = 0
+        for (k, object) in objects.enumerated() {
+            do { entries.append(try JSONValue.parse(object)) } catch {
+                bad += 1
+                if bad <= 3 { damaged("process entry \(k + 1) of the pasted list is not JSON (\(error)): left out, the others read") }
+            }
+        }
+        if bad > 3 { damaged("\(bad - 3) more process entries of the pasted list are not JSON: left out") }
+        guard !entries.isEmpty else { return [] }
+        return IPSReport.jetsam(.object([("processes", .array(entries))]), bug: nil, time: nil).records.map { r in
             var out = RawRecord()
             out.reset(line: rec.line)
             out.set(.message, bytes: Array(r.message.utf8))
