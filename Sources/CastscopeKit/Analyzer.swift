@@ -966,6 +966,7 @@ public final class Analyzer {
                     }
                     journalCompactor = EventCompactor()
                 }
+                for note in reports.compactMap(\.impossibleDate) where !summary.notes.contains(note) { summary.notes.append(note) }
                 for e in reports.compactMap(\.cut) + unread {
                     summary.errors.append(e.description)
                     report.errors.append(e)

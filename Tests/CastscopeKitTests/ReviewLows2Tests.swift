@@ -137,5 +137,21 @@ struct ReviewLows2Tests {
         let errors = (input["errors"] as? [Any] ?? []).map { "\($0)" }
         #expect(errors.count == 1 && errors[0].hasSuffix("procs.txt:1: process entry 2 of the pasted list is not JSON (invalid JSON at byte 122: malformed number '48x1'): left out, the others read"), "\(errors)")
     }
+
+    @Test(".ips reports whose date is impossible (month 13, 30 February, year 0001 or 9999) say so and place their crash at no time")
+    func impossibleIPSDates() throws {
+        for (date, why) in [("2026-13-12", "month 13"), ("2026-02-30", "day 30 of month 2"), ("0001-03-12", "year 0001"), ("9999-03-12", "year 9999")] {
+            let text = crashIPS.replacingOccurrences(of: "2026-03-12", with: date)
+            let r = try analyzePaste(text, name: "crash.ips")
+            let input = (r.json["inputs"] as? [[String: Any]])?.first ?? [:]
+            #expect((input["notes"] as? [String] ?? []).contains("the report's date is impossible (\(why)): its crash is not placed on the timeline"), "\(date): \(input)")
+            let session = (r.json["sessions"] as? [[String: Any]])?.first ?? [:]
+            #expect(session["start"] == nil || session["start"] is NSNull, "\(date): \(session["start"] ?? "")")
+        }
+        // A possible date is kept (29 February of a leap year).
+        let leap = try analyzePaste(crashIPS.replacingOccurrences(of: "2026-03-12", with: "2024-02-29"), name: "crash.ips")
+        let input = (leap.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(input["notes"] == nil, "\(input)")
+    }
 }
 

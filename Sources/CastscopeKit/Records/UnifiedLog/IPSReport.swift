@@ -19,6 +19,34 @@ public struct IPSReport: Sendable {
     public var cut: InputError?
     /// Read from a report's text (the older layouts), not its JSON.
     public var fromText = false
+    /// The report's date could be no date (month 13, 30 February, year 0001 or 9999): said,
+    /// and its records have no time (they were placed at a nonsense time, or a day shifted).
+    public var impossibleDate: String?
+
+    /// Why a report's date is no date a device wrote, or nil: an ISO date read with day and
+    /// month swapped (month 13), a day its month has not, a year no iPhone ran in.
+    static func impossible(_ t: ParsedTime) -> String? {
+        guard t.month != 0 else { return nil }  // (an epoch time: no calendar date)
+        var month = t.month, day = t.day
+        if t.swappedDayMonth { swap(&month, &day) }
+        if !(1...12).contains(month) { return "month \(month)" }
+        let leap = t.year % 4 == 0 && (t.year % 100 != 0 || t.year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        if !(1...days).contains(day) { return "day \(day) of month \(month)" }
+        if !(2007...2099).contains(t.year) { return "year \(String(String(t.year + 10000).dropFirst()))" }
+        return nil
+    }
+
+    /// Takes the time off records whose date is impossible, and says so once.
+    mutating func dropImpossibleTimes(path: String) {
+        for i in records.indices {
+            guard let t = records[i].time, let why = Self.impossible(t) else { continue }
+            records[i].time = nil
+            if impossibleDate == nil {
+                impossibleDate = "the report's date is impossible (\(why)): its \(kind == .jetsam ? "kills are" : "crash is") not placed on the timeline"
+            }
+        }
+    }
 
     /// Reads a report's text; throws a one-line reason when it is none of the known kinds.
     /// Whether `head` begins with an `.ips` report's header line: one JSON object on the first
@@ -156,11 +184,13 @@ public struct IPSReport: Sendable {
                 if report.records.isEmpty { throw cut }
                 report.cut = InputError(path: path, cut.message + ": the report is cut short; what came before the cut was read")
             }
+            report.dropImpossibleTimes(path: path)
             return report
         }
         if textReport(trimmed) {
             var r = crash(text: String(trimmed))
             r.fromText = true
+            r.dropImpossibleTimes(path: path)
             return r
         }
         throw InputError(path: path, "not an .ips report castscope reads (neither JSON nor a crash report's text)")
