@@ -13,6 +13,9 @@ public struct FormatDetector {
     public init(formats: [LogFormat]) { self.formats = formats }
 
     public func detect(head: UnsafeRawBufferPointer) -> (format: LogFormat, score: Int)? {
+        // An empty file is plain text, as scoring every format on no lines found (that scoring
+        // was a third of the ~0.3 ms each empty file of a folder cost).
+        if head.isEmpty { return formats.first(where: { $0.kind == .plain }).map { ($0, 0) } }
         let lines = self.lines(head)
         // The first lines decide when one format clearly wins there (every start of a
         // program pays for detection); otherwise all of them are scored.
