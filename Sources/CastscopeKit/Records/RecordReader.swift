@@ -1176,6 +1176,7 @@ public final class RecordReader {
                     text.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ",")])
                     inString = false
                     escaped = false
+                    recordCut = true
                     if !cutStringSeen {
                         cutStringSeen = true
                         problems.append(InputError(path: lines.path, line: lines.lineNumber,
@@ -1227,6 +1228,9 @@ public final class RecordReader {
             best[i] = 1
             ranges[i] = range
         }
+        // (a record a pager or paste cut is said as such: its fields are not said again)
+        let cut = recordCut
+        recordCut = false
         guard ok else { unparsed(); return }
         if !filterKeys.isEmpty && !passes(filterValues) { stats.skipped += 1; return }
         pending.reset(line: line ?? lines.lineNumber)
@@ -1251,13 +1255,13 @@ public final class RecordReader {
             if f == .process && format.processIsPath, let slash = value.lastIndex(of: UInt8(ascii: "/")) {
                 value.removeSubrange(...slash)
             }
-            if f == .pid && !value.isEmpty && !pidField(value) { continue }
+            if f == .pid && !cut && !value.isEmpty && !pidField(value) { continue }
             pending.set(f, bytes: value)
         }
         value.removeAll(keepingCapacity: true)
         JSONScan.appendValue(p, ranges[chosen[RecordField.message.rawValue]], into: &value)
         pending.set(.message, bytes: value)
-        if timeChosen != Int.max {
+        if timeChosen != Int.max && !cut {
             if pending.time == nil { jsonTimeDamaged() } else { lastJSONTime = pending.time }
         }
         if inferred && pending.time != nil { pending.timeInferred = true }
@@ -1274,6 +1278,8 @@ public final class RecordReader {
     private var lastJSONTime: ParsedTime?
     static let maxPidsKept = 512
     private var fieldDamages = 0
+    /// The JSON text of the record being gathered had a string cut at a line's end.
+    private var recordCut = false
 
     /// Whether a JSON record's pid value (unquoted) is a pid: digits, at most pid_t's
     /// largest. Otherwise the damage is said and the pid the process last had in this file
