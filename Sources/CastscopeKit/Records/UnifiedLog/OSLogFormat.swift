@@ -97,10 +97,21 @@ extension Array where Element == UInt8 {
     }
 }
 
+/// What widths and precisions may add to one message, in bytes: a format string comes from the
+/// device's uuidtext files and a `*` width from the entry's data, so `%99999999999999999999d`,
+/// `%{public}900000000s` or a width item of 2^31 − 1 are possible, and a message is at most a
+/// line (1 MB) everywhere else in castscope.
+let ulMaxPadding = 1 << 20
+
 /// Renders `format` with `args` into `out` (appending).
 public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into out: inout [UInt8]) {
     guard let f = format.baseAddress else { return }
     let n = format.count
+    // Widths and precisions share one allowance per message (digits saturate at it, padding
+    // stops at it), so neither a number past 64 bits nor thousands of huge widths can trap or
+    // grow the message past it.
+    let padEnd = out.count + ulMaxPadding
+    func allowance() -> Int { max(0, padEnd - out.count) }
     var i = 0
     var next = 0
     var pendingPrecision: Int?
@@ -150,7 +161,7 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
         var starPrecision = false
         if i < n && f.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "*") { starWidth = true; i += 1 }
         while i < n, case let ch = f.load(fromByteOffset: i, as: UInt8.self), ch >= 48 && ch <= 57 {
-            width = (width ?? 0) * 10 + Int(ch - 48)
+            width = min((width ?? 0) * 10 + Int(ch - 48), ulMaxPadding)
             i += 1
         }
         if i < n && f.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: ".") {
@@ -158,7 +169,7 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
             precision = 0
             if i < n && f.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "*") { starPrecision = true; i += 1 }
             while i < n, case let ch = f.load(fromByteOffset: i, as: UInt8.self), ch >= 48 && ch <= 57 {
-                precision = precision! * 10 + Int(ch - 48)
+                precision = min(precision! * 10 + Int(ch - 48), ulMaxPadding)
                 i += 1
             }
         }
@@ -174,13 +185,24 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
         }
         let conv = f.load(fromByteOffset: i, as: UInt8.self)
         i += 1
-        if starWidth, case .int(let w, _)? = take() { width = Int(Int32(truncatingIfNeeded: Int64(bitPattern: w))) }
+        if starWidth, case .int(let w, _)? = take() {
+            // As printf takes a `*` width: a negative one is the `-` flag and its magnitude.
+            let v = Int(Int32(truncatingIfNeeded: Int64(bitPattern: w)))
+            if v < 0 { flags.append(UInt8(ascii: "-")) }
+            width = Int(min(v.magnitude, UInt(ulMaxPadding)))
+        }
         pendingPrecision = nil
         guard let arg = take() else {
             out.appendASCII("<decode: missing data>")
             continue
         }
         if starPrecision || (precision != nil && pendingPrecision != nil) { precision = pendingPrecision ?? precision }
+        // A negative precision (from the entry's precision item) is taken as if omitted, as
+        // printf takes it. A width, and a number's precision (its leading zeros), may not reach
+        // past what the message may still grow by; a string's precision only cuts it.
+        if let p = precision, p < 0 { precision = nil }
+        if let w = width { width = min(w, allowance()) }
+        let numberPrecision = precision.map { min($0, allowance()) }
         let decoder = ulDecoder(annotation)
         let start = out.count
         switch arg {
@@ -227,16 +249,16 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
                     if flags.isEmpty && width == nil && precision == nil {
                         out.appendDecimal(signed.magnitude, negative: signed < 0)
                     } else {
-                        cFormat(flags, width, precision, "lld", signed, &out)
+                        cFormat(flags, width, numberPrecision, "lld", signed, &out)
                     }
                 case UInt8(ascii: "u"):
                     let u = size == 8 ? v : size == 4 ? UInt64(UInt32(truncatingIfNeeded: v)) : v
                     if flags.isEmpty && width == nil && precision == nil { out.appendDecimal(u) } else {
-                        cFormat(flags, width, precision, "llu", Int64(bitPattern: u), &out)
+                        cFormat(flags, width, numberPrecision, "llu", Int64(bitPattern: u), &out)
                     }
                 case UInt8(ascii: "x"), UInt8(ascii: "X"), UInt8(ascii: "o"):
                     let spec = conv == UInt8(ascii: "x") ? "llx" : conv == UInt8(ascii: "X") ? "llX" : "llo"
-                    cFormat(flags, width, precision, spec, Int64(bitPattern: v), &out)
+                    cFormat(flags, width, numberPrecision, spec, Int64(bitPattern: v), &out)
                 case UInt8(ascii: "p"):
                     out.appendASCII("0x")
                     cFormat([], nil, nil, "llx", Int64(bitPattern: v), &out)
@@ -246,11 +268,14 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
                     let d = size == 4 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: v))) : Double(bitPattern: v)
                     var spec = "%" + String(decoding: flags, as: UTF8.self)
                     if let width { spec += String(width) }
-                    if let precision { spec += "." + String(precision) }
+                    if let numberPrecision { spec += "." + String(numberPrecision) }
                     spec += String(UnicodeScalar(conv))
-                    var buf = [CChar](repeating: 0, count: 512)
-                    let k = withVaList([d]) { vsnprintf(&buf, 512, spec, $0) }
-                    out.append(contentsOf: buf[0..<Int(max(0, min(k, 511)))].map { UInt8(bitPattern: $0) })
+                    // Room for the widest double (309 digits before the point) and the width and
+                    // precision asked for, so the number is never cut off.
+                    let room = 512 + max(width ?? 0, (numberPrecision ?? 0) + 320)
+                    var buf = [CChar](repeating: 0, count: room)
+                    let k = withVaList([d]) { vsnprintf(&buf, room, spec, $0) }
+                    out.append(contentsOf: buf[0..<Int(max(0, min(Int(k), room - 1)))].map { UInt8(bitPattern: $0) })
                 default:
                     out.appendDecimal(signed.magnitude, negative: signed < 0)
                 }
@@ -273,9 +298,12 @@ private func cFormat(_ flags: [UInt8], _ width: Int?, _ precision: Int?, _ conv:
     if let width { spec += String(width) }
     if let precision { spec += "." + String(precision) }
     spec += conv
-    var buf = [CChar](repeating: 0, count: 128)
-    let k = withVaList([v]) { vsnprintf(&buf, 128, spec, $0) }
-    out.append(contentsOf: buf[0..<Int(max(0, min(k, 127)))].map { UInt8(bitPattern: $0) })
+    // Room for the width and precision asked for (already within the message's allowance): a
+    // `%300d` is 300 bytes, not its first 127 (which were all spaces).
+    let room = 128 + max(width ?? 0, precision ?? 0)
+    var buf = [CChar](repeating: 0, count: room)
+    let k = withVaList([v]) { vsnprintf(&buf, room, spec, $0) }
+    out.append(contentsOf: buf[0..<Int(max(0, min(Int(k), room - 1)))].map { UInt8(bitPattern: $0) })
 }
 
 /// A message without its format string: the arguments, space-separated (what can still be

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+@Suite("hostile round 12: os_log widths and precisions")
+struct HostileRound12Tests {
+    /// What widths may add to one message (`ulMaxPadding`).
+    static let maxPadding = 1 << 20
+
+    static func render(_ format: String, _ args: [ULArgument]) -> [UInt8] {
+        var out: [UInt8] = []
+        Array(format.utf8).withUnsafeBytes { ulRender(format: $0, args: args, into: &out) }
+        return out
+    }
+
+    /// A format string comes from the device's uuidtext files and a `*` width or a precision
+    /// item from the entry's own bytes: `%99999999999999999999d` trapped on the width's
+    /// overflow, a precision item of −1 trapped on `s[0..<-1]` (both exit 132, the whole bundle
+    /// lost), and `%{public}900000000s` padded one message to 900 MB.
+    @Test("widths past 64 bits, negative precision items and huge widths neither trap nor grow a message past 1 MB")
+    func hostileWidths() {
+        let word = Array("abc".utf8)
+        word.withUnsafeBytes { w in
+            #expect(String(decoding: Self.render("[%.*s]", [.precision(-1), .string(w)]), as: UTF8.self) == "[abc]")
+            #expect(String(decoding: Self.render("[%.*P]", [.precision(-7), .bytes(w)]), as: UTF8.self) == "[616263]")
+            let huge = Self.render("%{public}99999999999999999999s|%99999999999999999999.99999999999999999999d", [.string(w), .int(5, size: 4)])
+            #expect(huge.count <= Self.maxPadding + 16)
+            #expect(huge.suffix(5) == Array("abc|5".utf8), "the string padded within the allowance, the number not at all")
+            let wide = Self.render("%{public}900000000s", [.string(w)])
+            #expect(wide.count == Self.maxPadding && wide.suffix(3) == ArraySlice(w))
+            // Many huge widths share one allowance per message.
+            let many = Self.render(String(repeating: "%{public}1000000s ", count: 50), Array(repeating: .string(w), count: 50))
+            #expect(many.count <= Self.maxPadding + 50 * 4)
+            // A width item of 2^31 - 1 (from the entry) too.
+            #expect(Self.render("%*s", [.int(0x7FFF_FFFF, size: 4), .string(w)]).count == Self.maxPadding)
+        }
+    }
+
+    /// printf's own rules where the renderer had its own: a negative `*` width left-justifies,
+    /// and a width past 127 was cut to its first 127 bytes (all spaces: the number lost).
+    @Test("a negative * width left-justifies; a number wider than 127 keeps its digits")
+    func printfWidths() {
+        let word = Array("ab".utf8)
+        word.withUnsafeBytes { w in
+            #expect(String(decoding: Self.render("[%*s]", [.int(UInt64(bitPattern: -5), size: 4), .string(w)]), as: UTF8.self) == "[ab   ]")
+        }
+        let wide = Self.render("%300d|%-200x|%.150d", [.int(5, size: 4), .int(255, size: 4), .int(7, size: 4)])
+        let text = String(decoding: wide, as: UTF8.self)
+        #expect(text == String(repeating: " ", count: 299) + "5|ff" + String(repeating: " ", count: 198) + "|" + String(repeating: "0", count: 149) + "7")
+        let double = Self.render("%400.2f", [.int(Double(1.5).bitPattern, size: 8)])
+        #expect(double.count == 400 && double.suffix(4) == Array("1.50".utf8))
+    }
+
+    /// The same through `castscope show` and `analyze` on a log archive whose uuidtext holds
+    /// such a format: before, exit 132 (the trap) and nothing shown.
+    @Test("a log archive whose format string has a width past 64 bits is shown and analyzed")
+    func archiveWithHostileFormat() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var b = jetsamStory()
+        b.messages.insert(.init(process: 0, offset: 4 * 1_000_000, format: "width %{public}99999999999999999999s then %{public}900000000s", args: ["x", "y"]), at: 2)
+        let root = dir.appendingPathComponent("w.logarchive")
+        try b.write(to: root)
+        let show = try castscope(["show", root.path])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("broadcast started") && show.stdout.contains("exceeded mem limit"))
+        #expect(show.stdout.utf8.count < 3 << 20)
+        let analyze = try castscope(["analyze", "--no-pager", "-q", root.path])
+        #expect(analyze.status == 0 && analyze.stdout.contains("1 session (1 killed)"), "\(analyze.stdout)\(analyze.stderr)")
+    }
+}
+
