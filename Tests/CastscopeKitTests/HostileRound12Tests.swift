@@ -71,3 +71,39 @@ struct HostileRound12Tests {
     }
 }
 
+@Suite("hostile round 12: the HTML page's data")
+struct HostileRound12HTMLTests {
+    /// The page's text showed a U+202E from a log line as `\u{202e}`, but the same message in
+    /// the page's data (`<script id="cs-data">`, which the page's script puts into a mark's
+    /// detail and a bar's title) was raw: the rest of that line read backwards, and an ESC or a
+    /// C1 control went into the page as itself.
+    @Test("controls and bidirectional overrides reach the HTML page's data as the page's text shows them")
+    func bidiInThePageData() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = """
+            2026-03-12 10:20:00.492204+0100  localhost BroadcastExtension[1204]: (ReplayKit) [com.apple.ReplayKit:RPBroadcastExtension] extension started
+            2026-03-12 10:20:00.514204+0100  localhost BroadcastExtension[1204]: [io.livekit.example.flutter:Broadcast] open socket connection
+            2026-03-12 10:20:00.514514+0100  localhost BroadcastExtension[1204]: [io.livekit.example.flutter:Broadcast] failure: socket file missing \u{202E}gnissim\u{2069} \u{8}x \u{9B}31m \u{7F}end
+
+            """
+        let input = dir.appendingPathComponent("l.log")
+        try log.write(to: input, atomically: true, encoding: .utf8)
+        let page = dir.appendingPathComponent("r.html")
+        let r = try castscope(["analyze", "--no-pager", "-q", "--html", page.path, input.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let bytes = try Data(contentsOf: page)
+        let text = String(decoding: bytes, as: UTF8.self)
+        for hidden in ["\u{202E}", "\u{2069}", "\u{9B}", "\u{8}", "\u{7F}"] {
+            #expect(!text.contains(hidden), "raw \(hidden.unicodeScalars.first!.value) in the page")
+        }
+        let start = try #require(text.range(of: "<script type=\"application/json\" id=\"cs-data\">"))
+        let end = try #require(text.range(of: "</script>", range: start.upperBound..<text.endIndex))
+        let data = try #require(JSONSerialization.jsonObject(with: Data(text[start.upperBound..<end.lowerBound].utf8)) as? [String: Any])
+        let sessions = try #require(data["sessions"] as? [[String: Any]])
+        let decided = try #require((sessions.first?["d"] as? [[Any]])?.first?[2] as? String)
+        // As the page's text shows them: a JSON string that decodes to `\u{202e}gnissim\u{2069}`.
+        #expect(decided.hasSuffix("missing \\u{202e}gnissim\\u{2069} \\bx \\u{9b}31m \\x7fend"), "\(decided)")
+        #expect(text.contains("missing \\u{202e}gnissim\\u{2069} \\bx \\u{9b}31m \\x7fend"), "the page's text")
+    }
+}

@@ -748,7 +748,11 @@ extension OutputBuffer {
     }
 
     /// `s` as a JSON string literal safe inside a `<script>` element (`null` for nil): JSON's
-    /// escapes, and `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes.
+    /// escapes, and `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes. What the page's text
+    /// shows escaped (`html`: control characters but tab and newline, C1 controls, the
+    /// bidirectional overrides and isolates) is carried as that text (`\x1b`, `\u{202e}`): the
+    /// page's script puts these strings into the page (a mark's detail, a bar's title), where a
+    /// raw U+202E turned the rest of its line around.
     public mutating func script(_ s: String?) {
         guard var s else { append("null" as StaticString); return }
         s.withUTF8 { u in
@@ -767,11 +771,30 @@ extension OutputBuffer {
                 i += 1
                 continue
             }
-            if c == 0xE2 {
-                // U+2028 and U+2029: E2 80 A8 and E2 80 A9.
-                guard i + 2 < n, u[i + 1] == 0x80, u[i + 2] == 0xA8 || u[i + 2] == 0xA9 else { i += 1; continue }
+            if c == 0xC2 {
+                // U+0080...U+009F: C2 80...C2 9F, shown as the page's text shows them.
+                guard i + 1 < n, (0x80...0x9F).contains(u[i + 1]) else { i += 1; continue }
                 if i > run { append(u, run..<i) }
-                append(u[i + 2] == 0xA8 ? "\\u2028" as StaticString : "\\u2029")
+                shownEscaped(UInt32(u[i + 1]))
+                i += 2
+                run = i
+                continue
+            }
+            if c == 0xE2 {
+                // U+2028 and U+2029: E2 80 A8 and E2 80 A9; the bidirectional overrides and
+                // isolates U+202A...U+202E (E2 80 AA...AE) and U+2066...U+2069 (E2 81 A6...A9).
+                guard i + 2 < n else { i += 1; continue }
+                let (b1, b2) = (u[i + 1], u[i + 2])
+                if b1 == 0x80 && (b2 == 0xA8 || b2 == 0xA9) {
+                    if i > run { append(u, run..<i) }
+                    append(b2 == 0xA8 ? "\\u2028" as StaticString : "\\u2029")
+                } else if (b1 == 0x80 && (0xAA...0xAE).contains(b2)) || (b1 == 0x81 && (0xA6...0xA9).contains(b2)) {
+                    if i > run { append(u, run..<i) }
+                    shownEscaped(0x2000 | UInt32(b1 & 0x3F) << 6 | UInt32(b2 & 0x3F))
+                } else {
+                    i += 1
+                    continue
+                }
                 i += 3
                 run = i
                 continue
@@ -781,8 +804,8 @@ extension OutputBuffer {
             case UInt8(ascii: "\""): append("\\\"" as StaticString)
             case UInt8(ascii: "\\"): append("\\\\" as StaticString)
             case 0x0A: append("\\n" as StaticString)
-            case 0x0D: append("\\r" as StaticString)
             case 0x09: append("\\t" as StaticString)
+            case 0x00...0x1F, 0x7F: shownEscaped(UInt32(c))
             default:
                 // Other controls, DEL, and `<`, `>`, `&`: `\u003c`.
                 append("\\u00" as StaticString)
@@ -794,6 +817,16 @@ extension OutputBuffer {
         }
         if n > run { append(u, run..<n) }
         byte(UInt8(ascii: "\""))
+    }
+
+    /// A hidden character as the page's text shows it (`Sanitize.line`: ASCII, its backslash
+    /// doubled for JSON).
+    private mutating func shownEscaped(_ scalar: UInt32) {
+        guard let sc = Unicode.Scalar(scalar) else { return }
+        for c in Sanitize.line(String(sc)).utf8 {
+            if c == UInt8(ascii: "\\") { byte(c) }
+            byte(c)
+        }
     }
 }
 
@@ -812,9 +845,11 @@ enum HTMLEscapes {
         }
     }
 
-    /// Nonzero for the bytes `script` escapes, and E2 (the lead byte of U+2028 and U+2029).
+    /// Nonzero for the bytes `script` escapes, and C2 and E2 (the lead bytes of the C1 controls,
+    /// U+2028, U+2029 and the bidirectional controls).
     static let script: [UInt8] = (0...255).map { b -> UInt8 in
         let c = UInt8(b)
-        return OutputBuffer.jsonEscapes(c) || c == UInt8(ascii: "<") || c == UInt8(ascii: ">") || c == UInt8(ascii: "&") || c == 0xE2 ? 1 : 0
+        return OutputBuffer.jsonEscapes(c) || c == UInt8(ascii: "<") || c == UInt8(ascii: ">") || c == UInt8(ascii: "&") || c == 0xC2
+            || c == 0xE2 ? 1 : 0
     }
 }
