@@ -107,3 +107,36 @@ struct HostileRound12HTMLTests {
         #expect(text.contains("missing \\u{202e}gnissim\\u{2069} \\bx \\u{9b}31m \\x7fend"), "the page's text")
     }
 }
+
+@Suite("hostile round 12: a log archive's damage named inside its archive")
+struct HostileRound12ArchiveTests {
+    /// A `.logarchive` inside a tarball is copied to the run's temporary folder to be read; the
+    /// damage of its uuidtext, dsc and timesync files was named by that copy's path
+    /// (`/tmp/castscope-o6ESUS/logarchive-tne0uR/0/dsc/…`), a file the user cannot find and that
+    /// is gone when the run ends.
+    @Test("a damaged uuidtext or timesync file of a log archive in a tarball is named as the tarball's member")
+    func damagedStringFilesInsideATarball() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sd = dir.appendingPathComponent("sd")
+        let root = sd.appendingPathComponent("system_logs.logarchive")
+        try jetsamStory().write(to: root)
+        // The kernel's uuidtext (process 1) and a timesync file: junk.
+        let hex = TraceV3Builder.uuid(2).map { String(format: "%02X", $0) }.joined()
+        try Data(repeating: 0xAB, count: 64).write(to: root.appendingPathComponent(String(hex.prefix(2)) + "/" + String(hex.dropFirst(2))))
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("timesync"), withIntermediateDirectories: true)
+        try Data(repeating: 0xAB, count: 64).write(to: root.appendingPathComponent("timesync/0000000000000000.timesync"))
+        try runTar(["cf", "sd.tar", "sd"], cwd: dir)
+        let tarball = dir.appendingPathComponent("sd.tar").path
+        for command in ["analyze", "show"] {
+            let r = try castscope(command == "show" ? [command, tarball] : [command, "--no-pager", tarball])
+            #expect(r.status == 1, "\(command): \(r.stderr)")
+            #expect(r.stderr.contains("sd.tar!sd/system_logs.logarchive/C0/FFEE02020202020202020202020202: at byte 0: not a uuidtext file"), "\(command): \(r.stderr)")
+            #expect(r.stderr.contains("sd.tar!sd/system_logs.logarchive/timesync/0000000000000000.timesync"), "\(command): \(r.stderr)")
+            #expect(!r.stderr.contains("/logarchive-"), "\(command): the temporary copy named: \(r.stderr)")
+        }
+        // On disk the archive is named as given, as before.
+        let disk = try castscope(["show", root.path])
+        #expect(disk.stderr.contains("\(root.path)/C0/FFEE02020202020202020202020202: at byte 0: not a uuidtext file"), "\(disk.stderr)")
+    }
+}

@@ -35,6 +35,20 @@ public struct InputError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
+extension InputError {
+    /// The error with a path under `root` (a log archive's folder: for one inside an archive,
+    /// its copy in the run's temporary folder) named as `display` names that folder: the
+    /// archive and its member, not `/tmp/castscope-…/logarchive-…/0/dsc/…`.
+    func named(under root: String?, as display: String) -> InputError {
+        guard let root else { return self }
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        guard path.hasPrefix(prefix) else { return self }
+        var e = self
+        e.path = display + "/" + path.dropFirst(prefix.count)
+        return e
+    }
+}
+
 /// Reads a file descriptor with read(2). Owns the descriptor when `owned`.
 public final class FileSource: ByteSource {
     private let fd: Int32

@@ -201,10 +201,10 @@ public final class LogShow {
                     }
                     if mapped.shrank { errors.append(mapped.shrankError(display: fileDisplay)) }
                 } catch let e as InputError {
-                    errors.append(e)
+                    errors.append(e.named(under: root, as: display))
                 } catch {}
             }
-            errors.append(contentsOf: reader.strings.problems + reader.timesync.problems)
+            errors.append(contentsOf: (reader.strings.problems + reader.timesync.problems).map { $0.named(under: root, as: display) })
         }
         walker.logArchive = { display, dir in
             let prefix = dir.hasSuffix("/") ? dir : dir + "/"

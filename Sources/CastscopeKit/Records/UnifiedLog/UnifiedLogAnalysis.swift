@@ -92,7 +92,7 @@ extension Analyzer {
                 }
                 if mapped.shrank { result.error = mapped.shrankError(display: file.display) }
             } catch let e as InputError {
-                result.error = e
+                result.error = e.named(under: root, as: display)
             } catch {}
             slots.set(j, result)
         }
@@ -154,7 +154,7 @@ extension Analyzer {
             if r.summary.fromTimesync { timesynced += 1 }
             if s.lostMessages > 0 { out.summary.notes.append("\(files[k].display): \(s.lostMessages) messages lost here (loss records)") }
         }
-        for e in reader.strings.problems + reader.timesync.problems { out.errors.append(e) }
+        for e in reader.strings.problems + reader.timesync.problems { out.errors.append(e.named(under: root, as: display)) }
         out.summary.stats.lines = entries
         out.summary.stats.records = entries
         out.summary.notes.append("\(files.count) tracev3 file\(files.count == 1 ? "" : "s"), \(entries) entries (\(logs) log messages)"
