@@ -300,6 +300,75 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/glib.json", ##"""
+{
+  "name": "glib",
+  "title": "GLib's default log handler, as Janus (libnice), Kurento (GStreamer) and other GLib programs write it on stderr: `(program:pid): Domain-LEVEL **: HH:MM:SS.mmm: message` (GLib 2.50 and later; `**` for a warning, critical or error), `(process:1074): libnice-stun-DEBUG: …` (a domain with `-` in it; `process` when the program never set its name), and before 2.50 without the time (no time then: untimed records)",
+  "url": "https://github.com/meetecho/janus-gateway/issues/1974",
+  "kind": "lines",
+  "patterns": [
+    "({process:word}:{pid:int}): {subsystem}-{level:caps} **: {time:clock}: {message}",
+    "({process:word}:{pid:int}): {subsystem}-{level:caps} **: {message}",
+    "({process:word}:{pid:int}): {subsystem}-{level:caps}: {time:clock}: {message}",
+    "({process:word}:{pid:int}): {subsystem}-{level:caps}: {message}"
+  ],
+  "continuation": "indented",
+  "priority": 13,
+  "samples": [
+    {
+      "line": "(janus:1): libnice-DEBUG: 12:00:09.992: Agent 0x7e791800a5c0 : stream 1: timer tick #301: 0 frozen, 0 in-progress, 0 waiting, 0 succeeded, 0 discovered, 0 nominated, 0 waiting-for-nom, 0 valid",
+      "expect": {
+        "process": "janus",
+        "pid": "1",
+        "subsystem": "libnice",
+        "level": "DEBUG",
+        "message": "Agent 0x7e791800a5c0 : stream 1: timer tick #301: 0 frozen, 0 in-progress, 0 waiting, 0 succeeded, 0 discovered, 0 nominated, 0 waiting-for-nom, 0 valid"
+      }
+    },
+    {
+      "line": "(kurento-media-server:1251): GStreamer-CRITICAL **: gst_mini_object_unlock: assertion 'state >= SHARE_ONE' failed",
+      "expect": {
+        "process": "kurento-media-server",
+        "pid": "1251",
+        "subsystem": "GStreamer",
+        "level": "CRITICAL",
+        "message": "gst_mini_object_unlock: assertion 'state >= SHARE_ONE' failed"
+      }
+    },
+    {
+      "line": "(cawbird:15146): GLib-GObject-CRITICAL **: 13:31:54.966: g_object_unref: assertion 'G_IS_OBJECT (object)' failed",
+      "expect": {
+        "process": "cawbird",
+        "pid": "15146",
+        "subsystem": "GLib-GObject",
+        "level": "CRITICAL",
+        "time": "2000-01-01T13:31:54.966000+00:00",
+        "message": "g_object_unref: assertion 'G_IS_OBJECT (object)' failed"
+      }
+    },
+    {
+      "line": "(process:1074): libnice-stun-DEBUG: 19:49:26.111: STUN demux: OK!",
+      "expect": {
+        "process": "process",
+        "pid": "1074",
+        "subsystem": "libnice-stun",
+        "level": "DEBUG",
+        "message": "STUN demux: OK!"
+      }
+    },
+    {
+      "line": "(process:9683): libnice-DEBUG: Agent 0x7ffe7001b090 : s1:1: sending 111 bytes to [75.83.229.15]:50158",
+      "expect": {
+        "process": "process",
+        "pid": "9683",
+        "subsystem": "libnice",
+        "level": "DEBUG",
+        "message": "Agent 0x7ffe7001b090 : s1:1: sending 111 bytes to [75.83.229.15]:50158"
+      }
+    }
+  ]
+}
+"""##),
         ("formats/go-ios-syslog.json", ##"""
 {
   "name": "go-ios-syslog",
@@ -455,27 +524,32 @@ enum BuiltinParsers {
         ("formats/janus.json", ##"""
 {
   "name": "janus",
-  "title": "The Janus WebRTC server's log (`[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 …`: C's ctime, the host's local time), with GLib's `(janus:1): libnice-DEBUG: 12:00:09.992: …` lines between",
+  "title": "The Janus WebRTC server's log (`[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 …`: C's ctime, the host's local time), with GLib's lines between (the `glib` format's: `(janus:1): libnice-DEBUG: 12:00:09.992: …`)",
   "url": "https://github.com/meetecho/janus-gateway/issues/3382",
   "kind": "lines",
   "patterns": [
     "[{time:ctime}] {message}",
-    "({process:word}:{pid:int}): {subsystem:word}-{level:word}: {time:clock}: {message}"
+    "({process:word}:{pid:int}): {subsystem}-{level:caps} **: {time:clock}: {message}",
+    "({process:word}:{pid:int}): {subsystem}-{level:caps} **: {message}",
+    "({process:word}:{pid:int}): {subsystem}-{level:caps}: {time:clock}: {message}",
+    "({process:word}:{pid:int}): {subsystem}-{level:caps}: {message}"
   ],
   "continuation": "indented",
   "priority": 12,
   "samples": [
     {
       "line": "[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 in stream 1, but let's give it some time... (trickle received, answer received, alert not set)",
-      "expect": {"time": "2024-05-21T12:00:09.000000+00:00", "message": "[WARN] [2360976012860132] ICE failed for component 1 in stream 1, but let's give it some time... (trickle received, answer received, alert not set)"}
+      "expect": {
+        "time": "2024-05-21T12:00:09.000000+00:00",
+        "message": "[WARN] [2360976012860132] ICE failed for component 1 in stream 1, but let's give it some time... (trickle received, answer received, alert not set)"
+      }
     },
     {
       "line": "[Tue May 21 12:00:09 2024] [2360976012860132] Creating ICE state check timer with ID 6",
-      "expect": {"time": "2024-05-21T12:00:09.000000+00:00", "message": "[2360976012860132] Creating ICE state check timer with ID 6"}
-    },
-    {
-      "line": "(janus:1): libnice-DEBUG: 12:00:09.992: Agent 0x7e791800a5c0 : stream 1: timer tick #301: 0 frozen, 0 in-progress, 0 waiting, 0 succeeded, 0 discovered, 0 nominated, 0 waiting-for-nom, 0 valid",
-      "expect": {"process": "janus", "pid": "1", "subsystem": "libnice", "level": "DEBUG", "message": "Agent 0x7e791800a5c0 : stream 1: timer tick #301: 0 frozen, 0 in-progress, 0 waiting, 0 succeeded, 0 discovered, 0 nominated, 0 waiting-for-nom, 0 valid"}
+      "expect": {
+        "time": "2024-05-21T12:00:09.000000+00:00",
+        "message": "[2360976012860132] Creating ICE state check timer with ID 6"
+      }
     }
   ]
 }
