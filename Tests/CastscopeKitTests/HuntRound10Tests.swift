@@ -4,8 +4,8 @@ import Testing
 @testable import CastscopeKit
 
 /// Real pastes of session 50's hunt that castscope read wrong: GLib's own lines in a Janus or
-/// Kurento log (their `**` form, a domain with `-`, no time before GLib 2.50). Each around the
-/// lines as they were posted.
+/// Kurento log (their `**` form, a domain with `-`, no time before GLib 2.50) and GLib's fatal
+/// errors, which end the process. Each around the lines as they were posted.
 @Suite("hunt round 10: GLib's lines and its fatal errors in Janus's and Kurento's logs")
 struct HuntRound10Tests {
     typealias Summary = HuntRound8Tests.Summary
@@ -51,5 +51,46 @@ struct HuntRound10Tests {
         let jInput = (janus.json["inputs"] as? [[String: Any]])?.first ?? [:]
         #expect(jInput["format"] as? String == "janus", "\(jInput)")
         #expect(jInput["records"] as? Int == 3 && jInput["unparsed"] as? Int == 0, "\(jInput)")
+    }
+
+    @Test("GLib's fatal errors end the process: g_assert, g_error, an allocation or a thread GLib could not make, the C library's error it aborts on")
+    func glibFatalErrors() throws {
+        // janus-gateway#947: g_assert's failure, under GLib's `**` line: "nothing recognized".
+        let assert = try analyze("On the janus.log I get this:\n**\nlibnice-socket:ERROR:udp-bsd.c:294:socket_send_messages: assertion failed: (sock->priv != NULL)\n")
+        #expect(assert.messages("daemon-died") == ["a process the paste does not name: it aborted on a failed assertion (udp-bsd.c:294:socket_send_messages: assertion failed: (sock->priv != NULL))"],
+                "\(assert.findings)")
+        // janus-gateway#201: Janus's untimed console, then GLib aborting on pthread's error.
+        let libc = try analyze("""
+            [WSS-0x1164ed0] Destroying WebSocket client
+            Thread pool, serving request
+            GLib (gthread-posix.c): Unexpected error from C library during 'pthread_mutex_lock': Invalid argument.  Aborting.
+
+            """)
+        #expect(libc.messages("daemon-died") == ["a process the paste does not name: it aborted on GLib's fatal error (unexpected error from the C library in pthread_mutex_lock: Invalid argument)"],
+                "\(libc.findings)")
+        // Kurento#352: GStreamer's debug line of GLib's fatal allocation (gdb then stopped on its SIGTRAP).
+        let alloc = try analyze("0:02:58.803370708  9388 0x7fff88021990 ERROR                   glib GLib:0:: ../../../../glib/gmem.c:105: failed to allocate 18446744071604798583 bytes\n")
+        #expect(alloc.messages("daemon-died") == ["a process the paste does not name: it aborted: GLib could not allocate memory (failed to allocate 18446744071604798583 bytes)"],
+                "\(alloc.findings)")
+        // g_error in GLib's own line (Kurento#493's `creating thread` in its backtrace's format
+        // string), read as plain text and as the `glib` format: the program GLib names.
+        let thread = "(kurento-media-server:1251): GLib-ERROR **: 10:21:56.123: creating thread 'rtpjitterbuffer': Error creating thread: Resource temporarily unavailable\n"
+        let t = try analyze(thread)
+        #expect(t.messages("daemon-died") == ["kurento-media-server: it aborted: GLib could not create a thread (creating thread 'rtpjitterbuffer': Resource temporarily unavailable)"],
+                "\(t.findings)")
+        let glibFormat = try analyze("(kurento-media-server:1251): GStreamer-CRITICAL **: gst_mini_object_unlock: assertion 'state >= SHARE_ONE' failed\n" + thread)
+        #expect(glibFormat.input["format"] as? String == "glib", "\(glibFormat.input)")
+        #expect(glibFormat.messages("daemon-died") == t.messages("daemon-died"), "\(glibFormat.findings)")
+        // GLib's `process` names no program (Janus's libnice lines before it set its name); the
+        // journal's does (janus-gateway#1974's shape).
+        let journal = try analyze("Feb 27 17:53:43 janus[16089]: (process:16089): GLib-ERROR **: g_main_loop_run: called recursively\n")
+        #expect(journal.messages("daemon-died") == ["janus: it aborted on GLib's fatal error (GLib-ERROR: g_main_loop_run: called recursively)"], "\(journal.findings)")
+        // Criticals and warnings are no death (g_return_if_fail's `assertion '…' failed`).
+        let critical = try analyze("""
+            Feb 27 17:53:43 janus[16089]: (process:16089): libnice-CRITICAL **: nice_agent_add_stream: assertion 'NICE_IS_AGENT (agent)' failed
+            (kurento-media-server:1423): GLib-GObject-CRITICAL **: g_signal_emit_valist: assertion 'G_TYPE_CHECK_INSTANCE (instance)' failed
+
+            """)
+        #expect(critical.kinds.isEmpty, "\(critical.findings)")
     }
 }

@@ -310,6 +310,9 @@ struct DaemonDiedRule: FindingRule {
         if let container = e.attr("container") { return composeService(container) }
         if let container = e.attr("k8s_container") { return container }
         if let pod = e.attr("pod") { return workload(pod) }
+        // (GLib's fatal message, `(kurento-media-server:1251): GLib-ERROR **: …`: the program GLib
+        // names before it, not its `process` when the program never set its name)
+        if e.attr("glib_fatal") != nil { return glibProgram(e) }
         // (a Go panic, glibc's abort, the JVM's or V8's out of memory: the program's own line, under its own name)
         if e.attr("runtime_error") != nil || e.attr("abort") != nil || e.attr("oom") != nil, let process = e.process { return process }
         // (a Go panic with no process: the program its stack's frames name)
@@ -434,6 +437,10 @@ struct DaemonDiedRule: FindingRule {
             let told = death.contains { $0.attr("unit") != nil && $0.attr("assertion") == nil }
             what += (told ? " after a failed assertion (" : " (") + (a.attr("assert_where").map { "\($0): " } ?? "") + "\(a.attr("assert_kw") ?? "Assertion") `\(assertion)' failed)"
         }
+        if let glib = glibText(death) {
+            let told = death.contains { $0.attr("glib_fatal") == nil && ($0.attr("status") != nil || $0.attr("gdb_signal") != nil || $0.attr("shell_death") != nil) }
+            what += (told ? " after GLib's fatal error (" : " (") + glib + ")"
+        }
         if let result = death.lazy.compactMap({ $0.attr("result") }).first { what += " (Result: \(result))" }
         if let sanitizer = e.attr("sanitizer") { what += " (AddressSanitizer: \(sanitizerSummary(sanitizer)))" }
         // The daemon's own last words, which systemd's line does not give: Janus's fatal error,
@@ -479,6 +486,47 @@ struct DaemonDiedRule: FindingRule {
     static func abortText(_ death: [Event]) -> String? {
         guard let e = death.first(where: { $0.attr("abort") != nil }), let abort = e.attr("abort") else { return nil }
         return (e.attr("abort_in") ?? "") + abort
+    }
+
+    /// GLib's words on the fatal error that aborted the process: g_error's message without the
+    /// time GLib 2.50+ writes after `**: ` (`failed to allocate 18446744071604798583 bytes`),
+    /// g_assert's place and expression (`udp-bsd.c:294:socket_send_messages: assertion failed:
+    /// (sock->priv != NULL)`), the C library's error GLib aborts on.
+    static func glibText(_ death: [Event]) -> String? {
+        guard let e = death.first(where: { $0.attr("glib_fatal") != nil }) else { return nil }
+        switch e.attr("glib_fatal") {
+        case "alloc": return "failed to allocate \(e.attr("glib_alloc") ?? "?") bytes"
+        case "assert": return (e.attr("glib_where").map { "\($0): " } ?? "") + "assertion failed: " + (e.attr("glib_assertion") ?? "")
+        case "thread": return "creating thread '\(e.attr("glib_thread") ?? "?")': \(e.attr("glib_error") ?? "?")"
+        case "libc": return "unexpected error from the C library in \(e.attr("glib_call") ?? "?"): \(e.attr("glib_error") ?? "?")"
+        default:
+            guard let error = e.attr("glib_error") else { return nil }
+            var text = Substring(error)
+            // (`12:00:09.992: `, GLib 2.50's time)
+            let clock = text.prefix { $0.isNumber || $0 == ":" || $0 == "." }
+            if clock.count >= 8, clock.filter({ $0 == ":" }).count >= 3, text.dropFirst(clock.count).hasPrefix(" ") {
+                text = text.dropFirst(clock.count + 1)
+            }
+            return (e.attr("glib_domain").map { "\($0)-ERROR: " } ?? "") + text
+        }
+    }
+
+    /// The program of a GLib message: the record's process, or `name` of the `(name:pid): `
+    /// GLib writes before it (in text read as plain); GLib's `process` (the program never set
+    /// its name: Janus's libnice lines) names nothing.
+    static func glibProgram(_ e: Event) -> String? {
+        var name: Substring?
+        if let p = e.process { name = Substring(p) }
+        let m = e.message
+        if let open = m.firstIndex(of: "("), let close = m[open...].firstIndex(of: ")"), m[close...].hasPrefix("): "),
+            let colon = m[open..<close].lastIndex(of: ":"), colon > m.index(after: open),
+            m[m.index(after: colon)..<close].allSatisfy(\.isNumber), !m[m.index(after: colon)..<close].isEmpty
+        {
+            let named = m[m.index(after: open)..<colon]
+            if named != "process" { name = named }
+        }
+        guard let n = name, !n.isEmpty, n != "process", !n.contains(" ") else { return nil }
+        return String(n)
     }
 
     /// The program named before AddressSanitizer's `==pid==` (a supervisor's prefix: `name.group@origin(O): `),
