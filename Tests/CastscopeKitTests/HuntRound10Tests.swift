@@ -93,4 +93,25 @@ struct HuntRound10Tests {
             """)
         #expect(critical.kinds.isEmpty, "\(critical.findings)")
     }
+
+    @Test("the kernel's segfault and gdb's SIGSEGV of one crash say it once, with the function gdb stopped in")
+    func segfaultWithGdbFrame() throws {
+        // coturn#1629 (the host redacted and the line broken after it in the original):
+        // "turnserver: it crashed (segfault) (SIGSEGV in set_rtpfile)".
+        let r = try analyze("""
+            ```
+            Jan 16 09:42:53 XXX
+             kernel: [7254972.859762] turnserver[3777793]: segfault at 7ffff4e00c98 ip 00005555555a9d1e sp 00007ffff4e00ca0 error 6 in turnserver[55555555d000+6e000] likely on CPU 0 (core 0, socket 0)
+            ```
+
+            Could capture what happens with GDB and here is what I get:
+            ```
+            Thread 4 "turnserver" received signal SIGSEGV, Segmentation fault.
+            [Switching to Thread 0x7fffe7600640 (LWP 3778663)]
+            0x00005555555a9d1e in set_rtpfile () at src/apps/common/ns_turn_utils.c:369
+            ```
+
+            """)
+        #expect(r.messages("daemon-died") == ["turnserver: it crashed (segfault in set_rtpfile)"], "\(r.findings)")
+    }
 }

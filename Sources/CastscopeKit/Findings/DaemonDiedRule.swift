@@ -397,7 +397,13 @@ struct DaemonDiedRule: FindingRule {
         // (gdb's signal, and the function of its backtrace's first frame; an older gdb's
         // `signal 6, Aborted` by its name)
         if let signal = death.lazy.compactMap({ $0.attr("gdb_signal") }).first {
-            what += " (\(Self.signalName(signal))" + (frame.map { " in \($0)" } ?? "") + ")"
+            // (the kernel's `segfault` already told, gdb's SIGSEGV says where: coturn#1629 was
+            // "it crashed (segfault) (SIGSEGV in set_rtpfile)")
+            if Self.signalName(signal) == "SIGSEGV", let frame, let told = what.firstRange(of: " (segfault)") {
+                what.replaceSubrange(told, with: " (segfault in \(frame))")
+            } else {
+                what += " (\(Self.signalName(signal))" + (frame.map { " in \($0)" } ?? "") + ")"
+            }
         }
         // (the shell's word on its job, when nothing else says how: `Segmentation fault (core dumped)`)
         if lead.attr("shell_death") != nil || !death.contains(where: { $0.attr("shell_death") == nil }),
