@@ -5,8 +5,9 @@ import Testing
 
 /// Real pastes of session 50's hunt that castscope read wrong: GLib's own lines in a Janus or
 /// Kurento log (their `**` form, a domain with `-`, no time before GLib 2.50) and GLib's fatal
-/// errors, which end the process. Each around the lines as they were posted.
-@Suite("hunt round 10: GLib's lines and its fatal errors in Janus's and Kurento's logs")
+/// errors, which end the process; a segfault the kernel and gdb both told; Xcode's memory stop
+/// pasted alone. Each around the lines as they were posted.
+@Suite("hunt round 10: GLib's lines and fatal errors, a segfault told once, the debugger's memory stop alone")
 struct HuntRound10Tests {
     typealias Summary = HuntRound8Tests.Summary
 
@@ -113,5 +114,27 @@ struct HuntRound10Tests {
 
             """)
         #expect(r.messages("daemon-died") == ["turnserver: it crashed (segfault in set_rtpfile)"], "\(r.findings)")
+    }
+
+    @Test("the debugger's memory stop pasted alone is the debugged process's kill, as its crash stop is its crash")
+    func debuggerMemoryStopAlone() throws {
+        // ScreenRecorder#13's whole issue, react-native-share-menu#283's sentence: nothing, while
+        // `Thread 1: EXC_BAD_ACCESS (code=1, address=0x0)` alone is "the debugged process crashed".
+        let bare = try analyze("EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)\n")
+        #expect(bare.messages("app-crashed") == ["the debugged process was killed (terminated for its memory at its 650 MB limit, as the debugger says): whatever it was sharing or serving stopped with it"],
+                "\(bare.findings)")
+        let prose = try analyze("I got the error EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=120 MB, unused=0x0) when sharing heavy files, do you know why?\n")
+        #expect(prose.messages("app-crashed").count == 1, "\(prose.findings)")
+        // 50 MB is a broadcast extension's limit; the banner says so.
+        let banner = try analyze("Thread 1: EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=50 MB, unused=0x0)\n")
+        #expect(banner.messages("app-crashed") == ["the debugged process was killed (terminated for its memory at its 50 MB limit, a Broadcast Upload Extension's, as the debugger says): whatever it was sharing or serving stopped with it"],
+                "\(banner.findings)")
+        // Xcode's own words without a console line before them.
+        let words = try analyze("Message from debugger: Terminated due to memory issue\n")
+        #expect(words.messages("app-crashed") == ["the debugged process was killed (terminated for its memory, as the debugger says): whatever it was sharing or serving stopped with it"],
+                "\(words.findings)")
+        // The kernel's nameless limit line is no debugger's stop (its kill line names the victim).
+        let kernel = try analyze("kernel[0] <Notice>: memorystatus: exceeded mem limit: ActiveHard 50 MB (fatal)\n")
+        #expect(kernel.kinds.isEmpty, "\(kernel.findings)")
     }
 }

@@ -59,6 +59,20 @@ struct AppCrashedRule: FindingRule {
         return text
     }
 
+    /// The words of the debugger's stop on a memory kill that names no process: Xcode's
+    /// `Message from debugger: Terminated due to memory issue`, its banner's or lldb's
+    /// `EXC_RESOURCE … (limit=N MB …)`; with the limit, and whose it is at 50 MB.
+    static func debuggerMemoryStop(_ e: Event) -> String? {
+        guard e.code == .extensionKilledMemory, e.attr("target") == nil else { return nil }
+        let xcode = EventFactory.victimIsLine(e.attrs)
+        guard xcode || e.message.contains("EXC_RESOURCE") else { return nil }
+        var stop = "terminated for its memory"
+        if let mb = e.attr("limit_mb") {
+            stop += " at its \(mb) MB limit" + (mb == "50" ? ", a Broadcast Upload Extension's" : "")
+        }
+        return stop + ", as the debugger says"
+    }
+
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
         var out = crashes(r)
         if !r.unattached.isEmpty {
@@ -69,6 +83,16 @@ struct AppCrashedRule: FindingRule {
                 // (or Xcode's word that the debugged app, not an extension, was killed for
                 // its memory: RMGallery#10)
                 let memory = e.code == .extensionKilledMemory && EventFactory.victimIsLine(e.attrs) && e.attr("target") != nil
+                // (the debugger's memory stop pasted with nothing that names its process, in a
+                // bundle of no session: Xcode's `Thread 1: EXC_RESOURCE RESOURCE_TYPE_MEMORY
+                // (limit=50 MB, unused=0x0)` alone, ScreenRecorder#13 and react-native-share-menu#283
+                // gave nothing while its EXC_BAD_ACCESS gives "the debugged process crashed")
+                if r.sessionCount == 0, let stop = Self.debuggerMemoryStop(e) {
+                    out.append(Finding(kind: kind, severity: .error, time: e.time, displayOffset: e.displayOffset, session: nil,
+                                       message: "the debugged process was killed (\(stop)): whatever it was sharing or serving stopped with it",
+                                       evidence: [e.source]))
+                    continue
+                }
                 guard let text = memory ? "terminated for its memory, as Xcode's debugger says" : Self.crashedReport(e) else { continue }
                 if r.sessionCount > 0 {
                     if known == nil {
