@@ -69,17 +69,34 @@ public enum MarkdownSource {
         }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
+        // A fenced block's lines, held until it closes: an indentation all of them share (the
+        // block indented under a list item or in an issue template's `<details>`, its fences
+        // too) comes off, as it does off a pasted `.txt` (janus-gateway#3307's gdb lines kept
+        // their two spaces in a ticket saved as `.md` and nothing was recognized).
+        var block: [(ArraySlice<UInt8>, Bool)] = []
+        func flush() {
+            guard !block.isEmpty else { return }
+            let cut = commonIndentation(block.map(\.0))
+            for (line, newline) in block {
+                out.append(contentsOf: line.count >= cut ? line.dropFirst(cut) : line[line.endIndex...])
+                if newline { out.append(0x0A) }
+            }
+            block.removeAll(keepingCapacity: true)
+        }
         var inBlock = false, quote = -1, inQuote = false, inQuotedBlock = false
         forEachLine { line, newline in
             var kept: ArraySlice<UInt8>? = nil
             if inBlock {
-                if isFence(line) { inBlock = false } else { kept = line }
+                if isFence(line) { inBlock = false } else { block.append((line, newline)); return }
                 inQuote = false
             } else if let inner = quoted(line) {
                 if !inQuote { quote += 1; inQuote = true; inQuotedBlock = false }
                 if isFence(inner) {
                     inQuotedBlock.toggle()
-                } else if inQuotedBlock || !fencedQuotes.contains(quote) {
+                } else if inQuotedBlock {
+                    block.append((inner, newline))
+                    return
+                } else if !fencedQuotes.contains(quote) {
                     kept = inner
                 }
             } else {
@@ -91,10 +108,29 @@ public enum MarkdownSource {
                     if !(t.first == UInt8(ascii: "|") || isHeading(t)) { kept = line }
                 }
             }
+            flush()
             if let kept { out.append(contentsOf: kept) }
             if newline { out.append(0x0A) }
         }
+        flush()
         return out
+    }
+
+    /// The spaces (or tabs) every line that is not blank begins with, when there are two or
+    /// more of them or one tab (a single space is a line's own); 0 otherwise.
+    static func commonIndentation(_ lines: [ArraySlice<UInt8>]) -> Int {
+        var common: ArraySlice<UInt8>?
+        for line in lines {
+            let body = line.last == 0x0D ? line.dropLast() : line
+            guard body.contains(where: { $0 != 0x20 && $0 != 0x09 }) else { continue }
+            let lead = body.prefix { $0 == 0x20 || $0 == 0x09 }
+            guard let c = common else { common = lead; continue }
+            let n = zip(c, lead).prefix { $0 == $1 }.count
+            common = c.prefix(n)
+            if n == 0 { return 0 }
+        }
+        guard let c = common, c.count >= 2 || c.first == 0x09 else { return 0 }
+        return c.count
     }
 
     /// A quoted line's text without its markers (`>` and the space after it, up to three
