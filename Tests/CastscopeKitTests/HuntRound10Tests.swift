@@ -171,4 +171,27 @@ struct HuntRound10Tests {
             """, name: "notes.md")
         #expect(own.input["format"] as? String == "journal-short-precise" && own.kinds == ["daemon-died"], "\(own.input) \(own.findings)")
     }
+
+    @Test("Node's out of memory in V8's other words: an older Node's `process out of memory`, the message cut by its own GC report")
+    func v8AllocationFailed() throws {
+        // owt-server#519 (an MCU's portal): stderr's second GC block cut V8's message after
+        // `Allocation failed - `: "nothing recognized".
+        let cut = try analyze("""
+            <--- Last few GCs --->
+
+            [5603:0x2682940] 2022588942 ms: Mark-sweep 1299.6 (1426.2) -> 1299.6 (1426.2) MB, 1230.9 / 0.0 ms  allocation failure GC in old space requested
+
+            FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - <--- Last few GCs --->
+
+            [5603:0x2682940] 2022588942 ms: Mark-sweep 1299.6 (1426.2) -> 1299.6 (1426.2) MB, 1230.9 / 0.0 ms  allocation failure GC in old space requested
+
+            """)
+        #expect(cut.messages("daemon-died") == ["a process the paste does not name: it ran out of memory (V8 could not allocate)"], "\(cut.findings)")
+        // Node before 8 (forever#376's wording).
+        let old = try analyze("FATAL ERROR: CALL_AND_RETRY_0 Allocation failed - process out of memory\n")
+        #expect(old.messages("daemon-died") == ["a process the paste does not name: it ran out of memory (V8 could not allocate)"], "\(old.findings)")
+        // Today's wording keeps its own words.
+        let today = try analyze("FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n")
+        #expect(today.messages("daemon-died") == ["a process the paste does not name: it ran out of memory (JavaScript heap out of memory)"], "\(today.findings)")
+    }
 }

@@ -2712,7 +2712,8 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "{pod:word}{sp}{ready:word}{sp}CrashLoopBackOff{sp}{restarts:int}{rest}", "anchored": true, "set": {"how": "kubectl shows it crashing and restarted over and over (CrashLoopBackOff)"}},
     {"event": "daemon.died", "match": "Back-off restarting failed container {k8s_container:word} in pod {pod:word}", "set": {"how": "the kubelet keeps restarting it after it failed (CrashLoopBackOff)"}},
     {"event": "daemon.died", "match": "java.lang.OutOfMemoryError: {oom_error}", "set": {"how": "it ran out of memory", "oom": "java.lang.OutOfMemoryError"}},
-    {"event": "daemon.died", "match": "FATAL ERROR: {v8_error} JavaScript heap out of memory", "set": {"how": "it ran out of memory (JavaScript heap out of memory)", "oom": "node"}}
+    {"event": "daemon.died", "match": "FATAL ERROR: {v8_error} JavaScript heap out of memory", "set": {"how": "it ran out of memory (JavaScript heap out of memory)", "oom": "node"}},
+    {"event": "daemon.died", "match": "FATAL ERROR: {v8_error} Allocation failed - {v8_rest}", "set": {"how": "it ran out of memory (V8 could not allocate)", "oom": "node"}}
   ],
   "samples": [
     {"message": "jicofo.service: A process of this unit has been killed by the OOM killer.", "event": "daemon.died", "attrs": {"unit": "jicofo", "how": "a process of it was killed by the OOM killer"}},
@@ -2813,7 +2814,9 @@ enum BuiltinParsers {
     {"message": "Mon, 16 Oct 2017 01:34:45 GMT mediasoup:ERROR:Worker child process error [id:gyksgjse#1, error:Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT]", "event": "daemon.died", "attrs": {"start_error": "Error: spawn /ozvc/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT"}},
     {"message": "[Server] Create Worker ERR ---> Error: spawn /home/penguin/mirotalksfu/node_modules/mediasoup/worker/out/Release/mediasoup-worker ENOENT", "event": "daemon.died", "attrs": {"unit": "mediasoup-worker"}},
     {"message": "Terminating due to java.lang.OutOfMemoryError: Java heap space", "event": "daemon.died", "attrs": {"oom_error": "Java heap space"}},
-    {"message": "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory", "event": "daemon.died", "attrs": {"oom": "node"}}
+    {"message": "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory", "event": "daemon.died", "attrs": {"oom": "node"}},
+    {"message": "FATAL ERROR: CALL_AND_RETRY_0 Allocation failed - process out of memory", "event": "daemon.died", "attrs": {"oom": "node", "v8_error": "CALL_AND_RETRY_0", "v8_rest": "process out of memory"}},
+    {"message": "FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - <--- Last few GCs --->", "event": "daemon.died", "attrs": {"v8_error": "CALL_AND_RETRY_LAST"}}
   ]
 }
 """##),
