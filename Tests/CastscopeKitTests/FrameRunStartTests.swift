@@ -69,4 +69,35 @@ struct FrameRunStartTests {
             #expect(ConnectFoldTests.rows(Timeline.entries(s.events)) == ConnectFoldTests.rows(Timeline.entries(mine)))
         }
     }
+
+    @Test func aLongListIsNotCopiedAsEachRunBegins() {
+        // One extension whose frame lines another of its lines cuts every 20 (each cut begins a
+        // new run): a run that begins may make a short list fit its events, not copy a long one
+        // (each run's copy of the whole list, then its growth at the next line, made such a
+        // session quadratic in its lines).
+        var rows = Self.start(0)
+        var ms: Int64 = 200
+        func cycles(_ n: Int) {
+            for _ in 0..<n {
+                for _ in 0..<20 { rows.append(Self.frame(ms)); ms += 33 }
+                rows.append((ms, .extension, "socket.connected", "client stream open completed", []))
+                ms += 33
+            }
+        }
+        cycles(60)
+        let head = rows.count
+        cycles(40)
+        let lines = ConnectFoldTests.lines(rows)
+        var events: [Event] = []
+        for e in lines[..<head] { events.append(e); SessionBuilder.foldLatest(&events, e.code) }
+        #expect(events.count > SessionBuilder.refitBelow, "\(events.count) events")
+        events.reserveCapacity(events.count + lines.count - head)
+        let buffer = events.withUnsafeBufferPointer { $0.baseAddress }
+        for e in lines[head...] { events.append(e); SessionBuilder.foldLatest(&events, e.code) }
+        #expect(events.withUnsafeBufferPointer { $0.baseAddress } == buffer, "the list was copied")
+        // Each cut run still folded as it began: its run, its last line, the cutting line.
+        #expect(events.count <= 4 + 3 * 100, "\(events.count) events")
+        #expect(events.reduce(0) { $0 + $1.count } == rows.count)
+        #expect(ConnectFoldTests.rows(Timeline.entries(events)) == ConnectFoldTests.rows(Timeline.entries(lines)))
+    }
 }

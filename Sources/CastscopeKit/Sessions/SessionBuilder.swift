@@ -447,7 +447,11 @@ public struct SessionBuilder {
         if folded { events.removeLast() }
         if !merged.isEmpty {
             events.removeSubrange(merged)
-            // (and the list's room: it grew for the lines that are now one event)
+            // (and the list's room: it grew for the lines that are now one event; only a short
+            // list's, a session of a few events: a long one copied whole at each run that begins,
+            // and grown again by its next line, made a session whose frames another line cuts
+            // every few dozen quadratic, 3× the time at 200,000 lines)
+            guard events.count <= Self.refitBelow, events.capacity >= 2 * events.count + 8 else { return }
             var fit: [Event] = []
             fit.reserveCapacity(events.count)
             fit.append(contentsOf: events)
@@ -617,6 +621,9 @@ public struct SessionBuilder {
     static let captureFrameCodes = KindSet([.captureFrame])
     /// Lines of a connect run before its lines are folded (Jitsi's timer: 1.6 s of retrying).
     static let foldFrom = 16
+    /// A list of at most this many events is made no larger than it needs when a frame run
+    /// that begins takes the lines before it (`foldConnectLine`): a bounded copy per run.
+    static let refitBelow = 128
     /// A connect run has a few distinct lines (an attempt, its failure, a retry note).
     static let foldLookBack = 8
 
