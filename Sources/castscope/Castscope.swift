@@ -539,6 +539,15 @@ struct Analyze: ParsableCommand {
         }
         // (a thread a range: 100,000 of them made the read 3–4× slower, not faster)
         if let threads { analyzer.parallelism = min(max(1, threads), 64) }
+        // A test knob, as CASTSCOPE_SLEEP_AFTER: files of this many bytes or more are read in
+        // ranges (and streamed in ranges) this big, so that a differential run puts range edges
+        // inside small logs (the paths are otherwise taken only from 4 MB and 32 MB up).
+        if let v = ProcessInfoLite.environment("CASTSCOPE_RANGE_BYTES").flatMap({ UInt64($0) }), v >= 512 {
+            analyzer.parallelThreshold = v
+            analyzer.minimumRange = v
+            analyzer.minimumStreamedRange = v
+            analyzer.maximumStreamedRange = v
+        }
         let showProgress = isatty(2) != 0 && ProcessInfoLite.environment("CI") == nil
             && ProcessInfoLite.environment("TERM") != "dumb"
         var started = timespec()
