@@ -1275,6 +1275,8 @@ public final class RecordReader {
     /// read: a record whose pid or time is damaged (`"processID": 1e308`, `-5`, `"abc"`, a
     /// time that is no time) takes them, said, instead of opening a process of its own.
     private var pidByProcess: [[UInt8]: [UInt8]] = [:]
+    /// The last record's process and its good pid (`pidField`'s common case).
+    private var lastGood: (process: [UInt8], pid: [UInt8])?
     private var lastJSONTime: ParsedTime?
     static let maxPidsKept = 512
     private var fieldDamages = 0
@@ -1294,13 +1296,22 @@ public final class RecordReader {
             }
             good = good && v <= Int(Int32.max)
         }
-        let process = pending.withBytes(.process) { Array($0) }
         if good {
-            if let process, pidByProcess[process] != value, pidByProcess.count < Self.maxPidsKept || pidByProcess[process] != nil {
+            // (the process and pid of the record before, most records: no name copied and no
+            // lookup, which cost ~1,400 instructions a record, +1.7 % on an ndjson log)
+            if let lastGood, lastGood.pid == value,
+                pending.withBytes(.process, { $0.elementsEqual(lastGood.process) }) == true
+            {
+                return true
+            }
+            guard let process = pending.withBytes(.process, { Array($0) }) else { return true }
+            if pidByProcess[process] != value, pidByProcess.count < Self.maxPidsKept || pidByProcess[process] != nil {
                 pidByProcess[process] = value
             }
+            lastGood = (process, value)
             return true
         }
+        let process = pending.withBytes(.process) { Array($0) }
         let shown = String(decoding: value.prefix(40), as: UTF8.self)
         var what = "pid '\(shown)' is no pid: "
         if let process, let known = pidByProcess[process] {
