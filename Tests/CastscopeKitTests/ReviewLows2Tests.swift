@@ -98,8 +98,11 @@ struct ReviewLows2Tests {
         // (tail ends when the writer closes the FIFO: its end of stream)
         let script = """
             cd "$2" && mkfifo f && ("$1" tail --file "$2/f" > out 2> err &
-            echo $! > pid) && sleep 1.5 && cp err err-before && cat "$3" > f
-            for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 $(cat pid) 2>/dev/null || exit 0; sleep 0.5; done; kill $(cat pid); exit 1
+            echo $! > pid) || exit 2
+            # (waits for the note, up to 30 s on a loaded host, rather than a fixed time)
+            i=0; while [ $i -lt 150 ] && ! grep -q "waiting for a writer" err 2>/dev/null; do i=$((i+1)); sleep 0.2; done
+            cp err err-before && cat "$3" > f
+            i=0; while [ $i -lt 60 ]; do kill -0 $(cat pid) 2>/dev/null || exit 0; i=$((i+1)); sleep 0.5; done; kill $(cat pid); exit 1
             """
         let sample = packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt").path
         let r = try runShell(script, ["sh", Self.bin, dir.path, sample])
