@@ -268,6 +268,49 @@ struct StreamedReportTests {
         #expect(o.handedOn)
     }
 
+    /// A zone-less log whose clock goes back 23 minutes inside an extension's run of frame
+    /// lines (folded into one run whose last line is earlier than its first), then a new
+    /// extension days later. The host app's line among those frames is the running session's,
+    /// read in file order or in time order. Before, that session ended at the run's last line,
+    /// before its start: the whole read (which closes it once its process has no line to come)
+    /// gave its host line to the session before it, the streamed read (which placed the line
+    /// while the session was open) to it. (Differential run, session 50: seeds 7001 and 7005.)
+    @Test func aClockGoingBackInsideAFrameRunKeepsTheSessionsHostLines() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func line(_ time: String, _ process: String, _ message: String) -> String {
+            "\(time) Df \(process):7c1a2] \(message)\n"
+        }
+        let started = "[SBCBroadcast] broadcastStarted - appGroup=group.com.example.calls"
+        let frame = "video sample processed successfully"
+        var text = line("2026-03-17 18:42:38.622", "BroadcastExtension[3032", started)
+        text += line("2026-03-17 18:42:38.662", "BroadcastExtension[3032", "[SBCBroadcast] Socket connected successfully")
+        text += line("2026-03-17 18:42:38.763", "BroadcastExtension[3032", "[SBCBroadcast] broadcastFinished")
+        text += line("2026-03-17 18:42:38.805", "BroadcastExtension[3066", started)
+        text += line("2026-03-17 18:42:38.805", "BroadcastExtension[3066", "[SBCBroadcast] Socket connected successfully")
+        for k in 0..<20 {
+            let ms = 39_005 + 60 * k
+            let time = "2026-03-17 18:42:" + String(format: "%02d.%03d", ms / 1000, ms % 1000)
+            text += line(time, "BroadcastExtension[3066", frame)
+            if k == 1 { text += line(time, "CallsDemo[2742", "[SBCBroadcast] Extension connected to server") }
+        }
+        for _ in 0..<3 { text += line("2026-03-17 18:19:23.192", "BroadcastExtension[3066", frame) }
+        text += line("2026-03-20 02:10:03.634", "BroadcastExtension[3110", started)
+        text += line("2026-03-20 02:10:03.675", "BroadcastExtension[3110", "[SBCBroadcast] Socket connected successfully")
+        let log = dir.appendingPathComponent("clock-back-in-run.log")
+        try text.write(to: log, atomically: true, encoding: .utf8)
+
+        var options = AnalyzeOptions()
+        options.now = 1_773_306_000_000_000
+        let whole = try Analyzer(registry: try ParserRegistry.builtin(), options: options).analyze([log.path])
+        let running = try #require(whole.sessions.first { $0.pid == 3066 })
+        #expect(running.events.contains { $0.side == .app && $0.message.hasSuffix("Extension connected to server") }, "the host line went to \(whole.sessions.map { ($0.id, $0.events.map { "\($0.side):\($0.line)" }) })")
+        let end = try #require(running.end)
+        #expect(end >= running.start!, "the session ends before it starts")
+        let o = try Self.streamedMatchesWhole("clock back in a run", [log.path], tune: Self.small)
+        #expect(o.mode == .streamed)
+    }
+
     /// A file whose clock goes back at every copy of a log (rotated files joined newest first,
     /// a log pasted twice): no line can be fed before the file's end, so the lines held for
     /// earlier ones pass a bound and the read starts over the whole-bundle way (held on disk),

@@ -154,6 +154,16 @@ public struct Event: Sendable {
     public var count: Int { repeats?.lines.count ?? 1 }
     /// The time of the last line it stands for.
     public var lastTime: Int64? { repeats?.times.last ?? time }
+    /// The latest time of the lines it stands for: its last line's, unless the clock went back
+    /// inside the run (a zone-less log's clock set back between two frame lines of one process
+    /// folds them into one run whose last line is earlier than its first); then the latest of
+    /// them, read only in that case.
+    var latestTime: Int64? {
+        guard let last = lastTime, let first = time, last < first else { return lastTime }
+        var latest = first
+        forEachTime { if let t = $0, t > latest { latest = t } }
+        return latest
+    }
     public var lastSource: SourceRef {
         guard let r = repeats, let l = r.lines.last else { return source }
         return SourceRef(path: text.path, line: Int(l))

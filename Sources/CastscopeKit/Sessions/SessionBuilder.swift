@@ -139,7 +139,7 @@ public struct SessionBuilder {
             if open {
                 end(&s, e, .truncated, "in-app capture: started again before this capture ended", deciding: [e])
                 s.sessions[s.sessions.count - 1].interruptedByNewStart = true
-                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.lastTime
+                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.latestTime
             }
             newSession(e, inferred: false, into: &s)
         } else if !open, kind == "capture.interrupted", let i = s.sessions.indices.last, s.sessions[i].outcome == .interrupted {
@@ -220,7 +220,7 @@ public struct SessionBuilder {
                 end(&s, e, .truncated,
                     "a new broadcastStarted arrived before this session ended", deciding: [e])
                 s.sessions[s.sessions.count - 1].interruptedByNewStart = true
-                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.lastTime
+                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.latestTime
             }
             newSession(e, inferred: false, into: &s)
             s.sessions[s.sessions.count - 1].events.append(e)
@@ -630,7 +630,11 @@ public struct SessionBuilder {
     func finish(_ s: inout Stream) {
         guard let i = s.sessions.indices.last, s.phase != .ended else { return }
         let last = s.sessions[i].events.last?.lastLine
-        s.sessions[i].end = last?.time
+        // Its latest line, not its last: a run whose clock went back ended the session before
+        // it began, so its span held none of its host-app lines (and the whole read, which closes
+        // it as soon as its stream's lines are past, placed them elsewhere; the streamed read,
+        // placing them while it was open, did not).
+        s.sessions[i].end = s.sessions[i].events.last?.latestTime
         let session = s.sessions[i]
         if let err = s.sawError {
             // Before any connection and any frame (a refused RTMP connect, HaishinKit's

@@ -575,7 +575,7 @@ public struct SessionStream {
         if let end = l.end { return end }
         if let end = asleepEnd(l) { return end }
         guard let s = session(l) else { return nil }
-        return s.end ?? (l.joined.last ?? s.events.last)?.lastTime ?? s.start
+        return s.end ?? (l.joined.last ?? s.events.last)?.latestTime ?? s.start
     }
 
     /// Where a pending line goes: `.some(index into live)`, `.some(nil)` for nowhere, or nil
