@@ -8,12 +8,8 @@ import Testing
 /// errors, which end the process; a segfault the kernel and gdb both told; Xcode's memory stop
 /// pasted alone. Each around the lines as they were posted.
 @Suite("hunt round 10: GLib's lines and fatal errors, a segfault told once, the debugger's memory stop alone")
-struct HuntRound10Tests {
+struct HuntRound10Tests: PasteSummarySuite {
     typealias Summary = HuntRound8Tests.Summary
-
-    func analyze(_ text: String, name: String = "paste.txt") throws -> Summary {
-        try HuntRound8Tests().analyze(text, name: name)
-    }
 
     @Test("GLib's default handler's lines are records: their program, pid, domain and level, with or without GLib 2.50's time")
     func glibLines() throws {

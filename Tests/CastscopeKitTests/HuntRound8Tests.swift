@@ -6,8 +6,18 @@ import Testing
 /// Shapes a real paste takes on its way to a support engineer, read wrong until session 48:
 /// a log quoted in a Markdown note (GitHub's "Quote reply", an e-mail reply), Markdown's two
 /// trailing spaces, grep's and kubectl's leads before every line. Each around real lines.
+/// A hunt round whose tests read a paste's JSON report as a `HuntRound8Tests.Summary` (rounds 8
+/// to 10 share it).
+protocol PasteSummarySuite {}
+
+extension PasteSummarySuite {
+    func analyze(_ text: String, name: String = "paste.txt") throws -> HuntRound8Tests.Summary {
+        HuntRound8Tests.Summary(json: try analyzePaste(text, name: name).json)
+    }
+}
+
 @Suite("hunt round 8: a log quoted in Markdown, trailing white space, grep's and kubectl's leads")
-struct HuntRound8Tests {
+struct HuntRound8Tests: PasteSummarySuite {
     struct Summary {
         let json: [String: Any]
         var input: [String: Any] { (json["inputs"] as? [[String: Any]])?.first ?? [:] }
@@ -15,10 +25,6 @@ struct HuntRound8Tests {
         var kinds: [String] { findings.compactMap { $0["kind"] as? String } }
         func messages(_ kind: String) -> [String] { findings.filter { $0["kind"] as? String == kind }.compactMap { $0["message"] as? String } }
         func times(_ kind: String) -> [String?] { findings.filter { $0["kind"] as? String == kind }.map { $0["time"] as? String } }
-    }
-
-    func analyze(_ text: String, name: String = "paste.txt") throws -> Summary {
-        Summary(json: try analyzePaste(text, name: name).json)
     }
 
     /// 1panel#223 (https://github.com/1Panel-dev/1Panel/issues/223): a Go daemon's exit, as

@@ -8,13 +8,9 @@ import Testing
 /// scripts in a relay's container, mediasoup v2's worker exit, a block indented under a
 /// Markdown fence. Each around the lines as they were posted.
 @Suite("hunt round 9: deaths in the shell's, glibc's and gdb's words, s6-overlay, an indented fenced block")
-struct HuntRound9Tests {
+struct HuntRound9Tests: PasteSummarySuite {
     /// (the eighth round's summary of a paste's JSON report, and its way to one)
     typealias Summary = HuntRound8Tests.Summary
-
-    func analyze(_ text: String, name: String = "paste.txt") throws -> Summary {
-        try HuntRound8Tests().analyze(text, name: name)
-    }
 
     @Test("a daemon run in a shell dies in glibc's, the shell's and gdb's words: each is its death, named when the paste names it")
     func shellGlibcAndGdbDeaths() throws {
