@@ -737,6 +737,16 @@ public final class Analyzer {
                     files.append(FileTimes(firstComplete: nil, eventRange: position..<position))
                 }
             })
+        walker.note = { path, note in
+            if let i = report.inputs.lastIndex(where: { $0.path == path }) {
+                report.inputs[i].notes.append(note)
+            } else {
+                var s = InputSummary(path: path)
+                s.notes.append(note)
+                report.inputs.append(s)
+                files.append(FileTimes(firstComplete: nil, eventRange: position..<position))
+            }
+        }
         // Big text files on disk are read as parallel ranges split at record starts.
         walker.visitFile = { path, diskPath in
             guard let size = fileSize(diskPath), size >= self.parallelThreshold, self.parallelism > 1 else { return false }

@@ -444,6 +444,10 @@ struct Analyze: ParsableCommand {
     /// Why a report is empty, in one line.
     static func whyNothing(_ r: AnalysisReport, paths: [String], filtered: Bool = false) -> String {
         if r.inputs.isEmpty { return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped)" }
+        // (an archive holding only links: its notes say them, and no file was read)
+        if r.inputs.allSatisfy({ $0.format == nil && $0.errors.isEmpty && !$0.notes.isEmpty && !$0.notes.contains(OwnReports.note) }) {
+            return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped, links not followed: see the notes)"
+        }
         let readable = r.inputs.filter { $0.format != nil }
         // castscope's own reports are listed, not read.
         let reports = r.inputs.filter { $0.format == nil && $0.notes.contains(OwnReports.note) }

@@ -105,6 +105,8 @@ final class ArchiveReader {
         var size: Int64?
         /// A zip member written with a password: its data cannot be read.
         var isEncrypted = false
+        /// A symbolic link's target (the member is a link, not a file; never followed).
+        var symlink: String?
     }
 
     /// A damaged member header the reader passed over (libarchive's `ARCHIVE_RETRY`: a tar
@@ -162,7 +164,11 @@ final class ArchiveReader {
         let type = lib.entryFiletype(entry) & 0o170000
         let size = lib.entrySizeIsSet(entry) != 0 ? lib.entrySize(entry) : nil
         let encrypted = lib.entryIsDataEncrypted.map { $0(entry) == 1 } ?? false
-        return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted)
+        // (a link's target is read only for a link: no cost to the other members)
+        let symlink = type == 0o120000
+            ? lib.entrySymlink?(entry).flatMap { Self.memberName(UnsafeRawBufferPointer(start: $0, count: strlen($0)), zip: isZip) } ?? "?"
+            : nil
+        return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted, symlink: symlink)
     }
 
     /// A member's name from the bytes libarchive gives: UTF-8 when they are (a name flagged

@@ -57,6 +57,9 @@ public struct BundleWalker {
     /// files met on their own (display path, the path on disk when a file, the stream).
     public var logArchive: ((String, String) -> Void)?
     public var unifiedLog: ((String, String?, ByteSource) throws -> Void)?
+    /// A note on an input that loses nothing but is worth a word (an archive's symbolic links,
+    /// not followed): the input's display path and the note. Not an error (the exit code stays).
+    public var note: ((String, String) -> Void)?
     /// Apple diagnostic reports (`*.ips`): display path and the stream.
     public var ips: ((String, ByteSource) throws -> Void)?
     /// How well the known formats recognize a head's lines (`FormatDetector.bestScore`): a
@@ -446,6 +449,17 @@ public struct BundleWalker {
         defer { spill?.finish() }
         // The names given to this archive's members (`memberName`).
         var names = Set<String>()
+        // Symbolic link members (a sysdiagnose tarball holds some): not followed, and said on the
+        // archive, the first five by name, then how many more. Skipped without a word before
+        // session 51; an error would have made every such tarball exit 1.
+        var links: [String] = []
+        var moreLinks = 0
+        defer {
+            if let note {
+                for l in links { note(path, l) }
+                if moreLinks > 0 { note(path, "\(moreLinks) more member\(moreLinks == 1 ? " is a link" : "s are links"), not followed") }
+            }
+        }
         while !tally.stopped {
             let entry: ArchiveReader.Entry?
             do {
@@ -455,6 +469,16 @@ public struct BundleWalker {
                 return
             }
             guard let entry else { return }
+            if let target = entry.symlink {
+                let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
+                if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }
+                if links.count < 5 {
+                    links.append("\(Sanitize.line(entry.name)) -> \(Sanitize.line(target)): a link, not followed")
+                } else {
+                    moreLinks += 1
+                }
+                continue
+            }
             guard entry.isRegularFile else { continue }
             var display = path + "!" + Sanitize.line(entry.name)
             tally.members += 1

@@ -46,6 +46,8 @@ struct LibArchive {
     let entrySize: @convention(c) (OpaquePointer?) -> Int64
     let entrySizeIsSet: @convention(c) (OpaquePointer?) -> Int32
     let entryFiletype: @convention(c) (OpaquePointer?) -> mode_t
+    /// A symbolic link member's target (NULL for any other member).
+    let entrySymlink: (@convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?)?
     /// Whether a member's data is encrypted (libarchive 3.2 and later).
     let entryIsDataEncrypted: (@convention(c) (OpaquePointer?) -> Int32)?
     /// Where the last header read began, in the archive's (decompressed) bytes.
@@ -128,6 +130,7 @@ struct LibArchive {
                 entrySize: symbol("archive_entry_size"),
                 entrySizeIsSet: symbol("archive_entry_size_is_set"),
                 entryFiletype: symbol("archive_entry_filetype"),
+                entrySymlink: optional("archive_entry_symlink"),
                 entryIsDataEncrypted: optional("archive_entry_is_data_encrypted"),
                 readHeaderPosition: optional("archive_read_header_position"),
                 format: optional("archive_format")))
