@@ -958,7 +958,8 @@ public final class Analyzer {
             let first = position
             let firstTaken = relayStage?.taken ?? 0
             do {
-                let (reports, unread) = try IPSReport.parseAll(try readIPSText(source, path: display), path: display)
+                let text = try readIPSText(source, path: display)
+                let (reports, unread) = try IPSReport.parseAll(text, path: display, fileBytes: ipsFileBytes(source, text))
                 let kinds = reports.map { "\($0.kind.rawValue)\($0.bugType.map { ", bug_type \($0)" } ?? "")" }
                 summary.format = reports.count == 1 ? "ips (\(kinds[0]))" : "ips (\(reports.count) reports: \(kinds.joined(separator: "; ")))"
                 var k = 0

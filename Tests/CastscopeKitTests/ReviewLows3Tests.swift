@@ -51,4 +51,46 @@ struct ReviewLows3Tests {
         #expect(o.status == 4 && o.stderr.contains("no files in \(dir.appendingPathComponent("links.tar").path) (hidden files are skipped, links not followed: see the notes)"), "\(o.stderr)")
         #expect(o.stdout.contains("note: logs/link1.log -> device.log: a link, not followed"), "\(o.stdout)")
     }
+
+    /// `text` as UTF-16 bytes: little-endian with a byte-order mark (Notepad's "Unicode",
+    /// PowerShell's `>`), or big-endian without one.
+    static func utf16(_ text: String, littleEndian: Bool) -> [UInt8] {
+        (littleEndian ? [0xFF, 0xFE] : []) + text.utf16.flatMap { u -> [UInt8] in
+            littleEndian ? [UInt8(u & 0xFF), UInt8(u >> 8)] : [UInt8(u >> 8), UInt8(u & 0xFF)]
+        }
+    }
+
+    @Test("a UTF-16 .ips whose JSON is damaged names the file's own byte of the damage (it named a byte of the text decoded as UTF-8)")
+    func utf16IPSOffset() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // (a name of three UTF-8 bytes and one UTF-16 unit before the damage: the two counts part)
+        let bad = crashIPS.replacingOccurrences(of: "\"pid\" : 2210,", with: "\"pid\" : 22x10,")
+            .replacingOccurrences(of: "\"procName\" : \"BroadcastExtension\"", with: "\"procName\" : \"Broadcast\u{2014}Extension\"")
+        try #require(bad.contains("22x10") && bad.contains("\u{2014}"))
+        let good = crashIPS
+        for (name, text, le) in [("le-bom.ips", bad, true), ("be.ips", bad, false),
+                                 ("crlf.ips", bad.replacingOccurrences(of: "\n", with: "\r\n"), true),
+                                 // (the second of two reports in one file)
+                                 ("two.ips", good + "\n" + bad, true)]
+        {
+            let bytes = Self.utf16(text, littleEndian: le)
+            let url = dir.appendingPathComponent(name)
+            try Data(bytes).write(to: url)
+            // Where the damaged number is in the file.
+            let needle = Self.utf16("22x10", littleEndian: le).dropFirst(le ? 2 : 0)
+            let at = try #require((0...(bytes.count - needle.count)).first { bytes[$0..<($0 + needle.count)].elementsEqual(needle) })
+            let r = try castscope(["analyze", "--json", url.path])
+            let errors = Self.inputs(r.json).flatMap { $0["errors"] as? [String] ?? [] }
+            #expect(errors.contains { $0.hasSuffix("its body (from line 2): invalid JSON at byte \(at) of the file: malformed number '22x10'") }, "\(name): \(errors)")
+        }
+        // A UTF-8 report's error is as it was: the byte in its body.
+        let url = dir.appendingPathComponent("utf8.ips")
+        try Data(bad.utf8).write(to: url)
+        let r = try castscope(["analyze", "--json", url.path])
+        let errors = Self.inputs(r.json).flatMap { $0["errors"] as? [String] ?? [] }
+        let body = bad[bad.index(after: bad.firstIndex(of: "\n")!)...]
+        let inBody = body.utf8.count - body[body.range(of: "22x10")!.lowerBound...].utf8.count
+        #expect(errors.contains { $0.hasSuffix("its body (from line 2): invalid JSON at byte \(inBody): malformed number '22x10'") }, "\(errors)")
+    }
 }

@@ -335,7 +335,8 @@ public struct BundleWalker {
                     if bytes.count <= limit, let r = try? IPSReport.parseAll(String(decoding: bytes, as: UTF8.self), path: path).reports,
                         !r.contains(where: \.fromText)
                     {
-                        try ips!(path, MemorySource(bytes))
+                        // (through the UTF-16 decoder it came from, if it did: its errors' bytes)
+                        try ips!(path, replay.utf16Origin == nil ? MemorySource(bytes) : PrefixedSource(prefix: bytes, rest: replay))
                         return
                     }
                     replay = PrefixedSource(prefix: bytes, rest: replay)

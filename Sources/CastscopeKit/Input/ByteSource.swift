@@ -11,6 +11,13 @@ public protocol ByteSource: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Bytes consumed from the underlying (compressed) input so far, for error offsets.
     var consumedOffset: UInt64 { get }
+    /// The UTF-16 decoder these bytes come from, through a head read before them (an `.ips`
+    /// saved as UTF-16 names its errors' bytes in the file, not in the decoded text); nil for most.
+    var utf16Origin: UTF16Source? { get }
+}
+
+extension ByteSource {
+    public var utf16Origin: UTF16Source? { nil }
 }
 
 /// An input problem: names the file and, where it is known, the line or byte offset.
@@ -118,6 +125,7 @@ public final class PrefixedSource: ByteSource {
     }
 
     public var consumedOffset: UInt64 { rest.consumedOffset }
+    public var utf16Origin: UTF16Source? { rest.utf16Origin }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if prefixPos < prefix.count {

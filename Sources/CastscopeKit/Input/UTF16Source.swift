@@ -22,6 +22,18 @@ public final class UTF16Source: ByteSource {
     }
 
     public var consumedOffset: UInt64 { source.consumedOffset }
+    public var utf16Origin: UTF16Source? { self }
+    /// The file began with a byte-order mark (2 bytes the decoded text does not hold).
+    public private(set) var droppedBOM = false
+
+    /// The byte in the UTF-16 file of the byte at `offset` of its decoded text (`text`, all of
+    /// it or a prefix reaching `offset`): its UTF-16 code units before it, 2 bytes each, after
+    /// the byte-order mark.
+    public func fileByte(ofDecoded offset: Int, in text: String) -> Int {
+        let utf8 = text.utf8
+        let at = utf8.index(utf8.startIndex, offsetBy: min(max(0, offset), utf8.count))
+        return (droppedBOM ? 2 : 0) + 2 * text.utf16.distance(from: text.utf16.startIndex, to: at)
+    }
 
     /// The byte order of a file's first bytes when they are UTF-16 text: a byte-order mark
     /// (`FF FE`, `FE FF`; not UTF-32's `FF FE 00 00`), or, without one, text whose code units
@@ -123,7 +135,7 @@ public final class UTF16Source: ByteSource {
                 i += size
                 if atStart {
                     atStart = false
-                    if c == 0xFEFF { continue }  // the byte-order mark
+                    if c == 0xFEFF { droppedBOM = true; continue }  // the byte-order mark
                 }
                 if c < 0x80 {
                     out[w] = UInt8(c); w += 1

@@ -136,7 +136,8 @@ public final class LogShow {
         walker.recognition = detector.bestScore(of:)
         walker.timedRecognition = detector.bestTimedScore(of:)
         walker.ips = { display, source in
-            let (reports, unread) = try IPSReport.parseAll(try readIPSText(source, path: display), path: display)
+            let text = try readIPSText(source, path: display)
+            let (reports, unread) = try IPSReport.parseAll(text, path: display, fileBytes: ipsFileBytes(source, text))
             self.errors.append(contentsOf: reports.compactMap(\.cut) + unread)
             for rec in reports.flatMap(\.records) {
                 var r = LogShowRecord(source: display)

@@ -65,13 +65,16 @@ public struct IPSReport: Sendable {
     /// Every report of a text that may hold several: a file of reports joined one after
     /// another (`cat *.ips`, a ticket's paste of two), each beginning with its header line. One
     /// that cannot be read is said (its line) and the others read; it throws only when none is.
-    public static func parseAll(_ text: String, path: String) throws -> (reports: [IPSReport], errors: [InputError]) {
+    /// `fileBytes`: the file's byte of a byte of `text`, when the two differ (a report saved as
+    /// UTF-16, `UTF16Source.fileByte`): its JSON errors name the file's byte.
+    public static func parseAll(_ text: String, path: String, fileBytes: ((Int) -> Int)? = nil) throws -> (reports: [IPSReport], errors: [InputError]) {
         let starts = reportStarts(text)
-        guard starts.count > 1 else { return ([try parse(text, path: path)], []) }
+        guard starts.count > 1 else { return ([try parse(text, path: path, fileBytes: fileBytes)], []) }
         var reports: [IPSReport] = []
         var errors: [InputError] = []
-        for (line, part) in split(text, starts) {
-            do { reports.append(try parse(part, path: path)) } catch let e as InputError {
+        for ((line, part), start) in zip(split(text, starts), starts) {
+            let partBytes = fileBytes.map { f in { (k: Int) in f(start.offset + k) } }
+            do { reports.append(try parse(part, path: path, fileBytes: partBytes)) } catch let e as InputError {
                 var e = e
                 e.message = "the report from line \(line): " + e.message
                 errors.append(e)
@@ -119,11 +122,21 @@ public struct IPSReport: Sendable {
         }
     }
 
-    public static func parse(_ text: String, path: String) throws -> IPSReport {
+    public static func parse(_ text: String, path: String, fileBytes: ((Int) -> Int)? = nil) throws -> IPSReport {
         var cut: InputError?
+        let original = text
         // (CRLF, from Windows, a mail or a ticket system: "\r\n" is one Character, and the
         // header's end was not found)
-        let text: String = text.utf8.contains(0x0D) ? String(decoding: text.utf8.filter { $0 != 0x0D }, as: UTF8.self) : text
+        let stripped = text.utf8.contains(0x0D)
+        let text: String = stripped ? String(decoding: text.utf8.filter { $0 != 0x0D }, as: UTF8.self) : text
+        // A JSON error in `part` of `text`: at its byte in the file when that is another than
+        // its byte in the text (a UTF-16 file: it named the UTF-8 byte of the decoded text).
+        func jsonError(_ error: Error, in part: Substring) -> String {
+            guard let fileBytes, let e = error as? JSONValue.ParseError else { return "\(error)" }
+            var k = text.utf8.distance(from: text.utf8.startIndex, to: part.startIndex) + e.offset
+            if stripped { k = Self.offset(ofKept: k, in: original) }
+            return "invalid JSON at byte \(fileBytes(k)) of the file: \(e.message)"
+        }
         let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\u{FEFF}" }
         if trimmed.hasPrefix("{") {
             // A one-line JSON header, then the body (a JSON document); older reports are one document.
@@ -147,7 +160,7 @@ public struct IPSReport: Sendable {
                     throw InputError(path: path, line: 1, ".ips report: a header\(kind) and no report after it (cut short?)")
                 }
                 do { body = try JSONValue.parse(rest, keep: Self.read)! } catch {
-                    let failed = InputError(path: path, ".ips report\(kind): its body (from line 2): \(error)")
+                    let failed = InputError(path: path, ".ips report\(kind): its body (from line 2): \(jsonError(error, in: rest))")
                     guard let partial = try? JSONValue.parse(rest, keep: Self.read, lenient: true) else { throw failed }
                     body = partial
                     cut = failed
@@ -155,7 +168,7 @@ public struct IPSReport: Sendable {
                 header = h
             } else {
                 do { body = try JSONValue.parse(trimmed, keep: Self.read)! } catch {
-                    let failed = InputError(path: path, ".ips report: \(error)")
+                    let failed = InputError(path: path, ".ips report: \(jsonError(error, in: trimmed))")
                     guard let partial = try? JSONValue.parse(trimmed, keep: Self.read, lenient: true) else { throw failed }
                     body = partial
                     cut = failed
@@ -194,6 +207,21 @@ public struct IPSReport: Sendable {
             return r
         }
         throw InputError(path: path, "not an .ips report castscope reads (neither JSON nor a crash report's text)")
+    }
+
+    /// The byte of `text` that is the `k`th byte of it without its CRs (`parse` reads a CRLF
+    /// report without them).
+    static func offset(ofKept k: Int, in text: String) -> Int {
+        var kept = 0
+        var i = 0
+        for b in text.utf8 {
+            if b != 0x0D {
+                if kept == k { return i }
+                kept += 1
+            }
+            i += 1
+        }
+        return i
     }
 
     /// What the readers below use of a report's JSON (its header's fields too, for a report of
@@ -590,4 +618,11 @@ func readIPSText(_ source: ByteSource, path: String) throws -> String {
     // (cut silently at 16 MB, a valid report was then "invalid JSON")
     guard bytes.count <= limit else { throw InputError(path: path, ".ips report larger than 16 MB: not read (reports are well under 1 MB)") }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// For a report read through a UTF-16 decoder: its file's byte of a byte of the decoded text
+/// (`readIPSText`'s), for its JSON errors; nil for a report read as it is in the file.
+func ipsFileBytes(_ source: ByteSource, _ text: String) -> ((Int) -> Int)? {
+    guard let utf16 = source.utf16Origin else { return nil }
+    return { utf16.fileByte(ofDecoded: $0, in: text) }
 }
