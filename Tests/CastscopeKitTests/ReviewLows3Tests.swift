@@ -93,4 +93,51 @@ struct ReviewLows3Tests {
         let inBody = body.utf8.count - body[body.range(of: "22x10")!.lowerBound...].utf8.count
         #expect(errors.contains { $0.hasSuffix("its body (from line 2): invalid JSON at byte \(inBody): malformed number '22x10'") }, "\(errors)")
     }
+
+    static let sendbird = packageRoot.appendingPathComponent("samples/sendbird-call-ended/log-show.ndjson")
+
+    /// The Sendbird sample (`log show --style ndjson`) with fields of some lines replaced
+    /// (line number: the field's JSON key and its new value).
+    static func sendbird(with fields: [Int: (String, String)]) throws -> String {
+        let lines = try String(contentsOf: sendbird, encoding: .utf8).components(separatedBy: "\n")
+        return lines.enumerated().map { i, line -> String in
+            guard let (key, v) = fields[i + 1],
+                let r = line.range(of: "\"\(key)\":(\"[^\"]*\"|[0-9]+)", options: .regularExpression)
+            else { return line }
+            return line.replacingCharacters(in: r, with: "\"\(key)\":\(v)")
+        }.joined(separator: "\n")
+    }
+
+    @Test("an ndjson record whose image path is no string (7, null) or whose pid is null keeps its message in its process's session, said with its line")
+    func damagedImagePathAndNullPid() throws {
+        let text = try Self.sendbird(with: [5: ("processImagePath", "7"), 8: ("processImagePath", "null"),
+                                            13: ("processID", "null"), 14: ("processImagePath", "{\"a\":1}")])
+        for (line, value) in [(5, "7"), (8, "null"), (13, "null"), (14, "{\"a\":1}")] {
+            try #require(text.components(separatedBy: "\n")[line - 1].contains(":\(value),"), "line \(line) not replaced")
+        }
+        let r = try analyzePaste(text, name: "fields.ndjson")
+        let sessions = r.json["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.count == 1, "\(sessions.map { "\($0["process"] ?? "")[\($0["pid"] ?? "")]" })")
+        #expect(sessions.first?["process"] as? String == "BroadcastExt" && sessions.first?["pid"] as? Int == 1533, "\(sessions.first ?? [:])")
+        let input = Self.inputs(r.json).first ?? [:]
+        let errors = (input["errors"] as? [Any] ?? []).map { "\($0)" }
+        #expect(errors.count == 4, "\(errors)")
+        #expect(errors.contains { $0.hasSuffix("fields.ndjson:5: process '7' is no process image path: the record is read as BroadcastExt[1533]'s, the process that last had its pid") }, "\(errors)")
+        #expect(errors.contains { $0.hasSuffix("fields.ndjson:8: process 'null' is no process image path: the record is read as BroadcastExt[1533]'s, the process that last had its pid") }, "\(errors)")
+        #expect(errors.contains { $0.hasSuffix("fields.ndjson:13: pid 'null' is no pid: the record is read as BroadcastExt[1533]'s, the pid it last had") }, "\(errors)")
+        // (the fourth is counted, as the other damaged fields are: three said per file)
+        #expect(errors.last?.hasSuffix("fields.ndjson:14: more records with damaged fields: not said one by one") == true, "\(errors)")
+        // Every message is still there; the file ends with exit 1, as a damaged pid's does.
+        #expect(input["events"] as? Int == 21, "\(input)")
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("fields.ndjson")
+        try Data(text.utf8).write(to: file)
+        let exit = try castscope(["analyze", "-q", "--no-pager", file.path])
+        #expect(exit.status == 1, "\(exit.stderr)")
+        // A record whose process had no pid before it is read without a process, said.
+        let first = try analyzePaste(try Self.sendbird(with: [1: ("processImagePath", "7")]), name: "first.ndjson")
+        let fi = (Self.inputs(first.json).first?["errors"] as? [Any] ?? []).map { "\($0)" }
+        #expect(fi.count == 1 && fi[0].hasSuffix("first.ndjson:1: process '7' is no process image path: the record is read without one"), "\(fi)")
+    }
 }

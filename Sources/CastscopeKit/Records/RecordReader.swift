@@ -1249,15 +1249,33 @@ public final class RecordReader {
         }
         guard chosen[RecordField.message.rawValue] >= 0 else { stats.skipped += 1; return }
         var value: [UInt8] = []
+        // A process image path that is no string (`"processImagePath": 7`, `null`): its JSON.
+        var badProcess: UnsafeRawBufferPointer?
         for f in RecordField.allCases where f != .message && chosen[f.rawValue] >= 0 {
             value.removeAll(keepingCapacity: true)
             JSONScan.appendValue(p, ranges[chosen[f.rawValue]], into: &value)
-            if f == .process && format.processIsPath, let slash = value.lastIndex(of: UInt8(ascii: "/")) {
-                value.removeSubrange(...slash)
+            if f == .process && format.processIsPath {
+                if let slash = value.lastIndex(of: UInt8(ascii: "/")) {
+                    value.removeSubrange(...slash)
+                } else if !cut, case let r = ranges[chosen[f.rawValue]], r.isEmpty || p[r.lowerBound] != UInt8(ascii: "\"") {
+                    // (no slash: never a good record's path, so its first byte is looked at
+                    // only then; it named a process `7`, or none without a word)
+                    badProcess = UnsafeRawBufferPointer(rebasing: p[r])
+                    continue
+                }
             }
-            if f == .pid && !cut && !value.isEmpty && !pidField(value) { continue }
+            if f == .pid && !cut {
+                if value.isEmpty {
+                    // (`"processID": null` was no pid without a word; `""` is left as it was)
+                    let r = ranges[chosen[f.rawValue]]
+                    if !r.isEmpty && p[r.lowerBound] == UInt8(ascii: "n") { pidDamaged(UnsafeRawBufferPointer(rebasing: p[r])); continue }
+                } else if !pidField(value) {
+                    continue
+                }
+            }
             pending.set(f, bytes: value)
         }
+        if let badProcess { processDamaged(badProcess) }
         value.removeAll(keepingCapacity: true)
         JSONScan.appendValue(p, ranges[chosen[RecordField.message.rawValue]], into: &value)
         pending.set(.message, bytes: value)
@@ -1324,6 +1342,13 @@ public final class RecordReader {
             }
             return true
         }
+        value.withUnsafeBytes { pidDamaged($0) }
+        return false
+    }
+
+    /// A pid value (its JSON, or its text unquoted) that is no pid: the pid its process last
+    /// had in this file is set, or none, and the damage said.
+    private func pidDamaged(_ value: UnsafeRawBufferPointer) {
         let process = pending.withBytes(.process) { Array($0) }
         let shown = String(decoding: value.prefix(40), as: UTF8.self)
         var what = "pid '\(shown)' is no pid: "
@@ -1334,7 +1359,31 @@ public final class RecordReader {
             what += "the record is read without one"
         }
         fieldDamage(what)
-        return false
+    }
+
+    /// A process image path that is no string (`7`, `null`, an object; its JSON): the record
+    /// is read as the process that last had its pid in this file (a lost process name no
+    /// longer opens a process `7` of its own), or without a process when no process had it;
+    /// said either way.
+    private func processDamaged(_ json: UnsafeRawBufferPointer) {
+        let shown = String(decoding: json.prefix(40), as: UTF8.self)
+        var what = "process '\(shown)' is no process image path: "
+        var process: [UInt8]?
+        if let pid = pending.withBytes(.pid, { Array($0) }) {
+            // (the latest of the last few records' processes with that pid first)
+            if let recent = recentGood.last(where: { $0.pid == pid }) {
+                process = recent.process
+            } else {
+                // (only for a damaged record: at most `maxPidsKept` entries)
+                process = pidByProcess.first { $0.value == pid }?.key
+            }
+            if let process {
+                pending.set(.process, bytes: process)
+                what += "the record is read as \(String(decoding: process, as: UTF8.self))[\(String(decoding: pid, as: UTF8.self))]'s, the process that last had its pid"
+            }
+        }
+        if process == nil { what += "the record is read without one" }
+        fieldDamage(what)
     }
 
     /// A JSON record's time field that is no time: the record takes the time of the record
