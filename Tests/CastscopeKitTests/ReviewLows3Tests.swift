@@ -140,4 +140,26 @@ struct ReviewLows3Tests {
         let fi = (Self.inputs(first.json).first?["errors"] as? [Any] ?? []).map { "\($0)" }
         #expect(fi.count == 1 && fi[0].hasSuffix("first.ndjson:1: process '7' is no process image path: the record is read without one"), "\(fi)")
     }
+
+    @Test("a zip on disk holding symbolic links (zip -y, Archive Utility) notes them on the archive; they were read as one-line files holding their targets' paths")
+    func zipSymlinksNoted() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = """
+            mkdir -p "$1/b/logs" && cp "$2" "$1/b/logs/device.log" && cd "$1/b/logs" || exit 2
+            ln -s device.log current.log && ln -s ../../shared/other.log other.log || exit 2
+            cd "$1/b" && zip -qry "$1/bundle.zip" logs
+            """
+        let made = try runShell(script, ["sh", dir.path, Self.sample.path])
+        try #require(made.status == 0, "\(made.stderr)")
+        let r = try castscope(["analyze", "--json", dir.appendingPathComponent("bundle.zip").path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let inputs = Self.inputs(r.json)
+        let archive = inputs.first { ($0["path"] as? String)?.hasSuffix("bundle.zip") == true } ?? [:]
+        #expect(Set(archive["notes"] as? [String] ?? []) == ["logs/current.log -> device.log: a link, not followed",
+                                                             "logs/other.log -> ../../shared/other.log: a link, not followed"], "\(inputs)")
+        // The log is read once; the links are no inputs (each was a plain file of one line).
+        let read = inputs.filter { $0["format"] is String }
+        #expect(read.count == 1 && (read.first?["path"] as? String)?.hasSuffix("bundle.zip!logs/device.log") == true, "\(inputs)")
+    }
 }

@@ -171,6 +171,34 @@ final class ArchiveReader {
         return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted, symlink: symlink)
     }
 
+    /// The symbolic links of a zip on disk, by member name (their targets), read from its
+    /// central directory, at most `limit`; empty when it has none or cannot be read so (a zip
+    /// cut short has no central directory). The streamed reader never sees the central
+    /// directory, where a member's mode is (Info-ZIP's `zip -y`, macOS's Archive Utility and
+    /// `ditto` store a link as its target's path with the link's mode), so a link was read as
+    /// a one-line file holding that path.
+    static func zipLinks(atPath path: String, limit: Int) -> [String: String] {
+        guard case .success(let lib) = LibArchive.shared, let seekable = lib.supportFormatZipSeekable,
+            let open = lib.readOpenFilename, let symlink = lib.entrySymlink, let a = lib.readNew()
+        else { return [:] }
+        defer { _ = lib.readFree(a) }
+        _ = seekable(a)
+        return LibArchive.withUTF8Names {
+            var links: [String: String] = [:]
+            guard open(a, path, 64 * 1024) == LibArchive.ok else { return links }
+            var entry: OpaquePointer?
+            var read = 0
+            while read < limit, case let rc = lib.readNextHeader(a, &entry), rc == LibArchive.ok || rc == LibArchive.warn, let e = entry {
+                read += 1
+                guard lib.entryFiletype(e) & 0o170000 == 0o120000, let target = symlink(e), let name = lib.entryPathname(e),
+                    let member = Self.memberName(UnsafeRawBufferPointer(start: name, count: strlen(name)), zip: true)
+                else { continue }
+                links[member] = Self.memberName(UnsafeRawBufferPointer(start: target, count: strlen(target)), zip: true) ?? "?"
+            }
+            return links
+        }
+    }
+
     /// A member's name from the bytes libarchive gives: UTF-8 when they are (a name flagged
     /// UTF-8 reaches here as such, `LibArchive.withUTF8Names`); otherwise, in a zip, code page
     /// 437, as the zip specification says of names without the flag (DOS and older Windows

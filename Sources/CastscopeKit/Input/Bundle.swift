@@ -303,7 +303,7 @@ public struct BundleWalker {
                 }
                 stream(ReadAheadSource(innerReplay), path: path, depth: depth + 1, tally: tally)
             case .zip, .tar:
-                try readArchive(replay, path: path, depth: depth, tally: tally)
+                try readArchive(replay, path: path, depth: depth, zipOnDisk: kind == .zip ? diskPath : nil, tally: tally)
             case .journal:
                 if let journal {
                     try journal(path, diskPath, diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay)
@@ -443,8 +443,12 @@ public struct BundleWalker {
         return display
     }
 
-    private func readArchive(_ source: ByteSource, path: String, depth: Int, tally: BudgetTally) throws {
+    private func readArchive(_ source: ByteSource, path: String, depth: Int, zipOnDisk: String? = nil, tally: BudgetTally) throws {
         let archive = try ArchiveReader(source: source, path: path)
+        // A zip on disk: its symbolic links, from its central directory (`zipLinks`); in a zip
+        // read as a stream (inside another archive, from standard input) a link is still read
+        // as a file holding its target's path.
+        let zipLinks = zipOnDisk.map { ArchiveReader.zipLinks(atPath: $0, limit: tally.budget.maxMembers) } ?? [:]
         archive.onDamagedHeader = { [self] in report($0) }
         var spill = logArchive.map { LogArchiveSpill(archivePath: path, hand: $0) }
         defer { spill?.finish() }
@@ -469,7 +473,11 @@ public struct BundleWalker {
                 report(e)
                 return
             }
-            guard let entry else { return }
+            guard var entry else { return }
+            // (the same name and the target's length: a link, stored as its target's path)
+            if entry.symlink == nil, !zipLinks.isEmpty, let target = zipLinks[entry.name], entry.size == Int64(target.utf8.count) {
+                entry.symlink = target
+            }
             if let target = entry.symlink {
                 let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
                 if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }

@@ -26,6 +26,11 @@ struct LibArchive {
     let supportFormatTar: @convention(c) (OpaquePointer?) -> Int32
     let supportFormatGnutar: @convention(c) (OpaquePointer?) -> Int32
     let supportFormatZip: @convention(c) (OpaquePointer?) -> Int32
+    /// The zip reader that reads the central directory (a zip on disk, `ArchiveReader.zipLinks`):
+    /// the streamed one never sees it, and a member's mode (a symbolic link) is only there.
+    let supportFormatZipSeekable: (@convention(c) (OpaquePointer?) -> Int32)?
+    /// archive_read_open_filename(a, path, block size)
+    let readOpenFilename: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int) -> Int32)?
     /// One unnamed member: the bytes a compression filter gives (a lone `.xz`, `.bz2`, `.zst`).
     let supportFormatRaw: @convention(c) (OpaquePointer?) -> Int32
     /// Filters a libarchive may be built without (nil then: such a file is said not readable).
@@ -117,6 +122,8 @@ struct LibArchive {
                 supportFormatTar: symbol("archive_read_support_format_tar"),
                 supportFormatGnutar: symbol("archive_read_support_format_gnutar"),
                 supportFormatZip: symbol("archive_read_support_format_zip"),
+                supportFormatZipSeekable: optional("archive_read_support_format_zip_seekable"),
+                readOpenFilename: optional("archive_read_open_filename"),
                 supportFormatRaw: symbol("archive_read_support_format_raw"),
                 supportFilterZstd: optional("archive_read_support_filter_zstd"),
                 supportFilterLz4: optional("archive_read_support_filter_lz4"),
