@@ -242,6 +242,9 @@ public final class Analyzer {
     public private(set) var lastReadMode = ReadMode.whole
     /// How many of the last analysis's events were held on disk (`holdsEventsAfter`).
     public private(set) var lastHeldEvents = 0
+    /// The most events the last analysis kept in memory after a text file's part was taken
+    /// (`holdIfMany(keeping:)`, while reading): what its held lines' memory follows.
+    public private(set) var lastMostEventsKept = 0
     /// Journal files of the last analysis read as stretches on parallel threads, and those
     /// read again by one reader after a stretch met damage.
     public private(set) var journalsInStretches = (read: 0, readAgain: 0)
@@ -394,6 +397,7 @@ public final class Analyzer {
         var mayHold = streamed == nil && sessionSink != nil && holdsEventsAfter > 0
         /// While a journal is read in stretches (its events may be taken back).
         var holdPaused = false
+        var mostEventsKept = 0
         var residentCheckedAt = 0
         /// Lines the events read so far stand for (a folded run counts its lines).
         var linesTaken = 0
@@ -581,6 +585,7 @@ public final class Analyzer {
             f.lineOffset += part.lineCount
             bytesDone += part.consumed
             holdIfMany(keeping: &f.runs)
+            mostEventsKept = max(mostEventsKept, events.count)
         }
         func finishFile(_ f: FileAbsorb, path: String, format: LogFormat, fileIndex: Int) {
             var summary = f.summary
@@ -999,6 +1004,7 @@ public final class Analyzer {
         walker.walk(paths)
         Stages.mark("read")
         lastHeldEvents = heldCount
+        lastMostEventsKept = mostEventsKept
         if let streamed {
             // Anything but one text file's ranges (a journal, an archive) is read the whole way.
             if !events.isEmpty || report.inputs.count != 1 { streamed.giveUp("not one text file") }
