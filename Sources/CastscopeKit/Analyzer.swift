@@ -398,6 +398,8 @@ public final class Analyzer {
         /// While a journal is read in stretches (its events may be taken back).
         var holdPaused = false
         var mostEventsKept = 0
+        /// A line with a time was written out by `holdIfMany(keeping:)`.
+        var timedHeld = false
         var residentCheckedAt = 0
         /// Lines the events read so far stand for (a folded run counts its lines).
         var linesTaken = 0
@@ -436,12 +438,29 @@ public final class Analyzer {
         /// rest stay, and the runs are moved to their new places. (A relay's year-less text, held
         /// with the phone's lines, always has a run open: every line of 100 MB of
         /// `journalctl -o short-precise` stayed in memory, 337 MB, until the file ended.)
+        ///
+        /// The oldest open run kept every line after it: a relay's year-less text with 5,000
+        /// sessions open held the lines of the sessions closed since it began as well, ~30,000
+        /// events where the open runs are ~5,000 (74 MB resident at 64 MB, 79 at 256, where the
+        /// same text with a year is 60). When the open runs are fewer than the lines after the
+        /// first of them, they are moved behind those lines (`EventCompactor.moveOpenRunsBack`),
+        /// and all before them written out; not while no line with a time went before the first
+        /// (the first timed line in reading order decides the report's zone).
         func holdIfMany(keeping runs: inout EventCompactor) {
             guard let first = runs.firstOpen else { return holdIfMany() }
-            guard holdsNow(first) else { return }
-            heldEvents!.write(Array(events[..<first]))
-            events.removeFirst(first)
-            runs.moveBack(by: first)
+            var cut = first
+            let open = events.count - first
+            if open > 2 * runs.openCount, runs.openCount <= EventCompactor.maxMovedRuns,
+                holdsNow(events.count - runs.openCount),
+                timedHeld || events[..<first].contains(where: { $0.parsedTime != nil })
+            {
+                cut = runs.moveOpenRunsBack(in: &events) ?? first
+            }
+            guard cut > first || holdsNow(first) else { return }
+            if cut > 0 && !timedHeld { timedHeld = events[..<cut].contains(where: { $0.parsedTime != nil }) }
+            heldEvents!.write(Array(events[..<cut]))
+            events.removeFirst(cut)
+            runs.moveBack(by: cut)
         }
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
             let before = events.count

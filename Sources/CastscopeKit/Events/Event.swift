@@ -727,6 +727,9 @@ struct EventCompactor {
         barrier = true
     }
 
+    /// Open runs.
+    var openCount: Int { openStats.count }
+
     /// The first place in the list an open run is at (nil: none is open).
     var firstOpen: Int? { openStats.values.min() }
 
@@ -741,6 +744,40 @@ struct EventCompactor {
 
     /// The events before the last were handed on: relay stats runs start again.
     mutating func forgetOpenRuns() { openStats = [:] }
+
+    /// Open runs at most moved by `moveOpenRunsBack` (a relay fleet has a few thousand open).
+    static let maxMovedRuns = 1 << 14
+
+    /// Moves the open runs behind the other events of `events` from the first of them on, so
+    /// that the lines before them (sessions closed since the oldest open run began) can be
+    /// written out; nil when it does not (`maxMovedRuns` or fewer open, else nothing is moved).
+    /// Each run is the latest line of its session, so every session's lines keep their order;
+    /// only runs whose lines carry their month and day are moved (a year is placed per line
+    /// from the reference, not from the lines before it, as a time of day's midnight is).
+    /// Returns where the runs now begin.
+    mutating func moveOpenRunsBack(in events: inout [Event]) -> Int? {
+        guard !openStats.isEmpty, openStats.count <= Self.maxMovedRuns else { return nil }
+        var open = openStats.map { (at: $0.value, id: $0.key) }
+        for r in open {
+            guard let t = events[r.at].parsedTime, t.hasDate, !t.sinceBoot else { return nil }
+        }
+        open.sort { $0.at < $1.at }
+        var tail: [Event] = []
+        tail.reserveCapacity(open.count)
+        var kept = open[0].at, j = 0
+        for i in open[0].at..<events.count {
+            if j < open.count, open[j].at == i {
+                tail.append(events[i])
+                j += 1
+            } else {
+                if kept != i { events.swapAt(kept, i) }
+                kept += 1
+            }
+        }
+        events.replaceSubrange(kept..<events.count, with: tail)
+        for (n, r) in open.enumerated() { openStats[r.id] = kept + n }
+        return kept
+    }
 
     mutating func add(_ e: consuming Event, to events: inout [Event]) {
         if continuesRun(code: e.code, message: e.message, pid: e.pid, process: e.process, fileIndex: e.fileIndex,
