@@ -218,12 +218,33 @@ public struct LogFormat: Sendable {
     }
 }
 
+/// One offset per `RecordField` (-1: none), held inline.
+struct FieldMarks {
+    private var v: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1)
+    static let count = 10
+
+    var count: Int { Self.count }
+
+    subscript(i: Int) -> Int {
+        @inline(__always) get {
+            precondition(UInt(bitPattern: i) < UInt(Self.count))
+            return withUnsafeBytes(of: v) { $0.load(fromByteOffset: i &* MemoryLayout<Int>.stride, as: Int.self) }
+        }
+        @inline(__always) set {
+            precondition(UInt(bitPattern: i) < UInt(Self.count))
+            withUnsafeMutableBytes(of: &v) { $0.storeBytes(of: newValue, toByteOffset: i &* MemoryLayout<Int>.stride, as: Int.self) }
+        }
+    }
+}
+
 /// A record as read from a file: field ranges into its own byte storage, so that nothing is
 /// turned into a `String` unless the record matters.
 public struct RawRecord {
     public var storage: [UInt8] = []
-    var starts = [Int](repeating: -1, count: RecordField.allCases.count)
-    var ends = [Int](repeating: -1, count: RecordField.allCases.count)
+    /// (Held in the record, not in lists: each field set wrote a list, a uniqueness check per
+    /// write, 15 a storm line, and a copy of the record took a reference to each list.)
+    var starts = FieldMarks()
+    var ends = FieldMarks()
     public var time: ParsedTime?
     public var timeInferred = false
     public var line = 0
@@ -233,11 +254,14 @@ public struct RawRecord {
     /// million continuation lines held 438 MB in one record.
     static let maxJoinedBytes = 1 << 20
 
-    public init() { storage.reserveCapacity(512) }
+    public init() {
+        precondition(RecordField.allCases.count == FieldMarks.count)
+        storage.reserveCapacity(512)
+    }
 
     mutating func reset(line: Int) {
         storage.removeAll(keepingCapacity: true)
-        for i in 0..<starts.count { starts[i] = -1 }
+        starts = FieldMarks()
         time = nil
         timeInferred = false
         self.line = line
