@@ -173,7 +173,14 @@ public struct ConnectAttempts: Sendable, RandomAccessCollection, ExpressibleByAr
     private mutating func number(_ name: String) -> UInt32 {
         if names.count <= Self.fewNames {
             // The last one named first: attempts repeat the cause and file before them.
-            if let k = names.lastIndex(of: name) { return UInt32(k) }
+            // (Lengths compared first: `==` of two texts that differ, a storm's file name against
+            // its cause, went through the standard library's full comparison twice a try.)
+            let n = name.utf8.count
+            var k = names.count - 1
+            while k >= 0 {
+                if names[k].utf8.count == n, names[k] == name { return UInt32(k) }
+                k -= 1
+            }
         } else if let k = numbers[name] {
             return k
         }
