@@ -464,7 +464,7 @@ public final class Analyzer {
         }
         func recognize(_ rec: inout RawRecord, _ path: String, _ fileIndex: Int) {
             let before = events.count
-            if factory.add(rec, path: path, order: order + 1, fileIndex: fileIndex, interner: journalInterner,
+            if factory.add(&rec, path: path, order: order + 1, fileIndex: fileIndex, interner: journalInterner,
                            compactor: &journalCompactor, to: &events)
             {
                 order += 1
@@ -851,7 +851,7 @@ public final class Analyzer {
                     var order = 0
                     let r = reader.read(path: path, from: bounds[k], until: k + 1 < bounds.count ? bounds[k + 1] : nil) { rec in
                         if part.firstComplete == nil { part.firstComplete = rec.time }
-                        if factory.add(rec, path: display, order: order + 1, fileIndex: 0, interner: interner,
+                        if factory.add(&rec, path: display, order: order + 1, fileIndex: 0, interner: interner,
                                        compactor: &compactor, to: &part.events)
                         {
                             order += 1
@@ -1609,7 +1609,7 @@ struct ReadContext: Sendable {
                 }
                 // (a header's uncaught exception line is its report's, not a line of its own)
                 if !crashReport.tookLast,
-                    factory.add(rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
+                    factory.add(&rec, path: path, order: order + 1, fileIndex: 0, interner: interner, compactor: &compactor,
                                 to: &result.events),
                     // (a crash report's first line only opens it)
                     !mayConcern || result.events.last?.kind != CrashReportText.kind || { result.events.removeLast(); return false }()

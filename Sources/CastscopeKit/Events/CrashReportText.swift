@@ -51,9 +51,14 @@ struct CrashReportText {
     /// which gave a second crash of no process and no time. The exception is taken into the
     /// report; the report is given at its own line once the uncaught exception, a thread, a new
     /// report or `afterSpan` lines show it is complete.
-    private var pending: (made: RawRecord, line: Int, lines: [String], asi: Bool, crashed: Bool)?
+    private var pending: (made: RawRecord, line: Int, lines: [String], asi: Bool, crashed: Bool)? {
+        didSet { hasPending = pending != nil }
+    }
+    /// Whether `pending` holds a report: `isOpen` is asked per line, and `pending != nil` copied
+    /// the pending report (a record and more, 242 bytes) to the stack first.
+    private var hasPending = false
     static let afterSpan = 10
-    var isOpen: Bool { opened != nil || pending != nil }
+    var isOpen: Bool { opened != nil || hasPending }
 
     /// Whether `rec` may open a header (an opener's first byte) or be a JetsamEvent entry (`{`):
     /// its message's first byte, so that every other record costs one look (`"`: a JetsamEvent

@@ -16,7 +16,8 @@ public struct EventFactory: Sendable {
     /// (`parsedTime`); `resolveNow` or the analyzer's bundle-wide resolution sets it.
     public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
         if let interner {
-            guard let (hit, message, _) = recognize(rec, interner) else { return nil }
+            var lent = rec
+            guard let (hit, message, _) = recognize(&lent, interner) else { return nil }
             return event(rec, hit, message, rec.withBytes(.process) { interner.process($0).name }, rec.string(.host), rec.pid, path,
                          order, fileIndex)
         }
@@ -30,10 +31,12 @@ public struct EventFactory: Sendable {
     /// Adds `rec`'s event (if the vocabulary recognizes it) to `events` through `compactor`;
     /// a frame line that continues the frame run before it is folded in without an `Event`
     /// being built for it. Returns whether `rec` was recognized (it took `order`).
-    func add(_ rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner, compactor: inout EventCompactor,
-             to events: inout [Event]) -> Bool
+    /// (The record lent in place, `inout` though it is only read: lent by value from a reader's
+    /// closure, the record, 224 bytes, was copied to the stack first, per line.)
+    func add(_ rec: inout RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner,
+             compactor: inout EventCompactor, to events: inout [Event]) -> Bool
     {
-        guard let (hit, message, verdict) = recognize(rec, interner) else { return false }
+        guard let (hit, message, verdict) = recognize(&rec, interner) else { return false }
         let (process, processIndex) = rec.withBytes(.process) { interner.process($0) } ?? (nil, -1)
         let pid = rec.pid
         if compactor.continuesRun(code: hit.code, message: message, pid: pid, process: process, fileIndex: fileIndex,
@@ -68,9 +71,17 @@ public struct EventFactory: Sendable {
         return true
     }
 
+    /// `add` of a record held by value (a crash report's, made from its lines).
+    func add(_ rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner, compactor: inout EventCompactor,
+             to events: inout [Event]) -> Bool
+    {
+        var rec = rec
+        return add(&rec, path: path, order: order, fileIndex: fileIndex, interner: interner, compactor: &compactor, to: &events)
+    }
+
     /// The rule `rec`'s message matches and the message as events share it, remembered per
     /// distinct message and category.
-    private func recognize(_ rec: RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String, Int)? {
+    private func recognize(_ rec: inout RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String, Int)? {
         // (Both fields lent at once: a closure inside `withMessage` that read `rec` again
         // captured a copy of the record, its three lists retained and released, per line.)
         guard let (h, m, k) = rec.withMessageAndCategory({ bytes, category in

@@ -84,7 +84,7 @@ extension Analyzer {
                 var order = 0
                 result.summary = reader.read(mapped.bytes, mapped: true, part: work[j].part, wants: wantsFinal) { r in
                     r.fill(&rec, line: r.index)
-                    if factory.add(rec, path: file.display, order: order + 1, fileIndex: 0, interner: interner,
+                    if factory.add(&rec, path: file.display, order: order + 1, fileIndex: 0, interner: interner,
                                    compactor: &compactor, to: &result.events)
                     {
                         order += 1
@@ -126,7 +126,7 @@ extension Analyzer {
             let display = files[k].display
             let (missing, noFormat) = reader.readDeferred(partsOf[k], header: byFile[k].summary.header, wants: wantsFinal) { r in
                 r.fill(&rec, line: r.index)
-                if factory.add(rec, path: display, order: order + 1, fileIndex: 0, interner: interner,
+                if factory.add(&rec, path: display, order: order + 1, fileIndex: 0, interner: interner,
                                compactor: &compactor, to: &events)
                 {
                     order += 1
