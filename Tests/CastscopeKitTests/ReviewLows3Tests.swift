@@ -13,6 +13,14 @@ struct ReviewLows3Tests {
     /// The inputs of a JSON report.
     static func inputs(_ json: [String: Any]?) -> [[String: Any]] { json?["inputs"] as? [[String: Any]] ?? [] }
 
+    /// `analyze --json` of an archive in `dir` (exit 0 expected): every input, and the archive's own.
+    static func analyzeArchive(_ dir: URL, _ name: String) throws -> (inputs: [[String: Any]], archive: [String: Any]) {
+        let r = try castscope(["analyze", "--json", dir.appendingPathComponent(name).path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let inputs = Self.inputs(r.json)
+        return (inputs, inputs.first { ($0["path"] as? String)?.hasSuffix(name) == true } ?? [:])
+    }
+
     @Test("a tarball's symbolic link members are noted on the archive (five by name, then a count), not followed, and the exit code stays 0")
     func tarSymlinksNoted() throws {
         let dir = try temporaryDirectory()
@@ -27,10 +35,7 @@ struct ReviewLows3Tests {
             """
         let made = try runShell(script, ["sh", dir.path, Self.sample.path])
         try #require(made.status == 0, "\(made.stderr)")
-        let r = try castscope(["analyze", "--json", dir.appendingPathComponent("bundle.tar").path])
-        #expect(r.status == 0, "\(r.stderr)")
-        let inputs = Self.inputs(r.json)
-        let archive = inputs.first { ($0["path"] as? String)?.hasSuffix("bundle.tar") == true } ?? [:]
+        let (inputs, archive) = try Self.analyzeArchive(dir, "bundle.tar")
         let notes = archive["notes"] as? [String] ?? []
         #expect((archive["errors"] as? [Any] ?? []).isEmpty, "\(archive)")
         // (the members' order is the folder's: any five of the seven are named)
@@ -152,10 +157,7 @@ struct ReviewLows3Tests {
             """
         let made = try runShell(script, ["sh", dir.path, Self.sample.path])
         try #require(made.status == 0, "\(made.stderr)")
-        let r = try castscope(["analyze", "--json", dir.appendingPathComponent("bundle.zip").path])
-        #expect(r.status == 0, "\(r.stderr)")
-        let inputs = Self.inputs(r.json)
-        let archive = inputs.first { ($0["path"] as? String)?.hasSuffix("bundle.zip") == true } ?? [:]
+        let (inputs, archive) = try Self.analyzeArchive(dir, "bundle.zip")
         #expect(Set(archive["notes"] as? [String] ?? []) == ["logs/current.log -> device.log: a link, not followed",
                                                              "logs/other.log -> ../../shared/other.log: a link, not followed"], "\(inputs)")
         // The log is read once; the links are no inputs (each was a plain file of one line).
