@@ -332,14 +332,7 @@ public struct RawRecord {
     /// its text; a coloured line past a file's first bytes is not stripped by its source), and
     /// colour codes written out (rsyslog's `#033[33m`, `^[[33m`: `EscapedColours`).
     public func withMessage<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
-        let m = RecordField.message.rawValue
-        guard starts[m] >= 0 else { return nil }
-        let r = starts[m]..<ends[m]
-        return storage.withUnsafeBytes { all -> R in
-            let bytes = UnsafeRawBufferPointer(rebasing: all[r])
-            guard EscapedColours.present(bytes) else { return body(bytes) }
-            return EscapedColours.stripped(bytes).withUnsafeBytes(body)
-        }
+        withMessageAndCategory { message, _ in body(message) }
     }
 
     /// `withMessage`, with the category field's bytes (nil: none) lent alongside.
