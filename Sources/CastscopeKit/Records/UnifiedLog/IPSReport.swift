@@ -30,9 +30,9 @@ public struct IPSReport: Sendable {
         var month = t.month, day = t.day
         if t.swappedDayMonth { swap(&month, &day) }
         if !(1...12).contains(month) { return "month \(month)" }
-        let leap = t.year % 4 == 0 && (t.year % 100 != 0 || t.year % 400 == 0)
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-        if !(1...days).contains(day) { return "day \(day) of month \(month)" }
+        // (400 years on: the same leap years, and year 0001 or 0000 is then a year
+        // `isRealDate` takes, to be said as a year below, not as a day)
+        if !isRealDate(t.year + 400, month, day) { return "day \(day) of month \(month)" }
         if !(2007...2099).contains(t.year) { return "year \(String(String(t.year + 10000).dropFirst()))" }
         return nil
     }
