@@ -50,6 +50,10 @@ struct HostileRound12Tests {
         #expect(text == String(repeating: " ", count: 299) + "5|ff" + String(repeating: " ", count: 198) + "|" + String(repeating: "0", count: 149) + "7")
         let double = Self.render("%400.2f", [.int(Double(1.5).bitPattern, size: 8)])
         #expect(double.count == 400 && double.suffix(4) == Array("1.50".utf8))
+        // The widest double (309 digits before its point) whole, with a precision and a flag.
+        let widest = Self.render("%+.5f|%-12.3e|%g", [.int(Double(-1.7e308).bitPattern, size: 8), .int(Double(2.5).bitPattern, size: 8),
+                                                      .int(Double(0.1).bitPattern, size: 8)])
+        #expect(String(decoding: widest, as: UTF8.self) == String(format: "%+.5f|%-12.3e|%g", -1.7e308, 2.5, 0.1))
     }
 
     /// The same through `castscope show` and `analyze` on a log archive whose uuidtext holds

@@ -266,16 +266,8 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
                     out.append(UInt8(truncatingIfNeeded: v))
                 case UInt8(ascii: "f"), UInt8(ascii: "F"), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "g"), UInt8(ascii: "G"):
                     let d = size == 4 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: v))) : Double(bitPattern: v)
-                    var spec = "%" + String(decoding: flags, as: UTF8.self)
-                    if let width { spec += String(width) }
-                    if let numberPrecision { spec += "." + String(numberPrecision) }
-                    spec += String(UnicodeScalar(conv))
-                    // Room for the widest double (309 digits before the point) and the width and
-                    // precision asked for, so the number is never cut off.
-                    let room = 512 + max(width ?? 0, (numberPrecision ?? 0) + 320)
-                    var buf = [CChar](repeating: 0, count: room)
-                    let k = withVaList([d]) { vsnprintf(&buf, room, spec, $0) }
-                    out.append(contentsOf: buf[0..<Int(max(0, min(Int(k), room - 1)))].map { UInt8(bitPattern: $0) })
+                    // (with room for the widest double: 309 digits before the point)
+                    cFormat(flags, width, numberPrecision, String(UnicodeScalar(conv)), d, &out, digits: 320)
                 default:
                     out.appendDecimal(signed.magnitude, negative: signed < 0)
                 }
@@ -293,14 +285,16 @@ public func ulRender(format: UnsafeRawBufferPointer, args: [ULArgument], into ou
     }
 }
 
-private func cFormat(_ flags: [UInt8], _ width: Int?, _ precision: Int?, _ conv: String, _ v: Int64, _ out: inout [UInt8]) {
+private func cFormat(_ flags: [UInt8], _ width: Int?, _ precision: Int?, _ conv: String, _ v: some CVarArg, _ out: inout [UInt8],
+                     digits: Int = 0) {
     var spec = "%" + String(decoding: flags.filter { $0 != UInt8(ascii: "'") }, as: UTF8.self)
     if let width { spec += String(width) }
     if let precision { spec += "." + String(precision) }
     spec += conv
-    // Room for the width and precision asked for (already within the message's allowance): a
-    // `%300d` is 300 bytes, not its first 127 (which were all spaces).
-    let room = 128 + max(width ?? 0, precision ?? 0)
+    // Room for the width and precision asked for (already within the message's allowance), and
+    // `digits` more beside the precision: a `%300d` is 300 bytes, not its first 127 (which were
+    // all spaces), and a double is never cut off.
+    let room = 128 + max(width ?? 0, (precision ?? 0) + digits)
     var buf = [CChar](repeating: 0, count: room)
     let k = withVaList([v]) { vsnprintf(&buf, room, spec, $0) }
     out.append(contentsOf: buf[0..<Int(max(0, min(Int(k), room - 1)))].map { UInt8(bitPattern: $0) })
