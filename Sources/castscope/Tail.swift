@@ -297,7 +297,7 @@ struct Tail: ParsableCommand {
             if !followsJournal && waited % 25 == 0 { engine.tick() }
             // An empty journal is not a hang: say what is being waited for, once.
             if waited == 150 && followsJournal && engine.handled == 0 {
-                let what = directory.map { "the journal files in \($0)" } ?? (file.isEmpty ? "the system journal" : file.joined(separator: ", "))
+                let what = directory.map { "the journal files in \($0)" } ?? (file.isEmpty ? "the system journal" : journalFiles.joined(separator: ", "))
                 engine.note("no entries yet from \(what)\(fromStart ? "" : " since it started") (\(journalOptions.filter.isEmpty ? "no filter" : "filtered")); waiting, Ctrl-C to stop")
             }
         }
