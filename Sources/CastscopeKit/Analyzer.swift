@@ -927,7 +927,9 @@ public final class Analyzer {
             summary.stats = result.stats
             let promised = result.promised.map { "; the header promised \($0) entries, \(result.read) were read" } ?? ""
             var problem: String?
-            if let error = result.error {
+            if let cut = result.cutShortProblem {
+                problem = cut + promised
+            } else if let error = result.error {
                 problem = error + promised
             } else if let p = result.promised, UInt64(result.read) < p, self.options.filter.isEmpty {
                 problem = "journal file damaged: the header promised \(p) entries, \(result.read) were read"

@@ -111,7 +111,7 @@ struct JournalTests {
                                          to: tmp.appendingPathComponent("b-device.log"))
         let r = try castscope(["analyze", "--json", tmp.path])
         #expect(r.status == 1)
-        #expect(r.stderr == "castscope: error: \(tmp.path)/a-truncated.journal: the file is cut short: its header says \(good.count) bytes, it has 40000 (a copy or download that stopped part way?); sd-journal and journalctl read no entry of such a file; the header promised 117 entries, 0 were read\n")
+        #expect(r.stderr == "castscope: error: \(tmp.path)/a-truncated.journal: the file is cut short: its header says \(good.count) bytes, it has 40000 (a copy or download that stopped part way?); no entry lies whole before the cut; the header promised 117 entries, 0 were read\n")
         #expect((r.json?["sessions"] as? [[String: Any]])?.count == 1)
 
         // Damage the entry objects near the tail until sd-journal loses one: it must be said.
@@ -129,6 +129,43 @@ struct JournalTests {
         }
         bytes = []
         #expect(reported)
+    }
+
+    /// A journal copied or downloaded part way: sd-journal refuses a file shorter than its
+    /// header says, and journalctl shows "No data available". journald writes an entry after
+    /// the data it points to, so the entries before the cut are whole: they are read.
+    @Test("a journal file cut short among its entries: those before the cut are read, in order, and the cut is said with the count")
+    func cutAmongEntries() throws {
+        let tmp = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        let good = try Data(contentsOf: relayJournal)
+        let bytes = [UInt8](good)
+        // The header's tail object (byte 136): the entries lie in the last ~70 KB before it.
+        let tail = (0..<8).reduce(0) { $0 | Int(bytes[136 + $1]) << (8 * $1) }
+        let cut = tmp.appendingPathComponent("relay.journal")
+        try good.prefix(tail - 30_000).write(to: cut)
+        let whole = try castscope(["show", relayJournal.path])
+        let part = try castscope(["show", cut.path])
+        #expect(part.status == 1, "\(part.stderr)")
+        #expect(part.stderr.contains("relay.journal: the file is cut short: its header says \(good.count) bytes, it has \(tail - 30_000)"), "\(part.stderr)")
+        #expect(part.stderr.contains("the entries before the cut were read"), "\(part.stderr)")
+        let partLines = part.stdout.split(separator: "\n"), wholeLines = whole.stdout.split(separator: "\n")
+        // Some entries read, not all, and they are the whole file's first ones.
+        #expect(partLines.count > 10 && partLines.count < wholeLines.count, "\(partLines.count) of \(wholeLines.count)")
+        #expect(Array(wholeLines.prefix(partLines.count)) == partLines)
+        // analyze: the records read are counted in the message, the relay sessions of those
+        // entries are there, and the exit code is 1 (read, with a damaged input).
+        let r = try castscope(["analyze", "--json", cut.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        let input = try #require((r.json?["inputs"] as? [[String: Any]])?.first)
+        let records = try #require(input["records"] as? Int)
+        #expect(records == partLines.count - 1, "\(input)")
+        // (entries, of which those with a message are records)
+        let said = r.stderr.components(separatedBy: "; the header promised 117 entries, ").last?.split(separator: " ").first.flatMap { Int($0) }
+        #expect(said.map { $0 >= records && $0 < 117 } == true, "\(r.stderr)")
+        #expect(((r.json?["relaySessions"] as? [[String: Any]])?.count ?? 0) > 0)
+        // The input is left as it was (the made-up length is a private copy's).
+        #expect(try Data(contentsOf: cut) == good.prefix(tail - 30_000))
     }
 }
 

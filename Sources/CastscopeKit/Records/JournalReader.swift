@@ -56,7 +56,21 @@ public struct JournalReader {
         public var error: String?
         /// Entries whose MESSAGE could not be read (damaged objects, not merely absent).
         public var damaged = 0
+        /// The file is shorter than its header says (what was read is what lies before the cut).
+        public var cutShort: String?
+
+        /// The cut, whether entries were read before it, and what sd-journal said there (nil:
+        /// the file is not cut short).
+        public var cutShortProblem: String? {
+            guard let cutShort else { return nil }
+            let before = read > 0 ? "the entries before the cut were read (journalctl reads none of such a file)" : "no entry lies whole before the cut"
+            return cutShort + "; " + before + (error.map { "; " + $0 } ?? "")
+        }
     }
+
+    /// The largest size a file cut short is made up to (a hole) for sd-journal to read it:
+    /// journald's files are at most a few GB; a header that says more is no journald's.
+    static let largestCutCopy: UInt64 = 1 << 36
 
     /// Entries read between reopenings of the file. sd-journal maps the file in windows and
     /// keeps what it touched mapped until the handle closes, so a long file would otherwise be
@@ -72,7 +86,28 @@ public struct JournalReader {
     public func read(path: String, from: String? = nil, until: String? = nil,
                      _ sink: (inout RawRecord) throws -> Void) -> Result {
         var result = Result()
-        result.promised = JournalHeader.read(path: path)?.entries
+        let header = JournalHeader.read(path: path)
+        result.promised = header?.entries
+        // A file cut short (a copy or download that stopped, a ticket's size limit): sd-journal
+        // refuses it whole, as journalctl does. journald writes an entry after the data it
+        // points to, so the entries before the cut are whole: a private copy as long as the
+        // header says (the rest a hole, read as zeros) reads them, and reading stops at the cut.
+        var copy: PrivateTemporaryDirectory?
+        defer { withExtendedLifetime(copy) {} }
+        var path = path
+        if let declared = header?.declaredSize, let size = fileSize(path), declared > size {
+            let cut = "the file is cut short: its header says \(declared) bytes, it has \(size) (a copy or download that stopped part way?)"
+            if declared <= Self.largestCutCopy, let made = try? PrivateTemporaryDirectory(), let source = try? FileSource(path: path),
+                let copied = try? made.write(source, name: "cut.journal", display: path), truncate(copied, off_t(declared)) == 0
+            {
+                copy = made
+                path = copied
+                result.cutShort = cut
+            } else {
+                result.error = cut + "; sd-journal and journalctl read no entry of such a file"
+                return result
+            }
+        }
         func open() throws -> Journal {
             let journal = try Journal(files: [path])
             for m in filter.matches { try journal.addMatch(m) }

@@ -160,7 +160,7 @@ public final class LogShow {
                 let r = textRecord(rec, path: display)
                 add(r)
             }
-            if let e = result.error { errors.append(InputError(path: display, e)) }
+            if let e = result.cutShortProblem ?? result.error { errors.append(InputError(path: display, e)) }
         }
         func archive(_ display: String, _ root: String?, _ files: [(String, String)]) {
             let reader = UnifiedLogReader(root: root)
