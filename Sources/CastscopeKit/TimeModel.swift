@@ -46,10 +46,12 @@ public enum DisplayZone: Sendable, Equatable {
             return .fixed(sign == UInt8(ascii: "-") ? -secs : secs)
         }
         guard !text.isEmpty, !text.contains(".."), !text.hasPrefix("/") else { return nil }
-        let dir = ProcessEnvironment.value("TZDIR") ?? "/usr/share/zoneinfo"
-        guard access(dir + "/" + text, R_OK) == 0 else { return nil }
+        guard access(zoneDirectory + "/" + text, R_OK) == 0 else { return nil }
         return .named(text)
     }
+
+    /// Where named zones are looked up: `TZDIR`, as the C library takes it, else the system's.
+    public static var zoneDirectory: String { ProcessEnvironment.value("TZDIR") ?? "/usr/share/zoneinfo" }
 
     /// The offset (seconds east of UTC) at an instant.
     public func offset(at micros: Int64) -> Int {

@@ -432,7 +432,7 @@ struct Analyze: ParsableCommand {
         try validateDate(date)
         if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }
         if let timezone, DisplayZone.parse(timezone) == nil {
-            throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
+            throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in \(DisplayZone.zoneDirectory)")
         }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
         if let c = clockOffset, !(c.isFinite && abs(c) <= 366 * 86_400) {

@@ -80,7 +80,7 @@ struct Tail: ParsableCommand {
         }
         if utc && timezone != nil { throw ValidationError("--utc and --timezone: give one") }
         if let timezone, DisplayZone.parse(timezone) == nil {
-            throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in /usr/share/zoneinfo")
+            throw ValidationError("--timezone: '\(timezone)' is neither ±HH:MM nor a zone in \(DisplayZone.zoneDirectory)")
         }
     }
 

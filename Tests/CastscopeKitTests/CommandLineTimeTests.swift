@@ -138,6 +138,10 @@ import Testing
         let berlin = try castscope(["analyze", "--timezone", "America/New_York", zoned])
         #expect(berlin.stdout.contains("2026-03-12T05:20:00.514204-04:00"))  // EDT from 8 March
         #expect(try castscope(["analyze", "--timezone", "Mars/Olympus", zoned]).status == 2)
+        // The folder zones are looked up in is named: TZDIR when it is set (a zone missing
+        // there was said to be missing from /usr/share/zoneinfo).
+        let elsewhere = try castscope(["analyze", "--timezone", "Europe/Paris", zoned], env: ["TZDIR": "/nonexistent/zones"])
+        #expect(elsewhere.status == 2 && elsewhere.stderr.contains("nor a zone in /nonexistent/zones"), "\(elsewhere.stderr)")
         #expect(try castscope(["analyze", "--utc", "--timezone", "+01:00", zoned]).status == 2)
     }
 
