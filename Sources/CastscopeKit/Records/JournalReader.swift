@@ -97,24 +97,14 @@ public struct JournalReader {
         var path = path
         if let declared = header?.declaredSize, let size = fileSize(path), declared > size {
             let cut = "the file is cut short: its header says \(declared) bytes, it has \(size) (a copy or download that stopped part way?)"
-            // (why no copy could be made, said: a full or small TMPDIR)
-            var why: String?
-            if declared > Self.largestCutCopy {
-                why = "its header's size is no journald file's"
+            if declared <= Self.largestCutCopy, let made = try? PrivateTemporaryDirectory(), let source = try? FileSource(path: path),
+                let copied = try? made.write(source, name: "cut.journal", display: path), truncate(copied, off_t(declared)) == 0
+            {
+                copy = made
+                path = copied
+                result.cutShort = cut
             } else {
-                do {
-                    let made = try PrivateTemporaryDirectory()
-                    let copied = try made.write(try FileSource(path: path), name: "cut.journal", display: path)
-                    copy = made
-                    guard truncate(copied, off_t(declared)) == 0 else { throw InputError(path: path, "cannot extend its copy: \(errnoText())") }
-                    path = copied
-                    result.cutShort = cut
-                } catch {
-                    why = "no private copy to read the entries before the cut: " + ((error as? InputError)?.message ?? "\(error)")
-                }
-            }
-            if let why {
-                result.error = cut + "; sd-journal and journalctl read no entry of such a file (\(why))"
+                result.error = cut + "; sd-journal and journalctl read no entry of such a file"
                 return result
             }
         }
