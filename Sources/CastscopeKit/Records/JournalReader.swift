@@ -97,14 +97,26 @@ public struct JournalReader {
         var path = path
         if let declared = header?.declaredSize, let size = fileSize(path), declared > size {
             let cut = "the file is cut short: its header says \(declared) bytes, it has \(size) (a copy or download that stopped part way?)"
-            if declared <= Self.largestCutCopy, let made = try? PrivateTemporaryDirectory(), let source = try? FileSource(path: path),
-                let copied = try? made.write(source, name: "cut.journal", display: path), truncate(copied, off_t(declared)) == 0
-            {
-                copy = made
-                path = copied
-                result.cutShort = cut
-            } else {
-                result.error = cut + "; sd-journal and journalctl read no entry of such a file"
+            // (why the copy could not be made: a full or missing TMPDIR was worded as if the
+            // file held nothing to read)
+            var failed: String?
+            if declared <= Self.largestCutCopy {
+                do {
+                    let made = try PrivateTemporaryDirectory()
+                    let copied = try made.write(try FileSource(path: path), name: "cut.journal", display: path)
+                    guard truncate(copied, off_t(declared)) == 0 else {
+                        throw InputError(path: path, "cannot make its copy as long as its header says: \(errnoText())")
+                    }
+                    copy = made
+                    path = copied
+                    result.cutShort = cut
+                } catch {
+                    failed = (error as? InputError).map { $0.path == path ? $0.message : $0.description } ?? "\(error)"
+                }
+            }
+            if copy == nil {
+                result.error = cut + (failed.map { "; its entries before the cut could not be read: \($0)" }
+                    ?? "; sd-journal and journalctl read no entry of such a file")
                 return result
             }
         }

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+@Suite("hostile round 13: journals cut short",
+       .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote (make test installs it)"))
+struct HostileRound13JournalTests {
+    /// The relay journal cut among its entries (as `JournalTests.cutAmongEntries` cuts it).
+    static func cutJournal(in dir: URL) throws -> URL {
+        let good = [UInt8](try Data(contentsOf: relayJournal))
+        let tail = (0..<8).reduce(0) { $0 | Int(good[136 + $1]) << (8 * $1) }
+        let cut = dir.appendingPathComponent("relay.journal")
+        try Data(good.prefix(tail - 30_000)).write(to: cut)
+        return cut
+    }
+
+    /// A journal cut short is read from a private copy in TMPDIR. When that copy could not be
+    /// made (TMPDIR missing, full), the error said "sd-journal and journalctl read no entry of
+    /// such a file", as if the file held nothing before its cut: the user had no hint that a
+    /// working TMPDIR would read its entries.
+    @Test("a cut journal whose private copy cannot be made says why, not that the file holds nothing")
+    func cutJournalWithoutTemporaryFolder() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cut = try Self.cutJournal(in: dir)
+        let missing = dir.appendingPathComponent("no-such-folder").path
+        for command in ["analyze", "show"] {
+            let r = try castscope([command, cut.path], env: ["TMPDIR": missing])
+            #expect(r.status == 4, "\(command): \(r.status) \(r.stderr)")
+            let first = r.stderr.split(separator: "\n").first.map(String.init) ?? ""
+            #expect(first.hasPrefix("castscope: error: \(cut.path): the file is cut short: "), "\(command): \(first)")
+            #expect(first.contains("its entries before the cut could not be read: \(missing): cannot create a private temporary directory: No such file or directory"),
+                    "\(command): \(first)")
+            #expect(!first.contains("read no entry of such a file"), "\(command): \(first)")
+        }
+        // With a TMPDIR that works, the entries before the cut are read.
+        let ok = try castscope(["analyze", "--json", cut.path], env: ["TMPDIR": dir.path])
+        #expect(ok.status == 1 && ok.stderr.contains("the entries before the cut were read"), "\(ok.stderr)")
+    }
+}
