@@ -116,6 +116,12 @@ struct ParserOptions: ParsableArguments {
     /// later run; `-o pdir/apple-default.json --force` replaced the user's definition).
     var readPaths: [String] { (directory ?? ProcessInfoLite.environment("CASTSCOPE_PARSERS")).map { [$0] } ?? [] }
 
+    /// An empty name (`--parsers "$DIR"` with DIR unset) is a usage error naming the option
+    /// (it was `: not a directory`).
+    func validate() throws {
+        if directory?.isEmpty == true { throw ValidationError("--parsers needs a directory") }
+    }
+
     /// `samples`: with the definitions' samples (`parsers --check`); the other commands do
     /// not read them.
     func registry(samples: Bool = false) throws -> ParserRegistry {
@@ -265,6 +271,11 @@ struct ThresholdOptions: ParsableArguments {
     /// The config file read: an input, never written over (`-o cfg.json --force` replaced it,
     /// and every later run stopped at "unknown key 'schema'").
     var readPaths: [String] { config.map { [$0] } ?? [] }
+
+    /// (`--config "$CFG"` with CFG unset: `: cannot open` named no file and no option)
+    func validate() throws {
+        if config?.isEmpty == true { throw ValidationError("--config needs a file name") }
+    }
 
     @Option(name: .long, parsing: .unconditional, help: "connect-retry-storm: more connect attempts than this. (default: \(Thresholds().retryStormAttempts))")
     var retryStormAttempts: Int?
@@ -422,6 +433,10 @@ struct Analyze: ParsableCommand {
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
         if let output, output.isEmpty { throw ValidationError("--output needs a file name ('-' for standard output)") }
+        // (an unset shell variable: `: cannot write`, exit 5, after the whole bundle was read)
+        for (option, path) in [("--html", html), ("--perfetto", perfetto)] where path?.isEmpty == true {
+            throw ValidationError("\(option) needs a file name ('-' for standard output)")
+        }
         if let inputFormat, let format, outputFormat == nil {
             throw ValidationError("--format \(format) and --input-format \(inputFormat): give the input format once")
         }

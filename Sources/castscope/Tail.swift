@@ -74,6 +74,9 @@ struct Tail: ParsableCommand {
     func validate() throws {
         for i in inputs where i != "-" { throw ValidationError("tail reads journals (--directory, --file) and '-' only, got '\(i)'") }
         if noJournal && !inputs.contains("-") { throw ValidationError("--no-journal needs '-' (standard input)") }
+        // (an unset shell variable: `--cursor-file ""` followed the journal, then failed at the
+        // first batch with `: cannot save the cursor`)
+        if cursorFile?.isEmpty == true { throw ValidationError("--cursor-file needs a file name") }
         try journalOptions.validate()
         if since != nil || until != nil {
             throw ValidationError("tail follows from now (or --from-start, --cursor-file); --since/--until are for analyze")

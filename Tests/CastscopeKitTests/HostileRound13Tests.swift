@@ -39,3 +39,32 @@ struct HostileRound13JournalTests {
         #expect(ok.status == 1 && ok.stderr.contains("the entries before the cut were read"), "\(ok.stderr)")
     }
 }
+
+@Suite("hostile round 13: options")
+struct HostileRound13OptionTests {
+    static let bundle = packageRoot.appendingPathComponent("samples/stopped-10001").path
+
+    /// An empty file name is what an unset shell variable gives (`--html "$OUT"`). `-o ""` was
+    /// a usage error already; the others were not: `--html ""` read the whole bundle and ended
+    /// with `: cannot write: No such file or directory`, exit 5; `--config ""` and `--parsers ""`
+    /// named no option (`: cannot open`, `: not a directory`); tail's `--cursor-file ""`
+    /// followed the journal and failed at its first batch (`: cannot save the cursor`, exit 1).
+    @Test("an empty file name for --html, --perfetto, --config, --parsers or --cursor-file is one usage line naming the option, exit 2")
+    func emptyFileNames() throws {
+        let cases: [([String], String)] = [
+            (["analyze", "--html", "", Self.bundle], "--html needs a file name ('-' for standard output) (see 'castscope analyze --help')"),
+            (["analyze", "--perfetto", "", Self.bundle], "--perfetto needs a file name ('-' for standard output) (see 'castscope analyze --help')"),
+            (["analyze", "--config", "", Self.bundle], "--config needs a file name (see 'castscope analyze --help')"),
+            (["analyze", "--parsers", "", Self.bundle], "--parsers needs a directory (see 'castscope analyze --help')"),
+            (["show", "--parsers", "", Self.bundle], "--parsers needs a directory (see 'castscope show --help')"),
+            (["tail", "--no-journal", "--config", "", "-"], "--config needs a file name (see 'castscope tail --help')"),
+            (["tail", "--no-journal", "--cursor-file", "", "-"], "--cursor-file needs a file name (see 'castscope tail --help')"),
+        ]
+        for (args, said) in cases {
+            let r = try castscope(args, stdin: Data())
+            #expect(r.status == 2, "\(args): \(r.status) \(r.stderr)")
+            #expect(r.stderr == "castscope: error: \(said)\n", "\(args)")
+            #expect(r.stdout.isEmpty, "\(args): \(r.stdout)")
+        }
+    }
+}
