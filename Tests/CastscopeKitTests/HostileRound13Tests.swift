@@ -68,3 +68,46 @@ struct HostileRound13OptionTests {
         }
     }
 }
+
+@Suite("hostile round 13: tail's folder",
+       .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote (make test installs it)"))
+struct HostileRound13TailTests {
+    /// sd-journal watches the folder it opened: once `-D`'s folder was removed (a ticket's
+    /// extracted bundle cleaned up, a journal folder moved), tail waited on it for good without
+    /// a word, also when a new folder came under its name. It is said once, as a `--file`
+    /// rotated away is.
+    @Test("tail -D says when the folder it follows is removed or replaced")
+    func folderRemoved() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for replaced in [false, true] {
+            let folder = dir.appendingPathComponent(replaced ? "replaced" : "removed")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: relayJournal, to: folder.appendingPathComponent("relay.journal"))
+            let p = Process()
+            p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+            p.arguments = ["tail", "-D", folder.path, "--from-start", "--no-color"]
+            let output = Pipe(), errors = Pipe()
+            p.standardOutput = output
+            p.standardError = errors
+            let out = LineCollector(output.fileHandleForReading)
+            let err = LineCollector(errors.fileHandleForReading)
+            try p.run()
+            defer { if p.isRunning { p.terminate() } }
+            #expect(err.waitFor(timeout: 20) { $0.contains { $0.0.contains("following") } })
+            try FileManager.default.removeItem(at: folder)
+            if replaced {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try FileManager.default.copyItem(at: relayJournal, to: folder.appendingPathComponent("relay.journal"))
+            }
+            let said = err.waitFor(timeout: 30) {
+                $0.contains { $0.0 == "castscope tail: \(folder.path) was \(replaced ? "replaced by another folder" : "removed"): the folder opened gets no more entries; start tail again to follow \(replaced ? "the new one" : "it once it is back")" }
+            }
+            #expect(said, "\(err.all.map(\.0))")
+            p.terminate()
+            p.waitUntilExit()
+            // (what was read before is kept: the relay sessions were printed)
+            #expect(out.all.contains { $0.0.contains("relay") }, "\(out.all.map(\.0))")
+        }
+    }
+}

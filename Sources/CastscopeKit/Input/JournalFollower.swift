@@ -124,6 +124,16 @@ public struct JournalCursorFollower {
                 if stat(path, &st) == 0 { opened.append((path, (UInt64(st.st_dev), UInt64(st.st_ino)))) }
             }
         }
+        // `-D`: the folder as opened, to tell when it was removed or replaced (sd-journal watches
+        // the one opened, and went on waiting on it without a word, also when a new folder
+        // came under its name).
+        // (held open: a folder removed has no links left, even when a new one took its inode)
+        var folder: (path: String, fd: Int32)?
+        if case .directory(let d) = source {
+            let fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if fd >= 0 { folder = (d, fd) }
+        }
+        defer { if let folder { close(folder.fd) } }
         var waits = 0
         var pendingFirst = false  // the current entry is new and not yet handed over
         if let saved = try loadCursor() {
@@ -215,6 +225,15 @@ public struct JournalCursorFollower {
             _ = try journal.wait(timeoutMicros: pollMicros)
             cb.idle()
             waits += 1
+            if let f = folder, waits % 20 == 0 {
+                var st = stat()
+                if fstat(f.fd, &st) == 0, st.st_nlink == 0 {
+                    let back = stat(f.path, &st) == 0
+                    cb.note("\(f.path) was \(back ? "replaced by another folder" : "removed"): the folder opened gets no more entries; start tail again to follow \(back ? "the new one" : "it once it is back")")
+                    close(f.fd)
+                    folder = nil
+                }
+            }
             if !opened.isEmpty, waits % 20 == 0 {
                 // (looked at every few seconds; each rotated file said once)
                 opened.removeAll { file in
