@@ -38,6 +38,20 @@ struct HostileRound13JournalTests {
         let ok = try castscope(["analyze", "--json", cut.path], env: ["TMPDIR": dir.path])
         #expect(ok.status == 1 && ok.stderr.contains("the entries before the cut were read"), "\(ok.stderr)")
     }
+
+    /// tail follows the file itself, which sd-journal refuses whole: it said that neither
+    /// sd-journal nor journalctl reads any entry of it, with no word that analyze and show
+    /// (since session 52) read those before the cut.
+    @Test("tail --file on a cut journal says that analyze and show read the entries before the cut")
+    func tailOnCutJournal() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cut = try Self.cutJournal(in: dir)
+        let r = try castscope(["tail", "--from-start", "--file", cut.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.hasSuffix("read no entry of such a file (castscope analyze and show read the entries before the cut)\n"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+    }
 }
 
 @Suite("hostile round 13: options")
