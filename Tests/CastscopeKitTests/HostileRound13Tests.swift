@@ -124,4 +124,37 @@ struct HostileRound13TailTests {
             #expect(out.all.contains { $0.0.contains("relay") }, "\(out.all.map(\.0))")
         }
     }
+
+    /// sd-journal passes over a file shorter than its header says: among `-D`'s files, its
+    /// entries were missing from what tail followed without a word (beside a good file), or
+    /// tail said only "no entries yet".
+    @Test("tail -D names a journal file cut short among its files, which sd-journal passes over")
+    func cutFileInFolder() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let machine = dir.appendingPathComponent("0123456789abcdef0123456789abcdef")
+        try FileManager.default.createDirectory(at: machine, withIntermediateDirectories: true)
+        let cut = try HostileRound13JournalTests.cutJournal(in: machine)
+        try FileManager.default.copyItem(at: relayJournal, to: dir.appendingPathComponent("good.journal"))
+        let p = Process()
+        p.executableURL = packageRoot.appendingPathComponent(".build/debug/castscope")
+        p.arguments = ["tail", "-D", dir.path, "--from-start", "--no-color"]
+        let output = Pipe(), errors = Pipe()
+        p.standardOutput = output
+        p.standardError = errors
+        let out = LineCollector(output.fileHandleForReading)
+        let err = LineCollector(errors.fileHandleForReading)
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: cut.path)[.size] as? Int)
+        let declared = try Data(contentsOf: relayJournal).count
+        let said = err.waitFor(timeout: 20) {
+            $0.contains { $0.0 == "castscope tail: \(cut.path) is cut short (its header says \(declared) bytes, it has \(size)): sd-journal passes over it, so none of its entries is followed; castscope analyze reads those before the cut" }
+        }
+        #expect(said, "\(err.all.map(\.0))")
+        // The good file's entries are followed.
+        #expect(out.waitFor(timeout: 20) { $0.contains { $0.0.contains("relay") } }, "\(out.all.map(\.0))")
+        p.terminate()
+        p.waitUntilExit()
+    }
 }

@@ -56,6 +56,40 @@ public struct JournalCursorFollower {
         }
     }
 
+    /// The journal files sd-journal opens in a folder: its own and those of its folders one
+    /// level down named by a machine id (hex, or a UUID), in name order.
+    static func journalFiles(in folder: String) -> [String] {
+        func entries(_ dir: String) -> [(String, Bool)] {
+            guard let d = opendir(dir) else { return [] }
+            defer { closedir(d) }
+            var out: [(String, Bool)] = []
+            while let ent = readdir(d) {
+                let name = withUnsafeBytes(of: ent.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+                guard name != ".", name != ".." else { continue }
+                var st = stat()
+                guard stat(dir + "/" + name, &st) == 0 else { continue }
+                out.append((name, (st.st_mode & S_IFMT) == S_IFDIR))
+            }
+            return out.sorted { $0.0 < $1.0 }
+        }
+        func isJournal(_ name: String) -> Bool { name.hasSuffix(".journal") || name.hasSuffix(".journal~") }
+        var files: [String] = []
+        for (name, isFolder) in entries(folder) {
+            if !isFolder {
+                if isJournal(name) { files.append(folder + "/" + name) }
+            } else if Self.isMachineID(name) {
+                files += entries(folder + "/" + name).filter { !$0.1 && isJournal($0.0) }.map { folder + "/" + name + "/" + $0.0 }
+            }
+        }
+        return files
+    }
+
+    static func isMachineID(_ name: String) -> Bool {
+        let hex = name.utf8.filter { $0 != UInt8(ascii: "-") }
+        return (name.utf8.count == 32 || name.utf8.count == 36) && hex.count == 32
+            && hex.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
+    }
+
     /// The time of the journal's newest entry, where it is left positioned; nil when empty.
     static func newestTime(_ journal: Journal) throws -> Int64? {
         try journal.seekTail()
@@ -172,6 +206,14 @@ public struct JournalCursorFollower {
             try journal.seekTail()
             _ = try journal.previous()
             cb.note("following \(label) from now")
+        }
+        // A file cut short among `-D`'s (a copy that stopped part way): sd-journal passes over
+        // it without a word, and its entries were missing from what was followed unsaid.
+        if case .directory(let d) = source {
+            for path in Self.journalFiles(in: d) {
+                guard let declared = JournalHeader.read(path: path)?.declaredSize, let size = fileSize(path), declared > size else { continue }
+                cb.note("\(path) is cut short (its header says \(declared) bytes, it has \(size)): sd-journal passes over it, so none of its entries is followed; castscope analyze reads those before the cut")
+            }
         }
         try journal.prepareWait()
         var record = RawRecord()
