@@ -54,7 +54,7 @@ struct Castscope: ParsableCommand {
             BuiltinDefinitions.compileEarly()
         }
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(joiningDashValues(args))
             try command.run()
         } catch {
             let code = exitCode(for: error)
@@ -83,6 +83,50 @@ struct Castscope: ParsableCommand {
             exit(withError: error)
         }
     }
+}
+
+/// The command line with each value that begins with `-` and holds an `h` joined to its option
+/// (`--since -1h` → `--since=-1h`), for the options that take such a value (`parsing:
+/// .unconditional`). ArgumentParser takes the value, but when an option group's check fails
+/// (`--since -1h --match bogus`, `--since -9999999h`) it looks through the arguments for a
+/// request for help before it says the error, finds `-h` inside `-1h`, and printed the whole
+/// help, exit 0: the error was lost and a script saw success. Joined, the value is one
+/// argument it does not read as flags. The options are read from the commands' own
+/// description, only when such a value is there.
+func joiningDashValues(_ args: [String]) -> [String] {
+    func suspect(_ a: String) -> Bool { a.count > 2 && a.hasPrefix("-") && !a.hasPrefix("--") && a.contains("h") }
+    guard args.indices.dropFirst().contains(where: { suspect(args[$0]) && args[$0 - 1].hasPrefix("-") }),
+        let typed = args.first(where: { !$0.hasPrefix("-") }),
+        // (an alias, `analyse`, by its command's name)
+        let command = Castscope.configuration.subcommands.first(where: {
+            $0.configuration.commandName == typed || $0.configuration.aliases.contains(typed)
+        })?.configuration.commandName,
+        let tool = try? JSONValue.parse(Castscope._dumpHelp()),
+        let info = tool["command"]?["subcommands"]?.arrayValue?.first(where: { $0["commandName"]?.stringValue == command })
+    else { return args }
+    // option name as typed (`-S`, `--since`) → its long name
+    var takes: [String: String] = [:]
+    for argument in info["arguments"]?.arrayValue ?? [] where argument["parsingStrategy"]?.stringValue == "unconditional" {
+        let names = argument["names"]?.arrayValue ?? []
+        guard let long = names.first(where: { $0["kind"]?.stringValue == "long" })?["name"]?.stringValue else { continue }
+        for n in names {
+            guard let name = n["name"]?.stringValue else { continue }
+            takes[(n["kind"]?.stringValue == "short" ? "-" : "--") + name] = long
+        }
+    }
+    var out: [String] = []
+    var i = 0
+    while i < args.count {
+        if args[i] == "--" { out += args[i...]; break }
+        if let long = takes[args[i]], i + 1 < args.count, suspect(args[i + 1]) {
+            out.append("--\(long)=\(args[i + 1])")
+            i += 2
+            continue
+        }
+        out.append(args[i])
+        i += 1
+    }
+    return out
 }
 
 /// Levenshtein distance, for "did you mean".

@@ -83,6 +83,34 @@ struct HostileRound13OptionTests {
     }
 }
 
+extension HostileRound13OptionTests {
+    /// `--since -1h` is the README's own example. ArgumentParser takes `-1h` as its value, but
+    /// when an option group's check failed it looked through the arguments for a request for
+    /// help first, read `-h` inside `-1h`, and printed the whole help to standard output, exit
+    /// 0: the error was lost, and a script saw success.
+    @Test("a usage error beside a relative time such as --since -1h is said, exit 2, not the help with exit 0")
+    func relativeTimeBesideAnError() throws {
+        let cases: [([String], String)] = [
+            (["analyze", "--since", "-9999999h", Self.bundle], "--since: cannot read '-9999999h' (YYYY-MM-DD[ HH:MM[:SS]][zone], HH:MM, today, yesterday, -1h, '2 hours ago') (see 'castscope analyze --help')"),
+            (["analyze", "-S", "-1h", "--match", "bogus", Self.bundle], "--match takes FIELD=value, got 'bogus' (see 'castscope analyze --help')"),
+            (["analyze", "--until", "-1h", "--max-bytes", "0x", Self.bundle], "--max-bytes must be a number of bytes above 0 (e.g. 500M, 4G), got '0x' (see 'castscope analyze --help')"),
+            (["sessions", "--since", "-1h", "--threads", "0", Self.bundle], "--threads must be at least 1, got 0 (see 'castscope sessions --help')"),
+            (["show", "--start", "-1h", "--parsers", "", Self.bundle], "--parsers needs a directory (see 'castscope show --help')"),
+        ]
+        for (args, said) in cases {
+            let r = try castscope(args)
+            #expect(r.status == 2, "\(args): \(r.status) \(r.stderr)")
+            #expect(r.stderr == "castscope: error: \(said)\n", "\(args)")
+            #expect(r.stdout.isEmpty, "\(args): \(r.stdout.prefix(200))")
+        }
+        // The window itself still works, and -h beside it still asks for the help.
+        let ok = try castscope(["analyze", "-q", "--no-pager", "--since", "-1h", Self.bundle])
+        #expect(ok.status == 0 && ok.stdout.contains("outside --since/--until"), "\(ok.stdout)\(ok.stderr)")
+        let help = try castscope(["analyze", "--since", "-1h", "-h"])
+        #expect(help.status == 0 && help.stdout.hasPrefix("OVERVIEW: "), "\(help.stderr)")
+    }
+}
+
 @Suite("hostile round 13: tail's folder",
        .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote (make test installs it)"))
 struct HostileRound13TailTests {
