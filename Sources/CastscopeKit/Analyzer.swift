@@ -904,6 +904,7 @@ public final class Analyzer {
             }
             // Members of archives (and stdin) go to a private temporary file for sd-journal.
             var temporary: PrivateTemporaryDirectory?
+            var endedInside: Error?
             let path: String
             if let diskPath {
                 path = diskPath
@@ -914,7 +915,19 @@ public final class Analyzer {
                 let base = display.split(separator: "/").last.map(String.init) ?? ""
                 let plain = base.utf8.count <= 128 && !base.contains("\\") && !base.contains("!")
                 let name = !plain ? "member.journal" : base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal"
-                path = try temporary!.write(source, name: name, display: display)
+                do {
+                    path = try temporary!.write(source, name: name, display: display)
+                } catch {
+                    // The archive (or stream) ends inside the journal: a ticket's size limit cut
+                    // a .tar.gz, .zip or .journal.gz part way. What was copied is a journal cut
+                    // short, whose entries before the cut are read as a file's are; the
+                    // archive's damage is said after them. (None was read: a text member keeps
+                    // its lines before such a cut.)
+                    let partial = temporary!.path + "/" + name
+                    guard JournalHeader.read(path: partial) != nil else { throw error }
+                    path = partial
+                    endedInside = error
+                }
             }
             defer { temporary = nil }
             let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter,
@@ -941,6 +954,7 @@ public final class Analyzer {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }
+            if let endedInside { throw endedInside }
         }
         // Apple Unified Logging (Records/UnifiedLog): log archives and lone tracev3 files.
         func absorbUnifiedLog(_ r: ULAnalysis) {

@@ -39,6 +39,44 @@ struct HostileRound13JournalTests {
         #expect(ok.status == 1 && ok.stderr.contains("the entries before the cut were read"), "\(ok.stderr)")
     }
 
+    /// Session 52 read a journal file on disk cut short; one cut inside an archive or a
+    /// compressed file (a ticket's size limit cut the `.tar.gz` it came in) failed as its
+    /// member was copied out, and none of its entries was read: 0 recognized lines, where a
+    /// text member keeps its lines before such a cut.
+    @Test("a journal cut where its .tar, .tar.gz or .journal.gz ends: the entries before the cut are read, and the archive's damage is said")
+    func journalCutInsideArchive() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = [UInt8](try Data(contentsOf: relayJournal))
+        let tail = (0..<8).reduce(0) { $0 | Int(good[136 + $1]) << (8 * $1) }
+        let cutAt = tail - 30_000
+        // A gzip stream whose deflate data is whole but whose trailer is missing: it ends
+        // right after the bytes given.
+        func gzipCut(_ bytes: [UInt8]) -> [UInt8] { Array(makeArchive(.gz, [("x", bytes)]).dropLast(8)) }
+        let tarCut = Array(makeArchive(.tar, [("relay.journal", good)]).prefix(512 + cutAt))
+        let cases: [(String, [UInt8], String)] = [
+            ("cut.tar", tarCut, "cut.tar!relay.journal"),
+            ("cut.tar.gz", gzipCut(tarCut), "cut.tar.gz!relay.journal"),
+            ("relay.journal.gz", gzipCut(Array(good.prefix(cutAt))), "relay.journal.gz"),
+        ]
+        let whole = try #require(try castscope(["analyze", "--json", relayJournal.path]).json)
+        let wholeRecords = try #require((whole["inputs"] as? [[String: Any]])?.first?["records"] as? Int)
+        for (name, bytes, display) in cases {
+            let file = dir.appendingPathComponent(name)
+            try Data(bytes).write(to: file)
+            let r = try castscope(["analyze", "--json", file.path])
+            #expect(r.status == 1, "\(name): \(r.stderr)")
+            #expect(r.stderr.contains("castscope: error: \(dir.path)/\(display): the file is cut short: its header says \(good.count) bytes, it has \(cutAt) "),
+                    "\(name): \(r.stderr)")
+            #expect(r.stderr.contains("the entries before the cut were read"), "\(name): \(r.stderr)")
+            // the archive's own damage is still said, on a line of its own
+            #expect(r.stderr.split(separator: "\n").contains { $0.contains("truncated") || $0.contains("Truncated") }, "\(name): \(r.stderr)")
+            let input = (r.json?["inputs"] as? [[String: Any]])?.first { $0["path"] as? String == "\(dir.path)/\(display)" }
+            let records = input?["records"] as? Int ?? 0
+            #expect(records > 10 && records < wholeRecords, "\(name): \(String(describing: input))")
+        }
+    }
+
     /// tail follows the file itself, which sd-journal refuses whole: it said that neither
     /// sd-journal nor journalctl reads any entry of it, with no word that analyze and show
     /// (since session 52) read those before the cut.
