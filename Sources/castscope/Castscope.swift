@@ -74,7 +74,7 @@ struct Castscope: ParsableCommand {
                     }
                 }
                 let sub = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }.flatMap { a in
-                    configuration.subcommands.first { $0.configuration.commandName == a } }
+                    configuration.subcommands.first { $0.configuration.commandName == a || $0.configuration.aliases.contains(a) } }
                 let help = sub.map { "castscope \($0.configuration.commandName ?? "") --help" } ?? "castscope --help"
                 // (an argument's control characters escaped, as in every other error line)
                 printError("\(message) (see '\(help)')")

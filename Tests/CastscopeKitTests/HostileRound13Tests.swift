@@ -141,6 +141,10 @@ extension HostileRound13OptionTests {
             #expect(r.stderr == "castscope: error: \(said)\n", "\(args)")
             #expect(r.stdout.isEmpty, "\(args): \(r.stdout.prefix(200))")
         }
+        // Typed by its alias (`analyse`), the error points to the command's help, not the
+        // tool's (it said "see 'castscope --help'").
+        let alias = try castscope(["analyse", "--since", "-1h", "--threads", "0", Self.bundle])
+        #expect(alias.status == 2 && alias.stderr == "castscope: error: --threads must be at least 1, got 0 (see 'castscope analyze --help')\n", "\(alias.stderr)")
         // The window itself still works, and -h beside it still asks for the help.
         let ok = try castscope(["analyze", "-q", "--no-pager", "--since", "-1h", Self.bundle])
         #expect(ok.status == 0 && ok.stdout.contains("outside --since/--until"), "\(ok.stdout)\(ok.stderr)")
