@@ -152,6 +152,11 @@ struct Tail: ParsableCommand {
                 printError("-D \(path): not a directory (use --file for one journal file)")
                 Glibc.exit(Exit.usage)
             }
+            // (it was `cdj: sd_journal_open_files: Is a directory`, exit 1, after tail began)
+            if option == "--file" && (st.st_mode & S_IFMT) == S_IFDIR {
+                printError("--file \(path): a directory (use -D to follow the journal files in a folder)")
+                Glibc.exit(Exit.usage)
+            }
         }
         // A FIFO given to `--file` is no journal (sd-journal maps its files): tail waited in its
         // open(2) without a word, and read nothing once a writer came. Its lines are read as they

@@ -122,6 +122,18 @@ struct HostileRound13OptionTests {
 }
 
 extension HostileRound13OptionTests {
+    /// `-D FILE` was a usage error naming --file; `--file FOLDER` went on to sd-journal and
+    /// ended with `FOLDER: sd_journal_open_files: Is a directory`, exit 1, after tail began.
+    @Test("tail --file with a folder is a usage error naming -D, exit 2")
+    func tailFileThatIsAFolder() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try castscope(["tail", "--file", dir.path])
+        #expect(r.status == 2, "\(r.status) \(r.stderr)")
+        #expect(r.stderr == "castscope: error: --file \(dir.path): a directory (use -D to follow the journal files in a folder)\n")
+        #expect(r.stdout.isEmpty, "\(r.stdout)")
+    }
+
     /// `--since -1h` is the README's own example. ArgumentParser takes `-1h` as its value, but
     /// when an option group's check failed it looked through the arguments for a request for
     /// help first, read `-h` inside `-1h`, and printed the whole help to standard output, exit
