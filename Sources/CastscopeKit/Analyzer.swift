@@ -924,7 +924,7 @@ public final class Analyzer {
                     // archive's damage is said after them. (None was read: a text member keeps
                     // its lines before such a cut.)
                     let partial = temporary!.path + "/" + name
-                    guard JournalHeader.read(path: partial) != nil else { throw error }
+                    guard inputEndedInside(error), JournalHeader.read(path: partial) != nil else { throw error }
                     path = partial
                     endedInside = error
                 }
@@ -982,15 +982,26 @@ public final class Analyzer {
         }
         walker.unifiedLog = { display, diskPath, source in
             var temporary: PrivateTemporaryDirectory?
+            var endedInside: Error?
             defer { temporary = nil }
             let path: String
             if let diskPath {
                 path = diskPath
             } else {
                 temporary = try PrivateTemporaryDirectory()
-                path = try temporary!.write(source, name: "member.tracev3", display: display)
+                do {
+                    path = try temporary!.write(source, name: "member.tracev3", display: display)
+                } catch {
+                    // The archive ends inside the tracev3 (a ticket's size limit): its chunks
+                    // before the cut are read, as a file's cut short on disk are, and the
+                    // archive's damage is said after them (none was read).
+                    guard inputEndedInside(error) else { throw error }
+                    path = temporary!.path + "/member.tracev3"
+                    endedInside = error
+                }
             }
             absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, path)]))
+            if let endedInside { throw endedInside }
         }
         walker.ips = { display, source in
             let fileIndex = report.inputs.count

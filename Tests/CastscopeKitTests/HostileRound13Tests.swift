@@ -240,3 +240,39 @@ struct HostileRound13TailTests {
         p.waitUntilExit()
     }
 }
+
+@Suite("hostile round 13: Apple's logs cut inside their archive")
+struct HostileRound13UnifiedLogTests {
+    static let tracev3 = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/unified-logging/0000000000000f85.tracev3")
+
+    /// A sysdiagnose cut at a ticket's size limit ends inside a tracev3. The file cut so on disk
+    /// is read up to the cut; inside the archive the member's copy failed and the whole of it
+    /// was dropped (a log archive's member was unlinked, a lone one never read): nothing shown,
+    /// "nothing read from it". Its chunks before the cut are read now, and both damages said.
+    @Test("a tracev3 where its tar ends (alone or in a .logarchive): its chunks before the cut are read by analyze and show")
+    func tracev3CutInsideArchive() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bytes = [UInt8](try Data(contentsOf: Self.tracev3))
+        let cutAt = 400_000
+        let onDisk = dir.appendingPathComponent("cut.tracev3")
+        try Data(bytes.prefix(cutAt)).write(to: onDisk)
+        let shownOnDisk = try castscope(["show", onDisk.path]).stdout.split(separator: "\n").count
+        #expect(shownOnDisk > 1000)
+        for (name, member) in [("lone.tar", "lone.tracev3"), ("sys.tar", "system_logs.logarchive/Persist/0000000000000f85.tracev3")] {
+            let whole = makeArchive(.tar, [(member, bytes)])
+            let file = dir.appendingPathComponent(name)
+            // (the member's data begins after one 512-byte header, or a pax header and it)
+            let start = whole.count - 1024 - ((bytes.count + 511) / 512 * 512)
+            try Data(whole.prefix(start + cutAt)).write(to: file)
+            let show = try castscope(["show", file.path])
+            #expect(show.status == 1, "\(name): \(show.stderr)")
+            #expect(show.stdout.split(separator: "\n").count == shownOnDisk, "\(name): \(show.stderr)")
+            #expect(show.stderr.contains("\(file.path)!\(member): at byte \(cutAt): damaged archive member: Truncated tar archive"), "\(name): \(show.stderr)")
+            #expect(show.stderr.contains("\(file.path)!\(member): at byte ") && show.stderr.contains("runs past the end of the file (truncated)"), "\(name): \(show.stderr)")
+            let analyze = try castscope(["analyze", "--json", file.path])
+            let inputs = analyze.json?["inputs"] as? [[String: Any]] ?? []
+            #expect(inputs.contains { ($0["records"] as? Int ?? 0) > 1000 }, "\(name): \(inputs) \(analyze.stderr)")
+        }
+    }
+}

@@ -87,9 +87,14 @@ struct LogArchiveSpill {
             try copyAll(source, to: fd, display: display)
         } catch {
             // A copy cut short (a full $TMPDIR) is this member's error alone: not read again
-            // as a truncated file, a second and misleading error for it.
-            unlink(file)
-            files.removeLast()
+            // as a truncated file, a second and misleading error for it. A member the archive
+            // ends inside (a sysdiagnose cut at a ticket's size limit) is kept as copied: its
+            // tracev3 chunks before the cut are read, as a file's cut short on disk are (the
+            // whole file was lost).
+            if !inputEndedInside(error) {
+                unlink(file)
+                files.removeLast()
+            }
             throw error
         }
     }

@@ -139,10 +139,20 @@ func copyAll(_ source: ByteSource, to fd: Int32, display: String) throws {
         let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
         if n == 0 { return }
         guard buffer.withUnsafeBytes({ pwriteAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: offset) }) else {
-            throw InputError(path: display, "write failed (temporary copy to read it): \(errnoText())")
+            throw InputError(path: display, copyWriteFailed + errnoText())
         }
         offset += Int64(n)
     }
+}
+
+/// How `copyAll` says that the copy could not be written (a full or missing $TMPDIR).
+let copyWriteFailed = "write failed (temporary copy to read it): "
+
+/// Whether `error`, from `copyAll`, came from the input (an archive or a compressed stream that
+/// ends or is damaged inside the member: what was copied is the member up to there), not from
+/// writing the copy (whose part is no cut of the member's, and is not read).
+func inputEndedInside(_ error: Error) -> Bool {
+    !((error as? InputError)?.message.hasPrefix(copyWriteFailed) ?? false)
 }
 
 /// `$TMPDIR`, else /tmp; a `TMPDIR` set but empty (a unit's `Environment=TMPDIR=`) is unset,

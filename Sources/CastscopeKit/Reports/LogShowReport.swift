@@ -218,11 +218,21 @@ public final class LogShow {
             var temporary: PrivateTemporaryDirectory?
             defer { temporary = nil }
             let path: String
+            var endedInside: Error?
             if let diskPath { path = diskPath } else {
                 temporary = try PrivateTemporaryDirectory()
-                path = try temporary!.write(source, name: "member.tracev3", display: display)
+                do {
+                    path = try temporary!.write(source, name: "member.tracev3", display: display)
+                } catch {
+                    // (the archive ends inside it: its chunks before the cut are shown, as
+                    // analyze reads them)
+                    guard inputEndedInside(error) else { throw error }
+                    path = temporary!.path + "/member.tracev3"
+                    endedInside = error
+                }
             }
             archive(display, logArchiveRoot(of: diskPath), [(display, path)])
+            if let endedInside { throw endedInside }
         }
         walker.walk(paths)
         // Time-merged; records without a time keep their place at the start, in input order.
