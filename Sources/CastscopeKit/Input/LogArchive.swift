@@ -80,7 +80,7 @@ struct LogArchiveSpill {
 
     private mutating func copy(_ source: ByteSource, to file: String, display: String) throws {
         let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw InputError(path: display, "cannot copy it to a temporary file to read it: \(errnoText())") }
+        guard fd >= 0 else { throw InputError(path: display, copyOpenFailed + errnoText()) }
         files.append(file)
         defer { close(fd) }
         do {

@@ -145,14 +145,18 @@ func copyAll(_ source: ByteSource, to fd: Int32, display: String) throws {
     }
 }
 
-/// How `copyAll` says that the copy could not be written (a full or missing $TMPDIR).
+/// How `copyAll` says that the copy could not be written (a full or missing $TMPDIR), and how a
+/// copy's file that could not be made is said.
 let copyWriteFailed = "write failed (temporary copy to read it): "
+let copyOpenFailed = "cannot copy it to a temporary file to read it: "
 
-/// Whether `error`, from `copyAll`, came from the input (an archive or a compressed stream that
-/// ends or is damaged inside the member: what was copied is the member up to there), not from
-/// writing the copy (whose part is no cut of the member's, and is not read).
+/// Whether `error`, from making a copy (`copyAll`), came from the input (an archive or a
+/// compressed stream that ends or is damaged inside the member: what was copied is the member up
+/// to there), not from making or writing the copy (whose part is no cut of the member's, and is
+/// not read; a copy never made has nothing to read).
 func inputEndedInside(_ error: Error) -> Bool {
-    !((error as? InputError)?.message.hasPrefix(copyWriteFailed) ?? false)
+    guard let message = (error as? InputError)?.message else { return true }
+    return !message.hasPrefix(copyWriteFailed) && !message.hasPrefix(copyOpenFailed)
 }
 
 /// `$TMPDIR`, else /tmp; a `TMPDIR` set but empty (a unit's `Environment=TMPDIR=`) is unset,

@@ -335,7 +335,7 @@ final class PrivateTemporaryDirectory {
     func write(_ source: ByteSource, name: String, display: String) throws -> String {
         let file = path + "/" + name
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw InputError(path: display, "cannot copy it to a temporary file to read it: \(errnoText())") }
+        guard fd >= 0 else { throw InputError(path: display, copyOpenFailed + errnoText()) }
         defer { close(fd) }
         try copyAll(source, to: fd, display: display)
         return file
