@@ -910,24 +910,7 @@ public final class Analyzer {
                 path = diskPath
             } else {
                 temporary = try PrivateTemporaryDirectory()
-                // (its own name when it is a plain one: a member's name escaped for display can
-                // be longer than a file name may be)
-                let base = display.split(separator: "/").last.map(String.init) ?? ""
-                let plain = base.utf8.count <= 128 && !base.contains("\\") && !base.contains("!")
-                let name = !plain ? "member.journal" : base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal"
-                do {
-                    path = try temporary!.write(source, name: name, display: display)
-                } catch {
-                    // The archive (or stream) ends inside the journal: a ticket's size limit cut
-                    // a .tar.gz, .zip or .journal.gz part way. What was copied is a journal cut
-                    // short, whose entries before the cut are read as a file's are; the
-                    // archive's damage is said after them. (None was read: a text member keeps
-                    // its lines before such a cut.)
-                    let partial = temporary!.path + "/" + name
-                    guard inputEndedInside(error), JournalHeader.read(path: partial) != nil else { throw error }
-                    path = partial
-                    endedInside = error
-                }
+                (path, endedInside) = try temporary!.writeJournal(source, display: display)
             }
             defer { temporary = nil }
             let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter,

@@ -60,6 +60,7 @@ struct HostileRound13JournalTests {
             ("relay.journal.gz", gzipCut(Array(good.prefix(cutAt))), "relay.journal.gz"),
         ]
         let whole = try #require(try castscope(["analyze", "--json", relayJournal.path]).json)
+        let wholeShown = try castscope(["show", relayJournal.path]).stdout.split(separator: "\n")
         let wholeRecords = try #require((whole["inputs"] as? [[String: Any]])?.first?["records"] as? Int)
         for (name, bytes, display) in cases {
             let file = dir.appendingPathComponent(name)
@@ -74,7 +75,18 @@ struct HostileRound13JournalTests {
             let input = (r.json?["inputs"] as? [[String: Any]])?.first { $0["path"] as? String == "\(dir.path)/\(display)" }
             let records = input?["records"] as? Int ?? 0
             #expect(records > 10 && records < wholeRecords, "\(name): \(String(describing: input))")
+            // show reads it too (a journal in an archive was "not shown (extract it first)"):
+            // the whole file's first entries, and the cut said.
+            let shown = try castscope(["show", file.path])
+            #expect(shown.stderr.contains("\(display): the file is cut short"), "\(name): \(shown.stderr)")
+            let lines = shown.stdout.split(separator: "\n")
+            #expect(lines.count > 10 && Array(wholeShown.prefix(lines.count)) == lines, "\(name): \(lines.count) lines")
         }
+        // A whole journal in an archive and on standard input: shown as the file is.
+        let tar = dir.appendingPathComponent("whole.tar")
+        try Data(makeArchive(.tar, [("relay.journal", good)])).write(to: tar)
+        #expect(try castscope(["show", tar.path]).stdout.split(separator: "\n") == wholeShown)
+        #expect(try castscope(["show", "-"], stdin: Data(good)).stdout.split(separator: "\n") == wholeShown)
     }
 
     /// tail follows the file itself, which sd-journal refuses whole: it said that neither

@@ -341,6 +341,27 @@ final class PrivateTemporaryDirectory {
         return file
     }
 
+    /// A journal that is an archive's member (or standard input), written here for sd-journal:
+    /// the copy's path, and the input's error when the archive or stream ends inside it (a
+    /// ticket's size limit cut a .tar.gz, .zip or .journal.gz part way): what was copied is then
+    /// a journal cut short, whose entries before the cut are read as a file's are, and the
+    /// archive's damage is said after them. (None was read: a text member keeps its lines before
+    /// such a cut.)
+    func writeJournal(_ source: ByteSource, display: String) throws -> (path: String, endedInside: Error?) {
+        // (its own name when it is a plain one: a member's name escaped for display can be
+        // longer than a file name may be)
+        let base = display.split(separator: "/").last.map(String.init) ?? ""
+        let plain = base.utf8.count <= 128 && !base.contains("\\") && !base.contains("!")
+        let name = !plain ? "member.journal" : base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal"
+        do {
+            return (try write(source, name: name, display: display), nil)
+        } catch {
+            let partial = path + "/" + name
+            guard inputEndedInside(error), JournalHeader.read(path: partial) != nil else { throw error }
+            return (partial, error)
+        }
+    }
+
     deinit {
         if let dir = opendir(path) {
             while let ent = readdir(dir) {

@@ -150,17 +150,26 @@ public final class LogShow {
                 add(r)
             }
         }
-        walker.journal = { [self] display, diskPath, _ in
-            guard let diskPath else {
-                errors.append(InputError(path: display, "journal files inside archives are not shown (extract it first)"))
-                return
+        walker.journal = { [self] display, diskPath, source in
+            // Members of archives (and standard input) go to a private temporary file for
+            // sd-journal, as `analyze` reads them (they were "not shown (extract it first)").
+            var temporary: PrivateTemporaryDirectory?
+            defer { temporary = nil }
+            var endedInside: Error?
+            let path: String
+            if let diskPath {
+                path = diskPath
+            } else {
+                temporary = try PrivateTemporaryDirectory()
+                (path, endedInside) = try temporary!.writeJournal(source, display: display)
             }
             let reader = JournalReader(format: registry.format(named: "journal-export")!, filter: JournalFilter())
-            let result = reader.read(path: diskPath) { rec in
+            let result = reader.read(path: path) { rec in
                 let r = textRecord(rec, path: display)
                 add(r)
             }
             if let e = result.cutShortProblem ?? result.error { errors.append(InputError(path: display, e)) }
+            if let endedInside { throw endedInside }
         }
         func archive(_ display: String, _ root: String?, _ files: [(String, String)]) {
             let reader = UnifiedLogReader(root: root)
