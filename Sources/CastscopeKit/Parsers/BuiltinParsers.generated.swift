@@ -1145,6 +1145,73 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/prosody-console.json", ##"""
+{
+  "name": "prosody-console",
+  "title": "Prosody's console log as docker-jitsi-meet's prosody container writes it: `2025-04-12 07:46:15 mod_bosh<spaces>info<TAB>New BOSH session, …` (the date and time, the source padded to two spaces or more past the longest yet, the level, then a tab, or spaces in older versions); a log4j line's `[thread] INFO`, one space apart, is none; otherwise as `prosody`",
+  "url": "https://github.com/jitsi/docker-jitsi-meet/issues/2074",
+  "kind": "lines",
+  "patterns": [
+    "{time:iso} {subsystem:word}\t{level:level}\t{message}",
+    "{time:iso} {subsystem:word} {sp}{level:level}\t{message}",
+    "{time:iso} {subsystem:word} {sp}{level:level}{sp}{message}"
+  ],
+  "continuation": "indented",
+  "priority": 14,
+  "samples": [
+    {
+      "line": "2025-04-12 07:46:15 mod_bosh                                                     info\tNew BOSH session, assigned it sid 'b841c812-6807-43ca-8207-fa5c5d4856c0'",
+      "expect": {
+        "time": "2025-04-12T07:46:15.000000+00:00",
+        "subsystem": "mod_bosh",
+        "level": "info",
+        "message": "New BOSH session, assigned it sid 'b841c812-6807-43ca-8207-fa5c5d4856c0'"
+      }
+    },
+    {
+      "line": "2023-11-14 14:24:20 c2s5566dd6b1060                                              debug  Sending[c2s]: <iq id='1f69a4ab-ce65-4e99-b34d-8ca89caf550e:sendIQ' type='set' to='focus@auth.meet.jitsi/focus'>",
+      "expect": {
+        "subsystem": "c2s5566dd6b1060",
+        "level": "debug",
+        "message": "Sending[c2s]: <iq id='1f69a4ab-ce65-4e99-b34d-8ca89caf550e:sendIQ' type='set' to='focus@auth.meet.jitsi/focus'>"
+      }
+    }
+  ]
+}
+"""##),
+        ("formats/prosody.json", ##"""
+{
+  "name": "prosody",
+  "title": "Prosody's log file (Jitsi's XMPP server): `Nov 29 20:27:05 mod_bosh<TAB>info<TAB>New BOSH session, …`, the source (a module, a host's component or a session such as `c2s55d0c6b0a0e0`) then the level (`debug`, `info`, `warn`, `error`), by tabs or the spaces a paste made of them; a Lua `stack traceback:` indented below its line. No process column: the source is the subsystem. No year: the bundle's. docker-jitsi-meet's console, with the date, is `prosody-console`",
+  "url": "https://github.com/jitsi/jitsi-meet/issues/13270",
+  "kind": "lines",
+  "patterns": [
+    "{time:bsd} {subsystem:word}\t{level:level}\t{message}",
+    "{time:bsd} {subsystem:word}{sp}{level:level}{sp}{message}"
+  ],
+  "continuation": "indented",
+  "priority": 14,
+  "samples": [
+    {
+      "line": "Nov 29 20:27:05 conference.mydomain.com:muc_domain_mapper\twarn\tSession filters applied",
+      "expect": {
+        "time": "2000-11-29T20:27:05.000000+00:00",
+        "subsystem": "conference.mydomain.com:muc_domain_mapper",
+        "level": "warn",
+        "message": "Session filters applied"
+      }
+    },
+    {
+      "line": "Feb 09 12:17:55 mod_bosh        error   Traceback[bosh]: /usr/lib/prosody/modules/mod_saslauth.lua:94: attempt to concatenate a nil value (field 'base_type')",
+      "expect": {
+        "subsystem": "mod_bosh",
+        "level": "error",
+        "message": "Traceback[bosh]: /usr/lib/prosody/modules/mod_saslauth.lua:94: attempt to concatenate a nil value (field 'base_type')"
+      }
+    }
+  ]
+}
+"""##),
         ("formats/pymobiledevice3-json.json", ##"""
 {
   "name": "pymobiledevice3-json",
@@ -1338,7 +1405,7 @@ enum BuiltinParsers {
         ("formats/timestamped-bsd.json", ##"""
 {
   "name": "timestamped-bsd",
-  "title": "A fallback as `timestamped`, a syslog-style time without host or process after it (prosody: `May 02 17:29:33 mod_bosh<TAB>info<TAB>New BOSH session …`; no year: the bundle's)",
+  "title": "A fallback as `timestamped`, a syslog-style time without host or process after it (a Prosody line a paste broke before its level, `Jun 05 22:01:44 jitsi-videobridge.jitsi.my.domain:component`, jitsi-meet#1641; whole Prosody lines are the `prosody` format's; no year: the bundle's)",
   "kind": "lines",
   "fallback": true,
   "segments": false,
@@ -1349,9 +1416,9 @@ enum BuiltinParsers {
   "priority": 1,
   "samples": [
     {
-      "line": "May 02 17:29:33 mod_bosh\tinfo\tNew BOSH session, assigned it sid 'd0ea1cd6'",
+      "line": "Jun 05 22:01:44 jitsi-videobridge.jitsi.my.domain:component",
       "expect": {
-        "message": "mod_bosh\tinfo\tNew BOSH session, assigned it sid 'd0ea1cd6'"
+        "message": "jitsi-videobridge.jitsi.my.domain:component"
       }
     }
   ]

@@ -18,7 +18,8 @@ import Darwin
 ///   `host` (a word with a letter or digit in it: a journal line's host name), `jul`
 ///   (java.util.logging's `Jun 02, 2020 1:48:49 PM`), `uptime` (a raw `dmesg` line's rest, its
 ///   `[  870.644237]` stamp kept: not a time), `utc` (JavaScript's `toUTCString()`),
-///   `caps` (two or more capital letters: `ERROR`), `since` (Node `debug`'s `+12ms` at a line's end);
+///   `caps` (two or more capital letters: `ERROR`), `since` (Node `debug`'s `+12ms` at a line's end),
+///   `level` (a level's name in any case: `info`, `WARN`, `error`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -56,6 +57,11 @@ public struct Pattern: Sendable {
         /// line on a terminal: `+`, digits, then `ms`, `s`, `m`, `h` or `d` (`+0ms`, `+3s`); last
         /// in a pattern only. (Not `+0700",` at a JSON member's end.)
         case since
+        /// A log level's name, in any case (`debug`, `info`, `warn`, `WARNING`, `error`: the
+        /// names `ZoneAbbreviations.levels` knows, and `WARNING`), all the letters there are: Prosody's
+        /// level column (`Nov 29 20:27:05 mod_bosh\tinfo\tNew BOSH session, …`), which a word
+        /// would also take from a syslog line's program or the first word of a sentence.
+        case level
     }
 
     enum Op: Sendable {
@@ -222,7 +228,7 @@ final class PatternProgram: @unchecked Sendable {
         var kind: UInt8 = 0
         /// For fields: the type's index in `FieldType.allCases` (0 any, 1 word, 2 int, 3 hex,
         /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal,
-        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul, 19 uptime, 20 utc, 21 caps, 22 since).
+        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul, 19 uptime, 20 utc, 21 caps, 22 since, 23 level).
         var type: UInt8 = 0
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
@@ -319,6 +325,13 @@ final class PatternProgram: @unchecked Sendable {
         }
         return false
     }
+
+    /// `from..<to` is a level's name in any case (`ZoneAbbreviations.levels`, or `WARNING`).
+    static func isLevel(_ base: UnsafeRawPointer, _ from: Int, _ to: Int) -> Bool {
+        let upper = (from..<to).map { base.load(fromByteOffset: $0, as: UInt8.self) & 0xDF }
+        return ZoneAbbreviations.levels.contains(upper) || upper == Self.warning
+    }
+    static let warning = Array("WARNING".utf8)
 
     /// The high bit of each byte of `w` that equals `b` (exact for the lowest such byte; bytes
     /// above it may be marked falsely, which only the lowest is used for).
@@ -436,6 +449,20 @@ final class PatternProgram: @unchecked Sendable {
                     var e = pos
                     while e < n, byte(e) &- UInt8(ascii: "A") < 26 { e += 1 }
                     guard e - pos >= 2 else { return false }
+                    starts![slot] = pos
+                    ends![slot] = e
+                    if step.next == -2 {
+                        guard e == n else { return false }
+                        st.end = n
+                        return true
+                    }
+                    pos = e
+                    pc += 1
+                case 23:
+                    // (the run of letters is the only candidate)
+                    var e = pos
+                    while e < n, isLetter(byte(e)) { e += 1 }
+                    guard e > pos, e - pos <= 8, Self.isLevel(base, pos, e) else { return false }
                     starts![slot] = pos
                     ends![slot] = e
                     if step.next == -2 {

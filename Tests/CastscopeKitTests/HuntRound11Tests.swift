@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Real pastes of session 52's hunt that castscope read wrong, each around the lines as they
+/// were posted.
+@Suite("hunt round 11: Prosody's log")
+struct HuntRound11Tests: PasteSummarySuite {
+    typealias Summary = HuntRound8Tests.Summary
+
+    @Test("Prosody's lines keep their source and level, in its file's layout (tabs, or a paste's spaces) and docker-jitsi-meet's console")
+    func prosodyLines() throws {
+        // christiancuri/Docs#9 (a Jitsi room reset; the file sink's tabs kept): the lines were
+        // `timestamped-bsd`, source, level and message one text, every line Default.
+        let tabs = try analyzePaste("""
+            Nov 29 20:27:05 conference.mydomain.com:muc_domain_mapper\twarn\tSession filters applied
+            Nov 29 20:27:05 mod_bosh\tinfo\tNew BOSH session, assigned it sid '7b955154-ce04-48f3-8a8a-691c5e3813c8'
+            Nov 29 20:27:05 bosh7b955154-ce04-48f3-8a8a-691c5e3813c8\tinfo\tAuthenticated as 445446f8-775d-4709-b526-b586167ad282@mydomain.com
+            Nov 29 20:28:48 bosh7b955154-ce04-48f3-8a8a-691c5e3813c8\tinfo\tBOSH client disconnected: session close
+
+            """)
+        let tInput = (tabs.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(tInput["format"] as? String == "prosody", "\(tInput)")
+        #expect(tInput["records"] as? Int == 4 && tInput["unparsed"] as? Int == 0, "\(tInput)")
+        #expect(tabs.text.contains("Info        0x0                         0    <unknown>: [mod_bosh:] New BOSH session, assigned it sid '7b955154"), "\(tabs.text)")
+        #expect(tabs.text.contains("<unknown>: [conference.mydomain.com:muc_domain_mapper:] Session filters applied"), "\(tabs.text)")
+        // jitsi-meet#13270 (the tabs a paste's spaces): an error and its Lua traceback, one
+        // record of level Error.
+        let traceback = try analyzePaste("""
+            Feb 09 12:17:55 mod_bosh        error   Traceback[bosh]: /usr/lib/prosody/modules/mod_saslauth.lua:94: attempt to concatenate a nil value (field 'base_type')
+                    stack traceback:        /usr/lib/prosody/modules/mod_saslauth.lua:94: in function </usr/lib/prosody/modules/mod_saslauth.lua:80>
+                    (...tail calls...)
+                    /usr/share/lua/5.4/prosody/util/events.lua:81: in function </usr/share/lua/5.4/prosody/util/events.lua:77>
+                    /usr/lib/prosody/modules/mod_bosh.lua:340: in upvalue 'func'
+            Feb 09 12:17:55 mod_bosh        info    BOSH client disconnected: session close
+
+            """)
+        let eInput = (traceback.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(eInput["format"] as? String == "prosody", "\(eInput)")
+        #expect(eInput["records"] as? Int == 2 && eInput["unparsed"] as? Int == 0, "\(eInput)")
+        #expect(traceback.text.contains("Error       0x0                         0    <unknown>: [mod_bosh:] Traceback[bosh]: /usr/lib/prosody/modules/mod_saslauth.lua:94"), "\(traceback.text)")
+        // docker-jitsi-meet#2074 and jitsi-meet#14049: the container's console, the source
+        // padded, the level then a tab (2025) or spaces (2023).
+        let console = try analyzePaste("""
+            2025-04-12 07:46:15 mod_bosh                                                     info\tNew BOSH session, assigned it sid 'b841c812-6807-43ca-8207-fa5c5d4856c0'
+
+            2025-04-12 07:46:15 boshb841c812-6807-43ca-8207-fa5c5d4856c0                     info\tAuthenticated as birte@meet.jitsi [prosody:registered]
+
+            2023-11-14 14:24:20 c2s5566dd6b1060                                              debug  SEND: <iq id='1f69a4ab-ce65-4e99-b34d-8ca89caf550e:sendIQ' from='focus.meet.jitsi/ipwtegp1nk3bdclhmivegmp3@meet.jitsi/SAs7PyhQvNPj' to='focus@auth.meet.jitsi/focus' xml:lang='en' type='set'>
+
+            """)
+        let cInput = (console.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(cInput["format"] as? String == "prosody-console", "\(cInput)")
+        #expect(cInput["records"] as? Int == 3 && cInput["unparsed"] as? Int == 0, "\(cInput)")
+        #expect(console.text.contains("Info        0x0                         0    <unknown>: [boshb841c812-6807-43ca-8207-fa5c5d4856c0:] Authenticated as birte@meet.jitsi"), "\(console.text)")
+        #expect(console.text.contains("Debug       0x0                         0    <unknown>: [c2s5566dd6b1060:] SEND: <iq"), "\(console.text)")
+        // jitsi-meet#12552's prosody.err line, its tabs a paste's spaces.
+        let err = try analyzePaste("Nov 11 20:35:04 jitsi.example.org:end_conference    error   No muc_component specified. No muc to operate on!\n")
+        #expect(err.text.contains("Error       0x0                         0    <unknown>: [jitsi.example.org:end_conference:] No muc_component specified."), "\(err.text)")
+        // log4j's `%d [%t] %p`, one space between thread and level, is no console line of
+        // Prosody's (its source is padded to two spaces or more): read as before.
+        let log4j = try analyze("""
+            2020-10-01 11:11:53,845 [Timer-1319] INFO io.openvidu.server.kurento.core.KurentoSession - Resetting process: closing media pipeline
+            2020-10-01 11:11:54,001 [tExec-e2-t14578] ERROR io.openvidu.server.kurento.core.KurentoSession - media pipeline closed
+
+            """)
+        #expect(log4j.input["format"] as? String == "timestamped", "\(log4j.input)")
+    }
+}
