@@ -5,7 +5,7 @@ import Testing
 
 /// Real pastes of session 52's hunt that castscope read wrong, each around the lines as they
 /// were posted.
-@Suite("hunt round 11: Prosody's log")
+@Suite("hunt round 11: Prosody's log, g_error in a GLib or Janus file")
 struct HuntRound11Tests: PasteSummarySuite {
     typealias Summary = HuntRound8Tests.Summary
 
@@ -66,5 +66,37 @@ struct HuntRound11Tests: PasteSummarySuite {
 
             """)
         #expect(log4j.input["format"] as? String == "timestamped", "\(log4j.input)")
+    }
+
+    @Test("g_error's line in a GLib or Janus file is the process's death, as it is in a journal line")
+    func glibErrorInGlibLayout() throws {
+        // janus-gateway#3079: the line, then the SDP the paste went on with: "nothing
+        // recognized", the `GLib-ERROR **: ` gone to the glib format's subsystem and level.
+        let sdp = try analyze("""
+            (janus:2858): GLib-ERROR **: 13:33:30.247: Creating pipes for GWakeup: Too many open files
+            p:4 urn:ietf:params:rtp-hdrext:sdes:mid
+            a=extmap:12 http://www.webrtc.org/experiments/rtp-hdrext/playout-delay
+            a=rtpmap:97 rtx/90000
+            a=fmtp:97 apt=96
+            a=end-of-candidates
+
+            """)
+        #expect(sdp.messages("daemon-died") == ["janus: it aborted on GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(sdp.findings)")
+        // janus-gateway#22, #2834 (GLib before 2.50: no time; `process`: no program named).
+        let old = try analyze("(process:9240): GLib-ERROR **: Creating pipes for GWakeup: Too many open files\n")
+        #expect(old.input["format"] as? String == "glib", "\(old.input)")
+        #expect(old.messages("daemon-died") == ["a process the paste does not name: it aborted on GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(old.findings)")
+        // Between Janus's own lines (the janus format): the same.
+        let janus = try analyze("""
+            [Tue Sep 27 13:33:30 2022] Creating new handle in session 4495486973980185: 8351019844777463; 0x7ff618021a40 0x7ff62818ed90
+            (janus:2858): GLib-ERROR **: 13:33:30.247: Creating pipes for GWakeup: Too many open files
+
+            """)
+        #expect(janus.input["format"] as? String == "janus", "\(janus.input)")
+        #expect(janus.messages("daemon-died") == ["janus: it aborted on GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(janus.findings)")
+        // A critical is no death, its level Fault, its message without the domain.
+        let critical = try analyzePaste("(kurento-media-server:1251): GStreamer-CRITICAL **: gst_mini_object_unlock: assertion 'state >= SHARE_ONE' failed\n")
+        #expect(critical.text.contains("kurento-media-server: [GStreamer:] gst_mini_object_unlock"), "\(critical.text)")
+        #expect((critical.json["findings"] as? [[String: Any]] ?? []).isEmpty, "\(critical.json)")
     }
 }

@@ -303,7 +303,7 @@ enum BuiltinParsers {
         ("formats/glib.json", ##"""
 {
   "name": "glib",
-  "title": "GLib's default log handler, as Janus (libnice), Kurento (GStreamer) and other GLib programs write it on stderr: `(program:pid): Domain-LEVEL **: HH:MM:SS.mmm: message` (GLib 2.50 and later; `**` for a warning, critical or error), `(process:1074): libnice-stun-DEBUG: …` (a domain with `-` in it; `process` when the program never set its name), and before 2.50 without the time (no time then: untimed records)",
+  "title": "GLib's default log handler, as Janus (libnice), Kurento (GStreamer) and other GLib programs write it on stderr: `(program:pid): Domain-LEVEL **: HH:MM:SS.mmm: message` (GLib 2.50 and later; `**` for a warning, critical or error), `(process:1074): libnice-stun-DEBUG: …` (a domain with `-` in it; `process` when the program never set its name), and before 2.50 without the time (no time then: untimed records); g_error's line, which ends the process, keeps `Domain-ERROR **: ` in its message (`levelInMessage`), as the vocabulary reads it in any layout",
   "url": "https://github.com/meetecho/janus-gateway/issues/1974",
   "kind": "lines",
   "patterns": [
@@ -312,6 +312,7 @@ enum BuiltinParsers {
     "({process:word}:{pid:int}): {subsystem}-{level:caps}: {time:clock}: {message}",
     "({process:word}:{pid:int}): {subsystem}-{level:caps}: {message}"
   ],
+  "levelInMessage": "ERROR",
   "continuation": "indented",
   "priority": 13,
   "samples": [
@@ -364,6 +365,16 @@ enum BuiltinParsers {
         "subsystem": "libnice",
         "level": "DEBUG",
         "message": "Agent 0x7ffe7001b090 : s1:1: sending 111 bytes to [75.83.229.15]:50158"
+      }
+    },
+    {
+      "line": "(janus:2858): GLib-ERROR **: 13:33:30.247: Creating pipes for GWakeup: Too many open files",
+      "expect": {
+        "process": "janus",
+        "pid": "2858",
+        "subsystem": "GLib",
+        "level": "ERROR",
+        "message": "GLib-ERROR **: 13:33:30.247: Creating pipes for GWakeup: Too many open files"
       }
     }
   ]
@@ -534,6 +545,7 @@ enum BuiltinParsers {
     "({process:word}:{pid:int}): {subsystem}-{level:caps}: {time:clock}: {message}",
     "({process:word}:{pid:int}): {subsystem}-{level:caps}: {message}"
   ],
+  "levelInMessage": "ERROR",
   "continuation": "indented",
   "priority": 12,
   "samples": [

@@ -98,6 +98,12 @@ public struct LogFormat: Sendable {
     /// (`java.lang.NullPointerException: …`, `Caused by: …`, `Exception in thread "…" …`)
     /// continue the record as its indented frames do (`RecordReader.isJavaThrowable`).
     public var javaStacks: Bool
+    /// A record of this level keeps its subsystem and level in its message, from the
+    /// subsystem's first byte (`"levelInMessage": "ERROR"`): GLib's g_error, which ends the
+    /// process, is `GLib-ERROR **: …` to the vocabulary in a GLib or Janus file as in any other
+    /// layout (janus-gateway#3079's `(janus:2858): GLib-ERROR **: 13:33:30.247: Creating pipes
+    /// for GWakeup: Too many open files` was "nothing recognized").
+    public var levelInMessage: [UInt8]?
     /// A line that is none of its records nor continues one is a record of its own, with the
     /// time of the record before (marked inferred), as a fallback format's is: other programs'
     /// lines among a Java service's two-line records (docker compose's `… exited with code 1`,
@@ -185,6 +191,7 @@ public struct LogFormat: Sendable {
         segments = json["segments"] != .bool(false)
         dumps = json["dumps"] == .bool(true)
         javaStacks = json["javaStacks"] == .bool(true)
+        levelInMessage = json["levelInMessage"]?.stringValue.map { Array($0.utf8) }
         otherLinesAreRecords = json["otherLines"]?.stringValue == "records"
         for v in json["swapDayMonth"]?.arrayValue ?? [] {
             guard let i = Int(v.stringValue ?? ""), patterns.indices.contains(i) else { throw fail("swapDayMonth: not a pattern index") }
@@ -277,6 +284,11 @@ public struct RawRecord {
     /// Stores a whole line (right after `reset`), for fields set by range (`setRange`).
     mutating func setLine(_ line: UnsafeRawBufferPointer) {
         storage.append(contentsOf: line)
+    }
+
+    /// A field's range of the stored bytes, nil when it is not set.
+    func range(_ f: RecordField) -> Range<Int>? {
+        starts[f.rawValue] >= 0 ? starts[f.rawValue]..<ends[f.rawValue] : nil
     }
 
     /// A field as a range of the stored line (`setLine`).

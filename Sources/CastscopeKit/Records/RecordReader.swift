@@ -526,6 +526,11 @@ public final class RecordReader {
                 inForeign = false
                 return
             }
+            if let level = format.levelInMessage, let s = pending.range(.subsystem), let m = pending.range(.message), s.lowerBound < m.lowerBound,
+                pending.withBytes(.level, { $0.elementsEqual(level) }) == true
+            {
+                pending.setRange(.message, s.lowerBound..<m.upperBound)
+            }
             if messageSlots[i] >= 0, let r = matches[i].range(messageSlots[i]) { stackFollows(UnsafeRawBufferPointer(rebasing: line[r])) }
             if matches[i].hasTime {
                 pending.time = matches[i].time
