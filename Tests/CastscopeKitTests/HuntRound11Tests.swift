@@ -5,7 +5,7 @@ import Testing
 
 /// Real pastes of session 52's hunt that castscope read wrong, each around the lines as they
 /// were posted.
-@Suite("hunt round 11: Prosody's log, g_error in a GLib or Janus file")
+@Suite("hunt round 11: Prosody's log, g_error in a GLib or Janus file, the shell's trap")
 struct HuntRound11Tests: PasteSummarySuite {
     typealias Summary = HuntRound8Tests.Summary
 
@@ -98,5 +98,44 @@ struct HuntRound11Tests: PasteSummarySuite {
         let critical = try analyzePaste("(kurento-media-server:1251): GStreamer-CRITICAL **: gst_mini_object_unlock: assertion 'state >= SHARE_ONE' failed\n")
         #expect(critical.text.contains("kurento-media-server: [GStreamer:] gst_mini_object_unlock"), "\(critical.text)")
         #expect((critical.json["findings"] as? [[String: Any]] ?? []).isEmpty, "\(critical.json)")
+    }
+
+    @Test("the shell's `Trace/breakpoint trap` is a death, and a line of it under GLib's is read; said once with g_error's")
+    func shellTrap() throws {
+        // tsailun#2 (a GLib program out of file descriptors): the shell's line was unparsed in
+        // the glib file; alone it was "nothing recognized", as `Aborted (core dumped)` is not.
+        let r = try analyze("""
+            (process:107966): GLib-ERROR **: Creating pipes for GWakeup: Too many open files
+            Trace/breakpoint trap (core dumped)
+
+            """)
+        #expect(r.input["format"] as? String == "glib" && r.input["records"] as? Int == 2 && r.input["unparsed"] as? Int ?? 0 == 0, "\(r.input)")
+        // (one death: g_error's words, not "… after GLib's fatal error (…)" of the same line)
+        #expect(r.messages("daemon-died") == ["a process the paste does not name: it aborted on GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(r.findings)")
+        let alone = try analyze("Trace/breakpoint trap (core dumped)\n")
+        #expect(alone.messages("daemon-died") == ["a process the paste does not name: the shell says it died on a trap (SIGTRAP: GLib's g_error, a compiler's trap) (Trace/breakpoint trap, core dumped)"], "\(alone.findings)")
+        // janus-gateway#2934: the trap under a blank line, then Janus's console: one death, Janus's.
+        let janus = try analyze("""
+            (janus:2786395): GLib-ERROR **: 16:57:21.156: Creating pipes for GWakeup: Too many open files
+
+            Trace/breakpoint trap (core dumped)
+
+            -- all log
+            [WARN] [1534396635776259] Unknown SSRC, dropping packet (SSRC 3041780643)...
+            Creating new handle in session 4495486973980185: 8351019844777463; 0x7ff618021a40 0x7ff62818ed90
+
+            """)
+        #expect(janus.messages("daemon-died") == ["janus: it aborted on GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(janus.findings)")
+        // systemd's word on the same death still leads, GLib's after it (janus-gateway#1224).
+        let systemd = try analyze("""
+            May  2 20:23:38 sfu16 janus[24909]: (process:24909): GLib-ERROR **: Creating pipes for GWakeup: Too many open files
+            May  2 20:23:38 sfu16 systemd[1]: janus.service: Main process exited, code=killed, status=5/TRAP
+
+            """)
+        #expect(systemd.messages("daemon-died") == ["janus: its main process was killed (status=5/TRAP) after GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(systemd.findings)")
+        // Another program's line in a GLib program's stderr is a record, its own words read:
+        // glibc's shell word after a GLib critical.
+        let aborted = try analyze("(janus:1): GLib-CRITICAL **: g_async_queue_push: assertion 'queue' failed\nAborted (core dumped)\n")
+        #expect(aborted.kinds == ["daemon-died"] && aborted.input["unparsed"] as? Int ?? 0 == 0, "\(aborted.findings) \(aborted.input)")
     }
 }

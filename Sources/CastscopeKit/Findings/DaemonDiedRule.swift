@@ -379,13 +379,17 @@ struct DaemonDiedRule: FindingRule {
         // (a segfault, or the CPU's trap: `traps: X[pid] general protection fault …`)
         let fault = death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault"
         var what: String
+        // (the line whose words say how it died)
+        var teller: Event?
         // (systemd's or the kernel's line over the daemon's own naming its unit: Janus's fatal error)
         if let systemd = death.first(where: { $0.attr("unit") != nil && $0.attr("own_words") == nil }) ?? death.first(where: { $0.attr("unit") != nil }) {
             what = "\(unit): \(systemd.attr("how") ?? "it died")" + (image.map { " (after a \(fault) in \($0))" } ?? "")
+            teller = systemd
         } else if let image {
             what = "\(unit): it crashed (\(fault) in \(image))"
         } else {
             what = "\(unit): \(lead.attr("how") ?? "it died")"
+            teller = lead
         }
         // (the container or pod it ran in, when its name is not the daemon's)
         // (the kubelet's `pod_namespace(uid)`: the pod)
@@ -444,7 +448,11 @@ struct DaemonDiedRule: FindingRule {
             what += (told ? " after a failed assertion (" : " (") + (a.attr("assert_where").map { "\($0): " } ?? "") + "\(a.attr("assert_kw") ?? "Assertion") `\(assertion)' failed)"
         }
         if let glib = glibText(death) {
-            let told = death.contains { $0.attr("glib_fatal") == nil && ($0.attr("status") != nil || $0.attr("gdb_signal") != nil || $0.attr("shell_death") != nil) }
+            // (after another line's word only when that line said how it died: the shell's
+            // `Trace/breakpoint trap` after g_error, which it joins, said "it aborted on GLib's
+            // fatal error after GLib's fatal error")
+            let told = teller?.attr("glib_fatal") == nil
+                && death.contains { $0.attr("glib_fatal") == nil && ($0.attr("status") != nil || $0.attr("gdb_signal") != nil || $0.attr("shell_death") != nil) }
             what += (told ? " after GLib's fatal error (" : " (") + glib + ")"
         }
         if let result = death.lazy.compactMap({ $0.attr("result") }).first { what += " (Result: \(result))" }

@@ -303,7 +303,7 @@ enum BuiltinParsers {
         ("formats/glib.json", ##"""
 {
   "name": "glib",
-  "title": "GLib's default log handler, as Janus (libnice), Kurento (GStreamer) and other GLib programs write it on stderr: `(program:pid): Domain-LEVEL **: HH:MM:SS.mmm: message` (GLib 2.50 and later; `**` for a warning, critical or error), `(process:1074): libnice-stun-DEBUG: …` (a domain with `-` in it; `process` when the program never set its name), and before 2.50 without the time (no time then: untimed records); g_error's line, which ends the process, keeps `Domain-ERROR **: ` in its message (`levelInMessage`), as the vocabulary reads it in any layout",
+  "title": "GLib's default log handler, as Janus (libnice), Kurento (GStreamer) and other GLib programs write it on stderr: `(program:pid): Domain-LEVEL **: HH:MM:SS.mmm: message` (GLib 2.50 and later; `**` for a warning, critical or error), `(process:1074): libnice-stun-DEBUG: …` (a domain with `-` in it; `process` when the program never set its name), and before 2.50 without the time (no time then: untimed records); g_error's line, which ends the process, keeps `Domain-ERROR **: ` in its message (`levelInMessage`), as the vocabulary reads it in any layout; another program's line in such stderr (the shell's `Trace/breakpoint trap (core dumped)`, tsailun#2) is a record of its own (`otherLines`)",
   "url": "https://github.com/meetecho/janus-gateway/issues/1974",
   "kind": "lines",
   "patterns": [
@@ -313,6 +313,7 @@ enum BuiltinParsers {
     "({process:word}:{pid:int}): {subsystem}-{level:caps}: {message}"
   ],
   "levelInMessage": "ERROR",
+  "otherLines": "records",
   "continuation": "indented",
   "priority": 13,
   "samples": [
@@ -2777,6 +2778,8 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "Segmentation fault (core dumped)", "anchored": true, "set": {"how": "the shell says it crashed", "shell_death": "Segmentation fault, core dumped", "joins": "any"}},
     {"event": "daemon.died", "match": "Segmentation fault", "anchored": true, "set": {"how": "the shell says it crashed", "shell_death": "Segmentation fault", "joins": "any"}},
     {"event": "daemon.died", "match": "Aborted (core dumped)", "anchored": true, "set": {"how": "the shell says it aborted", "shell_death": "Aborted, core dumped", "joins": "any"}},
+    {"event": "daemon.died", "match": "Trace/breakpoint trap (core dumped)", "anchored": true, "set": {"how": "the shell says it died on a trap (SIGTRAP: GLib's g_error, a compiler's trap)", "shell_death": "Trace/breakpoint trap, core dumped", "joins": "any"}},
+    {"event": "daemon.died", "match": "Trace/breakpoint trap", "anchored": true, "set": {"how": "the shell says it died on a trap (SIGTRAP: GLib's g_error, a compiler's trap)", "shell_death": "Trace/breakpoint trap", "joins": "any"}},
     {"event": "daemon.died", "match": "gmem.c:{src_line:int}: failed to allocate {glib_alloc:int} bytes", "set": {"how": "it aborted: GLib could not allocate memory", "glib_fatal": "alloc", "fault": "abort"}},
     {"event": "daemon.died", "match": "creating thread '{glib_thread}': Error creating thread: {glib_error}", "set": {"how": "it aborted: GLib could not create a thread", "glib_fatal": "thread", "fault": "abort"}},
     {"event": "daemon.died", "match": "{glib_domain:word}-ERROR **: {glib_error}", "set": {"how": "it aborted on GLib's fatal error", "glib_fatal": "error", "fault": "abort"}},
@@ -2878,6 +2881,8 @@ enum BuiltinParsers {
     {"message": "(kurento-media-server:1423): GLib-GObject-CRITICAL **: g_signal_emit_valist: assertion 'G_TYPE_CHECK_INSTANCE (instance)' failed"},
     {"message": "(process:16089): libnice-CRITICAL **: nice_agent_add_stream: assertion 'NICE_IS_AGENT (agent)' failed"},
     {"message": "Aborted (core dumped)", "event": "daemon.died", "attrs": {"shell_death": "Aborted, core dumped"}},
+    {"message": "Trace/breakpoint trap (core dumped)", "event": "daemon.died", "attrs": {"shell_death": "Trace/breakpoint trap, core dumped"}},
+    {"message": "Trace/breakpoint trap", "event": "daemon.died", "attrs": {"shell_death": "Trace/breakpoint trap"}},
     {"message": "Segmentation fault (thread 139943108368128, pid 1331)", "event": "daemon.died", "attrs": {"unit": "kurento-media-server", "core_pid": "1331"}},
     {"message": "child process exited [id:tjkqljif#1, code:null, signal:SIGABRT]", "event": "daemon.died", "attrs": {"unit": "mediasoup-worker", "signal": "SIGABRT"}},
     {"message": "child process exited [id:tjkqljif#1, code:0, signal:null]"},
