@@ -5,7 +5,7 @@ import Testing
 
 /// Real pastes of session 52's hunt that castscope read wrong, each around the lines as they
 /// were posted.
-@Suite("hunt round 11: Prosody's log, g_error in a GLib or Janus file, the shell's trap")
+@Suite("hunt round 11: Prosody's log, g_error in a GLib or Janus file, the shell's and the kernel's trap")
 struct HuntRound11Tests: PasteSummarySuite {
     typealias Summary = HuntRound8Tests.Summary
 
@@ -137,5 +137,30 @@ struct HuntRound11Tests: PasteSummarySuite {
         // glibc's shell word after a GLib critical.
         let aborted = try analyze("(janus:1): GLib-CRITICAL **: g_async_queue_push: assertion 'queue' failed\nAborted (core dumped)\n")
         #expect(aborted.kinds == ["daemon-died"] && aborted.input["unparsed"] as? Int ?? 0 == 0, "\(aborted.findings) \(aborted.input)")
+    }
+
+    @Test("the kernel's `trap int3` line is the task's death, as its invalid opcode and divide error are")
+    func kernelInt3() throws {
+        // janus-gateway#1224's kernel lines (the journal splits the image onto a line of its
+        // own): g_error's int3 in a Janus thread was "nothing recognized" alone.
+        let split = try analyze("""
+            May  2 20:23:38 sfu16 kernel: [2539500.417151] traps: janus[24923] trap int3 ip:7ffa24d04261 sp:7ffa0f52e940 error:0
+            May  2 20:23:38 sfu16 kernel: [2539500.425033]  in libglib-2.0.so.0.5000.3[7ffa24cb4000+112000]
+
+            """)
+        #expect(split.messages("daemon-died") == ["janus: it died on a trap (int3, SIGTRAP)"], "\(split.findings)")
+        // On one line (the kernel's older layout), the image where it trapped.
+        let one = try analyze("May  2 20:23:38 sfu16 kernel: [2539500.417151] traps: janus[24923] trap int3 ip:7ffa24d04261 sp:7ffa0f52e940 error:0 in libglib-2.0.so.0.5000.3[7ffa24cb4000+112000]\n")
+        #expect(one.messages("daemon-died") == ["janus: it crashed (int3 trap in libglib-2.0.so.0.5000.3)"], "\(one.findings)")
+        // With systemd's word on the same death and GLib's (the whole paste): one death, as before.
+        let whole = try analyze("""
+            May  2 20:23:38 sfu16 janus[24909]: [1891118921661515] Creating ICE agent (ICE Full mode, controlling)
+            May  2 20:23:38 sfu16 kernel: [2539500.417151] traps: janus[24923] trap int3 ip:7ffa24d04261 sp:7ffa0f52e940 error:0
+            May  2 20:23:38 sfu16 kernel: [2539500.425033]  in libglib-2.0.so.0.5000.3[7ffa24cb4000+112000]
+            May  2 20:23:38 sfu16 janus[24909]: (process:24909): GLib-ERROR **: Creating pipes for GWakeup: Too many open files
+            May  2 20:23:38 sfu16 systemd[1]: janus.service: Main process exited, code=killed, status=5/TRAP
+
+            """)
+        #expect(whole.messages("daemon-died") == ["janus: its main process was killed (status=5/TRAP) after GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(whole.findings)")
     }
 }
