@@ -5,7 +5,7 @@ import Testing
 
 /// Real pastes of session 52's hunt that castscope read wrong, each around the lines as they
 /// were posted.
-@Suite("hunt round 11: Prosody's log, g_error in a GLib or Janus file, the shell's and the kernel's trap")
+@Suite("hunt round 11: Prosody's log, g_error in a GLib or Janus file, the shell's and the kernel's trap, jetsam's per-process-limit")
 struct HuntRound11Tests: PasteSummarySuite {
     typealias Summary = HuntRound8Tests.Summary
 
@@ -162,5 +162,25 @@ struct HuntRound11Tests: PasteSummarySuite {
 
             """)
         #expect(whole.messages("daemon-died") == ["janus: its main process was killed (status=5/TRAP) after GLib's fatal error (GLib-ERROR: Creating pipes for GWakeup: Too many open files)"], "\(whole.findings)")
+    }
+
+    @Test("jetsam's per-process-limit kill of a broadcast extension says it was its memory limit, with the kernel's footprint")
+    func perProcessLimitKill() throws {
+        // The kernel's words on a kill for its own limit (iOS 17's, as RealPasteTests' paste;
+        // iOS 16's `(per-process-limit 3) 2331079KB`, as zhuowei's Console copy of
+        // amfidebilitate's kill shows it) and osanalyticshelper's: the finding quoted the line,
+        // "was killed (memorystatus: killing_specific_process …)", where `EXC_RESOURCE … 50 MB`
+        // says "killed at its 50 MB memory limit".
+        let kernel = try analyze("Mar 12 10:00:01 iPhone kernel[0] <Notice>: 234295.021 memorystatus: killing_specific_process pid 4412 [BroadcastUpload] (per-process-limit 100 0s rf:- type:daemon) 51200KB - memorystatus_available_pages: 137406\n")
+        #expect(kernel.messages("extension-killed") == ["the extension BroadcastUpload[4412] was killed by jetsam for exceeding its memory limit (per-process-limit, footprint 50 MB): frames must be encoded and sent without holding them"], "\(kernel.findings)")
+        let sessions = kernel.json["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.first?["reason"] as? String == "the extension was killed for exceeding its memory limit (per-process-limit, footprint 50 MB)", "\(sessions)")
+        let older = try analyze("Mar 12 10:00:01 iPhone kernel[0] <Notice>: 1401.082 memorystatus: killing_specific_process pid 4412 [BroadcastUpload] (per-process-limit 3) 51213KB - memorystatus_available_pages: 50117\n")
+        #expect(older.messages("extension-killed") == ["the extension BroadcastUpload[4412] was killed by jetsam for exceeding its memory limit (per-process-limit, footprint 50 MB): frames must be encoded and sent without holding them"], "\(older.findings)")
+        let analytics = try analyze("Mar 12 10:00:01 iPhone osanalyticshelper[55] <Notice>: Process ScreenShareUpload [4412] killed by jetsam reason per-process-limit\n")
+        #expect(analytics.messages("extension-killed") == ["the extension ScreenShareUpload[4412] was killed by jetsam for exceeding its memory limit (per-process-limit): frames must be encoded and sent without holding them"], "\(analytics.findings)")
+        // Another reason is quoted as before (memory ran short on the device, not its limit).
+        let pages = try analyze("Mar 12 10:00:01 iPhone kernel[0] <Notice>: memorystatus: killing_specific_process pid 4412 [BroadcastUpload] (vm-pageshortage 1) - memorystatus_available_pages: 4096\n")
+        #expect(pages.messages("extension-killed") == ["the extension BroadcastUpload[4412] was killed (memorystatus: killing_specific_process pid 4412 [BroadcastUpload] (vm-pageshortage 1) - memorystatus_available_pages: 4096)"], "\(pages.findings)")
     }
 }

@@ -28,6 +28,13 @@ struct ExtensionKilledRule: FindingRule {
                 m += " was killed by jetsam (\(limit.attr("limit_kind") ?? "limit")) at \(mb) MB, under the 50 MB broadcast extensions have: its limit was lowered, or memory ran short; frames must be encoded and sent without holding them"
             } else if let mb = limit.attr("limit_mb") {
                 m += " was killed at its \(mb) MB memory limit (\(limit.attr("limit_kind") ?? "limit")): frames must be encoded and sent without holding them"
+            } else if e.attr("reason") == "per-process-limit" {
+                // (the kernel's `killing_specific_process … (per-process-limit …) 51200KB` or
+                // osanalyticshelper's `killed by jetsam reason per-process-limit`: its own limit,
+                // the footprint the kernel gives when it gives one)
+                let kb = e.attr("footprint_kb").flatMap { Int($0) }
+                m += " was killed by jetsam for exceeding its memory limit (per-process-limit" + (kb.map { ", footprint \($0 / 1024) MB" } ?? "")
+                    + "): frames must be encoded and sent without holding them"
             } else {
                 m += IPSReport.isCrash(e.message) ? " crashed (\(e.message))" : " was killed (\(e.message))"
             }

@@ -3521,6 +3521,10 @@ enum BuiltinParsers {
     },
     {
       "event": "extension.killed",
+      "match": "memorystatus: killing_specific_process pid {target_pid:int} [{target}] ({reason:word} {gap}) {footprint_kb:int}KB"
+    },
+    {
+      "event": "extension.killed",
       "match": "memorystatus: killing_specific_process pid {target_pid:int} [{target}] ({reason:word} "
     },
     {
@@ -3832,7 +3836,8 @@ enum BuiltinParsers {
       "attrs": {
         "target": "BroadcastUpload",
         "target_pid": "33371",
-        "reason": "per-process-limit"
+        "reason": "per-process-limit",
+        "footprint_kb": "51200"
       }
     },
     {

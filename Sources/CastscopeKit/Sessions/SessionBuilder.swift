@@ -321,6 +321,10 @@ public struct SessionBuilder {
             let limit = e.attr("limit_mb").map { " (\(e.attr("limit_kind") ?? "limit") \($0) MB)" } ?? ""
             let unnamed = e.attr("target") == nil ? " (the kill line names no process: this was the only extension session open)" : ""
             end(&s, e, .killed, "the extension was killed for exceeding its memory limit\(limit)\(unnamed)", deciding: [e])
+        case .extensionKilled where e.attr("reason") == "per-process-limit":
+            // (jetsam's kill for its own limit, the kernel's footprint when it gives one)
+            let footprint = e.attr("footprint_kb").flatMap { Int($0) }.map { ", footprint \($0 / 1024) MB" } ?? ""
+            end(&s, e, .killed, "the extension was killed for exceeding its memory limit (per-process-limit\(footprint))", deciding: [e])
         case .extensionKilled:
             // (a crash report of a signal other than SIGKILL: a crash, told so; the outcome is the kill's)
             end(&s, e, .killed, "the extension \(IPSReport.isCrash(e.message) ? "crashed" : "was killed") (\(e.message))", deciding: [e])
