@@ -66,6 +66,13 @@ struct HuntRound11Tests: PasteSummarySuite {
 
             """)
         #expect(log4j.input["format"] as? String == "timestamped", "\(log4j.input)")
+        // Nor is a `log show` export's row, whose Type column is a level's name too
+        // (`0x1e2cd    Error`): its time has a zone, Prosody's console none.
+        let row = "2023-10-14 17:53:54.688700+0800 0x1e2cd    Error       0x0                  4004   14   App: hi"
+        let consoleFormat = try #require(try ParserRegistry.builtin().format(named: "prosody-console"))
+        for pattern in consoleFormat.patterns {
+            #expect(try fields(pattern.source, row) == nil, "\(pattern.source)")
+        }
     }
 
     @Test("g_error's line in a GLib or Janus file is the process's death, as it is in a journal line")

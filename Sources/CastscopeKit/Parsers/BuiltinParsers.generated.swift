@@ -1161,13 +1161,13 @@ enum BuiltinParsers {
         ("formats/prosody-console.json", ##"""
 {
   "name": "prosody-console",
-  "title": "Prosody's console log as docker-jitsi-meet's prosody container writes it: `2025-04-12 07:46:15 mod_bosh<spaces>info<TAB>New BOSH session, …` (the date and time, the source padded to two spaces or more past the longest yet, the level, then a tab, or spaces in older versions); a log4j line's `[thread] INFO`, one space apart, is none; otherwise as `prosody`",
+  "title": "Prosody's console log as docker-jitsi-meet's prosody container writes it: `2025-04-12 07:46:15 mod_bosh<spaces>info<TAB>New BOSH session, …` (the date and time, the host's, no zone: a `log show` row's `+0800 0x1e2cd    Error` is none; the source padded to two spaces or more past the longest yet, the level, then a tab, or spaces in older versions); a log4j line's `[thread] INFO`, one space apart, is none; otherwise as `prosody`",
   "url": "https://github.com/jitsi/docker-jitsi-meet/issues/2074",
   "kind": "lines",
   "patterns": [
-    "{time:iso} {subsystem:word}\t{level:level}\t{message}",
-    "{time:iso} {subsystem:word} {sp}{level:level}\t{message}",
-    "{time:iso} {subsystem:word} {sp}{level:level}{sp}{message}"
+    "{time:isolocal} {subsystem:word}\t{level:level}\t{message}",
+    "{time:isolocal} {subsystem:word} {sp}{level:level}\t{message}",
+    "{time:isolocal} {subsystem:word} {sp}{level:level}{sp}{message}"
   ],
   "continuation": "indented",
   "priority": 14,
