@@ -972,16 +972,9 @@ public final class Analyzer {
                 path = diskPath
             } else {
                 temporary = try PrivateTemporaryDirectory()
-                do {
-                    path = try temporary!.write(source, name: "member.tracev3", display: display)
-                } catch {
-                    // The archive ends inside the tracev3 (a ticket's size limit): its chunks
-                    // before the cut are read, as a file's cut short on disk are, and the
-                    // archive's damage is said after them (none was read).
-                    guard inputEndedInside(error) else { throw error }
-                    path = temporary!.path + "/member.tracev3"
-                    endedInside = error
-                }
+                // (the archive ends inside the tracev3, a ticket's size limit: its chunks before
+                // the cut are read, and the archive's damage is said after them; none was read)
+                (path, endedInside) = try temporary!.writeMember(source, name: "member.tracev3", display: display)
             }
             absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, path)]))
             if let endedInside { throw endedInside }

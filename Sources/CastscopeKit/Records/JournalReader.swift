@@ -341,25 +341,33 @@ final class PrivateTemporaryDirectory {
         return file
     }
 
-    /// A journal that is an archive's member (or standard input), written here for sd-journal:
-    /// the copy's path, and the input's error when the archive or stream ends inside it (a
-    /// ticket's size limit cut a .tar.gz, .zip or .journal.gz part way): what was copied is then
-    /// a journal cut short, whose entries before the cut are read as a file's are, and the
-    /// archive's damage is said after them. (None was read: a text member keeps its lines before
-    /// such a cut.)
+    /// A member of an archive (or standard input) written here as `name`: its path, and the
+    /// input's error when the archive or stream ends inside it (a ticket's size limit cut a
+    /// .tar.gz, .zip or .gz part way): what was copied is then the member up to the cut, read
+    /// as a file cut short on disk is when `usable` takes it, and the archive's damage is said
+    /// after what it gave. A copy that could not be made or written is no cut of the member's.
+    func writeMember(_ source: ByteSource, name: String, display: String,
+                     usable: (String) -> Bool = { _ in true }) throws -> (path: String, endedInside: Error?)
+    {
+        do {
+            return (try write(source, name: name, display: display), nil)
+        } catch {
+            let partial = path + "/" + name
+            guard inputEndedInside(error), usable(partial) else { throw error }
+            return (partial, error)
+        }
+    }
+
+    /// `writeMember` for a journal, for sd-journal: a journal cut short has its entries before
+    /// the cut read (`JournalReader.read`); a part without a journal's header is not read. (None
+    /// was read before: a text member keeps its lines before such a cut.)
     func writeJournal(_ source: ByteSource, display: String) throws -> (path: String, endedInside: Error?) {
         // (its own name when it is a plain one: a member's name escaped for display can be
         // longer than a file name may be)
         let base = display.split(separator: "/").last.map(String.init) ?? ""
         let plain = base.utf8.count <= 128 && !base.contains("\\") && !base.contains("!")
         let name = !plain ? "member.journal" : base.hasSuffix(".journal") || base.hasSuffix(".journal~") ? base : base + ".journal"
-        do {
-            return (try write(source, name: name, display: display), nil)
-        } catch {
-            let partial = path + "/" + name
-            guard inputEndedInside(error), JournalHeader.read(path: partial) != nil else { throw error }
-            return (partial, error)
-        }
+        return try writeMember(source, name: name, display: display, usable: { JournalHeader.read(path: $0) != nil })
     }
 
     deinit {

@@ -230,15 +230,9 @@ public final class LogShow {
             var endedInside: Error?
             if let diskPath { path = diskPath } else {
                 temporary = try PrivateTemporaryDirectory()
-                do {
-                    path = try temporary!.write(source, name: "member.tracev3", display: display)
-                } catch {
-                    // (the archive ends inside it: its chunks before the cut are shown, as
-                    // analyze reads them)
-                    guard inputEndedInside(error) else { throw error }
-                    path = temporary!.path + "/member.tracev3"
-                    endedInside = error
-                }
+                // (the archive ends inside it: its chunks before the cut are shown, as analyze
+                // reads them)
+                (path, endedInside) = try temporary!.writeMember(source, name: "member.tracev3", display: display)
             }
             archive(display, logArchiveRoot(of: diskPath), [(display, path)])
             if let endedInside { throw endedInside }
