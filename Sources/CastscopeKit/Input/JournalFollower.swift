@@ -185,7 +185,8 @@ public struct JournalCursorFollower {
                     let from = Self.time(ofCursor: saved).flatMap { f in to.map { f <= $0 } ?? true ? f : nil }
                     var span = ""
                     if let from, let to { span = " between \(Fmt.rfc3339(from, offset: 0)) and \(Fmt.rfc3339(to, offset: 0))" }
-                    cb.gap(from, to, "the saved cursor's entry no longer exists (rotated or vacuumed): entries\(span) may be lost")
+                    // (or the cursor is another journal's, whose time sd-journal seeks instead: said too)
+                    cb.gap(from, to, "the saved cursor's entry is not in this journal (rotated or vacuumed away, or the cursor is another journal's): entries\(span) may be lost")
                     pendingFirst = true
                 }
             } else if let at = Self.time(ofCursor: saved), let newest = try Self.newestTime(journal), at > newest {
