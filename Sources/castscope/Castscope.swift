@@ -63,9 +63,7 @@ struct Castscope: ParsableCommand {
                 var message = message(for: error).split(separator: "\n").first.map(String.init) ?? "usage error"
                 if message.hasPrefix("Error: ") { message.removeFirst(7) }
                 // A mistyped command: name the nearest one.
-                if let first = args.first, !first.hasPrefix("-"),
-                    !configuration.subcommands.contains(where: { $0.configuration.commandName == first || $0.configuration.aliases.contains(first) })
-                {
+                if let first = args.first, !first.hasPrefix("-"), subcommand(named: first) == nil {
                     let names = configuration.subcommands.compactMap { $0.configuration.commandName }
                     if let near = names.min(by: { editDistance($0, first) < editDistance($1, first) }), editDistance(near, first) <= 3 {
                         message = "unknown command '\(first)'; did you mean '\(near)'?"
@@ -73,8 +71,7 @@ struct Castscope: ParsableCommand {
                         message = "unknown command '\(first)' (commands: \(names.joined(separator: ", ")))"
                     }
                 }
-                let sub = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }.flatMap { a in
-                    configuration.subcommands.first { $0.configuration.commandName == a || $0.configuration.aliases.contains(a) } }
+                let sub = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }.flatMap(subcommand(named:))
                 let help = sub.map { "castscope \($0.configuration.commandName ?? "") --help" } ?? "castscope --help"
                 // (an argument's control characters escaped, as in every other error line)
                 printError("\(message) (see '\(help)')")
@@ -82,6 +79,11 @@ struct Castscope: ParsableCommand {
             }
             exit(withError: error)
         }
+    }
+
+    /// The subcommand `name` names: its name or an alias (`analyse`).
+    static func subcommand(named name: String) -> ParsableCommand.Type? {
+        configuration.subcommands.first { $0.configuration.commandName == name || $0.configuration.aliases.contains(name) }
     }
 }
 
@@ -98,9 +100,7 @@ func joiningDashValues(_ args: [String]) -> [String] {
     guard args.indices.dropFirst().contains(where: { suspect(args[$0]) && args[$0 - 1].hasPrefix("-") }),
         let typed = args.first(where: { !$0.hasPrefix("-") }),
         // (an alias, `analyse`, by its command's name)
-        let command = Castscope.configuration.subcommands.first(where: {
-            $0.configuration.commandName == typed || $0.configuration.aliases.contains(typed)
-        })?.configuration.commandName,
+        let command = Castscope.subcommand(named: typed)?.configuration.commandName,
         let tool = try? JSONValue.parse(Castscope._dumpHelp()),
         let info = tool["command"]?["subcommands"]?.arrayValue?.first(where: { $0["commandName"]?.stringValue == command })
     else { return args }
@@ -476,9 +476,8 @@ struct Analyze: ParsableCommand {
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one path") }
-        if let output, output.isEmpty { throw ValidationError("--output needs a file name ('-' for standard output)") }
         // (an unset shell variable: `: cannot write`, exit 5, after the whole bundle was read)
-        for (option, path) in [("--html", html), ("--perfetto", perfetto)] where path?.isEmpty == true {
+        for (option, path) in [("--output", output), ("--html", html), ("--perfetto", perfetto)] where path?.isEmpty == true {
             throw ValidationError("\(option) needs a file name ('-' for standard output)")
         }
         if let inputFormat, let format, outputFormat == nil {
