@@ -42,16 +42,15 @@ public final class Journal {
         // were never reported.
         for path in files {
             var st = stat()
-            if let header = JournalHeader.read(path: path), stat(path, &st) == 0, header.entries > UInt64(max(st.st_size, 0)) / 64 {
+            guard let header = JournalHeader.read(path: path), stat(path, &st) == 0 else { continue }
+            if header.entries > UInt64(max(st.st_size, 0)) / 64 {
                 throw JournalError("its header claims \(header.entries) entries, more than \(st.st_size) bytes can hold (damaged)", -EBADMSG)
             }
             // A file shorter than its header says (a copy or download cut short, a ticket's size
             // limit): sd-journal refuses it whole, as journalctl does, with ENODATA ("No data
             // available", which said nothing of why). Only tail meets this: `JournalReader` reads
             // such a file from a copy as long as its header says, and tail follows the file itself.
-            if let header = JournalHeader.read(path: path), let declared = header.declaredSize, stat(path, &st) == 0,
-                declared > UInt64(max(st.st_size, 0))
-            {
+            if let declared = header.declaredSize, declared > UInt64(max(st.st_size, 0)) {
                 throw JournalError(said: "the file is cut short: its header says \(declared) bytes, it has \(st.st_size) "
                     + "(a copy or download that stopped part way?); sd-journal and journalctl read no entry of such a file "
                     + "(castscope analyze and show read the entries before the cut)")
