@@ -903,16 +903,9 @@ public final class Analyzer {
                 holdIfMany()
             }
             // Members of archives (and stdin) go to a private temporary file for sd-journal.
-            var temporary: PrivateTemporaryDirectory?
-            var endedInside: Error?
-            let path: String
-            if let diskPath {
-                path = diskPath
-            } else {
-                temporary = try PrivateTemporaryDirectory()
-                (path, endedInside) = try temporary!.writeJournal(source, display: display)
-            }
-            defer { temporary = nil }
+            let file = try FileToRead(diskPath: diskPath) { try $0.writeJournal(source, display: display) }
+            defer { withExtendedLifetime(file) {} }
+            let path = file.path
             let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter,
                                        prefilter: self.prefilter)
             let result = reader.read(path: path) { rec in
@@ -937,7 +930,7 @@ public final class Analyzer {
                 summary.errors.append(e.description)
                 report.errors.append(e)
             }
-            if let endedInside { throw endedInside }
+            if let endedInside = file.endedInside { throw endedInside }
         }
         // Apple Unified Logging (Records/UnifiedLog): log archives and lone tracev3 files.
         func absorbUnifiedLog(_ r: ULAnalysis) {
@@ -964,20 +957,12 @@ public final class Analyzer {
             absorbUnifiedLog(self.readUnifiedLog(display: display, root: dir, files: list))
         }
         walker.unifiedLog = { display, diskPath, source in
-            var temporary: PrivateTemporaryDirectory?
-            var endedInside: Error?
-            defer { temporary = nil }
-            let path: String
-            if let diskPath {
-                path = diskPath
-            } else {
-                temporary = try PrivateTemporaryDirectory()
-                // (the archive ends inside the tracev3, a ticket's size limit: its chunks before
-                // the cut are read, and the archive's damage is said after them; none was read)
-                (path, endedInside) = try temporary!.writeMember(source, name: "member.tracev3", display: display)
-            }
-            absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, path)]))
-            if let endedInside { throw endedInside }
+            // (the archive ends inside the tracev3, a ticket's size limit: its chunks before the
+            // cut are read, and the archive's damage is said after them; none was read)
+            let file = try FileToRead(diskPath: diskPath) { try $0.writeMember(source, name: "member.tracev3", display: display) }
+            defer { withExtendedLifetime(file) {} }
+            absorbUnifiedLog(self.readUnifiedLog(display: display, root: logArchiveRoot(of: diskPath), files: [(display, file.path)]))
+            if let endedInside = file.endedInside { throw endedInside }
         }
         walker.ips = { display, source in
             let fileIndex = report.inputs.count

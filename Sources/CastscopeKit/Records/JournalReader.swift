@@ -321,6 +321,27 @@ final class JournalEntryFields {
     }
 }
 
+/// An input read through a file of its own: the file on disk, else a private copy in a new
+/// temporary directory (an archive's member, standard input), removed when this value goes
+/// (keep it while the file is read).
+struct FileToRead {
+    let path: String
+    /// The input's error when its archive or stream ends inside the member (`writeMember`):
+    /// thrown after what the part gave was read.
+    let endedInside: Error?
+    private let copy: PrivateTemporaryDirectory?
+
+    init(diskPath: String?, copy write: (PrivateTemporaryDirectory) throws -> (path: String, endedInside: Error?)) throws {
+        guard diskPath == nil else {
+            (path, endedInside, copy) = (diskPath!, nil, nil)
+            return
+        }
+        let made = try PrivateTemporaryDirectory()
+        (path, endedInside) = try write(made)
+        copy = made
+    }
+}
+
 /// A private temporary directory, removed with everything in it when the value goes away.
 final class PrivateTemporaryDirectory {
     let path: String

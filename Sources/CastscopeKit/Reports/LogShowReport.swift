@@ -153,23 +153,15 @@ public final class LogShow {
         walker.journal = { [self] display, diskPath, source in
             // Members of archives (and standard input) go to a private temporary file for
             // sd-journal, as `analyze` reads them (they were "not shown (extract it first)").
-            var temporary: PrivateTemporaryDirectory?
-            defer { temporary = nil }
-            var endedInside: Error?
-            let path: String
-            if let diskPath {
-                path = diskPath
-            } else {
-                temporary = try PrivateTemporaryDirectory()
-                (path, endedInside) = try temporary!.writeJournal(source, display: display)
-            }
+            let file = try FileToRead(diskPath: diskPath) { try $0.writeJournal(source, display: display) }
+            defer { withExtendedLifetime(file) {} }
             let reader = JournalReader(format: registry.format(named: "journal-export")!, filter: JournalFilter())
-            let result = reader.read(path: path) { rec in
+            let result = reader.read(path: file.path) { rec in
                 let r = textRecord(rec, path: display)
                 add(r)
             }
             if let e = result.cutShortProblem ?? result.error { errors.append(InputError(path: display, e)) }
-            if let endedInside { throw endedInside }
+            if let endedInside = file.endedInside { throw endedInside }
         }
         func archive(_ display: String, _ root: String?, _ files: [(String, String)]) {
             let reader = UnifiedLogReader(root: root)
@@ -224,18 +216,11 @@ public final class LogShow {
             archive(display, dir, found.map { (display + "/" + String($0.dropFirst(prefix.count)), $0) })
         }
         walker.unifiedLog = { display, diskPath, source in
-            var temporary: PrivateTemporaryDirectory?
-            defer { temporary = nil }
-            let path: String
-            var endedInside: Error?
-            if let diskPath { path = diskPath } else {
-                temporary = try PrivateTemporaryDirectory()
-                // (the archive ends inside it: its chunks before the cut are shown, as analyze
-                // reads them)
-                (path, endedInside) = try temporary!.writeMember(source, name: "member.tracev3", display: display)
-            }
-            archive(display, logArchiveRoot(of: diskPath), [(display, path)])
-            if let endedInside { throw endedInside }
+            // (the archive ends inside it: its chunks before the cut are shown, as analyze reads them)
+            let file = try FileToRead(diskPath: diskPath) { try $0.writeMember(source, name: "member.tracev3", display: display) }
+            defer { withExtendedLifetime(file) {} }
+            archive(display, logArchiveRoot(of: diskPath), [(display, file.path)])
+            if let endedInside = file.endedInside { throw endedInside }
         }
         walker.walk(paths)
         // Time-merged; records without a time keep their place at the start, in input order.
