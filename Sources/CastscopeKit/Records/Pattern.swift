@@ -444,25 +444,16 @@ final class PatternProgram: @unchecked Sendable {
                     ends![slot] = n
                     st.end = n
                     return true
-                case 21:
-                    // (the run of capitals is the only candidate)
+                case 21, 23:
+                    // (the run of capitals, or of letters for a level, is the only candidate)
                     var e = pos
-                    while e < n, byte(e) &- UInt8(ascii: "A") < 26 { e += 1 }
-                    guard e - pos >= 2 else { return false }
-                    starts![slot] = pos
-                    ends![slot] = e
-                    if step.next == -2 {
-                        guard e == n else { return false }
-                        st.end = n
-                        return true
+                    if step.type == 21 {
+                        while e < n, byte(e) &- UInt8(ascii: "A") < 26 { e += 1 }
+                        guard e - pos >= 2 else { return false }
+                    } else {
+                        while e < n, isLetter(byte(e)) { e += 1 }
+                        guard e > pos, e - pos <= 8, Self.isLevel(base, pos, e) else { return false }
                     }
-                    pos = e
-                    pc += 1
-                case 23:
-                    // (the run of letters is the only candidate)
-                    var e = pos
-                    while e < n, isLetter(byte(e)) { e += 1 }
-                    guard e > pos, e - pos <= 8, Self.isLevel(base, pos, e) else { return false }
                     starts![slot] = pos
                     ends![slot] = e
                     if step.next == -2 {
