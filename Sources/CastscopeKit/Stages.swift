@@ -42,6 +42,20 @@ enum Resident {
         return nil
         #endif
     }
+
+    /// Its anonymous part (resident less file-backed and shared pages: not the mapped pages of
+    /// a journal being read), in megabytes; nil where it cannot be read.
+    static func anonymousMegabytes() -> Int? {
+        #if os(Linux)
+        var first = ""
+        forEachLine(of: "/proc/self/statm") { first = $0; return false }
+        let fields = first.split(separator: " ")
+        guard fields.count > 2, let pages = Int(fields[1]), let shared = Int(fields[2]) else { return nil }
+        return (max(0, pages - shared) * Int(sysconf(Int32(_SC_PAGESIZE)))) >> 20
+        #else
+        return nil
+        #endif
+    }
 }
 
 /// Each line of a small text file (a `/proc` one), until `body` says to stop; nothing when it

@@ -189,6 +189,19 @@ extension RangeTests {
         // Busy only in the last quarter of the file: still found.
         let late = try range("late.log", busy: { $0 >= 6000 })
         #expect(late < 2 << 20)
+        // Short lines, every one an extension's (`log stream` of thousands of sessions at
+        // once: ~190 events in 16 KB): below a megabyte, since seven ranges are held at once
+        // (a megabyte each held 16 MB of events).
+        var short = ""
+        for i in 0..<12000 {
+            short += "2026-03-12 00:00:00.\(String(format: "%06d", i))+0100  localhost BroadcastExtension[\(2000 + i % 5000)]: "
+                + (i % 3 == 0 ? "broadcast started\n" : "video sample processed successfully\n")
+        }
+        let shortFile = dir.appendingPathComponent("stream.log")
+        try short.write(to: shortFile, atomically: true, encoding: .utf8)
+        let stream = try #require(registry.format(named: "apple-syslog"))
+        let shortRange = analyzer.streamedRange(context, diskPath: shortFile.path, path: "stream.log", size: UInt64(short.utf8.count), format: stream)
+        #expect(shortRange < 1 << 20 && shortRange >= analyzer.minimumStreamedRange)
         // Never below the minimum.
         analyzer.minimumStreamedRange = 4 << 20
         #expect(try range("dense2.log", busy: { _ in true }) == 4 << 20)

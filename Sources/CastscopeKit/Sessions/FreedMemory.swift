@@ -26,7 +26,26 @@ enum FreedMemory {
 
     #if canImport(Glibc)
     private static let mapsBigBlocks = Atomic<Bool>(false)
+    /// The anonymous resident megabytes at which `watch` gives back next.
+    private static let nextLevel = Atomic<Int>(watchFrom)
     #endif
+
+    /// Anonymous resident memory from which `watch` gives freed pages back.
+    static let watchFrom = 32
+
+    /// Called now and then by a stage that holds many sessions (once per range read): once the
+    /// process's anonymous memory passes `watchFrom` megabytes, and again at each 16 more, the
+    /// freed blocks' pages go back (`giveBack`). Thousands of sessions open at once grow and
+    /// free their lists by doubling on every thread, and glibc kept ~15 MB of freed blocks
+    /// (5,000 open extension sessions: 94 MB resident, 79 MB once given back). Runs that stay
+    /// small never get here (a fixed mmap threshold costs big buffers page faults).
+    static func watch() {
+        #if canImport(Glibc)
+        guard let anon = Resident.anonymousMegabytes(), anon >= nextLevel.load(ordering: .relaxed) else { return }
+        nextLevel.store(anon + 16, ordering: .relaxed)
+        giveBack()
+        #endif
+    }
 
     static func giveBack() {
         #if canImport(Glibc)

@@ -89,6 +89,7 @@ final class StreamedRead: @unchecked Sendable {
 
     private func take(_ b: Batch) {
         guard abandoned == nil else { return }
+        FreedMemory.watch()
         // Moved out of the batch: the list is then not shared, and is changed in place.
         var events: [Event] = []
         swap(&events, &b.events)
