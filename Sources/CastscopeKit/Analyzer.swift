@@ -1647,7 +1647,7 @@ struct ReadContext: Sendable {
         if f.attrs.count != before,
             let k = events.indices.reversed().prefix(4).first(where: { events[$0].line == f.line && events[$0].code == .daemonDied })
         {
-            events[k].attrs = events[k].attrs.filter { $0.0 != "frame_function" && $0.0 != "go_program" } + f.attrs
+            events[k].attrs = events[k].attrs.filter { $0.0 != "frame_function" && $0.0 != "go_program" && $0.0 != "frame_abort" } + f.attrs
         }
         frames = f.done ? nil : f
     }

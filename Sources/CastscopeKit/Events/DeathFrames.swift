@@ -15,6 +15,9 @@ struct DeathFrames {
     static let window = 48
     private(set) var function: String?
     private(set) var program: String?
+    /// glibc's words on the abort, from its `malloc_printerr (str=… "corrupted double-linked
+    /// list")` frame: what the process printed before it died, when the paste has only gdb's.
+    private(set) var abort: String?
 
     /// Frames looked for after `e`, when it is a death whose stack follows it.
     init?(after e: Event) {
@@ -55,6 +58,7 @@ struct DeathFrames {
     /// The attributes found, for the death's event.
     var attrs: [(String, String)] {
         (function.map { [("frame_function", $0)] } ?? []) + (program.map { [("go_program", $0)] } ?? [])
+            + (abort.map { [("frame_abort", $0)] } ?? [])
     }
 
     /// Reads one more line after the death's; false once nothing more is looked for.
@@ -133,8 +137,17 @@ struct DeathFrames {
         if t.hasPrefix("0x"), let r = t.firstRange(of: " in ") { t = t[r.upperBound...] }
         guard let open = t.firstRange(of: " (") else { return }
         let name = t[..<open.lowerBound]
-        guard !name.isEmpty, !name.contains(" "), !Self.signalFrames.contains(String(name)) else { return }
+        if abort == nil, name == "malloc_printerr", let text = Self.quoted(t[open.upperBound...]) { abort = text }
+        guard !name.isEmpty, !name.contains(" "), !Self.signalFrames.contains(String(name)), !Self.abortFrames.contains(String(name)) else { return }
         function = String(name)
+    }
+
+    /// The string argument of a frame's arguments (`str=str@entry=0x7f… "double free or
+    /// corruption (out)") at malloc.c:5350`).
+    static func quoted(_ args: Substring) -> String? {
+        guard let first = args.firstIndex(of: "\""), let close = args[args.index(after: first)...].firstIndex(of: "\"") else { return nil }
+        let text = args[args.index(after: first)..<close]
+        return text.isEmpty ? nil : String(text)
     }
 
     /// Lines after a live process's signal that its bare frame (`0x… in f (…) at …`) is looked for in.
@@ -143,4 +156,14 @@ struct DeathFrames {
     /// Frames of the signal's delivery, not of the fault.
     static let signalFrames: Set<String> = ["??", "raise", "__GI_raise", "abort", "__GI_abort", "pthread_kill", "__pthread_kill_implementation",
                                              "__pthread_kill_internal", "gsignal"]
+
+    /// glibc's frames between `abort` and the code that made it abort (a bad `free`, a heap
+    /// it found corrupt, a failed check): a stop on SIGABRT named `__libc_message`, not the
+    /// caller of `free` (coturn#368, media-server-node#94).
+    static let abortFrames: Set<String> = ["__libc_message", "__libc_message_impl", "malloc_printerr", "__malloc_assert", "__assert_fail_base",
+                                            "__assert_fail", "__GI___assert_fail", "__fortify_fail", "__GI___fortify_fail", "__fortify_fail_abort",
+                                            "__chk_fail", "__stack_chk_fail", "_int_malloc", "_int_free", "_int_free_merge_chunk",
+                                            "_int_free_create_chunk", "_int_realloc", "malloc_consolidate", "unlink_chunk", "malloc",
+                                            "__GI___libc_malloc", "__libc_malloc", "free", "__GI___libc_free", "__libc_free", "cfree",
+                                            "realloc", "__GI___libc_realloc", "__libc_realloc"]
 }

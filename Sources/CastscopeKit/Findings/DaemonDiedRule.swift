@@ -464,6 +464,10 @@ struct DaemonDiedRule: FindingRule {
         }
         if let abort = abortText(death) {
             what += death.contains(where: { $0.attr("abort") == nil && $0.attr("daemon") == nil }) ? " after an abort (\(abort))" : " (\(abort))"
+        } else if let abort = death.lazy.compactMap({ $0.attr("frame_abort") }).first {
+            // (glibc's words read from gdb's `malloc_printerr (str=… "…")` frame: the line it
+            // printed is not in the paste)
+            what += " (glibc: \(abort))"
         }
         if let error = death.lazy.compactMap({ $0.attr("runtime_error") }).first {
             let panic = "runtime error: \(error)" + (frame.map { " in \($0)" } ?? "")

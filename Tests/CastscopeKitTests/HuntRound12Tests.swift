@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Real pastes of hunt round 12 that castscope read wrong, each around the lines as they were
+/// posted.
+@Suite("hunt round 12")
+struct HuntRound12Tests: PasteSummarySuite {
+    typealias Summary = HuntRound8Tests.Summary
+
+    @Test("gdb stopped on SIGABRT in a live process is the process's death, named by the frame that called into glibc's abort")
+    func gdbLiveAbort() throws {
+        // coturn/coturn#368 (turnserver under gdb, `Program received signal SIGABRT`): "nothing
+        // recognized", as only a live SIGSEGV was read.
+        let coturn = try analyze("""
+            Program received signal SIGABRT, Aborted.
+            0x00007f8a325c91d7 in raise () from /lib64/libc.so.6
+            (gdb) bt
+            #0  0x00007f8a325c91d7 in raise () from /lib64/libc.so.6
+            #1  0x00007f8a325ca8c8 in abort () from /lib64/libc.so.6
+            #2  0x00007f8a32608f07 in __libc_message () from /lib64/libc.so.6
+            #3  0x00007f8a32611d4d in _int_malloc () from /lib64/libc.so.6
+            #4  0x00007f8a32613fbc in malloc () from /lib64/libc.so.6
+            #5  0x00007f8a336a8b48 in evbuffer_chain_new (size=1880, size@entry=1832) at buffer.c:168
+            #6  0x00007f8a336ab7a0 in evbuffer_add (buf=0x7f89b00033a0, data_in=0x7f8a2cb30180, datlen=1832) at buffer.c:1552
+            #7  0x0000000000422e4a in send_turn_session_info (tsi=0x7f8a2cb30180) at src/apps/relay/turn_admin_server.c:1468
+
+            """)
+        #expect(coturn.messages("daemon-died") == ["a process the paste does not name: it aborted under the debugger (SIGABRT in evbuffer_chain_new)"], "\(coturn.findings)")
+        // medooze/media-server-node#94 (`Thread 1 "node" received signal SIGABRT`): the thread
+        // names the program; glibc's reason is in its `malloc_printerr` frame.
+        let node = try analyze("""
+            Thread 1 "node" received signal SIGABRT, Aborted.
+            __GI_raise (sig=sig@entry=6) at ../sysdeps/unix/sysv/linux/raise.c:51
+            51\t../sysdeps/unix/sysv/linux/raise.c: No such file or directory.
+            (gdb) bt
+            #0  __GI_raise (sig=sig@entry=6) at ../sysdeps/unix/sysv/linux/raise.c:51
+            #1  0x00007f1dcbe74801 in __GI_abort () at abort.c:79
+            #2  0x00007f1dcbebd897 in __libc_message (action=action@entry=do_abort, fmt=fmt@entry=0x7f1dcbfeab9a "%s\\n")
+                at ../sysdeps/posix/libc_fatal.c:181
+            #3  0x00007f1dcbec490a in malloc_printerr (str=str@entry=0x7f1dcbfe8cba "corrupted double-linked list") at malloc.c:5350
+            #4  0x00007f1dcbec4ac4 in malloc_consolidate (av=av@entry=0x7f1dcc21fc40 <main_arena>) at malloc.c:4456
+            #5  0x00007f1dcbecc03b in _int_free (have_lock=0, p=<optimized out>, av=0x7f1dcc21fc40 <main_arena>) at malloc.c:4362
+            #6  __GI___libc_free (mem=0x54f4150) at malloc.c:3124
+            #7  0x00007f1dc929cc60 in moodycamel::ConcurrentQueueDefaultTraits::free (ptr=<optimized out>)
+                at ../media-server/include/concurrentqueue.h:332
+
+            """)
+        #expect(node.messages("daemon-died") == ["node: it aborted under the debugger (SIGABRT in moodycamel::ConcurrentQueueDefaultTraits::free) (glibc: corrupted double-linked list)"], "\(node.findings)")
+        // gdb stopping on a signal nothing dies of is no death.
+        for line in ["Program received signal SIGPIPE, Broken pipe.", "Thread 5 \"janus\" received signal SIGINT, Interrupt."] {
+            #expect(try analyze(line + "\n").findings.isEmpty, "\(line)")
+        }
+    }
+}
