@@ -53,4 +53,50 @@ struct HuntRound12Tests: PasteSummarySuite {
             #expect(try analyze(line + "\n").findings.isEmpty, "\(line)")
         }
     }
+
+    @Test("a backtrace pasted without gdb's head is a death when a frame is glibc's abort; with its head, one death")
+    func headerlessBacktrace() throws {
+        // coturn/coturn#490 (apport's retrace, frames numbered without `#`): "nothing recognized".
+        let apport = try analyze("""
+            0  __GI_raise (sig=sig@entry=6) at ../sysdeps/unix/sysv/linux/raise.c:51
+            1  0x00007f93c6e89801 in __GI_abort () at abort.c:79
+            2  0x00007f93c6ed2897 in __libc_message (action=action@entry=do_abort, fmt=fmt@entry=0x7f93c6fffb9a "%s\n") at ../sysdeps/posix/libc_fatal.c:181
+            3  0x00007f93c6ed990a in malloc_printerr (str=str@entry=0x7f93c7001870 "double free or corruption (out)") at malloc.c:5350
+            4  0x00007f93c6ee0e75 in _int_free (have_lock=0, p=0x7f93bc0000a0, av=0x7f93c7234c40 <main_arena>) at malloc.c:4278
+            5  __GI___libc_free (mem=0x7f93bc0000b0) at malloc.c:3124
+            6  0x00007f93c8aca380 in HMAC_CTX_free () from /usr/lib/x86_64-linux-gnu/libcrypto.so.1.1
+            7  0x00007f93c8aca5fb in HMAC () from /usr/lib/x86_64-linux-gnu/libcrypto.so.1.1
+            8  0x000055fa3696d8db in ?? ()
+
+            """)
+        #expect(apport.messages("daemon-died") == ["a process the paste does not name: its backtrace shows it aborted (SIGABRT in HMAC_CTX_free) (glibc: double free or corruption (out))"], "\(apport.findings)")
+        // Kurento/bugtracker#599 (gdb's `bt` alone; Kurento's death handler, then C++ frames).
+        let kurento = try analyze("""
+            (gdb) bt
+            #0  0x00007f41f616c1a6 in __GI_abort () at abort.c:125
+            #1  0x00005599c56c6769 in Debug::DeathHandler::SignalHandler(int, void*, void*) () at /build/server/death_handler.cpp:299
+            #2  0x00005599c56c6769 in Debug::DeathHandler::SignalHandler(int, void*, void*) (sig=<optimized out>, secret=<optimized out>) at /build/server/death_handler.cpp:600
+            #3  0x00007f41f888b390 in <signal handler called> () at /lib/x86_64-linux-gnu/libpthread.so.0
+
+            """)
+        #expect(kurento.messages("daemon-died") == ["a process the paste does not name: its backtrace shows it aborted (SIGABRT)"], "\(kurento.findings)")
+        // meetecho/janus-gateway#2545 (the core's head, then `bt`): one death, told as before.
+        let janus = try analyze("""
+            Program terminated with signal SIGABRT, Aborted.
+            #0  0x00007fa0b7595c74 in raise () from /lib64/libc.so.6
+            [Current thread is 1 (Thread 0x7f9901ffb700 (LWP 9094))]
+            (gdb) bt
+            #0  0x00007fa0b7595c74 in raise () from /lib64/libc.so.6
+            #1  0x00007fa0b7597a69 in abort () from /lib64/libc.so.6
+            #2  0x00007fa0b75da12c in ?? () from /lib64/libc.so.6
+            #3  0x00007fa0b75e22bd in ?? () from /lib64/libc.so.6
+            #4  0x00007fa0b75e2bce in ?? () from /lib64/libc.so.6
+            #5  0x00007fa0b419dbdc in janus_sip_media_reset (session=0x7fa094027680) at plugins/janus_sip.c:1098
+            #6  janus_sip_media_cleanup (session=session@entry=0x7fa094027680) at plugins/janus_sip.c:4634
+
+            """)
+        #expect(janus.messages("daemon-died") == ["a process the paste does not name: the debugger says a signal ended it (SIGABRT in janus_sip_media_reset)"], "\(janus.findings)")
+        // A frame of another function is no death.
+        #expect(try analyze("#1  0x000055f2925290ad in janus_sctp_association_destroy (sctp=0x7f2a582a6600) at sctp.c:365\n").findings.isEmpty)
+    }
 }

@@ -8,6 +8,9 @@
 struct DeathFrames {
     enum Kind { case go, gdb }
     let kind: Kind
+    /// gdb's frames numbered without their `#` (apport's retrace, or a ticket's author keeping
+    /// GitHub from linking `#1` to an issue): `6  0x00007f93c8aca380 in HMAC_CTX_free () …`.
+    private var bare = false
     /// The death line's own line, and how many lines after it are still looked at.
     let line: Int
     private var left = DeathFrames.window
@@ -24,8 +27,9 @@ struct DeathFrames {
         guard e.code == .daemonDied else { return nil }
         if e.attr("runtime_error") != nil {
             kind = .go
-        } else if e.attr("frames") == "gdb" {
+        } else if e.attr("frames") == "gdb" || e.attr("frames") == "bare" {
             kind = .gdb
+            bare = e.attr("frames") == "bare"
         } else {
             return nil
         }
@@ -43,10 +47,28 @@ struct DeathFrames {
         case UInt8(ascii: "T"):
             // (gdb on a live process: `Thread 2 "coturn" received signal SIGSEGV, …`)
             return message.starts(with: threadOpener) && message.firstRange(of: threadSignal) != nil
+        case UInt8(ascii: "#"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            // (a backtrace pasted without gdb's head: its frame in glibc's `abort`)
+            return abortFrame(message)
         default:
             return false
         }
     }
+
+    /// `#1  0x00007f… in __GI_abort () at abort.c:79`, `1  0x… in abort () from …`: digits,
+    /// spaces and an address first (coturn's `7: session …` fails at its colon).
+    private static func abortFrame(_ message: UnsafeRawBufferPointer) -> Bool {
+        var i = message[0] == UInt8(ascii: "#") ? 1 : 0
+        let digits = i
+        while i < message.count, message[i] >= 0x30, message[i] <= 0x39 { i += 1 }
+        guard i > digits, i < message.count, message[i] == 0x20 else { return false }
+        while i < message.count, message[i] == 0x20 { i += 1 }
+        guard i + 1 < message.count, message[i] == UInt8(ascii: "0"), message[i + 1] == UInt8(ascii: "x") else { return false }
+        let rest = UnsafeRawBufferPointer(rebasing: message[i...])
+        return rest.firstRange(of: glibcAbort) != nil || rest.firstRange(of: libcAbort) != nil
+    }
+    private static let glibcAbort = Array(" in __GI_abort () ".utf8)
+    private static let libcAbort = Array(" in abort () from ".utf8)
     private static let goOpener = Array("panic: ".utf8)
     private static let gdbOpener = Array("Program terminated with signal ".utf8)
     private static let gdbLiveOpener = Array("Program received signal ".utf8)
@@ -128,6 +150,8 @@ struct DeathFrames {
     private mutating func seeGDB(_ text: Substring) {
         var t = text.drop { $0 == " " }
         if t.hasPrefix("#"), let space = t.firstIndex(of: " "), t[t.index(after: t.startIndex)..<space].allSatisfy(\.isNumber) {
+            t = t[space...].drop { $0 == " " }
+        } else if bare, let space = t.firstIndex(of: " "), space != t.startIndex, t[..<space].allSatisfy(\.isNumber) {
             t = t[space...].drop { $0 == " " }
         } else if !(t.hasPrefix("0x") && left >= Self.window - Self.liveFrameLines) {
             // (gdb stopped in a live process prints the frame it stopped in without its `#0`,

@@ -59,7 +59,7 @@ struct DaemonDiedRule: FindingRule {
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
         for e in lines {
-            if let death = deaths.last, let last = death.last, Self.close(last, e),
+            if let death = deaths.last, let last = death.last, Self.close(last, e) || Self.backtraceOf(death, e),
                 Self.key(last) == Self.key(e) || Self.namesLibraryCrash(death, e) || Self.namesCutTask(death, e) || Self.joins(death, e)
             {
                 deaths[deaths.count - 1].append(e)
@@ -172,6 +172,15 @@ struct DaemonDiedRule: FindingRule {
         guard last.sourcePath == e.sourcePath else { return false }
         if last.time == nil && e.time == nil { return e.line >= last.line && e.line - last.line <= sameDeathLines }
         return abs(e.line - last.line) <= sameDeathLines
+    }
+
+    /// `e` is the abort frame of the backtrace gdb printed after `death`'s signal, however many
+    /// lines (`[New LWP …]`, `thread apply all bt`'s other threads) came between: its first.
+    static func backtraceOf(_ death: [Event], _ e: Event) -> Bool {
+        guard e.attr("backtrace") != nil, e.time == nil, let last = death.last, last.time == nil, last.sourcePath == e.sourcePath,
+            e.line > last.line
+        else { return false }
+        return death.contains { $0.attr("frames") != nil && $0.attr("backtrace") == nil } && !death.contains { $0.attr("backtrace") != nil }
     }
 
     /// Attributes that give the pid of the process that died (not a thread's: the kernel
