@@ -99,4 +99,44 @@ struct HuntRound12Tests: PasteSummarySuite {
         // A frame of another function is no death.
         #expect(try analyze("#1  0x000055f2925290ad in janus_sctp_association_destroy (sctp=0x7f2a582a6600) at sctp.c:365\n").findings.isEmpty)
     }
+
+    @Test("Prosody's untimed console (docker-jitsi-meet before 2023) keeps its source and level, alone or among Jicofo's lines")
+    func prosodyUntimed() throws {
+        // jitsi/docker-jitsi-meet#538 (the prosody container's log, docker swarm): plain text,
+        // every line Default with its source and level in the message.
+        let alone = try analyzePaste("""
+            server_epoll                                                       debug        New connection FD 16 (10.0.1.158, 49852, 10.0.1.160, 5280)
+            http.server                                                        debug        Firing event: POST /http-bind
+            mod_bosh                                                           debug        BOSH body open (sid: 996f94e7-43e7-48e5-99e0-4998e18d9130)
+            bosh996f94e7-43e7-48e5-99e0-4998e18d9130                           debug        rid: 1273755675, sess: 1273755674, diff: 1
+
+            """)
+        let aInput = (alone.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(aInput["format"] as? String == "prosody-untimed" && aInput["records"] as? Int == 4 && aInput["unparsed"] as? Int == 0, "\(aInput)")
+        #expect(alone.text.contains("Debug       0x0                         0    <unknown>: [mod_bosh:] BOSH body open (sid: 996f94e7"), "\(alone.text)")
+        // jitsi/docker-jitsi-meet#413 (`docker-compose up`): Prosody's line after two of
+        // Jicofo's was joined to the second as its continuation, its level Jicofo's.
+        let compose = try analyzePaste("""
+            jicofo_1   | Jicofo 2020-04-08 14:59:11.612 INFO: [1] org.jitsi.xmpp.component.ComponentBase.log()   ping timeout: 5000 ms
+            jicofo_1   | Jicofo 2020-04-08 14:59:11.612 INFO: [1] org.jitsi.xmpp.component.ComponentBase.log()   ping threshold: 3
+            prosody_1  | jcp55b93e217920             info   Incoming Jabber component connection
+
+            """)
+        let cInput = (compose.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(cInput["format"] as? String == "jitsi-java" && cInput["records"] as? Int == 3, "\(cInput)")
+        #expect(compose.text.contains("2020-04-08 14:59:11.612000                 Info        0x0                         0    <unknown>: [jcp55b93e217920:] Incoming Jabber component connection"), "\(compose.text)")
+        // prosody/prosody-docker#38: Prosody's lines first (no time before them), then Jicofo's
+        // error: the file is still the Java services', Prosody's lines were unparsed.
+        let first = try analyzePaste("""
+            prosody_1      | c2s2313270                     info\tClient disconnected: connection closed
+            prosody_1      | c2s22ee0d0                     info\tClient connected
+            jicofo_1       | Jicofo 2017-10-10 14:25:04.298 SEVERE: [16] org.jitsi.impl.protocol.xmpp.XmppProtocolProvider.log() Failed to connect/login: service-unavailable(-1)
+            jicofo_1       | service-unavailable(-1)
+
+            """)
+        let fInput = (first.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(fInput["format"] as? String == "jitsi-java" && fInput["records"] as? Int == 3 && fInput["unparsed"] as? Int ?? 0 == 0, "\(fInput)")
+        #expect(first.text.contains("Info        0x0                         0    <unknown>: [c2s22ee0d0:] Client connected"), "\(first.text)")
+        #expect(first.text.contains("Error       0x0                         0    Jicofo: org.jitsi.impl.protocol.xmpp.XmppProtocolProvider.log() Failed to connect/login"), "\(first.text)")
+    }
 }

@@ -615,12 +615,16 @@ enum BuiltinParsers {
         ("formats/jitsi-java.json", ##"""
 {
   "name": "jitsi-java",
-  "title": "Jitsi's Java services (jitsi-videobridge, jicofo, jigasi): `JVB 2024-05-30 12:59:52.960 INFO: [44] [confId=… epId=…] Endpoint.expire#1093: Expired.` as docker-jitsi-meet writes them, or without the service's name as in /var/log/jitsi/jvb.log; a stack trace's lines go with the record before",
+  "title": "Jitsi's Java services (jitsi-videobridge, jicofo, jigasi): `JVB 2024-05-30 12:59:52.960 INFO: [44] [confId=… epId=…] Endpoint.expire#1093: Expired.` as docker-jitsi-meet writes them, or without the service's name as in /var/log/jitsi/jvb.log; a stack trace's lines go with the record before; Prosody's untimed console line among them (docker-jitsi-meet's prosody container before 2023, `jcp55b93e217920             info   Incoming Jabber component connection`) is a record of its own, its source and level read, with the time of the record before it (`otherRecords`)",
   "url": "https://github.com/jitsi/docker-jitsi-meet/issues/1566",
   "kind": "lines",
   "patterns": [
     "{process:word} {time:isolocal} {level:label}: [{tid:int}] {message}",
     "{time:isolocal} {level:label}: [{tid:int}] {message}"
+  ],
+  "otherRecords": [
+    "{subsystem:word} {sp}{level:level}\t{message}",
+    "{subsystem:word} {sp}{level:level}{sp}{message}"
   ],
   "continuation": "join",
   "priority": 17,
@@ -648,6 +652,10 @@ enum BuiltinParsers {
     {
       "line": "2024-05-30 15:06:02.498 INFO: [1] ReadOnlyConfigurationService.reloadConfiguration#51: loading config file at path /etc/jitsi/videobridge/sip-communicator.properties",
       "expect": {"time": "2024-05-30T15:06:02.498000+00:00", "level": "INFO", "tid": "1", "message": "ReadOnlyConfigurationService.reloadConfiguration#51: loading config file at path /etc/jitsi/videobridge/sip-communicator.properties"}
+    },
+    {
+      "lines": ["c2s2313270                     info\tClient disconnected: connection closed", "Jicofo 2017-10-10 14:25:04.298 SEVERE: [16] org.jitsi.impl.protocol.xmpp.XmppProtocolProvider.log() Failed to connect/login: service-unavailable(-1)"],
+      "expect": {"subsystem": "c2s2313270", "level": "info", "message": "Client disconnected: connection closed"}
     }
   ]
 }
@@ -1187,6 +1195,39 @@ enum BuiltinParsers {
         "subsystem": "c2s5566dd6b1060",
         "level": "debug",
         "message": "Sending[c2s]: <iq id='1f69a4ab-ce65-4e99-b34d-8ca89caf550e:sendIQ' type='set' to='focus@auth.meet.jitsi/focus'>"
+      }
+    }
+  ]
+}
+"""##),
+        ("formats/prosody-untimed.json", ##"""
+{
+  "name": "prosody-untimed",
+  "title": "Prosody's console without times, as docker-jitsi-meet's prosody container wrote it before 2023 (`docker logs`, a compose service's lines): `mod_bosh<spaces>debug<spaces>BOSH body open (sid: …)`, the source padded to two spaces or more past it, the level, then a tab or spaces. No time, no process: the source is the subsystem. With a date, `prosody-console`; among Jicofo's and the JVB's lines, `jitsi-java` reads them",
+  "url": "https://github.com/jitsi/docker-jitsi-meet/issues/538",
+  "kind": "lines",
+  "patterns": [
+    "{subsystem:word} {sp}{level:level}\t{message}",
+    "{subsystem:word} {sp}{level:level}{sp}{message}"
+  ],
+  "continuation": "indented",
+  "segments": false,
+  "priority": 12,
+  "samples": [
+    {
+      "line": "bosh996f94e7-43e7-48e5-99e0-4998e18d9130                           debug        rid: 1273755675, sess: 1273755674, diff: 1",
+      "expect": {
+        "subsystem": "bosh996f94e7-43e7-48e5-99e0-4998e18d9130",
+        "level": "debug",
+        "message": "rid: 1273755675, sess: 1273755674, diff: 1"
+      }
+    },
+    {
+      "line": "c2s2313270                     info\tClient disconnected: connection closed",
+      "expect": {
+        "subsystem": "c2s2313270",
+        "level": "info",
+        "message": "Client disconnected: connection closed"
       }
     }
   ]

@@ -109,6 +109,12 @@ public struct LogFormat: Sendable {
     /// lines among a Java service's two-line records (docker compose's `… exited with code 1`,
     /// s6's) were unparsed, never seen by the vocabulary (`"otherLines": "records"`).
     public var otherLinesAreRecords: Bool
+    /// Another program's untimed lines among the format's, read in their own layout after the
+    /// format's patterns failed (`"otherRecords"`): records of their own with the time of the
+    /// timed record before them, marked inferred. Not the format's own: no part of detection,
+    /// of the start tests or of another file's segments. (Prosody's console before 2023 among
+    /// docker-jitsi-meet's Java services, docker-jitsi-meet#413: joined to a Jicofo record.)
+    public var otherPatterns: [Pattern] = []
     /// Patterns (indices) whose dates are always written `yyyy-dd-MM` (HaishinKit's Logboard),
     /// not only when the middle field is above 12.
     public var swapDayMonth: Set<Int> = []
@@ -160,6 +166,19 @@ public struct LogFormat: Sendable {
         }
         if kind == .lines && patterns.isEmpty { throw fail("a \"lines\" format needs at least one pattern") }
         self.patterns = patterns
+        for p in json["otherRecords"]?.arrayValue ?? [] {
+            guard let text = p.stringValue else { throw fail("an otherRecords pattern is not a string") }
+            do {
+                let pattern = try Pattern(text)
+                guard !pattern.names.contains("time") else { throw fail("an otherRecords pattern has a time: make it one of \"patterns\"") }
+                otherPatterns.append(pattern)
+                slotFields.append(pattern.names.map { RecordField.named($0) })
+            } catch let e as DefinitionError {
+                throw e
+            } catch {
+                throw fail("\(error)")
+            }
+        }
         self.slotFields = slotFields
         headers = (json["headers"]?.arrayValue ?? []).compactMap(\.stringValue)
         skip = (json["skip"]?.arrayValue ?? []).compactMap(\.stringValue)

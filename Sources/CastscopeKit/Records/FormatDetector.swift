@@ -187,8 +187,15 @@ public struct FormatDetector {
             var matches = patterns.map { PatternMatch(slots: $0.names.count) }
             let headers = format.headers.map { Array($0.utf8) }
             let most = headers.isEmpty ? 1 : 3
+            // Other programs' lines the format reads among its own (`otherRecords`: Prosody's
+            // among docker-jitsi-meet's Java services) count where its own lines are: a file of
+            // Prosody's alone is Prosody's, one of both the Java services' (their lines set aside
+            // as Prosody's segment, `show` lost them).
+            let others = timedOnly ? [] : format.otherPatterns
+            var otherMatches = others.map { PatternMatch(slots: $0.names.count) }
+            var otherHits = 0
             for (n, line) in lines.enumerated() {
-                if let mustReach, total + (lines.count - n) * most < mustReach { return total }
+                if let mustReach, total + otherHits + (lines.count - n) * most < mustReach { return total + (total > 0 ? otherHits : 0) }
                 if !headers.isEmpty, headers.contains(where: { h in line.starts(with: h) }) { total += 3; continue }
                 var hit = false
                 for k in patterns.indices where probes[k].test(line) != false && patterns[k].match(line, into: &matches[k]) {
@@ -196,8 +203,13 @@ public struct FormatDetector {
                     hit = !timedOnly || matches[k].hasTime
                     break
                 }
-                if hit || !timedOnly && format.collapsedRecordStart(line, &matches) != nil { total += 1 }
+                if hit || !timedOnly && format.collapsedRecordStart(line, &matches) != nil {
+                    total += 1
+                } else if others.indices.contains(where: { others[$0].match(line, into: &otherMatches[$0]) }) {
+                    otherHits += 1
+                }
             }
+            if total > 0 { total += otherHits }
         case .jsonLines:
             let keys = format.detectKeys.map { Array("\"\($0)\":".utf8) }
             for line in lines {

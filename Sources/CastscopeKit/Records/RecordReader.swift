@@ -62,6 +62,10 @@ public final class RecordReader {
     private let cheapProbe: Int
     // For `print` continuation: the last timestamped record's time, process and pid.
     private var lastTime: ParsedTime?
+    /// The last timed record's time, for other programs' untimed records (`otherRecords`).
+    private var lastRecordTime: ParsedTime?
+    /// How many of the patterns tried are the format's own (the rest: `otherRecords`).
+    private let ownPatterns: Int
     private var lastProcess: [UInt8]?
     private var lastPid: [UInt8]?
     private var waiting: [RawRecord] = []
@@ -124,12 +128,15 @@ public final class RecordReader {
         self.prefilter = prefilter?.isUseful == true ? prefilter : nil
         self.filter = format.isJournal ? filter : JournalFilter()
         filterKeys = self.filter.groups.map { Array($0.0.utf8) }
-        matches = format.patterns.map { PatternMatch(slots: $0.names.count) }
-        programs = .allocate(capacity: format.patterns.count)
-        _ = programs.initialize(from: format.patterns.map { Unmanaged.passUnretained($0.program) })
+        // (the format's patterns, then those of other programs' lines among its: `otherRecords`)
+        let readPatterns = format.patterns + format.otherPatterns
+        ownPatterns = format.patterns.count
+        matches = readPatterns.map { PatternMatch(slots: $0.names.count) }
+        programs = .allocate(capacity: readPatterns.count)
+        _ = programs.initialize(from: readPatterns.map { Unmanaged.passUnretained($0.program) })
         slotFields = format.slotFields.map { $0.map { $0 } }
         messageSlots = slotFields.map { $0.firstIndex(of: .message) ?? -1 }
-        swapsDayMonth = format.patterns.indices.map { format.swapDayMonth.contains($0) }
+        swapsDayMonth = readPatterns.indices.map { format.swapDayMonth.contains($0) }
         javaStacks = format.javaStacks
         skipPrefixes = (format.skip + format.headers).map { Array($0.utf8) }
         skipFirstBytes = .allocate(capacity: 256)
@@ -535,6 +542,14 @@ public final class RecordReader {
             if matches[i].hasTime {
                 pending.time = matches[i].time
                 if swapsDayMonth[i] { pending.time?.swapDayMonth() }
+                lastRecordTime = pending.time
+            } else if i >= ownPatterns {
+                // (another program's untimed line among the format's: the time of the record
+                // before it; before any, none, in its place)
+                if let time = lastRecordTime {
+                    pending.time = time
+                    pending.timeInferred = true
+                }
             } else if format.continuation == .print {
                 // An NSLog line whose timestamp was cut off: its own process and pid, and the
                 // time of the nearest timestamped line, as a print() line gets.
