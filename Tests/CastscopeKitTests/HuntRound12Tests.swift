@@ -139,4 +139,36 @@ struct HuntRound12Tests: PasteSummarySuite {
         #expect(first.text.contains("Info        0x0                         0    <unknown>: [c2s22ee0d0:] Client connected"), "\(first.text)")
         #expect(first.text.contains("Error       0x0                         0    Jicofo: org.jitsi.impl.protocol.xmpp.XmppProtocolProvider.log() Failed to connect/login"), "\(first.text)")
     }
+
+    @Test("a log wrapped between words (a mail's or a form's copy) is read with each record whole again")
+    func wrappedBetweenWords() throws {
+        // winfried/HelpIM#230 ("Last 70 lines of /var/log/prosody/prosody.log", wrapped near 78
+        // columns): each record's tail was a line of its own, counted unparsed and dropped
+        // (`BOSH` / `client disconnected`; `Destroying` / `session for …`).
+        let r = try analyzePaste("""
+            Jul 11 11:07:36 bosh6d60319a-3d7c-49b3-adb7-00949e009222    info    BOSH
+            client disconnected
+            Jul 11 11:07:36 bosh6d60319a-3d7c-49b3-adb7-00949e009222    info    Destroying
+            session for cf15e899-eae0-4086-93f4-6fba0f59f5f6@anon.localhost/xmpptk
+            (cf15e899-eae0-4086-93f4-6fba0f59f5f6@anon.localhost)
+            Jul 11 11:12:00 mod_bosh    info    New BOSH session, assigned it sid
+            '402ed392-2fe2-46be-a737-fda13bd02684'
+            Jul 11 11:12:00 bosh402ed392-2fe2-46be-a737-fda13bd02684    info
+            Authenticated as e6a7c78f-a8b8-4d29-99ab-75e1f4cfbe51@anon.localhost
+            Jul 11 11:16:54 bosh402ed392-2fe2-46be-a737-fda13bd02684    info    BOSH
+            client disconnected
+
+            """)
+        let input = (r.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(input["format"] as? String == "prosody" && input["records"] as? Int == 5 && input["unparsed"] as? Int ?? 0 == 0, "\(input)")
+        #expect(r.text.contains("[bosh6d60319a-3d7c-49b3-adb7-00949e009222:] BOSH client disconnected\n"), "\(r.text)")
+        #expect(r.text.contains("[bosh6d60319a-3d7c-49b3-adb7-00949e009222:] Destroying session for cf15e899-eae0-4086-93f4-6fba0f59f5f6@anon.localhost/xmpptk (cf15e899-eae0-4086-93f4-6fba0f59f5f6@anon.localhost)\n"), "\(r.text)")
+        #expect(r.text.contains("[bosh402ed392-2fe2-46be-a737-fda13bd02684:] Authenticated as e6a7c78f-a8b8-4d29-99ab-75e1f4cfbe51@anon.localhost\n"), "\(r.text)")
+        // Short lines whose next lines are a record's own (a stack, a dump) are no wrap: the
+        // Xcode console of the samples, and a log of short records with an indented dump.
+        let dump = "2021-12-23 02:56:59.980625+0530 ClientMobile[12778:1168260] server stream open completed\n"
+            + "2021-12-23 02:57:05.193274+0530 ClientMobile[12778:1167792] Available devices: [\n"
+            + "camera\nmicrophone\n]\n"
+        #expect(HardWrapSource.detectWords(Array(dump.utf8)) == nil)
+    }
 }

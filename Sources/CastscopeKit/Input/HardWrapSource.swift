@@ -17,6 +17,12 @@
 public final class HardWrapSource: RewritingSource {
     private var lines: LineInput
     private let width: Int
+    /// Broken between words (a mail client's or a ticket form's wrap, `detectWords`), not at
+    /// the width itself: a line is the rest of the one before when its first word would not
+    /// have fit after it, and the two are joined with the space the wrap took.
+    private let words: Bool
+    /// The last physical line's width in columns (for `words`).
+    private var lastColumns = 0
     private(set) var eof = false
     /// The record being put together from its physical lines, how many lines were joined to its
     /// first, and whether the last of them filled the width (the record may go on).
@@ -31,9 +37,48 @@ public final class HardWrapSource: RewritingSource {
     public static let headBytes = 64 << 10
     static let maxLineBytes = 1 << 20
 
-    public init(_ source: ByteSource, width: Int) {
+    public init(_ source: ByteSource, width: Int, words: Bool = false) {
         lines = LineInput(source, maxBytes: Self.maxLineBytes)
         self.width = width
+        self.words = words
+    }
+
+    /// The width a paste's lines were wrapped at between words, or nil: a plain-text mail's
+    /// or a narrow form's copy of a log (`… bosh6d60319a-…    info    BOSH` / `client
+    /// disconnected`, winfried/HelpIM#230), whose records lost their tails to lines of their
+    /// own (counted unparsed). The width is the longest line's (60 to 100 columns: a timed
+    /// log's own lines are longer); at least two lines that begin no record follow a line their
+    /// first word would not have fit after (reaching the width: the wrap may have taken more
+    /// than one space, `info    Authenticated`), four times as many as follow a line it would
+    /// have (a record's own next line: a stack, a dump), and two lines begin with a time. Only
+    /// when `detect` finds no fixed width.
+    public static func detectWords(_ head: [UInt8]) -> Int? {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        for i in head.indices where head[i] == 0x0A {
+            var end = i
+            if end > start, head[end - 1] == 0x0D { end -= 1 }
+            lines.append(head[start..<end])
+            start = i + 1
+        }
+        let widths = lines.map { l in l.withUnsafeBytes { columns($0) } }
+        guard let width = widths.max(), width >= 60, width <= 100 else { return nil }
+        var timed = 0
+        var wrapped = 0
+        var unwrapped = 0
+        for k in lines.indices {
+            if startsRecord(lines[k]) { timed += 1 }
+            guard k + 1 < lines.count, let first = lines[k + 1].first, first != 0x20, first != 0x09, !startsRecord(lines[k + 1]) else { continue }
+            if widths[k] + 1 + firstWordColumns(lines[k + 1]) >= width { wrapped += 1 } else { unwrapped += 1 }
+        }
+        guard timed >= 2, wrapped >= 2, wrapped >= unwrapped * 4 else { return nil }
+        return width
+    }
+
+    /// The columns of a line's first word (to its first space).
+    static func firstWordColumns(_ line: ArraySlice<UInt8>) -> Int {
+        let word = line.prefix { $0 != 0x20 && $0 != 0x09 }
+        return word.withUnsafeBytes { columns($0) }
     }
 
     public var consumedOffset: UInt64 { lines.source.consumedOffset }
@@ -127,7 +172,27 @@ public final class HardWrapSource: RewritingSource {
     private func take(_ l: [UInt8], newline: Bool) {
         var body = l[...]
         if body.last == 0x0D { body = body.dropLast() }
-        let full = body.withUnsafeBytes { Self.columns($0) } == width
+        let columns = body.withUnsafeBytes { Self.columns($0) }
+        if words {
+            defer { lastColumns = columns }
+            if hasRecord, let first = body.first, first != 0x20, first != 0x09, joined < Self.maxJoined, !Self.startsRecord(body),
+                lastColumns + 1 + Self.firstWordColumns(body) >= width
+            {
+                if record.last == 0x0D { record.removeLast() }
+                record.append(0x20)
+                record.append(contentsOf: l)
+                joined += 1
+                recordNewline = newline
+                return
+            }
+            flush()
+            record.append(contentsOf: l)
+            hasRecord = true
+            joined = 0
+            recordNewline = newline
+            return
+        }
+        let full = columns == width
         if hasRecord, lastFull, !body.isEmpty, joined < Self.maxJoined, !Self.startsRecord(body) {
             if record.last == 0x0D { record.removeLast() }
             record.append(contentsOf: l)
