@@ -171,4 +171,21 @@ struct HuntRound12Tests: PasteSummarySuite {
             + "camera\nmicrophone\n]\n"
         #expect(HardWrapSource.detectWords(Array(dump.utf8)) == nil)
     }
+
+    @Test("100ms's screen share asked of an SDK built without its extension is screen-share-failed")
+    func hmsPreferredExtension() throws {
+        // 100mslive/100ms-react-native#1491 (HMSPrebuilt; a log viewer's copy: the event's
+        // type, level and time each on a line of its own): "nothing recognized".
+        let r = try analyze("""
+            Exception - This event
+            error
+            02:04:06.000 PM
+            Error: Could not start screen share, preferredExtension not passed in Build method
+            Ui Lifecycle
+            info
+            02:04:06.077 PM
+
+            """)
+        #expect(r.messages("screen-share-failed") == ["the host app's configuration lacks what screen sharing needs (Error: Could not start screen share, preferredExtension not passed in Build method)"], "\(r.findings)")
+    }
 }

@@ -2569,6 +2569,22 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/hms.json", ##"""
+{
+  "name": "hms",
+  "title": "100ms SDK wrappers for iOS (React Native's HMSManager, Flutter's HMSSDKFlutterPlugin): screen sharing asked of an SDK built without the Broadcast Upload Extension's bundle identifier (`preferredExtension`), error 6002, from 100ms-react-native#1491 and the wrappers' own sources",
+  "sdk": "100ms",
+  "side": "app",
+  "rules": [
+    {"event": "app.config_error", "match": "ould not start {s:word} share, preferredExtension not passed in Build ", "set": {"key": "preferredExtension"}}
+  ],
+  "samples": [
+    {"message": "Error: Could not start screen share, preferredExtension not passed in Build method", "event": "app.config_error", "attrs": {"key": "preferredExtension"}},
+    {"message": "Could not start Screen share, preferredExtension not passed in Build Method in startScreenShare(_:_:)", "event": "app.config_error"},
+    {"message": "Could not start screen share, the user cancelled"}
+  ]
+}
+"""##),
         ("vocabulary/inapp-capture.json", ##"""
 {
   "name": "inapp-capture",
