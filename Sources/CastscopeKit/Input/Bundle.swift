@@ -212,7 +212,7 @@ public struct BundleWalker {
     static func readsThroughOwnSource(path: String, head: [UInt8]) -> Bool {
         TerminalEscapeSource.detect(head) || ComposePrefixSource.detect(head) || MarkdownSource.isMarkdown(path)
             || XcodeMetadataSource.detect(head) || UTF16Source.detect(head) != nil || UTF8MarkSource.detect(head)
-            || QuotedLinesSource.detect(head) != nil || QuotedLinesSource.toolPrefix(head) != nil || HardWrapSource.detect(head) != nil || HardWrapSource.detectWords(head) != nil
+            || QuotedLinesSource.detect(head) != nil || QuotedLinesSource.toolPrefix(head) != nil || HardWrapSource.layout(head) != nil
             || TimeLeadSource.likely(head) || TimeLeadSource.untimedLead(head) != nil || StringLiteralLinesSource.detect(head) || JavaLoggingSource.detect(head)
     }
 
@@ -395,11 +395,9 @@ public struct BundleWalker {
                 // the other layouts: a syslog may wrap a line in a hundred).
                 let (wrapHead, whole) = try readHead(HardWrapSource.headBytes, from: text)
                 text = whole
-                if let width = HardWrapSource.detect(wrapHead) {
-                    text = HardWrapSource(text, width: width)
-                } else if let width = HardWrapSource.detectWords(wrapHead) {
-                    // (broken between words: a mail's or a form's copy)
-                    text = HardWrapSource(text, width: width, words: true)
+                // (or broken between words: a mail's or a form's copy)
+                if let (width, words) = HardWrapSource.layout(wrapHead) {
+                    text = HardWrapSource(text, width: width, words: words)
                 }
                 if ComposePrefixSource.detect(head) {
                     // `docker compose logs`: the service's name off each line (and a log viewer's

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A paste whose long lines were broken at a fixed width: copied out of a terminal that wraps
 /// (tmux's and screen's copy modes, a narrow window), or put through `fold -w`. Each record
 /// longer than the width became a line of exactly that width and the rest of it on the lines
@@ -52,17 +58,11 @@ public final class HardWrapSource: RewritingSource {
     /// than one space, `info    Authenticated`), four times as many as follow a line it would
     /// have (a record's own next line: a stack, a dump), and two lines begin with a time. Only
     /// when `detect` finds no fixed width.
-    public static func detectWords(_ head: [UInt8]) -> Int? {
-        var lines: [ArraySlice<UInt8>] = []
-        var start = 0
-        for i in head.indices where head[i] == 0x0A {
-            var end = i
-            if end > start, head[end - 1] == 0x0D { end -= 1 }
-            lines.append(head[start..<end])
-            start = i + 1
-        }
-        let widths = lines.map { l in l.withUnsafeBytes { columns($0) } }
-        guard let width = widths.max(), width >= 60, width <= 100 else { return nil }
+    public static func detectWords(_ head: [UInt8]) -> Int? { detectWords(HeadLines(head)) }
+
+    static func detectWords(_ table: HeadLines) -> Int? {
+        let (lines, widths) = (table.lines, table.widths)
+        guard let width = table.widest, width >= 60, width <= 100 else { return nil }
         var timed = 0
         var wrapped = 0
         var unwrapped = 0
@@ -84,17 +84,11 @@ public final class HardWrapSource: RewritingSource {
     public var consumedOffset: UInt64 { lines.source.consumedOffset }
 
     /// The width the lines of `head` (a file's first bytes) were broken at, or nil.
-    public static func detect(_ head: [UInt8]) -> Int? {
-        var lines: [ArraySlice<UInt8>] = []
-        var start = 0
-        for i in head.indices where head[i] == 0x0A {
-            var end = i
-            if end > start, head[end - 1] == 0x0D { end -= 1 }
-            lines.append(head[start..<end])
-            start = i + 1
-        }
-        let widths = lines.map { l in l.withUnsafeBytes { columns($0) } }
-        guard let width = widths.max(), width >= 60, width <= 1024 else { return nil }
+    public static func detect(_ head: [UInt8]) -> Int? { detect(HeadLines(head)) }
+
+    static func detect(_ table: HeadLines) -> Int? {
+        let (lines, widths) = (table.lines, table.widths)
+        guard let width = table.widest, width >= 60, width <= 1024 else { return nil }
         var full = 0
         var timed = 0
         var continued = 0
@@ -116,6 +110,37 @@ public final class HardWrapSource: RewritingSource {
         // `FIELD=value` lines, give no way to tell a record's rest from the next record.)
         guard full >= 2, timed >= 2, continued >= 2, continued * 5 >= full * 4, ends.count >= 2, rests.count >= 2 else { return nil }
         return width
+    }
+
+    /// How a file's head is wrapped: at a fixed width (`detect`), else between words
+    /// (`detectWords`), or nil. Its lines split once for both (each split it byte by byte:
+    /// ~0.4M instructions a file, for every file read by one reader).
+    public static func layout(_ head: [UInt8]) -> (width: Int, words: Bool)? {
+        let table = HeadLines(head)
+        if let width = detect(table) { return (width, false) }
+        return detectWords(table).map { ($0, true) }
+    }
+
+    /// A head's whole lines (without a CR before the newline) and the columns each takes.
+    struct HeadLines {
+        var lines: [ArraySlice<UInt8>] = []
+        var widths: [Int] = []
+        var widest: Int? { widths.max() }
+
+        init(_ head: [UInt8]) {
+            head.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress else { return }
+                var start = 0
+                while start < raw.count, let hit = memchr(base + start, 0x0A, raw.count - start) {
+                    let i = base.distance(to: UnsafeRawPointer(hit))
+                    var end = i
+                    if end > start, raw[end - 1] == 0x0D { end -= 1 }
+                    lines.append(head[start..<end])
+                    widths.append(HardWrapSource.columns(UnsafeRawBufferPointer(rebasing: raw[start..<end])))
+                    start = i + 1
+                }
+            }
+        }
     }
 
     /// Characters a terminal shows for `line`: a UTF-8 sequence is one, a TAB goes to the next
