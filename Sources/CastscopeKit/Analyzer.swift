@@ -818,6 +818,11 @@ public final class Analyzer {
             let foreign = file.foreign
             file.foreign = nil
             finishFile(file, path: path, format: format, fileIndex: fileIndex)
+            // (the ranges end where the file ended when they were cut, as a file read whole
+            // ends where it ended when it was opened: `FileSource.grew`)
+            if let now = fileSize(diskPath), now > size, let i = report.inputs.lastIndex(where: { $0.path == path }) {
+                report.inputs[i].notes.append(FileSource.grewNote(from: size, to: now))
+            }
             readSegments(foreign, of: fileIndex, format: format)
             return true
         }

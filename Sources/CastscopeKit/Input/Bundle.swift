@@ -182,6 +182,7 @@ public struct BundleWalker {
                 stream(source, path: display, depth: 0, tally: tally)
             } else {
                 stream(source, path: display, depth: 0, diskPath: path, tally: tally)
+                if source.grew, let now = fileSize(path) { note?(display, FileSource.grewNote(from: source.openedSize, to: now)) }
             }
         } catch let e as InputError {
             report(e)

@@ -65,7 +65,13 @@ public final class FileSource: ByteSource {
 
     /// A regular file's size when it was opened: a file that ends before it was cut while it
     /// was read (logrotate's copytruncate), which is said, not passed over as its end.
-    private var openedSize: UInt64 = 0
+    public private(set) var openedSize: UInt64 = 0
+
+    /// True once a read stopped at `openedSize` with more bytes behind it: the file grew while
+    /// it was read. A file on disk is read as it was when opened (a log its daemon writes
+    /// faster than castscope reads was read for as long as the daemon wrote, without end; the
+    /// parallel ranges of a big file already stopped at the size they were cut from).
+    public private(set) var grew = false
 
     public init(path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -92,11 +98,20 @@ public final class FileSource: ByteSource {
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        // (0 bytes when opened: a /proc file, whose size says nothing of its bytes, is read to its end)
+        var want = buffer.count
+        if openedSize > 0 {
+            guard consumedOffset < openedSize else {
+                if !grew, currentSize > openedSize { grew = true }
+                return 0
+            }
+            want = Int(min(UInt64(want), openedSize - consumedOffset))
+        }
         while true {
             #if canImport(Glibc)
-            let n = Glibc.read(fd, base, buffer.count)
+            let n = Glibc.read(fd, base, want)
             #else
-            let n = Darwin.read(fd, base, buffer.count)
+            let n = Darwin.read(fd, base, want)
             #endif
             // (a file whose size is now less: sysfs and some FUSE files give fewer bytes than
             // their size says, and keep saying it)
@@ -318,6 +333,15 @@ extension InputError {
     /// A file read to a point before its end as it was when reading began.
     static func shrank(path: String, at offset: UInt64, from size: UInt64) -> InputError {
         InputError(path: path, offset: offset, "the file became shorter while it was read (rotated or truncated?): it ended at byte \(offset) of \(size); what was read before is kept")
+    }
+}
+
+extension FileSource {
+    /// The note on a file on disk that grew while it was read, from `size` (what was read) to
+    /// `now` bytes: a log still being written is read as it was when castscope began (a note,
+    /// not an error: nothing in what was read is wrong).
+    static func grewNote(from size: UInt64, to now: UInt64) -> String {
+        "the file grew while it was read (from \(size) to \(now) bytes: still being written?): read as it was when castscope began to read it; what was written since is not in this report"
     }
 }
 
