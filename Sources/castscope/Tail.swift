@@ -109,6 +109,12 @@ struct Tail: ParsableCommand {
     /// Why the cursor cannot be saved at `path` (its temporary file cannot be written beside
     /// it, a cursor's worth of bytes), or nil.
     static func cursorFolderRefusal(_ path: String) -> String? {
+        // A file the kernel makes (`/proc/version`, a sysfs attribute) is one short line, so it
+        // passes for a cursor; its folder takes no new file, with an errno that misleads
+        // ("its folder cannot be written: No such file or directory" of a folder that exists).
+        if let kind = kernelFileSystem(of: path) {
+            return "it is in \(kind), a file system the kernel makes, not a file castscope can save: name a file on disk"
+        }
         let tmp = path + ".tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return "its folder cannot be written: \(String(cString: strerror(errno)))" }
@@ -118,6 +124,19 @@ struct Tail: ParsableCommand {
         close(fd)
         unlink(tmp)
         return ok ? nil : "its folder cannot be written: \(String(cString: strerror(e)))"
+    }
+
+    /// `/proc` or `/sys` when `path` (or, when it does not exist, its folder) is on the file
+    /// system mounted there (the same device), else nil.
+    static func kernelFileSystem(of path: String) -> String? {
+        var st = stat()
+        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        guard stat(path, &st) == 0 || stat(folder.isEmpty ? "/" : folder, &st) == 0 else { return nil }
+        for mount in ["/proc", "/sys"] {
+            var m = stat()
+            if stat(mount, &m) == 0, m.st_dev == st.st_dev, (m.st_mode & S_IFMT) == S_IFDIR { return mount }
+        }
+        return nil
     }
 
     func run() throws {

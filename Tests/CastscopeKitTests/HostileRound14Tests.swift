@@ -55,3 +55,20 @@ struct HostileRound14GrowingTests {
         #expect(try drain(proc).count > 0)
     }
 }
+
+@Suite("hostile round 14: tail's cursor file")
+struct HostileRound14CursorTests {
+    /// `/proc/version` is one short line of text, so it passed for a cursor file; its folder
+    /// takes no new file, and the refusal read "its folder cannot be written: No such file or
+    /// directory" of a folder that exists (round 13 left it).
+    @Test("tail --cursor-file in /proc or /sys is refused as a file the kernel makes, exit 2")
+    func cursorInProc() throws {
+        for (path, mount) in [("/proc/version", "/proc"), ("/proc/no-such-cursor", "/proc"), ("/sys/kernel/no-such-cursor", "/sys")] {
+            let r = try castscope(["tail", "--file", relayJournal.path, "--from-start", "--cursor-file", path])
+            #expect(r.status == 2, "\(path): \(r.status) \(r.stderr)")
+            #expect(r.stderr == "castscope: error: --cursor-file \(path): it is in \(mount), a file system the kernel makes, not a file castscope can save: name a file on disk\n",
+                    "\(path): \(r.stderr)")
+            #expect(r.stdout.isEmpty)
+        }
+    }
+}
