@@ -504,7 +504,8 @@ struct Analyze: ParsableCommand {
         if r.inputs.isEmpty { return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped)" }
         // (an archive holding only links: its notes say them, and no file was read)
         if r.inputs.allSatisfy({ $0.format == nil && $0.errors.isEmpty && !$0.notes.isEmpty && !$0.notes.contains(OwnReports.note) }) {
-            return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped, links not followed: see the notes)"
+            let specials = r.inputs.contains { $0.notes.contains { $0.hasSuffix(", no file: not read") || $0.hasSuffix("devices or sockets, not read") } }
+            return "no files in \(paths.joined(separator: ", ")) (hidden files are skipped, links not followed\(specials ? ", FIFOs and devices not read" : ""): see the notes)"
         }
         let readable = r.inputs.filter { $0.format != nil }
         // castscope's own reports are listed, not read.

@@ -72,3 +72,59 @@ struct HostileRound14CursorTests {
         }
     }
 }
+
+/// One ustar member (header and data padded to 512 bytes) of `type` ("0" a file, "3" a
+/// character device, "4" a block device, "6" a FIFO), written by hand: the test archive
+/// writer makes files only.
+func ustarMember(_ name: String, type: Character, data: [UInt8] = []) -> [UInt8] {
+    var h = [UInt8](repeating: 0, count: 512)
+    func put(_ s: String, at offset: Int) { for (i, b) in s.utf8.enumerated() { h[offset + i] = b } }
+    put(name, at: 0)
+    put("0000644", at: 100)
+    put("0000000", at: 108)
+    put("0000000", at: 116)
+    put(String(format: "%011o", data.count), at: 124)
+    put("00000000000", at: 136)
+    put("        ", at: 148)
+    h[156] = type.asciiValue!
+    put("ustar", at: 257)
+    put("00", at: 263)
+    let sum = h.reduce(0) { $0 + Int($1) }
+    put(String(format: "%06o", sum), at: 148)
+    h[154] = 0
+    return h + data + [UInt8](repeating: 0, count: (512 - data.count % 512) % 512)
+}
+
+@Suite("hostile round 14: archive members")
+struct HostileRound14ArchiveTests {
+    /// A tar's FIFOs, devices and sockets were passed over without a word (round 6 left it),
+    /// where a folder on disk names each; a tar holding only a FIFO then said "links not
+    /// followed" of links it did not have.
+    @Test("FIFO and device members of a tar are noted on the archive, not read; a tar of nothing else says so")
+    func specialMembersAreNoted() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = Array(try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        let end = [UInt8](repeating: 0, count: 1024)
+        let specials = [("pipe", Character("6")), ("null\u{1b}[2J", Character("3")), ("sda", Character("4"))]
+        let tar = dir.appendingPathComponent("devs.tar")
+        try Data(specials.flatMap { ustarMember($0.0, type: $0.1) } + ustarMember("device.log", type: "0", data: log) + end).write(to: tar)
+        let r = try castscope(["analyze", "--json", tar.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let inputs = try #require(r.json?["inputs"] as? [[String: Any]])
+        let archive = inputs.first { $0["path"] as? String == tar.path }
+        #expect(archive?["notes"] as? [String] == ["pipe: a FIFO, no file: not read", "null\\x1b[2J: a character device, no file: not read",
+                                                   "sda: a block device, no file: not read"], "\(inputs)")
+        #expect(inputs.contains { $0["path"] as? String == tar.path + "!device.log" && ($0["records"] as? Int ?? 0) > 100 })
+
+        // Six or more: the first five by name, then a count.
+        let many = dir.appendingPathComponent("many.tar")
+        try Data((0..<8).flatMap { ustarMember("p\($0)", type: "6") } + end).write(to: many)
+        let m = try castscope(["analyze", "--json", many.path])
+        #expect(m.status == 4, "\(m.stderr)")
+        #expect(m.stderr.contains("no files in \(many.path) (hidden files are skipped, links not followed, FIFOs and devices not read: see the notes)"), "\(m.stderr)")
+        let text = try castscope(["analyze", many.path])
+        #expect(text.stdout.contains("note: p4: a FIFO, no file: not read\n") && text.stdout.contains("note: 3 more members are FIFOs, devices or sockets, not read\n"),
+                "\(text.stdout)")
+    }
+}

@@ -107,6 +107,9 @@ final class ArchiveReader {
         var isEncrypted = false
         /// A symbolic link's target (the member is a link, not a file; never followed).
         var symlink: String?
+        /// What a member that holds no data is ("a FIFO", "a character device", …): nil for
+        /// files, folders, links and hard links.
+        var special: String?
     }
 
     /// A damaged member header the reader passed over (libarchive's `ARCHIVE_RETRY`: a tar
@@ -168,7 +171,14 @@ final class ArchiveReader {
         let symlink = type == 0o120000
             ? lib.entrySymlink?(entry).flatMap { Self.memberName(UnsafeRawBufferPointer(start: $0, count: strlen($0)), zip: isZip) } ?? "?"
             : nil
-        return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted, symlink: symlink)
+        let special: String? = switch type {
+        case 0o010000: "a FIFO"
+        case 0o020000: "a character device"
+        case 0o060000: "a block device"
+        case 0o140000: "a socket"
+        default: nil
+        }
+        return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted, symlink: symlink, special: special)
     }
 
     /// The symbolic links of a zip on disk, by member name (their targets), read from its

@@ -463,10 +463,19 @@ public struct BundleWalker {
         // session 51; an error would have made every such tarball exit 1.
         var links: [String] = []
         var moreLinks = 0
+        // FIFOs, devices and sockets (a tar of a folder a daemon's pipe sat in, of `/dev`): no
+        // data to read, said as links are. They were passed over without a word, where a
+        // folder on disk names each.
+        var specials: [String] = []
+        var moreSpecials = 0
         defer {
             if let note {
                 for l in links { note(path, l) }
                 if moreLinks > 0 { note(path, "\(moreLinks) more member\(moreLinks == 1 ? " is a link" : "s are links"), not followed") }
+                for s in specials { note(path, s) }
+                if moreSpecials > 0 {
+                    note(path, "\(moreSpecials) more member\(moreSpecials == 1 ? " is a FIFO, device or socket" : "s are FIFOs, devices or sockets"), not read")
+                }
             }
         }
         while !tally.stopped {
@@ -489,6 +498,14 @@ public struct BundleWalker {
                     links.append("\(Sanitize.line(entry.name)) -> \(Sanitize.line(target)): a link, not followed")
                 } else {
                     moreLinks += 1
+                }
+                continue
+            }
+            if let what = entry.special {
+                if specials.count < 5 {
+                    specials.append("\(Sanitize.line(entry.name)): \(what), no file: not read")
+                } else {
+                    moreSpecials += 1
                 }
                 continue
             }
