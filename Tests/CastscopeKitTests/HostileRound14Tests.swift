@@ -128,3 +128,34 @@ struct HostileRound14ArchiveTests {
                 "\(text.stdout)")
     }
 }
+
+@Suite("hostile round 14: names on disk")
+struct HostileRound14NameTests {
+    /// A bundle from Windows unpacked by a tool that kept its code page's bytes holds names that
+    /// are not UTF-8. A String cannot hold them: they were repaired to U+FFFD, and every such
+    /// file (and everything in such a folder) was "cannot open: No such file or directory" of
+    /// a file that is there (round 4 left it).
+    @Test("files and folders in an input folder whose names are not UTF-8 are read, named with \\xHH for the bad bytes")
+    func namesThatAreNotUTF8() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"))
+        func raw(_ parts: [UInt8]) -> [CChar] { (Array(dir.path.utf8) + [0x2F] + parts + [0]).map { CChar(bitPattern: $0) } }
+        let file = raw(Array("caf".utf8) + [0xE9] + Array(".log".utf8))
+        let folder = raw(Array("sub".utf8) + [0xFF])
+        let inner = raw(Array("sub".utf8) + [0xFF, 0x2F] + Array("x".utf8) + [0xE9, 0x1B] + Array("[2J.log".utf8))
+        #expect(mkdir(folder, 0o755) == 0)
+        for name in [file, inner] {
+            let fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            #expect(fd >= 0)
+            _ = log.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+            close(fd)
+        }
+        let r = try castscope(["analyze", "--json", dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let inputs = try #require(r.json?["inputs"] as? [[String: Any]])
+        let read = Dictionary(uniqueKeysWithValues: inputs.map { ($0["path"] as? String ?? "", $0["records"] as? Int ?? 0) })
+        #expect(read.keys.sorted() == ["\(dir.path)/caf\\xe9.log", "\(dir.path)/sub\\xff/x\\xe9\\x1b[2J.log"], "\(inputs)")
+        #expect(read.values.allSatisfy { $0 > 100 }, "\(read)")
+    }
+}

@@ -111,6 +111,30 @@ public struct BundleWalker {
         }
     }
 
+    /// Linux's `O_PATH` (a macro Glibc's module does not bring): a descriptor that names a
+    /// file without opening it (a FIFO does not block, a device is not touched).
+    static let pathOnly: Int32 = 0o10000000
+
+    /// A file name that is not UTF-8, shown: its valid parts as they are, each byte that is
+    /// not as `\xHH` (two names that differ stay different).
+    static func escapedName(_ bytes: [UInt8]) -> String {
+        var out = ""
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            // the longest valid prefix (a name is at most 255 bytes), then one bad byte
+            var good = rest.endIndex
+            while good > rest.startIndex, String(validating: rest[..<good], as: UTF8.self) == nil { good -= 1 }
+            out += String(decoding: rest[..<good], as: UTF8.self)
+            rest = rest[good...]
+            if let b = rest.first {
+                let hex = Array("0123456789abcdef")
+                out += "\\x" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 15)])
+                rest = rest.dropFirst()
+            }
+        }
+        return out
+    }
+
     /// Standard output's device and inode when it is a regular file.
     static let standardOutput: (UInt64, UInt64)? = {
         var st = stat()
@@ -143,18 +167,42 @@ public struct BundleWalker {
                 return
             }
             var names: [String] = []
+            // Names that are not UTF-8 (a Windows zip unpacked by a tool that kept its code
+            // page's bytes, `caf\xe9.log`), as shown, with their bytes.
+            var raw: [String: [UInt8]] = [:]
             while let ent = readdir(dir) {
-                let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
-                    String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                let bytes = withUnsafeBytes(of: ent.pointee.d_name) { buf in
+                    Array(UnsafeRawBufferPointer(rebasing: buf[..<(buf.firstIndex(of: 0) ?? buf.count)]))
+                }
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    if bytes.first == 0x2E { continue }
+                    let shown = Self.escapedName(bytes)
+                    names.append(shown)
+                    raw[shown] = bytes
+                    continue
                 }
                 if name == "." || name == ".." || name.hasPrefix(".") { continue }
                 names.append(name)
             }
             closedir(dir)
             for name in names.sorted() {
-                let child = path.hasSuffix("/") ? path + name : path + "/" + name
                 let childDisplay = (display.hasSuffix("/") ? display : display + "/") + Sanitize.line(name)
-                walkPath(child, display: childDisplay, visiting: &visiting, tally: tally)
+                guard let bytes = raw[name] else {
+                    let child = path.hasSuffix("/") ? path + name : path + "/" + name
+                    walkPath(child, display: childDisplay, visiting: &visiting, tally: tally)
+                    continue
+                }
+                // A String holds no such name (it was repaired to U+FFFD, and the file was
+                // "cannot open: No such file or directory"): opened by its bytes, then read
+                // through its descriptor's name in /proc, held open while it is walked.
+                let full = Array(path.utf8) + (path.hasSuffix("/") ? [] : [0x2F]) + bytes + [0]
+                let fd = full.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Self.pathOnly | O_CLOEXEC) }
+                guard fd >= 0 else {
+                    report(InputError(path: childDisplay, "cannot open: \(errnoText())"))
+                    continue
+                }
+                walkPath("/proc/self/fd/\(fd)", display: childDisplay, visiting: &visiting, tally: tally)
+                close(fd)
             }
             return
         }
