@@ -95,6 +95,27 @@ func ustarMember(_ name: String, type: Character, data: [UInt8] = []) -> [UInt8]
     return h + data + [UInt8](repeating: 0, count: (512 - data.count % 512) % 512)
 }
 
+/// The local headers and data of a zip's stored members, without the central directory
+/// after them (a zip whose download stopped there).
+func storedZipMembers(_ members: [(String, [UInt8])]) -> [UInt8] {
+    func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    func crc32(_ data: [UInt8]) -> Int {
+        var c: UInt32 = 0xFFFF_FFFF
+        for b in data {
+            c ^= UInt32(b)
+            for _ in 0..<8 { c = c & 1 == 1 ? (c >> 1) ^ 0xEDB8_8320 : c >> 1 }
+        }
+        return Int(c ^ 0xFFFF_FFFF)
+    }
+    var out: [UInt8] = []
+    for (name, data) in members {
+        out += [0x50, 0x4B, 3, 4] + le(10, 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0x21, 2)
+        out += le(crc32(data), 4) + le(data.count, 4) + le(data.count, 4) + le(name.utf8.count, 2) + le(0, 2)
+        out += Array(name.utf8) + data
+    }
+    return out
+}
+
 @Suite("hostile round 14: archive members")
 struct HostileRound14ArchiveTests {
     /// A tar's FIFOs, devices and sockets were passed over without a word (round 6 left it),
@@ -126,6 +147,28 @@ struct HostileRound14ArchiveTests {
         let text = try castscope(["analyze", many.path])
         #expect(text.stdout.contains("note: p4: a FIFO, no file: not read\n") && text.stdout.contains("note: 3 more members are FIFOs, devices or sockets, not read\n"),
                 "\(text.stdout)")
+    }
+
+    /// A zip whose download stopped right after its last member's data, before the central
+    /// directory: every member was read, but the error was "damaged archive: unknown
+    /// libarchive error", with no byte and no word that the members before were read.
+    @Test("a zip cut right before its central directory names the byte and says the members before were read")
+    func zipCutBeforeItsDirectory() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = Array(try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        // Stored members with their sizes in the local headers (as Python's zipfile and most
+        // tools write a file on disk); the test writer's zips put them after the data.
+        let zip = storedZipMembers([("a.log", log), ("b/c.log", log)])
+        let directory = zip.count
+        let cut = dir.appendingPathComponent("cut.zip")
+        try Data(zip.prefix(directory)).write(to: cut)
+        let r = try castscope(["analyze", "--json", cut.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr == "castscope: error: \(cut.path): at byte \(directory): the archive ends after member 2, where another member or its directory should follow (cut short?): the members before were read\n",
+                "\(r.stderr)")
+        let inputs = try #require(r.json?["inputs"] as? [[String: Any]])
+        #expect(inputs.filter { ($0["records"] as? Int ?? 0) > 100 }.count == 2, "\(inputs)")
     }
 }
 

@@ -156,7 +156,15 @@ final class ArchiveReader {
             {
                 return nil
             }
-            throw box.takeUnretainedValue().error
+            let box = box.takeUnretainedValue()
+            // A zip cut right after a member's data (a download stopped before the central
+            // directory): libarchive gives no reason, and the error read "damaged archive:
+            // unknown libarchive error", without a byte, as if nothing could be read.
+            if box.error == nil, box.ended, headers > 0, lib.errorString(handle) == nil {
+                throw InputError(path: path, offset: box.consumed,
+                                 "the archive ends after member \(headers), where another member or its directory should follow (cut short?): the members before were read")
+            }
+            throw box.error
                 ?? InputError(path: path, "damaged archive: \(Self.message(lib, handle))")
         }
         headers += 1
