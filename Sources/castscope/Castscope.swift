@@ -42,7 +42,7 @@ struct Castscope: ParsableCommand {
         // written (EFBIG: exit 5, its temporary file removed), not a silent SIGXFSZ death.
         signal(SIGXFSZ, SIG_IGN)
         // `castscope -v` and `castscope version`, as users of other tools type them.
-        let args = Array(CommandLine.arguments.dropFirst())
+        let args = BundleWalker.useArgumentsNotUTF8()
         if args == ["-v"] || args == ["version"] || args == ["-V"] {
             print(configuration.version)
             Glibc.exit(0)

@@ -200,5 +200,22 @@ struct HostileRound14NameTests {
         let read = Dictionary(uniqueKeysWithValues: inputs.map { ($0["path"] as? String ?? "", $0["records"] as? Int ?? 0) })
         #expect(read.keys.sorted() == ["\(dir.path)/caf\\xe9.log", "\(dir.path)/sub\\xff/x\\xe9\\x1b[2J.log"], "\(inputs)")
         #expect(read.values.allSatisfy { $0 > 100 }, "\(read)")
+
+        // The same names given on the command line (`castscope analyze ~/Downloads/*`): Swift's
+        // argument list repairs them, and they were not found either. (Through a shell's
+        // printf: the test's own arguments are Strings.)
+        let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", #""$0" analyze --json "$(printf 'caf\351.log')" "$(printf 'sub\377')" > out.json 2> err.txt"#, binary]
+        shell.currentDirectoryURL = dir
+        try shell.run()
+        shell.waitUntilExit()
+        let err = try String(contentsOf: dir.appendingPathComponent("err.txt"), encoding: .utf8)
+        #expect(shell.terminationStatus == 0, "\(err)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("out.json"))) as? [String: Any]
+        let given = (json?["inputs"] as? [[String: Any]] ?? []).map { ($0["path"] as? String ?? "", $0["records"] as? Int ?? 0) }
+        #expect(given.map(\.0) == ["caf\\xe9.log", "sub\\xff/x\\xe9\\x1b[2J.log"], "\(given) \(err)")
+        #expect(given.allSatisfy { $0.1 > 100 }, "\(given)")
     }
 }

@@ -95,7 +95,7 @@ public struct BundleWalker {
             tally.rootSize = nil
             tally.rootBytes = 0
             tally.rootStopped = false
-            let display = Sanitize.line(path)
+            let display = Self.argumentNames[path] ?? Sanitize.line(path)
             if let bytes = memory[path] {
                 walker.stream(MemorySource(bytes), path: display, depth: 0, tally: tally)
             } else if path == "-" {
@@ -109,6 +109,37 @@ public struct BundleWalker {
                                   "\(hidden) more problem\(hidden == 1 ? "" : "s") in this input not shown"))
             }
         }
+    }
+
+    /// Inputs given on the command line whose names are not UTF-8, by the path they are read
+    /// through (`/proc/self/fd/N`), as they are shown (`caf\xe9.log`): set once, before the
+    /// command runs (`useArgumentsNotUTF8`).
+    nonisolated(unsafe) public private(set) static var argumentNames: [String: String] = [:]
+
+    /// The command line's arguments (without the program's name), each one that is not UTF-8
+    /// and names a file or folder opened by its bytes and given as `/proc/self/fd/N` (held open
+    /// to the end of the run). Swift's own argument list repairs such bytes to U+FFFD:
+    /// `castscope analyze ~/Downloads/*` over a `caf\xe9.log` said "cannot open: No such file
+    /// or directory" of a file that is there. Others are as Swift gives them.
+    public static func useArgumentsNotUTF8() -> [String] {
+        var out: [String] = []
+        for i in 1..<Int(CommandLine.argc) {
+            guard let arg = CommandLine.unsafeArgv[i] else { continue }
+            let bytes = Array(UnsafeRawBufferPointer(start: arg, count: strlen(arg)))
+            if let text = String(validating: bytes, as: UTF8.self) {
+                out.append(text)
+                continue
+            }
+            let fd = open(arg, pathOnly | O_CLOEXEC)
+            guard fd >= 0 else {
+                out.append(String(decoding: bytes, as: UTF8.self))
+                continue
+            }
+            let through = "/proc/self/fd/\(fd)"
+            argumentNames[through] = Sanitize.line(escapedName(bytes))
+            out.append(through)
+        }
+        return out
     }
 
     /// Linux's `O_PATH` (a macro Glibc's module does not bring): a descriptor that names a
