@@ -835,6 +835,8 @@ public final class Analyzer {
                 let size = fileSize(path),
                 size >= self.parallelThreshold,
                 let promised = JournalHeader.read(path: path)?.entries,
+                // (one reader counts a file's recognized entries against `--max-events`)
+                promised <= UInt64(self.options.budget.maxEventsPerFile),
                 let cuts = JournalCut.cuts(path: path, parts: self.parts(ofFileSized: size)),
                 !cuts.isEmpty
             else { return false }
@@ -917,15 +919,27 @@ public final class Analyzer {
             let path = file.path
             let reader = JournalReader(format: self.registry.format(named: "journal-export")!, filter: self.options.filter,
                                        prefilter: self.prefilter)
+            // `--max-events` bounds a journal's recognized entries as a text file's lines (a
+            // journal of millions of relay entries was held whole): past the limit the read
+            // stops at the next entry with a message, which the error names.
+            let limit = self.options.budget.maxEventsPerFile
+            var recognized = 0
             let result = reader.read(path: path) { rec in
+                if recognized >= limit {
+                    throw JournalReader.Stop("memory budget: \(limit) recognized entries of this journal file analyzed (--max-events); entry \(rec.line) and the rest of it are not analyzed")
+                }
                 if firstComplete == nil { firstComplete = rec.time }
+                let before = linesTaken
                 recognize(&rec, display, fileIndex)
+                if linesTaken > before { recognized += 1 }
             }
             journalCompactor = EventCompactor()
             summary.stats = result.stats
             let promised = result.promised.map { "; the header promised \($0) entries, \(result.read) were read" } ?? ""
             var problem: String?
-            if let cut = result.cutShortProblem {
+            if let stopped = result.stopped {
+                problem = stopped
+            } else if let cut = result.cutShortProblem {
                 problem = cut + promised
             } else if let error = result.error {
                 problem = error + promised

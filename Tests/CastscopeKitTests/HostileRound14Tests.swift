@@ -219,3 +219,30 @@ struct HostileRound14NameTests {
         #expect(given.allSatisfy { $0.1 > 100 }, "\(given)")
     }
 }
+
+@Suite("hostile round 14: budgets",
+       .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote (make test installs it)"))
+struct HostileRound14BudgetTests {
+    /// `--max-events` bounded a text file's recognized lines only: a journal's entries were all
+    /// held whatever the limit (round 13 left it). Past the limit the read stops at the next
+    /// entry with a message, named in one error line (a budget line, always shown), on disk and
+    /// inside an archive alike.
+    @Test("--max-events bounds a journal file's recognized entries, and names the entry where reading stopped")
+    func maxEventsBoundsJournals() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tar = dir.appendingPathComponent("relay.tar")
+        try Data(makeArchive(.tar, [("relay.journal", Array(try Data(contentsOf: relayJournal)))])).write(to: tar)
+        let whole = try castscope(["analyze", "--json", relayJournal.path])
+        let wholeEvents = (whole.json?["inputs"] as? [[String: Any]])?.first?["events"] as? Int ?? 0
+        #expect(whole.status == 0 && wholeEvents > 40, "\(whole.stderr)")
+        for (input, display) in [(relayJournal.path, relayJournal.path), (tar.path, tar.path + "!relay.journal")] {
+            let r = try castscope(["analyze", "--max-events", "20", "--json", input])
+            #expect(r.status == 1, "\(input): \(r.stderr)")
+            #expect(r.stderr == "castscope: error: \(display): memory budget: 20 recognized entries of this journal file analyzed (--max-events); entry 21 and the rest of it are not analyzed\n",
+                    "\(input): \(r.stderr)")
+            let summary = (r.json?["inputs"] as? [[String: Any]])?.first { $0["path"] as? String == display }
+            #expect(summary?["events"] as? Int == 20, "\(input): \(String(describing: summary))")
+        }
+    }
+}

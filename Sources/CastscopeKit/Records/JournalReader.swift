@@ -58,6 +58,8 @@ public struct JournalReader {
         public var damaged = 0
         /// The file is shorter than its header says (what was read is what lies before the cut).
         public var cutShort: String?
+        /// Why the sink stopped the read (a budget spent: `Stop`), nil when it did not.
+        public var stopped: String?
 
         /// The cut, whether entries were read before it, and what sd-journal said there (nil:
         /// the file is not cut short).
@@ -66,6 +68,13 @@ public struct JournalReader {
             let before = read > 0 ? "the entries before the cut were read (journalctl reads none of such a file)" : "no entry lies whole before the cut"
             return cutShort + "; " + before + (error.map { "; " + $0 } ?? "")
         }
+    }
+
+    /// Thrown by a read's sink to end the read on purpose (`--max-events` spent): said as
+    /// `Result.stopped`, not as damage.
+    public struct Stop: Error {
+        public var message: String
+        public init(_ message: String) { self.message = message }
     }
 
     /// The largest size a file cut short is made up to (a hole) for sd-journal to read it:
@@ -175,6 +184,8 @@ public struct JournalReader {
                     try sink(&record)
                 }
             }
+        } catch let stop as Stop {
+            result.stopped = stop.message
         } catch {
             result.error = "reading stopped after \(index) entries: \(error)"
         }
