@@ -246,3 +246,39 @@ struct HostileRound14BudgetTests {
         }
     }
 }
+
+@Suite("hostile round 14: deep folders")
+struct HostileRound14DeepTests {
+    /// The walk recurses once a folder: a tree 2,000 folders deep (a tarball made to hurt,
+    /// unpacked; names that are not UTF-8 make it deeper than PATH_MAX allows) overflowed the
+    /// stack of the debug build at about 1,700 (SIGSEGV, every input lost, the log beside it too).
+    @Test("folders nested 2,000 deep: one error at the depth limit, the rest of the bundle read")
+    func deepFolders() throws {
+        let dir = try temporaryDirectory()
+        let log = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"))
+        try log.write(to: dir.appendingPathComponent("device.log"))
+        let depth = 2000
+        var fd = open(dir.path, O_RDONLY | O_DIRECTORY)
+        for _ in 0..<depth {
+            #expect(mkdirat(fd, "a", 0o755) == 0)
+            let next = openat(fd, "a", O_RDONLY | O_DIRECTORY)
+            close(fd)
+            fd = next
+        }
+        close(fd)
+        defer {
+            // (from the bottom up: each path is under PATH_MAX)
+            for level in stride(from: depth, through: 1, by: -1) {
+                rmdir(dir.path + String(repeating: "/a", count: level))
+            }
+            try? FileManager.default.removeItem(at: dir)
+        }
+        let r = try castscope(["analyze", "--json", dir.path])
+        #expect(r.status == 1, "\(r.status) \(r.stderr.prefix(300))")
+        let limitPath = dir.path + String(repeating: "/a", count: 256)
+        #expect(r.stderr == "castscope: error: \(limitPath): folders nested more than 256 deep: this one and what is under it not read\n",
+                "\(r.stderr.prefix(300))")
+        let inputs = r.json?["inputs"] as? [[String: Any]] ?? []
+        #expect(inputs.contains { $0["path"] as? String == dir.path + "/device.log" && ($0["records"] as? Int ?? 0) > 100 })
+    }
+}

@@ -142,6 +142,9 @@ public struct BundleWalker {
         return out
     }
 
+    /// How deep folders are walked (`walkPath` recurses once a level).
+    static let maxFolderDepth = 256
+
     /// Linux's `O_PATH` (a macro Glibc's module does not bring): a descriptor that names a
     /// file without opening it (a FIFO does not block, a device is not touched).
     static let pathOnly: Int32 = 0o10000000
@@ -189,6 +192,13 @@ public struct BundleWalker {
             let key = (UInt64(st.st_dev), UInt64(st.st_ino))
             if visiting.contains(where: { $0 == key }) {
                 report(InputError(path: display, "symlink loop (directory already being read), skipped"))
+                return
+            }
+            // Each folder is a level of this recursion: a tree 3,000 folders deep (made to hurt,
+            // or a names-not-UTF-8 chain, which no PATH_MAX stops) overflowed the stack at about
+            // 1,700 (SIGSEGV, every input lost). Real bundles are a dozen deep.
+            if visiting.count >= Self.maxFolderDepth {
+                report(InputError(path: display, "folders nested more than \(Self.maxFolderDepth) deep: this one and what is under it not read"))
                 return
             }
             visiting.append(key)
