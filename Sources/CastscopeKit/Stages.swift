@@ -32,30 +32,29 @@ public enum Stages {
 enum Resident {
     /// In megabytes (Linux: `/proc/self/statm`); nil where it cannot be read.
     static func megabytes() -> Int? {
-        #if os(Linux)
-        var first = ""
-        forEachLine(of: "/proc/self/statm") { first = $0; return false }
-        let fields = first.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-        return (pages * Int(sysconf(Int32(_SC_PAGESIZE)))) >> 20
-        #else
-        return nil
-        #endif
+        statm().map { megabytes(pages: $0.resident) }
     }
 
     /// Its anonymous part (resident less file-backed and shared pages: not the mapped pages of
     /// a journal being read), in megabytes; nil where it cannot be read.
     static func anonymousMegabytes() -> Int? {
+        statm().map { megabytes(pages: max(0, $0.resident - $0.shared)) }
+    }
+
+    /// Resident and shared (file-backed) pages, from `/proc/self/statm` (Linux; nil elsewhere).
+    private static func statm() -> (resident: Int, shared: Int)? {
         #if os(Linux)
         var first = ""
         forEachLine(of: "/proc/self/statm") { first = $0; return false }
         let fields = first.split(separator: " ")
-        guard fields.count > 2, let pages = Int(fields[1]), let shared = Int(fields[2]) else { return nil }
-        return (max(0, pages - shared) * Int(sysconf(Int32(_SC_PAGESIZE)))) >> 20
+        guard fields.count > 2, let resident = Int(fields[1]), let shared = Int(fields[2]) else { return nil }
+        return (resident, shared)
         #else
         return nil
         #endif
     }
+
+    private static func megabytes(pages: Int) -> Int { (pages * Int(sysconf(Int32(_SC_PAGESIZE)))) >> 20 }
 }
 
 /// Each line of a small text file (a `/proc` one), until `body` says to stop; nothing when it
