@@ -179,14 +179,8 @@ final class ArchiveReader {
         let symlink = type == 0o120000
             ? lib.entrySymlink?(entry).flatMap { Self.memberName(UnsafeRawBufferPointer(start: $0, count: strlen($0)), zip: isZip) } ?? "?"
             : nil
-        let special: String? = switch type {
-        case 0o010000: "a FIFO"
-        case 0o020000: "a character device"
-        case 0o060000: "a block device"
-        case 0o140000: "a socket"
-        default: nil
-        }
-        return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted, symlink: symlink, special: special)
+        return Entry(name: name, isRegularFile: type == 0o100000, size: size, isEncrypted: encrypted, symlink: symlink,
+                     special: specialFileName(type))
     }
 
     /// The symbolic links of a zip on disk, by member name (their targets), read from its

@@ -253,8 +253,7 @@ public struct BundleWalker {
         // forever, so it is skipped there, and said so, as are sockets and block devices.
         let isStream = type == S_IFIFO || type == S_IFCHR
         guard type == S_IFREG || (isStream && topLevel) else {
-            let what = type == S_IFIFO ? "a FIFO" : type == S_IFCHR ? "a character device"
-                : type == S_IFBLK ? "a block device" : type == S_IFSOCK ? "a socket" : "not a regular file"
+            let what = specialFileName(type) ?? "not a regular file"
             report(InputError(path: display, "\(what): not read\(isStream ? " inside a folder (name it on the command line to read it as a stream)" : ""), skipped"))
             return
         }

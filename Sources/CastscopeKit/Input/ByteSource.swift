@@ -345,6 +345,19 @@ extension FileSource {
     }
 }
 
+/// What a file of mode `type` (`st_mode & S_IFMT`, or an archive member's type bits: the
+/// same values) is when it holds no data to read: a FIFO, a device or a socket; nil for any
+/// other (a file, a folder, a link).
+func specialFileName(_ type: mode_t) -> String? {
+    switch type {
+    case S_IFIFO: "a FIFO"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFSOCK: "a socket"
+    default: nil
+    }
+}
+
 /// The size of a regular file, or nil.
 func fileSize(_ path: String) -> UInt64? {
     var st = stat()
