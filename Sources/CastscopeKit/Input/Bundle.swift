@@ -169,6 +169,18 @@ public struct BundleWalker {
         return out
     }
 
+    /// Members of an archive passed over and said on it: the first five by name, then how many
+    /// more (links, FIFOs and devices).
+    struct PassedOver {
+        private var named: [String] = []
+        private var more = 0
+        mutating func add(_ note: @autoclosure () -> String) {
+            if named.count < 5 { named.append(note()) } else { more += 1 }
+        }
+        /// The notes: each named, then `more`'s words for the rest, if any.
+        func notes(_ moreWords: (Int) -> String) -> [String] { more > 0 ? named + [moreWords(more)] : named }
+    }
+
     /// Standard output's device and inode when it is a regular file.
     static let standardOutput: (UInt64, UInt64)? = {
         var st = stat()
@@ -549,20 +561,16 @@ public struct BundleWalker {
         // Symbolic link members (a sysdiagnose tarball holds some): not followed, and said on the
         // archive, the first five by name, then how many more. Skipped without a word before
         // session 51; an error would have made every such tarball exit 1.
-        var links: [String] = []
-        var moreLinks = 0
+        var links = PassedOver()
         // FIFOs, devices and sockets (a tar of a folder a daemon's pipe sat in, of `/dev`): no
         // data to read, said as links are. They were passed over without a word, where a
         // folder on disk names each.
-        var specials: [String] = []
-        var moreSpecials = 0
+        var specials = PassedOver()
         defer {
             if let note {
-                for l in links { note(path, l) }
-                if moreLinks > 0 { note(path, "\(moreLinks) more member\(moreLinks == 1 ? " is a link" : "s are links"), not followed") }
-                for s in specials { note(path, s) }
-                if moreSpecials > 0 {
-                    note(path, "\(moreSpecials) more member\(moreSpecials == 1 ? " is a FIFO, device or socket" : "s are FIFOs, devices or sockets"), not read")
+                for n in links.notes({ "\($0) more member\($0 == 1 ? " is a link" : "s are links"), not followed" }) { note(path, n) }
+                for n in specials.notes({ "\($0) more member\($0 == 1 ? " is a FIFO, device or socket" : "s are FIFOs, devices or sockets"), not read" }) {
+                    note(path, n)
                 }
             }
         }
@@ -582,19 +590,11 @@ public struct BundleWalker {
             if let target = entry.symlink {
                 let base = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
                 if base.hasPrefix(".") || entry.name.hasPrefix("__MACOSX/") { continue }
-                if links.count < 5 {
-                    links.append("\(Sanitize.line(entry.name)) -> \(Sanitize.line(target)): a link, not followed")
-                } else {
-                    moreLinks += 1
-                }
+                links.add("\(Sanitize.line(entry.name)) -> \(Sanitize.line(target)): a link, not followed")
                 continue
             }
             if let what = entry.special {
-                if specials.count < 5 {
-                    specials.append("\(Sanitize.line(entry.name)): \(what), no file: not read")
-                } else {
-                    moreSpecials += 1
-                }
+                specials.add("\(Sanitize.line(entry.name)): \(what), no file: not read")
                 continue
             }
             guard entry.isRegularFile else { continue }
