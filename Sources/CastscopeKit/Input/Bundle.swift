@@ -152,22 +152,26 @@ public struct BundleWalker {
     /// A file name that is not UTF-8, shown: its valid parts as they are, each byte that is
     /// not as `\xHH` (two names that differ stay different).
     static func escapedName(_ bytes: [UInt8]) -> String {
-        var out = ""
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            // the longest valid prefix (a name is at most 255 bytes), then one bad byte
-            var good = rest.endIndex
-            while good > rest.startIndex, String(validating: rest[..<good], as: UTF8.self) == nil { good -= 1 }
-            out += String(decoding: rest[..<good], as: UTF8.self)
-            rest = rest[good...]
-            if let b = rest.first {
-                let hex = Array("0123456789abcdef")
-                out += "\\x" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 15)])
-                rest = rest.dropFirst()
+        var out = String.UnicodeScalarView()
+        var i = 0
+        // Scalar by scalar: a valid one as it is, the bytes of an invalid sequence one by one.
+        while i < bytes.count {
+            var rest = bytes[i...].makeIterator()
+            var parser = Unicode.UTF8.ForwardParser()
+            switch parser.parseScalar(from: &rest) {
+            case .valid(let encoded):
+                out.append(Unicode.UTF8.decode(encoded))
+                i += encoded.count
+            case .error(let length):
+                for b in bytes[i..<(i + length)] { out.append(contentsOf: "\\x\(hexDigits[Int(b >> 4)])\(hexDigits[Int(b & 15)])".unicodeScalars) }
+                i += length
+            case .emptyInput:
+                i = bytes.count
             }
         }
-        return out
+        return String(out)
     }
+    private static let hexDigits = Array("0123456789abcdef")
 
     /// Members of an archive passed over and said on it: the first five by name, then how many
     /// more (links, FIFOs and devices).
