@@ -128,9 +128,35 @@ public final class EventMatcher: Sendable {
             anchors.append(a)
         }
         self.ruleAnchor = ruleAnchor
+        var rulesOfAnchor = [[Int32]](repeating: [], count: anchors.count)
+        var anchorless: [Int32] = []
+        for (index, a) in ruleAnchor.enumerated() {
+            if a >= 0 { rulesOfAnchor[a].append(Int32(index)) } else { anchorless.append(Int32(index)) }
+        }
+        self.rulesOfAnchor = rulesOfAnchor
+        self.anchorless = anchorless
+        // (one pass by index: `map` over the rules copied each rule, twice)
+        var codes: [KindCode] = []
+        codes.reserveCapacity(rules.count)
+        var maxSlots = 0
+        for index in rules.indices {
+            codes.append(KindCode(rules[index].event))
+            maxSlots = max(maxSlots, rules[index].pattern.names.count)
+        }
+        self.codes = codes
+        self.maxSlots = maxSlots
         prefilter = Prefilter(anchors: anchors)
         scanner = prefilter.scanner
     }
+    /// The rules of each anchor, in rule order: a message holding two of some 300 anchors tries
+    /// the few rules of those two, not a test of every rule's anchor bit.
+    private let rulesOfAnchor: [[Int32]]
+    /// The rules with no anchor (none today: a rule needs text of its own), tried always.
+    private let anchorless: [Int32]
+    /// Each rule's event kind code, looked up once.
+    private let codes: [KindCode]
+    /// The most captures of any rule: one match state serves every rule a message tries.
+    private let maxSlots: Int
 
     /// A class: hits are remembered per distinct message (`Interner.verdict`) and handed out
     /// many times, and copying the rule's fields each time showed in profiles.
@@ -139,9 +165,9 @@ public final class EventMatcher: Sendable {
         public let attrs: [(String, String)]
         /// The code of the rule's event kind.
         let code: KindCode
-        init(rule: Vocabulary.Rule, attrs: [(String, String)]) {
+        init(rule: Vocabulary.Rule, attrs: [(String, String)], code: KindCode) {
             self.rule = rule
-            code = KindCode(rule.event)
+            self.code = code
             self.attrs = attrs
         }
     }
@@ -158,7 +184,7 @@ public final class EventMatcher: Sendable {
         // bracketed message's event, which stands for 3 more (`repeated`).
         if let (inner, times) = Self.repeated(message) {
             guard let hit = plainMatch(inner, category: category) else { return nil }
-            return Hit(rule: hit.rule, attrs: hit.attrs + [("repeated", times)])
+            return Hit(rule: hit.rule, attrs: hit.attrs + [("repeated", times)], code: hit.code)
         }
         return plainMatch(message, category: category)
     }
@@ -188,49 +214,89 @@ public final class EventMatcher: Sendable {
             return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: scanner.wordCount) { present in
                 let bits = present.baseAddress!
                 scanner.anchorsPresent(message, into: bits)
-                return match(message, category: category) { a in bits[a >> 6] & (1 << UInt64(a & 63)) != 0 }
+                return matchCandidates(message, category: category, bits: bits)
             }
         }
-        return match(message, category: category) { a in findBytes(message, anchors[a], from: 0) != nil }
-    }
-
-    private func match(_ message: UnsafeRawBufferPointer, category: String?, holds: (Int) -> Bool) -> Hit? {
-        // A logger's time and level before the message, for the rules that must cover all of
-        // it (`MessageLead`): looked for once, when such a rule's anchor is there.
+        var m = PatternMatch(slots: 0)
         var lead: Int?? = .none
         for index in rules.indices {
-            // Cheap first: the rule's literal anchor must be in the message.
             let a = ruleAnchor[index]
-            if a >= 0, !holds(a) { continue }
+            if a >= 0, findBytes(message, prefilter.anchors[a], from: 0) == nil { continue }
+            if let hit = tryRule(index, message, category: category, &m, lead: &lead) { return hit }
+        }
+        return nil
+    }
+
+    /// The rules of the anchors found (bits set in `bits`), tried in rule order.
+    private func matchCandidates(_ message: UnsafeRawBufferPointer, category: String?, bits: UnsafePointer<UInt64>) -> Hit? {
+        // (a message holds few anchors and they have few rules: a small list on the stack,
+        // sorted by insertion)
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: rules.count + 1) { list in
+            var count = 0
+            func add(_ r: Int32) {
+                var i = count
+                while i > 0, list[i - 1] > r { list[i] = list[i - 1]; i -= 1 }
+                list[i] = r
+                count += 1
+            }
+            for r in anchorless { add(r) }
+            rulesOfAnchor.withUnsafeBufferPointer { all in
+                for w in 0..<scanner.wordCount {
+                    var word = bits[w]
+                    while word != 0 {
+                        let a = w << 6 + word.trailingZeroBitCount
+                        word &= word - 1
+                        for r in all[a] { add(r) }
+                    }
+                }
+            }
+            if count == 0 { return nil }
+            var m = PatternMatch(slots: 0)
+            var lead: Int?? = .none
+            for k in 0..<count {
+                if let hit = tryRule(Int(list[k]), message, category: category, &m, lead: &lead) { return hit }
+            }
+            return nil
+        }
+    }
+
+    /// Rule `index` against a message whose anchor it holds: its hit, or nil.
+    /// `lead`: a logger's time and level before the message, for the rules that must cover all
+    /// of it (`MessageLead`): looked for once, when such a rule is tried.
+    private func tryRule(_ index: Int, _ message: UnsafeRawBufferPointer, category: String?,
+                         _ m: inout PatternMatch, lead: inout Int??) -> Hit? {
+        rules.withUnsafeBufferPointer { rules in
             let rule = rules[index]
-            if let c = rule.category, c != category { continue }
-            if !rule.unless.isEmpty, rule.unless.contains(where: { findBytes(message, $0, from: 0) != nil }) { continue }
-            var m = PatternMatch(slots: rule.pattern.names.count)
+            if let c = rule.category, c != category { return nil }
+            if !rule.unless.isEmpty, rule.unless.contains(where: { findBytes(message, $0, from: 0) != nil }) { return nil }
+            // (made when a rule with captures is tried, for all: most messages try one rule,
+            // many rules capture nothing)
+            if m.starts.count < rule.pattern.names.count { m = PatternMatch(slots: maxSlots) }
             var body = message
             if rule.anchored {
                 // An anchored rule must cover the whole message, bar trailing white space; or
                 // all of it after a logger's lead.
-                func covers(_ text: UnsafeRawBufferPointer) -> Bool {
+                func covers(_ text: UnsafeRawBufferPointer, _ m: inout PatternMatch) -> Bool {
                     guard rule.pattern.match(text, into: &m) else { return false }
                     var e = m.end
                     while e < text.count, text[e] == 0x20 || text[e] == 0x09 { e += 1 }
                     return e == text.count
                 }
-                if !covers(message) {
+                if !covers(message, &m) {
                     // (only the relay's words: a daemon's logger writes the lead; another
                     // process's `DEBUG: no data to send` is no Jitsi extension's line)
-                    guard rule.side == .relay else { continue }
+                    guard rule.side == .relay else { return nil }
                     if lead == .none { lead = .some(MessageLead.end(message)) }
-                    guard let start = lead!, case let rest = UnsafeRawBufferPointer(rebasing: message[start...]), covers(rest) else { continue }
+                    guard let start = lead!, case let rest = UnsafeRawBufferPointer(rebasing: message[start...]), covers(rest, &m) else { return nil }
                     body = rest
                 }
             } else if !rule.pattern.search(message, into: &m) {
-                continue
+                return nil
             }
             if !rule.only.isEmpty, !rule.only.allSatisfy({ c in
                 m.range(c.slot).map { r in c.values.contains { $0.elementsEqual(body[r]) } } ?? false
             }) {
-                continue
+                return nil
             }
             var attrs: [(String, String)] = []
             // (one allocation: a relay `stats` line's five grew the list four times)
@@ -241,8 +307,7 @@ public final class EventMatcher: Sendable {
                 }
             }
             attrs.append(contentsOf: rule.set)
-            return Hit(rule: rule, attrs: attrs)
+            return Hit(rule: rule, attrs: attrs, code: codes[index])
         }
-        return nil
     }
 }
