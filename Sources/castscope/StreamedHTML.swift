@@ -33,7 +33,7 @@ final class StreamedHTML: StreamedDocument, @unchecked Sendable {
         HTMLReport.row(i, s, found, into: &buffer)
         rows.append(buffer)
         // (the timeline's rows, made once for the card and the data)
-        let entries = Timeline.entries(s.events)
+        let entries = Timeline.rows(s.events)
         buffer.removeAll()
         HTMLReport.card(i, s, found, entries: entries, into: &buffer)
         cards.append(buffer)

@@ -98,13 +98,13 @@ public enum HTMLReport {
         tableEnd(r.sessions.count, into: &b)
         b.append("<main id=\"cards\">\n")
         for (i, s) in r.sessions.enumerated() {
-            card(i, s, bySession[s.id] ?? [], entries: Timeline.entries(s.events), into: &b)
+            card(i, s, bySession[s.id] ?? [], entries: Timeline.rows(s.events), into: &b)
         }
         b.append("</main>\n")
         suffix(r, provenance: provenance, into: &b)
         for (i, s) in r.sessions.enumerated() {
             if i > 0 { b.append(",\n") }
-            dataEntry(s, bySession[s.id] ?? [], entries: Timeline.entries(s.events), into: &b)
+            dataEntry(s, bySession[s.id] ?? [], entries: Timeline.rows(s.events), into: &b)
         }
         b.append(end)
         return b.string
@@ -443,7 +443,7 @@ public enum HTMLReport {
 
     /// Session number `i`'s card; `entries`: its timeline's rows (`Timeline.entries`, made once
     /// for the card and the data entry).
-    public static func card(_ i: Int, _ s: Session, _ findings: [Finding], entries: [TimelineEntry], into b: inout OutputBuffer) {
+    public static func card(_ i: Int, _ s: Session, _ findings: [Finding], entries: TimelineRows, into b: inout OutputBuffer) {
         b.append("<section class=\"card\" id=\"s-")
         b.int(i)
         b.append("\" data-i=\"")
@@ -561,7 +561,7 @@ public enum HTMLReport {
 
     /// A session's entry in the page's data (the script draws its timeline from it): one
     /// object per session, times in µs since the epoch.
-    public static func dataEntry(_ s: Session, _ findings: [Finding], entries: [TimelineEntry], into b: inout OutputBuffer) {
+    public static func dataEntry(_ s: Session, _ findings: [Finding], entries: TimelineRows, into b: inout OutputBuffer) {
         func num(_ v: Int64?) {
             if let v { b.int(Int(v)) } else { b.append("null") }
         }

@@ -322,19 +322,19 @@ public enum JSONReport {
         }
         w.close(array: true)
         w.open("timeline", array: true)
-        let rows = Timeline.entries(s.events)
+        let rows = Timeline.rows(s.events)
         let row = w.elementShape(keys: ["time", "t", "side", "event", "message", "count", "source", "lastSource", "timeInferred"])
-        for i in rows.indices {
+        for t in rows {
             w.open(row)
-            w.time(row[0], rows[i].time, offset: s.displayOffset)
-            w.number(row[1], rows[i].time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
-            w.string(row[2], rows[i].side.rawValue)
-            w.string(row[3], rows[i].kind)
-            w.string(row[4], rows[i].text)
-            w.int(row[5], rows[i].count)
-            w.source(row[6], rows[i].first)
-            if rows[i].count > 1 { w.source(row[7], rows[i].last) }
-            if rows[i].timeInferred { w.bool(row[8], true) }
+            w.time(row[0], t.time, offset: s.displayOffset)
+            w.number(row[1], t.time.flatMap { tt in s.start.map { Double(tt - $0) / 1e6 } })
+            w.string(row[2], t.side.rawValue)
+            w.string(row[3], t.kind)
+            w.string(row[4], t.text)
+            w.int(row[5], t.count)
+            w.source(row[6], t.first)
+            if t.count > 1 { w.source(row[7], t.last) }
+            if t.timeInferred { w.bool(row[8], true) }
             w.close(row)
             w.flushIfFull()
         }

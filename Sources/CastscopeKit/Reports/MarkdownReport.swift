@@ -412,7 +412,7 @@ public enum MarkdownReport {
             for f in fs { finding(f, into: &b) }
         }
         if timeline {
-            let entries = Timeline.entries(s.events)
+            let entries = Timeline.rows(s.events)
             b.append("\n<details><summary>Timeline (")
             b.counted(entries.count, "row")
             b.append(")</summary>\n\n| t (s) | side | line | source |\n|---|---|---|---|\n")

@@ -268,7 +268,7 @@ public enum PerfettoReport {
             b.append("}}")
         }
         // Every timeline line on its side's track.
-        let entries = Timeline.entries(s.events)
+        let entries = Timeline.rows(s.events)
         var sidesShown = Set<Side>()
         for t in entries { sidesShown.insert(t.side) }
         for (lane, (side, name)) in sideOrder.enumerated() where sidesShown.contains(side) {

@@ -616,10 +616,8 @@ public struct TextReport {
         }
         for f in findings { findingLines(f, into: &out) }
         out.byte(0x0A)
-        // By index: `for t in` would copy each row (a retain and release per string).
-        let rows = Timeline.entries(s.events)
-        // Each row read where it lies (`rows[i]` handed on is a copy of its strings).
-        for i in rows.indices { timelineRow(rows, i, start: s.start, into: &out) }
+        // Each row made as it is written (`TimelineRows`: a session's rows are not all held).
+        for row in Timeline.rows(s.events) { timelineRow(row, start: s.start, into: &out) }
         if !s.deciding.isEmpty {
             out.append("   decided by:\n")
             for e in s.deciding {
@@ -634,34 +632,34 @@ public struct TextReport {
 
     /// `     +3.912     ext  message  [2]:77`: the time from the session's start (padded to
     /// 10), the side, the message (cut to the terminal when there is a width), the source.
-    func timelineRow(_ rows: [TimelineEntry], _ i: Int, start: Int64?, into out: inout OutputBuffer) {
+    func timelineRow(_ row: borrowing TimelineEntry, start: Int64?, into out: inout OutputBuffer) {
         out.append("     ")
         paintOn(&out, "2")
         let before = out.count
-        if let tt = rows[i].time, let start { out.relative(tt - start) }
+        if let tt = row.time, let start { out.relative(tt - start) }
         let relCount = out.count - before  // ASCII: bytes are characters
         if relCount < 10 { out.repeating(0x20, count: 10 - relCount) }
         paintOff(&out)
-        let tag = Self.sideTag(rows[i].side)
+        let tag = Self.sideTag(row.side)
         out.byte(0x20)
         out.append(tag)
         out.append("  ")
         if let width {
             // The row fits the terminal: the message is cut, the source stays whole.
-            let source = shortSpan(rows[i].first, rows[i].last)
-            let budget = width - (5 + max(10, relCount) + 1 + tag.count + 2) - (2 + source.count) - (rows[i].timeInferred ? 2 : 0)
-            out.append(Self.cut(rows[i].text.replacingOccurrences("\n", " ⏎ "), max(12, budget)))
-            if rows[i].timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
+            let source = shortSpan(row.first, row.last)
+            let budget = width - (5 + max(10, relCount) + 1 + tag.count + 2) - (2 + source.count) - (row.timeInferred ? 2 : 0)
+            out.append(Self.cut(row.text.replacingOccurrences("\n", " ⏎ "), max(12, budget)))
+            if row.timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
             out.append("  ")
             paintOn(&out, "2")
             out.append(source)
             paintOff(&out)
         } else {
-            oneLine(rows[i].text, into: &out)
-            if rows[i].timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
+            oneLine(row.text, into: &out)
+            if row.timeInferred { paintOn(&out, "2"); out.append(" ~"); paintOff(&out) }
             out.append("  ")
             paintOn(&out, "2")
-            shortSpan(rows[i].first, rows[i].last, into: &out)
+            shortSpan(row.first, row.last, into: &out)
             paintOff(&out)
         }
         out.byte(0x0A)

@@ -53,13 +53,28 @@ public enum Timeline {
     /// stats interleave), and ends at the next line of its own side that is something else.
     /// So at most one run per side is open: a short list, searched in place. Runs hold indices
     /// into `events` (no copies), and rows are put back in time order by their event's index.
-    public static func entries(_ events: [Event]) -> [TimelineEntry] { entries(events, complete: true).rows }
+    public static func entries(_ events: [Event]) -> [TimelineEntry] { Array(rows(events)) }
+
+    /// The same rows, each made when it is read: a row of one line (nearly all) is held as its
+    /// event's index, 4 bytes, not as a row of strings (a session of 73,000 rows held 23 MB of
+    /// them while its report was written). What the report writers use.
+    public static func rows(_ events: [Event]) -> TimelineRows {
+        let found = refs(events, complete: true)
+        return TimelineRows(events: events, refs: found.refs, made: found.made)
+    }
 
     /// The rows of `events`; unless `complete` (more lines follow), only those that no later
     /// line can change: the rows of the runs that begin before `rest`, the first line from which
     /// a scan begun afresh gives the same runs (no run that began before it has a line at or
     /// after it). The lines from `rest` on are to be handed again, with those that follow.
     static func entries(_ events: [Event], complete: Bool) -> (rows: [TimelineEntry], rest: Int) {
+        let found = refs(events, complete: complete)
+        return (Array(TimelineRows(events: events, refs: found.refs, made: found.made)), found.rest)
+    }
+
+    /// The rows as `TimelineRows` holds them: per row its event's index (a row of that one
+    /// line), or -(k + 1) for `made[k]`.
+    static func refs(_ events: [Event], complete: Bool) -> (refs: [Int32], made: [TimelineEntry], rest: Int) {
         var runs: [[Int]] = []
         // Whether each run is one of lines of one shape (any line but connect, frame and stats
         // lines), which folds only as a storm, else goes back to runs of the same line.
@@ -87,12 +102,17 @@ public enum Timeline {
         }
         // Rows, and the index of the event each comes from (kept apart: rows already in order,
         // nearly all, are returned as they are, not copied out of pairs).
-        var out: [TimelineEntry] = []
+        var out: [Int32] = []
+        var made: [TimelineEntry] = []
         var at: [Int] = []
         // Rows are at most one per event but for expanded repeats: room made once, not grown,
         // up to a point (a retry storm's hundreds of thousands of lines fold into a few rows).
         out.reserveCapacity(min(events.count, 4096))
         at.reserveCapacity(min(events.count, 4096))
+        func append(_ row: TimelineEntry) {
+            made.append(row)
+            out.append(Int32(truncatingIfNeeded: -made.count))
+        }
         func rows(_ run: ArraySlice<Int>, storm: Set<UInt64>) {
             let lines = events.withUnsafeBufferPointer { ev in run.reduce(0) { $0 + ev[$1].count } }
             // Fold only a run that repeats itself; three different lines stay three rows.
@@ -100,7 +120,7 @@ public enum Timeline {
             if (lines >= minimumRun && (!storm.isEmpty || repeatsItself(run, lines: lines, events)))
                 || (events[run[run.startIndex]].code == .relayStats && events[run[run.startIndex]].repeats != nil)
             {
-                out.append(fold(events, run, storm: storm))
+                append(fold(events, run, storm: storm))
                 at.append(run[run.startIndex])
                 return
             }
@@ -112,19 +132,16 @@ public enum Timeline {
                     while after + 1 < run.endIndex, !(key < Self.place(events[run[after + 1]])) { after += 1 }
                     let e = events[i]
                     let source = SourceRef(path: e.sourcePath, line: line)
-                    out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: m, count: 1, first: source, last: source,
-                                             timeInferred: e.timeInferred, displayOffset: e.displayOffset))
+                    append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: m, count: 1, first: source, last: source,
+                                         timeInferred: e.timeInferred, displayOffset: e.displayOffset))
                     at.append(run[after])
                 }
                 return
             }
             for i in run {
                 guard events[i].repeats != nil else {
-                    // One line (nearly all): one row, without a closure per line.
-                    let source = events[i].source
-                    out.append(TimelineEntry(time: events[i].time, side: events[i].side, kind: events[i].kind,
-                                             text: events[i].message, count: 1, first: source, last: source,
-                                             timeInferred: events[i].timeInferred, displayOffset: events[i].displayOffset))
+                    // One line (nearly all): one row, its event's index, without a closure per line.
+                    out.append(Int32(truncatingIfNeeded: i))
                     at.append(i)
                     continue
                 }
@@ -132,8 +149,8 @@ public enum Timeline {
                 let path = e.sourcePath
                 e.forEachLineWithMessage { t, line, message in
                     let source = SourceRef(path: path, line: line)
-                    out.append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: message, count: 1,
-                                             first: source, last: source, timeInferred: e.timeInferred, displayOffset: e.displayOffset))
+                    append(TimelineEntry(time: t, side: e.side, kind: e.kind, text: message, count: 1,
+                                         first: source, last: source, timeInferred: e.timeInferred, displayOffset: e.displayOffset))
                     at.append(i)
                 }
             }
@@ -165,8 +182,8 @@ public enum Timeline {
             }
         }
         // Back in time order (stable: reading order breaks ties); most sessions' rows already are.
-        if !at.indices.dropFirst().contains(where: { at[$0] < at[$0 - 1] }) { return (out, rest) }
-        return (at.indices.sorted { (at[$0], $0) < (at[$1], $1) }.map { out[$0] }, rest)
+        if !at.indices.dropFirst().contains(where: { at[$0] < at[$0 - 1] }) { return (out, made, rest) }
+        return (at.indices.sorted { (at[$0], $0) < (at[$1], $1) }.map { out[$0] }, made, rest)
     }
 
     /// The rows of the lines outside any session, handed to `body` in order a chunk of lines at
@@ -177,9 +194,9 @@ public enum Timeline {
         var carried: [Event] = []
         lines.forEachChunk { chunk, last in
             carried.append(contentsOf: chunk)
-            let (rows, rest) = entries(carried, complete: last || carried.count > carryLimit)
-            for r in rows { body(r) }
-            carried.removeFirst(rest)
+            let found = refs(carried, complete: last || carried.count > carryLimit)
+            for r in TimelineRows(events: carried, refs: found.refs, made: found.made) { body(r) }
+            carried.removeFirst(found.rest)
         }
     }
 
@@ -498,5 +515,28 @@ extension Timeline {
         let first = run.first!
         return TimelineEntry(time: first.time, side: first.side, kind: first.kind, text: text, count: fps.count,
                              first: first.source, last: run.last!.lastSource, timeInferred: false, displayOffset: first.displayOffset)
+    }
+}
+
+/// A session's timeline rows (`Timeline.rows`), each made as it is read: a row of one line is its
+/// event's index into `events` (shared, not copied), any other row (a folded run, a line of a run
+/// whose lines differ) is made once and held. Read each row once (`for t in rows`, or
+/// `let t = rows[i]`): a row of one line is built anew at each read.
+public struct TimelineRows: RandomAccessCollection {
+    let events: [Event]
+    let refs: [Int32]
+    let made: [TimelineEntry]
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { refs.count }
+
+    public subscript(i: Int) -> TimelineEntry {
+        let r = Int(refs[i])
+        if r < 0 { return made[-r - 1] }
+        return events.withUnsafeBufferPointer { ev in
+            let source = ev[r].source
+            return TimelineEntry(time: ev[r].time, side: ev[r].side, kind: ev[r].kind, text: ev[r].message, count: 1,
+                                 first: source, last: source, timeInferred: ev[r].timeInferred, displayOffset: ev[r].displayOffset)
+        }
     }
 }
