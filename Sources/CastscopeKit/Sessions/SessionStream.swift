@@ -770,12 +770,43 @@ public struct SessionStream {
             retireQueue.append((n, now))
         }
         if !l.joined.isEmpty {
-            s.events.append(contentsOf: l.joined)
-            s.events.sort { ($0.time ?? Int64.min, $0.order) < ($1.time ?? Int64.min, $1.order) }
+            Self.mergeInTime(&s.events, l.joined)
             if s.events.contains(where: \.foldsLines) { SessionBuilder.cutFoldedRuns(&s.events) }
         }
         builder.decideFromHost(&s)
         return s
+    }
+
+    /// `events` and `more` as one list in time order (reading order among equal times; of two
+    /// lines with the same time and place, `events`' first): what appending and a stable sort
+    /// give. Both are nearly always in that order already, and are then merged into a list of
+    /// their exact size: appending grew the session's list to up to twice its size, and the
+    /// sort took half of it again (a session as long as the log, 14 + 7 MB at its end).
+    static func mergeInTime(_ events: inout [Event], _ more: [Event]) {
+        @inline(__always) func before(_ a: borrowing Event, _ b: borrowing Event) -> Bool {
+            (a.time ?? Int64.min, a.order) < (b.time ?? Int64.min, b.order)
+        }
+        func inOrder(_ list: [Event]) -> Bool {
+            list.withUnsafeBufferPointer { l in !l.indices.dropFirst().contains { before(l[$0], l[$0 - 1]) } }
+        }
+        guard inOrder(events), inOrder(more) else {
+            events.append(contentsOf: more)
+            events.sort { before($0, $1) }
+            return
+        }
+        var out: [Event] = []
+        out.reserveCapacity(events.count + more.count)
+        events.withUnsafeBufferPointer { a in
+            more.withUnsafeBufferPointer { b in
+                var i = 0, j = 0
+                while i < a.count, j < b.count {
+                    if before(b[j], a[i]) { out.append(b[j]); j += 1 } else { out.append(a[i]); i += 1 }
+                }
+                out.append(contentsOf: a[i...])
+                out.append(contentsOf: b[j...])
+            }
+        }
+        events = out
     }
 
     /// Parks the ready sessions waiting behind an open one, once `parkAfter` of them wait.
