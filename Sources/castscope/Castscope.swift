@@ -462,7 +462,7 @@ struct Analyze: ParsableCommand {
                 all[0] = t  // `--html -`: the HTML is the report on standard output (one of them).
                 continue
             }
-            if let clash = all.first(where: { $0.path == t.path || (!t.isStdout && !$0.isStdout && OutputWriter.realPath($0.path) == OutputWriter.realPath(t.path)) }) {
+            if let clash = all.first(where: { $0.path == t.path || (!t.isStdout && !$0.isStdout && OutputWriter.realBytes(BytePath.of($0.path)) == OutputWriter.realBytes(BytePath.of(t.path))) }) {
                 throw ValidationError("\(t.option) \(t.path): \(clash.option == "standard output" ? "standard output" : clash.option) already writes \(t.isStdout ? "standard output" : "there")")
             }
             all.append(t)

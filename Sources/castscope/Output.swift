@@ -100,17 +100,18 @@ enum OutputWriter {
     }
 
     /// The real path of `path` (symlinks resolved); for a path that does not exist yet, its
-    /// folder's real path and its name.
+    /// folder's real path and its name. (As a String: bytes that are not UTF-8 repaired; what
+    /// compares paths uses `realBytes`.)
     static func realPath(_ path: String) -> String? {
-        if let r = realpath(path, nil) {
-            defer { free(r) }
-            return String(cString: r)
-        }
-        let (dir, name) = split(path)
-        guard let r = realpath(dir, nil) else { return nil }
-        defer { free(r) }
-        let d = String(cString: r)
-        return (d == "/" ? "" : d) + "/" + name
+        realBytes(BytePath.of(path)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `realPath` in bytes, as the kernel gives them.
+    static func realBytes(_ path: [UInt8]) -> [UInt8]? {
+        if let r = BytePath.realpath(path) { return r }
+        let (dir, name) = BytePath.split(path)
+        guard let d = BytePath.realpath(dir) else { return nil }
+        return (d == [0x2F] ? [] : d) + [0x2F] + name
     }
 
     /// 1 or 2 when `path` is this process's standard output or error (`/dev/stdout`,
@@ -133,6 +134,8 @@ enum OutputWriter {
     /// The descriptor a path names through its links (`/dev/stdout` → `/proc/self/fd/1`,
     /// `/dev/fd/2`), whether or not it is open; nil for any other path.
     static func namedDescriptor(_ path: String) -> Int32? {
+        // (an argument that is not UTF-8, reached through its folder's descriptor: a file)
+        if BundleWalker.rawPaths[path] != nil { return nil }
         var current = path
         for _ in 0..<16 {
             for prefix in ["/proc/self/fd/", "/dev/fd/"] where current.hasPrefix(prefix) {
@@ -148,23 +151,16 @@ enum OutputWriter {
 
     /// What link `path` points to, relative to its folder resolved; nil when it is no link.
     static func readLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink(path, &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return target.hasPrefix("/") ? target : split(path).dir + "/" + target
+        BytePath.readLink(Array(path.utf8)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The file a symlink names, resolved, also when it does not exist yet (a link to the
     /// report a run is about to write); nil when a link in the chain cannot be read.
-    static func linkTarget(_ path: String) -> String? {
-        if let r = realpath(path, nil) {
-            defer { free(r) }
-            return String(cString: r)
-        }
+    static func linkTarget(_ path: [UInt8]) -> [UInt8]? {
+        if let r = BytePath.realpath(path) { return r }
         var current = path
         for _ in 0..<40 {
-            guard let next = readLink(current) else { return realPath(current) }
+            guard let next = BytePath.readLink(current) else { return realBytes(current) }
             current = next
         }
         return nil
@@ -173,9 +169,10 @@ enum OutputWriter {
     /// Whether two output paths name one file: the same real path (links resolved, also when
     /// it does not exist yet), or the same device and inode (hard links, bind mounts).
     static func sameFile(_ a: String, _ b: String) -> Bool {
-        if let ra = linkTarget(a) ?? realPath(a), let rb = linkTarget(b) ?? realPath(b), ra == rb { return true }
-        var sa = stat(), sb = stat()
-        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+        let a = BytePath.of(a), b = BytePath.of(b)
+        if let ra = linkTarget(a) ?? realBytes(a), let rb = linkTarget(b) ?? realBytes(b), ra == rb { return true }
+        guard let sa = BytePath.stat(a), let sb = BytePath.stat(b) else { return false }
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 
     static func split(_ path: String) -> (dir: String, name: String) {
@@ -183,6 +180,10 @@ enum OutputWriter {
         let dir = String(path[..<slash])
         return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
     }
+
+    /// A path as error lines show it: an argument that is not UTF-8 as given (`caf\xe9/r.txt`),
+    /// not as it is reached (`/proc/self/fd/5/r.txt`).
+    static func shown(_ path: String) -> String { BundleWalker.argumentNames[path] ?? path }
 
     /// Why `target` must not be written, or nil. Checked before anything is read.
     static func refusal(_ target: OutputTarget, inputs: [String], force: Bool) -> String? {
@@ -194,18 +195,17 @@ enum OutputWriter {
         }
         guard !target.isStdout, standardStream(target.path) != 1 else { return stdoutConflict(inputs: inputs) }
         if standardStream(target.path) == 2 { return stdoutConflict(inputs: inputs, fd: 2) }
-        let path = target.path
-        guard realPath(path) != nil else {
-            return "\(target.option) \(path): its folder does not exist"
+        let path = target.path, bytes = BytePath.of(path)
+        guard realBytes(bytes) != nil else {
+            return "\(target.option) \(shown(path)): its folder does not exist"
         }
         let example = "e.g. -o report.\(target.format == .markdown ? "md" : target.format == .text ? "txt" : target.format.rawValue)"
         if let why = inputConflict(path, option: target.option, inputs: inputs, example: example) { return why }
-        var st = stat()
-        if stat(path, &st) == 0 {
+        if let st = BytePath.stat(bytes) {
             let kind = st.st_mode & S_IFMT
-            if kind == S_IFDIR { return "\(target.option) \(path) is a folder" }
+            if kind == S_IFDIR { return "\(target.option) \(shown(path)) is a folder" }
             if kind == S_IFREG && !force && st.st_size > 0 && !writtenByCastscope(path) {
-                return "\(target.option) \(path) exists and was not written by castscope: pass --force to replace it"
+                return "\(target.option) \(shown(path)) exists and was not written by castscope: pass --force to replace it"
             }
         }
         return nil
@@ -219,10 +219,14 @@ enum OutputWriter {
         guard !StandardDescriptors.wasClosed(fd), fstat(fd, &out) == 0, (out.st_mode & S_IFMT) == S_IFREG else { return nil }
         for input in inputs {
             var st = stat()
-            guard input == "-" ? fstat(0, &st) == 0 : stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-                st.st_dev == out.st_dev, st.st_ino == out.st_ino
-            else { continue }
-            let what = input == "-" ? "the standard input being read" : "the input \(input)"
+            if input == "-" {
+                guard fstat(0, &st) == 0 else { continue }
+            } else {
+                guard let s = BytePath.stat(BytePath.of(input)) else { continue }
+                st = s
+            }
+            guard (st.st_mode & S_IFMT) == S_IFREG, st.st_dev == out.st_dev, st.st_ino == out.st_ino else { continue }
+            let what = input == "-" ? "the standard input being read" : "the input \(shown(input))"
             return "standard \(fd == 2 ? "error" : "output") is \(what): castscope never writes over an input (redirect it elsewhere, or -o FILE)"
         }
         return nil
@@ -230,28 +234,33 @@ enum OutputWriter {
 
     /// Why writing (or removing) `path` would touch an input: it is one, or it is inside an
     /// input folder. Nil when it is neither (or its folder does not exist yet).
+    /// Paths are compared as bytes and files by device and inode: an input under a folder
+    /// whose name is not UTF-8 (`caf\xe9/in.log`, read as `/proc/self/fd/N`) was compared by
+    /// its real path decoded to a String, U+FFFD in place of the byte, which names no file, and
+    /// `--force -o` over a hard link to it (or a link to it inside such a folder) replaced it.
     static func inputConflict(_ path: String, option: String, inputs: [String], example: String = "choose another path") -> String? {
+        let bytes = BytePath.of(path)
         // A link is replaced where it is, and what it names is not to be touched either: both
         // are checked (a link inside an input folder that points out of it was let through).
-        var link = stat()
-        if lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK {
-            let (dir, name) = split(path)
-            if let own = realPath(dir).map({ ($0 == "/" ? "" : $0) + "/" + name }),
-                let why = inputConflict(resolved: own, path, option: option, inputs: inputs, example: example)
+        if let link = BytePath.lstat(bytes), (link.st_mode & S_IFMT) == S_IFLNK {
+            let (dir, name) = BytePath.split(bytes)
+            if let real = BytePath.realpath(dir),
+                let why = inputConflict(resolved: (real == [0x2F] ? [] : real) + [0x2F] + name, path, option: option, inputs: inputs, example: example)
             {
                 return why
             }
         }
-        guard let out = linkTarget(path) ?? realPath(path) else { return nil }
+        guard let out = linkTarget(bytes) ?? realBytes(bytes) else { return nil }
         return inputConflict(resolved: out, path, option: option, inputs: inputs, example: example)
     }
 
     /// `inputConflict` for the output's path `out`, resolved.
-    private static func inputConflict(resolved out: String, _ path: String, option: String, inputs: [String], example: String) -> String? {
+    private static func inputConflict(resolved out: [UInt8], _ path: String, option: String, inputs: [String], example: String) -> String? {
+        let path = shown(path)
         // Standard input redirected from a file (`castscope analyze -o F - < F`) is that file.
         if inputs.contains("-") {
-            var read = stat(), written = stat()
-            if fstat(0, &read) == 0, (read.st_mode & S_IFMT) == S_IFREG, stat(out, &written) == 0,
+            var read = stat()
+            if fstat(0, &read) == 0, (read.st_mode & S_IFMT) == S_IFREG, let written = BytePath.stat(out),
                 read.st_dev == written.st_dev, read.st_ino == written.st_ino
             {
                 return "\(option) \(path) is the standard input being read: castscope never writes over an input (\(example))"
@@ -260,27 +269,26 @@ enum OutputWriter {
         // The output file and each folder above it, by device and inode: a bind mount or a
         // second mount of the same file system names an input by another path (`-o
         // alias/in.txt in.txt --force` replaced the input).
-        var written = stat()
-        let outFile: (UInt64, UInt64)? = stat(out, &written) == 0 ? (UInt64(written.st_dev), UInt64(written.st_ino)) : nil
+        let outFile = BytePath.stat(out).map { (UInt64($0.st_dev), UInt64($0.st_ino)) }
         var folders: [(UInt64, UInt64)] = []
-        var dir = split(out).dir
+        var dir = BytePath.split(out).dir
         while true {
-            var st = stat()
-            if stat(dir, &st) == 0 { folders.append((UInt64(st.st_dev), UInt64(st.st_ino))) }
-            if dir == "/" || dir.isEmpty { break }
-            dir = split(dir).dir
+            if let st = BytePath.stat(dir) { folders.append((UInt64(st.st_dev), UInt64(st.st_ino))) }
+            if dir == [0x2F] || dir.isEmpty { break }
+            dir = BytePath.split(dir).dir
         }
+        func under(_ folder: [UInt8]) -> Bool { out.starts(with: folder == [0x2F] ? folder : folder + [0x2F]) }
         for input in inputs where input != "-" {
-            guard let real = realPath(input) else { continue }
-            var st = stat()
-            let id: (UInt64, UInt64)? = stat(real, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+            let given = BytePath.of(input)
+            guard let real = realBytes(given) else { continue }
+            // (the input itself by its own bytes: `/proc/self/fd/N` is the file it was opened as)
+            let st = BytePath.stat(given) ?? BytePath.stat(real)
+            let id = st.map { (UInt64($0.st_dev), UInt64($0.st_ino)) }
             if real == out || (id != nil && outFile.map { $0 == id! } ?? false) {
                 return "\(option) \(path) is one of the inputs: castscope never writes over an input (\(example))"
             }
-            if let id, (st.st_mode & S_IFMT) == S_IFDIR,
-                out.hasPrefix(real == "/" ? "/" : real + "/") || folders.contains(where: { $0 == id })
-            {
-                return "\(option) \(path) is inside the input folder \(input): castscope never writes into what it reads"
+            if let st, let id, (st.st_mode & S_IFMT) == S_IFDIR, under(real) || folders.contains(where: { $0 == id }) {
+                return "\(option) \(path) is inside the input folder \(shown(input)): castscope never writes into what it reads"
             }
         }
         // What the links inside the input folders lead to is read too (the walk follows them):
@@ -288,60 +296,74 @@ enum OutputWriter {
         // an input the checks above never saw (`--force -o /var/log/relay/relay.log logs/`
         // replaced it; `-o elsewhere/r.txt` wrote into a folder being read).
         for (link, target) in linkedInputs(inputs) {
-            var st = stat()
-            guard stat(target, &st) == 0 else { continue }
+            guard let st = BytePath.stat(target) else { continue }
             let id = (UInt64(st.st_dev), UInt64(st.st_ino))
             if target == out || outFile.map({ $0 == id }) ?? false {
                 return "\(option) \(path) is read as an input through the link \(link): castscope never writes over an input (\(example))"
             }
-            if (st.st_mode & S_IFMT) == S_IFDIR, out.hasPrefix(target == "/" ? "/" : target + "/") || folders.contains(where: { $0 == id }) {
+            if (st.st_mode & S_IFMT) == S_IFDIR, under(target) || folders.contains(where: { $0 == id }) {
                 return "\(option) \(path) is inside the folder the link \(link) leads to, which is read as an input: castscope never writes into what it reads"
             }
         }
         return nil
     }
 
-    nonisolated(unsafe) private static var linkedCache: (inputs: [String], links: [(link: String, target: String)])?
+    nonisolated(unsafe) private static var linkedCache: (inputs: [String], links: [(link: String, target: [UInt8])])?
 
     /// The links inside the input folders, as the walk (`Bundle.walkPath`) meets them: names
     /// beginning with `.` passed over, links to folders followed, each folder once (by device
-    /// and inode). Each with its target's real path. Only links cost a `stat`; the rest is
-    /// `readdir`'s own type (a folder of 100,000 files: a few milliseconds).
-    static func linkedInputs(_ inputs: [String]) -> [(link: String, target: String)] {
+    /// and inode), no deeper than the walk goes (`BundleWalker.maxFolderDepth`). Each as shown,
+    /// with its target's real path in bytes. Folders are opened one from the other by their
+    /// names' bytes (`openat`): a name that is not UTF-8 (which the walk reads) hid the links
+    /// under it, and a tree thousands deep is neither past PATH_MAX nor a deep recursion. Only
+    /// links cost a `stat`; the rest is `readdir`'s own type (100,000 files: a few milliseconds).
+    static func linkedInputs(_ inputs: [String]) -> [(link: String, target: [UInt8])] {
         if let cached = linkedCache, cached.inputs == inputs { return cached.links }
-        var links: [(link: String, target: String)] = []
+        var links: [(link: String, target: [UInt8])] = []
         var seen = Set<[UInt64]>()
-        func scan(_ dir: String) {
+        // `fd`: the folder, open (closed here); `shown`: its name as shown; `depth`: folders above it.
+        func scan(_ fd: Int32, _ shown: String, depth: Int) {
+            defer { close(fd) }
             var st = stat()
-            guard stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR,
-                seen.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted, let handle = opendir(dir)
+            guard depth < BundleWalker.maxFolderDepth, fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR,
+                seen.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted
             else { return }
-            var children: [(String, UInt8)] = []
+            let listing = dup(fd)
+            guard listing >= 0, let handle = fdopendir(listing) else {
+                if listing >= 0 { close(listing) }
+                return
+            }
+            var children: [([UInt8], UInt8)] = []
             while let ent = readdir(handle) {
-                let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
-                    String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                let name = withUnsafeBytes(of: ent.pointee.d_name) { buf in
+                    Array(buf[..<(buf.firstIndex(of: 0) ?? buf.count)])
                 }
-                if name.hasPrefix(".") { continue }
+                if name.first == 0x2E { continue }
                 children.append((name, ent.pointee.d_type))
             }
             closedir(handle)
             for (name, type) in children {
-                let child = dir.hasSuffix("/") ? dir + name : dir + "/" + name
+                let child = (shown.hasSuffix("/") ? shown : shown + "/") + (String(validating: name, as: UTF8.self) ?? BundleWalker.escapedName(name))
                 var kind = type
                 if kind == UInt8(DT_UNKNOWN) {
                     var l = stat()
-                    guard lstat(child, &l) == 0 else { continue }
+                    guard BytePath.with(name, { fstatat(fd, $0, &l, AT_SYMLINK_NOFOLLOW) }) == 0 else { continue }
                     kind = (l.st_mode & S_IFMT) == S_IFLNK ? UInt8(DT_LNK) : (l.st_mode & S_IFMT) == S_IFDIR ? UInt8(DT_DIR) : UInt8(DT_REG)
                 }
                 if kind == UInt8(DT_DIR) {
-                    scan(child)
-                } else if kind == UInt8(DT_LNK), let target = realPath(child) {
+                    let sub = BytePath.with(name) { openat(fd, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+                    if sub >= 0 { scan(sub, child, depth: depth + 1) }
+                } else if kind == UInt8(DT_LNK), let target = BytePath.realpath(Array("/proc/self/fd/\(fd)/".utf8) + name) {
                     links.append((child, target))
-                    scan(target)
+                    let sub = BytePath.with(target) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+                    if sub >= 0 { scan(sub, child, depth: depth + 1) }
                 }
             }
         }
-        for input in inputs where input != "-" { scan(input) }
+        for input in inputs where input != "-" {
+            let fd = BytePath.with(BytePath.of(input)) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            if fd >= 0 { scan(fd, shown(input), depth: 0) }
+        }
         linkedCache = (inputs, links)
         return links
     }
@@ -351,7 +373,7 @@ enum OutputWriter {
     /// the Perfetto trace's. (Any file naming castscope in its first 4 KB was taken for one: a
     /// user's notes or a README about it were replaced without --force.)
     static func writtenByCastscope(_ path: String) -> Bool {
-        guard let f = fopen(path, "rb") else { return false }
+        guard let f = BytePath.with(BytePath.of(path), { fopen($0, "rb") }) else { return false }
         defer { fclose(f) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = fread(&buffer, 1, buffer.count, f)
@@ -394,19 +416,24 @@ enum OutputWriter {
         }
         // (a symlink otherwise is replaced, not written through: one planted where a report
         // goes, say in /tmp, must not make a root run write where it points)
-        let path = target.path
-        var st = stat()
-        let exists = stat(path, &st) == 0
+        let path = shown(target.path), bytes = BytePath.of(target.path)
+        let found = BytePath.stat(bytes)
+        let exists = found != nil
+        let st = found ?? stat()
         // (another descriptor named, `/dev/fd/3`: written through when open, never replaced)
-        if let fd = namedDescriptor(path), !exists || StandardDescriptors.wasClosed(fd) { return "\(path): file descriptor \(fd) is not open" }
-        if exists && ((st.st_mode & S_IFMT) != S_IFREG || namedDescriptor(path) != nil) {
-            guard let f = fopen(path, "w") else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
+        if let fd = namedDescriptor(target.path), !exists || StandardDescriptors.wasClosed(fd) { return "\(path): file descriptor \(fd) is not open" }
+        if exists && ((st.st_mode & S_IFMT) != S_IFREG || namedDescriptor(target.path) != nil) {
+            guard let f = BytePath.with(bytes, { fopen($0, "w") }) else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
             let ok = body(f) && fflush(f) == 0
             let e = errno
             let closed = fclose(f) == 0
             return ok && closed ? nil : "\(path): cannot write: \(String(cString: strerror(ok ? errno : e)))"
         }
-        let (dir, name) = split(path)
+        // (an argument that is not UTF-8 is made in its folder, `/proc/self/fd/N/caf\xe9.txt`,
+        // under a temporary name of its shown form, and renamed to its own bytes)
+        let (dirBytes, nameBytes) = BytePath.split(bytes)
+        let dir = String(decoding: dirBytes, as: UTF8.self)
+        let name = String(validating: nameBytes, as: UTF8.self) ?? BundleWalker.escapedName(nameBytes)
         var template = Array((dir + "/." + name + ".castscope-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { return "\(path): cannot write: \(String(cString: strerror(errno)))" }
@@ -426,7 +453,7 @@ enum OutputWriter {
         var ok = body(f) && fflush(f) == 0 && fsync(fd) == 0
         var e = errno
         if fclose(f) != 0 && ok { ok = false; e = errno }
-        if ok && rename(temporary, path) != 0 { ok = false; e = errno }
+        if ok && BytePath.with(bytes, { rename(temporary, $0) }) != 0 { ok = false; e = errno }
         if !ok {
             unlink(temporary)
             return "\(path): cannot write: \(String(cString: strerror(e)))"
@@ -487,4 +514,49 @@ func bytesOnDisk(_ paths: [String]) -> UInt64? {
 /// short by a NUL, always one line.
 func printError(_ text: String) {
     fputs("castscope: error: " + Sanitize.line(text) + "\n", stderr)
+}
+
+/// Paths as the kernel takes them: bytes, which a String cannot always hold (a name that is not
+/// UTF-8 is repaired to U+FFFD, and then names another file or none). What compares an output
+/// with the inputs, and writes an output given by such bytes, works on these.
+enum BytePath {
+    /// The bytes `path` stands for: an argument that was not UTF-8 by its own bytes
+    /// (`BundleWalker.rawPaths`), any other path by its UTF-8.
+    static func of(_ path: String) -> [UInt8] { BundleWalker.rawPaths[path] ?? Array(path.utf8) }
+
+    /// `body` given the path as a C string.
+    static func with<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
+        (path + [0]).withUnsafeBufferPointer { body(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
+    }
+
+    static func stat(_ path: [UInt8]) -> Glibc.stat? {
+        var st = Glibc.stat()
+        return with(path) { fstatat(AT_FDCWD, $0, &st, 0) } == 0 ? st : nil
+    }
+
+    static func lstat(_ path: [UInt8]) -> Glibc.stat? {
+        var st = Glibc.stat()
+        return with(path) { fstatat(AT_FDCWD, $0, &st, AT_SYMLINK_NOFOLLOW) } == 0 ? st : nil
+    }
+
+    /// realpath(3): links resolved, nil when the path does not exist.
+    static func realpath(_ path: [UInt8]) -> [UInt8]? {
+        guard let r = with(path, { Glibc.realpath($0, nil) }) else { return nil }
+        defer { free(r) }
+        return Array(UnsafeRawBufferPointer(start: r, count: strlen(r)))
+    }
+
+    /// What link `path` points to, relative to its folder resolved; nil when it is no link.
+    static func readLink(_ path: [UInt8]) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = with(path) { p in buffer.withUnsafeMutableBytes { Glibc.readlink(p, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) } }
+        guard n > 0 else { return nil }
+        let target = Array(buffer[0..<n])
+        return target.first == 0x2F ? target : split(path).dir + [0x2F] + target
+    }
+
+    static func split(_ path: [UInt8]) -> (dir: [UInt8], name: [UInt8]) {
+        guard let slash = path.lastIndex(of: 0x2F) else { return ([0x2E], path) }
+        return (slash == 0 ? [0x2F] : Array(path[..<slash]), Array(path[(slash + 1)...]))
+    }
 }

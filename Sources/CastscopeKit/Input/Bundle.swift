@@ -130,20 +130,41 @@ public struct BundleWalker {
                 out.append(text)
                 continue
             }
+            // Its folder, by its bytes: the file's name in it is what a new output is made
+            // under, and what an existing one is replaced by (`rawPaths`).
+            let slash = bytes.lastIndex(of: 0x2F)
+            let name = Array(slash.map { bytes[($0 + 1)...] } ?? bytes[...])
+            let folder: [UInt8] = slash.map { $0 == 0 ? [0x2F] : Array(bytes[..<$0]) } ?? [0x2E]
+            let folderFd = name.isEmpty ? -1 : (folder + [0]).withUnsafeBufferPointer {
+                open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), pathOnly | O_DIRECTORY | O_CLOEXEC)
+            }
             let fd = open(arg, pathOnly | O_CLOEXEC)
-            guard fd >= 0 else {
+            let through: String
+            if fd >= 0 {
+                through = "/proc/self/fd/\(fd)"
+            } else if folderFd >= 0 {
+                // (an output not made yet, `-o caf\xe9/report.txt`: it was "its folder does not
+                // exist" of a folder that is there, or made under a name with U+FFFD in it)
+                through = "/proc/self/fd/\(folderFd)/" + (String(validating: name, as: UTF8.self) ?? escapedName(name))
+            } else {
                 out.append(String(decoding: bytes, as: UTF8.self))
                 continue
             }
-            let through = "/proc/self/fd/\(fd)"
+            if folderFd >= 0 { rawPaths[through] = Array("/proc/self/fd/\(folderFd)/".utf8) + name }
             argumentNames[through] = Sanitize.line(escapedName(bytes))
             out.append(through)
         }
         return out
     }
 
+    /// The same arguments' bytes as the kernel takes them, by the name they are given under
+    /// (`argumentNames`' keys): their folder's descriptor and the name's own bytes
+    /// (`/proc/self/fd/5/caf\xe9.txt`), for what writes or replaces them (an output) and what
+    /// compares them (an output against the inputs).
+    nonisolated(unsafe) public private(set) static var rawPaths: [String: [UInt8]] = [:]
+
     /// How deep folders are walked (`walkPath` recurses once a level).
-    static let maxFolderDepth = 256
+    public static let maxFolderDepth = 256
 
     /// Linux's `O_PATH` (a macro Glibc's module does not bring): a descriptor that names a
     /// file without opening it (a FIFO does not block, a device is not touched).
@@ -151,7 +172,7 @@ public struct BundleWalker {
 
     /// A file name that is not UTF-8, shown: its valid parts as they are, each byte that is
     /// not as `\xHH` (two names that differ stay different).
-    static func escapedName(_ bytes: [UInt8]) -> String {
+    public static func escapedName(_ bytes: [UInt8]) -> String {
         var out = String.UnicodeScalarView()
         var i = 0
         // Scalar by scalar: a valid one as it is, the bytes of an invalid sequence one by one.

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Runs castscope through `/bin/sh` in `dir` (`$0` is the binary): the test's own arguments are
+/// Strings, and names that are not UTF-8 come from the shell's printf.
+func castscopeThroughShell(_ script: String, in dir: URL) throws -> (status: Int32, stderr: String) {
+    let shell = Process()
+    shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+    shell.arguments = ["-c", script + " > out.txt 2> err.txt", packageRoot.appendingPathComponent(".build/debug/castscope").path]
+    shell.currentDirectoryURL = dir
+    try shell.run()
+    shell.waitUntilExit()
+    let err = (try? Data(contentsOf: dir.appendingPathComponent("err.txt"))) ?? Data()
+    return (shell.terminationStatus, String(decoding: err, as: UTF8.self))
+}
+
+/// A path under `dir` built from bytes (a name that is not UTF-8), as a C string.
+func rawPath(_ dir: URL, _ parts: [UInt8]) -> [CChar] { (Array(dir.path.utf8) + [0x2F] + parts + [0]).map { CChar(bitPattern: $0) } }
+
+@Suite("hostile round 15: outputs and inputs whose names are not UTF-8")
+struct HostileRound15NameTests {
+    /// An input under a folder whose name is not UTF-8 (`caf\xe9/in.log`, read through
+    /// `/proc/self/fd/N` since round 14) was compared with the outputs by its real path decoded
+    /// to a String: U+FFFD in place of the byte, a path that names no file, so neither its
+    /// device and inode nor the links under such a folder were ever looked at. `--force -o`
+    /// over a hard link to it, or over a file a link inside such a folder leads to, replaced
+    /// the input. And an output named by such bytes was refused ("its folder does not exist")
+    /// or made under a name with U+FFFD in it.
+    @Test("--force never writes over an input under a folder whose name is not UTF-8; outputs named by such bytes are written there")
+    func outputsAgainstInputsNotUTF8() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"))
+        let cafe = Array("caf".utf8) + [0xE9]
+        #expect(mkdir(rawPath(dir, cafe), 0o755) == 0)
+        #expect(mkdir(dir.appendingPathComponent("logs").path, 0o755) == 0)
+        #expect(mkdir(rawPath(dir, Array("logs/".utf8) + cafe), 0o755) == 0)
+        let input = rawPath(dir, cafe + Array("/in.log".utf8))
+        let fd = open(input, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        _ = log.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+        close(fd)
+        #expect(link(input, dir.appendingPathComponent("hard.log").path) == 0)
+        try log.write(to: dir.appendingPathComponent("outside.txt"))
+        #expect(symlink("../../outside.txt", rawPath(dir, Array("logs/".utf8) + cafe + Array("/l.txt".utf8))) == 0)
+
+        // The input by another name (a hard link): refused, left as it was.
+        var r = try castscopeThroughShell(#""$0" analyze --force -o hard.log "$(printf 'caf\351')/in.log""#, in: dir)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr == "castscope: error: --output hard.log is one of the inputs: castscope never writes over an input (e.g. -o report.txt)\n", "\(r.stderr)")
+        #expect(try Data(contentsOf: dir.appendingPathComponent("hard.log")) == log)
+
+        // A file read through a link inside such a folder: refused, the link named as shown.
+        r = try castscopeThroughShell(#""$0" analyze --force -o outside.txt logs"#, in: dir)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr == "castscope: error: --output outside.txt is read as an input through the link logs/caf\\xe9/l.txt: castscope never writes over an input (e.g. -o report.txt)\n", "\(r.stderr)")
+        #expect(try Data(contentsOf: dir.appendingPathComponent("outside.txt")) == log)
+
+        // Inside the input folder named by those bytes: refused, named as given.
+        r = try castscopeThroughShell(#""$0" analyze -o "$(printf 'caf\351')/r.txt" "$(printf 'caf\351')""#, in: dir)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr == "castscope: error: --output caf\\xe9/r.txt is inside the input folder caf\\xe9: castscope never writes into what it reads\n", "\(r.stderr)")
+
+        // Outputs named by such bytes, in a folder that is not an input: written under them.
+        #expect(mkdir(rawPath(dir, Array("out".utf8) + [0xFF]), 0o755) == 0)
+        for (script, name) in [(#""$0" analyze -o "$(printf 'out\377')/report.txt" hard.log"#, Array("out".utf8) + [0xFF] + Array("/report.txt".utf8)),
+                               (#""$0" analyze --html "$(printf 'r\351').html" hard.log"#, [0x72, 0xE9] + Array(".html".utf8))]
+        {
+            for _ in 0..<2 {  // made, then replaced (a report castscope wrote)
+                r = try castscopeThroughShell(script, in: dir)
+                #expect(r.status == 0, "\(script): \(r.stderr)")
+                var st = stat()
+                #expect(stat(rawPath(dir, name), &st) == 0 && st.st_size > 100, "\(script)")
+            }
+        }
+    }
+}
