@@ -76,3 +76,37 @@ struct HostileRound15NameTests {
         }
     }
 }
+
+@Suite("hostile round 15: standard input that is a growing file")
+struct HostileRound15StdinTests {
+    /// `castscope analyze - < /var/log/relay.log` on a busy host: round 14 stopped a file on
+    /// disk at its size when opened, but standard input was read for as long as the daemon
+    /// wrote ("the offset it was opened at is not known": it is, lseek gives it). Read from
+    /// where the descriptor stands to the file's size then; the note names both sizes.
+    @Test("a regular file on standard input is read from its offset to its size when handed over, and said to have grown")
+    func growingFileOnStandardInput() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("relay.log")
+        let first = Array(String(repeating: "2026-03-12 10:20:01.5 open socket connection\n", count: 200).utf8)
+        try Data(first).write(to: file)
+        let fd = open(file.path, O_RDONLY)
+        defer { close(fd) }
+        // (a shell that read the first line itself: `{ read h; castscope analyze -; } < f`)
+        #expect(lseek(fd, 45, SEEK_SET) == 45)
+        let source = FileSource(fd: fd, path: "-")
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(String(repeating: "2026-03-12 10:20:02.5 written later\n", count: 400).utf8))
+        try handle.close()
+        #expect(try drain(source) == Array(first[45...]))
+        #expect(source.grew)
+        #expect(source.openedEnd == UInt64(first.count) && source.sizeNow == UInt64(first.count + 400 * 36))
+        #expect(FileSource.grewNote(from: source.openedEnd, to: source.sizeNow).hasPrefix("the file grew while it was read (from 9000 to 23400 bytes"))
+
+        // A pipe (no size) is read to its end, as before.
+        let r = try castscope(["analyze", "--json", "-"], stdin: Data(first))
+        let inputs = r.json?["inputs"] as? [[String: Any]] ?? []
+        #expect(inputs.first?["path"] as? String == "<stdin>" && (inputs.first?["notes"] as? [String] ?? []).allSatisfy { !$0.contains("grew") }, "\(inputs)")
+    }
+}

@@ -99,7 +99,9 @@ public struct BundleWalker {
             if let bytes = memory[path] {
                 walker.stream(MemorySource(bytes), path: display, depth: 0, tally: tally)
             } else if path == "-" {
-                walker.stream(FileSource(fd: 0, path: "-"), path: "<stdin>", depth: 0, tally: tally)
+                let source = FileSource(fd: 0, path: "-")
+                walker.stream(source, path: "<stdin>", depth: 0, tally: tally)
+                if source.grew { walker.note?("<stdin>", FileSource.grewNote(from: source.openedEnd, to: source.sizeNow)) }
             } else {
                 var visiting: [(UInt64, UInt64)] = []
                 walker.walkPath(path, display: display, visiting: &visiting, tally: tally, topLevel: true)

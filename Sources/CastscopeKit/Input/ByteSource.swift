@@ -83,16 +83,34 @@ public final class FileSource: ByteSource {
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { openedSize = UInt64(st.st_size) }
     }
 
+    /// A descriptor opened by someone else: standard input. A regular file there (`analyze - <
+    /// relay.log`) is read from where it stands to its size now, as a file on disk is (round
+    /// 14 left it: a log its daemon writes was read for as long as the daemon wrote).
     public init(fd: Int32, path: String) {
         self.fd = fd
         self.owned = false
         self.path = path
+        var st = stat()
+        let at = lseek(fd, 0, SEEK_CUR)
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, at >= 0, st.st_size > at {
+            start = UInt64(at)
+            openedSize = UInt64(st.st_size) - start
+        }
     }
 
+    /// Where the descriptor stood when it was handed over (0 for a file castscope opened):
+    /// `openedSize` bytes from there are read.
+    private var start: UInt64 = 0
+
+    /// The file's size now, less `start`: what could be read from where reading began.
     private var currentSize: UInt64 {
         var st = stat()
-        return fstat(fd, &st) == 0 ? UInt64(max(0, st.st_size)) : 0
+        return fstat(fd, &st) == 0 ? UInt64(max(0, st.st_size)) - min(start, UInt64(max(0, st.st_size))) : 0
     }
+
+    /// The file's size when it was opened, and now (what `grewNote` names).
+    public var openedEnd: UInt64 { start + openedSize }
+    public var sizeNow: UInt64 { start + currentSize }
 
     deinit { if owned { close(fd) } }
 
