@@ -110,3 +110,65 @@ struct HostileRound15StdinTests {
         #expect(inputs.first?["path"] as? String == "<stdin>" && (inputs.first?["notes"] as? [String] ?? []).allSatisfy { !$0.contains("grew") }, "\(inputs)")
     }
 }
+
+@Suite("hostile round 15: archives cut short")
+struct HostileRound15CutArchiveTests {
+    /// Lines that compress poorly (a counter and random hex), so that a cut leaves whole
+    /// blocks before it in every format.
+    static func noisyLines(_ count: Int, seed: UInt64) -> [UInt8] {
+        var x = seed
+        func next() -> String {
+            x = x &* 6364136223846793005 &+ 1442695040888963407
+            return String(x, radix: 16)
+        }
+        return Array((0..<count).map {
+            "2026-03-12 10:\(10 + $0 / 1000 % 50):00.\(100000 + $0 % 1000)+0100 0x3fb13    Default     0x0                  198    0    mDNSResponder: chunk \($0) \(next())\(next())\n"
+        }.joined().utf8)
+    }
+
+    /// A download or a ticket's size limit cuts an archive part way. libarchive's words for it
+    /// were passed on as damage ("damaged archive member: Truncated tar archive", "ZIP
+    /// decompression failed (-5)", "damaged xz data: Lzma library error: No progress is
+    /// possible", "truncated gzip stream (input ends inside a member)" of a `.tar.gz`, a gzip
+    /// member and not the archive's): none said the file was cut, nor which member the cut fell
+    /// in, nor that what came before was read.
+    @Test("a .tar, .zip, .tar.gz or .xz cut short: one line saying so, with the member and byte, and what came before read")
+    func cutArchives() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // (a session first: a bundle of noise alone is "nothing recognized", exit 4)
+        let session = Array(try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        let p1 = session + Self.noisyLines(8000, seed: 1), p2 = Self.noisyLines(8000, seed: 2)
+        for (kind, name) in [(ArchiveKind.tar, "b.tar"), (.zip, "b.zip"), (.tarGz, "b.tar.gz"), (.xz, "p.log.xz")] {
+            let whole = makeArchive(kind, kind == .xz ? [("p.log", p1 + p2)] : [("p1.log", p1), ("p2.log", p2)])
+            let cut = whole.count * 3 / 4
+            let file = dir.appendingPathComponent(name)
+            try Data(whole.prefix(cut)).write(to: file)
+            let r = try castscope(["analyze", "--json", file.path])
+            #expect(r.status == 1, "\(name): \(r.status) \(r.stderr)")
+            let path = file.path
+            let lines = r.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.count == 1, "\(name): \(r.stderr)")
+            let line = lines.first ?? ""
+            switch kind {
+            case .tar, .zip:
+                #expect(line.hasPrefix("castscope: error: \(path)!p2.log: at byte ")
+                        && line.contains(": cut short: the archive ends inside this member (at byte \(cut) of the archive): its ")
+                        && line.hasSuffix(" bytes before the cut are read"), "\(name): \(line)")
+            case .tarGz:
+                #expect(line.hasPrefix("castscope: error: \(path): at byte \(cut): gzip data cut short: the file ends inside it: what was decompressed before the cut is read (inside the member \(path)!p2.log, after its first "),
+                        "\(name): \(line)")
+            default:
+                #expect(line.hasPrefix("castscope: error: \(path): at byte \(cut): xz data cut short: the file ends inside it: the ")
+                        && line.hasSuffix(" bytes decompressed before the cut are read"), "\(name): \(line)")
+            }
+            // What came before the cut is read: the first member whole, the second in part.
+            let inputs = Dictionary((r.json?["inputs"] as? [[String: Any]] ?? []).map { ($0["path"] as? String ?? "", $0["lines"] as? Int ?? 0) }, uniquingKeysWith: +)
+            if kind == .xz {
+                #expect((inputs[path] ?? 0) > 8000, "\(name): \(inputs)")
+            } else {
+                #expect((inputs["\(path)!p1.log"] ?? 0) > 8000 && (inputs["\(path)!p2.log"] ?? 0) > 1000, "\(name): \(inputs)")
+            }
+        }
+    }
+}

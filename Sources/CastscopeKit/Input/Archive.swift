@@ -74,8 +74,14 @@ final class ArchiveReader {
             // Every stored property is set, so throwing runs `deinit`, which frees the handle
             // and releases the box: freeing them here too was a double free (exit 139 on a
             // 512-byte tar with a bad checksum).
-            throw box.takeUnretainedValue().error
-                ?? InputError(path: path, "not readable \(compressed == nil ? "as an archive" : what): \(Self.message(lib, a))")
+            let box = box.takeUnretainedValue()
+            if let e = box.error { throw e }
+            let why = Self.message(lib, a)
+            // (cut before its first output buffer filled, 64 KB: said as the cut it is)
+            if box.ended, compressed != nil, Self.saysTruncated(why) {
+                throw InputError(path: path, offset: box.consumed, "\(what) cut short: the file ends before a first part of it could be decompressed: nothing read")
+            }
+            throw InputError(path: path, "not readable \(compressed == nil ? "as an archive" : what): \(why)")
         }
     }
 
@@ -94,9 +100,29 @@ final class ArchiveReader {
     /// what was decompressed before it.
     func damaged(path: String, produced: UInt64) -> InputError {
         let why = Self.message(lib, handle)
+        let box = box.takeUnretainedValue()
+        // A file cut short (a download or a ticket's size limit): libarchive's words for it
+        // ("Truncated tar archive", "ZIP decompression failed (-5)", "Lzma library error: No
+        // progress is possible") said neither that nor what was kept.
+        if box.ended && Self.saysTruncated(why) {
+            if compressed == nil {
+                return InputError(path: path, offset: produced,
+                                  "cut short: the archive ends inside this member (at byte \(box.consumed) of the archive): its \(produced) bytes before the cut are read")
+            }
+            return InputError(path: path, offset: box.consumed,
+                              "\(what) cut short: the file ends inside it: the \(produced) bytes decompressed before the cut are read")
+        }
         if compressed == nil { return InputError(path: path, offset: produced, "damaged archive member: \(why)") }
-        return InputError(path: path, offset: box.takeUnretainedValue().consumed,
+        return InputError(path: path, offset: box.consumed,
                           "damaged \(what): \(why) (\(produced) bytes decompressed before it)")
+    }
+
+    /// Whether libarchive's message is its way of saying the data stopped (with the source at
+    /// its end, a cut): tar and zip "Truncated …", zlib's and liblzma's "no progress" errors
+    /// (Z_BUF_ERROR, -5; LZMA_BUF_ERROR), bzip2, zstd and lz4's "truncated … input".
+    static func saysTruncated(_ message: String) -> Bool {
+        let m = message.lowercased()
+        return m.contains("truncated") || m.contains("no progress is possible") || m.hasSuffix("decompression failed (-5)")
     }
 
     struct Entry {
@@ -290,7 +316,14 @@ final class ArchiveReader {
                     // Thrown after the bytes before it (this block's, if it came with one): the
                     // last blocks of a member cut short were lost with the error.
                     let upstream = reader.box.takeUnretainedValue().error
-                    damage = upstream ?? reader.damaged(path: path, produced: consumedOffset + UInt64(got ? size : 0))
+                    let produced = consumedOffset + UInt64(got ? size : 0)
+                    // (the compressed file under the archive broke off inside this member, a
+                    // `.tar.gz` cut short: its error names that file's byte; the member too)
+                    damage = upstream.map { e -> Error in
+                        var e = e
+                        e.message += " (inside the member \(path), after its first \(produced) bytes)"
+                        return e
+                    } ?? reader.damaged(path: path, produced: produced)
                     reader.memberFailed = upstream == nil ? .damaged : .upstream
                     guard got else { continue }
                 }

@@ -72,7 +72,7 @@ public final class GzipSource: ByteSource {
             }
             if stream.pointee.avail_in == 0 && inputEOF {
                 throw InputError(path: path, offset: consumedOffset,
-                                 "truncated gzip stream (input ends inside a member)")
+                                 "gzip data cut short: the file ends inside it: what was decompressed before the cut is read")
             }
             stream.pointee.next_out = outBase.assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_out = uInt(buffer.count)
