@@ -172,3 +172,29 @@ struct HostileRound15CutArchiveTests {
         }
     }
 }
+
+@Suite("hostile round 15: files of NUL bytes")
+struct HostileRound15ZeroTests {
+    /// A log preallocated, or zeroed by a crash (its blocks allocated, its data never
+    /// written), holds NULs and nothing else. It was called a "binary file (NUL byte), not a
+    /// log", which sends its reader looking for a format; a short one (under the 64 NULs a
+    /// copytruncate hole is detected by) was that too.
+    @Test("a file of NUL bytes alone is named as such, nothing to read; the bundle around it is read")
+    func filesOfNULs() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = dir.appendingPathComponent("device.log")
+        try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")).write(to: good)
+        for count in [1, 40, 5000, 300_000] {
+            let zeros = dir.appendingPathComponent("zeros-\(count).log")
+            try Data(count: count).write(to: zeros)
+            let r = try castscope(["analyze", "--json", zeros.path, good.path])
+            #expect(r.status == 1, "\(count): \(r.stderr)")
+            let said = count == 1 ? "its one byte is" : "all \(count) bytes are"
+            #expect(r.stderr == "castscope: error: \(zeros.path): at byte 0: \(said) NUL (a log preallocated, or zeroed when its system crashed?): nothing to read\n",
+                    "\(count): \(r.stderr)")
+            #expect((r.json?["sessions"] as? [Any])?.count == 1, "\(count)")
+            try FileManager.default.removeItem(at: zeros)
+        }
+    }
+}

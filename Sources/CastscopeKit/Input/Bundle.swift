@@ -469,7 +469,9 @@ public struct BundleWalker {
                     }
                     replay = PrefixedSource(prefix: bytes, rest: replay)
                 }
-                let zeros = LeadingZerosSource.detect(head)
+                // (a short file of NULs alone too: it has no block of 64 to detect, and was a
+                // "binary file" as a long one was)
+                let zeros = LeadingZerosSource.detect(head) || head.count < Self.headBytes && !head.isEmpty && !head.contains { $0 != 0 }
                 let ownSource = zeros || Self.readsThroughOwnSource(path: path, head: head)
                 if !ownSource, let diskPath, let visitFile, try visitFile(path, diskPath) { return }
                 var text: ByteSource = diskPath == nil ? BudgetSource(replay, tally: tally, path: path) : replay
@@ -482,8 +484,11 @@ public struct BundleWalker {
                     // the text after it read as a file of its own.
                     let skipping = LeadingZerosSource(text, path: path)
                     (head, text) = try readHead(Self.headBytes, from: skipping)
+                    // A file of NULs and nothing else: a log preallocated, or zeroed by a crash
+                    // (its blocks allocated, its data never written). It was "binary file (NUL
+                    // byte), not a log", which sent the reader looking for another format.
                     guard !head.isEmpty else {
-                        report(InputError(path: path, offset: 0, "binary file (NUL byte), not a log: skipped"))
+                        report(InputError(path: path, offset: 0, "\(skipping.skipped == 1 ? "its one byte is" : "all \(skipping.skipped) bytes are") NUL (a log preallocated, or zeroed when its system crashed?): nothing to read"))
                         return
                     }
                     passedOver = InputError(path: path, offset: 0, "\(skipping.skipped) NUL bytes at the start passed over (a log truncated while it was written: logrotate's copytruncate?); read from byte \(skipping.skipped)")
