@@ -444,7 +444,11 @@ struct Analyze: ParsableCommand {
         }
         // (a path that is standard output, `/dev/stdout`, is `-`: `--html /dev/stdout` wrote the
         // text report and the page on it together)
-        func std(_ p: String) -> String { OutputWriter.standardStream(p) == 1 ? "-" : p }
+        // (a name that is not UTF-8 reached by its bytes: `BundleWalker.reachedByBytes`)
+        func std(_ p: String) -> String {
+            let p = BundleWalker.reachedByBytes(p)
+            return OutputWriter.standardStream(p) == 1 ? "-" : p
+        }
         var main = OutputTarget(path: output.map(std) ?? "-", format: chosen.first?.1 ?? .text, option: output == nil ? "standard output" : "--output")
         if let output, chosen.isEmpty, let guessed = ReportFormat.guess(path: output) { main.format = guessed }
         var extra: [OutputTarget] = []

@@ -132,31 +132,52 @@ public struct BundleWalker {
                 out.append(text)
                 continue
             }
-            // Its folder, by its bytes: the file's name in it is what a new output is made
-            // under, and what an existing one is replaced by (`rawPaths`).
-            let slash = bytes.lastIndex(of: 0x2F)
-            let name = Array(slash.map { bytes[($0 + 1)...] } ?? bytes[...])
-            let folder: [UInt8] = slash.map { $0 == 0 ? [0x2F] : Array(bytes[..<$0]) } ?? [0x2E]
-            let folderFd = name.isEmpty ? -1 : (folder + [0]).withUnsafeBufferPointer {
-                open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), pathOnly | O_DIRECTORY | O_CLOEXEC)
-            }
             let fd = open(arg, pathOnly | O_CLOEXEC)
-            let through: String
-            if fd >= 0 {
-                through = "/proc/self/fd/\(fd)"
-            } else if folderFd >= 0 {
-                // (an output not made yet, `-o caf\xe9/report.txt`: it was "its folder does not
-                // exist" of a folder that is there, or made under a name with U+FFFD in it)
-                through = "/proc/self/fd/\(folderFd)/" + (String(validating: name, as: UTF8.self) ?? escapedName(name))
-            } else {
-                out.append(String(decoding: bytes, as: UTF8.self))
+            guard fd >= 0 else {
+                // (kept with its bytes: an output not made yet is reached through its folder,
+                // `reachedByBytes`; any other value, a pattern, is as Swift repairs it)
+                let repaired = String(decoding: bytes, as: UTF8.self)
+                argumentBytes[repaired] = bytes
+                out.append(repaired)
                 continue
             }
-            if folderFd >= 0 { rawPaths[through] = Array("/proc/self/fd/\(folderFd)/".utf8) + name }
+            let through = "/proc/self/fd/\(fd)"
+            argumentBytes[through] = bytes
             argumentNames[through] = Sanitize.line(escapedName(bytes))
             out.append(through)
         }
         return out
+    }
+
+    /// The arguments that are not UTF-8, by what they became (`/proc/self/fd/N`, or as Swift
+    /// repaired one that names nothing), with their bytes.
+    nonisolated(unsafe) private static var argumentBytes: [String: [UInt8]] = [:]
+
+    /// An output's path as it can be written: for an argument that is not UTF-8, its folder
+    /// opened by its bytes, and its name's own bytes in `rawPaths` (what replaces it is made
+    /// there, and renamed to them). One that names no file yet (`-o caf\xe9/report.txt`: refused
+    /// as "its folder does not exist" of a folder that is there, or made under a name with U+FFFD
+    /// in it) is given as `/proc/self/fd/N/report.txt`; any other path is as it is.
+    public static func reachedByBytes(_ path: String) -> String {
+        guard let bytes = argumentBytes[path], let folder = folderDescriptor(bytes) else { return path }
+        let through = argumentNames[path] != nil ? path
+            : "/proc/self/fd/\(folder.fd)/" + (String(validating: folder.name, as: UTF8.self) ?? escapedName(folder.name))
+        rawPaths[through] = folder.prefix + folder.name
+        argumentNames[through] = Sanitize.line(escapedName(bytes))
+        return through
+    }
+
+    /// The folder of a path given by its bytes, opened by them (held to the end of the run),
+    /// and the name in it; nil when it cannot be opened or the path ends in `/`.
+    private static func folderDescriptor(_ bytes: [UInt8]) -> (fd: Int32, prefix: [UInt8], name: [UInt8])? {
+        let slash = bytes.lastIndex(of: 0x2F)
+        let name = Array(slash.map { bytes[($0 + 1)...] } ?? bytes[...])
+        let folder: [UInt8] = slash.map { $0 == 0 ? [0x2F] : Array(bytes[..<$0]) } ?? [0x2E]
+        guard !name.isEmpty else { return nil }
+        let fd = (folder + [0]).withUnsafeBufferPointer {
+            open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), pathOnly | O_DIRECTORY | O_CLOEXEC)
+        }
+        return fd >= 0 ? (fd, Array("/proc/self/fd/\(fd)/".utf8), name) : nil
     }
 
     /// The same arguments' bytes as the kernel takes them, by the name they are given under
