@@ -764,7 +764,7 @@ struct Analyze: ParsableCommand {
         if let w = SpillTrouble.take() { fputs("castscope: warning: \(Sanitize.line(w))\n", stderr) }
         // A named path that does not exist, or nothing recognized at all: exit 4.
         var st = stat()
-        let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 }
+        let missing = paths.filter { $0 != "-" && lstat($0, &st) != 0 && !BundleWalker.wasNotHeld($0) }
         let nothing = report.eventCount == 0 && report.filteredOut == 0 && report.tally.count == 0
             && report.relaySessions.isEmpty
         if nothing { printError("nothing recognized: \(Self.whyNothing(report, paths: paths, filtered: !journal.filter.isEmpty))") }

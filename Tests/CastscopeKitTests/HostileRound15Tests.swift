@@ -198,3 +198,34 @@ struct HostileRound15ZeroTests {
         }
     }
 }
+
+@Suite("hostile round 15: many names that are not UTF-8")
+struct HostileRound15ManyNamesTests {
+    /// `castscope analyze ~/Downloads/*` over a folder of names that are not UTF-8: round 14
+    /// opens each such argument by its bytes and holds it open to the end of the run. Past the
+    /// open-file limit none could be read: 1,100 of them under `ulimit -n 1024` were every one
+    /// lost ("cannot open: Too many open files" named `/proc/self/fd/9`, or "No such file or
+    /// directory" of a name with U+FFFD in it), exit 4. At most half the limit is held; those
+    /// past it are said (five by name, then a count) and the others read.
+    @Test("more names that are not UTF-8 than descriptors: the first read, the rest said in six lines")
+    func manyArgumentsNotUTF8() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"))
+        for i in 0..<300 {
+            let fd = open(rawPath(dir, Array(String(format: "f%03d", i).utf8) + [0xE9] + Array(".log".utf8)), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            _ = log.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+            close(fd)
+        }
+        let r = try castscopeThroughShell(#"ulimit -n 256; "$0" analyze -o report.json f*.log"#, in: dir)
+        #expect(r.status == 1, "\(r.stderr.prefix(500))")
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 6, "\(r.stderr.prefix(800))")
+        #expect(lines.first == "castscope: error: f096\\xe9.log: not read: more than 96 names that are not UTF-8 on the command line, each held open, and the open-file limit (ulimit -n) is 256: give their folder instead",
+                "\(lines.first ?? "")")
+        #expect(lines.last == "castscope: error: f101\\xe9.log: and 198 more arguments after it: not read, as the one above", "\(lines.last ?? "")")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("report.json"))) as? [String: Any]
+        let read = (json?["inputs"] as? [[String: Any]] ?? []).filter { ($0["records"] as? Int ?? 0) > 100 }
+        #expect(read.count == 96, "\(read.count)")
+    }
+}

@@ -78,6 +78,13 @@ public struct BundleWalker {
 
     public func walk(_ paths: [String]) {
         let tally = BudgetTally(budget)
+        // (arguments not held open: the first five named, the rest counted in one line)
+        var notHeld: [String] = []
+        defer {
+            if notHeld.count > 5 {
+                report(InputError(path: notHeld[5], "and \(notHeld.count - 6) more arguments after it: not read, as the one above"))
+            }
+        }
         for path in paths {
             // Each input's problems are shown up to a limit (a bomb of broken members, a folder of
             // 100,000 unreadable files); the rest are counted in one line.
@@ -96,7 +103,10 @@ public struct BundleWalker {
             tally.rootBytes = 0
             tally.rootStopped = false
             let display = Self.argumentNames[path] ?? Sanitize.line(path)
-            if let bytes = memory[path] {
+            if let shown = Self.argumentsNotHeld[path] {
+                notHeld.append(shown)
+                if notHeld.count <= 5 { report(InputError(path: shown, "not read: more than \(Self.argumentsHeldAtMost) names that are not UTF-8 on the command line, each held open, and the open-file limit (ulimit -n) is \(Self.openFileLimit): give their folder instead")) }
+            } else if let bytes = memory[path] {
                 walker.stream(MemorySource(bytes), path: display, depth: 0, tally: tally)
             } else if path == "-" {
                 let source = FileSource(fd: 0, path: "-")
@@ -132,7 +142,18 @@ public struct BundleWalker {
                 out.append(text)
                 continue
             }
+            // Each is held open to the end of the run: past half the open-file limit, none
+            // could be read (1,100 of them under `ulimit -n 1024`: every one "cannot open: Too
+            // many open files", named `/proc/self/fd/9`, or "No such file" of a name with
+            // U+FFFD in it). Those past it are said, and the others read.
+            if argumentsHeld >= argumentsHeldAtMost {
+                let repaired = String(decoding: bytes, as: UTF8.self)
+                argumentsNotHeld[repaired] = Sanitize.line(escapedName(bytes))
+                out.append(repaired)
+                continue
+            }
             let fd = open(arg, pathOnly | O_CLOEXEC)
+            if fd >= 0 { argumentsHeld += 1 }
             guard fd >= 0 else {
                 // (kept with its bytes: an output not made yet is reached through its folder,
                 // `reachedByBytes`; any other value, a pattern, is as Swift repairs it)
@@ -148,6 +169,22 @@ public struct BundleWalker {
         }
         return out
     }
+
+    /// The soft limit on open files when castscope began.
+    static let openFileLimit: Int = {
+        var limit = rlimit()
+        return getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur < 1 << 30 ? Int(limit.rlim_cur) : 1 << 30
+    }()
+    /// How many arguments that are not UTF-8 are held open at most: half the open-file limit
+    /// less what a run keeps open besides (threads' files, spills, journals).
+    static let argumentsHeldAtMost = max(16, openFileLimit / 2 - 32)
+    nonisolated(unsafe) private static var argumentsHeld = 0
+    /// Arguments past that, as Swift repaired them, with their names as shown.
+    nonisolated(unsafe) private static var argumentsNotHeld: [String: String] = [:]
+
+    /// Whether `path` is an argument not opened for want of descriptors (said by the walk, not
+    /// a path that does not exist).
+    public static func wasNotHeld(_ path: String) -> Bool { argumentsNotHeld[path] != nil }
 
     /// The arguments that are not UTF-8, by what they became (`/proc/self/fd/N`, or as Swift
     /// repaired one that names nothing), with their bytes.
@@ -321,7 +358,7 @@ public struct BundleWalker {
         // written is no input of itself (it was read as one, empty or half written).
         if !topLevel, type == S_IFREG, let out = Self.standardOutput, out == (UInt64(st.st_dev), UInt64(st.st_ino)) { return }
         do {
-            let source = try FileSource(path: path)
+            let source = try FileSource(path: path, shownAs: display)
             // The expansion ratio is per file on disk (a folder of gzip files: each its own).
             tally.rootSize = isStream ? nil : UInt64(st.st_size)
             tally.rootBytes = 0

@@ -73,12 +73,14 @@ public final class FileSource: ByteSource {
     /// parallel ranges of a big file already stopped at the size they were cut from).
     public private(set) var grew = false
 
-    public init(path: String) throws {
+    /// `shownAs`: the name errors give (a file reached through `/proc/self/fd/N`, its name
+    /// not UTF-8, is named as shown, `caf\xe9.log`).
+    public init(path: String, shownAs: String? = nil) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw InputError(path: path, "cannot open: \(errnoText())") }
+        guard fd >= 0 else { throw InputError(path: shownAs ?? path, "cannot open: \(errnoText())") }
         self.fd = fd
         self.owned = true
-        self.path = path
+        self.path = shownAs ?? path
         var st = stat()
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { openedSize = UInt64(st.st_size) }
     }
