@@ -175,12 +175,6 @@ enum OutputWriter {
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 
-    static func split(_ path: String) -> (dir: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let dir = String(path[..<slash])
-        return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
-    }
-
     /// A path as error lines show it: an argument that is not UTF-8 as given (`caf\xe9/r.txt`),
     /// not as it is reached (`/proc/self/fd/5/r.txt`).
     static func shown(_ path: String) -> String { BundleWalker.argumentNames[path] ?? path }
