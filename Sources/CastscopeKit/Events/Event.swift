@@ -647,19 +647,56 @@ public final class Repeats: @unchecked Sendable {
     /// The same from a stats line's attributes (the first of each name counts, as `Event.attr`).
     func addStats(_ attrs: [(String, String)]) {
         func attr(_ name: String) -> String? { attrs.first(where: { $0.0 == name })?.1 }
-        frames.append(Int32(Repeats.count(attr("frames"))))
-        fps.append(Float(Repeats.rate(attr("fps"))))
-        dropped.append(Int32(Repeats.count(attr("dropped"))))
+        addStats(frames: Repeats.count(attr("frames")), fps: Repeats.rate(attr("fps")), dropped: Repeats.count(attr("dropped")))
+    }
+
+    func addStats(frames: Int, fps: Double, dropped: Int) {
+        self.frames.append(Int32(frames))
+        self.fps.append(Float(fps))
+        self.dropped.append(Int32(dropped))
     }
 
     /// A stats line's count as kept: 0 to 2^31 − 1 (a negative or unreadable one is damage: 0).
     static func count(_ text: String?) -> Int { max(0, Int(Int32(text ?? "") ?? 0)) }
+    /// The same of a capture's bytes (nil: not captured).
+    static func count(_ bytes: UnsafeRawBufferPointer?) -> Int {
+        guard let bytes else { return 0 }
+        // Digits alone (nearly every count): read in place; anything else as the text reads.
+        if bytes.count > 0, bytes.count <= 9, bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return bytes.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        return count(String(decoding: bytes, as: UTF8.self))
+    }
     /// A stats line's rate as kept: finite, not negative, within a `Float` (else 0): JSON and
     /// Perfetto have no `inf` or `nan`.
     static func rate(_ text: String?) -> Double {
         guard let v = Double(text ?? ""), v.isFinite, v >= 0, v <= Double(Float.greatestFiniteMagnitude) else { return 0 }
         return v
     }
+    /// The same of a capture's bytes (nil: not captured).
+    static func rate(_ bytes: UnsafeRawBufferPointer?) -> Double {
+        guard let bytes else { return 0 }
+        // `ddd.dd` of 15 digits or fewer is exact as an integer over a power of ten, and one
+        // division of two exact doubles is rounded once: the double `Double(text)` reads.
+        var digits = 0, mantissa = 0, point = -1, ok = bytes.count > 0 && bytes.count <= 16
+        if ok {
+            for (k, b) in bytes.enumerated() {
+                if b >= 0x30 && b <= 0x39 {
+                    mantissa = mantissa * 10 + Int(b - 0x30)
+                    digits += 1
+                } else if b == 0x2E && point < 0 && k > 0 && k < bytes.count - 1 {
+                    point = k
+                } else {
+                    ok = false
+                    break
+                }
+            }
+        }
+        guard ok, digits <= 15 else { return rate(String(decoding: bytes, as: UTF8.self)) }
+        let decimals = point < 0 ? 0 : bytes.count - 1 - point
+        return Double(mantissa) / powersOfTen[decimals]
+    }
+    private static let powersOfTen: [Double] = (0...16).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }
 
     /// Takes the lines of `other`, a run that continues this one (read apart).
     func append(_ other: Repeats) {
@@ -798,6 +835,25 @@ struct EventCompactor {
             (events[i].parsedTime == nil) == (time == nil)
         else { return false }
         repeats(of: &events[i], stats: false).add(time: time, line: line)
+        return true
+    }
+
+    /// A relay `stats` line as the matcher matched it (rule captures `m` in `body`, where
+    /// `slots` says) that continues the run of its session open in `events`: folded in as
+    /// `continuesStats(hit…)` folds it, before a hit is made.
+    func continuesStats(_ slots: EventMatcher.StatsSlots, _ m: borrowing PatternMatch, _ body: UnsafeRawBufferPointer,
+                        fileIndex: Int, time: ParsedTime?, line: Int, in events: inout [Event]) -> Bool {
+        func capture(_ slot: Int) -> UnsafeRawBufferPointer? {
+            guard slot >= 0, let r = m.range(slot) else { return nil }
+            return UnsafeRawBufferPointer(rebasing: body[r])
+        }
+        guard !openStats.isEmpty, let session = capture(slots.session), let i = openStats[String(decoding: session, as: UTF8.self)],
+            events[i].fileIndex == fileIndex
+        else { return false }
+        let r = repeats(of: &events[i], stats: true)
+        r.add(time: time, line: line)
+        r.addStats(frames: Repeats.count(capture(slots.frames)), fps: Repeats.rate(capture(slots.fps)),
+                   dropped: Repeats.count(capture(slots.dropped)))
         return true
     }
 

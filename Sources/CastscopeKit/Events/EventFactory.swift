@@ -17,7 +17,7 @@ public struct EventFactory: Sendable {
     public func event(from rec: RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner? = nil) -> Event? {
         if let interner {
             var lent = rec
-            guard let (hit, message, _) = recognize(&lent, interner) else { return nil }
+            guard let (hit, message, _) = recognize(&lent, interner, fold: { _, _, _ in false }) else { return nil }
             return event(rec, hit, message, rec.withBytes(.process) { interner.process($0).name }, rec.string(.host), rec.pid, path,
                          order, fileIndex)
         }
@@ -36,7 +36,25 @@ public struct EventFactory: Sendable {
     func add(_ rec: inout RawRecord, path: String, order: Int, fileIndex: Int, interner: Interner,
              compactor: inout EventCompactor, to events: inout [Event]) -> Bool
     {
-        guard let (hit, message, verdict) = recognize(&rec, interner) else { return false }
+        // A relay `stats` line that continues its session's run is folded in from the match
+        // itself (`EventMatcher.Fold`): no hit, attributes or message made and let go for it.
+        // (Only while a stats run is open: a device log, which has none, passes no closure that
+        // captures, whose context cost ~40 instructions a recognized line.)
+        var folded = false
+        let found: (EventMatcher.Hit, String, Int)?
+        if compactor.isEmpty {
+            found = recognize(&rec, interner, fold: { _, _, _ in false })
+        } else {
+            let time = rec.time, line = rec.line
+            found = recognize(&rec, interner) { index, m, body in
+                guard let slots = matcher.statsSlots(index),
+                    compactor.continuesStats(slots, m, body, fileIndex: fileIndex, time: time, line: line, in: &events)
+                else { return false }
+                folded = true
+                return true
+            }
+        }
+        guard let (hit, message, verdict) = found else { return folded }
         let (process, processIndex) = rec.withBytes(.process) { interner.process($0) } ?? (nil, -1)
         let pid = rec.pid
         if compactor.continuesRun(code: hit.code, message: message, pid: pid, process: process, fileIndex: fileIndex,
@@ -81,15 +99,18 @@ public struct EventFactory: Sendable {
 
     /// The rule `rec`'s message matches and the message as events share it, remembered per
     /// distinct message and category.
-    private func recognize(_ rec: inout RawRecord, _ interner: Interner) -> (EventMatcher.Hit, String, Int)? {
+    /// Nil also when `fold` took the line (`EventMatcher.Outcome.folded`).
+    private func recognize(_ rec: inout RawRecord, _ interner: Interner, fold: EventMatcher.Fold) -> (EventMatcher.Hit, String, Int)? {
         // (Both fields lent at once: a closure inside `withMessage` that read `rec` again
         // captured a copy of the record, its three lists retained and released, per line.)
         guard let (h, m, k) = rec.withMessageAndCategory({ bytes, category in
-            guard let category else { return interner.verdict(bytes, category: nil) { matcher.match(bytes, category: nil) } }
-            return interner.verdict(bytes, category: category) {
-                matcher.match(bytes, category: String(decoding: category, as: UTF8.self))
+            guard let category else {
+                return interner.verdictOrFold(bytes, category: nil) { matcher.match(bytes, category: nil, fold: fold) }
             }
-        }), let h, let m else { return nil }
+            return interner.verdictOrFold(bytes, category: category) {
+                matcher.match(bytes, category: String(decoding: category, as: UTF8.self), fold: fold)
+            }
+        }) ?? nil, let h, let m else { return nil }
         return (h, m, k)
     }
 
@@ -184,6 +205,15 @@ public final class Interner {
     func verdict(_ bytes: UnsafeRawBufferPointer, category: UnsafeRawBufferPointer?, _ compute: () -> EventMatcher.Hit?)
         -> (EventMatcher.Hit?, String?, Int)
     {
+        verdictOrFold(bytes, category: category) { compute().map { .hit($0) } ?? .missed }!
+    }
+
+    /// `verdict`, for a `compute` that may fold the line into what is already there
+    /// (`EventMatcher.Outcome.folded`): then nil, and nothing remembered (a stats line's
+    /// counters make each one new).
+    func verdictOrFold(_ bytes: UnsafeRawBufferPointer, category: UnsafeRawBufferPointer?, _ compute: () -> EventMatcher.Outcome)
+        -> (EventMatcher.Hit?, String?, Int)?
+    {
         var key = Self.hash(bytes)
         if let category { key = (key ^ Self.hash(category)) &* 0x9E37_79B9_7F4A_7C15 | 1 }
         // (The entry looked at by its index: handed to the test, the entry was a copy of its
@@ -199,7 +229,12 @@ public final class Interner {
             // Field by field: the entry whole would be a copy of its three references.
             return (verdicts.values[k].hit, verdicts.values[k].message, k)
         }
-        let hit = compute()
+        let hit: EventMatcher.Hit?
+        switch compute() {
+        case .hit(let h): hit = h
+        case .missed: hit = nil
+        case .folded: return nil
+        }
         let message = hit == nil ? nil : String(decoding: bytes, as: UTF8.self)
         guard verdicts.count < capacity else { return (hit, message, -1) }
         if hit != nil, verdicts.count >= Self.keptAtOnce {

@@ -145,6 +145,9 @@ public final class EventMatcher: Sendable {
         }
         self.codes = codes
         self.maxSlots = maxSlots
+        var statsSlotsOf: [StatsSlots?] = []
+        for index in rules.indices { statsSlotsOf.append(Self.statsSlots(rules[index], code: codes[index])) }
+        self.statsSlotsOf = statsSlotsOf
         prefilter = Prefilter(anchors: anchors)
         scanner = prefilter.scanner
     }
@@ -157,6 +160,32 @@ public final class EventMatcher: Sendable {
     private let codes: [KindCode]
     /// The most captures of any rule: one match state serves every rule a message tries.
     private let maxSlots: Int
+    /// Per rule, where a relay `stats` rule captures what a stats run keeps (nil: not such a
+    /// rule, or one whose words come another way, `set` or a name captured twice).
+    private let statsSlotsOf: [StatsSlots?]
+
+    /// The captures of a relay `stats` line a stats run keeps (`EventCompactor.continuesStats`),
+    /// by slot (-1: not captured).
+    public struct StatsSlots: Sendable {
+        public var session: Int, frames: Int, fps: Int, dropped: Int
+    }
+
+    /// Rule `index`'s stats slots, when a `fold` given to `match` may take its match.
+    public func statsSlots(_ index: Int) -> StatsSlots? { statsSlotsOf[index] }
+
+    static func statsSlots(_ rule: Vocabulary.Rule, code: KindCode) -> StatsSlots? {
+        guard code == .relayStats, rule.side == .relay else { return nil }
+        let names = rule.pattern.names
+        func slot(_ name: String) -> Int? {
+            // (the hit's attribute is the first capture of the name that matched, else `set`'s)
+            guard names.filter({ $0 == name }).count <= 1, !rule.set.contains(where: { $0.0 == name }) else { return nil }
+            return names.firstIndex(of: name) ?? -1
+        }
+        guard let session = slot("session"), session >= 0, let frames = slot("frames"), let fps = slot("fps"),
+            let dropped = slot("dropped")
+        else { return nil }
+        return StatsSlots(session: session, frames: frames, fps: fps, dropped: dropped)
+    }
 
     /// A class: hits are remembered per distinct message (`Interner.verdict`) and handed out
     /// many times, and copying the rule's fields each time showed in profiles.
@@ -172,7 +201,26 @@ public final class EventMatcher: Sendable {
         }
     }
 
+    /// What `match(_:category:fold:)` made of a message.
+    public enum Outcome {
+        case hit(Hit)
+        case missed
+        /// A relay `stats` line that `fold` took: no hit made.
+        case folded
+    }
+
+    /// Rule `index` matched with captures `m` in `body` (the message, or what follows a
+    /// logger's lead): true when the caller took the line as it is (`Outcome.folded`), so that
+    /// no hit, attributes or text are made for it. Asked only of rules with `statsSlots`.
+    public typealias Fold = (_ index: Int, _ m: borrowing PatternMatch, _ body: UnsafeRawBufferPointer) -> Bool
+
     public func match(_ message: UnsafeRawBufferPointer, category: String? = nil) -> Hit? {
+        if case .hit(let hit) = match(message, category: category, fold: { _, _, _ in false }) { return hit }
+        return nil
+    }
+
+    /// `match`, offering a relay `stats` line to `fold` before its hit is made.
+    public func match(_ message: UnsafeRawBufferPointer, category: String?, fold: Fold) -> Outcome {
         // White space at the end is no part of the message: Markdown's two spaces of a line
         // break, a ticket's or a mail's copy, a terminal's padded line. A rule ending in a
         // word (`status={status:word}`, `Fatal Exception: {exception:word}`) did not match
@@ -183,10 +231,11 @@ public final class EventMatcher: Sendable {
         // rsyslog's `message repeated 3 times: [ janus.service: Main process exited, …]`: the
         // bracketed message's event, which stands for 3 more (`repeated`).
         if let (inner, times) = Self.repeated(message) {
-            guard let hit = plainMatch(inner, category: category) else { return nil }
-            return Hit(rule: hit.rule, attrs: hit.attrs + [("repeated", times)], code: hit.code)
+            // (not folded: its event says how many more lines it stands for)
+            guard case .hit(let hit) = plainMatch(inner, category: category, fold: { _, _, _ in false }) else { return .missed }
+            return .hit(Hit(rule: hit.rule, attrs: hit.attrs + [("repeated", times)], code: hit.code))
         }
-        return plainMatch(message, category: category)
+        return plainMatch(message, category: category, fold: fold)
     }
 
     /// rsyslog's de-duplication line, `message repeated N times: [ X]`: X and N.
@@ -209,12 +258,12 @@ public final class EventMatcher: Sendable {
     private static let repeatedHead = Array("message repeated ".utf8)
     private static let repeatedTail = Array(" times: [".utf8)
 
-    private func plainMatch(_ message: UnsafeRawBufferPointer, category: String?) -> Hit? {
+    private func plainMatch(_ message: UnsafeRawBufferPointer, category: String?, fold: Fold) -> Outcome {
         if scanner.isUseful {
             return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: scanner.wordCount) { present in
                 let bits = present.baseAddress!
                 scanner.anchorsPresent(message, into: bits)
-                return matchCandidates(message, category: category, bits: bits)
+                return matchCandidates(message, category: category, bits: bits, fold: fold)
             }
         }
         var m = PatternMatch(slots: 0)
@@ -222,13 +271,16 @@ public final class EventMatcher: Sendable {
         for index in rules.indices {
             let a = ruleAnchor[index]
             if a >= 0, findBytes(message, prefilter.anchors[a], from: 0) == nil { continue }
-            if let hit = tryRule(index, message, category: category, &m, lead: &lead) { return hit }
+            let outcome = tryRule(index, message, category: category, &m, lead: &lead, fold: fold)
+            if case .missed = outcome { continue }
+            return outcome
         }
-        return nil
+        return .missed
     }
 
     /// The rules of the anchors found (bits set in `bits`), tried in rule order.
-    private func matchCandidates(_ message: UnsafeRawBufferPointer, category: String?, bits: UnsafePointer<UInt64>) -> Hit? {
+    private func matchCandidates(_ message: UnsafeRawBufferPointer, category: String?, bits: UnsafePointer<UInt64>,
+                                 fold: Fold) -> Outcome {
         // (a message holds few anchors and they have few rules: a small list on the stack,
         // sorted by insertion)
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: rules.count + 1) { list in
@@ -250,13 +302,15 @@ public final class EventMatcher: Sendable {
                     }
                 }
             }
-            if count == 0 { return nil }
+            if count == 0 { return .missed }
             var m = PatternMatch(slots: 0)
             var lead: Int?? = .none
             for k in 0..<count {
-                if let hit = tryRule(Int(list[k]), message, category: category, &m, lead: &lead) { return hit }
+                let outcome = tryRule(Int(list[k]), message, category: category, &m, lead: &lead, fold: fold)
+                if case .missed = outcome { continue }
+                return outcome
             }
-            return nil
+            return .missed
         }
     }
 
@@ -264,11 +318,11 @@ public final class EventMatcher: Sendable {
     /// `lead`: a logger's time and level before the message, for the rules that must cover all
     /// of it (`MessageLead`): looked for once, when such a rule is tried.
     private func tryRule(_ index: Int, _ message: UnsafeRawBufferPointer, category: String?,
-                         _ m: inout PatternMatch, lead: inout Int??) -> Hit? {
-        rules.withUnsafeBufferPointer { rules in
+                         _ m: inout PatternMatch, lead: inout Int??, fold: Fold) -> Outcome {
+        rules.withUnsafeBufferPointer { rules -> Outcome in
             let rule = rules[index]
-            if let c = rule.category, c != category { return nil }
-            if !rule.unless.isEmpty, rule.unless.contains(where: { findBytes(message, $0, from: 0) != nil }) { return nil }
+            if let c = rule.category, c != category { return .missed }
+            if !rule.unless.isEmpty, rule.unless.contains(where: { findBytes(message, $0, from: 0) != nil }) { return .missed }
             // (made when a rule with captures is tried, for all: most messages try one rule,
             // many rules capture nothing)
             if m.starts.count < rule.pattern.names.count { m = PatternMatch(slots: maxSlots) }
@@ -285,19 +339,21 @@ public final class EventMatcher: Sendable {
                 if !covers(message, &m) {
                     // (only the relay's words: a daemon's logger writes the lead; another
                     // process's `DEBUG: no data to send` is no Jitsi extension's line)
-                    guard rule.side == .relay else { return nil }
+                    guard rule.side == .relay else { return .missed }
                     if lead == .none { lead = .some(MessageLead.end(message)) }
-                    guard let start = lead!, case let rest = UnsafeRawBufferPointer(rebasing: message[start...]), covers(rest, &m) else { return nil }
+                    guard let start = lead!, case let rest = UnsafeRawBufferPointer(rebasing: message[start...]), covers(rest, &m) else { return .missed }
                     body = rest
                 }
             } else if !rule.pattern.search(message, into: &m) {
-                return nil
+                return .missed
             }
             if !rule.only.isEmpty, !rule.only.allSatisfy({ c in
                 m.range(c.slot).map { r in c.values.contains { $0.elementsEqual(body[r]) } } ?? false
             }) {
-                return nil
+                return .missed
             }
+            // A stats line its run takes: nothing more made of it.
+            if statsSlotsOf[index] != nil, fold(index, m, body) { return .folded }
             var attrs: [(String, String)] = []
             // (one allocation: a relay `stats` line's five grew the list four times)
             attrs.reserveCapacity(rule.pattern.names.count + rule.set.count)
@@ -307,7 +363,7 @@ public final class EventMatcher: Sendable {
                 }
             }
             attrs.append(contentsOf: rule.set)
-            return Hit(rule: rule, attrs: attrs, code: codes[index])
+            return .hit(Hit(rule: rule, attrs: attrs, code: codes[index]))
         }
     }
 }
