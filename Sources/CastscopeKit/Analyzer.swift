@@ -1627,7 +1627,9 @@ struct ReadContext: Sendable {
                 {
                     if result.events.last?.code == .daemonDied, result.events.last!.line == rec.line {
                         frames = DeathFrames(after: result.events.last!)
-                        if let found = frames, !found.attrs.isEmpty { result.events[result.events.count - 1].attrs += found.attrs }
+                        if let found = frames?.attrs, !found.isEmpty {
+                            result.events[result.events.count - 1].attrs = result.events[result.events.count - 1].attrs.filter { a in !found.contains { $0.0 == a.0 } } + found
+                        }
                         if frames?.done == true { frames = nil }
                     }
                     try added(line: rec.line)
@@ -1666,7 +1668,10 @@ struct ReadContext: Sendable {
         if f.attrs.count != before,
             let k = events.indices.reversed().prefix(4).first(where: { events[$0].line == f.line && events[$0].code == .daemonDied })
         {
-            events[k].attrs = events[k].attrs.filter { $0.0 != "frame_function" && $0.0 != "go_program" && $0.0 != "frame_abort" } + f.attrs
+            // (only the attributes found replace the event's own: the JVM's report found its
+            // frame, its event keeps the pid it had)
+            let found = f.attrs
+            events[k].attrs = events[k].attrs.filter { a in !found.contains { $0.0 == a.0 } } + found
         }
         frames = f.done ? nil : f
     }

@@ -4,9 +4,12 @@
 /// .AddSubscriber.func1()` is livekit-server's `rtc.(*MediaTrackSubscriptions).AddSubscriber`),
 /// gdb's backtrace after `Program terminated with signal …` (`#0  janus_videoroom_handler
 /// (data=0x0) at …`). A panic pasted bare or behind a compose prefix has no process of its
-/// own: its finding said "a process crashed (panic in ?)" (livekit#1078, #3115).
+/// own: its finding said "a process crashed (panic in ?)" (livekit#1078, #3115). The JVM's
+/// fatal error report (`hotspot`: `#  SIGSEGV (0xb) at pc=…, pid=1283, tid=…`, then the line
+/// after `# Problematic frame:`, `# C  [libcrypto.so.1.0.0+0xea28a]`), written to the
+/// daemon's stdout before `hs_err_pid….log` (jitsi-videobridge#1274, libjitsi#35).
 struct DeathFrames {
-    enum Kind { case go, gdb }
+    enum Kind { case go, gdb, hotspot }
     let kind: Kind
     /// gdb's frames numbered without their `#` (apport's retrace, or a ticket's author keeping
     /// GitHub from linking `#1` to an issue): `6  0x00007f93c8aca380 in HMAC_CTX_free () …`.
@@ -21,12 +24,22 @@ struct DeathFrames {
     /// glibc's words on the abort, from its `malloc_printerr (str=… "corrupted double-linked
     /// list")` frame: what the process printed before it died, when the paste has only gdb's.
     private(set) var abort: String?
+    /// The JVM's report: its signal and pid, the problematic frame (`C  [libfoo.so+0x…]  f+0x1c`,
+    /// `J 17066 c2 org.…GCMBlockCipher.processBlock([BI[BI)V …`), or why it had no memory.
+    private(set) var jvmSignal: String?
+    private(set) var jvmPid: String?
+    private(set) var jvmFrame: String?
+    private(set) var jvmMemory: String?
+    /// The line before was `# Problematic frame:`.
+    private var frameNext = false
 
     /// Frames looked for after `e`, when it is a death whose stack follows it.
     init?(after e: Event) {
         guard e.code == .daemonDied else { return nil }
         if e.attr("runtime_error") != nil {
             kind = .go
+        } else if e.attr("frames") == "hotspot" {
+            kind = .hotspot
         } else if e.attr("frames") == "gdb" || e.attr("frames") == "bare" {
             kind = .gdb
             bare = e.attr("frames") == "bare"
@@ -42,13 +55,18 @@ struct DeathFrames {
     @inline(__always) static func opens(_ message: UnsafeRawBufferPointer) -> Bool {
         guard message.count > 7 else { return false }
         switch message[0] {
+        case UInt8(ascii: "A"):
+            return hotspotHead(message)
         case UInt8(ascii: "p"), UInt8(ascii: "P"):
             return message.starts(with: goOpener) || message.starts(with: gdbOpener) || message.starts(with: gdbLiveOpener)
         case UInt8(ascii: "T"):
-            // (gdb on a live process: `Thread 2 "coturn" received signal SIGSEGV, …`)
-            return message.starts(with: threadOpener) && message.firstRange(of: threadSignal) != nil
-        case UInt8(ascii: "#"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            // (a backtrace pasted without gdb's head: its frame in glibc's `abort`)
+            // (gdb on a live process: `Thread 2 "coturn" received signal SIGSEGV, …`; the JVM's
+            // `There is insufficient memory …`, its `#` lost to Markdown)
+            return message.starts(with: threadOpener) && message.firstRange(of: threadSignal) != nil || hotspotHead(message)
+        case UInt8(ascii: "#"):
+            // (a backtrace pasted without gdb's head: its frame in glibc's `abort`; the JVM's report)
+            return hotspotHead(message) || abortFrame(message)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"):
             return abortFrame(message)
         default:
             return false
@@ -67,6 +85,15 @@ struct DeathFrames {
         let rest = UnsafeRawBufferPointer(rebasing: message[i...])
         return rest.firstRange(of: glibcAbort) != nil || rest.firstRange(of: libcAbort) != nil
     }
+    /// The head of the JVM's fatal error report, after its `#` and spaces.
+    private static func hotspotHead(_ message: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        while i < message.count, i < 4, message[i] == UInt8(ascii: "#") || message[i] == 0x20 { i += 1 }
+        let rest = UnsafeRawBufferPointer(rebasing: message[i...])
+        return rest.starts(with: hotspotCrash) || rest.starts(with: hotspotMemory)
+    }
+    private static let hotspotCrash = Array("A fatal error has been detected by the Java Runtime Environment".utf8)
+    private static let hotspotMemory = Array("There is insufficient memory for the Java Runtime Environment".utf8)
     private static let glibcAbort = Array(" in __GI_abort () ".utf8)
     private static let libcAbort = Array(" in abort () from ".utf8)
     private static let goOpener = Array("panic: ".utf8)
@@ -75,12 +102,13 @@ struct DeathFrames {
     private static let threadOpener = Array("Thread ".utf8)
     private static let threadSignal = Array("\" received signal ".utf8)
 
-    var done: Bool { left <= 0 || function != nil && (program != nil || kind == .gdb) }
+    var done: Bool { left <= 0 || function != nil && (program != nil || kind == .gdb) || jvmFrame != nil || jvmMemory != nil }
 
     /// The attributes found, for the death's event.
     var attrs: [(String, String)] {
-        (function.map { [("frame_function", $0)] } ?? []) + (program.map { [("go_program", $0)] } ?? [])
-            + (abort.map { [("frame_abort", $0)] } ?? [])
+        let found: [(String, String?)] = [("frame_function", function), ("go_program", program), ("frame_abort", abort),
+                                          ("jvm_signal", jvmSignal), ("core_pid", jvmPid), ("jvm_frame", jvmFrame), ("jvm_memory", jvmMemory)]
+        return found.compactMap { key, value in value.map { (key, $0) } }
     }
 
     /// Reads one more line after the death's; false once nothing more is looked for.
@@ -89,7 +117,84 @@ struct DeathFrames {
         switch kind {
         case .go: seeGo(text)
         case .gdb: seeGDB(text)
+        case .hotspot: seeHotspot(text)
         }
+    }
+
+    /// A line of the JVM's report: `#  SIGSEGV (0xb) at pc=0x…, pid=1283, tid=26839`, the frame
+    /// after `# Problematic frame:`, `# Native memory allocation (mmap) failed to map 16384 bytes
+    /// for committing reserved memory.` (a paste may have lost the `#`, or put a blank line
+    /// between each).
+    private mutating func seeHotspot(_ line: Substring) {
+        var t = line.drop { $0 == "#" || $0 == " " || $0 == "\t" }
+        while let last = t.last, last == " " || last == "\r" { t = t.dropLast() }
+        guard !t.isEmpty else { return }
+        if frameNext {
+            frameNext = false
+            jvmFrame = Self.hotspotFrame(t)
+            return
+        }
+        if t.hasPrefix("Problematic frame:") {
+            frameNext = true
+        } else if jvmSignal == nil, let at = t.firstRange(of: " at pc="), let open = t.firstRange(of: " (0x"), open.lowerBound < at.lowerBound {
+            let signal = t[..<open.lowerBound]
+            if !signal.isEmpty, !signal.contains(" ") { jvmSignal = String(signal) }
+            if let pid = t.firstRange(of: "pid=") {
+                let digits = t[pid.upperBound...].prefix { $0.isASCII && $0.isNumber }
+                if !digits.isEmpty { jvmPid = String(digits) }
+            }
+        } else if jvmMemory == nil, t.hasPrefix("Native memory allocation (") {
+            jvmMemory = String(t.hasSuffix(".") ? t.dropLast() : t)
+        }
+    }
+
+    /// The problematic frame as a finding names it: a native frame's function and library
+    /// (`ff_mjpeg_decode_sos in libjnffmpeg.so`, or the library alone), a Java method
+    /// (`org.bouncycastle.crypto.modes.GCMBlockCipher.processBlock`), a VM stub.
+    static func hotspotFrame(_ t: Substring) -> String? {
+        guard let type = t.first else { return nil }
+        let rest = t.dropFirst().drop { $0 == " " }
+        switch type {
+        case "C", "V":
+            // `[libcrypto.so.1.0.0+0xea28a]  HMAC_Init_ex+0x2a` (V: the JVM's own code)
+            guard rest.first == "[", let close = rest.firstIndex(of: "]") else { return nil }
+            let inside = rest[rest.index(after: rest.startIndex)..<close]
+            let library = inside.prefix { $0 != "+" }
+            guard !library.isEmpty else { return nil }
+            var symbol = rest[rest.index(after: close)...].drop { $0 == " " }
+            if let plus = symbol.ranges(of: "+0x").last { symbol = symbol[..<plus.lowerBound] }
+            let name = Self.plainSymbol(symbol)
+            return name.map { "\($0) in \(library)" } ?? String(library)
+        case "J", "j", "A":
+            // `J 17066 c2 org.…processBlock([BI[BI)V (117 bytes) @ 0x…`, `j  java.lang.Object.wait(J)V+0`
+            for word in rest.split(separator: " ") {
+                guard let open = word.firstIndex(of: "("), open != word.startIndex else { continue }
+                return (type == "J" ? "the compiled Java method " : "the Java method ") + word[..<open]
+            }
+            return nil
+        case "v":
+            // `v  ~StubRoutines::call_stub`, `v  ~BufferBlob::jni_fast_GetLongField`
+            let stub = rest.prefix { $0 != " " }
+            return stub.isEmpty ? nil : String(stub)
+        default:
+            return nil
+        }
+    }
+
+    /// A native symbol without its arguments and templates' parameters; nil when none is
+    /// there (`# [ timer expired, abort... ]`, the next line's text run on).
+    static func plainSymbol(_ symbol: Substring) -> String? {
+        guard let first = symbol.first, first.isLetter || first == "_" else { return nil }
+        var out = ""
+        var depth = 0
+        for c in symbol {
+            if c == "<" { depth += 1; continue }
+            if c == ">" { depth = max(0, depth - 1); continue }
+            if depth > 0 { continue }
+            if c == "(" || c == " " { break }
+            out.append(c)
+        }
+        return out.isEmpty ? nil : out
     }
 
     private mutating func seeGo(_ text: Substring) {

@@ -59,12 +59,12 @@ struct DaemonDiedRule: FindingRule {
         // Deaths: runs of one unit's lines within `sameDeath`.
         var deaths: [[Event]] = []
         for e in lines {
-            if let death = deaths.last, let last = death.last, Self.close(last, e) || Self.backtraceOf(death, e),
+            if let death = deaths.last, let last = death.last, Self.close(last, e) || Self.backtraceOf(death, e), !Self.restartsJVM(death, e),
                 Self.key(last) == Self.key(e) || Self.namesLibraryCrash(death, e) || Self.namesCutTask(death, e) || Self.joins(death, e)
             {
                 deaths[deaths.count - 1].append(e)
             } else if let k = deaths.indices.reversed().prefix(Self.lookBack).first(where: { Self.key(deaths[$0].last!) == Self.key(e) }),
-                deaths[k].last!.time == nil || e.time == nil, Self.close(deaths[k].last!, e)
+                deaths[k].last!.time == nil || e.time == nil, Self.close(deaths[k].last!, e), !Self.restartsJVM(deaths[k], e)
             {
                 // (an untimed line sorts before every timed one: another unit's untimed death
                 // between it and its unit's timed line, as in a second file, is no new death)
@@ -167,11 +167,20 @@ struct DaemonDiedRule: FindingRule {
     static func close(_ last: Event, _ e: Event) -> Bool {
         // (two processes' deaths, each naming its pid: Kurento's death handler's untimed
         // `Segmentation fault (thread …, pid 1331)` lines of two runs in one errors.log)
-        for key in pidKeys { if let a = last.attr(key), let b = e.attr(key), a != b { return false } }
+        var samePid = false
+        for key in pidKeys {
+            if let a = last.attr(key), let b = e.attr(key) {
+                if a != b { return false }
+                samePid = true
+            }
+        }
         if let a = last.time, let b = e.time { return b >= a && b.saturatingSince(a) <= sameDeath }
         guard last.sourcePath == e.sourcePath else { return false }
-        if last.time == nil && e.time == nil { return e.line >= last.line && e.line - last.line <= sameDeathLines }
-        return abs(e.line - last.line) <= sameDeathLines
+        // (one pid on both, untimed: the JVM's report and bash's word on its job, a blank line
+        // between each of the report's lines in a mail's copy: libjitsi#35)
+        let lines = samePid ? samePidLines : sameDeathLines
+        if last.time == nil && e.time == nil { return e.line >= last.line && e.line - last.line <= lines }
+        return abs(e.line - last.line) <= lines
     }
 
     /// `e` is the abort frame of the backtrace gdb printed after `death`'s signal, however many
@@ -183,6 +192,14 @@ struct DaemonDiedRule: FindingRule {
         return death.contains { $0.attr("frames") != nil && $0.attr("backtrace") == nil } && !death.contains { $0.attr("backtrace") != nil }
     }
 
+    /// `e` is a JVM's next attempt to start, not more of `death`'s: a line of a kind (its reason,
+    /// its `Could not create the Java Virtual Machine.`) `death` already has (jicofo's log
+    /// of two starts, each `Could not reserve enough space for object heap`: jitsi-meet#1826).
+    static func restartsJVM(_ death: [Event], _ e: Event) -> Bool {
+        guard let kind = e.attr("jvm_start") else { return false }
+        return death.contains { $0.attr("jvm_start") == kind }
+    }
+
     /// Attributes that give the pid of the process that died (not a thread's: the kernel
     /// tells a crash once per faulting thread).
     static let pidKeys = ["core_pid", "worker_pid", "asan_pid"]
@@ -192,6 +209,8 @@ struct DaemonDiedRule: FindingRule {
 
     /// Untimed lines of one unit this close are one death.
     static let sameDeathLines = 20
+    /// Untimed lines that name one pid this close are one death (a report of 60 lines between).
+    static let samePidLines = 80
 
     /// The bytes of a task's name the kernel keeps (`TASK_COMM_LEN` less its NUL).
     static let taskNameBytes = 15
@@ -324,6 +343,12 @@ struct DaemonDiedRule: FindingRule {
         if e.attr("glib_fatal") != nil { return glibProgram(e) }
         // (a Go panic, glibc's abort, the JVM's or V8's out of memory: the program's own line, under its own name)
         if e.attr("runtime_error") != nil || e.attr("abort") != nil || e.attr("oom") != nil, let process = e.process { return process }
+        // (the JVM's fatal error report, or its failure to start: the line's process; in a
+        // paste, none, and the lines join another's that names it)
+        if e.attr("jvm_fatal") != nil || e.attr("jvm_start") != nil { return e.process }
+        // (bash's word on a job it ran: `jvb.sh: line 32:  2027 Aborted  (core dumped) java …`:
+        // the line's process, else the job's program, else the script)
+        if e.attr("job_signal") != nil { return e.process ?? jobProgram(e) ?? scriptName(e) }
         // (a Go panic with no process: the program its stack's frames name)
         if let program = e.attr("go_program") { return program }
         // (AddressSanitizer's report: the program a supervisor's prefix names, `janus-gateway.default@…(O):
@@ -383,7 +408,9 @@ struct DaemonDiedRule: FindingRule {
             // (a Go panic whose frames name no program: its first frame's function is told;
             // s6-overlay's lines are its container's)
             unit = death.contains { $0.attr("runtime_error") != nil } ? "an unnamed Go program"
-                : death.contains { $0.attr("s6") != nil } ? "a container (s6-overlay)" : "a process the paste does not name"
+                : death.contains { $0.attr("s6") != nil } ? "a container (s6-overlay)"
+                : death.contains { $0.attr("jvm_fatal") != nil || $0.attr("jvm_start") != nil } ? "a Java process the paste does not name"
+                : "a process the paste does not name"
         }
         // (a segfault, or the CPU's trap: `traps: X[pid] general protection fault …`)
         let fault = death.lazy.compactMap { $0.attr("fault") }.first ?? "segfault"
@@ -423,6 +450,38 @@ struct DaemonDiedRule: FindingRule {
             let shell = death.lazy.compactMap({ $0.attr("shell_death") }).first
         {
             what += " (\(shell))"
+        }
+        // (bash's job: its signal, a core dumped, and the script and line that ran it)
+        if let job = death.first(where: { $0.attr("job_signal") != nil }), let signal = job.attr("job_signal") {
+            var parts = [signal]
+            if job.attr("job")?.contains("(core dumped)") == true { parts.append("core dumped") }
+            if let script = scriptName(job), script != unit { parts.append("a job of \(script)" + (job.attr("script_line").map { ", line \($0)" } ?? "")) }
+            what += " (" + parts.joined(separator: ", ") + ")"
+        }
+        // (the JVM's own report: its signal and problematic frame, or the memory it lacked)
+        if let jvm = death.first(where: { $0.attr("jvm_fatal") != nil }) {
+            let detail = jvmText(jvm).map { " (\($0))" } ?? ""
+            if lead.attr("jvm_fatal") != nil {
+                what += detail
+            } else {
+                what += " after " + (jvm.attr("jvm_fatal") == "memory" ? "the JVM ran out of memory" : "the JVM crashed") + detail
+            }
+        }
+        // (why the JVM could not start: `Invalid maximum heap size: -Xmx1024MM`, `Unrecognized VM option '…'`)
+        if death.contains(where: { $0.attr("jvm_start") != nil }) {
+            var reasons: [String] = []
+            for e in death where e.attr("jvm_start") == "reason" {
+                let text = e.message.split(separator: "\n").first.map { String($0.drop { $0 == "#" || $0 == " " }) } ?? ""
+                var end = text
+                while let last = end.last, last == " " || last == "." || last == "\r" { end.removeLast() }
+                if !end.isEmpty, !reasons.contains(end) { reasons.append(end) }
+            }
+            let reason = reasons.isEmpty ? nil : reasons.joined(separator: "; ")
+            if lead.attr("jvm_start") != nil {
+                if let reason { what += " (\(reason))" }
+            } else {
+                what += " (the JVM could not start" + (reason.map { ": \($0)" } ?? "") + ")"
+            }
         }
         // (s6-overlay's init script or service that failed)
         if let s6 = death.first(where: { $0.attr("s6_script") != nil }), let script = s6.attr("s6_script") {
@@ -493,6 +552,43 @@ struct DaemonDiedRule: FindingRule {
     }
     static let linuxSignals = [1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
                                9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"]
+
+    /// The JVM's fatal error as its report gives it: `SIGSEGV in HMAC_Init_ex in libcrypto.so.1.0.0`,
+    /// or the native memory it could not have.
+    static func jvmText(_ e: Event) -> String? {
+        if e.attr("jvm_fatal") == "memory" { return e.attr("jvm_memory") }
+        switch (e.attr("jvm_signal"), e.attr("jvm_frame")) {
+        case let (signal?, frame?): return "\(signal) in \(frame)"
+        case let (signal?, nil): return signal
+        case let (nil, frame?): return "in \(frame)"
+        default: return nil
+        }
+    }
+
+    /// The script bash names before its job's death (`/usr/share/jitsi-videobridge/jvb.sh: line
+    /// 32: …`): its file's name.
+    static func scriptName(_ e: Event) -> String? {
+        guard let script = e.attr("script"), let name = script.split(separator: "/").last, !name.isEmpty else { return nil }
+        return String(name)
+    }
+
+    /// The program of bash's job (`java -server "${java_argv[@]}" …`, `LD_LIBRARY_PATH=$libs
+    /// java …`): its first word after the variables set for it, without its directory; none
+    /// when the line was cut before it or it is a variable's value.
+    static func jobProgram(_ e: Event) -> String? {
+        guard var job = e.attr("job").map({ Substring($0) }) else { return nil }
+        job = job.drop { $0 == " " || $0 == "\t" }
+        if job.hasPrefix("(core dumped)") { job = job.dropFirst(13).drop { $0 == " " || $0 == "\t" } }
+        for word in job.split(separator: " ") {
+            if let eq = word.firstIndex(of: "="), eq != word.startIndex, word[..<eq].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) { continue }
+            let name = word.split(separator: "/").last ?? word
+            guard let first = name.first, first.isLetter || first == "_" || first == ".",
+                !name.contains(where: { $0 == "$" || $0 == "\"" || $0 == "'" || $0 == "`" })
+            else { return nil }
+            return String(name)
+        }
+        return nil
+    }
 
     /// Why a worker could not be started, without Node's `Error: ` and the `debug` module's
     /// `+0ms` delta after it.
