@@ -191,4 +191,29 @@ struct HuntRound13Tests: PasteSummarySuite {
             """)
         #expect(after.messages("daemon-died") == ["a Java process the paste does not name: the JVM could not start (Invalid maximum heap size: -Xmx8G)"], "\(after.findings)")
     }
+
+    @Test("Openfire's log keeps its times and levels: the JVB and Jicofo inside Openfire Meetings")
+    func openfireDottedDates() throws {
+        // https://github.com/igniterealtime/openfire-pade-plugin/issues/169: plain text, "times
+        // lost" (a dotted year-first date no layout read).
+        let r = try analyzePaste("""
+            2020.12.23 05:01:23 INFO [Thread-26]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJicofoWrapper - Jicofo 2020-12-23 05:01:23.346 INFO: [33] org.jitsi.jicofo.ComponentsDiscovery.log() Component went offline: focus.chat.joshwho.net
+            2020.12.23 05:02:06 INFO [Thread-22]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJvbWrapper - INFO: [17] VideobridgeExpireThread.expire#140: Running expire()
+            2020.12.23 05:02:08 INFO [Thread-26]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJicofoWrapper - Jicofo 2020-12-23 05:02:08.338 INFO: [33] org.jitsi.jicofo.ComponentsDiscovery.log() New component discovered: focus.chat.joshwho.net, null
+            2020.12.23 05:03:06 INFO [Thread-22]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJvbWrapper - INFO: [19] HealthChecker.run#170: Performed a successful health check in PT0S. Sticky failure: false
+
+            """)
+        let input = (r.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(input["format"] as? String == "openfire" && input["records"] as? Int == 4 && input["unparsed"] as? Int ?? 0 == 0, "\(input)")
+        #expect(r.text.contains("2020-12-23 05:02:06.000000                 Info        0x0                         0    <unknown>: [org.jivesoftware.openfire.plugin.ofmeet.JitsiJvbWrapper:] INFO: [17] VideobridgeExpireThread.expire#140: Running expire()"), "\(r.text)")
+        // https://github.com/igniterealtime/openfire-pade-plugin/issues/259 (the level padded,
+        // a Java exception's lines each under Openfire's lead).
+        let padded = try analyzePaste("""
+            2021.02.27 11:13:27 INFO  [Thread-41]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJicofoWrapper - \tat java.base/java.lang.Thread.run(Thread.java:834)
+            2021.02.27 11:13:27 INFO  [Thread-41]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJicofoWrapper - java.lang.IllegalArgumentException: name must not be null
+
+            """)
+        let pInput = (padded.json["inputs"] as? [[String: Any]])?.first ?? [:]
+        #expect(pInput["format"] as? String == "openfire" && pInput["records"] as? Int == 2, "\(pInput)")
+    }
 }

@@ -1153,6 +1153,30 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/openfire.json", ##"""
+{
+  "name": "openfire",
+  "title": "Openfire's log4j2 layout (`2020.12.23 05:01:23 INFO  [Thread-26]: org.jivesoftware.… - message`), the XMPP server that runs the JVB and Jicofo for Openfire Meetings: the logger is the subsystem, the level read, the thread ignored; no zone",
+  "url": "https://github.com/igniterealtime/openfire-pade-plugin/issues/169",
+  "kind": "lines",
+  "patterns": [
+    "{time:jul} {level:level}{sp}[{thread:label}]: {subsystem:word} - {message}"
+  ],
+  "continuation": "indented",
+  "javaStacks": true,
+  "priority": 16,
+  "samples": [
+    {
+      "line": "2020.12.23 05:02:06 INFO [Thread-22]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJvbWrapper - INFO: [17] VideobridgeExpireThread.expire#140: Running expire()",
+      "expect": {"time": "2020-12-23T05:02:06.000000+00:00", "level": "INFO", "subsystem": "org.jivesoftware.openfire.plugin.ofmeet.JitsiJvbWrapper", "message": "INFO: [17] VideobridgeExpireThread.expire#140: Running expire()"}
+    },
+    {
+      "line": "2021.02.27 11:13:27 INFO  [Thread-41]: org.jivesoftware.openfire.plugin.ofmeet.JitsiJicofoWrapper - java.lang.IllegalArgumentException: name must not be null",
+      "expect": {"time": "2021-02-27T11:13:27.000000+00:00", "level": "INFO", "message": "java.lang.IllegalArgumentException: name must not be null"}
+    }
+  ]
+}
+"""##),
         ("formats/plain.json", ##"""
 {
   "name": "plain",
@@ -2780,7 +2804,7 @@ enum BuiltinParsers {
   "title": "systemd's and the kernel's own lines when a daemon dies (the relay, an SFU, a TURN server): killed, crashed, OOM-killed, exited with an error status, a Go panic, restarted until systemd gave up",
   "sdk": "linux",
   "side": "system",
-  "_note": "Each rule's longest literal is its anchor, which the readers' prefilter looks for on every line of every file: 'segfault at ' was indexed by windows such as 'ault', and every line of a log show export has 'Default' in its type column (+13 % instructions on a noisy export); the kernel writes 'task[pid]: segfault at', so ']: segfault at ' it is; 'OOMKilled' (kubectl's status and describe) cost 0.5 %, describe's 'Reason: CrashLoopBackOff' 0.08 % (the kubelet's back-off names the container) of the noisy bench slice and is left out, as are s6-overlay's '[s6-finish] … KILL' (every container stop writes it: evidence at best) and mediasoup's 'worker process failed unexpectedly'; 'worker process failed [pid:' cost 0.25 %, '{w:word} process failed [pid:' nothing; glibc's ': Assertion `' cost 9 % of the noisy slice (its windows are in every 'BKProcessAssertion', 'tion' everywhere), so the assertion is matched by \"' failed.\" after any word; gdb's live ' received signal ' cost 1.2 % and ' signal SIGABRT,' 1.4 % in session 49, so only SIGSEGV was read, through 'Segmentation fault.'; hunt round 12 reads SIGABRT through ' signal SIGABRT,' again: over 4 MB of the noisy bench input its windows hit no table slot more than without it (34,385 checked positions either way; table hits counted, instructions not measured); a backtrace's abort frame (' in __GI_abort () ', ' in abort () from ') 15 table hits more; Kurento's 'Segmentation fault (thread ' 1.1 %, so '{sp}' leaves 'Segmentation fault' its anchor; all of session 49's rules together +0.40 % noisy, +0.27 % dense",
+  "_note": "Each rule's longest literal is its anchor, which the readers' prefilter looks for on every line of every file: 'segfault at ' was indexed by windows such as 'ault', and every line of a log show export has 'Default' in its type column (+13 % instructions on a noisy export); the kernel writes 'task[pid]: segfault at', so ']: segfault at ' it is; 'OOMKilled' (kubectl's status and describe) cost 0.5 %, describe's 'Reason: CrashLoopBackOff' 0.08 % (the kubelet's back-off names the container) of the noisy bench slice and is left out, as are s6-overlay's '[s6-finish] … KILL' (every container stop writes it: evidence at best) and mediasoup's 'worker process failed unexpectedly'; 'worker process failed [pid:' cost 0.25 %, '{w:word} process failed [pid:' nothing; glibc's ': Assertion `' cost 9 % of the noisy slice (its windows are in every 'BKProcessAssertion', 'tion' everywhere), so the assertion is matched by \"' failed.\" after any word; gdb's live ' received signal ' cost 1.2 % and ' signal SIGABRT,' 1.4 % in session 49, so only SIGSEGV was read, through 'Segmentation fault.'; hunt round 12 reads SIGABRT through ' signal SIGABRT,' again: over 4 MB of the noisy bench input its windows hit no table slot more than without it (34,385 checked positions either way; table hits counted, instructions not measured); a backtrace's abort frame (' in __GI_abort () ', ' in abort () from ') 15 table hits more; Kurento's 'Segmentation fault (thread ' 1.1 %, so '{sp}' leaves 'Segmentation fault' its anchor; all of session 49's rules together +0.40 % noisy, +0.27 % dense; hunt round 13: '{sp}' leaves the JVM's head 'by the Java Runtime Environment:' its anchor ('detected' cost 0.3 % of the dense slice), 'Unrecognized VM' likewise; bash's ' Killed ', ' Aborted' keep their space (': line ' is 7 bytes: stride 4)",
   "rules": [
     {"event": "daemon.died", "match": "{unit:word}.service: A {p:word} of this unit has been killed by the OOM killer", "set": {"how": "a process of it was killed by the OOM killer"}},
     {"event": "daemon.died", "match": "{unit:word}.service: Main {p:word} exited, code=killed, status={status:word}", "set": {"how": "its main process was killed"}},
@@ -2857,20 +2881,15 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "Process {core_pid:int} ({task}) of user {uid:int} dumped core.", "set": {"how": "it crashed and dumped core"}},
     {"event": "daemon.died", "match": "{pod:word}{sp}{ready:word}{sp}CrashLoopBackOff{sp}{restarts:int}{rest}", "anchored": true, "set": {"how": "kubectl shows it crashing and restarted over and over (CrashLoopBackOff)"}},
     {"event": "daemon.died", "match": "Back-off restarting failed container {k8s_container:word} in pod {pod:word}", "set": {"how": "the kubelet keeps restarting it after it failed (CrashLoopBackOff)"}},
-    {"event": "daemon.died", "match": "A fatal error has been detected by the Java Runtime Environment:", "set": {"how": "the JVM crashed", "jvm_fatal": "crash", "joins": "any", "frames": "hotspot"}},
+    {"event": "daemon.died", "match": "A fatal error has been detected{sp}by the Java Runtime Environment:", "set": {"how": "the JVM crashed", "jvm_fatal": "crash", "joins": "any", "frames": "hotspot"}},
     {"event": "daemon.died", "match": "There is insufficient memory for the Java Runtime Environment to continue.", "set": {"how": "the JVM ran out of memory", "jvm_fatal": "memory", "joins": "any", "frames": "hotspot"}},
     {"event": "daemon.died", "match": "Error: Could not create the Java Virtual Machine.", "anchored": true, "set": {"how": "the JVM could not start", "jvm_start": "create", "joins": "any"}},
     {"event": "daemon.died", "match": "Invalid maximum heap size: {jvm_option}", "anchored": true, "set": {"how": "the JVM could not start", "jvm_start": "reason", "joins": "any"}},
-    {"event": "daemon.died", "match": "Invalid initial heap size: {jvm_option}", "anchored": true, "set": {"how": "the JVM could not start", "jvm_start": "reason", "joins": "any"}},
-    {"event": "daemon.died", "match": "Unrecognized VM option '{jvm_option}'", "anchored": true, "set": {"how": "the JVM could not start", "jvm_start": "reason", "joins": "any"}},
+    {"event": "daemon.died", "match": "Unrecognized VM{sp}option '{jvm_option}'", "anchored": true, "set": {"how": "the JVM could not start", "jvm_start": "reason", "joins": "any"}},
     {"event": "daemon.died", "match": "Could not reserve enough space for {jvm_space}", "anchored": true, "set": {"how": "the JVM could not start", "jvm_start": "reason", "joins": "any"}},
     {"event": "daemon.died", "match": "{script:word}: line {script_line:int}:{sp}{core_pid:int} Killed {job}", "anchored": true, "set": {"how": "the shell says it was killed", "job_signal": "SIGKILL"}},
     {"event": "daemon.died", "match": "{script:word}: line {script_line:int}:{sp}{core_pid:int} Aborted{job}", "anchored": true, "set": {"how": "the shell says it aborted", "job_signal": "SIGABRT"}},
     {"event": "daemon.died", "match": "{script:word}: line {script_line:int}:{sp}{core_pid:int}{sp}Segmentation fault{job}", "anchored": true, "set": {"how": "the shell says it crashed", "job_signal": "SIGSEGV"}},
-    {"event": "daemon.died", "match": "{script:word}: line {script_line:int}:{sp}{core_pid:int}{sp}Terminated{job}", "anchored": true, "set": {"how": "the shell says it was terminated", "job_signal": "SIGTERM"}},
-    {"event": "daemon.died", "match": "{script:word}: line {script_line:int}:{sp}{core_pid:int}{sp}Bus error{job}", "anchored": true, "set": {"how": "the shell says it crashed", "job_signal": "SIGBUS"}},
-    {"event": "daemon.died", "match": "{script:word}: line {script_line:int}:{sp}{core_pid:int}{sp}Illegal instruction{job}", "anchored": true, "set": {"how": "the shell says it crashed", "job_signal": "SIGILL"}},
-    {"event": "daemon.died", "match": "{script:word}: line {script_line:int}:{sp}{core_pid:int}{sp}Trace/breakpoint trap{job}", "anchored": true, "set": {"how": "the shell says it died on a trap", "job_signal": "SIGTRAP"}},
     {"event": "daemon.died", "match": "java.lang.OutOfMemoryError: {oom_error}", "set": {"how": "it ran out of memory", "oom": "java.lang.OutOfMemoryError"}},
     {"event": "daemon.died", "match": "FATAL ERROR: {v8_error} JavaScript heap out of memory", "set": {"how": "it ran out of memory (JavaScript heap out of memory)", "oom": "node"}},
     {"event": "daemon.died", "match": "FATAL ERROR: {v8_error} Allocation failed - {v8_rest}", "set": {"how": "it ran out of memory (V8 could not allocate)", "oom": "node"}}

@@ -375,7 +375,7 @@ enum TimeScan {
     /// in the locale's words: `déc. 04, 2019 …`, `Nov. 30, 2026 …`), and before Java 7, or with
     /// a 24-hour format set, `24.10.2012 20:33:26` (de, ru), `24/10/2012 20:33:26`, `24-Oct-2012
     /// 20:33:26` (en_GB, es, nl), `24 oct. 2012 20:33:26` (fr), `2012-10-24 20:33:26` and
-    /// `2012/10/24 20:33:26` (zh, ja). A 12-hour clock's marker after the time (`AM`, `PM`,
+    /// `2012/10/24 20:33:26` (zh, ja); also log4j's `2020.12.23 05:01:23` (Openfire's layout). A 12-hour clock's marker after the time (`AM`, `PM`,
     /// `a.m.`, `vorm.`/`nachm.`, `午前`/`午後`, `上午`/`下午`, `오전`/`오후`) makes it a 24-hour time; no
     /// zone (the host's local time).
     static func jul(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
@@ -412,8 +412,8 @@ enum TimeScan {
             guard let (a, e) = number(i, 4), e < n else { return nil }
             let sep = p[e]
             if e - i == 4 {
-                // `2012-10-24`, `2012/10/24`
-                guard sep == UInt8(ascii: "-") || sep == UInt8(ascii: "/"), let (m, e2) = number(e + 1, 2), e2 < n, p[e2] == sep,
+                // `2012-10-24`, `2012/10/24`, `2012.10.24` (Openfire's log4j layout)
+                guard sep == UInt8(ascii: "-") || sep == UInt8(ascii: "/") || sep == UInt8(ascii: "."), let (m, e2) = number(e + 1, 2), e2 < n, p[e2] == sep,
                     let (d, e3) = number(e2 + 1, 2) else { return nil }
                 (year, month, day, k) = (a, m, d, e3)
             } else if e - i <= 2, sep == UInt8(ascii: ".") || sep == UInt8(ascii: "/") {
