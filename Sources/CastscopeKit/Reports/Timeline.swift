@@ -63,17 +63,12 @@ public enum Timeline {
         return TimelineRows(events: events, refs: found.refs, made: found.made)
     }
 
-    /// The rows of `events`; unless `complete` (more lines follow), only those that no later
-    /// line can change: the rows of the runs that begin before `rest`, the first line from which
-    /// a scan begun afresh gives the same runs (no run that began before it has a line at or
-    /// after it). The lines from `rest` on are to be handed again, with those that follow.
-    static func entries(_ events: [Event], complete: Bool) -> (rows: [TimelineEntry], rest: Int) {
-        let found = refs(events, complete: complete)
-        return (Array(TimelineRows(events: events, refs: found.refs, made: found.made)), found.rest)
-    }
-
-    /// The rows as `TimelineRows` holds them: per row its event's index (a row of that one
-    /// line), or -(k + 1) for `made[k]`.
+    /// The rows of `events` as `TimelineRows` holds them: per row its event's index (a row of
+    /// that one line), or -(k + 1) for `made[k]`. Unless `complete` (more lines follow), only
+    /// the rows that no later line can change: the rows of the runs that begin before `rest`,
+    /// the first line from which a scan begun afresh gives the same runs (no run that began
+    /// before it has a line at or after it). The lines from `rest` on are to be handed again,
+    /// with those that follow.
     static func refs(_ events: [Event], complete: Bool) -> (refs: [Int32], made: [TimelineEntry], rest: Int) {
         var runs: [[Int]] = []
         // Whether each run is one of lines of one shape (any line but connect, frame and stats
