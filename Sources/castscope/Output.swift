@@ -111,7 +111,7 @@ enum OutputWriter {
         if let r = BytePath.realpath(path) { return r }
         let (dir, name) = BytePath.split(path)
         guard let d = BytePath.realpath(dir) else { return nil }
-        return (d == [0x2F] ? [] : d) + [0x2F] + name
+        return BytePath.join(d, name)
     }
 
     /// 1 or 2 when `path` is this process's standard output or error (`/dev/stdout`,
@@ -239,7 +239,7 @@ enum OutputWriter {
         if let link = BytePath.lstat(bytes), (link.st_mode & S_IFMT) == S_IFLNK {
             let (dir, name) = BytePath.split(bytes)
             if let real = BytePath.realpath(dir),
-                let why = inputConflict(resolved: (real == [0x2F] ? [] : real) + [0x2F] + name, path, option: option, inputs: inputs, example: example)
+                let why = inputConflict(resolved: BytePath.join(real, name), path, option: option, inputs: inputs, example: example)
             {
                 return why
             }
@@ -552,5 +552,10 @@ enum BytePath {
     static func split(_ path: [UInt8]) -> (dir: [UInt8], name: [UInt8]) {
         guard let slash = path.lastIndex(of: 0x2F) else { return ([0x2E], path) }
         return (slash == 0 ? [0x2F] : Array(path[..<slash]), Array(path[(slash + 1)...]))
+    }
+
+    /// `name` in folder `dir` (`split`'s inverse; the root without a doubled slash).
+    static func join(_ dir: [UInt8], _ name: [UInt8]) -> [UInt8] {
+        (dir == [0x2F] ? [] : dir) + [0x2F] + name
     }
 }
