@@ -379,6 +379,8 @@ public final class Analyzer {
         var events: [Event] = []
         var files: [FileTimes] = []
         var order = 0
+        /// Events taken by `absorbPart`, counted one by one (`Repeats.readSeq`).
+        var eventsRead = 0
         var bytesDone: UInt64 = 0
         var recordCount = 0
         let progress = self.progress
@@ -502,11 +504,15 @@ public final class Analyzer {
             var segment: ForeignLines?
             /// The file's line number of a line of these parts.
             func fileLine(_ line: Int) -> Int { segment.map { $0.fileLine(line + lineOffset) } ?? line + lineOffset }
+            /// `order` as the file began: its events' places are this plus their line numbers.
+            var orderBase = 0
         }
         func beginFile(path: String, format: LogFormat) -> FileAbsorb {
             var summary = InputSummary(path: path)
             summary.format = format.name
-            return FileAbsorb(summary: summary, first: position)
+            var f = FileAbsorb(summary: summary, first: position)
+            f.orderBase = order
+            return f
         }
         func absorbPart(_ part: consuming TextResult, fileIndex: Int, into f: inout FileAbsorb) {
             f.firstComplete = f.firstComplete ?? part.firstComplete
@@ -516,16 +522,24 @@ public final class Analyzer {
             // Updated in place and moved over (`for e in` would copy each event).
             let segment = f.segment
             for i in mine.indices {
-                order += 1
-                mine[i].order = order
                 mine[i].fileIndex = fileIndex
                 if let segment {
                     mine[i].line = segment.fileLine(mine[i].line)
                     if let r = mine[i].repeats { r.lines.update { Int32(segment.fileLine(Int($0))) } }
-                    continue
+                } else {
+                    mine[i].line += lineOffset
+                    if let r = mine[i].repeats, lineOffset != 0 { r.lines.update { $0 + Int32(lineOffset) } }
                 }
-                mine[i].line += lineOffset
-                if let r = mine[i].repeats, lineOffset != 0 { r.lines.update { $0 + Int32(lineOffset) } }
+                // A place in reading order that follows the line numbers (one more than the
+                // last where they do not: lines set aside and read after the file): a run
+                // folded as its session is built then keeps no place per line
+                // (`Repeats.orders`), however many unrecognized or reader-folded lines lie
+                // between its lines. Its count of events read tells runs the reader's parts
+                // cut whether nothing was read between them (`SessionBuilder.joinCutRun`).
+                order = max(order + 1, f.orderBase + mine[i].line)
+                mine[i].order = order
+                eventsRead += 1
+                mine[i].repeats?.readSeq = eventsRead
             }
             if let other = part.foreign {
                 if f.foreign == nil && f.segment == nil && lineOffset == 0 {
@@ -1383,6 +1397,7 @@ public final class Analyzer {
                         fewer.lines = r.lines.selecting(kept)
                         fewer.times = r.times.selecting(kept)
                         fewer.lastSecondOfDay = r.lastSecondOfDay
+                        fewer.readSeq = r.readSeq
                         let first = kept.firstIndex(of: true)!
                         if first < r.times.count { events[i].time = r.times[first] }
                         events[i].line = Int(r.lines[first])

@@ -351,7 +351,7 @@ struct FileTimeResolver {
         var count = 0
         var first: (index: Int, time: Int64)?
 
-        mutating func push(_ x: Int64, into column: inout SpilledColumn<Int64>) {
+        mutating func push(_ x: Int64, into column: inout TimeColumn) {
             if let b = held, let a = last {
                 held = nil
                 if abs(x - a) <= FileTimeResolver.outlierReturn {
@@ -372,7 +372,7 @@ struct FileTimeResolver {
             index += 1
         }
 
-        mutating func finish(into column: inout SpilledColumn<Int64>) {
+        mutating func finish(into column: inout TimeColumn) {
             if let b = held { column.append(b); held = nil }
         }
     }
@@ -443,7 +443,7 @@ struct FileTimeResolver {
             events[i].displayOffset = t.offset ?? (zoneless ? Fmt.unzoned : refOffset)
             if let r = events[i].repeats, let head = events[i].time {
                 // The run's lines keep their spacing; a step back of over 12 h is midnight.
-                var times = SpilledColumn<Int64>()
+                var times = TimeColumn()
                 times.reserveCapacity(r.naive.count)
                 var previous: (naive: Int64, time: Int64)?
                 if t.hasDate && !t.hasYear && t.epochMicros == nil {

@@ -72,16 +72,27 @@ public struct Event: Sendable {
     /// Microseconds since the epoch, once resolved; nil when the file carries no times.
     public var time: Int64?
     public var side: Side
-    /// The UTC offset to show the time in (the line's own, or the bundle's).
-    public var displayOffset: Int = 0
+    /// True when the time was taken from a neighbouring line (Xcode `print()` output) or the
+    /// date came from elsewhere in the bundle.
+    public var timeInferred = false
+    /// The UTC offset to show the time in (the line's own, or the bundle's): seconds, or
+    /// `Fmt.unzoned` (held in 32 bits, as `ParsedTime` holds an offset).
+    public var displayOffset: Int {
+        get { Int(displayOffset32) }
+        set { displayOffset32 = Int32(clamping: newValue) }
+    }
+    private var displayOffset32: Int32 = 0
     public var process: String? {
         _read { yield text.process }
         set { text = text.with(process: .some(newValue)) }
     }
     public var pid: Int?
-    /// True when the time was taken from a neighbouring line (Xcode `print()` output) or the
-    /// date came from elsewhere in the bundle.
-    public var timeInferred = false
+    /// Which input of the bundle it is from (held in 32 bits).
+    var fileIndex: Int {
+        get { Int(fileIndex32) }
+        set { fileIndex32 = Int32(clamping: newValue) }
+    }
+    private var fileIndex32: Int32 = 0
     public var message: String {
         _read { yield text.message }
         set { text = text.with(message: newValue) }
@@ -103,11 +114,11 @@ public struct Event: Sendable {
     public var line: Int
     /// Position in reading order, for a stable sort.
     public var order: Int
-    var parsedTime: ParsedTime?
-    var fileIndex: Int
     /// A run of the same line repeated (frames): one event stands for all of them, with each
     /// one's time and line kept compactly, so that memory does not grow by an event per frame.
     public var repeats: Repeats? = nil
+    // (Last: its tag byte ends the event, 96 bytes in all where it was 120.)
+    var parsedTime: ParsedTime?
 
     init(kind: String, code: KindCode? = nil, folds: Bool? = nil, sdk: String, side: Side, time: Int64?, displayOffset: Int = 0,
          timeInferred: Bool = false, process: String?, pid: Int?, message: String, attrs: [(String, String)], source: SourceRef,
@@ -118,12 +129,12 @@ public struct Event: Sendable {
         self.line = source.line
         self.time = time
         self.side = side
-        self.displayOffset = displayOffset
+        self.displayOffset32 = Int32(clamping: displayOffset)
         self.pid = pid
         self.timeInferred = timeInferred
         self.order = order
         self.parsedTime = parsedTime
-        self.fileIndex = fileIndex
+        self.fileIndex32 = Int32(clamping: fileIndex)
         self.repeats = repeats
     }
 
@@ -140,7 +151,7 @@ public struct Event: Sendable {
         self.timeInferred = timeInferred
         self.order = order
         self.parsedTime = parsedTime
-        self.fileIndex = fileIndex
+        self.fileIndex32 = Int32(clamping: fileIndex)
     }
 
     /// An event holding nothing: what is left in a list whose events were moved out one by
@@ -194,10 +205,12 @@ public struct Event: Sendable {
         if r.times.spilled || r.lines.spilled { return forEachSpilledTimeAndLine(r, time: time, body) }
         let n = r.lines.count
         let known = min(n, r.times.count)
-        r.times.memory.withUnsafeBufferPointer { times in
-            r.lines.memory.withUnsafeBufferPointer { lines in
+        r.lines.memory.withUnsafeBufferPointer { lines in
+            _ = r.times.withMemory(wide: { times in
                 for k in 0..<n { body(k < known ? times[k] : time, Int(lines[k])) }
-            }
+            }, narrow: { base, times in
+                for k in 0..<n { body(k < known ? base &+ Int64(times[k]) : time, Int(lines[k])) }
+            })
         }
     }
 
@@ -490,6 +503,7 @@ public struct Event: Sendable {
         p.dropped = Array(r.dropped.prefix(k))
         p.lastSecondOfDay = r.lastSecondOfDay
         p.foldedLate = r.foldedLate
+        p.readSeq = r.readSeq
         p.texts = r.texts?.leading(k, like: text)
         var e = self
         e.repeats = p
@@ -529,6 +543,7 @@ public struct Event: Sendable {
         }
         p.lastSecondOfDay = r.lastSecondOfDay
         p.foldedLate = r.foldedLate
+        p.readSeq = r.readSeq
         e.repeats = p
         return [e]
     }
@@ -602,7 +617,7 @@ public final class Repeats: @unchecked Sendable {
     // lines for a day is held in a few megabytes. `SpilledColumn`.)
     var naive = SpilledColumn<Int64>()
     var lines = SpilledColumn<Int32>()
-    var times = SpilledColumn<Int64>()
+    var times = TimeColumn()
     /// Seconds since midnight of the last line, for midnight roll-over in dateless files.
     var lastSecondOfDay: Int?
     /// For relay `stats` lines: each line's frames, frames per second and dropped frames.
@@ -623,6 +638,10 @@ public final class Repeats: @unchecked Sendable {
     /// The reading-order place of the last run joined into this one (runs a reader's parts
     /// cut, `SessionBuilder.joinCutRun`): the next part's run continues it at the place after.
     var joinedThrough: Int?
+    /// For a run the reader folded, taken from a big file's parts: how many events had been
+    /// read when its event was (0: not counted; its `order` then counts events), for
+    /// `SessionBuilder.joinCutRun` (an event's `order` there follows line numbers).
+    var readSeq = 0
 
     /// A run the reader folded of one line repeated, each line's time resolved (`timed`, as its
     /// event is) and nothing else kept per line: a frame run that the session may fold as it
@@ -717,7 +736,7 @@ public final class Repeats: @unchecked Sendable {
         let r = Repeats()
         r.naive = naive
         r.lines = lines
-        r.times = SpilledColumn(times.lazy.map { $0 + delta })
+        r.times = TimeColumn(times.lazy.map { $0 + delta })
         r.lastSecondOfDay = lastSecondOfDay
         r.frames = frames
         r.fps = fps
@@ -726,6 +745,7 @@ public final class Repeats: @unchecked Sendable {
         r.foldedLate = foldedLate
         r.texts = texts
         r.joinedThrough = joinedThrough
+        r.readSeq = readSeq
         return r
     }
 }

@@ -4,14 +4,15 @@
 public struct ParsedTime: Sendable, Hashable {
     // Stored compactly (32 bytes instead of 80: every recognized line carries one until its
     // time is resolved); the parts read and write as `Int`, clamped to what the fields hold.
+    // (The widest first and the bytes last: 27 bytes, so that an optional one is 28, not 33.)
+    private var epoch: Int64 = 0
     private var y: Int32 = 0
-    private var mo: UInt8 = 0
-    private var d: UInt8 = 0
-    private var flags: UInt8 = 0
     private var sod: Int32 = 0
     private var us: Int32 = 0
     private var off: Int32 = 0
-    private var epoch: Int64 = 0
+    private var mo: UInt8 = 0
+    private var d: UInt8 = 0
+    private var flags: UInt8 = 0
 
     private static let yearFlag: UInt8 = 1, dateFlag: UInt8 = 2, offsetFlag: UInt8 = 4, swappedFlag: UInt8 = 8,
         epochFlag: UInt8 = 16, sinceBootFlag: UInt8 = 32, floorFlag: UInt8 = 64, ceilingFlag: UInt8 = 128

@@ -283,6 +283,7 @@ public final class EventSpill: @unchecked Sendable {
             w.i32s(r.fps.map { Int32(bitPattern: $0.bitPattern) })
             w.i32s(r.dropped)
             w.i32s(r.orders)
+            w.i64(Int64(r.readSeq))
             w.u8(r.foldedLate ? 1 : 0)
             if let t = r.texts {
                 w.i64s(t.columns.starts)
@@ -326,13 +327,14 @@ public final class EventSpill: @unchecked Sendable {
             let rep = Repeats()
             rep.naive = r.column()
             rep.lines = r.column()
-            rep.times = r.column()
+            rep.times = TimeColumn(r.column() as SpilledColumn<Int64>)
             let last = r.i64()
             rep.lastSecondOfDay = last == Int64.min ? nil : Int(last)
             rep.frames = r.i32s()
             rep.fps = r.i32s().map { Float(bitPattern: UInt32(bitPattern: $0)) }
             rep.dropped = r.i32s()
             rep.orders = r.column()
+            rep.readSeq = Int(r.i64())
             rep.foldedLate = r.u8() != 0
             if flags & 64 != 0 {
                 let starts: SpilledColumn<Int64> = r.column()

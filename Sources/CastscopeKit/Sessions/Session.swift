@@ -59,7 +59,13 @@ public struct Session: Sendable {
     public var deciding: [Event] = []
     /// The relay's view of this broadcast, when a relay session was joined to it (its times
     /// as the relay wrote them; `events` holds its lines on the device's time axis).
-    public var relay: RelaySession?
+    public var relay: RelaySession? {
+        get { relayBox?.value }
+        set { relayBox = newValue.map(Boxed.init) }
+    }
+    /// (Held aside: 376 bytes in every session, most of which never meet their relay's, and
+    /// thousands of open ones are held at once.)
+    var relayBox: Boxed<RelaySession>?
     /// Its place in start order (`SessionStream`), while it is being built.
     var seq = 0
 
