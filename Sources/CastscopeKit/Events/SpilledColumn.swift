@@ -105,29 +105,6 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
         column.append(contentsOf: values)
     }
 
-    /// The values whose flag is set, in order (read a block at a time, not a read per value).
-    func selecting(_ flags: [Bool]) -> SpilledColumn {
-        var out = SpilledColumn()
-        var k = 0
-        for v in self {
-            if k < flags.count, flags[k] { out.append(v) }
-            k += 1
-        }
-        return out
-    }
-
-    /// Its first `n` values (read a block at a time).
-    func leading(_ n: Int) -> SpilledColumn {
-        var out = SpilledColumn()
-        var k = 0
-        for v in self {
-            if k == n { break }
-            out.append(v)
-            k += 1
-        }
-        return out
-    }
-
     /// Every value changed by `change` (in place while the column is in memory).
     mutating func update(_ change: (T) -> T) {
         guard spilled else {
@@ -209,6 +186,40 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
 
     func makeChunkIterator() -> ChunkIterator { ChunkIterator(column: self) }
 }
+
+/// A column a run's lines are cut and joined by (`SpilledColumn`, `TimeColumn`): read in order,
+/// made anew by appending.
+protocol RunColumn: Sequence {
+    init()
+    mutating func append(_ v: Element)
+}
+
+extension RunColumn {
+    /// The values whose flag is set, in order (read a block at a time, not a read per value).
+    func selecting(_ flags: [Bool]) -> Self {
+        var out = Self()
+        var k = 0
+        for v in self {
+            if k < flags.count, flags[k] { out.append(v) }
+            k += 1
+        }
+        return out
+    }
+
+    /// Its first `n` values (read a block at a time).
+    func leading(_ n: Int) -> Self {
+        var out = Self()
+        var k = 0
+        for v in self {
+            if k == n { break }
+            out.append(v)
+            k += 1
+        }
+        return out
+    }
+}
+
+extension SpilledColumn: RunColumn {}
 
 extension SpilledColumn where T: Equatable {
     /// The last index holding `v`, looking a block at a time from the end.

@@ -5,8 +5,9 @@
 /// With thousands of extension sessions open at once (a relay's or a `log stream`'s churn),
 /// each one's frame run is held until the session ends: its times were 8 of the 16 bytes each
 /// frame line kept in memory. A run that goes on for more than half an hour turns wide once
-/// and stays so; it is the same values either way.
-struct TimeColumn: RandomAccessCollection, Sendable {
+/// and stays so; it is the same values either way. Cut and joined as `SpilledColumn` is
+/// (`RunColumn`).
+struct TimeColumn: RandomAccessCollection, RunColumn, Sendable {
     /// The first time; the narrow offsets are from it.
     private var base: Int64 = 0
     private var narrow = SpilledColumn<Int32>()
@@ -66,29 +67,6 @@ struct TimeColumn: RandomAccessCollection, Sendable {
 
     static func += (column: inout TimeColumn, other: TimeColumn) {
         for v in other { column.append(v) }
-    }
-
-    /// The values whose flag is set, in order (read a block at a time).
-    func selecting(_ flags: [Bool]) -> TimeColumn {
-        var out = TimeColumn()
-        var k = 0
-        for v in self {
-            if k < flags.count, flags[k] { out.append(v) }
-            k += 1
-        }
-        return out
-    }
-
-    /// Its first `n` values.
-    func leading(_ n: Int) -> TimeColumn {
-        var out = TimeColumn()
-        var k = 0
-        for v in self {
-            if k == n { break }
-            out.append(v)
-            k += 1
-        }
-        return out
     }
 
     /// The smallest and largest time, a block at a time.
