@@ -241,6 +241,11 @@ public struct SessionBuilder {
             newSession(e, inferred: true, into: &s)
         }
         let i = s.sessions.count - 1
+        // A full list grows by half, not double: thousands of open sessions each hold their
+        // list's room to grow (at 5,000 open, a list of 9 events and the line being folded had
+        // room for 16).
+        let n = s.sessions[i].events.count
+        if n >= 8, n == s.sessions[i].events.capacity { s.sessions[i].events.reserveCapacity(n + n / 2) }
         s.sessions[i].events.append(e)
         Self.foldLatest(&s.sessions[i].events, code)
         // A session opened by an SDK-neutral line (Apple's own, or a kill) takes the SDK of

@@ -817,25 +817,25 @@ public struct SessionStream {
     /// Parks the ready sessions waiting behind an open one, once `parkAfter` of them wait.
     private mutating func park() {
         guard let head = live.first, !head.ready, !spillFailed, readyLive >= parkAfter, let spill = spillFile() else { return }
-        var kept: [Live] = []
-        kept.reserveCapacity(live.count)
+        // Those that stay are moved up in place, in order (a second list of them all was the
+        // peak of thousands of open sessions: 1.9 MB of 48 at 5,000 open).
+        var kept = 0
         var more: [Parked] = []
         for i in live.indices {
-            guard live[i].ready else {
-                kept.append(live[i])
-                continue
-            }
-            let s = done.removeValue(forKey: live[i].seq)!
-            guard s.relay == nil else {
+            if live[i].ready {
+                let s = done.removeValue(forKey: live[i].seq)!
+                if s.relay == nil {
+                    more.append(Parked(seq: s.seq, session: spill.write(session: s), keys: (live[i].supersedeKey, live[i].pidKey)))
+                    continue
+                }
                 // The spill does not write a relay view (streaming never makes one): kept.
                 done[s.seq] = s
-                kept.append(live[i])
-                continue
             }
-            more.append(Parked(seq: s.seq, session: spill.write(session: s), keys: (live[i].supersedeKey, live[i].pidKey)))
+            if kept != i { live.swapAt(kept, i) }
+            kept += 1
         }
-        readyLive -= live.count - kept.count
-        live = kept
+        readyLive -= live.count - kept
+        live.removeLast(live.count - kept)
         // In start order with those parked before (a session that closed late may precede them).
         if parkedHead > 0 {
             parked.removeFirst(parkedHead)
