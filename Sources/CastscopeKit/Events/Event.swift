@@ -635,8 +635,9 @@ public final class Repeats: @unchecked Sendable {
     /// lines with a length or a counter): each line's message and attribute values, from the
     /// first line on (nil while every line is the event's own text).
     var texts: LineTexts?
-    /// The reading-order place of the last run joined into this one (runs a reader's parts
-    /// cut, `SessionBuilder.joinCutRun`): the next part's run continues it at the place after.
+    /// Where in the events read the last run joined into this one was (its `readSeq`, or its
+    /// `order` where that is not kept: runs a reader's parts cut, `SessionBuilder.joinCutRun`):
+    /// the next part's run continues it when it was read next.
     var joinedThrough: Int?
     /// For a run the reader folded, taken from a big file's parts: how many events had been
     /// read when its event was (0: not counted; its `order` then counts events), for
