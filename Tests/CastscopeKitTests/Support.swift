@@ -229,6 +229,8 @@ func describe(_ sessions: [Session], texts: Bool = false) -> [String] {
             switch c.label {
             case "events": return "events=\(s.events.map(line))"
             case "deciding": return "deciding=\(s.deciding.map(line))"
+            // (held by reference: its value, not the box's name)
+            case "relayBox": return "relay=\(String(describing: s.relay))"
             default: return "\(c.label ?? "?")=\(c.value)"
             }
         }.joined(separator: " ")

@@ -68,7 +68,8 @@ struct TimeColumnTests {
         }
     }
 
-    /// The column as a spilled event carries it (`EventSpill`).
+    /// The column as a spilled event carries it (`EventSpill`), with what joins the run to the
+    /// next part's (`readSeq`, `joinedThrough`: a sleeping session's run is read back).
     @Test func aSpilledRunKeepsItsTimes() throws {
         let spill = try #require(EventSpill())
         var events: [Event] = []
@@ -79,6 +80,9 @@ struct TimeColumnTests {
                 r.lines.append(Int32(k + 1))
                 r.times.append(t)
             }
+            // (what joins it to the next part's run: `SessionBuilder.joinCutRun`)
+            r.readSeq = n * 3
+            r.joinedThrough = jump.map { n * 5 + $0 }
             e.repeats = r
             events.append(e)
         }
@@ -86,6 +90,8 @@ struct TimeColumnTests {
         for i in events.indices {
             #expect(Array(back[i].repeats!.times) == Array(events[i].repeats!.times))
             #expect(back[i].repeats!.times.isWide == events[i].repeats!.times.isWide)
+            #expect(back[i].repeats!.readSeq == events[i].repeats!.readSeq)
+            #expect(back[i].repeats!.joinedThrough == events[i].repeats!.joinedThrough)
         }
     }
 }

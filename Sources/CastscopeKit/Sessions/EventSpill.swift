@@ -284,6 +284,7 @@ public final class EventSpill: @unchecked Sendable {
             w.i32s(r.dropped)
             w.i32s(r.orders)
             w.i64(Int64(r.readSeq))
+            w.i64(r.joinedThrough.map(Int64.init) ?? Int64.min)
             w.u8(r.foldedLate ? 1 : 0)
             if let t = r.texts {
                 w.i64s(t.columns.starts)
@@ -327,7 +328,7 @@ public final class EventSpill: @unchecked Sendable {
             let rep = Repeats()
             rep.naive = r.column()
             rep.lines = r.column()
-            rep.times = TimeColumn(r.column() as SpilledColumn<Int64>)
+            rep.times = r.timeColumn()
             let last = r.i64()
             rep.lastSecondOfDay = last == Int64.min ? nil : Int(last)
             rep.frames = r.i32s()
@@ -335,6 +336,8 @@ public final class EventSpill: @unchecked Sendable {
             rep.dropped = r.i32s()
             rep.orders = r.column()
             rep.readSeq = Int(r.i64())
+            let through = r.i64()
+            rep.joinedThrough = through == Int64.min ? nil : Int(through)
             rep.foldedLate = r.u8() != 0
             if flags & 64 != 0 {
                 let starts: SpilledColumn<Int64> = r.column()
@@ -504,6 +507,15 @@ struct SpillReader {
     mutating func i32s() -> [Int32] {
         let n = Int(i64())
         return (0..<n).map { _ in i32() }
+    }
+    /// What `i64s` wrote of a run's times, as its column (straight in: a long run was written
+    /// to disk whole as 64-bit times, then again as offsets).
+    mutating func timeColumn() -> TimeColumn {
+        let n = Int(i64())
+        var out = TimeColumn()
+        out.reserveCapacity(n)
+        for _ in 0..<n { out.append(Int64(littleEndian: plain(Int64.self))) }
+        return out
     }
     /// What `i64s` or `i32s` wrote, as a column (a long one goes to disk as it is read back).
     mutating func column<T: FixedWidthInteger & BitwiseCopyable & Sendable>() -> SpilledColumn<T> {

@@ -824,7 +824,7 @@ public struct SessionStream {
         for i in live.indices {
             if live[i].ready {
                 let s = done.removeValue(forKey: live[i].seq)!
-                if s.relay == nil {
+                if s.relayBox == nil {
                     more.append(Parked(seq: s.seq, session: spill.write(session: s), keys: (live[i].supersedeKey, live[i].pidKey)))
                     continue
                 }

@@ -37,7 +37,7 @@ extension SessionStream {
         guard endedSinceWalk > max(sleepAfter / 2, 0), endedWaiting.count > sleepAfter, !spillFailed else { return }
         endedSinceWalk = 0
         for seq in endedWaiting {
-            guard let i = liveIndex(seq), live[i].ended, !live[i].ready, live[i].asleep == nil,
+            guard let i = liveIndex(seq), live[i].ended, !live[i].ready, live[i].asleepBox == nil,
                 let own = live[i].lastOwn, now - own > Self.endedSilence
             else { continue }
             _ = sleep(i, ended: true)
@@ -66,7 +66,7 @@ extension SessionStream {
         var kept = 0
         for j in awakeOpen.indices {
             let seq = awakeOpen[j]
-            guard let i = liveIndex(seq), !live[i].ended, !live[i].ready, live[i].asleep == nil else { continue }
+            guard let i = liveIndex(seq), !live[i].ended, !live[i].ready, live[i].asleepBox == nil else { continue }
             if sleeping, let own = live[i].lastOwn, now - own > idleHorizon, sleep(i) { continue }
             awakeOpen[kept] = seq
             kept += 1
@@ -81,7 +81,7 @@ extension SessionStream {
         let k = live[i].stream
         guard asleepSeq[k] == 0, streams[k].phase != .idle, (streams[k].phase == .ended) == ended,
             let n = streams[k].sessions.indices.last, streams[k].sessions[n].seq == live[i].seq,
-            streams[k].sessions[n].relay == nil, let spill = spillFile()
+            streams[k].sessions[n].relayBox == nil, let spill = spillFile()
         else { return false }
         let s = streams[k].sessions.removeLast()
         // Its buffer too, when it was the stream's only session.
