@@ -77,8 +77,13 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
     }
 
     mutating func append(_ v: T) {
-        // (Room for one value past a block, not the doubling's second block, kept after a spill.)
-        if memory.count == perBlock, memory.capacity == perBlock { memory.reserveCapacity(perBlock + 1) }
+        let n = memory.count
+        if n >= 16, n == memory.capacity {
+            // Full: grown by half, not doubled (thousands of open sessions' frame runs each
+            // hold their columns' room: a run of 180 lines had room for 256), and to one value
+            // past a block at most, not the doubling's second block, kept after a spill.
+            memory.reserveCapacity(Swift.min(perBlock + 1, n + n / 2))
+        }
         memory.append(v)
         if memory.count > perBlock { spill() }
     }
