@@ -1392,12 +1392,7 @@ public final class Analyzer {
                     if keptCount == 0 {
                         keep = false
                     } else if keptCount < r.lines.count {
-                        let fewer = Repeats()
-                        fewer.naive = r.naive.selecting(kept)
-                        fewer.lines = r.lines.selecting(kept)
-                        fewer.times = r.times.selecting(kept)
-                        fewer.lastSecondOfDay = r.lastSecondOfDay
-                        fewer.readSeq = r.readSeq
+                        let fewer = r.selecting(kept)
                         let first = kept.firstIndex(of: true)!
                         if first < r.times.count { events[i].time = r.times[first] }
                         events[i].line = Int(r.lines[first])
@@ -1650,7 +1645,7 @@ struct ReadContext: Sendable {
                     if result.events.last?.code == .daemonDied, result.events.last!.line == rec.line {
                         frames = DeathFrames(after: result.events.last!)
                         if let found = frames?.attrs, !found.isEmpty {
-                            result.events[result.events.count - 1].attrs = result.events[result.events.count - 1].attrs.filter { a in !found.contains { $0.0 == a.0 } } + found
+                            result.events[result.events.count - 1].attrs = DeathFrames.replacing(result.events[result.events.count - 1].attrs, with: found)
                         }
                         if frames?.done == true { frames = nil }
                         framesLine = frames?.line ?? Int.max
@@ -1693,8 +1688,7 @@ struct ReadContext: Sendable {
         {
             // (only the attributes found replace the event's own: the JVM's report found its
             // frame, its event keeps the pid it had)
-            let found = f.attrs
-            events[k].attrs = events[k].attrs.filter { a in !found.contains { $0.0 == a.0 } } + found
+            events[k].attrs = DeathFrames.replacing(events[k].attrs, with: f.attrs)
         }
         frames = f.done ? nil : f
     }

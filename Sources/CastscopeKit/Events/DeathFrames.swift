@@ -111,6 +111,12 @@ struct DeathFrames {
         return found.compactMap { key, value in value.map { (key, $0) } }
     }
 
+    /// A death's attributes with those found after it (`attrs`) in place of its own of the same
+    /// names, the rest kept (the JVM's report found its frame: its event keeps the pid it had).
+    static func replacing(_ own: [(String, String)], with found: [(String, String)]) -> [(String, String)] {
+        own.filter { a in !found.contains { $0.0 == a.0 } } + found
+    }
+
     /// Reads one more line after the death's; false once nothing more is looked for.
     mutating func see(_ text: Substring) {
         left -= 1

@@ -526,25 +526,7 @@ public struct Event: Sendable {
         let kept = keep.indices.filter { keep[$0] }
         guard kept.count > 1, r.texts == nil, r.times.count == keep.count else { return kept.map { alone($0) } }
         var e = alone(first)
-        let p = Repeats()
-        p.naive = r.naive.selecting(keep)
-        p.lines = r.lines.selecting(keep)
-        p.times = r.times.selecting(keep)
-        if !r.orders.isEmpty {
-            // (each line's place less the run's own, which is now the first kept line's)
-            let base = r.orders[first]
-            p.orders = r.orders.selecting(keep)
-            p.orders.update { $0 - base }
-        }
-        if r.frames.count == keep.count {
-            p.frames = kept.map { r.frames[$0] }
-            p.fps = kept.map { r.fps[$0] }
-            p.dropped = kept.map { r.dropped[$0] }
-        }
-        p.lastSecondOfDay = r.lastSecondOfDay
-        p.foldedLate = r.foldedLate
-        p.readSeq = r.readSeq
-        e.repeats = p
+        e.repeats = r.selecting(keep)
         return [e]
     }
 
@@ -718,6 +700,31 @@ public final class Repeats: @unchecked Sendable {
     }
     private static let powersOfTen: [Double] = (0...16).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }
 
+    /// The run of the lines whose flag is set (at least one), with what is kept of each line
+    /// and of the run (not their texts: a run whose lines differ is cut line by line).
+    func selecting(_ keep: [Bool]) -> Repeats {
+        let p = Repeats()
+        p.naive = naive.selecting(keep)
+        p.lines = lines.selecting(keep)
+        p.times = times.selecting(keep)
+        if !orders.isEmpty, let first = keep.firstIndex(of: true) {
+            // (each line's place less the run's own, which is now the first kept line's)
+            let base = orders[first]
+            p.orders = orders.selecting(keep)
+            p.orders.update { $0 - base }
+        }
+        if frames.count == keep.count {
+            let kept = keep.indices.filter { keep[$0] }
+            p.frames = kept.map { frames[$0] }
+            p.fps = kept.map { fps[$0] }
+            p.dropped = kept.map { dropped[$0] }
+        }
+        p.lastSecondOfDay = lastSecondOfDay
+        p.foldedLate = foldedLate
+        p.readSeq = readSeq
+        return p
+    }
+
     /// Takes the lines of `other`, a run that continues this one (read apart).
     func append(_ other: Repeats) {
         naive += other.naive
@@ -868,25 +875,30 @@ struct EventCompactor {
             guard slot >= 0, let r = m.range(slot) else { return nil }
             return UnsafeRawBufferPointer(rebasing: body[r])
         }
-        guard !openStats.isEmpty, let session = capture(slots.session), let i = openStats[String(decoding: session, as: UTF8.self)],
-            events[i].fileIndex == fileIndex
-        else { return false }
-        let r = repeats(of: &events[i], stats: true)
-        r.add(time: time, line: line)
-        r.addStats(frames: Repeats.count(capture(slots.frames)), fps: Repeats.rate(capture(slots.fps)),
-                   dropped: Repeats.count(capture(slots.dropped)))
-        return true
+        guard !openStats.isEmpty, let session = capture(slots.session) else { return false }
+        let (frames, fps, dropped) = (capture(slots.frames), capture(slots.fps), capture(slots.dropped))
+        return foldStats(session: String(decoding: session, as: UTF8.self), fileIndex: fileIndex, time: time, line: line, in: &events) {
+            $0.addStats(frames: Repeats.count(frames), fps: Repeats.rate(fps), dropped: Repeats.count(dropped))
+        }
     }
 
     /// A relay `stats` line (the matcher's `hit`) that continues the run of its session open in
     /// `events`, folded in as `absorb` folds its event, which need not exist.
     func continuesStats(_ hit: EventMatcher.Hit, fileIndex: Int, time: ParsedTime?, line: Int, in events: inout [Event]) -> Bool {
         guard hit.code == .relayStats, hit.rule.side == .relay, !openStats.isEmpty,
-            let id = hit.attrs.first(where: { $0.0 == "session" })?.1, let i = openStats[id], events[i].fileIndex == fileIndex
+            let id = hit.attrs.first(where: { $0.0 == "session" })?.1
         else { return false }
+        return foldStats(session: id, fileIndex: fileIndex, time: time, line: line, in: &events) { $0.addStats(hit.attrs) }
+    }
+
+    /// A stats line of session `id`, folded into its open run in `events` when there is one in
+    /// this file: its time and line, then its counts (`stats`).
+    private func foldStats(session id: String, fileIndex: Int, time: ParsedTime?, line: Int, in events: inout [Event],
+                           _ stats: (Repeats) -> Void) -> Bool {
+        guard let i = openStats[id], events[i].fileIndex == fileIndex else { return false }
         let r = repeats(of: &events[i], stats: true)
         r.add(time: time, line: line)
-        r.addStats(hit.attrs)
+        stats(r)
         return true
     }
 

@@ -491,18 +491,19 @@ public struct SessionBuilder {
         let x = events.count - 1
         guard x >= 1 else { return false }
         let joined = events.withUnsafeMutableBufferPointer { ev -> Bool in
-            // (Counted by `Repeats.readSeq` where parts were taken, by `order` where not.)
+            // Where each was read: counted by `Repeats.readSeq` where parts were taken, by
+            // `order` where not.
+            func read(_ k: Int, _ r: Repeats) -> Int { r.readSeq == 0 ? ev[k].order : r.readSeq }
             guard let head = ev[x - 1].repeats, let more = ev[x].repeats, ev[x - 1].code == .frameSent,
                 (head.readSeq == 0) == (more.readSeq == 0),
-                (more.readSeq == 0 ? ev[x].order : more.readSeq)
-                    == (head.joinedThrough ?? (head.readSeq == 0 ? ev[x - 1].order : head.readSeq)) + 1,
+                read(x, more) == (head.joinedThrough ?? read(x - 1, head)) + 1,
                 ev[x].process == ev[x - 1].process,
                 head.texts == nil, more.texts == nil, !head.foldedLate, !more.foldedLate,
                 head.frames.isEmpty, more.frames.isEmpty, head.orders.isEmpty, more.orders.isEmpty,
                 (head.times.isEmpty) == (more.times.isEmpty), Event.repeatsLine(ev, x - 1, x)
             else { return false }
             head.append(more)
-            head.joinedThrough = more.joinedThrough ?? (more.readSeq == 0 ? ev[x].order : more.readSeq)
+            head.joinedThrough = more.joinedThrough ?? read(x, more)
             return true
         }
         if joined { events.removeLast() }
