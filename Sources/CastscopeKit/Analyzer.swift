@@ -172,6 +172,8 @@ public final class Analyzer {
     /// once, `make-shape-input.py churn`).
     public var minimumStreamedRange: UInt64 = 256 << 10
     public var streamedBatchEvents = 16_384
+    /// The bytes of ranges read ahead of the one to hand on, at most (but a range a thread).
+    public var aheadBytes: UInt64 = 16 << 20
     /// Lines a streamed read holds for earlier ones before it gives up (`StreamedRead.mostHeld`).
     public var streamedMostHeld = 1 << 17
     public var parallelism = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
@@ -353,18 +355,73 @@ public final class Analyzer {
     /// density is the highest of sixteen 16 KB samples spread over the file (a log's busy
     /// hours may be anywhere; a busy stretch between samples still gets the larger ranges).
     func streamedRange(_ context: ReadContext, diskPath: String, path: String, size: UInt64, format: LogFormat) -> UInt64 {
-        let window: UInt64 = 16 << 10, samples: UInt64 = 16
-        guard size > samples * window else { return maximumStreamedRange }
-        var densest = 0
+        rangeBytes(held: sampled(context, diskPath: diskPath, path: path, size: size, format: format).held.max() ?? 0)
+    }
+
+    /// A relay `stats` line counts for this much of an event in the samples: in a range it
+    /// folds into its session's run (its time, line and counts, ~24 bytes, against ~200 for an
+    /// event). A 16 KB sample of a relay with thousands of sessions open has each of its lines
+    /// from another session, so it folds nothing there; counted whole, such a relay was read in
+    /// ranges of 870 KB (5,000 open), each holding one or two lines of every open session:
+    /// every line was an event of its own in its range, made whole (text, attributes) and
+    /// folded only when the ranges were joined, on one thread, and two threads took twice the
+    /// time of one (issue 15).
+    static let relayStatsShare = 8
+
+    /// The samples `streamedRange` reads (16 KB, sixteen, spread over the file): what each
+    /// would hold in a range (its events, a relay `stats` line `1 / relayStatsShare` of one),
+    /// and whether any held relay lines. Empty for a file too small to sample.
+    func sampled(_ context: ReadContext, diskPath: String, path: String, size: UInt64, format: LogFormat)
+        -> (held: [Int], relay: Bool)
+    {
+        let window = Self.sampleWindow, samples = UInt64(Self.samples)
+        guard size > samples * window else { return ([], false) }
+        var held: [Int] = []
+        var relay = false
         for k in 0..<samples {
             let from = (size - window) / (samples - 1) * k
-            guard let source = try? RangeFileSource(path: diskPath, from: from, to: from + window) else { continue }
+            guard let source = try? RangeFileSource(path: diskPath, from: from, to: from + window) else {
+                held.append(0)
+                continue
+            }
             let sample = context.read(source, path: path, format: format, adapts: false, onRecord: nil)
-            densest = max(densest, sample.events.count)
+            var stats = 0
+            for i in sample.events.indices where sample.events[i].side == .relay {
+                relay = true
+                if sample.events[i].code == .relayStats { stats += 1 }
+            }
+            held.append(sample.events.count - stats + (stats + Self.relayStatsShare - 1) / Self.relayStatsShare)
         }
-        guard densest > 0 else { return maximumStreamedRange }
-        let bytes = UInt64(streamedRangeEvents) * window / UInt64(densest)
+        return (held, relay)
+    }
+    static let sampleWindow: UInt64 = 16 << 10
+    static let samples = 16
+
+    /// The bytes of a range that holds about `streamedRangeEvents` where a sample's window
+    /// holds `held` events.
+    func rangeBytes(held: Int) -> UInt64 {
+        guard held > 0 else { return maximumStreamedRange }
+        let bytes = UInt64(streamedRangeEvents) * Self.sampleWindow / UInt64(held)
         return min(maximumStreamedRange, max(minimumStreamedRange, bytes))
+    }
+
+    /// Where a big file streamed or held on disk is cut (the offsets the ranges after the first
+    /// start near): each range as big as the densest of the two samples around where it starts
+    /// allows (`rangeBytes`), so that a burst (a relay restarted, thousands of sessions accepted
+    /// at once in its first megabytes) gets small ranges and the rest of the file ranges as big
+    /// as its own density allows. (Sized by the densest sample of the file, a relay log with
+    /// 5,000 sessions open was cut in 870 KB ranges for its first 4 MB of accepts.)
+    func rangeTargets(held: [Int], size: UInt64) -> [UInt64] {
+        guard held.count > 1 else { return [] }
+        let step = (size - Self.sampleWindow) / UInt64(held.count - 1)
+        var targets: [UInt64] = []
+        var at: UInt64 = 0
+        while true {
+            let k = min(held.count - 2, Int(at / step))
+            at += rangeBytes(held: max(held[k], held[k + 1]))
+            guard at < size else { return targets }
+            targets.append(at)
+        }
     }
 
     /// How many parts a big file on disk is read in (text ranges, journal stretches): at least
@@ -797,15 +854,31 @@ public final class Analyzer {
             if CROnlyLines.endLines(head) { return false }
             let fileIndex = report.inputs.count
             guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
-            var parts = self.parts(ofFileSized: size)
+            let parts = self.parts(ofFileSized: size)
+            var targets = (1..<parts).map { size * UInt64($0) / UInt64(parts) }
             // Streamed or held on disk, a range's lines are what is held: ranges stay small
             // however big the file.
             if streamed != nil || mayHold {
-                parts = max(parts, Int(size / self.streamedRange(context, diskPath: diskPath, path: path, size: size, format: format)))
+                let sampled = self.sampled(context, diskPath: diskPath, path: path, size: size, format: format)
+                // Relay lines in the samples: streaming would give up at its first batch (the
+                // join needs every session), after the ranges in flight were read, lines of
+                // which fold into few events (the first 16 MB of a relay log with 50 sessions
+                // open). It gives up now, before anything is read.
+                if let streamed, sampled.relay {
+                    streamed.giveUp(StreamedRead.relayLines)
+                    return true
+                }
+                let cuts = self.rangeTargets(held: sampled.held, size: size)
+                if cuts.count >= targets.count { targets = cuts }
             }
-            let ranges = try context.splitPoints(diskPath, size: size, format: format, parts: parts)
+            let ranges = try context.splitPoints(diskPath, size: size, format: format, targets: targets)
             guard ranges.count > 1 else { return false }
-            let results = ResultSlots(count: ranges.count, ahead: 2 * self.parallelism)
+            // Two ranges a thread read ahead at most, fewer where they are big: no more than
+            // `aheadBytes` of them (ranges of a busy relay's text are megabytes, and their runs
+            // waited for the relay stage, which is slower than the readers).
+            let mean = max(1, size / UInt64(ranges.count))
+            let results = ResultSlots(count: ranges.count,
+                                      ahead: max(self.parallelism, min(2 * self.parallelism, Int(self.aheadBytes / mean))))
             let budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
             var file = beginFile(path: path, format: format)
             file.budget = budget
@@ -1700,6 +1773,12 @@ struct ReadContext: Sendable {
     /// (no record spans two). Formats whose lines depend on earlier ones (Xcode print() lines,
     /// JSON arrays) are not split; export entries are split where journalctl starts one.
     func splitPoints(_ path: String, size: UInt64, format: LogFormat, parts: Int) throws -> [Range<UInt64>] {
+        try splitPoints(path, size: size, format: format, targets: parts > 1 ? (1..<parts).map { size * UInt64($0) / UInt64(parts) } : [])
+    }
+
+    /// The ranges a file is cut in, each after the first starting at the first record start
+    /// past one of `targets` (ascending).
+    func splitPoints(_ path: String, size: UInt64, format: LogFormat, targets: [UInt64]) throws -> [Range<UInt64>] {
         let splittable: Bool
         switch format.kind {
         case .plain, .jsonLines, .journalExport: splittable = true
@@ -1707,7 +1786,7 @@ struct ReadContext: Sendable {
             if case .unknown = format.startProbe { splittable = false } else { splittable = format.continuation != .print }
         default: splittable = false
         }
-        guard splittable, parts > 1 else { return [0..<size] }
+        guard splittable, !targets.isEmpty else { return [0..<size] }
         /// Whether a whole line starts a record (a range may begin there). `before` is the line
         /// before it when the window holds it whole, and `window[end...]` what follows it.
         func startsRecord(_ line: ArraySlice<UInt8>, after before: ArraySlice<UInt8>?, in window: [UInt8], end: Int) -> Bool {
@@ -1727,8 +1806,7 @@ struct ReadContext: Sendable {
             }
         }
         var bounds: [UInt64] = [0]
-        for k in 1..<parts {
-            let target = size * UInt64(k) / UInt64(parts)
+        for target in targets {
             // The first line start after `target` that starts a record: looked for in a small
             // window first (records are short), then a wider one.
             var found: UInt64?

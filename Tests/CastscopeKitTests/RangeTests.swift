@@ -421,3 +421,120 @@ extension RangeTests {
         #expect(JSONReport.render(many) == JSONReport.render(one))
     }
 }
+
+extension RangeTests {
+    /// A relay's text (`journalctl -o short-iso-precise`) with `open` sessions open at once, the
+    /// first `open` accepted in a burst at its start (a relay restarted), then each session's
+    /// `stats` lines interleaved with the others' until it closes and another is accepted.
+    func busyRelay(open: Int, lines count: Int) -> String {
+        var rng = SplitMix(seed: 11)
+        var out = ""
+        var live: [(id: Int, left: Int)] = []
+        var next = 0
+        var us = 0
+        func line(_ id: Int, _ what: String) {
+            us += Int(rng.next() % 400) + 20
+            let (s, u) = (us / 1_000_000, us % 1_000_000)
+            out += String(format: "2026-03-11T22:%02d:%02d.%06d+00:00 relay1 broadcast-relay[811]: session %08x-1b7e-4f0e-9a51-2f1d3c4b5a69 ",
+                          s / 60 % 60, s % 60, u, id) + what + "\n"
+        }
+        for _ in 0..<open {
+            line(next, "accepted peer=iPhone14,2 room=r1")
+            live.append((next, Int(rng.next() % 60) + 30))
+            next += 1
+        }
+        for _ in 0..<count {
+            let k = Int(rng.next() % UInt64(live.count))
+            live[k].left -= 1
+            if live[k].left > 0 {
+                line(live[k].id, "stats frames=10 bytes=281001 fps=10.0 dropped=0")
+            } else {
+                line(live[k].id, "closed reason=peer-eof frames=430 duration=43.0s")
+                line(next, "accepted peer=iPhone14,2 room=r1")
+                live[k] = (next, Int(rng.next() % 60) + 30)
+                next += 1
+            }
+        }
+        return out
+    }
+
+    /// A relay with thousands of sessions open: a 16 KB sample folds none of its `stats` lines
+    /// (each is another session's), but a range does, so they count for an eighth of an event
+    /// and the ranges are eight times as big; a burst of accepted sessions at the file's start
+    /// keeps small ranges there, not in the whole file. (Cut by its densest sample, a relay
+    /// with 5,000 open was read in 870 KB ranges, every line an event of its own in its range,
+    /// and two threads took twice the time of one.)
+    @Test("a busy relay's stats lines fold in its ranges; a burst sizes only the ranges around it")
+    func busyRelayRanges() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let registry = try ParserRegistry.builtin()
+        let analyzer = try Analyzer(registry: registry)
+        let context = ReadContext(factory: EventFactory(registry: registry), prefilter: analyzer.prefilter, filter: JournalFilter(),
+                                  maxLineLength: 1 << 20)
+        let text = busyRelay(open: 3000, lines: 40_000)
+        let file = dir.appendingPathComponent("relay.log")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let size = UInt64(text.utf8.count)
+        let head = try #require(text.data(using: .utf8)?.prefix(64 * 1024))
+        let format = try #require(head.withUnsafeBytes { analyzer.detector.detect(head: $0) }?.format)
+        let sampled = analyzer.sampled(context, diskPath: file.path, path: "relay.log", size: size, format: format)
+        #expect(sampled.relay)
+        #expect(sampled.held.count == Analyzer.samples)
+        // The first sample is the burst of accepted lines (an event each); the others are
+        // nearly all `stats` lines of sessions that do not meet again in 16 KB.
+        let raw = context.read(try RangeFileSource(path: file.path, from: size / 2, to: size / 2 + Analyzer.sampleWindow),
+                               path: "relay.log", format: format, adapts: false, onRecord: nil).events.count
+        let middle = sampled.held[Analyzer.samples / 2]
+        #expect(sampled.held[0] > 4 * middle, "\(sampled.held)")
+        #expect(middle * 5 < raw && middle * 12 > raw, "\(middle) of \(raw)")
+        // Ranges (of 512 events here, the file being small): small while the burst lasts,
+        // then as big as the rest's density allows.
+        analyzer.minimumStreamedRange = 1024
+        analyzer.streamedRangeEvents = 512
+        let targets = analyzer.rangeTargets(held: sampled.held, size: size)
+        let sizes = zip([0] + targets, targets + [size]).map { $1 - $0 }
+        let burst = analyzer.rangeBytes(held: sampled.held[0])
+        let rest = analyzer.rangeBytes(held: sampled.held.dropFirst(2).max()!)
+        #expect(sizes.first == burst, "\(sizes)")
+        #expect(rest > 4 * burst)
+        #expect(sizes.dropLast().filter { $0 >= rest }.count >= sizes.count / 2, "\(sizes)")
+        #expect(sizes.dropLast().allSatisfy { $0 >= burst && $0 <= analyzer.maximumStreamedRange })
+        #expect(targets == targets.sorted() && Set(targets).count == targets.count && targets.last! < size)
+        // Several, but far fewer than cut by the densest sample everywhere.
+        #expect(targets.count >= 4 && targets.count + 1 < Int(size / burst) / 3, "\(targets.count + 1) ranges")
+    }
+
+    /// A big relay text streamed while read: the samples show relay lines, so the attempt gives
+    /// up before any range is read or any batch taken (it gave up at its first batch, after the
+    /// ranges in flight were read), and the report is the whole read's.
+    @Test("streaming a relay log gives up at the samples, before reading")
+    func relayStreamingGivesUpAtTheSamples() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = busyRelay(open: 500, lines: 12_000)
+        let file = dir.appendingPathComponent("relay.log")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let registry = try ParserRegistry.builtin()
+        func run(streams: Bool) throws -> (report: String, starts: Int, mode: Analyzer.ReadMode) {
+            let analyzer = try Analyzer(registry: registry)
+            analyzer.parallelThreshold = 0
+            analyzer.parallelism = 2
+            analyzer.minimumRange = 4096
+            analyzer.minimumStreamedRange = 4096
+            analyzer.streamsWhileReading = streams
+            var starts = 0
+            analyzer.willStreamSessions = { _ in starts += 1 }
+            analyzer.onSession = { _, _ in }
+            let report = analyzer.analyze([file.path])
+            return (TextReport(color: false).render(report), starts, analyzer.lastReadMode)
+        }
+        let attempt = try run(streams: true)
+        let whole = try run(streams: false)
+        #expect(attempt.mode == .readAgain(StreamedRead.relayLines))
+        #expect(whole.mode == .whole)
+        #expect(attempt.starts == whole.starts, "the attempt took no batch")
+        #expect(attempt.report == whole.report)
+        #expect(attempt.report.contains("orphan-relay-session"))
+    }
+}

@@ -77,6 +77,9 @@ final class StreamedRead: @unchecked Sendable {
     /// Why it gave up, or nil.
     var abandoned: String? { lock.locked { why } }
 
+    /// Why it gives up at relay lines.
+    static let relayLines = "relay lines (the join needs every session)"
+
     func giveUp(_ reason: String) {
         lock.locked { if why == nil { why = reason } }
     }
@@ -103,7 +106,7 @@ final class StreamedRead: @unchecked Sendable {
             guard let reference = b.firstComplete else {
                 // (a relay's year-less lines were read to the file's end before this gave up:
                 // 170 MB for 100 MB of `journalctl -o short-precise`)
-                if events.contains(where: { $0.side == .relay }) { return giveUp("relay lines (the join needs every session)") }
+                if events.contains(where: { $0.side == .relay }) { return giveUp(Self.relayLines) }
                 unresolved.append(contentsOf: events)
                 return
             }
@@ -122,7 +125,7 @@ final class StreamedRead: @unchecked Sendable {
         resolver!.resolve(&events, events.indices)
         var bound = Int64.max
         for i in events.indices {
-            if events[i].side == .relay { return giveUp("relay lines (the join needs every session)") }
+            if events[i].side == .relay { return giveUp(Self.relayLines) }
             if events[i].displayOffset == Fmt.unzoned { sawUnzoned = true }
             let t = events[i].time ?? Int64.min
             if let (ft, fo) = lastFed, (t, events[i].order) < (ft, fo) {
