@@ -172,7 +172,8 @@ public final class Analyzer {
     /// once, `make-shape-input.py churn`).
     public var minimumStreamedRange: UInt64 = 256 << 10
     public var streamedBatchEvents = 16_384
-    /// The bytes of ranges read ahead of the one to hand on, at most (but a range a thread).
+    /// The bytes of ranges read ahead of the one to hand on: as many of the largest range as
+    /// this holds (but two a thread at most, and one a thread at least).
     public var aheadBytes: UInt64 = 16 << 20
     /// Lines a streamed read holds for earlier ones before it gives up (`StreamedRead.mostHeld`).
     public var streamedMostHeld = 1 << 17
@@ -354,14 +355,16 @@ public final class Analyzer {
     /// lines, 600,000 sessions in 293 MB, peaked at 144 MB with 16 MB ranges, 59 MB now). The
     /// density is the highest of sixteen 16 KB samples spread over the file (a log's busy
     /// hours may be anywhere; a busy stretch between samples still gets the larger ranges).
+    /// (One size for a whole file, as tests ask; a file is cut by `rangeTargets`.)
     func streamedRange(_ context: ReadContext, diskPath: String, path: String, size: UInt64, format: LogFormat) -> UInt64 {
         rangeBytes(held: sampled(context, diskPath: diskPath, path: path, size: size, format: format).held.max() ?? 0)
     }
 
     /// A relay `stats` line the relay stage takes as it is read (its time complete: year and
     /// zone) counts for this much of an event in the samples: in a range it folds into its
-    /// session's run (its time, line and counts, ~24 bytes, against ~200 for an event). A 16 KB sample of a relay with thousands of sessions open has each of its lines
-    /// from another session, so it folds nothing there; counted whole, such a relay was read in
+    /// session's run (its time, line and counts, ~24 bytes, against ~200 for an event). A 16 KB
+    /// sample of a relay with thousands of sessions open has each of its lines from another
+    /// session, so it folds nothing there; counted whole, such a relay was read in
     /// ranges of 870 KB (5,000 open), each holding one or two lines of every open session:
     /// every line was an event of its own in its range, made whole (text, attributes) and
     /// folded only when the ranges were joined, on one thread, and two threads took twice the
@@ -391,7 +394,7 @@ public final class Analyzer {
                 // (taken by the relay stage as they are read: a year-less line is held with the
                 // bundle's lines to the end, and bigger ranges held more of them: 64 -> 70-83 MB
                 // for `journalctl -o short-precise` of 5,000 sessions open, 256 MB)
-                if sample.events[i].code == .relayStats && RelayStage.takes(sample.events[i]) { stats += 1 }
+                if spillsRelayLines && sample.events[i].code == .relayStats && RelayStage.takes(sample.events[i]) { stats += 1 }
             }
             held.append(sample.events.count - stats + (stats + Self.relayStatsShare - 1) / Self.relayStatsShare)
         }
@@ -412,16 +415,17 @@ public final class Analyzer {
     /// start near): each range as big as the densest of the two samples around where it starts
     /// allows (`rangeBytes`), so that a burst (a relay restarted, thousands of sessions accepted
     /// at once in its first megabytes) gets small ranges and the rest of the file ranges as big
-    /// as its own density allows. (Sized by the densest sample of the file, a relay log with
-    /// 5,000 sessions open was cut in 870 KB ranges for its first 4 MB of accepts.)
-    func rangeTargets(held: [Int], size: UInt64) -> [UInt64] {
-        guard held.count > 1 else { return [] }
+    /// as its own density allows, none bigger than `most` (the threads' share). (Sized by the
+    /// densest sample of the file, a relay log with 5,000 sessions open was cut in 870 KB ranges
+    /// for its first 4 MB of accepts.)
+    func rangeTargets(held: [Int], size: UInt64, most: UInt64 = .max) -> [UInt64] {
+        guard held.count > 1, size > Self.sampleWindow * UInt64(held.count) else { return [] }
         let step = (size - Self.sampleWindow) / UInt64(held.count - 1)
         var targets: [UInt64] = []
         var at: UInt64 = 0
         while true {
             let k = min(held.count - 2, Int(at / step))
-            at += rangeBytes(held: max(held[k], held[k + 1]))
+            at += max(1, min(most, rangeBytes(held: max(held[k], held[k + 1]))))
             guard at < size else { return targets }
             targets.append(at)
         }
@@ -662,6 +666,11 @@ public final class Analyzer {
                 mine.drain { e in
                     if let relayStage, RelayStage.takes(e) { relayStage.add(e) } else { f.runs.absorb(e, into: &events) }
                 }
+                // A relay's thousands of open sessions grow and free their runs' columns on
+                // every thread: the freed blocks' pages go back once the process is past 32 MB
+                // (a year-less relay log with 5,000 open, read in ranges of megabytes, kept 14 MB
+                // more of them).
+                FreedMemory.watch()
             }
             mine = []
             let st = part.stats
@@ -683,10 +692,6 @@ public final class Analyzer {
             bytesDone += part.consumed
             holdIfMany(keeping: &f.runs)
             mostEventsKept = max(mostEventsKept, events.count)
-            // A relay's thousands of open sessions grow and free their runs' columns on every
-            // thread: the freed blocks' pages go back once the process is past 32 MB (a year-less
-            // relay log with 5,000 open, read in ranges of megabytes, kept 14 MB more of them).
-            if !f.runs.isEmpty || (relayStage?.taken ?? 0) > 0 { FreedMemory.watch() }
         }
         func finishFile(_ f: FileAbsorb, path: String, format: LogFormat, fileIndex: Int) {
             var summary = f.summary
@@ -875,17 +880,19 @@ public final class Analyzer {
                     streamed.giveUp(StreamedRead.relayLines)
                     return true
                 }
-                let cuts = self.rangeTargets(held: sampled.held, size: size)
-                if cuts.count >= targets.count { targets = cuts }
+                // (no range bigger than the equal cuts': a dense stretch keeps its small ranges
+                // however few the density asks for elsewhere)
+                let cuts = self.rangeTargets(held: sampled.held, size: size, most: size / UInt64(parts))
+                if !cuts.isEmpty { targets = cuts }
             }
             let ranges = try context.splitPoints(diskPath, size: size, format: format, targets: targets)
             guard ranges.count > 1 else { return false }
-            // Two ranges a thread read ahead at most, fewer where they are big: no more than
-            // `aheadBytes` of them (ranges of a busy relay's text are megabytes, and their runs
-            // waited for the relay stage, which is slower than the readers).
-            let mean = max(1, size / UInt64(ranges.count))
+            // Two ranges a thread read ahead at most, fewer where they are big: as many of the
+            // largest as `aheadBytes` holds, but one a thread (ranges of a busy relay's text are
+            // megabytes, and their runs waited for the relay stage, slower than the readers).
+            let largest = max(1, ranges.lazy.map { $0.upperBound - $0.lowerBound }.max() ?? 1)
             let results = ResultSlots(count: ranges.count,
-                                      ahead: max(self.parallelism, min(2 * self.parallelism, Int(self.aheadBytes / mean))))
+                                      ahead: max(self.parallelism, min(2 * self.parallelism, Int(self.aheadBytes / largest))))
             let budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
             var file = beginFile(path: path, format: format)
             file.budget = budget

@@ -145,18 +145,23 @@ struct SplitMix {
 }
 
 extension RangeTests {
+    /// A scratch folder, and an analyzer and a reading context to sample files with.
+    func sampling() throws -> (URL, ParserRegistry, Analyzer, ReadContext) {
+        let registry = try ParserRegistry.builtin()
+        let analyzer = try Analyzer(registry: registry)
+        let context = ReadContext(factory: EventFactory(registry: registry), prefilter: analyzer.prefilter, filter: JournalFilter(),
+                                  maxLineLength: 1 << 20)
+        return (try temporaryDirectory(), registry, analyzer, context)
+    }
+
     /// A big file streamed while read is cut so that a range holds about
     /// `streamedRangeEvents` events: noise keeps the largest ranges, a log of nothing but
     /// extension lines gets small ones (the ranges waiting are what is held), the busy part
     /// found wherever it is in the file, and never below `minimumStreamedRange`.
     @Test("streamed ranges shrink where recognized lines are dense")
     func streamedRangesFollowDensity() throws {
-        let dir = try temporaryDirectory()
+        let (dir, registry, analyzer, context) = try sampling()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let registry = try ParserRegistry.builtin()
-        let analyzer = try Analyzer(registry: registry)
-        let context = ReadContext(factory: EventFactory(registry: registry), prefilter: analyzer.prefilter, filter: JournalFilter(),
-                                  maxLineLength: 1 << 20)
         let format = try #require(registry.format(named: "apple-default"))
         func line(_ i: Int, _ message: String, pid: Int) -> String {
             "2026-03-12 10:\(String(format: "%02d:%02d", i / 60000 % 60, i / 1000 % 60)).\(String(format: "%06d", i % 1000 * 1000))+0100 "
@@ -466,12 +471,8 @@ extension RangeTests {
     /// and two threads took twice the time of one.)
     @Test("a busy relay's stats lines fold in its ranges; a burst sizes only the ranges around it")
     func busyRelayRanges() throws {
-        let dir = try temporaryDirectory()
+        let (dir, _, analyzer, context) = try sampling()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let registry = try ParserRegistry.builtin()
-        let analyzer = try Analyzer(registry: registry)
-        let context = ReadContext(factory: EventFactory(registry: registry), prefilter: analyzer.prefilter, filter: JournalFilter(),
-                                  maxLineLength: 1 << 20)
         let text = busyRelay(open: 3000, lines: 40_000)
         let file = dir.appendingPathComponent("relay.log")
         try text.write(to: file, atomically: true, encoding: .utf8)
@@ -494,15 +495,20 @@ extension RangeTests {
         analyzer.streamedRangeEvents = 512
         let targets = analyzer.rangeTargets(held: sampled.held, size: size)
         let sizes = zip([0] + targets, targets + [size]).map { $1 - $0 }
-        let burst = analyzer.rangeBytes(held: sampled.held[0])
+        let burst = analyzer.rangeBytes(held: max(sampled.held[0], sampled.held[1]))
         let rest = analyzer.rangeBytes(held: sampled.held.dropFirst(2).max()!)
         #expect(sizes.first == burst, "\(sizes)")
         #expect(rest > 4 * burst)
         #expect(sizes.dropLast().filter { $0 >= rest }.count >= sizes.count / 2, "\(sizes)")
         #expect(sizes.dropLast().allSatisfy { $0 >= burst && $0 <= analyzer.maximumStreamedRange })
-        #expect(targets == targets.sorted() && Set(targets).count == targets.count && targets.last! < size)
         // Several, but far fewer than cut by the densest sample everywhere.
         #expect(targets.count >= 4 && targets.count + 1 < Int(size / burst) / 3, "\(targets.count + 1) ranges")
+        #expect(targets == targets.sorted() && Set(targets).count == targets.count && (targets.last ?? size) < size)
+        // None bigger than asked (the threads' share of the file).
+        let capped = analyzer.rangeTargets(held: sampled.held, size: size, most: size / 64)
+        #expect(capped.count >= 63 && zip([0] + capped, capped).allSatisfy { $1 - $0 <= size / 64 }, "\(capped.count)")
+        // Too small to sample: no cuts (the equal ones are used).
+        #expect(analyzer.rangeTargets(held: [5, 5], size: 1000).isEmpty)
     }
 
     /// A big relay text streamed while read: the samples show relay lines, so the attempt gives
