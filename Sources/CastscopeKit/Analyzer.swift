@@ -867,7 +867,7 @@ public final class Analyzer {
             let fileIndex = report.inputs.count
             guard let format = formatOf(head, path: path, fileIndex: fileIndex) else { return true }
             let parts = self.parts(ofFileSized: size)
-            var targets = (1..<parts).map { size * UInt64($0) / UInt64(parts) }
+            var targets = ReadContext.equalCuts(size: size, parts: parts)
             // Streamed or held on disk, a range's lines are what is held: ranges stay small
             // however big the file.
             if streamed != nil || mayHold {
@@ -1787,7 +1787,12 @@ struct ReadContext: Sendable {
     /// (no record spans two). Formats whose lines depend on earlier ones (Xcode print() lines,
     /// JSON arrays) are not split; export entries are split where journalctl starts one.
     func splitPoints(_ path: String, size: UInt64, format: LogFormat, parts: Int) throws -> [Range<UInt64>] {
-        try splitPoints(path, size: size, format: format, targets: parts > 1 ? (1..<parts).map { size * UInt64($0) / UInt64(parts) } : [])
+        try splitPoints(path, size: size, format: format, targets: Self.equalCuts(size: size, parts: parts))
+    }
+
+    /// Where `parts` equal ranges of `size` bytes start, after the first.
+    static func equalCuts(size: UInt64, parts: Int) -> [UInt64] {
+        parts > 1 ? (1..<parts).map { size * UInt64($0) / UInt64(parts) } : []
     }
 
     /// The ranges a file is cut in, each after the first starting at the first record start
