@@ -105,10 +105,12 @@ public struct EventFactory: Sendable {
         // captured a copy of the record, its three lists retained and released, per line.)
         guard let (h, m, k) = rec.withMessageAndCategory({ bytes, category in
             guard let category else {
-                return interner.verdictOrFold(bytes, category: nil) { matcher.match(bytes, category: nil, fold: fold) }
+                return interner.verdictOrFold(bytes, category: nil) {
+                    matcher.match(bytes, category: nil, fold: fold, scratch: &interner.scratch)
+                }
             }
             return interner.verdictOrFold(bytes, category: category) {
-                matcher.match(bytes, category: String(decoding: category, as: UTF8.self), fold: fold)
+                matcher.match(bytes, category: String(decoding: category, as: UTF8.self), fold: fold, scratch: &interner.scratch)
             }
         }) ?? nil, let h, let m else { return nil }
         return (h, m, k)
@@ -176,6 +178,8 @@ public final class Interner {
     /// (matching a noise line again costs more than its key).
     private var seenOnce = [UInt64](repeating: 0, count: 4096)
     static let keptAtOnce = 1024
+    /// The matcher's captures, kept from message to message (`EventMatcher.match(…scratch:)`).
+    var scratch = PatternMatch(slots: 0)
 
     public init(capacity: Int = 8192) { self.capacity = min(capacity, 1 << 20) }
 
