@@ -91,7 +91,10 @@ struct Castscope: ParsableCommand {
         guard args.first == "analyze", joiningDashValues(args) == args,
             !args.dropFirst().contains(where: { $0 == "-h" || $0 == "--help" || $0.hasPrefix("--generate-completion") || $0.hasPrefix("--experimental") })
         else { return nil }
-        return try? Analyze.parseAsRoot(Array(args.dropFirst()))
+        // (a request for help inside a flag cluster, `-qh`, `--help-hidden`, parses to a help
+        // command drawn for `analyze` alone: only an `Analyze` is taken)
+        guard let command = try? Analyze.parseAsRoot(Array(args.dropFirst())), command is Analyze else { return nil }
+        return command
     }
 
     /// The subcommand `name` names: its name or an alias (`analyse`).

@@ -70,6 +70,17 @@ struct BadInputTests {
         #expect(try castscope(["analyze", "--help"]).status == 0)
     }
 
+    /// `analyze` is parsed by itself when it parses so (`Castscope.analyzeAsRoot`); a request
+    /// for help it finds inside a flag cluster or a longer flag is drawn by the whole command
+    /// line, as before: `castscope analyze`'s usage, the root's `--version` listed.
+    @Test(arguments: [["-qh"], ["x.log", "-help"], ["--help-hidden"], ["--help"]])
+    func helpInsideFlagsIsTheWholeCommandsHelp(args: [String]) throws {
+        let r = try castscope(["analyze"] + args)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("castscope analyze"))
+        #expect(r.stdout.contains("--version"))
+    }
+
     @Test("--date dates a Console.app copy on its own, with midnight roll-over")
     func dateOption() throws {
         let r = try castscope(["analyze", "--json", "--date", "2026-03-12", "samples/jetsam-kill/console-copy.txt"])
