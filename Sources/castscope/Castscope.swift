@@ -139,6 +139,17 @@ func joiningDashValues(_ args: [String]) -> [String] {
             i += 2
             continue
         }
+        // The same option last in a cluster of short flags (`-qS -1h`): the flags stay, the
+        // option takes its value joined.
+        let a = args[i]
+        if a.count > 2, a.hasPrefix("-"), !a.hasPrefix("--"), a.dropFirst().allSatisfy({ $0.isASCII && $0.isLetter }),
+            let long = takes["-" + String(a.last!)], i + 1 < args.count, suspect(args[i + 1])
+        {
+            out.append(String(a.dropLast()))
+            out.append("--\(long)=\(args[i + 1])")
+            i += 2
+            continue
+        }
         out.append(args[i])
         i += 1
     }

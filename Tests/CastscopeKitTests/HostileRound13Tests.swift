@@ -156,6 +156,8 @@ extension HostileRound13OptionTests {
         let cases: [([String], String)] = [
             (["analyze", "--since", "-9999999h", Self.bundle], "--since: cannot read '-9999999h' (YYYY-MM-DD[ HH:MM[:SS]][zone], HH:MM, today, yesterday, -1h, '2 hours ago') (see 'castscope analyze --help')"),
             (["analyze", "-S", "-1h", "--match", "bogus", Self.bundle], "--match takes FIELD=value, got 'bogus' (see 'castscope analyze --help')"),
+            // (the option last in a cluster of flags: found by a review in session 58)
+            (["analyze", "-qS", "-1h", "--match", "bogus", Self.bundle], "--match takes FIELD=value, got 'bogus' (see 'castscope analyze --help')"),
             (["analyze", "--until", "-1h", "--max-bytes", "0x", Self.bundle], "--max-bytes must be a number of bytes above 0 (e.g. 500M, 4G), got '0x' (see 'castscope analyze --help')"),
             (["sessions", "--since", "-1h", "--threads", "0", Self.bundle], "--threads must be at least 1, got 0 (see 'castscope sessions --help')"),
             (["show", "--start", "-1h", "--parsers", "", Self.bundle], "--parsers needs a directory (see 'castscope show --help')"),
