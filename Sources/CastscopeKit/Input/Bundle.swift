@@ -565,6 +565,11 @@ public struct BundleWalker {
                     head = TerminalEscapeSource.stripped(head)
                     text = TerminalEscapeSource(text)
                 }
+                // A rich-text editor's no-break spaces (between a date and its time): spaces.
+                if NoBreakSpaceSource.detect(head) {
+                    head = NoBreakSpaceSource.stripped(head)
+                    text = NoBreakSpaceSource(text)
+                }
                 // Every line a JSON string literal (`jq` without `-r`, an array of lines):
                 // unquoted when that reads them better.
                 if let recognition, StringLiteralLinesSource.detect(head) {
