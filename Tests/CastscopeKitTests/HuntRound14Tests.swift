@@ -44,6 +44,19 @@ struct HuntRound14Tests: PasteSummarySuite {
         #expect(french.input["format"] as? String == plain.input["format"] as? String)
     }
 
+    @Test("an SDK's own word that the screen-share track or its frames failed is screen-share-failed")
+    func sdkScreenShareFailures() throws {
+        // livekit/client-sdk-swift#281 (in-app screen share, Xcode's console): "nothing recognized".
+        let livekit = try analyze("LiveKitSDK : [LiveKit] LocalParticipant.publish(track:publishOptions:) [publish] failed LocalVideoTrack(sid: nil, name: screen_share, source: Source(rawValue: 3)), error: TrackError.timedOut unable to resolve dimensions\n")
+        #expect(livekit.messages("screen-share-failed") == ["the host app could not create the screen-sharing stream (TrackError.timedOut unable to resolve dimensions)"], "\(livekit.findings)")
+        // The camera's track failing is no screen share's.
+        let camera = try analyze("LiveKitSDK : [LiveKit] LocalParticipant.publish(track:publishOptions:) [publish] failed LocalVideoTrack(sid: nil, name: camera, source: Source(rawValue: 1)), error: TrackError.timedOut unable to resolve dimensions\n")
+        #expect(camera.kinds.isEmpty, "\(camera.findings)")
+        // twilio/twilio-video-ios#279 (AppScreenSource on a Mac with Apple silicon).
+        let twilio = try analyze("ERROR:Twilio:[Platform](0x16f44f000): ReplayKit sample has unsupported pixel format.\n")
+        #expect(twilio.messages("screen-share-failed") == ["the host app could not create the screen-sharing stream (ReplayKit sample has unsupported pixel format: the SDK's screen source refused ReplayKit's frames)"], "\(twilio.findings)")
+    }
+
     @Test("no-break spaces become spaces however the reads split them; other UTF-8 passes unchanged", arguments: 1...7)
     func streamedAcrossReads(chunk: Int) throws {
         let text = "a\u{00A0}b\u{202F}c é © — \u{00A0}\u{00A0}z\u{00A0}"

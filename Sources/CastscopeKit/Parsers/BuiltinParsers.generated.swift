@@ -3049,6 +3049,11 @@ enum BuiltinParsers {
       "event": "app.screenshare_published",
       "match": "[publish] success LocalTrackPublication({gap}source: Source(rawValue: 3))",
       "side": "app"
+    },
+    {
+      "event": "app.screenshare_failed",
+      "match": "[publish] failed LocalVideoTrack({gap}source: Source(rawValue: 3)), error: {error}",
+      "side": "app"
     }
   ],
   "samples": [
@@ -3065,6 +3070,16 @@ enum BuiltinParsers {
     {
       "message": "LocalParticipant.publish(track:publishOptions:) [publish] success LocalTrackPublication(sid: TR_VSXd3GvwCmb58g, kind: Kind(rawValue: 1), source: Source(rawValue: 3))",
       "event": "app.screenshare_published"
+    },
+    {
+      "message": "LocalParticipant.publish(track:publishOptions:) [publish] failed LocalVideoTrack(sid: nil, name: screen_share, source: Source(rawValue: 3)), error: TrackError.timedOut unable to resolve dimensions",
+      "event": "app.screenshare_failed",
+      "attrs": {
+        "error": "TrackError.timedOut unable to resolve dimensions"
+      }
+    },
+    {
+      "message": "LocalParticipant.publish(track:publishOptions:) [publish] failed LocalVideoTrack(sid: nil, name: camera, source: Source(rawValue: 1)), error: TrackError.timedOut unable to resolve dimensions"
     }
   ]
 }
@@ -4124,6 +4139,12 @@ enum BuiltinParsers {
     {
       "event": "socket.error",
       "match": "TwilioVideo:[Core]:onTerminated: code: {code:int} msg: {error}"
+    },
+    {
+      "event": "app.screenshare_failed",
+      "match": "Twilio:[Platform]{gap}: ReplayKit sample has unsupported pixel format",
+      "side": "app",
+      "set": {"error": "ReplayKit sample has unsupported pixel format: the SDK's screen source refused ReplayKit's frames"}
     }
   ],
   "samples": [
@@ -4158,6 +4179,13 @@ enum BuiltinParsers {
     },
     {
       "message": "DEBUG:TwilioVideo:[Core]:RoomSignalingImpl: State transition successful: kConnected -> kDisconnecting"
+    },
+    {
+      "message": "ERROR:Twilio:[Platform](0x16f44f000): ReplayKit sample has unsupported pixel format.",
+      "event": "app.screenshare_failed",
+      "attrs": {
+        "error": "ReplayKit sample has unsupported pixel format: the SDK's screen source refused ReplayKit's frames"
+      }
     }
   ]
 }
