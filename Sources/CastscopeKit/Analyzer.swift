@@ -163,7 +163,7 @@ public final class Analyzer {
     /// one read by a single reader (gzip) hands its events on this many at a time.
     public var maximumStreamedRange: UInt64 = 16 << 20
     /// ... and smaller where its recognized lines are dense: about this many events a range
-    /// (a range's events are what waits while sessions are built; `streamedRange`). Half as
+    /// (a range's events are what waits while sessions are built; `rangeBytes`). Half as
     /// many made a dense bundle's ranges twice as many, for 0.8 % more instructions.
     public var streamedRangeEvents = 8_192
     /// Nor smaller than this. Up to seven ranges are read or waiting at once (four read ahead,
@@ -349,17 +349,6 @@ public final class Analyzer {
         return found
     }
 
-    /// The bytes of a range of a big file streamed or held on disk: `maximumStreamedRange`, or
-    /// less where recognized lines are dense, so that a range holds about `streamedRangeEvents`
-    /// events (the ranges read and waiting are what is held: a log of nothing but extension
-    /// lines, 600,000 sessions in 293 MB, peaked at 144 MB with 16 MB ranges, 59 MB now). The
-    /// density is the highest of sixteen 16 KB samples spread over the file (a log's busy
-    /// hours may be anywhere; a busy stretch between samples still gets the larger ranges).
-    /// (One size for a whole file, as tests ask; a file is cut by `rangeTargets`.)
-    func streamedRange(_ context: ReadContext, diskPath: String, path: String, size: UInt64, format: LogFormat) -> UInt64 {
-        rangeBytes(held: sampled(context, diskPath: diskPath, path: path, size: size, format: format).held.max() ?? 0)
-    }
-
     /// A relay `stats` line the relay stage takes as it is read (its time complete: year and
     /// zone) counts for this much of an event in the samples: in a range it folds into its
     /// session's run (its time, line and counts, ~24 bytes, against ~200 for an event). A 16 KB
@@ -371,7 +360,7 @@ public final class Analyzer {
     /// time of one (issue 15).
     static let relayStatsShare = 8
 
-    /// The samples `streamedRange` reads (16 KB, sixteen, spread over the file): what each
+    /// Sixteen 16 KB samples spread over the file (a log's busy hours may be anywhere): what each
     /// would hold in a range (its events, a relay `stats` line `1 / relayStatsShare` of one),
     /// and whether any held relay lines. Empty for a file too small to sample.
     func sampled(_ context: ReadContext, diskPath: String, path: String, size: UInt64, format: LogFormat)
@@ -404,7 +393,9 @@ public final class Analyzer {
     static let samples = 16
 
     /// The bytes of a range that holds about `streamedRangeEvents` where a sample's window
-    /// holds `held` events.
+    /// holds `held` events: `maximumStreamedRange`, or less where recognized lines are dense
+    /// (the ranges read and waiting are what is held: a log of nothing but extension lines,
+    /// 600,000 sessions in 293 MB, peaked at 144 MB with 16 MB ranges, 59 MB so).
     func rangeBytes(held: Int) -> UInt64 {
         guard held > 0 else { return maximumStreamedRange }
         let bytes = UInt64(streamedRangeEvents) * Self.sampleWindow / UInt64(held)

@@ -544,3 +544,11 @@ extension RangeTests {
         #expect(attempt.report.contains("orphan-relay-session"))
     }
 }
+
+extension Analyzer {
+    /// One range size for a whole file from its densest sample (the rule before a file was cut
+    /// by `rangeTargets`; what the older range test states).
+    func streamedRange(_ context: ReadContext, diskPath: String, path: String, size: UInt64, format: LogFormat) -> UInt64 {
+        rangeBytes(held: sampled(context, diskPath: diskPath, path: path, size: size, format: format).held.max() ?? 0)
+    }
+}
