@@ -88,12 +88,12 @@ struct Castscope: ParsableCommand {
     /// parse so — help, a completion script, an error, a value the joining above would change —
     /// which then goes the whole way, so that what it prints is as before.
     static func analyzeAsRoot(_ args: [String]) -> ParsableCommand? {
+        // (a request for help, `--help`, `-qh`, `--help-hidden`, parses to a help command drawn
+        // for `analyze` alone, and a completion script's or the help dump's ends the parse:
+        // only an `Analyze` is taken)
         guard args.first == "analyze", joiningDashValues(args) == args,
-            !args.dropFirst().contains(where: { $0 == "-h" || $0 == "--help" || $0.hasPrefix("--generate-completion") || $0.hasPrefix("--experimental") })
+            let command = try? Analyze.parseAsRoot(Array(args.dropFirst())), command is Analyze
         else { return nil }
-        // (a request for help inside a flag cluster, `-qh`, `--help-hidden`, parses to a help
-        // command drawn for `analyze` alone: only an `Analyze` is taken)
-        guard let command = try? Analyze.parseAsRoot(Array(args.dropFirst())), command is Analyze else { return nil }
         return command
     }
 
