@@ -308,8 +308,20 @@ public final class EventMatcher: Sendable {
     private func matchCandidates(_ message: UnsafeRawBufferPointer, category: String?, bits: UnsafePointer<UInt64>,
                                  fold: Fold, _ m: inout PatternMatch) -> Outcome {
         // (a message holds few anchors and they have few rules: a small list on the stack,
-        // sorted by insertion)
-        withUnsafeTemporaryAllocation(of: Int32.self, capacity: rules.count + 1) { list in
+        // sorted by insertion; sized by the rules the message's anchors have, not by all rules:
+        // with hundreds of rules that was past the stack's share and an allocation per message)
+        var candidates = anchorless.count
+        rulesOfAnchor.withUnsafeBufferPointer { all in
+            for w in 0..<scanner.wordCount {
+                var word = bits[w]
+                while word != 0 {
+                    candidates += all[w << 6 + word.trailingZeroBitCount].count
+                    word &= word - 1
+                }
+            }
+        }
+        if candidates == 0 { return .missed }
+        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: candidates) { list in
             var count = 0
             func add(_ r: Int32) {
                 var i = count
