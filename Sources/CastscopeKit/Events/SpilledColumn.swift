@@ -110,6 +110,13 @@ struct SpilledColumn<T: BitwiseCopyable & Sendable>: RandomAccessCollection, Sen
         column.append(contentsOf: values)
     }
 
+    /// Another column's values, a buffer at a time (a run cut by a file's ranges is joined
+    /// again for each of a relay's thousands of open sessions at every range's start: value
+    /// by value through the generic sequence, that join was most of its cost).
+    static func += (column: inout SpilledColumn, other: SpilledColumn) {
+        other.forEachChunk { column.append(buffer: $0) }
+    }
+
     /// Every value changed by `change` (in place while the column is in memory).
     mutating func update(_ change: (T) -> T) {
         guard spilled else {

@@ -66,6 +66,22 @@ struct TimeColumn: RandomAccessCollection, RunColumn, Sendable {
     }
 
     static func += (column: inout TimeColumn, other: TimeColumn) {
+        // (narrow into narrow, the usual join of a run's parts: the other's offsets moved to
+        // this base, a buffer at a time, when all of them fit)
+        if column.wide == nil, other.wide == nil, !column.narrow.isEmpty, let b = other.narrow.bounds {
+            let (delta, overflow) = other.base.subtractingReportingOverflow(column.base)
+            if !overflow, let lo = Int32(exactly: Int64(b.min) + delta), let hi = Int32(exactly: Int64(b.max) + delta), lo <= hi {
+                let d = Int32(truncatingIfNeeded: delta)
+                if d == 0 {
+                    column.narrow += other.narrow
+                } else {
+                    other.narrow.forEachChunk { chunk in
+                        for v in chunk { column.narrow.append(v &+ d) }
+                    }
+                }
+                return
+            }
+        }
         for v in other { column.append(v) }
     }
 

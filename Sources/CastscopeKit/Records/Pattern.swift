@@ -368,6 +368,13 @@ final class PatternProgram: @unchecked Sendable {
                 guard pos + length <= n else { return false }
                 let literal = pool + Int(step.a)
                 var k = 0
+                // (eight bytes a step where the literal is long: ` stats frames=`, a layout's
+                // separators and words)
+                while k &+ 8 <= length {
+                    guard base.loadUnaligned(fromByteOffset: pos &+ k, as: UInt64.self)
+                        == UnsafeRawPointer(literal + k).loadUnaligned(as: UInt64.self) else { return false }
+                    k &+= 8
+                }
                 while k < length, byte(pos + k) == literal[k] { k += 1 }
                 guard k == length else { return false }
                 pos += length
@@ -501,7 +508,17 @@ final class PatternProgram: @unchecked Sendable {
                     if word && step.next == 0x20 && step.next2 < 0 {
                         // A word before a space ends at its first space or tab: the only
                         // candidate, so the rest is matched here, not tried in a nested run.
+                        // (Eight bytes a step: a session's UUID, a host, a process name.)
                         var e = pos
+                        while e &+ 8 <= n {
+                            let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e, as: UInt64.self))
+                            let found = Self.anyByte(w, 0x20) | Self.anyByte(w, 0x09)
+                            if found != 0 {
+                                e &+= found.trailingZeroBitCount >> 3
+                                break
+                            }
+                            e &+= 8
+                        }
                         while e < n, byte(e) != 0x20, byte(e) != 0x09 { e += 1 }
                         guard e > pos, e < n, byte(e) == 0x20, e - pos <= (code ? 2 : Pattern.maxFieldLength), !host || Self.named(base, pos, e) else { return false }
                         starts![slot] = pos
