@@ -778,7 +778,7 @@ extension Event {
 /// Folds repeated lines into one event as they are read: consecutive frame lines of one
 /// process, and the `stats` lines of one relay session until another line of that session.
 struct EventCompactor {
-    private var openStats: [StatsKey: Int] = [:]
+    private var openStats = OpenStatsRuns()
 
     /// No relay stats run is open.
     var isEmpty: Bool { openStats.isEmpty }
@@ -796,19 +796,19 @@ struct EventCompactor {
     var openCount: Int { openStats.count }
 
     /// The first place in the list an open run is at (nil: none is open).
-    var firstOpen: Int? { openStats.values.min() }
+    var firstOpen: Int? { openStats.firstPlace }
 
     /// The first `n` events of the list were taken out of it: the open runs are `n` places
     /// nearer its start (none is among those taken).
     mutating func moveBack(by n: Int) {
-        for (k, i) in openStats {
+        openStats.updatePlaces { i in
             precondition(i >= n, "an open relay stats run was taken out of the list")
-            openStats[k] = i - n
+            return i - n
         }
     }
 
     /// The events before the last were handed on: relay stats runs start again.
-    mutating func forgetOpenRuns() { openStats = [:] }
+    mutating func forgetOpenRuns() { openStats = OpenStatsRuns() }
 
     /// Open runs at most moved by `moveOpenRunsBack` (a relay fleet has a few thousand open).
     static let maxMovedRuns = 1 << 14
@@ -822,7 +822,7 @@ struct EventCompactor {
     /// Returns where the runs now begin.
     mutating func moveOpenRunsBack(in events: inout [Event]) -> Int? {
         guard !openStats.isEmpty, openStats.count <= Self.maxMovedRuns else { return nil }
-        var open = openStats.map { (at: $0.value, id: $0.key) }
+        var open = openStats.entries.map { (at: $0.at, id: $0.id) }
         for r in open {
             guard let t = events[r.at].parsedTime, t.hasDate, !t.sinceBoot else { return nil }
         }
@@ -974,6 +974,20 @@ struct StatsKey: Hashable {
     init(_ id: String) {
         var id = id
         self = id.withUTF8 { StatsKey(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// An empty key (a free slot of `OpenStatsRuns`).
+    init() {}
+
+    /// The key's words mixed into one (`OpenStatsRuns` takes its high bits): a UUID's
+    /// differing bytes may be in any of them.
+    var mixed: UInt64 {
+        let k: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var h = UInt64(truncatingIfNeeded: count) &* k
+        if let long { h ^= UInt64(truncatingIfNeeded: long.hashValue) }
+        @inline(__always) func mix(_ w: UInt64) { h = (h ^ w) &* k; h ^= h >> 29 }
+        mix(a); mix(b); mix(c); mix(d); mix(e); mix(f)
+        return h &* k
     }
 }
 
