@@ -431,7 +431,7 @@ extension RangeTests {
     /// A relay's text (`journalctl -o short-iso-precise`) with `open` sessions open at once, the
     /// first `open` accepted in a burst at its start (a relay restarted), then each session's
     /// `stats` lines interleaved with the others' until it closes and another is accepted.
-    func busyRelay(open: Int, lines count: Int) -> String {
+    func busyRelay(open: Int, lines count: Int, yearless: Bool = false) -> String {
         var rng = SplitMix(seed: 11)
         var out = ""
         var live: [(id: Int, left: Int)] = []
@@ -440,7 +440,9 @@ extension RangeTests {
         func line(_ id: Int, _ what: String) {
             us += Int(rng.next() % 400) + 20
             let (s, u) = (us / 1_000_000, us % 1_000_000)
-            out += String(format: "2026-03-11T22:%02d:%02d.%06d+00:00 relay1 broadcast-relay[811]: session %08x-1b7e-4f0e-9a51-2f1d3c4b5a69 ",
+            // (`journalctl -o short-precise`: no year, no zone)
+            out += String(format: yearless ? "Mar 11 22:%02d:%02d.%06d relay1 broadcast-relay[811]: session %08x-1b7e-4f0e-9a51-2f1d3c4b5a69 "
+                                           : "2026-03-11T22:%02d:%02d.%06d+00:00 relay1 broadcast-relay[811]: session %08x-1b7e-4f0e-9a51-2f1d3c4b5a69 ",
                           s / 60 % 60, s % 60, u, id) + what + "\n"
         }
         for _ in 0..<open {
@@ -509,6 +511,50 @@ extension RangeTests {
         #expect(capped.count >= 63 && zip([0] + capped, capped).allSatisfy { $1 - $0 <= size / 64 }, "\(capped.count)")
         // Too small to sample: no cuts (the equal ones are used).
         #expect(analyzer.rangeTargets(held: [5, 5], size: 1000).isEmpty)
+    }
+
+    /// A relay's year-less text is held with the bundle's lines (its times need the bundle), so
+    /// its `stats` lines fold only within a range: with thousands of sessions open a range held
+    /// a line or two of each, every range began a piece of every session's run, and the pieces
+    /// were joined on one thread (two threads: 2.0 s for 64 MB, one: 1.5 s). The samples tell
+    /// how many sessions are open (how seldom two lines of a sample are one session's), and
+    /// such a file is read by one reader; with few open, or with a year, in ranges.
+    @Test("a year-less relay with thousands of sessions open is read by one reader, with few open in ranges")
+    func yearlessBusyRelayReadWhole() throws {
+        let (dir, registry, analyzer, context) = try sampling()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (open, yearless, whole) in [(3000, true, true), (40, true, false), (3000, false, false)] {
+            let text = busyRelay(open: open, lines: 40_000, yearless: yearless)
+            let file = dir.appendingPathComponent("relay-\(open)-\(yearless).log")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            let size = UInt64(text.utf8.count)
+            let head = try #require(text.data(using: .utf8)?.prefix(64 * 1024))
+            let format = try #require(head.withUnsafeBytes { analyzer.detector.detect(head: $0) }?.format)
+            let sampled = analyzer.sampled(context, diskPath: file.path, path: file.lastPathComponent, size: size, format: format)
+            #expect(sampled.relay)
+            if yearless {
+                #expect(2 * sampled.heldStatsLines > sampled.lines, "\(sampled.heldStatsLines) of \(sampled.lines)")
+                // the estimate within a factor of two (a sample holds ~100 lines)
+                let estimate = try #require(sampled.openRelaySessions)
+                #expect(estimate > open / 2 && estimate < open * 2, "\(estimate) open, \(open) made")
+            } else {
+                #expect(sampled.heldStatsLines == 0 && sampled.openRelaySessions == nil)
+            }
+            #expect(analyzer.readsWhole(sampled) == whole, "\(open) open, year-less \(yearless)")
+            // The whole analysis: read so, and the same report as one reader's.
+            func run(threads: Int) throws -> (String, [String]) {
+                let a = try Analyzer(registry: registry)
+                a.parallelThreshold = 0
+                a.parallelism = threads
+                a.minimumRange = 4096
+                a.onSession = { _, _ in }
+                let report = a.analyze([file.path])
+                return (JSONReport.render(report), a.lastReadByOneReader)
+            }
+            let (ranged, oneReader) = try run(threads: 2)
+            #expect(oneReader == (whole ? [file.path] : []))
+            #expect(try run(threads: 1).0 == ranged)
+        }
     }
 
     /// A big relay text streamed while read: the samples show relay lines, so the attempt gives
