@@ -210,4 +210,31 @@ struct RetiredStreamsTests {
         #expect(SessionStream.processAndPid("x[]") == nil)
         #expect(SessionStream.processAndPid("x[99999999999999999999999]") == nil)
     }
+
+    /// The retired pids' table (a name number a pid, other names aside) answers as a plain
+    /// list of (pid, name) pairs would, over random additions and reopenings of a few pids
+    /// reused under a few names.
+    @Test func retiredProcessesAnswerAsAListOfPairs() {
+        var rng = SplitMix(seed: 77)
+        var table = RetiredProcesses()
+        var pairs: [(pid: Int, name: String)] = []
+        let names = ["BroadcastExtension", "Upload", "ScreenShare", "SBCBroadcast"]
+        for _ in 0..<20_000 {
+            let pid = Int(rng.next() % 40) + 100
+            let name = names[Int(rng.next() % UInt64(names.count))]
+            if rng.next() % 3 == 0 {
+                let had = pairs.contains { $0 == (pid, name) }
+                #expect(table.reopen(pid: pid, process: name) == had)
+                pairs.removeAll { $0 == (pid, name) }
+            } else {
+                table.add(pid: pid, process: name)
+                if !pairs.contains(where: { $0 == (pid, name) }) { pairs.append((pid, name)) }
+            }
+            let probe = Int(rng.next() % 40) + 100
+            #expect(table.contains(pid: probe) == pairs.contains { $0.pid == probe })
+            for n in names { #expect(table.contains(pid: probe, process: n) == pairs.contains { $0 == (probe, n) }) }
+            #expect(table.count == Set(pairs.map(\.pid)).count)
+            #expect(table.isEmpty == pairs.isEmpty)
+        }
+    }
 }

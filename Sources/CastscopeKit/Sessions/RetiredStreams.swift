@@ -143,26 +143,54 @@ extension SessionStream {
 /// whose stream they let go of, so that its later lines are placed as they were while it had
 /// ended.
 struct RetiredProcesses {
-    private var byPid: [Int: [String]] = [:]
+    /// Each retired pid's process name, by its number in `names` (12 bytes an entry: the name
+    /// lists they were before, an array each, made ~100 bytes a pid, 10 MB once a churning
+    /// device had used its 98,000 pids); a pid reused under other names keeps those in `more`.
+    private var byPid: [Int: UInt32] = [:]
+    private var more: [Int: [UInt32]] = [:]
     /// One string per process name (a name per pid was most of what was left).
-    private var names = Set<String>()
+    private var names: [String] = []
+    private var numbers: [String: UInt32] = [:]
 
     var isEmpty: Bool { byPid.isEmpty }
     var count: Int { byPid.count }
 
     mutating func add(pid: Int, process: String) {
-        let name = names.insert(process).memberAfterInsert
-        if !(byPid[pid]?.contains(name) ?? false) { byPid[pid, default: []].append(name) }
+        let n: UInt32
+        if let known = numbers[process] {
+            n = known
+        } else {
+            n = UInt32(names.count)
+            names.append(process)
+            numbers[process] = n
+        }
+        guard let first = byPid[pid] else { byPid[pid] = n; return }
+        if first == n || more[pid]?.contains(n) == true { return }
+        more[pid, default: []].append(n)
     }
 
     func contains(pid: Int) -> Bool { byPid[pid] != nil }
-    func contains(pid: Int, process: String) -> Bool { byPid[pid]?.contains(process) ?? false }
+    /// (per line of a retired pid: names compared, not hashed)
+    func contains(pid: Int, process: String) -> Bool {
+        guard let first = byPid[pid] else { return false }
+        return names[Int(first)] == process || (more[pid]?.contains { names[Int($0)] == process } ?? false)
+    }
 
     /// Takes the process out (it writes again); false when it was not retired.
     mutating func reopen(pid: Int, process: String) -> Bool {
-        guard let list = byPid[pid], list.contains(process) else { return false }
-        let left = list.filter { $0 != process }
-        byPid[pid] = left.isEmpty ? nil : left
+        guard let first = byPid[pid] else { return false }
+        if names[Int(first)] == process {
+            if var others = more.removeValue(forKey: pid) {
+                byPid[pid] = others.removeFirst()
+                if !others.isEmpty { more[pid] = others }
+            } else {
+                byPid[pid] = nil
+            }
+            return true
+        }
+        guard var others = more[pid], let k = others.firstIndex(where: { names[Int($0)] == process }) else { return false }
+        others.remove(at: k)
+        more[pid] = others.isEmpty ? nil : others
         return true
     }
 }
