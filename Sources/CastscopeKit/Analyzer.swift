@@ -414,12 +414,13 @@ public final class Analyzer {
 
         /// About how many relay sessions are open at once, from how seldom two `stats` lines of
         /// a sample were one session's: n lines spread over m open sessions meet one of them
-        /// twice about n²/2m times. Nil without such lines; `Int.max` where no line met another.
+        /// twice about n²/2m times. Nil without such lines.
         var openRelaySessions: Int? {
             guard heldStatsLines > 0 else { return nil }
             // pairs of lines within one run: Σ c(c−1)/2 (lines of one session in one sample)
-            let pairs = (heldStatsSquares - heldStatsLines) / 2
-            guard pairs > 0 else { return .max }
+            // (none seen counts as one: a few lines a sample that never meet are no evidence of
+            // thousands open, a relay host's journal with one session's line now and then)
+            let pairs = max(1, (heldStatsSquares - heldStatsLines) / 2)
             // Σ n²/2 over the samples is about (Σ n)² / 2 / samples when they are alike.
             let n = Double(heldStatsLines) / Double(max(1, held.count))
             return Int(min(Double(Int.max / 2), n * n / 2 * Double(held.count) / Double(pairs)))
@@ -441,7 +442,7 @@ public final class Analyzer {
         let heldEvents = max(1, s.held.reduce(0, +))
         let rangeLines = streamedRangeEvents * s.lines / heldEvents
         if Stages.enabled {
-            Stages.mark("samples: \(s.heldStatsLines) of \(s.lines) lines held relay stats, ~\(open == .max ? "all" : String(open)) sessions open, \(rangeLines) lines a range")
+            Stages.mark("samples: \(s.heldStatsLines) of \(s.lines) lines held relay stats, ~\(open) sessions open, \(rangeLines) lines a range")
         }
         return open >= rangeLines / 4
     }
@@ -607,6 +608,9 @@ public final class Analyzer {
             /// A file read in parallel ranges: its recognized lines are counted against the
             /// budget here, part by part in file order (the readers only stop once it is spent).
             var budget: EventBudget?
+            /// Its parts are ranges read on several threads, each its own lines' counts: a
+            /// range past the budget is read only until its reader notices.
+            var rangesReadAhead = false
             /// Lines of another format met so far, to be read in theirs after the file.
             var foreign: ForeignLines?
             /// A segment (lines of another format set aside while a file was read): where its
@@ -651,7 +655,13 @@ public final class Analyzer {
                 eventsRead += 1
                 mine[i].repeats?.readSeq = eventsRead
             }
-            if let other = part.foreign {
+            /// The whole range lies past the budget's last line: what its reader saw before it
+            /// noticed (its records, lines, problems, lines of another format) is not counted
+            /// either. (It depends on when the reader looked: 512 MB of extension lines over the
+            /// budget said 4,006,140 to 4,012,345 records from one run to the next.) One
+            /// reader's parts are not so: its last carries the whole file's counts.
+            let pastBudget = f.rangesReadAhead && f.budget?.spent == true
+            if let other = part.foreign, !pastBudget {
                 if f.foreign == nil && f.segment == nil && lineOffset == 0 {
                     f.foreign = other
                 } else {
@@ -659,17 +669,11 @@ public final class Analyzer {
                     f.foreign!.append(other) { [f] in f.fileLine($0) }
                 }
             }
-            /// The whole part lies past the budget's last line: what its reader saw before it
-            /// noticed (its records, lines, problems) is not counted either. (It depends on when
-            /// the reader looked: 512 MB of extension lines over the budget said 4,006,140 to
-            /// 4,012,345 records from one run to the next.)
-            var pastBudget = false
             if let budget = f.budget {
                 // Past the budget, in file order: one error at the first line not analyzed, and
                 // nothing after it (the ranges still being read are later in the file).
                 if budget.spent {
                     mine = []
-                    pastBudget = true
                 } else {
                     var leftOut: Int?
                     let room = budget.limit - f.lines
@@ -953,6 +957,7 @@ public final class Analyzer {
             let budget = EventBudget(limit: self.options.budget.maxEventsPerFile)
             var file = beginFile(path: path, format: format)
             file.budget = budget
+            file.rangesReadAhead = true
             // Each range's result is taken in file order as soon as the ranges before it are
             // (by whichever thread finished it, under the slots' lock): the events are moved
             // into the bundle's list while later ranges are still read.

@@ -324,6 +324,44 @@ extension RangeTests {
 }
 
 extension RangeTests {
+    /// One reader handing its events on in parts (a sink for the sessions) whose part is cut
+    /// after the budget ran out and before the reader noticed: its last result carries the
+    /// whole file's counts and problems, and they stay (a first version of the rule that drops
+    /// what ranges read past the budget dropped them too: no records, no invalid-UTF-8 error).
+    @Test("one reader's counts and errors stay when a part of it is cut past the budget")
+    func budgetCutInOneReadersParts() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("system_logs.log")
+        var text = noisyExport(lines: 80_000)
+        // An invalid UTF-8 line early in the file.
+        let cut = text.index(text.startIndex, offsetBy: 2000)
+        let lineEnd = text[cut...].firstIndex(of: "\n")!
+        var bytes = Array(text[..<lineEnd].utf8) + [0xFF, 0xFE]
+        bytes += Array(text[lineEnd...].utf8)
+        text = ""
+        try Data(bytes).write(to: file)
+        let registry = try ParserRegistry.builtin()
+        for limit in [1500, 2100, 2500] {
+            var options = AnalyzeOptions()
+            options.budget.maxEventsPerFile = limit
+            let analyzer = try Analyzer(registry: registry, options: options)
+            analyzer.parallelism = 1
+            analyzer.streamsWhileReading = false
+            analyzer.streamedBatchEvents = 1  // (a part cut right after the budget ran out)
+            analyzer.onSession = { _, _ in }
+            let report = analyzer.analyze([file.path])
+            let input = try #require(report.inputs.first)
+            #expect(input.events == limit, "\(limit)")
+            #expect(input.stats.records > limit && input.stats.lines > limit, "\(limit): \(input.stats.records) records, \(input.stats.lines) lines")
+            #expect(input.stats.invalidUTF8Lines == 1, "\(limit)")
+            #expect(report.errors.contains { $0.description.contains("memory budget") }, "\(limit)")
+            #expect(report.errors.contains { $0.description.contains("UTF-8") }, "\(limit): \(report.errors)")
+        }
+    }
+}
+
+extension RangeTests {
     /// A relay `stats` run takes its session's later lines past other sessions' lines: the
     /// budget's cut is still in file order (a review found lines after the named one kept and
     /// earlier ones dropped). For every budget, the lines kept are those of the file cut just
