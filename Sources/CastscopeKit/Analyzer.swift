@@ -605,8 +605,9 @@ public final class Analyzer {
             var lines = 0
             /// Relay `stats` runs open at the end of the parts taken so far.
             var runs = EventCompactor()
-            /// A file read in parallel ranges: its recognized lines are counted against the
-            /// budget here, part by part in file order (the readers only stop once it is spent).
+            /// Its recognized lines are counted against the budget here, part by part in file
+            /// order (ranges read in parallel only stop once it is spent; one reader stops within
+            /// 1,024 lines past it).
             var budget: EventBudget?
             /// Its parts are ranges read on several threads, each its own lines' counts: a
             /// range past the budget is read only until its reader notices.
