@@ -378,6 +378,9 @@ public final class Analyzer {
             }
             let sample = context.read(source, path: path, format: format, adapts: false, onRecord: nil)
             var stats = 0
+            /// Lines of each session's held `stats` runs in this sample (a run breaks where
+            /// another line of its session comes between: counted by session, not by run).
+            var perSession: [String: Int] = [:]
             for i in sample.events.indices {
                 s.lines += sample.events[i].count
                 guard sample.events[i].side == .relay else { continue }
@@ -390,10 +393,10 @@ public final class Analyzer {
                     stats += 1
                 } else {
                     s.heldStatsLines += sample.events[i].count
-                    s.heldStatsRuns += 1
-                    s.heldStatsSquares += sample.events[i].count * sample.events[i].count
+                    perSession[sample.events[i].attr("session") ?? "", default: 0] += sample.events[i].count
                 }
             }
+            for (_, c) in perSession { s.heldStatsSquares += c * c }
             s.held.append(sample.events.count - stats + (stats + Self.relayStatsShare - 1) / Self.relayStatsShare)
         }
         return s
@@ -408,16 +411,15 @@ public final class Analyzer {
         /// Lines of the samples' events (a folded run counts its lines).
         var lines = 0
         /// Relay `stats` lines held with the bundle's lines (not taken by the relay stage:
-        /// year-less), and the runs they folded into within their samples (one per session a
-        /// sample met), with the sum of each run's lines squared.
-        var heldStatsLines = 0, heldStatsRuns = 0, heldStatsSquares = 0
+        /// year-less), and the sum over the samples of each session's lines there, squared.
+        var heldStatsLines = 0, heldStatsSquares = 0
 
         /// About how many relay sessions are open at once, from how seldom two `stats` lines of
         /// a sample were one session's: n lines spread over m open sessions meet one of them
         /// twice about n²/2m times. Nil without such lines.
         var openRelaySessions: Int? {
             guard heldStatsLines > 0 else { return nil }
-            // pairs of lines within one run: Σ c(c−1)/2 (lines of one session in one sample)
+            // pairs of lines of one session in one sample: Σ c(c−1)/2
             // (none seen counts as one: a few lines a sample that never meet are no evidence of
             // thousands open, a relay host's journal with one session's line now and then)
             let pairs = max(1, (heldStatsSquares - heldStatsLines) / 2)

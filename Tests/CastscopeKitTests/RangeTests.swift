@@ -469,7 +469,7 @@ extension RangeTests {
     /// A relay's text (`journalctl -o short-iso-precise`) with `open` sessions open at once, the
     /// first `open` accepted in a burst at its start (a relay restarted), then each session's
     /// `stats` lines interleaved with the others' until it closes and another is accepted.
-    func busyRelay(open: Int, lines count: Int, yearless: Bool = false) -> String {
+    func busyRelay(open: Int, lines count: Int, yearless: Bool = false, brokenRuns: Bool = false) -> String {
         var rng = SplitMix(seed: 11)
         var out = ""
         var live: [(id: Int, left: Int)] = []
@@ -493,6 +493,8 @@ extension RangeTests {
             live[k].left -= 1
             if live[k].left > 0 {
                 line(live[k].id, "stats frames=10 bytes=281001 fps=10.0 dropped=0")
+                // (another line of the session after each: its stats lines never fold)
+                if brokenRuns { line(live[k].id, "no frames for 0.4 s") }
             } else {
                 line(live[k].id, "closed reason=peer-eof frames=430 duration=43.0s")
                 line(next, "accepted peer=iPhone14,2 room=r1")
@@ -561,9 +563,12 @@ extension RangeTests {
     func yearlessBusyRelayReadWhole() throws {
         let (dir, registry, analyzer, context) = try sampling()
         defer { try? FileManager.default.removeItem(at: dir) }
-        for (open, yearless, whole) in [(3000, true, true), (40, true, false), (3000, false, false)] {
-            let text = busyRelay(open: open, lines: 40_000, yearless: yearless)
-            let file = dir.appendingPathComponent("relay-\(open)-\(yearless).log")
+        // (and with a line of the session between its stats lines, so that no run folds two:
+        // the estimate counts a session's lines in a sample, not its runs' lines)
+        for (open, yearless, broken, whole) in [(3000, true, false, true), (40, true, false, false), (3000, false, false, false),
+                                                (40, true, true, false)] {
+            let text = busyRelay(open: open, lines: 40_000, yearless: yearless, brokenRuns: broken)
+            let file = dir.appendingPathComponent("relay-\(open)-\(yearless)-\(broken).log")
             try text.write(to: file, atomically: true, encoding: .utf8)
             let size = UInt64(text.utf8.count)
             let head = try #require(text.data(using: .utf8)?.prefix(64 * 1024))
@@ -571,14 +576,16 @@ extension RangeTests {
             let sampled = analyzer.sampled(context, diskPath: file.path, path: file.lastPathComponent, size: size, format: format)
             #expect(sampled.relay)
             if yearless {
-                #expect(2 * sampled.heldStatsLines > sampled.lines, "\(sampled.heldStatsLines) of \(sampled.lines)")
+                // (broken, about half: a line of the session between every two)
+                #expect(2 * sampled.heldStatsLines > (broken ? 4 * sampled.lines / 5 : sampled.lines),
+                        "\(sampled.heldStatsLines) of \(sampled.lines)")
                 // the estimate within a factor of two (a sample holds ~100 lines)
                 let estimate = try #require(sampled.openRelaySessions)
                 #expect(estimate > open / 2 && estimate < open * 2, "\(estimate) open, \(open) made")
             } else {
                 #expect(sampled.heldStatsLines == 0 && sampled.openRelaySessions == nil)
             }
-            #expect(analyzer.readsWhole(sampled) == whole, "\(open) open, year-less \(yearless)")
+            #expect(analyzer.readsWhole(sampled) == whole, "\(open) open, year-less \(yearless), broken runs \(broken)")
             // The whole analysis: read so, and the same report as one reader's.
             func run(threads: Int) throws -> (String, [String]) {
                 let a = try Analyzer(registry: registry)
