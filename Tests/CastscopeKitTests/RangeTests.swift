@@ -132,7 +132,7 @@ extension RangeTests {
 }
 
 /// A small deterministic generator (tests must not depend on the system's random source).
-struct SplitMix {
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

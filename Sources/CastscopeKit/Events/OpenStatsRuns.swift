@@ -7,15 +7,19 @@
 /// text with 5,000 sessions open. Removed entries are taken out by shifting the entries after
 /// them back (no tombstones: a relay opens and closes runs all day).
 struct OpenStatsRuns {
-    private var keys: [StatsKey] = []
-    private var places: [Int] = []
-    /// Which slots hold an entry.
-    private var used: [Bool] = []
+    /// A key beside its run's place, in one slot (a probe reads one place, as `PidSlots`'s);
+    /// a place below zero marks the slot free (places in a list are never negative).
+    private struct Slot {
+        var key = StatsKey()
+        var place = -1
+        var used: Bool { place >= 0 }
+    }
+    private var slots: [Slot] = []
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
 
-    private var mask: Int { used.count - 1 }
+    private var mask: Int { slots.count - 1 }
 
     private func home(_ key: StatsKey) -> Int { Int(truncatingIfNeeded: key.mixed >> 20) & mask }
 
@@ -23,27 +27,26 @@ struct OpenStatsRuns {
     private func find(_ key: StatsKey) -> Int? {
         guard count > 0 else { return nil }
         var i = home(key)
-        while used[i] {
-            if keys[i] == key { return i }
+        while slots[i].used {
+            if slots[i].key == key { return i }
             i = (i &+ 1) & mask
         }
         return nil
     }
 
     subscript(_ key: StatsKey) -> Int? {
-        get { find(key).map { places[$0] } }
+        get { find(key).map { slots[$0].place } }
         set {
             if let place = newValue {
+                precondition(place >= 0, "a run's place in its list")
                 if let i = find(key) {
-                    places[i] = place
+                    slots[i].place = place
                     return
                 }
-                if (count + 1) * 4 > used.count * 3 { grow() }
+                if (count + 1) * 4 > slots.count * 3 { grow() }
                 var i = home(key)
-                while used[i] { i = (i &+ 1) & mask }
-                keys[i] = key
-                places[i] = place
-                used[i] = true
+                while slots[i].used { i = (i &+ 1) & mask }
+                slots[i] = Slot(key: key, place: place)
                 count += 1
             } else if let i = find(key) {
                 remove(at: i)
@@ -57,44 +60,42 @@ struct OpenStatsRuns {
         var j = slot
         while true {
             j = (j &+ 1) & mask
-            guard used[j] else { break }
-            let h = home(keys[j])
+            guard slots[j].used else { break }
+            let h = home(slots[j].key)
             // Entry j stays unless its home lies cyclically in (i, j].
             let stays = i <= j ? (i < h && h <= j) : (i < h || h <= j)
             if stays { continue }
-            keys[i] = keys[j]
-            places[i] = places[j]
+            slots[i] = slots[j]
             i = j
         }
-        used[i] = false
-        keys[i] = StatsKey()
+        slots[i] = Slot()
         count -= 1
     }
 
     private mutating func grow() {
-        let old = (keys, places, used)
-        let size = Swift.max(16, used.count * 2)
-        keys = Array(repeating: StatsKey(), count: size)
-        places = Array(repeating: 0, count: size)
-        used = Array(repeating: false, count: size)
+        let old = slots
+        slots = Array(repeating: Slot(), count: Swift.max(16, old.count * 2))
         count = 0
-        for i in old.2.indices where old.2[i] { self[old.0[i]] = old.1[i] }
+        for s in old where s.used { self[s.key] = s.place }
     }
 
     /// Every open run's key and place, in no particular order.
     var entries: [(id: StatsKey, at: Int)] {
-        used.indices.compactMap { used[$0] ? (keys[$0], places[$0]) : nil }
+        slots.compactMap { $0.used ? ($0.key, $0.place) : nil }
     }
 
     /// The first place a run is at (nil: none is open).
     var firstPlace: Int? {
         var first: Int?
-        for i in used.indices where used[i] { first = Swift.min(first ?? places[i], places[i]) }
+        for s in slots where s.used { first = Swift.min(first ?? s.place, s.place) }
         return first
     }
 
-    /// Every run's place changed by `change`.
+    /// Every run's place changed by `change` (to a place in the list: not below zero).
     mutating func updatePlaces(_ change: (Int) -> Int) {
-        for i in used.indices where used[i] { places[i] = change(places[i]) }
+        for i in slots.indices where slots[i].used {
+            slots[i].place = change(slots[i].place)
+            precondition(slots[i].place >= 0, "a run's place in its list")
+        }
     }
 }
