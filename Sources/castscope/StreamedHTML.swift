@@ -11,7 +11,7 @@ import CastscopeKit
 /// is assembled: the head in front, then the spills in their places. The bytes are
 /// `HTMLReport.render`'s (a test compares).
 final class StreamedHTML: StreamedDocument, @unchecked Sendable {
-    let rows = Spill(), cards = Spill(), data = Spill()
+    let rows = ByteSpill(), cards = ByteSpill(), data = ByteSpill()
     var summary = HTMLReport.Summary()
     /// The kinds of the findings about a session handed on, in order of first appearance.
     var kinds = FindingTally()

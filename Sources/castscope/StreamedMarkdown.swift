@@ -27,7 +27,7 @@ struct MarkdownPiece: Sendable {
 /// compares).
 final class StreamedMarkdown: StreamedDocument, @unchecked Sendable {
     let limit: Int?
-    let rows = Spill(), fulls = Spill(), shorts = Spill()
+    let rows = ByteSpill(), fulls = ByteSpill(), shorts = ByteSpill()
     var rowSizes: [Int] = [], rowLengths: [Int] = []
     /// The failing sessions' places, and their sections' sizes and byte lengths.
     var failing: [Int] = []
@@ -125,14 +125,14 @@ final class StreamedMarkdown: StreamedDocument, @unchecked Sendable {
         leftOut += plan.leftOut
         if !rowSizes.isEmpty {
             guard put(MarkdownReport.tableHead) else { return false }
-            let reader = Spill.Reader(rows)
+            let reader = ByteSpill.Reader(rows)
             for i in rowLengths.indices {
                 guard let piece = reader.next(rowLengths[i]) else { failedToRead = true; return false }
                 if plan.keepRow[i], !piece.withUnsafeBytes({ OutputWriter.writeAll($0, to: f) }) { return false }
             }
             guard put("\n") else { return false }
         }
-        let full = Spill.Reader(fulls), short = Spill.Reader(shorts)
+        let full = ByteSpill.Reader(fulls), short = ByteSpill.Reader(shorts)
         for j in failing.indices {
             guard let a = full.next(fullLengths[j]), let b = short.next(shortLengths[j]) else { failedToRead = true; return false }
             switch plan.section[j] {

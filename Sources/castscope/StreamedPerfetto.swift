@@ -11,7 +11,7 @@ import CastscopeKit
 /// sessions' events, the findings' and the relay's. The bytes are `PerfettoReport.render`'s
 /// (a test compares).
 final class StreamedPerfetto: StreamedDocument, @unchecked Sendable {
-    let events = Spill(), findings = Spill()
+    let events = ByteSpill(), findings = ByteSpill()
     var count = 0
     var findingCount = 0
     var first: Int64?

@@ -5,125 +5,12 @@ import Darwin
 #endif
 import CastscopeKit
 
-/// Bytes kept in memory up to 1 MB, then in an unlinked temporary file: the sessions of a
-/// report written as they end, until the head (which counts them) can be written before them.
-final class Spill {
-    private var buffer: [UInt8] = []
-    private var file: UnsafeMutablePointer<FILE>?
-    private(set) var failed = false
-
-    init() { buffer.reserveCapacity(1 << 20) }
-    deinit { if let file { fclose(file) } }
-
-    func append(_ b: [UInt8]) {
-        b.withUnsafeBytes { append($0) }
-    }
-
-    func append(_ b: OutputBuffer) {
-        b.withUnsafeBytes { append(UnsafeRawBufferPointer($0)) }
-    }
-
-    func append(_ b: UnsafeRawBufferPointer) {
-        buffer.append(contentsOf: b)
-        spillIfFull()
-    }
-
-    /// Appends everything appended to `other` (false when reading it back failed).
-    func append(_ other: Spill) -> Bool {
-        other.forEachChunk {
-            append($0)
-            return true
-        }
-    }
-
-    private func spillIfFull() {
-        guard buffer.count >= 1 << 20, !failed else { return }
-        if file == nil { file = tmpfile() }
-        guard let file, OutputWriter.writeAll(buffer.withUnsafeBytes { $0 }, to: file) else {
-            failed = true  // kept in memory instead
-            return
-        }
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    /// Forgets everything appended.
-    func reset() {
-        buffer.removeAll(keepingCapacity: true)
-        if let file { fclose(file) }
-        file = nil
-        failed = false
-    }
-
-    /// Copies everything appended to `out`.
-    func copy(to out: UnsafeMutablePointer<FILE>) -> Bool {
-        forEachChunk { OutputWriter.writeAll($0, to: out) }
-    }
-
-    /// Reads back what was appended, a given number of bytes at a time, in order (the pieces
-    /// of a report chosen only at its end: `StreamedMarkdown`).
-    final class Reader {
-        private let spill: Spill
-        private var inFile: Bool
-        private var offset = 0
-
-        init(_ spill: Spill) {
-            self.spill = spill
-            if let file = spill.file, fflush(file) == 0 {
-                rewind(file)
-                inFile = true
-            } else {
-                inFile = false
-            }
-        }
-
-        /// The next `n` bytes; nil when they cannot be read.
-        func next(_ n: Int) -> [UInt8]? {
-            var out = [UInt8](repeating: 0, count: n)
-            var done = 0
-            if inFile, let file = spill.file {
-                done = out.withUnsafeMutableBytes { fread($0.baseAddress, 1, n, file) }
-                if done < n {
-                    if ferror(file) != 0 { return nil }
-                    inFile = false
-                }
-            }
-            guard done < n else { return out }
-            let rest = n - done
-            guard offset + rest <= spill.buffer.count else { return nil }
-            out.withUnsafeMutableBytes { o in
-                spill.buffer.withUnsafeBytes { b in
-                    (o.baseAddress! + done).copyMemory(from: b.baseAddress! + offset, byteCount: rest)
-                }
-            }
-            offset += rest
-            return out
-        }
-    }
-
-    /// Hands everything appended to `body`, a megabyte at a time, in order; false when a
-    /// read failed or `body` said so.
-    private func forEachChunk(_ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
-        if let file {
-            guard fflush(file) == 0 else { return false }
-            rewind(file)
-            var chunk = [UInt8](repeating: 0, count: 1 << 20)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-                if n == 0 { break }
-                guard chunk.withUnsafeBytes({ body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }) else { return false }
-            }
-            if ferror(file) != 0 { return false }
-        }
-        return buffer.withUnsafeBytes { body($0) }
-    }
-}
-
 /// One session's bytes as `StreamedReport.prepare` made them: in memory, or, past a megabyte
 /// (a JSON session retrying for hours), in a `Spill` of their own, so that a session's report
 /// is never held whole.
 final class SessionPart: @unchecked Sendable {
     var bytes: [UInt8] = []
-    var rest: Spill?
+    var rest: ByteSpill?
     /// A Markdown report's pieces instead (`StreamedMarkdown`).
     var markdown: MarkdownPiece?
 
@@ -142,7 +29,7 @@ final class SessionPart: @unchecked Sendable {
             bytes = Array(chunk)
             return true
         }
-        let spill = Spill()
+        let spill = ByteSpill()
         spill.append(bytes)
         bytes = []
         chunk.withUnsafeBytes { spill.append($0) }
@@ -151,7 +38,7 @@ final class SessionPart: @unchecked Sendable {
     }
 
     /// Appends the part to `spill` (false when the part's own spill could not be read back).
-    func write(to spill: Spill) -> Bool {
+    func write(to spill: ByteSpill) -> Bool {
         guard let rest else {
             spill.append(bytes)
             return true
@@ -183,14 +70,14 @@ final class StreamedReport {
     var text: TextReport?
     /// The report as set up, before the inputs' aliases.
     let initial: TextReport?
-    let spill = Spill()
+    let spill = ByteSpill()
     var count = 0
     /// A session's own spill could not be read back: the report would miss its bytes.
     var lost = false
     /// JSON, when the report does not keep the findings of the sessions handed on
     /// (`Analyzer.keepsSessionFindings` off): their elements, for the `findings` array.
     let spillsFindings: Bool
-    let findingSpill = Spill()
+    let findingSpill = ByteSpill()
     var findingCount = 0
 
     /// Markdown, Perfetto or HTML instead of text or JSON.

@@ -23,7 +23,7 @@ final class StreamedTextShape: StreamedDocument, @unchecked Sendable {
 
     let shape: Shape
     let report: TextReport
-    let lines = Spill()
+    let lines = ByteSpill()
     var tally = TextReport.OnelineTally()
 
     init(_ shape: Shape, report: TextReport) {
