@@ -70,7 +70,15 @@ public enum Timeline {
     /// before it has a line at or after it). The lines from `rest` on are to be handed again,
     /// with those that follow.
     static func refs(_ events: [Event], complete: Bool) -> (refs: [Int32], made: [TimelineEntry], rest: Int) {
-        var runs: [[Int]] = []
+        // Each run's first line, and all its lines once it has a second (a run of one line,
+        // nearly every run, holds no list of its own).
+        var firsts: [Int] = []
+        var members: [[Int]] = []
+        firsts.reserveCapacity(min(events.count, 64))
+        members.reserveCapacity(min(events.count, 64))
+        func join(_ r: Int, _ index: Int) {
+            if members[r].isEmpty { members[r] = [firsts[r], index] } else { members[r].append(index) }
+        }
         // Whether each run is one of lines of one shape (any line but connect, frame and stats
         // lines), which folds only as a storm, else goes back to runs of the same line.
         var byShape: [Bool] = []
@@ -81,18 +89,19 @@ public enum Timeline {
             let side = events[index].side
             if let o = open.firstIndex(where: { $0.side == side }) {
                 if open[o].key.same(key, in: events) {
-                    runs[open[o].run].append(index)
+                    join(open[o].run, index)
                     continue
                 }
                 open.remove(at: o)
             }
             // A stats run keys on the relay side whatever side its line says.
             if let o = open.firstIndex(where: { $0.key.same(key, in: events) }) {
-                runs[open[o].run].append(index)
+                join(open[o].run, index)
                 continue
             }
-            open.append((side, key, runs.count))
-            runs.append([index])
+            open.append((side, key, firsts.count))
+            firsts.append(index)
+            members.append([])
             if case .line = key.group { byShape.append(true) } else { byShape.append(false) }
         }
         // Rows, and the index of the event each comes from (kept apart: rows already in order,
@@ -153,17 +162,24 @@ public enum Timeline {
         // Where the runs that later lines may still join, and the runs they overlap, begin.
         var rest = events.count
         if !complete {
-            for o in open { rest = min(rest, runs[o.run][0]) }
+            for o in open { rest = min(rest, firsts[o.run]) }
             var moved = true
             while moved {
                 moved = false
-                for run in runs where run[0] < rest && run[run.count - 1] >= rest {
-                    rest = run[0]
+                for r in firsts.indices where firsts[r] < rest && (members[r].last ?? firsts[r]) >= rest {
+                    rest = firsts[r]
                     moved = true
                 }
             }
         }
-        for (r, run) in runs.enumerated() where run[0] < rest {
+        for r in firsts.indices where firsts[r] < rest {
+            // A run of one line that is one line (nearly all): its row is its event's index.
+            if members[r].isEmpty, events[firsts[r]].repeats == nil {
+                out.append(Int32(truncatingIfNeeded: firsts[r]))
+                at.append(firsts[r])
+                continue
+            }
+            let run = members[r].isEmpty ? [firsts[r]] : members[r]
             let storm = storming(run, events)
             guard byShape[r], storm.isEmpty, run.count > 1 else {
                 rows(run[...], storm: storm)
@@ -385,6 +401,9 @@ public enum Timeline {
             // `timesOf[k]` in the closure, cost an allocation or a uniqueness check per line).
             var times = Gaps()
             swap(&times, &timesOf[k])
+            // Room for the event's lines at once (grown from one gap a run of 180 lines was
+            // copied eight times).
+            if times.count == 0 { times.reserveCapacity(events[i].count) }
             var count = 0
             // Through a buffer pointer, and the times by the fields they come from: a method
             // called on an element of the array (`forEachTime`, `count`) copied the whole event.
