@@ -463,7 +463,7 @@ enum OutputWriter {
     }()
 
     static func writeAll(_ buf: UnsafeRawBufferPointer, to f: UnsafeMutablePointer<FILE>) -> Bool {
-        buf.isEmpty || fwrite(buf.baseAddress, 1, buf.count, f) == buf.count
+        ByteSpill.writeAll(buf, to: f)
     }
 
     static func writeAll(_ b: OutputBuffer, to f: UnsafeMutablePointer<FILE>) -> Bool {

@@ -132,7 +132,9 @@ public final class ByteSpill {
         return buffer.withUnsafeBytes { body($0) }
     }
 
-    static func writeAll(_ b: UnsafeRawBufferPointer, to f: UnsafeMutablePointer<FILE>) -> Bool {
+    /// Writes all of `b` to `f` (false when it could not): the one way report bytes go to a stream
+    /// (`OutputWriter.writeAll` too).
+    public static func writeAll(_ b: UnsafeRawBufferPointer, to f: UnsafeMutablePointer<FILE>) -> Bool {
         b.isEmpty || fwrite(b.baseAddress, 1, b.count, f) == b.count
     }
 }
