@@ -1362,8 +1362,10 @@ public final class Analyzer {
         return (zone, .own)
     }
 
-    /// The first time of the lines and the last one (a folded run's last line's), gathered a
-    /// stretch of lines at a time.
+    /// The earliest time of the lines and the latest, gathered a stretch of lines at a time.
+    /// A folded run counts every line's time, not its first and last: its lines can be out of
+    /// order (a zone-less log's clock set back; exports that interleave), and a held bundle
+    /// may cover the run in parts, where another line is a part's first or last.
     struct TimeSpan {
         var lo: Int64?
         var hi: Int64?
@@ -1371,8 +1373,10 @@ public final class Analyzer {
         mutating func cover(_ events: [Event], _ range: Range<Int>) {
             for i in range {
                 guard let t = events[i].time else { continue }
-                lo = min(lo ?? t, t)
-                hi = max(hi ?? t, events[i].lastTime ?? t)
+                var a = t, b = t
+                if let (x, y) = events[i].repeats?.times.bounds { a = min(a, x); b = max(b, y) }
+                lo = min(lo ?? a, a)
+                hi = max(hi ?? b, b)
             }
         }
 

@@ -138,6 +138,20 @@ struct HeldFuzzTests {
         #expect(!h.contains("over -"), "\(h)")
     }
 
+    /// Found by `fuzz` (session 61's CI): a frame run with a line out of order (…16.909,
+    /// …16.956, …16.932) and a window that keeps nothing. The span the report names must end
+    /// at the run's latest line both ways; the in-memory read ended it at the run's last line.
+    /// The bundle is kept in `scripts/repro/held-span-midnight/`.
+    @Test(arguments: [false, true]) func aSpanEndsAtARunsLatestLine(parallel: Bool) throws {
+        let dir = packageRoot.appendingPathComponent("scripts/repro/held-span-midnight")
+        let paths = ["f0.txt", "f1.txt", "f2.txt"].map { dir.appendingPathComponent($0).path }
+        let window: (Int64?, Int64?) = (nil, 1_773_356_393_540_803)
+        let m = try Self.run(paths, held: false, window: window, parallel: parallel)
+        let h = try Self.run(paths, held: true, window: window, parallel: parallel)
+        #expect(m.replacingOccurrences(of: "\nheld false", with: "") == h.replacingOccurrences(of: "\nheld true", with: "").replacingOccurrences(of: "\nheld false", with: ""))
+        #expect(m.contains("00:00:16.956"), "\(m)")
+    }
+
     @Test func fuzz() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
