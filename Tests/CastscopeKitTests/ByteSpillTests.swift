@@ -64,4 +64,30 @@ import Testing
         spill.append([9])
         #expect(Self.readBack(spill) == [9])
     }
+
+    /// A full disk cuts a write short: part of the bytes reach the file, all of them stay in
+    /// memory. Read back, nothing may come twice (it did: the file's part, then memory's whole).
+    @Test("a write cut short by a full disk repeats nothing", arguments: [0, 1, 63, 64, 65, 100, 1_000, 5_000])
+    func aFullDiskRepeatsNothing(room: Int) {
+        var rng = SplitMix(seed: UInt64(room) &+ 7)
+        let limit = 64
+        let spill = ByteSpill(limit: limit, diskRoom: room)
+        var expected: [UInt8] = []
+        for k in 0..<300 {
+            let n = Int.random(in: 0..<10, using: &rng) < 8 ? Int.random(in: 0...30, using: &rng) : Int.random(in: limit...(3 * limit), using: &rng)
+            let piece = (0..<n).map { UInt8(truncatingIfNeeded: k &* 13 &+ $0) }
+            spill.append(piece)
+            expected += piece
+        }
+        #expect(spill.failed, "the disk's room was \(room) bytes of \(expected.count)")
+        #expect(Self.readBack(spill) == expected)
+        let reader = ByteSpill.Reader(spill)
+        var pieces: [UInt8] = []
+        while pieces.count < expected.count {
+            let n = min(Int.random(in: 1...100, using: &rng), expected.count - pieces.count)
+            guard let got = reader.next(n) else { break }
+            pieces += got
+        }
+        #expect(pieces == expected)
+    }
 }

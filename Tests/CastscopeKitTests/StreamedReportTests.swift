@@ -348,8 +348,9 @@ struct StreamedReportTests {
     }
 
     /// A folded run of frame lines whose second line is earlier than its first, as the first
-    /// lines of the file: the span of times still starts at the run's first line (the streamed
-    /// read once made a range from a line to an earlier one here, and crashed).
+    /// lines of the file (the streamed read once made a range from a line to an earlier one
+    /// here, and crashed). The span covers both lines: it runs from the earlier one, the
+    /// second, to the first (it was the first line alone until every line of a run counted).
     @Test func aRunGoingBackInTimeFirst() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -365,7 +366,7 @@ struct StreamedReportTests {
         }
         #expect(o.mode == .streamed)
         let r = try Analyzer(registry: try ParserRegistry.builtin()).analyze([log.path])
-        #expect(r.span.map { $0.upperBound - $0.lowerBound } == 0, "the run's first line bounds the span")
+        #expect(r.span.map { $0.upperBound - $0.lowerBound } == 4_000_000, "the span covers both lines of the run")
     }
 
     /// The command line on a file big enough to be streamed while read (over 32 MB, two

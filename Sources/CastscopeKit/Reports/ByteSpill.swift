@@ -12,6 +12,11 @@ import Darwin
 public final class ByteSpill {
     private var buffer: [UInt8] = []
     private var file: UnsafeMutablePointer<FILE>?
+    /// The bytes the file holds: everything written before a write that failed. Reads stop
+    /// there, so that a write cut short (a full disk) repeats nothing that is also in memory.
+    private var inFile = 0
+    /// Tests: how many bytes the file can take in all, as a full disk would (nil: no limit).
+    let diskRoom: Int?
     public private(set) var failed = false
     public let limit: Int
     /// The room the buffer holds (tests: it never passes `limit` while writes succeed).
@@ -19,8 +24,11 @@ public final class ByteSpill {
 
     /// (A quarter of a megabyte: a JSON report holds two, and what is held is written in
     /// writes this big, few enough.)
-    public init(limit: Int = 1 << 18) {
+    public convenience init(limit: Int = 1 << 18) { self.init(limit: limit, diskRoom: nil) }
+
+    init(limit: Int, diskRoom: Int?) {
         self.limit = max(1, limit)
+        self.diskRoom = diskRoom
         buffer.reserveCapacity(self.limit)
     }
     deinit { if let file { fclose(file) } }
@@ -50,15 +58,34 @@ public final class ByteSpill {
         }
     }
 
-    /// Writes `b` to the file (made at the first write); false, and kept in memory from then
-    /// on, when that fails.
+    /// Writes `b` to the file (made at the first write, unbuffered: every write is a buffer's
+    /// worth); false, and kept in memory from then on, when that fails. A write cut short
+    /// leaves part of `b` in the file while all of it stays in memory: the file is cut back
+    /// to what it held (and reads stop there whatever the cut did).
     private func write(_ b: UnsafeRawBufferPointer) -> Bool {
-        if file == nil { file = tmpfile() }
-        guard let file, Self.writeAll(b, to: file) else {
+        if file == nil, let f = tmpfile() {
+            setvbuf(f, nil, _IONBF, 0)
+            file = f
+        }
+        guard let file else {
             failed = true
             return false
         }
-        return true
+        let ok: Bool
+        if let diskRoom, inFile + b.count > diskRoom {
+            _ = Self.writeAll(UnsafeRawBufferPointer(rebasing: b.prefix(max(0, diskRoom - inFile))), to: file)
+            ok = false
+        } else {
+            ok = Self.writeAll(b, to: file)
+        }
+        if ok {
+            inFile += b.count
+            return true
+        }
+        clearerr(file)
+        _ = ftruncate(fileno(file), off_t(inFile))
+        failed = true
+        return false
     }
 
     /// Forgets everything appended.
@@ -66,6 +93,7 @@ public final class ByteSpill {
         buffer.removeAll(keepingCapacity: true)
         if let file { fclose(file) }
         file = nil
+        inFile = 0
         failed = false
     }
 
@@ -78,16 +106,17 @@ public final class ByteSpill {
     /// of a report chosen only at its end: `StreamedMarkdown`).
     public final class Reader {
         private let spill: ByteSpill
-        private var inFile: Bool
+        /// The file's bytes not read yet.
+        private var leftInFile: Int
         private var offset = 0
 
         public init(_ spill: ByteSpill) {
             self.spill = spill
             if let file = spill.file, fflush(file) == 0 {
                 rewind(file)
-                inFile = true
+                leftInFile = spill.inFile
             } else {
-                inFile = false
+                leftInFile = 0
             }
         }
 
@@ -95,12 +124,12 @@ public final class ByteSpill {
         public func next(_ n: Int) -> [UInt8]? {
             var out = [UInt8](repeating: 0, count: n)
             var done = 0
-            if inFile, let file = spill.file {
-                done = out.withUnsafeMutableBytes { fread($0.baseAddress, 1, n, file) }
-                if done < n {
-                    if ferror(file) != 0 { return nil }
-                    inFile = false
-                }
+            if leftInFile > 0, let file = spill.file {
+                let want = min(n, leftInFile)
+                done = out.withUnsafeMutableBytes { fread($0.baseAddress, 1, want, file) }
+                // (the file ends before what was written to it: it was cut or lost)
+                if done < want { return nil }
+                leftInFile -= done
             }
             guard done < n else { return out }
             let rest = n - done
@@ -122,12 +151,14 @@ public final class ByteSpill {
             guard fflush(file) == 0 else { return false }
             rewind(file)
             var chunk = [UInt8](repeating: 0, count: limit)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-                if n == 0 { break }
+            var left = inFile
+            while left > 0 {
+                let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, min($0.count, left), file) }
+                // (the file ends before what was written to it: it was cut or lost)
+                if n == 0 { return false }
+                left -= n
                 guard chunk.withUnsafeBytes({ body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }) else { return false }
             }
-            if ferror(file) != 0 { return false }
         }
         return buffer.withUnsafeBytes { body($0) }
     }
