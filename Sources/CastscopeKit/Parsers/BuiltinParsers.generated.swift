@@ -218,15 +218,16 @@ enum BuiltinParsers {
         ("formats/console-copy.json", ##"""
 {
   "name": "console-copy",
-  "title": "Console.app copy (TAB-separated type, time without date, process, message; or with a PID column and the type column empty; or with the date and zone, and subsystem and category columns, as Console shows a sysdiagnose); lines indented by TABs or spaces continue a row",
+  "title": "Console.app copy (TAB-separated type, time without date, process, message; or with a PID column and the type column empty; or with the date and zone, and subsystem and category columns, as Console shows a sysdiagnose; or with the type column hidden; the type as a localized Console names it, `par défaut`, `エラー`); lines indented by TABs or spaces continue a row",
   "kind": "lines",
   "patterns": [
     "{?{level:word}}\t{time:clock}\t{pid:int}\t{process}\t{message}",
-    "{level:word}\t{time:clock}\t{process}\t{message}",
-    "{level:word}\t{time:full}\t{process}\t{subsystem}\t{category}\t{message}",
-    "{level:word}\t{time:iso}\t{process}\t{subsystem}\t{category}\t{message}",
-    "{level:word}\t{time:full}\t{process}\t{message}",
-    "{level:word}\t{time:iso}\t{process}\t{message}"
+    "{level:label}\t{time:clock}\t{process}\t{message}",
+    "{level:label}\t{time:full}\t{process}\t{subsystem}\t{category}\t{message}",
+    "{level:label}\t{time:iso}\t{process}\t{subsystem}\t{category}\t{message}",
+    "{level:label}\t{time:full}\t{process}\t{message}",
+    "{level:label}\t{time:iso}\t{process}\t{message}",
+    "{time:clock}\t{process}\t{message}"
   ],
   "continuation": "indented",
   "dumps": true,
@@ -234,7 +235,14 @@ enum BuiltinParsers {
   "samples": [
     {
       "line": "default\t2025-01-25 13:16:11.060118 -0500\trunningboardd\tcom.apple.runningboard\tmonitor\tCalculated state for app<com.msdrigg.roam(95D1E2E9-9609-44D9-A30A-0C4AEA990A0D)>: running-active (role: UserInteractiveFocal) (endowments: <private>)",
-      "expect": {"time": "2025-01-25T13:16:11.060118-05:00", "level": "default", "process": "runningboardd", "subsystem": "com.apple.runningboard", "category": "monitor", "message": "Calculated state for app<com.msdrigg.roam(95D1E2E9-9609-44D9-A30A-0C4AEA990A0D)>: running-active (role: UserInteractiveFocal) (endowments: <private>)"}
+      "expect": {
+        "time": "2025-01-25T13:16:11.060118-05:00",
+        "level": "default",
+        "process": "runningboardd",
+        "subsystem": "com.apple.runningboard",
+        "category": "monitor",
+        "message": "Calculated state for app<com.msdrigg.roam(95D1E2E9-9609-44D9-A30A-0C4AEA990A0D)>: running-active (role: UserInteractiveFocal) (endowments: <private>)"
+      }
     },
     {
       "line": "default\t11:35:41.397185+0100\trunningboardd\tCalculated state for app<io.app.demo.RemoteAccess(7E2299AE-BA30-4489-8C7F-E5EEEDBE3CC4)>: running-suspended (role: None) (endowments: (null))",
@@ -272,6 +280,23 @@ enum BuiltinParsers {
         "level": "エラー",
         "process": "iMast",
         "message": "Hub connection error Error Domain=NSCocoaErrorDomain Code=4097 \"connection to service named jp.pronama.imast.iMastShare\""
+      }
+    },
+    {
+      "line": "par défaut\t07:15:49.033417+0100\trunningboardd\tAssertion 467-431-89725 (target:[app<application.theboringteam.boringnotch.16.21(502)>:43918]) will be created as active",
+      "expect": {
+        "time": "2000-01-01T07:15:49.033417+01:00",
+        "level": "par défaut",
+        "process": "runningboardd",
+        "message": "Assertion 467-431-89725 (target:[app<application.theboringteam.boringnotch.16.21(502)>:43918]) will be created as active"
+      }
+    },
+    {
+      "line": "13:07:32.907598-0400\tcallservicesd\tDecreasing priority of other AVAudioSession interruption provider <private> to Default",
+      "expect": {
+        "time": "2000-01-01T13:07:32.907598-04:00",
+        "process": "callservicesd",
+        "message": "Decreasing priority of other AVAudioSession interruption provider <private> to Default"
       }
     }
   ]

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Console.app copies in the layouts real pastes show that castscope read as plain text, times
+/// lost (session 62): the type column hidden (react-native-callkeep#489), and the type as a
+/// French Console names it (boring.notch#1046, `par défaut`). Console copies the columns it
+/// shows, TAB-separated, and names the types in the Mac's language.
+@Suite("field formats, session 62: Console copies without the type column, or with it localized")
+struct FieldFormatsRound62Tests {
+    func input(_ r: [String: Any]) -> [String: Any] { (r["inputs"] as? [[String: Any]])?.first ?? [:] }
+
+    /// react-native-callkeep#489 (lines shortened at their ends).
+    static let noType = """
+        13:07:32.814732-0400\tcallservicesd\t[WARN] No audio route collection found in audioRouteCollections: <private> for audio category AVAudioSessionCategoryPlayAndRecord
+        13:07:32.907218-0400\tmediaserverd\tAudioSessionServerImp.cpp:3166:Sub_AudioSessionSetActiveWithFlags: { "action":"activate", "session":{"ID":"0x3535e","PID":2145,"name":"liveninjaMesseng"} }
+        13:07:32.907598-0400\tcallservicesd\tDecreasing priority of other AVAudioSession interruption provider <private> to Default
+
+        """
+
+    /// boring.notch#1046 (a record continued on TAB-indented lines).
+    static let french = """
+        par défaut\t07:15:49.033283+0100\trunningboardd\tAcquiring assertion targeting [app<application.theboringteam.boringnotch.16.21(502)>:43918] attributes:[
+        \t<RBSDomainAttribute| domain:"com.apple.launchservicesd" name:"RoleUserInteractive" sourceEnvironment:"(null)">
+        \t]>
+        par défaut\t07:15:49.033417+0100\trunningboardd\tAssertion 467-431-89725 (target:[app<application.theboringteam.boringnotch.16.21(502)>:43918]) will be created as active
+
+        """
+
+    @Test("the type column hidden: Console's layout, each line's time kept")
+    func noTypeColumn() throws {
+        let r = try analyzePaste(Self.noType)
+        #expect(input(r.json)["format"] as? String == "console-copy", "\(input(r.json))")
+        #expect(input(r.json)["records"] as? Int == 3, "\(input(r.json))")
+        // (`show` writes the times in UTC: 13:07 at -04:00)
+        #expect(r.text.contains(" 17:07:32.907218+0000 "), "\(r.text)")
+        #expect(r.text.contains("mediaserverd: AudioSessionServerImp.cpp:3166:"), "\(r.text)")
+    }
+
+    @Test("a French Console's `par défaut`: Console's layout, the record continued by its indented lines")
+    func localizedType() throws {
+        let r = try analyzePaste(Self.french)
+        #expect(input(r.json)["format"] as? String == "console-copy", "\(input(r.json))")
+        #expect(input(r.json)["records"] as? Int == 2, "\(input(r.json))")
+        #expect(input(r.json)["unparsed"] as? Int ?? 0 == 0, "\(input(r.json))")
+    }
+
+    /// A broadcast extension's session (constructed: no real paste of one in these layouts was
+    /// found), copied with the type column, without it, and with it in French: one session,
+    /// the same outcome, timeline and findings each way.
+    @Test("an extension's session reads the same in each layout")
+    func sameSessionEachWay() throws {
+        let lines: [(String, String)] = [
+            ("10:00:00.100000+0100", "broadcast started"),
+            ("10:00:00.200000+0100", "Open socket connection"),
+            ("10:00:00.210000+0100", "client stream open completed"),
+            ("10:00:00.300000+0100", "video sample processed successfully"),
+            ("10:00:00.400000+0100", "video sample processed successfully"),
+            ("10:00:00.500000+0100", "video sample processed successfully"),
+            ("10:00:01.000000+0100", "server socket closed"),
+            ("10:00:01.001000+0100", "client connection did close: (null)"),
+        ]
+        func paste(_ type: String?) -> String {
+            lines.map { (type.map { $0 + "\t" } ?? "") + "\($0.0)\tBroadcastExtension\t\($0.1)\n" }.joined()
+        }
+        func sessions(_ type: String?) throws -> String {
+            let r = try analyzePaste(paste(type), name: "console.txt", ["--date", "2026-03-12"])
+            #expect(input(r.json)["format"] as? String == "console-copy", "\(type ?? "no type"): \(input(r.json))")
+            let s = try #require(r.json["sessions"] as? [[String: Any]], "\(type ?? "no type")")
+            #expect(s.count == 1)
+            // (each paste is in a temporary directory of its own: sources named by file alone)
+            return String(decoding: try JSONSerialization.data(withJSONObject: s, options: [.sortedKeys]), as: UTF8.self)
+                .replacingOccurrences(of: #"[^"]*/console\.txt"#, with: "console.txt", options: .regularExpression)
+        }
+        let typed = try sessions("default")
+        #expect(typed.contains("stopped-by-host"), "\(typed)")
+        #expect(try sessions(nil) == typed)
+        #expect(try sessions("par défaut") == typed)
+    }
+}
