@@ -26,6 +26,19 @@ import Testing
         return out
     }
 
+    /// The first `count` bytes a spill holds, read back 1 to 100 bytes at a time (the Markdown
+    /// report's pieces), across the file's end; fewer when a read fails.
+    static func readInPieces(_ spill: ByteSpill, count: Int, _ rng: inout SplitMix) -> [UInt8] {
+        let reader = ByteSpill.Reader(spill)
+        var pieces: [UInt8] = []
+        while pieces.count < count {
+            let n = min(Int.random(in: 1...100, using: &rng), count - pieces.count)
+            guard let got = reader.next(n) else { break }
+            pieces += got
+        }
+        return pieces
+    }
+
     @Test("pieces smaller, as big as and bigger than the limit come out in order; the buffer never grows",
           arguments: [1 as UInt64, 2, 3, 4])
     func inOrderWithinItsRoom(seed: UInt64) {
@@ -47,14 +60,7 @@ import Testing
         #expect(!spill.failed)
         #expect(Self.readBack(spill) == expected)
         // Read back a few bytes at a time (the Markdown report's pieces), across the file's end.
-        let reader = ByteSpill.Reader(spill)
-        var pieces: [UInt8] = []
-        while pieces.count < expected.count {
-            let n = min(Int.random(in: 1...100, using: &rng), expected.count - pieces.count)
-            guard let got = reader.next(n) else { break }
-            pieces += got
-        }
-        #expect(pieces == expected)
+        #expect(Self.readInPieces(spill, count: expected.count, &rng) == expected)
         // One spill appended to another, and one forgotten.
         let other = ByteSpill(limit: 16)
         other.append([1, 2, 3])
@@ -81,13 +87,6 @@ import Testing
         }
         #expect(spill.failed, "the disk's room was \(room) bytes of \(expected.count)")
         #expect(Self.readBack(spill) == expected)
-        let reader = ByteSpill.Reader(spill)
-        var pieces: [UInt8] = []
-        while pieces.count < expected.count {
-            let n = min(Int.random(in: 1...100, using: &rng), expected.count - pieces.count)
-            guard let got = reader.next(n) else { break }
-            pieces += got
-        }
-        #expect(pieces == expected)
+        #expect(Self.readInPieces(spill, count: expected.count, &rng) == expected)
     }
 }
