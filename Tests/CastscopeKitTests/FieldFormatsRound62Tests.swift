@@ -6,8 +6,9 @@ import Testing
 /// Console.app copies in the layouts real pastes show that castscope read as plain text, times
 /// lost (session 62): the type column hidden (react-native-callkeep#489), and the type as a
 /// French Console names it (boring.notch#1046, `par défaut`). Console copies the columns it
-/// shows, TAB-separated, and names the types in the Mac's language.
-@Suite("field formats, session 62: Console copies without the type column, or with it localized")
+/// shows, TAB-separated, and names the types in the Mac's language. And the host app's own
+/// warning that its background time runs out (livekit/client-sdk-swift#510), which was no event.
+@Suite("field formats, session 62: Console copies without the type column or with it localized; the host app's background time")
 struct FieldFormatsRound62Tests {
     func input(_ r: [String: Any]) -> [String: Any] { (r["inputs"] as? [[String: Any]])?.first ?? [:] }
 
@@ -77,5 +78,54 @@ struct FieldFormatsRound62Tests {
         #expect(typed.contains("stopped-by-host"), "\(typed)")
         #expect(try sessions(nil) == typed)
         #expect(try sessions("par défaut") == typed)
+    }
+
+    /// livekit/client-sdk-swift#510 (a comment's paste, the extension's lines shortened): the
+    /// host app's two lines come before the extension's in the paste, outside its session.
+    static let expiring = """
+        default\t15:53:24.587539+0100\tRemoteAccessExtension\t [INFO] -[RPBroadcastSampleHandler _processPayloadWithAudioSample:type:]:180 Broadcast extension received audio payload from replayd
+        default\t15:53:24.631859+0100\tRemoteAccessExtension\t [INFO] -[RPBroadcastSampleHandler _processPayloadWithAudioSample:type:]:180 Broadcast extension received audio payload from replayd
+        default\t15:52:34.196671+0100\tRemoteAccess\tReceived process assertions expiration warning!
+        default\t15:52:34.196779+0100\tRemoteAccess\tNotifying client of imminent expiration of assertion
+
+        """
+
+    @Test("the host app's background time running out is an event of the app's, listed outside the session it precedes")
+    func backgroundExpiringOutside() throws {
+        let r = try analyzePaste(Self.expiring, name: "console.txt", ["--date", "2024-11-18"])
+        let outside = try #require(r.json["unattached"] as? [[String: Any]])
+        #expect(outside.map { $0["event"] as? String } == ["app.background_expiring", "app.background_expiring"], "\(outside)")
+        #expect(outside.map { $0["side"] as? String } == ["app", "app"], "\(outside)")
+        #expect(outside.first?["process"] as? String == "RemoteAccess")
+        // (before the session's first line: no finding of the session's)
+        let kinds = (r.json["findings"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(!kinds.contains("host-app-background-expiring"), "\(kinds)")
+    }
+
+    @Test("while the broadcast streams, it is a warning of the session's; alone in an excerpt, of the bundle's")
+    func backgroundExpiringFindings() throws {
+        var lines = ""
+        for (t, p, m) in [("10:00:00.100000", "BroadcastExtension", "broadcast started"),
+                          ("10:00:00.200000", "BroadcastExtension", "Open socket connection"),
+                          ("10:00:00.210000", "BroadcastExtension", "client stream open completed"),
+                          ("10:00:00.300000", "BroadcastExtension", "video sample processed successfully"),
+                          ("10:00:05.300000", "RemoteAccess", "Received process assertions expiration warning!"),
+                          ("10:00:06.400000", "BroadcastExtension", "video sample processed successfully"),
+                          ("10:00:09.000000", "BroadcastExtension", "server socket closed"),
+                          ("10:00:09.001000", "BroadcastExtension", "client connection did close: (null)")] {
+            lines += "default\t\(t)+0100\t\(p)\t\(m)\n"
+        }
+        let r = try analyzePaste(lines, name: "console.txt", ["--date", "2024-11-18"])
+        let f = try #require((r.json["findings"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "host-app-background-expiring" },
+                             "\(r.json["findings"] ?? [])")
+        #expect(f["severity"] as? String == "warning")
+        #expect(f["session"] as? String == "S1", "\(f)")
+        #expect((f["message"] as? String ?? "").contains("the host app RemoteAccess's background time ran out while the broadcast was streaming"), "\(f)")
+        let alone = try analyzePaste("default\t15:52:34.196671+0100\tRemoteAccess\tReceived process assertions expiration warning!\n",
+                                     name: "console.txt", ["--date", "2024-11-18"])
+        let g = try #require((alone.json["findings"] as? [[String: Any]] ?? []).first, "\(alone.json)")
+        #expect(g["kind"] as? String == "host-app-background-expiring")
+        #expect(g["severity"] as? String == "warning")
+        #expect(g["session"] == nil || g["session"] is NSNull, "\(g)")
     }
 }

@@ -47,6 +47,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
     case daemonStopping
     case appTerminated
     case daemonRestarted
+    case appBackgroundExpiring
 
     /// The kind each code stands for (`""` for `.other`).
     public var name: String { Self.names[Int(rawValue)] }
@@ -93,6 +94,7 @@ public enum KindCode: UInt8, Sendable, CaseIterable {
         "daemon.stopping",
         "app.terminated",
         "daemon.restarted",
+        "app.background_expiring",
     ]
     private static let byName: [String: KindCode] = Dictionary(uniqueKeysWithValues: allCases.dropFirst().map { ($0.name, $0) })
 

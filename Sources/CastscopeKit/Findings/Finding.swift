@@ -187,7 +187,7 @@ public enum Findings {
     public static let rules: [any FindingRule] = [
         RetryStormRule(), SocketFileMissingRule(), AppGroupNotEntitledRule(), ConnectRefusedRule(), NeverConnectedRule(),
         SlowStartRule(), FrameStallRule(), LowFrameRateRule(), SocketErrorRule(), StoppedByHostRule(),
-        ExtensionKilledRule(), AbruptEndRule(), HostAppSuspendedRule(), HostAppTerminatedRule(), ReplayKitErrorRule(), OrphanRelaySessionRule(),
+        ExtensionKilledRule(), AbruptEndRule(), HostAppSuspendedRule(), HostAppTerminatedRule(), HostAppBackgroundExpiringRule(), ReplayKitErrorRule(), OrphanRelaySessionRule(),
         OrphanDeviceSessionRule(), ClockSkewRule(), DuplicateSessionStartRule(), ReplaydKilledRule(), CaptureInterruptedRule(),
         AppCrashedRule(), WritebackOverflowRule(), ScreenShareFailedRule(), DaemonDiedRule(),
     ]

@@ -10,6 +10,25 @@ struct HostAppSuspendedRule: FindingRule {
     }
 }
 
+/// host-app-background-expiring: the host app's own warning that its background time runs out
+/// (`Received process assertions expiration warning!`, `Notifying client of imminent expiration
+/// of assertion`: livekit/client-sdk-swift#510) while the broadcast is connected. iOS suspends
+/// it next, and with it a socket server it hosts; a warning, as the suspension is still to come
+/// (`host-app-suspended` says when it came).
+struct HostAppBackgroundExpiringRule: FindingRule {
+    let kind = "host-app-background-expiring"
+
+    func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
+        HostAppLost.findings(r, kind: kind, code: .appBackgroundExpiring,
+                             lone: { "the app\(Self.process($0))'s background time ran out (its process assertions expire): iOS suspends it next; if it hosts the broadcast's socket server, sharing stops then" },
+                             streaming: { e, _ in "the host app\(Self.process(e))'s background time ran out while the broadcast was streaming: iOS suspends it next, and its socket server with it" },
+                             severity: { _, _ in .warning })
+    }
+
+    /// ` RemoteAccess`: the process that logged it, the app itself.
+    static func process(_ e: Event) -> String { e.process.map { " \($0)" } ?? "" }
+}
+
 /// host-app-terminated: runningboardd ends an app on another daemon's request (`Received
 /// termination request from [osservice<com.apple.dasd>:76] on … app<…> … explanation:BG Kill`,
 /// Apple forum 759754) while the broadcast is connected. An error when the session ends within

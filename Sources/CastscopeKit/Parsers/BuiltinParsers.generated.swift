@@ -3758,6 +3758,18 @@ enum BuiltinParsers {
       "match": "Received state {gap}update for {pid:int} (app<{bundle}({instance})>, running-suspended"
     },
     {
+      "event": "app.background_expiring",
+      "match": "Received process assertions expiration warning!",
+      "anchored": true,
+      "side": "app"
+    },
+    {
+      "event": "app.background_expiring",
+      "match": "Notifying client of imminent expiration of assertion",
+      "anchored": true,
+      "side": "app"
+    },
+    {
       "event": "broadcast.stopped_alert",
       "match": "Live broadcast has stopped due to{text}"
     },
@@ -3796,6 +3808,14 @@ enum BuiltinParsers {
     }
   ],
   "samples": [
+    {
+      "message": "Received process assertions expiration warning!",
+      "event": "app.background_expiring"
+    },
+    {
+      "message": "Notifying client of imminent expiration of assertion",
+      "event": "app.background_expiring"
+    },
     {"message": "Fatal Exception: NSInternalInconsistencyException", "event": "app.crashed", "attrs": {"exception": "NSInternalInconsistencyException"}},
     {
       "message": "RTMP broadcast to rtmp://live.example/app stopped due to user tapping Stop"
