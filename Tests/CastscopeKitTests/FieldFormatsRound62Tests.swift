@@ -47,6 +47,25 @@ struct FieldFormatsRound62Tests {
         #expect(input(r.json)["unparsed"] as? Int ?? 0 == 0, "\(input(r.json))")
     }
 
+    /// The type column hidden and a PID column shown: the same rows with or without the TAB
+    /// that leads a PID-column copy whose type column is empty (a paste's prefix taken off, or
+    /// not). The hidden type's layout alone read the PID as the process, and the first line's
+    /// `broadcast started` as no event (a full CI's `QuotedLinesTests.layoutsOwnTab` caught it).
+    @Test("with a PID column, the rows read the same whether their first TAB is kept or taken off")
+    func pidColumnEitherWay() throws {
+        let rows = ["23:59:50.118204+0100\t4242\tBroadcastExtension\tbroadcast started",
+                    "23:59:50.121204+0100\t4242\tBroadcastExtension\tOpen socket connection"]
+        func timeline(_ text: String) throws -> [String] {
+            let r = try analyzePaste(text, name: "console.txt", ["--date", "2026-03-12"])
+            #expect((r.json["inputs"] as? [[String: Any]])?.first?["format"] as? String == "console-copy")
+            let s = try #require((r.json["sessions"] as? [[String: Any]])?.first, "\(r.json)")
+            return (s["timeline"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        }
+        let kept = try timeline(rows.map { "\t" + $0 + "\n" }.joined())
+        #expect(kept == ["broadcast started", "Open socket connection"], "\(kept)")
+        #expect(try timeline(rows.map { $0 + "\n" }.joined()) == kept)
+    }
+
     /// A broadcast extension's session (constructed: no real paste of one in these layouts was
     /// found), copied with the type column, without it, and with it in French: one session,
     /// the same outcome, timeline and findings each way.

@@ -218,7 +218,7 @@ enum BuiltinParsers {
         ("formats/console-copy.json", ##"""
 {
   "name": "console-copy",
-  "title": "Console.app copy (TAB-separated type, time without date, process, message; or with a PID column and the type column empty; or with the date and zone, and subsystem and category columns, as Console shows a sysdiagnose; or with the type column hidden; the type as a localized Console names it, `par défaut`, `エラー`); lines indented by TABs or spaces continue a row",
+  "title": "Console.app copy (TAB-separated type, time without date, process, message; or with a PID column and the type column empty; or with the date and zone, and subsystem and category columns, as Console shows a sysdiagnose; or with the type column hidden (and a PID column: the same rows, a paste's first TAB taken off or not); the type as a localized Console names it, `par défaut`, `エラー`); lines indented by TABs or spaces continue a row",
   "kind": "lines",
   "patterns": [
     "{?{level:word}}\t{time:clock}\t{pid:int}\t{process}\t{message}",
@@ -227,6 +227,7 @@ enum BuiltinParsers {
     "{level:label}\t{time:iso}\t{process}\t{subsystem}\t{category}\t{message}",
     "{level:label}\t{time:full}\t{process}\t{message}",
     "{level:label}\t{time:iso}\t{process}\t{message}",
+    "{time:clock}\t{pid:int}\t{process}\t{message}",
     "{time:clock}\t{process}\t{message}"
   ],
   "continuation": "indented",
