@@ -1372,12 +1372,18 @@ public final class Analyzer {
 
         mutating func cover(_ events: [Event], _ range: Range<Int>) {
             for i in range {
-                guard let t = events[i].time else { continue }
-                var a = t, b = t
-                if let (x, y) = events[i].repeats?.times.bounds { a = min(a, x); b = max(b, y) }
+                guard let (a, b) = Self.bounds(events, i) else { continue }
                 lo = min(lo ?? a, a)
                 hi = max(hi ?? b, b)
             }
+        }
+
+        /// The earliest and latest time of the lines event `i` stands for (nil: untimed): every
+        /// line of a folded run, whose lines need not be in order (`Dedupe` covers files so too).
+        static func bounds(_ events: [Event], _ i: Int) -> (lo: Int64, hi: Int64)? {
+            guard let t = events[i].time else { return nil }
+            guard let (a, b) = events[i].repeats?.times.bounds else { return (t, t) }
+            return (min(t, a), max(t, b))
         }
 
         mutating func merge(_ other: TimeSpan) {
@@ -1455,10 +1461,8 @@ public final class Analyzer {
                 }
                 // (a line whose time is its neighbour's counts: a console capture's print()
                 // lines may be all its recognized lines)
-                guard let t = events[i].time else { continue }
+                guard let t = events[i].time, let (lo, hi) = TimeSpan.bounds(events, i) else { continue }
                 span = span.map { min($0.lowerBound, t)...max($0.upperBound, t) } ?? t...t
-                var lo = t, hi = t
-                if let (a, b) = events[i].repeats?.times.bounds { lo = min(lo, a); hi = max(hi, b) }
                 cover = cover.map { min($0.lowerBound, lo)...max($0.upperBound, hi) } ?? lo...hi
             }
             flush()
