@@ -165,15 +165,14 @@ public struct Event: Sendable {
     public var count: Int { repeats?.lines.count ?? 1 }
     /// The time of the last line it stands for.
     public var lastTime: Int64? { repeats?.times.last ?? time }
-    /// The latest time of the lines it stands for: its last line's, unless the clock went back
-    /// inside the run (a zone-less log's clock set back between two frame lines of one process
-    /// folds them into one run whose last line is earlier than its first); then the latest of
-    /// them, read only in that case.
+    /// The latest time of the lines it stands for (a session ends there). A run's lines need
+    /// not be in time order: a zone-less log's clock set back between two frame lines of one
+    /// process, or exports that interleave (16.909, 16.956, 16.932 ends at 16.956, not at its
+    /// last line). The run's times are scanned, a block at a time when on disk.
     var latestTime: Int64? {
-        guard let last = lastTime, let first = time, last < first else { return lastTime }
-        var latest = first
-        forEachTime { if let t = $0, t > latest { latest = t } }
-        return latest
+        guard let first = time else { return lastTime }
+        guard let b = repeats?.times.bounds else { return first }
+        return max(first, b.max)
     }
     public var lastSource: SourceRef {
         guard let r = repeats, let l = r.lines.last else { return source }

@@ -102,7 +102,7 @@ public struct RelaySession: Sendable {
     public init(id: String) { self.id = id }
 
     public var start: Int64? { accepted ?? (facts.map(\.firstTime) ?? events.first?.time) }
-    public var end: Int64? { closed ?? (facts.map(\.lastTime) ?? events.last?.lastTime) }
+    public var end: Int64? { closed ?? (facts.map(\.lastTime) ?? events.last?.latestTime) }
     /// How long it lasted (`end` less `start`); nil without both, or when its end is before its
     /// start (`backwardsNote`).
     public var duration: Int64? {
@@ -153,7 +153,7 @@ public struct RelaySession: Sendable {
     /// A session whose lines (in time order, each already taken) are written to `store`, and
     /// only what the reports need of them kept.
     mutating func spill(_ lines: [Event], to store: EventSpill) {
-        var f = Facts(firstTime: lines.first?.time, lastTime: lines.last?.lastTime, firstSource: lines.first?.source,
+        var f = Facts(firstTime: lines.first?.time, lastTime: lines.last?.latestTime, firstSource: lines.first?.source,
                       firstProcess: lines.first?.process, firstPid: lines.first?.pid,
                       acceptedSource: lines.first(where: { $0.kind == "relay.accepted" })?.source,
                       closedSource: lines.last(where: { $0.kind == "relay.closed" })?.source, fpsSum: 0, fpsCount: 0)

@@ -139,7 +139,7 @@ public struct SessionBuilder {
             if open {
                 end(&s, e, .truncated, "in-app capture: started again before this capture ended", deciding: [e])
                 s.sessions[s.sessions.count - 1].interruptedByNewStart = true
-                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.latestTime
+                s.sessions[s.sessions.count - 1].end = Self.latestTime(s.sessions[s.sessions.count - 1].events)
             }
             newSession(e, inferred: false, into: &s)
         } else if !open, kind == "capture.interrupted", let i = s.sessions.indices.last, s.sessions[i].outcome == .interrupted {
@@ -220,7 +220,7 @@ public struct SessionBuilder {
                 end(&s, e, .truncated,
                     "a new broadcastStarted arrived before this session ended", deciding: [e])
                 s.sessions[s.sessions.count - 1].interruptedByNewStart = true
-                s.sessions[s.sessions.count - 1].end = s.sessions[s.sessions.count - 1].events.last?.latestTime
+                s.sessions[s.sessions.count - 1].end = Self.latestTime(s.sessions[s.sessions.count - 1].events)
             }
             newSession(e, inferred: false, into: &s)
             s.sessions[s.sessions.count - 1].events.append(e)
@@ -641,6 +641,17 @@ public struct SessionBuilder {
     /// A connect run has a few distinct lines (an attempt, its failure, a retry note).
     static let foldLookBack = 8
 
+    /// The latest time of a session's lines: where it ends when no line ends it. Every line
+    /// counts, not the last event's: lines out of time order (a zone-less log's clock set back,
+    /// exports that interleave) can leave a later line in an earlier event or inside a run, and
+    /// the streamed read, which folds a run in parts, holds the same lines in other events than
+    /// the whole read (one scan per session, a run on disk a block at a time).
+    static func latestTime(_ events: [Event]) -> Int64? {
+        var latest: Int64?
+        for e in events { if let t = e.latestTime { latest = max(latest ?? t, t) } }
+        return latest
+    }
+
     func finish(_ s: inout Stream) {
         guard let i = s.sessions.indices.last, s.phase != .ended else { return }
         let last = s.sessions[i].events.last?.lastLine
@@ -648,7 +659,7 @@ public struct SessionBuilder {
         // it began, so its span held none of its host-app lines (and the whole read, which closes
         // it as soon as its stream's lines are past, placed them elsewhere; the streamed read,
         // placing them while it was open, did not).
-        s.sessions[i].end = s.sessions[i].events.last?.latestTime
+        s.sessions[i].end = Self.latestTime(s.sessions[i].events)
         let session = s.sessions[i]
         if let err = s.sawError {
             // Before any connection and any frame (a refused RTMP connect, HaishinKit's
