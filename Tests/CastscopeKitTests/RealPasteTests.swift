@@ -397,11 +397,13 @@ struct RealPasteTests {
         #expect(report.kinds == ["app-crashed"], "\(report.kinds)")
         #expect(report.messages("app-crashed").first?.hasPrefix("Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test', reason: 'for crash report test'; thread 0, queue com.apple.main-thread)") == true,
                 "\(report.messages("app-crashed"))")
-        // Cut before its first thread: the header makes no report, and the exception line is
-        // read as a line of its own.
+        // Cut before its first thread: the header still makes the report at its exception
+        // (session 63: a paste cut there made none, and its exception line was read as a line
+        // of its own, whose process was not said), one crash with its uncaught exception.
         let cut = try analyze(dated: false, header)
         #expect(cut.kinds == ["app-crashed"], "\(cut.kinds)")
-        #expect(cut.messages("app-crashed").first?.contains("uncaught exception test: 'for crash report test'") == true, "\(cut.messages("app-crashed"))")
+        #expect(cut.messages("app-crashed") == ["Test[1966] crashed (EXC_CRASH (SIGABRT); uncaught exception 'test', reason: 'for crash report test'; thread 0): whatever it was sharing or serving stopped with it"],
+                "\(cut.messages("app-crashed"))")
         // The same report as an `.ips` (JSON), its `asi` holding the exception.
         let ips = try analyze(dated: false, """
             {"app_name":"Test","timestamp":"2016-04-11 17:31:59.00 +0800","bug_type":"309","name":"Test"}
@@ -1628,11 +1630,16 @@ struct RealPasteTests {
         let jetsam = try analyze("Hardware Model:      iPhone14,2\nProcess:             BroadcastUpload [77]\nDate/Time:           2024-05-01 16:47:45.5386 +0100\n"
                                  + "Exception Type:  EXC_RESOURCE (SIGKILL)\nException Subtype: MEMORY\nTermination Reason: Namespace JETSAM, Code 0x3 (per-process-limit)\n")
         #expect(jetsam.outcomes == ["killed"], "\(jetsam.outcomes)")
-        // No process named: a crash, whose is not made up; no session.
+        // No process named: whose is not made up; no session. A SIGKILL is a kill (a warning),
+        // the same report with SIGSEGV a crash.
         let noProcess = try analyze("Hardware Model:      iPhone14,2\nException Type:  EXC_CRASH (SIGKILL)\nTermination Reason: RUNNINGBOARD 0xd00d2bad\n")
         #expect(noProcess.kinds == ["app-crashed"] && noProcess.sessions.isEmpty, "\(noProcess.kinds)")
-        #expect(noProcess.messages("app-crashed") == ["a process the pasted crash report does not name crashed (EXC_CRASH (SIGKILL); termination RUNNINGBOARD 0xd00d2bad): whatever it was sharing or serving stopped with it"],
+        #expect(noProcess.messages("app-crashed") == ["a process the pasted crash report does not name was killed (EXC_CRASH (SIGKILL); termination RUNNINGBOARD 0xd00d2bad), not a crash of its own: if it was the broadcast extension or its app, sharing stopped with it"],
                 "\(noProcess.messages("app-crashed"))")
+        #expect(noProcess.findings.map { $0["severity"] as? String } == ["warning"])
+        let noProcessCrash = try analyze("Hardware Model:      iPhone14,2\nException Type:  EXC_BAD_ACCESS (SIGSEGV)\nTermination Reason: Namespace SIGNAL, Code 11\n")
+        #expect(noProcessCrash.findings.map { $0["severity"] as? String } == ["error"] && noProcessCrash.messages("app-crashed").first?.contains(" crashed (EXC_BAD_ACCESS (SIGSEGV)") == true,
+                "\(noProcessCrash.messages("app-crashed"))")
         // The part from `Exception Type:` on, as an issue's paste has it (twilio-video-ios #114).
         let twilio = try analyze("""
             Exception Type:  EXC_BAD_ACCESS (SIGSEGV)

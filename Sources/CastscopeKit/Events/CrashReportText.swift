@@ -32,6 +32,9 @@ struct CrashReportText {
 
     private var opened: Int?
     private var lines: [String] = []
+    /// The open header's `Exception Type:` line, once seen: a paste cut before the header's end
+    /// (after `Exception Codes:` or `VM Region Info:`, as issues quote it) is made there.
+    private var exceptionLine: Int?
     /// The header's `Application Specific Information:` line `*** Terminating app due to
     /// uncaught exception …`: the report's own exception, one crash with it, not a second one
     /// of no process and no time (KSCrash#143's paste gave two). Held while the header is open,
@@ -248,6 +251,7 @@ struct CrashReportText {
             lines = p.lines
             out = accept(record(line: p.line) ?? p.made)
         }
+        if let made = cutShort() { out += accept(made) }
         defer { unnamed = nil }
         releaseUncaught()
         defer { released = [] }
@@ -283,11 +287,13 @@ struct CrashReportText {
         let text = Self.keyText(message)
         if let opener = Self.openers.first(where: { text.hasPrefix($0) }), opened == nil || !Self.keyOpeners.contains(opener) {
             // A new report (its model line: nothing kept comes before it), or the part of one a
-            // paste begins with.
-            releaseUncaught()
+            // paste begins with. (One still open was cut short: made at its exception.)
+            let cut = cutShort()
             opened = rec.line
             lines = []
+            exceptionLine = nil
             if Self.keyOpeners.contains(opener) {
+                exceptionLine = rec.line
                 // The lines the prefilter passed over before it (up to `lookBack`, back to
                 // the nearest `Process:`): its `Process:` and `Date/Time:`.
                 var seen = 0
@@ -304,14 +310,13 @@ struct CrashReportText {
                 }
                 lines.append(text)
             }
-            return nil
+            return cut
         }
-        guard let start = opened, rec.line - start <= Self.span else {
-            opened = nil
-            releaseUncaught()
-            return nil
+        guard let start = opened, rec.line - start <= Self.span else { return cutShort() }
+        if Self.keys.contains(where: { text.hasPrefix($0) }) {
+            lines.append(text)
+            if exceptionLine == nil, text.hasPrefix("Exception Type:") || text.hasPrefix("Exception type:") { exceptionLine = rec.line }
         }
-        if Self.keys.contains(where: { text.hasPrefix($0) }) { lines.append(text) }
         if text.hasPrefix(Self.uncaughtPrefix), heldUncaught == nil {
             lines.append(text)
             heldUncaught = rec
@@ -325,6 +330,7 @@ struct CrashReportText {
             // Dispatch queue: com.apple.main-thread`, `Thread 13 Crashed:: Dispatch queue: X`)
             if text.hasPrefix("Thread ") { lines.append(text) }
             opened = nil
+            exceptionLine = nil
             let made = record(line: rec.line)
             if made == nil { releaseUncaught() }
             if let made, heldUncaught == nil, !text.hasPrefix("Thread ") {
@@ -336,6 +342,22 @@ struct CrashReportText {
             return made
         }
         return nil
+    }
+
+    /// The open header ends with no termination reason and no thread (its span passed, or the
+    /// file ended): a paste cut after its exception. Its report is made at the exception's line
+    /// when it has one; else its held uncaught exception line is a line of its own.
+    private mutating func cutShort() -> RawRecord? {
+        defer {
+            opened = nil
+            exceptionLine = nil
+        }
+        guard opened != nil, let line = exceptionLine, let made = record(line: line) else {
+            releaseUncaught()
+            return nil
+        }
+        heldUncaught = nil
+        return made
     }
 
     /// A line's text as its key is looked for: without the spaces around it, nor a backtick

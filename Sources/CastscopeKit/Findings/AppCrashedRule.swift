@@ -112,6 +112,12 @@ struct AppCrashedRule: FindingRule {
         return out
     }
 
+    /// Whether a report's reason says a kill: SIGKILL in its exception (`EXC_CRASH (SIGKILL)`,
+    /// `EXC_CRASH (SIGKILL (Code Signature Invalid))`), as `IPSReport.isCrash` reads it.
+    static func killed(_ reason: String) -> Bool {
+        reason.prefix { $0 != ";" }.contains("(SIGKILL")
+    }
+
     private func crashes(_ r: AnalysisReport) -> [Finding] {
         perLine(r, kinds: Self.kinds, continues: Self.sameCrash) { e in
             guard e.code == .appCrashed else { return nil }
@@ -135,6 +141,13 @@ struct AppCrashedRule: FindingRule {
                     : "stopped by the debugger on EXC_\(reason)" + (e.attr("detail").map { " \($0)" } ?? "")
             } else {
                 what = e.message
+            }
+            if report, e.process == nil, Self.killed(what) {
+                // A kill (`EXC_CRASH (SIGKILL)`: RunningBoard's, the watchdog's, jetsam's), not
+                // a crash of its own; a named process's kill is its own event (`app.terminated`,
+                // `extension.killed`), of no finding unless a session's extension was killed.
+                return (.warning, "\(who) was killed (\(what)), not a crash of its own: if it was the broadcast extension or its app, "
+                    + "sharing stopped with it")
             }
             return (.error, "\(who) crashed (\(what)): whatever it was sharing or serving stopped with it")
         }

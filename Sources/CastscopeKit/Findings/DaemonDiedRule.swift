@@ -671,7 +671,9 @@ struct DaemonDiedRule: FindingRule {
     }
 
     func finding(_ severity: Severity, _ message: String, _ death: [Event]) -> Finding {
-        let e = death[0]
+        // (at its first line that has a time: systemctl's `Job for X.service failed` has none,
+        // its `Active: failed … since` below it has)
+        let e = death.first(where: { $0.time != nil }) ?? death[0]
         return Finding(kind: kind, severity: severity, time: e.time, displayOffset: e.displayOffset, session: nil, message: message,
                        evidence: death.map(\.source))
     }

@@ -518,9 +518,12 @@ public struct BundleWalker {
                     let limit = 16 << 20
                     let bytes = try readUpTo(limit + 1, from: replay)
                     // (a report whose body is text is read as text: its lines are cited)
-                    if bytes.count <= limit, let r = try? IPSReport.parseAll(String(decoding: bytes, as: UTF8.self), path: path).reports,
-                        !r.contains(where: \.fromText)
-                    {
+                    // (one that cannot be read is said as an `.ips` is, whatever its name, unless
+                    // a JetsamEvent's: a crash report cut before its exception has no lines that
+                    // text could read, and was "nothing recognized" under another name)
+                    let parsed = bytes.count <= limit ? Result { try IPSReport.parseAll(String(decoding: bytes, as: UTF8.self), path: path).reports } : nil
+                    let unreadable = if case .failure = parsed { IPSReport.headerBugType(head) != "298" } else { false }
+                    if unreadable || (try? parsed?.get())?.contains(where: \.fromText) == false {
                         // (through the UTF-16 decoder it came from, if it did: its errors' bytes)
                         try ips!(path, replay.utf16Origin == nil ? MemorySource(bytes) : PrefixedSource(prefix: bytes, rest: replay))
                         return

@@ -135,6 +135,14 @@ public final class QuotedLinesSource: RewritingSource {
                     k += 1
                     continue
                 }
+                // Nor does a word inside brackets it opened (`[janus] [Tue May 21 12:00:09
+                // 2024] `: Janus's log prefix, then its own ctime, whose weekday the tag took,
+                // and the time then read without its year; Appium's `[IOS_SYSLOG_ROW ] ` ends
+                // at its `]`).
+                if Self.opensMore(first[first.startIndex..<k]) {
+                    k += 1
+                    continue
+                }
                 if k - first.startIndex >= 3 {
                     let candidate = first[first.startIndex...k]
                     let sharing = lines.reduce(0) { $0 + ($1.starts(with: candidate) ? 1 : 0) }
@@ -145,6 +153,15 @@ public final class QuotedLinesSource: RewritingSource {
             k += 1
         }
         return best.map { Array($0) }
+    }
+
+    /// Whether `bytes` opens more brackets (`[`, `(`) than it closes.
+    static func opensMore(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var depth = 0
+        for b in bytes {
+            if b == UInt8(ascii: "[") || b == UInt8(ascii: "(") { depth += 1 } else if b == UInt8(ascii: "]") || b == UInt8(ascii: ")") { depth -= 1 }
+        }
+        return depth > 0
     }
 
     /// `head` as this source hands it out.

@@ -562,11 +562,12 @@ enum BuiltinParsers {
         ("formats/janus.json", ##"""
 {
   "name": "janus",
-  "title": "The Janus WebRTC server's log (`[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 …`: C's ctime, the host's local time), with GLib's lines between (the `glib` format's: `(janus:1): libnice-DEBUG: 12:00:09.992: …`)",
+  "title": "The Janus WebRTC server's log (`[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 …`: C's ctime, the host's local time; after its `log_prefix`, `[janus] [Mon Oct 21 18:36:16 2024] …` in the snap's config, janus-gateway-snap#36), with GLib's lines between (the `glib` format's: `(janus:1): libnice-DEBUG: 12:00:09.992: …`)",
   "url": "https://github.com/meetecho/janus-gateway/issues/3382",
   "kind": "lines",
   "patterns": [
     "[{time:ctime}] {message}",
+    "[{process:word}] [{time:ctime}] {message}",
     "({process:word}:{pid:int}): {subsystem}-{level:caps} **: {time:clock}: {message}",
     "({process:word}:{pid:int}): {subsystem}-{level:caps} **: {message}",
     "({process:word}:{pid:int}): {subsystem}-{level:caps}: {time:clock}: {message}",
@@ -576,6 +577,14 @@ enum BuiltinParsers {
   "continuation": "indented",
   "priority": 12,
   "samples": [
+    {
+      "line": "[janus] [Mon Oct 21 18:36:16 2024] [WARN] Janus is deployed on a private address (10.123.20.23) but you didn't specify any STUN server!",
+      "expect": {
+        "time": "2024-10-21T18:36:16.000000+00:00",
+        "process": "janus",
+        "message": "[WARN] Janus is deployed on a private address (10.123.20.23) but you didn't specify any STUN server!"
+      }
+    },
     {
       "line": "[Tue May 21 12:00:09 2024] [WARN] [2360976012860132] ICE failed for component 1 in stream 1, but let's give it some time... (trickle received, answer received, alert not set)",
       "expect": {

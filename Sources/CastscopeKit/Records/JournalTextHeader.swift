@@ -32,7 +32,9 @@ enum JournalTextHeader {
 
     static let statusHeads: [[UInt8]] = ["● ", "○ ", "× ", "↻ ", "Loaded: ", "Active: ", "Process: ", "Main PID: ", "Cntrl PID: ", "Tasks: ",
         "Memory: ", "CPU: ", "CGroup: ", "Docs: ", "TriggeredBy: ", "Triggers: ", "Status: ", "Drop-In: ", "Invocation: ",
-        "Mem peak: ", "IP: ", "IO: ", "└─", "├─", "│", "See \"systemctl status "].map { Array($0.utf8) }
+        "Mem peak: ", "IP: ", "IO: ", "└─", "├─", "│", "See \"systemctl status ",
+        // (`Docs:`'s further lines, one address each: `           man:turnadmin(1)`, coturn#118)
+        "man:", "https://", "http://", "file:", "info:"].map { Array($0.utf8) }
     static let ends = [Array(", end at ".utf8), Array(", ends at ".utf8)]
     static let catalogMark = Array("░░".utf8)
     static let activeSince = Array("Active: ".utf8)
@@ -108,7 +110,9 @@ enum JournalTextHeader {
         else { return nil }
         return Array(line[from..<at])
     }
-    static let unitMarks = ["● ", "○ ", "× ", "↻ "].map { Array($0.utf8) }
+    /// (`â `: `●` as a terminal that reads UTF-8 as Latin-1 copies it, its other two bytes
+    /// control codes a paste drops: jitsi/jibri#279)
+    static let unitMarks = ["● ", "○ ", "× ", "↻ ", "â "].map { Array($0.utf8) }
     static let dotService = Array(".service".utf8)
 
     /// `Active: failed (Result: exit-code) since Sat 2022-01-22 02:05:20 UTC; 22min ago` (also

@@ -225,6 +225,21 @@ public final class RecordReader {
         headRecords += 1
         try sink(&rec)
     }
+    /// `systemctl status` pasted with no entries below it (read as plain text: jitsi/jibri#279):
+    /// its unit line is remembered, and its `Active: failed (Result: …) since …` line is given
+    /// the unit and that time, as the head above a journal's entries is (`statusHead`). True
+    /// when `pending` was set so.
+    private func plainStatus(_ line: UnsafeRawBufferPointer) -> Bool {
+        if let unit = JournalTextHeader.statusUnit(line) {
+            statusUnit = unit
+            return false
+        }
+        guard let unit = statusUnit, let (time, from) = JournalTextHeader.failedSince(line) else { return false }
+        pending.set(.message, UnsafeRawBufferPointer(rebasing: line[from...]))
+        pending.set(.process, bytes: unit)
+        pending.time = time
+        return true
+    }
     /// Records made of the head (the rest of the head is still the head's).
     private var headRecords = 0
 
@@ -340,7 +355,7 @@ public final class RecordReader {
                 }
                 try emitPending(sink)
                 pending.reset(line: lines.lineNumber)
-                pending.set(.message, line)
+                if !plainStatus(line) { pending.set(.message, line) }
                 hasPending = true
                 stackFollows(line)
                 pendingDepth = Self.opensBlock(line) ? Self.bracketDepth(line, from: 0) : 0
@@ -422,6 +437,8 @@ public final class RecordReader {
             // the vocabulary thinks of them).
             if hasPending && pendingDepth > 0 { return false }
             if Self.opensBlock(line) { return false }
+            // (a status's unit line, for its `Active: failed` line below: `plainStatus`)
+            if let unit = JournalTextHeader.statusUnit(line) { statusUnit = unit }
             stats.records += 1
             return true
         }

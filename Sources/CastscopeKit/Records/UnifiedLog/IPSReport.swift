@@ -62,6 +62,13 @@ public struct IPSReport: Sendable {
         return head[i..<end].withUnsafeBytes { findBytes($0, Array("\"bug_type\"".utf8), from: 0) != nil }
     }
 
+    /// The `bug_type` its header line names (`opensReport`), when the line is JSON.
+    static func headerBugType(_ head: [UInt8]) -> String? {
+        guard opensReport(head) else { return nil }
+        let line = head.prefix { $0 != 0x0A }
+        return (try? JSONValue.parse(String(decoding: line, as: UTF8.self)))?["bug_type"]?.stringValue
+    }
+
     /// Every report of a text that may hold several: a file of reports joined one after
     /// another (`cat *.ips`, a ticket's paste of two), each beginning with its header line. One
     /// that cannot be read is said (its line) and the others read; it throws only when none is.
