@@ -352,43 +352,40 @@ struct StreamedReportTests {
     /// here, and crashed). The span covers both lines: it runs from the earlier one, the
     /// second, to the first (it was the first line alone until every line of a run counted).
     @Test func aRunGoingBackInTimeFirst() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let log = dir.appendingPathComponent("back.log")
-        try """
+        let r = try Self.streamedInRangesMatchesWhole("back in time", """
             2026-03-12 10:01:05.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: video sample processed successfully
             2026-03-12 10:01:01.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: video sample processed successfully
 
-            """.write(to: log, atomically: true, encoding: .utf8)
-        let o = try Self.streamedMatchesWhole("back in time", [log.path]) {
+            """)
+        #expect(r.span.map { $0.upperBound - $0.lowerBound } == 4_000_000, "the span covers both lines of the run")
+    }
+
+    /// `text` as a file read in ranges on two threads, sessions streamed: the same report as
+    /// the whole read (`streamedMatchesWhole`); the whole read's report.
+    static func streamedInRangesMatchesWhole(_ name: String, _ text: String) throws -> AnalysisReport {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("in.log")
+        try text.write(to: log, atomically: true, encoding: .utf8)
+        let o = try Self.streamedMatchesWhole(name, [log.path]) {
             $0.parallelThreshold = 0
             $0.parallelism = 2
         }
-        #expect(o.mode == .streamed)
-        let r = try Analyzer(registry: try ParserRegistry.builtin()).analyze([log.path])
-        #expect(r.span.map { $0.upperBound - $0.lowerBound } == 4_000_000, "the span covers both lines of the run")
+        #expect(o.mode == .streamed, "\(name)")
+        return try Analyzer(registry: try ParserRegistry.builtin()).analyze([log.path])
     }
 
     /// A run whose middle line is its latest (16.909, 16.956, 16.932 in a kept bundle): the
     /// session ends at the latest line, not the run's last, in the streamed read as in the
     /// whole one.
     @Test func aSessionEndsAtItsRunsLatestLine() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let log = dir.appendingPathComponent("middle.log")
-        try """
+        let r = try Self.streamedInRangesMatchesWhole("latest in the middle", """
             2026-03-12 10:01:00.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: broadcastStarted(withSetupInfo:)
             2026-03-12 10:01:01.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: video sample processed successfully
             2026-03-12 10:01:05.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: video sample processed successfully
             2026-03-12 10:01:03.000000+0100 0x2     Default     0x0                  2114   0    BroadcastExtension: video sample processed successfully
 
-            """.write(to: log, atomically: true, encoding: .utf8)
-        let o = try Self.streamedMatchesWhole("latest in the middle", [log.path]) {
-            $0.parallelThreshold = 0
-            $0.parallelism = 2
-        }
-        #expect(o.mode == .streamed)
-        let r = try Analyzer(registry: try ParserRegistry.builtin()).analyze([log.path])
+            """)
         #expect(r.sessions.count == 1)
         let s = try #require(r.sessions.first)
         #expect(s.end.flatMap { e in s.start.map { e - $0 } } == 5_000_000, "the session lasts to 10:01:05, its latest line")
