@@ -260,4 +260,52 @@ struct FieldFormatsRound63Tests {
         // shell's prompt lines are what is left unread)
         #expect(input(r.json)["firstUnparsedLines"] as? [Int] == [1, 3], "\(input(r.json))")
     }
+
+    /// amazon-chime-sdk-ios#548: Firebase Crashlytics' stack trace export, its header and the
+    /// main thread (the paste goes on; its crashed thread is constructed here, in the shape
+    /// Crashlytics writes it: amazon-chime-sdk-ios#275's `Crashed: pc_network_thread`).
+    static let crashlytics = #"""
+        # Crashlytics - Stack trace
+        # Application: ***
+        # Platform: apple
+        # Version: 1.0 (273)
+        # Issue: 624a12c4e0b16bb0ba8865a30faa835a
+        # Session: 5d721e12d67844a58df119524e33892c_DNE_0_v2
+        # Date: Fri Nov 25 2022 13:57:44 GMT+0100 (Central European Standard Time)
+
+        com.apple.main-thread
+        0  libsystem_kernel.dylib         0xb48 mach_msg2_trap + 8
+        1  libsystem_kernel.dylib         0x13008 mach_msg2_internal + 80
+        2  libsystem_kernel.dylib         0x13248 mach_msg_overwrite + 388
+        3  libsystem_kernel.dylib         0x108c mach_msg + 24
+        4  CoreFoundation                 0x7aaf0 __CFRunLoopServiceMachPort + 160
+        5  CoreFoundation                 0x7bd34 __CFRunLoopRun + 1232
+        6  CoreFoundation                 0x80ed4 CFRunLoopRunSpecific + 612
+        7  GraphicsServices               0x1368 GSEventRunModal + 164
+        8  UIKitCore                      0x3a23d0 -[UIApplication _run] + 888
+        9  UIKitCore                      0x3a2034 UIApplicationMain + 340
+        10 SwiftUI                        0x1d1014 OUTLINED_FUNCTION_895 + 2420
+        11 SwiftUI                        0x13216c block_copy_helper.1 + 388
+        12 SwiftUI                        0x11b4bc OUTLINED_FUNCTION_901 + 2868
+
+        Crashed: pc_network_thread
+        0  libsystem_pthread.dylib        0x1f77e739c pthread_rwlock_wrlock + 158
+        1  AmazonChimeSDKMedia            0x105e94860 (Missing)
+
+        """#
+
+    @Test("a Crashlytics export: its crash at the header's date, of the application it names unless redacted")
+    func crashlyticsExport() throws {
+        for (text, app) in [(Self.crashlytics, nil), (Self.crashlytics.replacingOccurrences(of: "# Application: ***", with: "# Application: MeetingDemo"), "MeetingDemo")] {
+            let r = try analyzePaste(text)
+            let f = findings(r.json)
+            #expect(f.map { $0["kind"] as? String } == ["app-crashed"], "\(f)")
+            #expect(f.first?["time"] as? String == "2022-11-25T13:57:44.000000+01:00", "\(f)")
+            let message = f.first?["message"] as? String ?? ""
+            #expect(message.hasPrefix("\(app ?? "the app Crashlytics reported") crashed (on pc_network_thread)"), "\(message)")
+        }
+        // (no export's header: the `Crashed:` line alone, as before, untimed)
+        let bare = try analyzePaste(Self.crashlytics.replacingOccurrences(of: "# Crashlytics - Stack trace\n", with: ""))
+        #expect(findings(bare.json).first?["time"] is NSNull, "\(findings(bare.json))")
+    }
 }

@@ -146,6 +146,8 @@ public final class RecordReader {
         skipFirstBytes[Int(CodeMarks.tick)] = true
         skipFirstBytes[Int(CodeMarks.tilde)] = true
         skipFirstBytes[Int(CodeMarks.quote)] = true
+        // (plain text's `#` lines: a Crashlytics export's header, `crashlyticsLine`)
+        if format.kind == .plain { skipFirstBytes[Int(UInt8(ascii: "#"))] = true }
         probe = format.startProbe
         cheapProbe = format.startProbe.cheapCode
         var table: [(key: [UInt8], field: RecordField?, rank: Int)] = []
@@ -240,6 +242,37 @@ public final class RecordReader {
         pending.time = time
         return true
     }
+    /// Firebase Crashlytics' stack trace export, pasted (amazon-chime-sdk-ios#548): its header
+    /// (`# Crashlytics - Stack trace`, `# Application: MyApp`, `# Date: Fri Nov 25 2022
+    /// 13:57:44 GMT+0100 (…)`) is remembered, and its crashed thread's `Crashed: <queue>` line
+    /// is given that time and the application (unless redacted, `***`). True when `line` was
+    /// the header's or `pending` was set so.
+    private var crashlytics: (time: ParsedTime?, app: [UInt8]?)?
+    private func crashlyticsLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        if line.first == UInt8(ascii: "#") {
+            if line.starts(with: Self.crashlyticsOpener) {
+                crashlytics = (nil, nil)
+            } else if crashlytics != nil, line.starts(with: Self.crashlyticsDate) {
+                var t = ParsedTime()
+                if TimeScan.jsDate(line, Self.crashlyticsDate.count, into: &t) != nil { crashlytics!.time = t }
+            } else if crashlytics != nil, line.starts(with: Self.crashlyticsApp) {
+                let name = line[Self.crashlyticsApp.count...].filter { $0 != 0x0D }
+                crashlytics!.app = name.isEmpty || name.allSatisfy({ $0 == UInt8(ascii: "*") }) || name.contains(0x20) ? nil : Array(name)
+            }
+            return false
+        }
+        guard let c = crashlytics, line.starts(with: Self.crashlyticsCrashed) else { return false }
+        crashlytics = nil
+        pending.set(.message, line)
+        if let app = c.app { pending.set(.process, bytes: app) }
+        if let t = c.time { pending.time = t }
+        return true
+    }
+    private static let crashlyticsOpener = Array("# Crashlytics - ".utf8)
+    private static let crashlyticsDate = Array("# Date: ".utf8)
+    private static let crashlyticsApp = Array("# Application: ".utf8)
+    private static let crashlyticsCrashed = Array("Crashed: ".utf8)
+
     /// Records made of the head (the rest of the head is still the head's).
     private var headRecords = 0
 
@@ -339,6 +372,8 @@ public final class RecordReader {
             if Self.opensCrashReport(line) { wholeLinesLeft = Self.crashReportHeaderLines }
             pendingIrrelevant = false
             if format.kind == .plain {
+                // (a Crashlytics export's header line: before it may be set aside for its time)
+                if line.first == UInt8(ascii: "#") { _ = crashlyticsLine(line) }
                 // (In plain text only the lines that show another format are set aside: no
                 // line of plain text ends their run.)
                 if foreignTest != nil, pendingDepth == 0, foreignTest!.starts(line) {
@@ -355,7 +390,7 @@ public final class RecordReader {
                 }
                 try emitPending(sink)
                 pending.reset(line: lines.lineNumber)
-                if !plainStatus(line) { pending.set(.message, line) }
+                if !plainStatus(line), line.first == UInt8(ascii: "#") || !crashlyticsLine(line) { pending.set(.message, line) }
                 hasPending = true
                 stackFollows(line)
                 pendingDepth = Self.opensBlock(line) ? Self.bracketDepth(line, from: 0) : 0
@@ -437,8 +472,10 @@ public final class RecordReader {
             // the vocabulary thinks of them).
             if hasPending && pendingDepth > 0 { return false }
             if Self.opensBlock(line) { return false }
-            // (a status's unit line, for its `Active: failed` line below: `plainStatus`)
+            // (a status's unit line, for its `Active: failed` line below: `plainStatus`; a
+            // Crashlytics export's header, for its `Crashed:` line: `crashlyticsLine`)
             if let unit = JournalTextHeader.statusUnit(line) { statusUnit = unit }
+            if line.first == UInt8(ascii: "#") { _ = crashlyticsLine(line) }
             stats.records += 1
             return true
         }

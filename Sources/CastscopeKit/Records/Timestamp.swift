@@ -464,6 +464,24 @@ enum TimeScan {
         return e + 4
     }
 
+    /// JavaScript's `Date.prototype.toString()`, `Fri Nov 25 2022 13:57:44 GMT+0100 (Central
+    /// European Standard Time)`: what Firebase Crashlytics' console writes as a stack trace
+    /// export's `# Date:` (the zone's name after it is not read).
+    static func jsDate(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+        guard i + 33 <= p.count, isLetter(p[i]), isLetter(p[i + 1]), isLetter(p[i + 2]), p[i + 3] == 0x20, p[i + 7] == 0x20,
+            let d = digits(p, i + 8, 2), p[i + 10] == 0x20, let y = digits(p, i + 11, 4), p[i + 15] == 0x20
+        else { return nil }
+        let m = month(p[i + 4], p[i + 5], p[i + 6])
+        guard m > 0, d >= 1, d <= 31, let e = clock(p, i + 16, into: &t), e + 9 <= p.count, p[e] == 0x20,
+            p[e + 1] == UInt8(ascii: "G"), p[e + 2] == UInt8(ascii: "M"), p[e + 3] == UInt8(ascii: "T"),
+            p[e + 4] == UInt8(ascii: "+") || p[e + 4] == UInt8(ascii: "-"), let hh = digits(p, e + 5, 2), let mm = digits(p, e + 7, 2),
+            hh <= 14, mm < 60
+        else { return nil }
+        t.setDate(year: y, month: m, day: d)
+        t.offset = (p[e + 4] == UInt8(ascii: "-") ? -1 : 1) * (hh * 3600 + mm * 60)
+        return e + 9
+    }
+
     /// A 12-hour clock's marker at `i` (then a space or the end): whether it is the afternoon's,
     /// and where it ends.
     private static func dayHalf(_ p: UnsafeRawBufferPointer, _ i: Int) -> (Bool, Int)? {
