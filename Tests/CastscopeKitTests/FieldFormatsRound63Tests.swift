@@ -308,4 +308,90 @@ struct FieldFormatsRound63Tests {
         let bare = try analyzePaste(Self.crashlytics.replacingOccurrences(of: "# Crashlytics - Stack trace\n", with: ""))
         #expect(findings(bare.json).first?["time"] is NSNull, "\(findings(bare.json))")
     }
+
+    /// muxinc/examples#118: HaishinKit's RTMP connect, closed by the server three times before
+    /// any handshake (the app's own prints between); HaishinKit#368: the socket closed by the
+    /// server right after the start (its close, then its status line).
+    static let rtmpClosedThrice = #"""
+        Calling connect()
+        RTMP Status Handler called.
+        Calling publish()
+        2022-23-11 14:54:12.924 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:382] on(status:) > 
+        RTMP Status Handler called.
+        RTMP Connection was not successful.
+        Calling connect()
+        RTMP Status Handler called.
+        Calling publish()
+        2022-23-11 14:54:14.844 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:382] on(status:) > 
+        RTMP Status Handler called.
+        RTMP Connection was not successful.
+        Calling connect()
+        RTMP Status Handler called.
+        Calling publish()
+        2022-23-11 14:54:18.331 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:382] on(status:) > 
+        RTMP Status Handler called.
+
+        """#
+    static let rtmpClosedOnce = #"""
+        2018-02-07 10:57:38.349045+0530 Pod_testing[5299:3015700] [MC] Reading from public effective user settings.
+        2018-07-02 10:57:38.344 [Info] [com.haishinkit.HaishinKit] [AACEncoder.swift:80] inSourceFormat > nil
+
+        rtmp://www.reelover.com:19350/live/8fdcda563b?publishertoken=gle-41894e63-6d4a-4890-955b-f68cbf0c69c8
+
+        2018-07-02 10:57:38.388 [Info] [com.haishinkit.HaishinKit] [VideoIOComponent.swift:35] fps > (fps: 30.0, duration: __C.CMTime(value: 100, timescale: 3000, flags: __C.CMTimeFlags(rawValue: 1), epoch: 0))
+        2018-07-02 10:57:38.628 [Trace] [com.haishinkit.HaishinKit] [NetSocket.swift:91] close(isDisconnected:) > isDisconnected: true
+        2018-07-02 10:57:38.628 [Warn] [com.haishinkit.HaishinKit] [RTMPConnection.swift:359] on(status:) > 
+
+        """#
+
+    @Test("the RTMP server closing before any connection: failed connect attempts and never-connected, not a session cut off")
+    func closedBeforeConnecting() throws {
+        let thrice = try analyzePaste(Self.rtmpClosedThrice)
+        let s = try #require((thrice.json["sessions"] as? [[String: Any]])?.first)
+        #expect(s["outcome"] as? String == "failed-to-connect", "\(s)")
+        #expect((s["reason"] as? String)?.hasPrefix("never connected: the log ends after 3 failed connect attempts over 5.4 s") == true, "\(s)")
+        let kinds = findings(thrice.json).compactMap { $0["kind"] as? String }
+        #expect(kinds.contains("never-connected") && !kinds.contains("abrupt-end"), "\(kinds)")
+        // (a close and its status line, together: one failed attempt, the server's close named)
+        let once = try analyzePaste(Self.rtmpClosedOnce)
+        let o = try #require((once.json["sessions"] as? [[String: Any]])?.first)
+        #expect(o["outcome"] as? String == "failed-to-connect", "\(o)")
+        #expect(o["reason"] as? String == "never connected: the log ends after 1 failed connect attempt", "\(o)")
+        #expect((o["connect"] as? [String: Any])?["failures"] as? [String: Int] == ["the RTMP server closed the socket": 1], "\(o)")
+        // (after a handshake, the server's close still ends the session as it did: cut off)
+        let connected = try analyzePaste(Self.rtmpClosedOnce.replacingOccurrences(
+            of: "2018-07-02 10:57:38.628 [Trace]", with: "2018-07-02 10:57:38.500 [Info] [com.haishinkit.HaishinKit] [RTMPConnection.swift:300] didSetReadyState(_:) > handshakeDone\n2018-07-02 10:57:38.628 [Trace]"))
+        let c = try #require((connected.json["sessions"] as? [[String: Any]])?.first)
+        #expect(c["outcome"] as? String == "truncated", "\(c)")
+    }
+
+    /// livekit/client-sdk-swift#836: LiveKit 2.x names the source `screenShareVideo`.
+    static let livekitPublish = #"""
+        2025-11-08T17:09:10+0800 info LiveKitSDK : [LiveKitClient] LocalParticipant._publish(track:options:) [publish] success LocalTrackPublication(sid: TR_VSZsiQvKZ3Jkxa, kind: Kind(rawValue: 1), source: screenShareVideo)
+
+        """#
+
+    @Test("LiveKit 2.x's screen-share publish (source: screenShareVideo) is the host app's event, as 1.x's Source(rawValue: 3) was")
+    func livekitScreenShareVideo() throws {
+        let r = try analyzePaste(Self.livekitPublish)
+        let events = r.json["unattached"] as? [[String: Any]] ?? []
+        #expect(events.map { $0["event"] as? String } == ["app.screenshare_published"], "\(events)")
+        #expect(events.first?["time"] as? String == "2025-11-08T17:09:10.000000+08:00", "\(events)")
+        let camera = try analyzePaste(Self.livekitPublish.replacingOccurrences(of: "source: screenShareVideo", with: "source: camera"))
+        #expect(input(camera.json)["events"] as? Int ?? 0 == 0, "\(input(camera.json))")
+    }
+
+    /// flutter-webrtc#936: in-app capture declined, ReplayKit's line in Dutch and the plugin's echo.
+    static let declinedDutch = #"""
+        [ERROR] -[RPScreenRecorder startCaptureWithHandler:completionHandler:]_block_invoke_2:482 failed to start due to error: Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5801 "De gebruiker heeft de opname van de app afgewezen" UserInfo={NSLocalizedDescription=De gebruiker heeft de opname van de app afgewezen}
+        !!! startCaptureWithHandler/completionHandler Error Domain=com.apple.ReplayKit.RPRecordingErrorDomain Code=-5801 "De gebruiker heeft de opname van de app afgewezen" UserInfo={NSLocalizedDescription=De gebruiker heeft de opname van de app afgewezen} !!!
+
+        """#
+
+    @Test("an in-app capture's ReplayKit error: the session's why says the code's meaning, not the whole localized line")
+    func inAppWhyByCode() throws {
+        let r = try analyzePaste(Self.declinedDutch)
+        let s = try #require((r.json["sessions"] as? [[String: Any]])?.first)
+        #expect(s["reason"] as? String == "in-app capture failed with ReplayKit error -5801 (userDeclined): the user declined recording (permission prompt)", "\(s)")
+    }
 }

@@ -51,7 +51,7 @@ struct ParsersTests {
         #expect(MonthNames.months[Array("Fev".utf8)] == 2)
         #expect(MonthNames.months[Array("Set".utf8)] == 9)
         #expect(MonthNames.months[Array("Mar".utf8)] == 3)
-        #expect(ReplayKitErrorRule.table["-5803"] != nil)
+        #expect(ReplayKitErrors.table["-5803"] != nil)
     }
 
     @Test("every built-in vocabulary rule's anchor is 8 bytes or more: the readers' prefilter checks every (shortest − 3)-th byte")

@@ -2524,7 +2524,10 @@ enum BuiltinParsers {
     },
     {
       "event": "socket.closed_by_peer",
-      "match": "NetConnection.Connect.{gap}Closed"
+      "match": "NetConnection.Connect.{gap}Closed",
+      "set": {
+        "cause_text": "the RTMP server closed the connection (NetConnection.Connect.Closed)"
+      }
     },
     {
       "event": "socket.error",
@@ -2549,7 +2552,10 @@ enum BuiltinParsers {
     },
     {
       "event": "socket.closed_by_peer",
-      "match": "close(isDisconnected:) > isDisconnected: true"
+      "match": "close(isDisconnected:) > isDisconnected: true",
+      "set": {
+        "cause_text": "the RTMP server closed the socket"
+      }
     },
     {
       "event": "socket.error",
@@ -3089,6 +3095,16 @@ enum BuiltinParsers {
       "event": "app.screenshare_failed",
       "match": "[publish] failed LocalVideoTrack({gap}source: Source(rawValue: 3)), error: {error}",
       "side": "app"
+    },
+    {
+      "event": "app.screenshare_published",
+      "match": "[publish] success LocalTrackPublication({gap}source: screenShareVideo)",
+      "side": "app"
+    },
+    {
+      "event": "app.screenshare_failed",
+      "match": "[publish] failed LocalVideoTrack({gap}source: screenShareVideo), error: {error}",
+      "side": "app"
     }
   ],
   "samples": [
@@ -3115,6 +3131,20 @@ enum BuiltinParsers {
     },
     {
       "message": "LocalParticipant.publish(track:publishOptions:) [publish] failed LocalVideoTrack(sid: nil, name: camera, source: Source(rawValue: 1)), error: TrackError.timedOut unable to resolve dimensions"
+    },
+    {
+      "message": "[LiveKitClient] LocalParticipant._publish(track:options:) [publish] success LocalTrackPublication(sid: TR_VSZsiQvKZ3Jkxa, kind: Kind(rawValue: 1), source: screenShareVideo)",
+      "event": "app.screenshare_published"
+    },
+    {
+      "message": "[LiveKitClient] LocalParticipant._publish(track:options:) [publish] failed LocalVideoTrack(sid: nil, name: screen_share, source: screenShareVideo), error: LiveKitError(.timedOut)",
+      "event": "app.screenshare_failed",
+      "attrs": {
+        "error": "LiveKitError(.timedOut)"
+      }
+    },
+    {
+      "message": "[LiveKitClient] LocalParticipant._publish(track:options:) [publish] success LocalTrackPublication(sid: TR_VSZsiQvKZ3Jkxa, kind: Kind(rawValue: 1), source: camera)"
     }
   ]
 }

@@ -176,6 +176,13 @@ public struct SessionBuilder {
         case "capture.stopped":
             end(&s, e, .completed, "in-app capture: the app stopped the capture (\(e.message))", deciding: [e])
         case "replaykit.error":
+            // A known code is said by its meaning (`-5801 (userDeclined): the user declined
+            // recording …`), not by the whole line: a localized description and its `UserInfo`
+            // made a why of 330 characters (flutter-webrtc#936); another, with its line.
+            if let code = ReplayKitErrors.code(of: e), ReplayKitErrors.table[code] != nil {
+                end(&s, e, .failed, "in-app capture failed with " + ReplayKitErrors.describe(code: code, text: nil, message: e.message), deciding: [e])
+                break
+            }
             let code = e.attr("code").map { " \($0)" } ?? ""
             let cause = e.attr("cause").map { " (\($0))" } ?? ""
             end(&s, e, .failed, "in-app capture failed with ReplayKit error\(code): \(e.message)\(cause)", deciding: [e])
@@ -282,6 +289,26 @@ public struct SessionBuilder {
             s.sessions[i].lastFrameAt = e.lastTime
             s.phase = .streaming
         case .socketClosedByPeer:
+            // Before any connection and any frame, the other end's close fails the connect
+            // attempt under way. HaishinKit dials an RTMP server whose connect it often does not
+            // log: there a close is a failed attempt of its own (`on(status:) > ` with no
+            // handshake: muxinc/examples#118 ended "truncated", the log "stopping mid-session"),
+            // unless within a second of the last failure (its socket's close, then its status
+            // line). (A Jitsi excerpt's `server socket closed` with no connect line in it is no
+            // attempt: its connection may be before the excerpt.)
+            if !s.sessions[i].connected, s.sessions[i].frames == 0 {
+                let cause = e.attr("cause_text") ?? ("closed by the other end" + (e.attr("description").map { $0.trimmingSpaces() }.flatMap { $0.isEmpty ? nil : ": \($0)" } ?? ""))
+                let attempts = s.sessions[i].attempts
+                if let last = attempts.indices.last, !attempts.failed(last) {
+                    s.sessions[i].attempts.setFailure(last, cause: cause, source: e.source)
+                } else if s.sessions[i].sdk != "haishinkit" {
+                    // (no attempt under way: nothing to fail)
+                } else if let last = attempts.last, let a = last.time, let t = e.time, t >= a, t - a <= 1_000_000 {
+                    // (the same failure)
+                } else {
+                    s.sessions[i].attempts.append(ConnectAttempt(time: e.time, source: e.source, failure: cause, failureSource: e.source))
+                }
+            }
             s.peerClosed = e
         case .socketError, .socketSendFailed:
             s.sawError = e
@@ -672,7 +699,7 @@ public struct SessionBuilder {
         } else if !session.connected && session.attempts.anyFailed {
             let n = session.attempts.count
             var span = ""
-            if let a = session.attempts.first?.time, let b = session.attempts.last?.time { span = " over \(Fmt.duration(b - a))" }
+            if n > 1, let a = session.attempts.first?.time, let b = session.attempts.last?.time { span = " over \(Fmt.duration(b - a))" }
             s.sessions[i].outcome = .failedToConnect
             s.sessions[i].reason = "never connected: the log ends after \(n) failed connect attempt\(n == 1 ? "" : "s")\(span)"
             s.sessions[i].deciding = [session.attempts.last?.failureSource, session.attempts.last?.source].compactMap { src in
