@@ -223,6 +223,18 @@ enum OutputWriter {
             let what = input == "-" ? "the standard input being read" : "the input \(shown(input))"
             return "standard \(fd == 2 ? "error" : "output") is \(what): castscope never writes over an input (redirect it elsewhere, or -o FILE)"
         }
+        // A file inside an input folder, or what a link in one leads to (`castscope analyze in
+        // >> in/a.log` appended the report to a.log, which the walk then read without a word),
+        // as `-o` is checked; and, when the file has other names, one of them in an input folder.
+        let stream = fd == 2 ? "standard error" : "standard output"
+        if let real = BytePath.realpath(Array("/proc/self/fd/\(fd)".utf8)),
+            let why = inputConflict(String(decoding: real, as: UTF8.self), option: stream, inputs: inputs, example: "redirect it elsewhere, or -o FILE")
+        {
+            return why
+        }
+        if out.st_nlink > 1, let other = inputFile((UInt64(out.st_dev), UInt64(out.st_ino)), inputs: inputs) {
+            return "\(stream) is \(other) under another name (a hard link), which is read as an input: castscope never writes over an input (redirect it elsewhere, or -o FILE)"
+        }
         return nil
     }
 
@@ -313,6 +325,27 @@ enum OutputWriter {
     /// links cost a `stat`; the rest is `readdir`'s own type (100,000 files: a few milliseconds).
     static func linkedInputs(_ inputs: [String]) -> [(link: String, target: [UInt8])] {
         if let cached = linkedCache, cached.inputs == inputs { return cached.links }
+        let links = walkInputFolders(inputs, file: nil)
+        linkedCache = (inputs, links)
+        return links
+    }
+
+    /// An input folder's file (as shown) that is the file `id` (device and inode) under
+    /// another name: a hard link into a folder being read.
+    static func inputFile(_ id: (dev: UInt64, ino: UInt64), inputs: [String]) -> String? {
+        var found: String?
+        _ = walkInputFolders(inputs) { fd, name, shown in
+            var st = stat()
+            guard found == nil, BytePath.with(name, { fstatat(fd, $0, &st, 0) }) == 0, UInt64(st.st_dev) == id.dev, UInt64(st.st_ino) == id.ino
+            else { return }
+            found = shown
+        }
+        return found
+    }
+
+    /// The walk `linkedInputs` makes: the links met, and `file` called with each other entry
+    /// that is no folder (its folder open, its name, and as shown).
+    private static func walkInputFolders(_ inputs: [String], file: ((Int32, [UInt8], String) -> Void)?) -> [(link: String, target: [UInt8])] {
         var links: [(link: String, target: [UInt8])] = []
         var seen = Set<[UInt64]>()
         // `fd`: the folder, open (closed here); `shown`: its name as shown; `depth`: folders above it.
@@ -350,7 +383,9 @@ enum OutputWriter {
                 } else if kind == UInt8(DT_LNK), let target = BytePath.realpath(Array("/proc/self/fd/\(fd)/".utf8) + name) {
                     links.append((child, target))
                     let sub = BytePath.with(target) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-                    if sub >= 0 { scan(sub, child, depth: depth + 1) }
+                    if sub >= 0 { scan(sub, child, depth: depth + 1) } else { file?(fd, name, child) }
+                } else {
+                    file?(fd, name, child)
                 }
             }
         }
@@ -358,7 +393,6 @@ enum OutputWriter {
             let fd = BytePath.with(BytePath.of(input)) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             if fd >= 0 { scan(fd, shown(input), depth: 0) }
         }
-        linkedCache = (inputs, links)
         return links
     }
 

@@ -177,6 +177,12 @@ struct Tail: ParsableCommand {
                 Glibc.exit(Exit.usage)
             }
         }
+        // Standard output onto a journal it follows, or a file in the folder it follows (`tail
+        // --file x >> x` appended its summary to x), is refused as analyze refuses it.
+        if let why = OutputWriter.stdoutConflict(inputs: noJournal ? [] : (directory.map { [$0] } ?? []) + file) {
+            printError(why)
+            Glibc.exit(Exit.usage)
+        }
         // A FIFO given to `--file` is no journal (sd-journal maps its files): tail waited in its
         // open(2) without a word, and read nothing once a writer came. Its lines are read as they
         // come, as `tail -` reads standard input, after saying once that it waits for a writer.
