@@ -223,13 +223,17 @@ enum OutputWriter {
             let what = input == "-" ? "the standard input being read" : "the input \(shown(input))"
             return "standard \(fd == 2 ? "error" : "output") is \(what): castscope never writes over an input (redirect it elsewhere, or -o FILE)"
         }
-        // A file inside an input folder, or what a link in one leads to (`castscope analyze in
-        // >> in/a.log` appended the report to a.log, which the walk then read without a word),
-        // as `-o` is checked; and, when the file has other names, one of them in an input folder.
+        // A log inside an input folder, or what a link in one leads to (`castscope analyze in
+        // >> in/a.log` appended the report to a.log, which the walk then passed over without a
+        // word), as `-o` is checked; and, when the file has other names, one of them in an input
+        // folder. (A file the shell just made or emptied, `> in/report.txt`, or castscope's own
+        // report appended to, a cron job's `>> in/castscope.log`, is no log: the walk passes
+        // over it, and it is written.)
         let stream = fd == 2 ? "standard error" : "standard output"
-        if let real = BytePath.realpath(Array("/proc/self/fd/\(fd)".utf8)),
-            let why = inputConflict(String(decoding: real, as: UTF8.self), option: stream, inputs: inputs, example: "redirect it elsewhere, or -o FILE")
-        {
+        guard out.st_size > 0, let real = BytePath.realpath(Array("/proc/self/fd/\(fd)".utf8)),
+            !writtenByCastscope(String(decoding: real, as: UTF8.self))
+        else { return nil }
+        if let why = inputConflict(String(decoding: real, as: UTF8.self), option: stream, inputs: inputs, example: "redirect it elsewhere, or -o FILE") {
             return why
         }
         if out.st_nlink > 1, let other = inputFile((UInt64(out.st_dev), UInt64(out.st_ino)), inputs: inputs) {

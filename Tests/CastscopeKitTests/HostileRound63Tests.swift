@@ -38,9 +38,50 @@ struct HostileRound63Tests {
             #expect(try Data(contentsOf: a) == before, "\(script)")
         }
         #expect(try String(contentsOf: outside.appendingPathComponent("x.log"), encoding: .utf8) == "kept\n")
+        // (castscope's own report appended to in the folder, a cron job's: written, not read)
+        for _ in 0..<2 {
+            let (status, text) = try runShell("exec \"$0\" analyze \"$1\" >> \"$1/castscope.log\"", [binary, input.path])
+            #expect(status == 0, "\(text)")
+        }
+        #expect(try String(contentsOf: input.appendingPathComponent("castscope.log"), encoding: .utf8).components(separatedBy: "castscope: 3 files").count == 3)
         // (a file beside the folder, not in it: written as before)
         let (status, _) = try runShell("exec \"$0\" analyze \"$1\" > \"$1/../report.txt\"", [binary, input.path])
         #expect(status == 0)
-        #expect(try String(contentsOf: dir.appendingPathComponent("report.txt"), encoding: .utf8).hasPrefix("castscope: 3 files"))
+        #expect(try String(contentsOf: dir.appendingPathComponent("report.txt"), encoding: .utf8).hasPrefix("castscope: 4 files"))  // (castscope.log among them, said to be a report)
+    }
+
+    @Test("links to a folder that holds the input, or to /proc and /sys, are not followed; a diamond of links is read once per folder, in bounded time")
+    func linksThatWouldNeverEnd() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        let bundle = dir.appendingPathComponent("b")
+        try fm.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try fm.copyItem(at: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), to: bundle.appendingPathComponent("good.txt"))
+        for (name, target) in [("root", "/"), ("up", ".."), ("proc", "/proc"), ("sys", "/sys")] {
+            try fm.createSymbolicLink(atPath: bundle.appendingPathComponent(name).path, withDestinationPath: target)
+        }
+        let started = Date()
+        let r = try castscope(["analyze", "--json", bundle.path])
+        #expect(Date().timeIntervalSince(started) < 20, "the walk ends")
+        let json = try #require(r.json, "\(r.stderr)")
+        #expect((json["sessions"] as? [Any])?.count == 1)
+        #expect(r.stderr.contains("/root: a link to /, a folder that holds the input: not followed"), "\(r.stderr)")
+        #expect(r.stderr.contains("/up: a link to \(dir.resolvingSymlinksInPath().path), a folder that holds the input: not followed"), "\(r.stderr)")
+        #expect(r.stderr.contains("/proc: a kernel file system (/proc, /sys and the like), not logs: not read"), "\(r.stderr)")
+        // A diamond 20 deep: each folder links to the next one twice (2^20 paths, 21 folders).
+        let diamond = dir.appendingPathComponent("d")
+        for k in 0...20 { try fm.createDirectory(at: diamond.appendingPathComponent("f\(k)"), withIntermediateDirectories: true) }
+        for k in 0..<20 {
+            for name in ["x", "y"] {
+                try fm.createSymbolicLink(atPath: diamond.appendingPathComponent("f\(k)/\(name)").path, withDestinationPath: "../f\(k + 1)")
+            }
+        }
+        try fm.copyItem(at: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), to: diamond.appendingPathComponent("f20/good.txt"))
+        let walkStarted = Date()
+        let d = try castscope(["analyze", "--json", diamond.appendingPathComponent("f0").path])
+        #expect(Date().timeIntervalSince(walkStarted) < 20, "each folder once")
+        let inputs = (try #require(d.json, "\(d.stderr)"))["inputs"] as? [[String: Any]] ?? []
+        #expect(inputs.count == 1, "\(inputs.map { $0["path"] ?? "" })")
     }
 }

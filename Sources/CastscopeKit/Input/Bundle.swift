@@ -113,8 +113,8 @@ public struct BundleWalker {
                 walker.stream(source, path: "<stdin>", depth: 0, tally: tally)
                 if source.grew { walker.note?("<stdin>", FileSource.grewNote(from: source.openedEnd, to: source.sizeNow)) }
             } else {
-                var visiting: [(UInt64, UInt64)] = []
-                walker.walkPath(path, display: display, visiting: &visiting, tally: tally, topLevel: true)
+                var walk = FolderWalk()
+                walker.walkPath(path, display: display, walk: &walk, tally: tally, topLevel: true)
             }
             if hidden > 0 {
                 report(InputError(path: path == "-" ? "<stdin>" : display,
@@ -273,7 +273,32 @@ public struct BundleWalker {
         return (UInt64(st.st_dev), UInt64(st.st_ino))
     }()
 
-    private func walkPath(_ path: String, display: String, visiting: inout [(UInt64, UInt64)], tally: BudgetTally,
+    /// One input's folder walk: the folders above the one being read (a loop), every folder
+    /// read so far (each real folder once: links in a "diamond", every folder linked from two
+    /// above it, doubled the walk at each level, 16 levels of a few KB ran for minutes), and the
+    /// input's own real path (a link to a folder that holds it is not followed).
+    struct FolderWalk {
+        var visiting: [(UInt64, UInt64)] = []
+        var seen = Set<[UInt64]>()
+        var root: String?
+    }
+
+    /// The devices of kernel file systems that hold no files (`/proc`, `/sys`, cgroups,
+    /// debugfs, …), by the mount points they have here: a link to `/proc` in a bundle walked it
+    /// without end.
+    static let pseudoFileSystems: Set<UInt64> = {
+        var devices = Set<UInt64>()
+        for mount in ["/proc", "/sys", "/sys/fs/cgroup", "/sys/kernel/debug", "/sys/kernel/tracing", "/sys/kernel/security", "/dev/pts"] {
+            var st = stat()
+            if stat(mount, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { devices.insert(UInt64(st.st_dev)) }
+        }
+        // (a root that is one of them, in a chroot without /proc mounted: none)
+        var root = stat()
+        if stat("/", &root) == 0 { devices.remove(UInt64(root.st_dev)) }
+        return devices
+    }()
+
+    private func walkPath(_ path: String, display: String, walk: inout FolderWalk, tally: BudgetTally,
                           topLevel: Bool = false)
     {
         var st = stat()
@@ -287,19 +312,35 @@ public struct BundleWalker {
                 return
             }
             let key = (UInt64(st.st_dev), UInt64(st.st_ino))
-            if visiting.contains(where: { $0 == key }) {
+            if walk.visiting.contains(where: { $0 == key }) {
                 report(InputError(path: display, "symlink loop (directory already being read), skipped"))
                 return
             }
+            if Self.pseudoFileSystems.contains(UInt64(st.st_dev)) {
+                report(InputError(path: display, "a kernel file system (/proc, /sys and the like), not logs: not read"))
+                return
+            }
+            let real = realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) }
+            if topLevel {
+                walk.root = real
+            } else if let real, let root = walk.root, real == "/" || root.hasPrefix(real.hasSuffix("/") ? real : real + "/") {
+                // (a link up the tree, `ln -s / bundle/root`, `ln -s .. bundle/up`: the input again
+                // and all around it, the host's whole disk for `/`)
+                report(InputError(path: display, "a link to \(Sanitize.line(real)), a folder that holds the input: not followed"))
+                return
+            }
+            // (a folder reached again through a link, `latest -> 2026-12-03`: read once, and
+            // nothing said, as `find -L` says nothing of it; its files are the other path's)
+            guard walk.seen.insert([key.0, key.1]).inserted else { return }
             // Each folder is a level of this recursion: a tree 3,000 folders deep (made to hurt,
             // or a names-not-UTF-8 chain, which no PATH_MAX stops) overflowed the stack at about
             // 1,700 (SIGSEGV, every input lost). Real bundles are a dozen deep.
-            if visiting.count >= Self.maxFolderDepth {
+            if walk.visiting.count >= Self.maxFolderDepth {
                 report(InputError(path: display, "folders nested more than \(Self.maxFolderDepth) deep: this one and what is under it not read"))
                 return
             }
-            visiting.append(key)
-            defer { visiting.removeLast() }
+            walk.visiting.append(key)
+            defer { walk.visiting.removeLast() }
             guard let dir = opendir(path) else {
                 report(InputError(path: display, "cannot read folder: \(errnoText())"))
                 return
@@ -327,7 +368,7 @@ public struct BundleWalker {
                 let childDisplay = (display.hasSuffix("/") ? display : display + "/") + Sanitize.line(name)
                 guard let bytes = raw[name] else {
                     let child = path.hasSuffix("/") ? path + name : path + "/" + name
-                    walkPath(child, display: childDisplay, visiting: &visiting, tally: tally)
+                    walkPath(child, display: childDisplay, walk: &walk, tally: tally)
                     continue
                 }
                 // A String holds no such name (it was repaired to U+FFFD, and the file was
@@ -339,7 +380,7 @@ public struct BundleWalker {
                     report(InputError(path: childDisplay, "cannot open: \(errnoText())"))
                     continue
                 }
-                walkPath("/proc/self/fd/\(fd)", display: childDisplay, visiting: &visiting, tally: tally)
+                walkPath("/proc/self/fd/\(fd)", display: childDisplay, walk: &walk, tally: tally)
                 close(fd)
             }
             return
