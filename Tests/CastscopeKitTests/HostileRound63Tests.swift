@@ -84,4 +84,53 @@ struct HostileRound63Tests {
         let inputs = (try #require(d.json, "\(d.stderr)"))["inputs"] as? [[String: Any]] ?? []
         #expect(inputs.count == 1, "\(inputs.map { $0["path"] ?? "" })")
     }
+
+    @Test("lines ended by lone CRs are lines though the file ends in an LF or an LF log follows; a CR LF file and an LF log with a progress line's CR read as before")
+    func loneCarriageReturns() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try String(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"), encoding: .utf8)
+        let lf = try castscope(["analyze", "--json", packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt").path])
+        let want = try #require(lf.json)
+        func same(_ name: String, _ text: String) throws {
+            let url = dir.appendingPathComponent(name)
+            try Data(text.utf8).write(to: url)
+            let r = try castscope(["analyze", "--json", url.path])
+            let got = try #require(r.json, "\(name): \(r.stderr)")
+            #expect((got["findings"] as? [[String: Any]])?.compactMap { $0["kind"] as? String } == (want["findings"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }, "\(name)")
+            #expect((got["inputs"] as? [[String: Any]])?.first?["events"] as? Int == (want["inputs"] as? [[String: Any]])?.first?["events"] as? Int, "\(name)")
+        }
+        let cr = log.replacingOccurrences(of: "\n", with: "\r")
+        try same("cr-last-lf.log", cr + "\n")
+        try same("crlf.log", log.replacingOccurrences(of: "\n", with: "\r\n"))
+        try same("cr-then-crlf.log", String(cr.dropLast()) + "\r\n")
+        // (a CR log joined to an LF log: both halves read, each line's events twice in the file)
+        let joined = dir.appendingPathComponent("cr-then-lf.log")
+        try Data((cr + log).utf8).write(to: joined)
+        let j = try castscope(["analyze", "--json", joined.path])
+        let events = (want["inputs"] as? [[String: Any]])?.first?["events"] as? Int ?? 0
+        let jsonJoined = try #require(j.json)
+        #expect(events > 100 && (jsonJoined["inputs"] as? [[String: Any]])?.first?["events"] as? Int == 2 * events)
+        // (a progress line's CR in an LF log stays in its line)
+        let progress = dir.appendingPathComponent("progress.log")
+        try Data(("uploading 10%\ruploading 100%\n" + log).utf8).write(to: progress)
+        let p = try castscope(["analyze", "--json", progress.path])
+        #expect((try #require(p.json)["inputs"] as? [[String: Any]])?.first?["events"] as? Int == (want["inputs"] as? [[String: Any]])?.first?["events"] as? Int)
+    }
+
+    @Test("a log after a hole longer than 1 GB (copytruncate of a log past 1 GB) is read, the hole said")
+    func logAfterAGigabyteHole() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("rotated.log")
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.seek(toOffset: (1 << 30) + (1 << 20))
+        try handle.write(contentsOf: try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        try handle.close()
+        let r = try castscope(["analyze", "--json", url.path])
+        let json = try #require(r.json, "\(r.stderr)")
+        #expect((json["sessions"] as? [Any])?.count == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("\((1 << 30) + (1 << 20)) NUL bytes at the start passed over"), "\(r.stderr)")
+    }
 }

@@ -584,7 +584,7 @@ public struct BundleWalker {
                 if zeros {
                     // A block of NULs first (logrotate's copytruncate): passed over, said, and
                     // the text after it read as a file of its own.
-                    let skipping = LeadingZerosSource(text, path: path)
+                    let skipping = LeadingZerosSource(text, path: path, fileSize: diskPath.flatMap(fileSize))
                     (head, text) = try readHead(Self.headBytes, from: skipping)
                     // A file of NULs and nothing else: a log preallocated, or zeroed by a crash
                     // (its blocks allocated, its data never written). It was "binary file (NUL
