@@ -698,7 +698,7 @@ struct Analyze: ParsableCommand {
                 if t.isStdout { r.width = navigation.columns() }
                 // --list, --oneline, -q: the text's other shapes (as the whole-report path makes them).
                 if navigation.oneline {
-                    return StreamedReport(target: t, text: nil, document: StreamedTextShape(.oneline(label: paths.joined(separator: " ")), report: r))
+                    return StreamedReport(target: t, text: nil, document: StreamedTextShape(.oneline(label: paths.map { BundleWalker.argumentNames[$0] ?? Sanitize.line($0) }.joined(separator: " ")), report: r))
                 }
                 if navigation.list { return StreamedReport(target: t, text: nil, document: StreamedTextShape(.list, report: r)) }
                 if navigation.quiet {

@@ -133,4 +133,20 @@ struct HostileRound63Tests {
         #expect((json["sessions"] as? [Any])?.count == 1, "\(r.stderr)")
         #expect(r.stderr.contains("\((1 << 30) + (1 << 20)) NUL bytes at the start passed over"), "\(r.stderr)")
     }
+
+    @Test("--oneline names a path with a newline or a byte that is not UTF-8 escaped, on its one line")
+    func onelineEscapesNames() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"))
+        let newline = dir.appendingPathComponent("a\nb.log")
+        try log.write(to: newline)
+        let r = try castscope(["analyze", "--oneline", newline.path])
+        #expect(r.stdout.split(separator: "\n").count == 1 && r.stdout.hasPrefix(dir.path + "/a\\nb.log: 1 session"), "\(r.stdout)")
+        // (a name that is not UTF-8, made and given on the command line through a shell)
+        let made = try runShell("exec cp \"$0\" \"$1/$(printf 'caf\\351.log')\"", [newline.path, dir.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let (status, text) = try runShell("exec \"$0\" analyze --oneline \"$1/$(printf 'caf\\351.log')\" 1>&2", [packageRoot.appendingPathComponent(".build/debug/castscope").path, dir.path])
+        #expect(status == 0 && text.contains("/caf\\xe9.log: 1 session"), "\(status) \(text)")
+    }
 }
