@@ -334,7 +334,7 @@ struct FileTimeResolver {
     }
 
     /// A line more than a week from the line before, whose next line is back within a day of
-    /// that one, is a clock that jumped for one line (a phone's log with one line of 1970 or
+    /// that one (or two or three such lines in a row: `outlierRun`), is a clock that jumped for one line (a phone's log with one line of 1970 or
     /// of year 9999 in it): one such line gave its session a frame stall of 69,889,872 hours
     /// and 0.0 fps, and a duration to the end of the day. It is placed at the time of the line
     /// before it and marked ~ (timeInferred). Judged within what one call hands in, the first
@@ -346,25 +346,32 @@ struct FileTimeResolver {
     /// held back while it is suspect (the run's column may be on disk: no second pass).
     struct RunOutliers {
         var last: Int64?
-        var held: Int64?
+        /// The suspect times held back (up to `outlierRun` in a row).
+        var held: [Int64] = []
         var index = 0
         var count = 0
         var first: (index: Int, time: Int64)?
 
         mutating func push(_ x: Int64, into column: inout TimeColumn) {
-            if let b = held, let a = last {
-                held = nil
+            if !held.isEmpty, let a = last {
                 if abs(x - a) <= FileTimeResolver.outlierReturn {
-                    count += 1
-                    if first == nil { first = (index - 1, b) }
-                    column.append(a)
+                    // (back: the held lines jumped, placed at the line before them)
+                    count += held.count
+                    if first == nil { first = (index - held.count, held[0]) }
+                    for _ in held { column.append(a) }
+                    held.removeAll()
+                } else if abs(x - a) > FileTimeResolver.outlierJump, held.count < FileTimeResolver.outlierRun {
+                    held.append(x)
+                    index += 1
+                    return
                 } else {
-                    column.append(b)
-                    last = b
+                    for b in held { column.append(b) }
+                    last = held.last
+                    held.removeAll()
                 }
             }
             if let a = last, abs(x - a) > FileTimeResolver.outlierJump {
-                held = x
+                held = [x]
             } else {
                 column.append(x)
                 last = x
@@ -373,7 +380,8 @@ struct FileTimeResolver {
         }
 
         mutating func finish(into column: inout TimeColumn) {
-            if let b = held { column.append(b); held = nil }
+            for b in held { column.append(b) }
+            held.removeAll()
         }
     }
 
@@ -384,22 +392,45 @@ struct FileTimeResolver {
         if firstOutlier == nil, first.index < run.lines.count { firstOutlier = (Int(run.lines[first.index]), first.time, offset) }
     }
 
+    /// The most lines in a row that jumped together and are placed so (two lines of year
+    /// 9999 side by side gave a frame stall of 69,896,928 h, one alone was placed).
+    static let outlierRun = 3
+
     mutating func placeOutliers(_ events: inout [Event], _ range: Range<Int>) {
         var previous = lastPlaced
         var i = range.lowerBound
+        /// The next timed event after `j` (or the range's end).
+        func nextTimed(_ j: Int) -> Int {
+            var k = j + 1
+            while k < range.upperBound, events[k].time == nil { k += 1 }
+            return k
+        }
         while i < range.upperBound {
             guard let b = events[i].time else { i += 1; continue }
-            var k = i + 1
-            while k < range.upperBound, events[k].time == nil { k += 1 }
-            if let a = previous, k < range.upperBound, let c = events[k].time, events[i].repeats == nil,
-               abs(b - a) > Self.outlierJump, abs(c - a) <= Self.outlierReturn {
-                outliers += 1
-                if firstOutlier == nil { firstOutlier = (events[i].line, b, events[i].displayOffset == Fmt.unzoned ? refOffset : events[i].displayOffset) }
-                events[i].time = a
-                events[i].timeInferred = true
-            } else {
-                previous = b
+            var k = nextTimed(i)
+            if let a = previous, events[i].repeats == nil, abs(b - a) > Self.outlierJump {
+                // The lines far from the line before, up to `outlierRun` of them, then one back
+                // within a day of it.
+                var far = [i]
+                while far.count < Self.outlierRun, k < range.upperBound, let t = events[k].time, events[k].repeats == nil, abs(t - a) > Self.outlierJump {
+                    far.append(k)
+                    k = nextTimed(k)
+                }
+                if k < range.upperBound, let c = events[k].time, abs(c - a) <= Self.outlierReturn {
+                    for j in far {
+                        outliers += 1
+                        if firstOutlier == nil, let t = events[j].time {
+                            firstOutlier = (events[j].line, t, events[j].displayOffset == Fmt.unzoned ? refOffset : events[j].displayOffset)
+                        }
+                        events[j].time = a
+                        events[j].timeInferred = true
+                    }
+                    i = k
+                    continue
+                }
+                k = nextTimed(i)
             }
+            previous = b
             i = k
         }
         lastPlaced = previous

@@ -149,4 +149,19 @@ struct HostileRound63Tests {
         let (status, text) = try runShell("exec \"$0\" analyze --oneline \"$1/$(printf 'caf\\351.log')\" 1>&2", [packageRoot.appendingPathComponent(".build/debug/castscope").path, dir.path])
         #expect(status == 0 && text.contains("/caf\\xe9.log: 1 session"), "\(status) \(text)")
     }
+
+    @Test("a journal export's time that is no time (negative, past year 9999) is said with its line, the entry read untimed")
+    func exportTimeThatIsNoTime() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let export = try String(contentsOf: packageRoot.appendingPathComponent("samples/relay/relay.export"), encoding: .utf8)
+        for bad in ["-1773306904673211", "9223372036854775807"] {
+            let url = dir.appendingPathComponent("r.export")
+            try export.replacingOccurrences(of: #"(?m)^__REALTIME_TIMESTAMP=.*$"#, with: "__REALTIME_TIMESTAMP=" + bad, options: .regularExpression)
+                .write(to: url, atomically: true, encoding: .utf8)
+            let r = try castscope(["analyze", "--json", url.path])
+            #expect(r.stderr.contains("r.export:1: time \(bad) is no time: the entry is read untimed"), "\(r.stderr)")
+            #expect(r.stderr.contains("more records with damaged fields"), "\(r.stderr)")
+        }
+    }
 }

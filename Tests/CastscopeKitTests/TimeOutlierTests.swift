@@ -59,4 +59,24 @@ struct TimeOutlierTests {
         #expect(!r.stdout.contains("far from the lines around"), "\(r.stdout)")
         #expect(r.stdout.contains("frame-stall"), "the ten days without frames are the log's own: \(r.stdout)")
     }
+
+    /// Session 63's hostile review: two lines of year 9999 side by side gave the frame stall of
+    /// 69,896,928 h that one alone no longer gave. Up to three in a row are placed; four are a
+    /// clock that stayed there a while, kept as read.
+    @Test("two or three lines in a row of another year are placed as one is; four are kept", arguments: [2, 3, 4])
+    func linesInARowOfAnotherYear(_ n: Int) throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var lines = try String(contentsOf: Self.sample, encoding: .utf8).components(separatedBy: "\n")
+        for k in 19..<(19 + n) { lines[k] = "9999-12-31" + lines[k].dropFirst(10) }
+        let file = dir.appendingPathComponent("device.txt")
+        try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        let r = try castscope(["analyze", "--no-pager", file.path])
+        if n <= 3 {
+            #expect(!r.stdout.contains("frame-stall") && r.stdout.contains("lasted 3.7 s"), "\(r.stdout)")
+            #expect(r.stdout.contains("\(n) lines are dated far from the lines around them"), "\(r.stdout)")
+        } else {
+            #expect(!r.stdout.contains("far from the lines around"), "\(r.stdout)")
+        }
+    }
 }

@@ -1487,9 +1487,13 @@ public final class RecordReader {
         }
     }
 
+    /// 9999-12-31T23:59:59.999999Z.
+    static let latestEpochMicros: Int64 = 253_402_300_799_999_999
+
     private func parseTimeValue(_ value: [UInt8]) -> ParsedTime? {
         if format.jsonTimeIsEpochMicros {
-            guard !value.isEmpty, value.allSatisfy(isDigit), let v = Int64(String(decoding: value, as: UTF8.self)) else {
+            // (past 9999-12-31 is no time either: it was clamped to 9999 without a word)
+            guard !value.isEmpty, value.allSatisfy(isDigit), let v = Int64(String(decoding: value, as: UTF8.self)), v <= Self.latestEpochMicros else {
                 return nil
             }
             return .epoch(micros: v)
@@ -1512,6 +1516,8 @@ public final class RecordReader {
         var timeRank = Int.max
         var fieldRank = [Int](repeating: Int.max, count: RecordField.allCases.count)
         var chosen = [[UInt8]?](repeating: nil, count: RecordField.allCases.count)
+        /// The time field's value when it is no time (`__REALTIME_TIMESTAMP=-1773306904673211`).
+        var unreadTime: [UInt8]?
         for (i, value) in fields {
             let entry = keyTable[i]
             if let f = entry.field {
@@ -1519,9 +1525,14 @@ public final class RecordReader {
             } else if entry.rank < timeRank {
                 timeRank = entry.rank
                 pending.time = parseTimeValue(value)
+                unreadTime = pending.time == nil ? value : nil
             }
         }
         if pending.time == nil { pending.time = headerTime }
+        // (said, as the JSON readers say it: every time of an export made null, without a word)
+        if pending.time == nil, let bad = unreadTime {
+            fieldDamage("time \(Sanitize.line(String(decoding: bad.prefix(40), as: UTF8.self))) is no time: the entry is read untimed")
+        }
         guard let message = chosen[RecordField.message.rawValue] else { stats.skipped += 1; return }
         for f in RecordField.allCases where f != .message {
             if let v = chosen[f.rawValue] { pending.set(f, bytes: v) }
