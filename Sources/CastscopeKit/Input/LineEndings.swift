@@ -60,7 +60,6 @@ final class CROnlySource: ByteSource {
     private let source: ByteSource
     /// A CR held from the last read (the byte before the next one).
     private var heldCR: Bool
-    private var pending: [UInt8] = []
     init(_ source: ByteSource, carry: Bool = false) {
         self.source = source
         heldCR = carry
