@@ -163,5 +163,16 @@ struct HostileRound63Tests {
             #expect(r.stderr.contains("r.export:1: time \(bad) is no time: the entry is read untimed"), "\(r.stderr)")
             #expect(r.stderr.contains("more records with damaged fields"), "\(r.stderr)")
         }
+        // (a damaged `_SOURCE_REALTIME_TIMESTAMP` beside a good `__REALTIME_TIMESTAMP`: the good
+        // one is the time, as journalctl takes it, nothing lost or said)
+        let url = dir.appendingPathComponent("s.export")
+        try export.replacingOccurrences(of: #"(?m)^(__REALTIME_TIMESTAMP=.*)$"#, with: "_SOURCE_REALTIME_TIMESTAMP=-5\n$1", options: .regularExpression)
+            .write(to: url, atomically: true, encoding: .utf8)
+        let good = try castscope(["analyze", "--json", packageRoot.appendingPathComponent("samples/relay/relay.export").path])
+        let r = try castscope(["analyze", "--json", url.path])
+        #expect(!r.stderr.contains("is no time"), "\(r.stderr)")
+        let got = try #require(r.json), want = try #require(good.json)
+        let kept = (got["relaySessions"] as? [[String: Any]])?.compactMap { $0["accepted"] as? String } ?? []
+        #expect(kept.count == 5 && kept == (want["relaySessions"] as? [[String: Any]])?.compactMap { $0["accepted"] as? String }, "\(kept)")
     }
 }

@@ -1523,9 +1523,15 @@ public final class RecordReader {
             if let f = entry.field {
                 if entry.rank < fieldRank[f.rawValue] { fieldRank[f.rawValue] = entry.rank; chosen[f.rawValue] = value }
             } else if entry.rank < timeRank {
-                timeRank = entry.rank
-                pending.time = parseTimeValue(value)
-                unreadTime = pending.time == nil ? value : nil
+                // (a better-ranked time that is no time does not undo one read: journalctl
+                // falls back to `__REALTIME_TIMESTAMP` likewise)
+                if let t = parseTimeValue(value) {
+                    timeRank = entry.rank
+                    pending.time = t
+                    unreadTime = nil
+                } else if pending.time == nil {
+                    unreadTime = value
+                }
             }
         }
         if pending.time == nil { pending.time = headerTime }
