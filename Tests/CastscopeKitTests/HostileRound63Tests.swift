@@ -175,4 +175,26 @@ struct HostileRound63Tests {
         let kept = (got["relaySessions"] as? [[String: Any]])?.compactMap { $0["accepted"] as? String } ?? []
         #expect(kept.count == 5 && kept == (want["relaySessions"] as? [[String: Any]])?.compactMap { $0["accepted"] as? String }, "\(kept)")
     }
+
+    @Test("a UTF-16 line among a UTF-8 log's first lines is that line's damage, not a binary file; NULs all through are still binary")
+    func aUTF16LineIsNoBinaryFile() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var lines = try Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")).split(separator: 0x0A, omittingEmptySubsequences: false)
+        let line4 = String(decoding: lines[3], as: UTF8.self)
+        lines[3] = Data(line4.data(using: .utf16LittleEndian)!)
+        let url = dir.appendingPathComponent("mixed.log")
+        try Data(lines.joined(separator: [0x0A])).write(to: url)
+        let r = try castscope(["analyze", "--json", url.path])
+        let json = try #require(r.json, "\(r.stderr)")
+        let input = try #require((json["inputs"] as? [[String: Any]])?.first)
+        #expect(input["events"] as? Int == 206 && input["firstUnparsedLines"] as? [Int] == [4], "\(input)")
+        // (bytes with NULs on most lines: binary, as before)
+        var bytes: [UInt8] = []
+        for k in 0..<4096 { bytes.append(k % 37 == 0 ? 0x0A : k % 5 == 0 ? 0 : UInt8(0x41 + k % 26)) }
+        let binary = dir.appendingPathComponent("blob.log")
+        try Data(bytes).write(to: binary)
+        let b = try castscope(["analyze", binary.path])
+        #expect(b.stderr.contains("binary file (NUL byte), not a log"), "\(b.stderr)")
+    }
 }

@@ -258,7 +258,18 @@ extension FormatDetector {
         while runEnd < window.endIndex, window[runEnd] == 0 { runEnd += 1 }
         let lines = window[..<first].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
         let nuls = window.reduce(0) { $0 + ($1 == 0 ? 1 : 0) } - (lines >= 2 ? runEnd - first : 0)
-        return nuls * 64 > window.count ? first : nil
+        guard nuls * 64 > window.count else { return nil }
+        // The NULs in a line or two among lines of the format's text (a UTF-16 line pasted into
+        // a UTF-8 log, as Windows tools write one: every other line of the file was lost as
+        // "binary"): damage of those lines, read as the rest are. A binary file's NULs are
+        // spread over most of its "lines", and its header (a magic number, `Bud1`) is its first.
+        guard let firstLF = window.firstIndex(of: 0x0A), firstLF < first else { return first }
+        var clean = 0, dirty = 0, start = window.startIndex
+        for k in window.indices where window[k] == 0x0A {
+            if window[start..<k].contains(0) { dirty += 1 } else if k > start { clean += 1 }
+            start = k + 1
+        }
+        return clean >= 4 && clean >= 4 * dirty ? nil : first
     }
 
     /// A note when a file falls back to `plain` although most of its first lines begin with
