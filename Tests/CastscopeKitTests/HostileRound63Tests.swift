@@ -197,4 +197,21 @@ struct HostileRound63Tests {
         let b = try castscope(["analyze", binary.path])
         #expect(b.stderr.contains("binary file (NUL byte), not a log"), "\(b.stderr)")
     }
+
+    @Test("tail -D names a journal in its folder that sd-journal refuses (a damaged header), as analyze does; the good one is followed")
+    func tailNamesARefusedJournal() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = try Data(contentsOf: packageRoot.appendingPathComponent("samples/relay/relay.journal"))
+        try journal.write(to: dir.appendingPathComponent("good.journal"))
+        var bad = journal
+        // (its incompatible flags, at byte 12: ones no sd-journal knows)
+        bad.replaceSubrange(12..<16, with: [0xF0, 0xFF, 0xFF, 0xFF])
+        try bad.write(to: dir.appendingPathComponent("bad.journal"))
+        let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
+        let (_, text) = try runShell("timeout 5 \"$0\" tail -D \"$1\" --from-start --no-color < /dev/null 1>&2", [binary, dir.path])
+        #expect(text.contains("bad.journal: sd-journal refused the file ("), "\(text)")
+        #expect(text.contains("none of its entries is followed"), "\(text)")
+        #expect(text.contains(" relay "), "the good journal's lines: \(text)")
+    }
 }

@@ -212,8 +212,19 @@ public struct JournalCursorFollower {
         // it without a word, and its entries were missing from what was followed unsaid.
         if case .directory(let d) = source {
             for path in Self.journalFiles(in: d) {
-                guard let declared = JournalHeader.read(path: path)?.declaredSize, let size = fileSize(path), declared > size else { continue }
-                cb.note("\(path) is cut short (its header says \(declared) bytes, it has \(size)): sd-journal passes over it, so none of its entries is followed; castscope analyze reads those before the cut")
+                if let declared = JournalHeader.read(path: path)?.declaredSize, let size = fileSize(path), declared > size {
+                    cb.note("\(path) is cut short (its header says \(declared) bytes, it has \(size)): sd-journal passes over it, so none of its entries is followed; castscope analyze reads those before the cut")
+                    continue
+                }
+                // A file sd-journal will not open on its own (a damaged header: its flags, its
+                // state, its sizes) is passed over in the folder without a word too; `analyze`
+                // and `tail --file` name it.
+                do {
+                    let alone = try Journal(files: [path])
+                    try alone.seekHead()
+                } catch {
+                    cb.note("\(path): sd-journal refused the file (\(error)): none of its entries is followed")
+                }
             }
         }
         try journal.prepareWait()
