@@ -214,4 +214,21 @@ struct HostileRound63Tests {
         #expect(text.contains("none of its entries is followed"), "\(text)")
         #expect(text.contains(" relay "), "the good journal's lines: \(text)")
     }
+
+    @Test("xz or zstd data damaged in its first block names how far it was read, as later damage does")
+    func damagedCompressedDataNamesAByte() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt").path
+        for (tool, ext, name) in [("xz", "xz", "xz"), ("zstd -q", "zst", "zstd")] {
+            let url = dir.appendingPathComponent("d.log.\(ext)")
+            let made = try runShell("\(tool) -c \"$0\" > \"$1\"", [log, url.path])
+            guard made.status == 0 else { continue }  // (the tool is not installed here)
+            var bytes = try Data(contentsOf: url)
+            for k in (bytes.count / 2)..<(bytes.count / 2 + 8) { bytes[k] ^= 0xFF }
+            try bytes.write(to: url)
+            let r = try castscope(["analyze", url.path])
+            #expect(r.stderr.contains("d.log.\(ext): at byte ") && r.stderr.contains("not readable \(name) data: "), "\(r.stderr)")
+        }
+    }
 }

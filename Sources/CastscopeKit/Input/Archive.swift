@@ -81,7 +81,9 @@ final class ArchiveReader {
             if box.ended, compressed != nil, Self.saysTruncated(why) {
                 throw InputError(path: path, offset: box.consumed, "\(what) cut short: the file ends before a first part of it could be decompressed: nothing read")
             }
-            throw InputError(path: path, "not readable \(compressed == nil ? "as an archive" : what): \(why)")
+            // (compressed data says how far it was read, as a damage later in it does: an xz or
+            // zstd file damaged in its first block named no byte)
+            throw InputError(path: path, offset: compressed == nil ? nil : box.consumed, "not readable \(compressed == nil ? "as an archive" : what): \(why)")
         }
     }
 
