@@ -212,13 +212,16 @@ public struct JournalCursorFollower {
         // it without a word, and its entries were missing from what was followed unsaid.
         if case .directory(let d) = source {
             for path in Self.journalFiles(in: d) {
-                if let declared = JournalHeader.read(path: path)?.declaredSize, let size = fileSize(path), declared > size {
+                let header = JournalHeader.read(path: path)
+                if let declared = header?.declaredSize, let size = fileSize(path), declared > size {
                     cb.note("\(path) is cut short (its header says \(declared) bytes, it has \(size)): sd-journal passes over it, so none of its entries is followed; castscope analyze reads those before the cut")
                     continue
                 }
                 // A file sd-journal will not open on its own (a damaged header: its flags, its
                 // state, its sizes) is passed over in the folder without a word too; `analyze`
-                // and `tail --file` name it.
+                // and `tail --file` name it. (Not a file being written, state ONLINE: the one
+                // followed most, left to sd-journal alone.)
+                if header?.state == 1 { continue }
                 do {
                     let alone = try Journal(files: [path])
                     try alone.seekHead()
