@@ -10,9 +10,21 @@ import Darwin
 /// its parent's entry stream). One `ArchiveReader` owns one `struct archive *`.
 final class ArchiveReader {
     private let lib: LibArchive
-    private let handle: OpaquePointer
-    private let box: Unmanaged<CallbackBox>
+    /// The handle and its source: replaced when a tar is read on past a header libarchive
+    /// cannot read on from (`resync`).
+    private var handle: OpaquePointer
+    private var box: Unmanaged<CallbackBox>
     let path: String
+    /// Where this handle's bytes begin in the archive (not 0 after a `resync`).
+    private var base: UInt64 = 0
+    /// Headers read on past (`resync`), bounded.
+    private var resyncs = 0
+    /// Where the header being read begins, in a tar read as it comes (`readHeader`): libarchive
+    /// does not say so once a header has failed (its position calls refuse a failed reader).
+    private var headerAt: UInt64?
+    /// The handle read a member header last and may be in its data.
+    private var inData = false
+    static let maxResyncs = 4096
 
     /// Holds the upstream source and the buffer libarchive reads from.
     final class CallbackBox {
@@ -23,8 +35,11 @@ final class ArchiveReader {
         var consumed: UInt64 = 0
         /// `source` came to its end.
         var ended = false
-        init(source: ByteSource) {
+        /// Bytes of `buffer` the last read gave (libarchive reads in place from it).
+        var lastCount = 0
+        init(source: ByteSource, consumed: UInt64 = 0) {
             self.source = source
+            self.consumed = consumed
             buffer = .allocate(byteCount: 256 * 1024, alignment: 16)
         }
         deinit { buffer.deallocate() }
@@ -48,22 +63,7 @@ final class ArchiveReader {
         {
             throw InputError(path: path, "cannot read \(compressed!.rawValue) data: this libarchive has no \(compressed!.rawValue) filter")
         }
-        guard let a = lib.readNew() else { throw InputError(path: path, "libarchive: out of memory") }
-        // Filters by name only: libarchive's "all" also runs outside programs (lrzip, lzop,
-        // grzip) on their magic bytes, which a hostile file must not start.
-        _ = lib.supportFilterGzip(a)
-        _ = lib.supportFilterBzip2(a)
-        _ = lib.supportFilterXz(a)
-        _ = lib.supportFilterLzma?(a)
-        _ = lib.supportFilterZstd?(a)
-        _ = lib.supportFilterLz4?(a)
-        if compressed != nil {
-            _ = lib.supportFormatRaw(a)
-        } else {
-            _ = lib.supportFormatTar(a)
-            _ = lib.supportFormatGnutar(a)
-            _ = lib.supportFormatZip(a)
-        }
+        guard let a = Self.newHandle(lib, compressed: compressed) else { throw InputError(path: path, "libarchive: out of memory") }
         self.compressed = compressed
         self.lib = lib
         handle = a
@@ -90,6 +90,125 @@ final class ArchiveReader {
     deinit {
         _ = lib.readFree(handle)
         box.release()
+    }
+
+    /// A read handle with the filters and formats castscope reads.
+    private static func newHandle(_ lib: LibArchive, compressed: Compression?) -> OpaquePointer? {
+        guard let a = lib.readNew() else { return nil }
+        // Filters by name only: libarchive's "all" also runs outside programs (lrzip, lzop,
+        // grzip) on their magic bytes, which a hostile file must not start.
+        _ = lib.supportFilterGzip(a)
+        _ = lib.supportFilterBzip2(a)
+        _ = lib.supportFilterXz(a)
+        _ = lib.supportFilterLzma?(a)
+        _ = lib.supportFilterZstd?(a)
+        _ = lib.supportFilterLz4?(a)
+        if compressed != nil {
+            _ = lib.supportFormatRaw(a)
+        } else {
+            _ = lib.supportFormatTar(a)
+            _ = lib.supportFormatGnutar(a)
+            _ = lib.supportFormatZip(a)
+        }
+        return a
+    }
+
+    /// After a tar member header libarchive cannot read on from (a size field negative or
+    /// past 64 bits, a damaged long name or pax header: "Tar entry has negative size"), the
+    /// members after it are read from the next 512-byte block that is a header with a right
+    /// checksum, as GNU tar's "Skipping to next header" does: they were all lost, with one
+    /// error for the archive. The damaged member's own data is passed over. True when a
+    /// header was found (the handle is then a new one, from there); false at the archive's
+    /// end, or for what cannot be read on from (a zip, data decompressed inside libarchive,
+    /// a cut, the source's own error).
+    private func resync(_ why: String) throws -> Resync {
+        let old = box.takeUnretainedValue()
+        guard compressed == nil, old.error == nil, !(old.ended && Self.saysTruncated(why)), resyncs < Self.maxResyncs,
+            let format = lib.format, format(handle) & 0x7FFF_0000 == LibArchive.formatTar,
+            let filters = lib.filterCount, filters(handle) == 1
+        else { return .cannot }
+        resyncs += 1
+        guard let header = headerAt else { return .cannot }
+        // The bytes after the header that libarchive took but did not use are the last
+        // read's, still in the box's buffer; the rest is the source's.
+        let inBuffer = old.consumed - UInt64(old.lastCount)
+        var at = max(header + 512, inBuffer)
+        at += (512 - at % 512) % 512
+        var pending: [UInt8] = at < old.consumed
+            ? Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(old.buffer)[Int(at - inBuffer)..<old.lastCount]))
+            : []
+        var cursor = 0
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var found = false
+        while true {
+            while pending.count - cursor < 512 {
+                let n = try chunk.withUnsafeMutableBytes { try old.source.read(into: $0) }
+                if n == 0 { break }
+                if cursor > 1 << 20 {
+                    pending.removeFirst(cursor)
+                    cursor = 0
+                }
+                pending.append(contentsOf: chunk[..<n])
+            }
+            guard pending.count - cursor >= 512 else { break }
+            if pending.withUnsafeBytes({ Self.isTarHeader(UnsafeRawBufferPointer(rebasing: $0[cursor..<cursor + 512])) }) {
+                found = true
+                break
+            }
+            cursor += 512
+            at += 512
+        }
+        let number = resyncs
+        if number <= 32 {
+            let more = number == 32 ? " (more damaged headers in this archive are not named)" : ""
+            onDamagedHeader?(InputError(path: path, offset: header,
+                                        "damaged member header (\(why)): \(found ? "read on from the next member header, at byte \(at)" : "no member header follows it")\(more)"))
+        }
+        guard found else { return .ended }
+        let source = PrefixedSource(prefix: Array(pending[cursor...]), rest: old.source)
+        guard let a = Self.newHandle(lib, compressed: nil) else { return .cannot }
+        let next = Unmanaged.passRetained(CallbackBox(source: source, consumed: at))
+        let rc = LibArchive.withUTF8Names { lib.readOpen(a, next.toOpaque(), nil, archiveReadCallback, nil) }
+        _ = lib.readFree(handle)
+        box.release()
+        handle = a
+        box = next
+        base = at
+        inData = false
+        return rc == LibArchive.ok ? .resumed : .cannot
+    }
+
+    enum Resync {
+        /// A new handle reads from the next header.
+        case resumed
+        /// No header follows the damaged one (said): the archive's members end there.
+        case ended
+        /// Not a tar read as it comes: the damage is the archive's error.
+        case cannot
+    }
+
+    /// Whether a 512-byte block is a tar header: a name, and the checksum field's octal value
+    /// the sum of its bytes, the field itself read as spaces (unsigned, or signed as old tars
+    /// summed).
+    static func isTarHeader(_ block: UnsafeRawBufferPointer) -> Bool {
+        guard block.count == 512, block[0] != 0 else { return false }
+        var unsigned = 0
+        var signed = 0
+        for k in 0..<512 {
+            let b = (148..<156).contains(k) ? 0x20 : block[k]
+            unsigned += Int(b)
+            signed += Int(Int8(bitPattern: b))
+        }
+        var value = 0
+        var digits = 0
+        for k in 148..<156 {
+            let b = block[k]
+            if b == 0x20 && digits == 0 { continue }
+            guard (0x30...0x37).contains(b) else { break }
+            value = value * 8 + Int(b - 0x30)
+            digits += 1
+        }
+        return digits > 0 && (value == unsigned || value == signed)
     }
 
     static func message(_ lib: LibArchive, _ a: OpaquePointer) -> String {
@@ -158,19 +277,49 @@ final class ArchiveReader {
         try LibArchive.withUTF8Names { try nextEntryReadingNames() }
     }
 
+    /// The next header from the handle. In a tar read as it comes, the member before is
+    /// skipped first, so that where the header begins is known (`headerAt`) should it fail.
+    private func readHeader(_ entry: inout OpaquePointer?) -> Int32 {
+        headerAt = nil
+        if inData, let format = lib.format, format(handle) & 0x7FFF_0000 == LibArchive.formatTar,
+            let count = lib.filterCount, count(handle) == 1, let skip = lib.readDataSkip, let bytes = lib.filterBytes
+        {
+            let rc = skip(handle)
+            inData = false
+            if rc < LibArchive.warn { return rc }
+            headerAt = base + UInt64(max(0, bytes(handle, 0)))
+        } else if !inData, let bytes = lib.filterBytes {
+            // (the first header of a handle; the one after a header that failed is not asked:
+            // a failed handle refuses the position calls)
+            let at = bytes(handle, 0)
+            if at >= 0 { headerAt = base + UInt64(at) }
+        }
+        let rc = lib.readNextHeader(handle, &entry)
+        inData = rc == LibArchive.ok || rc == LibArchive.warn
+        return rc
+    }
+
     private func nextEntryReadingNames() throws -> Entry? {
         var entry: OpaquePointer?
-        var rc = lib.readNextHeader(handle, &entry)
+        var rc = readHeader(&entry)
+        // (read on from the next header after one libarchive cannot read on from: `resync`)
+        reading: while rc < LibArchive.warn && rc != LibArchive.retry && memberFailed == nil && box.takeUnretainedValue().error == nil {
+            switch try resync(Self.message(lib, handle)) {
+            case .resumed: rc = readHeader(&entry)
+            case .ended: return nil
+            case .cannot: break reading
+            }
+        }
         var retries = 0
         while rc == LibArchive.retry {
             if retries == 0 {
-                let at = lib.readHeaderPosition.map { UInt64(max(0, $0(handle))) }
+                let at = lib.readHeaderPosition.map { base + UInt64(max(0, $0(handle))) }
                 onDamagedHeader?(InputError(path: path, offset: at, "damaged member header, skipped to the next member that can be read: \(Self.message(lib, handle))"))
             }
             retries += 1
             // (a damaged block is passed over 512 bytes at a time: a long run is no archive)
             if retries > 1 << 20 { throw InputError(path: path, "damaged archive: no member header can be read") }
-            rc = lib.readNextHeader(handle, &entry)
+            rc = readHeader(&entry)
         }
         let failed = memberFailed
         memberFailed = nil
@@ -386,6 +535,7 @@ private func archiveReadCallback(
     do {
         let n = try box.source.read(into: box.buffer)
         box.consumed += UInt64(n)
+        box.lastCount = n
         if n == 0 { box.ended = true }
         bufOut?.pointee = UnsafeRawPointer(box.buffer.baseAddress)
         return n

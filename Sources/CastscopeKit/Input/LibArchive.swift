@@ -61,6 +61,15 @@ struct LibArchive {
     /// header is read.
     let format: (@convention(c) (OpaquePointer?) -> Int32)?
     static let formatZip: Int32 = 0x50000
+    /// `ARCHIVE_FORMAT_TAR` and its variants (ustar, pax, GNU): 0x30000 in the high bits.
+    static let formatTar: Int32 = 0x30000
+    /// How many filters the reader runs, the "none" filter counted (1: the bytes are read as
+    /// they come, no decompression inside libarchive).
+    let filterCount: (@convention(c) (OpaquePointer?) -> Int32)?
+    /// archive_filter_bytes(a, 0): how far the format has read the (decompressed) bytes.
+    let filterBytes: (@convention(c) (OpaquePointer?, Int32) -> Int64)?
+    /// archive_read_data_skip(a): past the rest of the member's data (only in its data).
+    let readDataSkip: (@convention(c) (OpaquePointer?) -> Int32)?
 
     /// The library, or why it could not be opened (once per process).
     static let shared: Result<LibArchive, LoadError> = load()
@@ -140,7 +149,10 @@ struct LibArchive {
                 entrySymlink: optional("archive_entry_symlink"),
                 entryIsDataEncrypted: optional("archive_entry_is_data_encrypted"),
                 readHeaderPosition: optional("archive_read_header_position"),
-                format: optional("archive_format")))
+                format: optional("archive_format"),
+                filterCount: optional("archive_filter_count"),
+                filterBytes: optional("archive_filter_bytes"),
+                readDataSkip: optional("archive_read_data_skip")))
         } catch let e as LoadError {
             return .failure(e)
         } catch {

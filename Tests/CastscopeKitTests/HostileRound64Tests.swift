@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// A hostile-input review (session 64).
+@Suite("hostile round 64")
+struct HostileRound64Tests {
+    /// A tar whose member header has a size field libarchive refuses (base-256 all ones: -1),
+    /// the checksum right: libarchive stops the archive there ("Tar entry has negative size"),
+    /// and every member after it was lost with one error for the archive; GNU tar skips to the
+    /// next header.
+    static func tarWithBadSizes(_ entries: [(String, [UInt8])], bad: Set<String>, kind: ArchiveKind = .tar) -> (tar: [UInt8], at: [String: Int]) {
+        var tar = makeArchive(.tar, entries)
+        var at: [String: Int] = [:]
+        var k = 0
+        while k + 512 <= tar.count {
+            let nameEnd = tar[k..<k + 100].firstIndex(of: 0) ?? k + 100
+            let name = String(decoding: tar[k..<nameEnd], as: UTF8.self)
+            if bad.contains(name), tar[k + 156] == UInt8(ascii: "0") || tar[k + 156] == 0 {
+                at[name] = k
+                for j in 124..<136 { tar[k + j] = 0xFF }
+                for j in 148..<156 { tar[k + j] = 0x20 }
+                let sum = tar[k..<k + 512].reduce(0) { $0 + Int($1) }
+                let field = Array(String(format: "%06o", sum).utf8) + [0, 0x20]
+                for j in 0..<8 { tar[k + 148 + j] = field[j] }
+            }
+            k += 512
+        }
+        return (tar, at)
+    }
+
+    @Test("a tar member header with a size libarchive refuses: named with its byte, the members after it read from the next header (they were all lost)")
+    func tarReadOnPastABadSize() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let device = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        let storm = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/retry-storm/log-stream-debug.txt")))
+        let junk = [UInt8](repeating: UInt8(ascii: "y"), count: 3000)
+        // In the middle, first, two in a row, and last (nothing after it).
+        let cases: [(entries: [(String, [UInt8])], bad: Set<String>, sessions: Int, errors: Int, resumes: Bool)] = [
+            ([("first.log", device), ("bad.log", junk), ("ok.log", storm)], ["bad.log"], 2, 1, true),
+            ([("bad.log", junk), ("first.log", device), ("ok.log", storm)], ["bad.log"], 2, 1, true),
+            ([("first.log", device), ("bad.log", junk), ("bad2.log", [UInt8]("z\n".utf8)), ("ok.log", storm)], ["bad.log", "bad2.log"], 2, 2, true),
+            ([("first.log", device), ("ok.log", storm), ("bad.log", junk)], ["bad.log"], 2, 1, false),
+        ]
+        for (n, c) in cases.enumerated() {
+            let (tar, at) = Self.tarWithBadSizes(c.entries, bad: c.bad)
+            let path = dir.appendingPathComponent("bundle\(n).tar")
+            try Data(tar).write(to: path)
+            for file in [path.path] + (n == 2 ? [try gzipped(tar, dir, "bundle\(n).tar.gz")] : []) {
+                let r = try castscope(["analyze", "--json", file])
+                #expect(r.status == 1, "\(n): \(r.stderr)")
+                let errors = r.stderr.split(separator: "\n").filter { $0.contains("damaged") }
+                #expect(errors.count == c.errors, "\(n): \(r.stderr)")
+                let first = at[c.entries.first { c.bad.contains($0.0) }!.0]!
+                #expect(r.stderr.contains("at byte \(first): damaged member header (Tar entry has negative size): "
+                    + (c.resumes ? "read on from the next member header, at byte" : "no member header follows it")), "\(n): \(r.stderr)")
+                let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+                #expect((json["sessions"] as! [Any]).count == c.sessions, "\(n): \(r.stderr)")
+            }
+        }
+    }
+
+    private func gzipped(_ bytes: [UInt8], _ dir: URL, _ name: String) throws -> String {
+        let url = dir.appendingPathComponent(name)
+        try Data(makeArchive(.gz, [("x", bytes)])).write(to: url)
+        return url.path
+    }
+}
