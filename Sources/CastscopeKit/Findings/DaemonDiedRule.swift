@@ -506,7 +506,8 @@ struct DaemonDiedRule: FindingRule {
         // stderr gave)
         let exit = e.attr("signal") != nil || e.attr("code") != nil ? e : death.first { $0.attr("signal") != nil } ?? e
         if let signal = exit.attr("signal"), signal != "null" {
-            what += " (\(signal))"
+            // (a number, as nginx gives it, `exited on signal 11`: with its name)
+            what += Int(signal) != nil && Self.signalName(signal) != signal ? " (signal \(signal), \(Self.signalName(signal)))" : " (\(signal))"
         } else if let code = exit.attr("code"), code != "null" {
             what += " (exit code \(code))"
         }

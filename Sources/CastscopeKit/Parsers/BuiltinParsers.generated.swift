@@ -2749,6 +2749,43 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/ingest-servers.json", ##"""
+{
+  "name": "ingest-servers",
+  "title": "Streaming servers a broadcast is published to (RTMP, SRT, RTSP, WebRTC ingest): mediamtx, nginx-rtmp and SRS, their publishing connections as relay sessions (the connection's address or number, or SRS's context id, is the session). A player's connection closes with the same words as a publisher's, so one with no publish line in the log is a relay session with only its end",
+  "sdk": "relay",
+  "side": "relay",
+  "rules": [
+    {"event": "relay.accepted", "match": "[{proto:word}] [conn {session}] is publishing to path '{room}'", "set": {"server": "mediamtx"}},
+    {"event": "relay.accepted", "match": "[{proto:word}] [session {session}] is publishing to path '{room}'", "set": {"server": "mediamtx"}},
+    {"event": "relay.closed", "match": "[{proto:word}] [conn {session}] closed: {reason}", "set": {"server": "mediamtx"}},
+    {"event": "relay.closed", "match": "[{proto:word}] [conn {session}] closed ({reason})", "set": {"server": "mediamtx"}},
+    {"event": "relay.closed", "match": "[{proto:word}] [session {session}] closed: {reason}", "set": {"server": "mediamtx"}},
+    {"event": "relay.closed", "match": "[{proto:word}] [session {session}] destroyed: {reason}", "set": {"server": "mediamtx"}},
+    {"event": "relay.closed", "match": "[{proto:word}] [session {session}] destroyed ({reason})", "set": {"server": "mediamtx"}},
+    {"event": "relay.accepted", "match": "*{session:int} publish: name='{room}' {publish_args}, client: {peer}, server: {server_addr}", "set": {"server": "nginx-rtmp"}},
+    {"event": "relay.closed", "match": "*{session:int} disconnect, client: {peer}, server: {server_addr}", "set": {"server": "nginx-rtmp", "reason": "disconnect"}},
+    {"event": "relay.accepted", "match": "][{srs_pid:int}][{session}] client identified, type={srs_type}-publish, vhost={vhost}, app={app}, stream={room}, param=", "set": {"server": "srs"}},
+    {"event": "relay.closed", "match": "][{srs_pid:int}][{session}] cleanup when unpublish", "set": {"server": "srs", "reason": "unpublish"}}
+  ],
+  "samples": [
+    {"message": "INF [RTMP] [conn 103.197.153.161:45516] is publishing to path 'live/jamir5', 2 tracks (H264, MPEG-4 Audio)", "event": "relay.accepted", "attrs": {"session": "103.197.153.161:45516", "room": "live/jamir5"}},
+    {"message": "2025/12/03 13:11:18 INF [RTMP] [conn 103.197.153.161:39372] closed: terminated", "event": "relay.closed", "attrs": {"session": "103.197.153.161:39372", "reason": "terminated"}},
+    {"message": "INF [RTMP] [conn 4X.XXX.XXX.237:21558] closed (read tcp 192.168.1.XXX:1935->4X.XXX.XXX.237:21558: i/o timeout)", "event": "relay.closed", "attrs": {"session": "4X.XXX.XXX.237:21558", "reason": "read tcp 192.168.1.XXX:1935->4X.XXX.XXX.237:21558: i/o timeout"}},
+    {"message": "INF [WebRTC] [session 5d0c7a1e] is publishing to path 'screen', 1 track (H264)", "event": "relay.accepted", "attrs": {"session": "5d0c7a1e", "room": "screen"}},
+    {"message": "INF [RTSP] [session 2a5ac1a6] destroyed: torn down by 192.168.1.7:50112", "event": "relay.closed", "attrs": {"session": "2a5ac1a6", "reason": "torn down by 192.168.1.7:50112"}},
+    {"message": "[info] 9490#0: *1 publish: name='user' args='' type=live silent=0, client: 85.255.235.154, server: 0.0.0.0:1935", "event": "relay.accepted", "attrs": {"session": "1", "room": "user", "peer": "85.255.235.154"}},
+    {"message": "[info] 9490#0: *1 disconnect, client: , server: 0.0.0.0:1935", "event": "relay.closed", "attrs": {"session": "1", "reason": "disconnect"}},
+    {"message": "[info] 9490#0: *1 deleteStream, client: 127.0.0.1, server: 0.0.0.0:1935"},
+    {"message": "[Trace][49][2u29kj95] client identified, type=fmle-publish, vhost=__defaultVhost__, app=live, stream=livestream, param=, duration=-1ms", "event": "relay.accepted", "attrs": {"session": "2u29kj95", "room": "livestream", "app": "live"}},
+    {"message": "[Trace][49][2u29kj95] client identified, type=rtmp-play, vhost=__defaultVhost__, app=live, stream=livestream, param=, duration=-1ms"},
+    {"message": "[Trace][49][2u29kj95] cleanup when unpublish", "event": "relay.closed", "attrs": {"session": "2u29kj95", "reason": "unpublish"}},
+    {"message": "[Trace][virtual void SrsSource::on_unpublish()][26536][6hq450u5] cleanup when unpublish", "event": "relay.closed", "attrs": {"session": "6hq450u5"}},
+    {"message": "[Trace][49][2u29kj95] cleanup when unpublish, created=1, deliver=1", "event": "relay.closed", "attrs": {"session": "2u29kj95"}},
+    {"message": "[info] 9490#0: *3 play: name='user' args='' start=0 duration=0 reset=0 silent=0, client: 10.0.0.5, server: 0.0.0.0:1935"}
+  ]
+}
+"""##),
         ("vocabulary/jitsi-extension.json", ##"""
 {
   "name": "jitsi-extension",
@@ -2891,6 +2928,10 @@ enum BuiltinParsers {
     {"event": "daemon.died", "match": "traps: {task:word}[{task_pid:int}] trap invalid opcode ip:{ip:word} sp:{sp:word} error:{error:hex}{? in {image}[}", "set": {"how": "it crashed (invalid opcode)", "fault": "invalid opcode"}},
     {"event": "daemon.died", "match": "traps: {task:word}[{task_pid:int}] trap divide error ip:{ip:word} sp:{sp:word} error:{error:hex}{? in {image}[}", "set": {"how": "it crashed (divide error)", "fault": "divide error"}},
     {"event": "daemon.died", "match": "traps: {task:word}[{task_pid:int}] trap int3 ip:{ip:word} sp:{sp:word} error:{error:hex}{? in {image}[}", "set": {"how": "it died on a trap (int3, SIGTRAP)", "fault": "int3 trap"}},
+    {"event": "daemon.died", "match": "worker process {worker_pid:int} exited on signal {signal:int} (core dumped)", "set": {"unit": "nginx", "how": "a worker process crashed (core dumped)", "nginx_child": "worker"}},
+    {"event": "daemon.died", "match": "worker process {worker_pid:int} exited on signal {signal:int}", "set": {"unit": "nginx", "how": "a worker process was killed", "nginx_child": "worker"}},
+    {"event": "daemon.died", "match": "unknown process {child_pid:int} exited on signal {signal:int}", "set": {"unit": "nginx", "how": "a process it started (an exec, ffmpeg) was killed", "nginx_child": "exec"}},
+    {"event": "daemon.died", "match": "unknown process {child_pid:int} exited with code {code:int}", "set": {"unit": "nginx", "how": "a process it started (an exec, ffmpeg) exited with an error", "nginx_child": "exec"}, "unless": ["exited with code 0"]},
     {"event": "daemon.died", "match": "{container:word} exited with code {code:int}", "anchored": true, "set": {"how": "its container exited"},
       "unless": ["exited with code 0", "exited with code 130", "exited with code 143"]},
     {"event": "daemon.died", "match": "Core was generated by `{program}'.", "anchored": true, "set": {"how": "it crashed and dumped core"}},

@@ -304,12 +304,23 @@ public enum HTMLReport {
                 b.html(rs.peer ?? "?")
                 b.append(", room ")
                 b.html(rs.room ?? "?")
-                b.append(") at ")
-                if let t = rs.accepted { b.rfc3339(t, offset: 0) } else { b.byte(UInt8(ascii: "?")) }
+                if let t = rs.accepted {
+                    b.append(") at ")
+                    b.rfc3339(t, offset: 0)
+                } else if let t = rs.closed {
+                    b.append(") closed at ")
+                    b.rfc3339(t, offset: 0)
+                } else {
+                    b.append(") at ?")
+                }
                 b.append(" has no device session in these logs")
                 if let note = rs.backwardsNote {
                     b.append("; ")
                     b.html(note)
+                }
+                if let end = rs.endText {
+                    b.append("; ")
+                    b.html(end)
                 }
                 b.append(" <span class=\"src\">")
                 if let source = rs.firstSource { source.html(into: &b) }

@@ -223,6 +223,10 @@ public enum MarkdownReport {
                     tail.append("; ")
                     tail.append(note)
                 }
+                if let end = rs.endText {
+                    tail.append("; ")
+                    code(end, into: &tail)
+                }
                 if let source = rs.firstSource {
                     tail.append(" (")
                     code(source, into: &tail)

@@ -332,9 +332,13 @@ public struct TextReport {
         if !orphanRelay.isEmpty || !r.orphanDeviceSessions.isEmpty {
             guard write("\n" + bold("Orphans") + "\n") else { return false }
             for rs in orphanRelay {
-                let when = rs.accepted.map { Fmt.rfc3339($0, offset: r.displayOffset ?? 0) } ?? "?"
-                var line = "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) at \(when) has no device session in these logs"
+                // (a session of which the log holds only its end, a player's or one begun
+                // before the log: when it closed)
+                let when = rs.accepted.map { "at " + Fmt.rfc3339($0, offset: r.displayOffset ?? 0) }
+                    ?? rs.closed.map { "closed at " + Fmt.rfc3339($0, offset: r.displayOffset ?? 0) } ?? "at ?"
+                var line = "  relay session \(rs.id) (\(rs.peer ?? "?"), room \(rs.room ?? "?")) \(when) has no device session in these logs"
                 if let note = rs.backwardsNote { line += "; " + note }
+                if let end = rs.endText { line += "; " + end }
                 line += dim("  \(rs.firstSource?.description ?? "")") + "\n"
                 guard write(line) else { return false }
             }

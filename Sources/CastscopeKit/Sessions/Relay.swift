@@ -118,6 +118,14 @@ public struct RelaySession: Sendable {
         return "its \(closed != nil ? "closed" : "last") line is timed \(Fmt.duration(s - e)) before its "
             + "\(accepted != nil ? "accepted" : "first") line (the relay's clock set back, or two hosts' lines under one id): no duration"
     }
+    /// How it ended, for the orphans' list: `lasted 1.0 s, closed: disconnect` (a server's
+    /// connection with no device session is told by its end: mediamtx's `i/o timeout`).
+    public var endText: String? {
+        guard closed != nil else { return nil }
+        // (none when its lines are of one second, a server's log in whole seconds: not "0 µs")
+        let lasted = accepted != nil ? duration.flatMap { $0 > 0 ? "lasted \(Fmt.duration($0)), " : nil } ?? "" : ""
+        return lasted + "closed" + (reason.map { ": " + Sanitize.line($0) } ?? "")
+    }
     /// Where its first line is.
     public var firstSource: SourceRef? { facts.map(\.firstSource) ?? events.first?.source }
     public var firstProcess: String? { facts.map(\.firstProcess) ?? events.first?.process }

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import CastscopeKit
+
+/// Real pastes of session 64's field round (lines as the issues give them).
+@Suite("field formats, round 64: ingest servers' connections, nginx's dead workers")
+struct FieldFormatsRound64Tests {
+    func analyze(_ name: String, _ text: String, _ args: [String] = []) throws -> RunResult {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent(name)
+        try Data(text.utf8).write(to: path)
+        return try castscope(["analyze", "--no-color"] + args + [path.path])
+    }
+
+    @Test("nginx-rtmp's publish and disconnect (arut/nginx-rtmp-module#1137, #1247): a relay session with its room, peer and end (nothing recognized before)")
+    func nginxRtmp() throws {
+        let log = """
+            2018/04/19 07:59:13 [info] 7559#0: *2 client connected '10.215.145.120'
+            2018/04/19 07:59:13 [info] 7559#0: *2 publish: name='test34' args='' type= silent=0, client: 10.215.145.120, server: 0.0.0.0:1935
+            2018/04/19 07:59:13 [info] 7559#0: *2 recv() failed (104: Connection reset by peer), client: 10.215.145.120, server: 0.0.0.0:1935
+            2018/04/19 07:59:14 [info] 7559#0: *2 disconnect, client: 10.215.145.120, server: 0.0.0.0:1935
+            2018/04/19 07:59:20 [info] 7559#0: *3 play: name='test34' args='' start=0 duration=0 reset=0 silent=0, client: 10.0.0.5, server: 0.0.0.0:1935
+
+            """
+        let r = try analyze("error.log", log)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("relay session 2 (10.215.145.120, room test34) at 2018-04-19T07:59:13.000000 has no device session in these logs; lasted 1.0 s, closed: disconnect"), "\(r.stdout)")
+        #expect(!r.stdout.contains("relay session 3"), "\(r.stdout)")
+    }
+
+    @Test("mediamtx's publishing and closed connections (bluenviron/mediamtx#823, #5242): relay sessions; one with only its end says when and why it closed")
+    func mediamtx() throws {
+        let log = """
+            2022/02/10 14:04:47 INF [RTMP] [conn 4X.XXX.XXX.237:21558] opened
+            2022/02/10 14:04:48 INF [RTMP] [conn 4X.XXX.XXX.237:21558] is publishing to path 'live/screen', 1 track (H264)
+            2022/02/10 14:04:57 INF [RTMP] [conn 4X.XXX.XXX.237:21558] closed (read tcp 192.168.1.XXX:1935->4X.XXX.XXX.237:21558: i/o timeout)
+            2022/02/10 14:05:17 INF [RTMP] [conn 4X.XXX.XXX.237:21572] closed: terminated
+
+            """
+        let r = try analyze("mediamtx.log", log, ["--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        let relay = json["relaySessions"] as! [[String: Any]]
+        #expect(relay.count == 2, "\(r.stdout)")
+        let first = relay.first { $0["id"] as? String == "4X.XXX.XXX.237:21558" }
+        #expect(first?["room"] as? String == "live/screen", "\(relay)")
+        #expect((first?["reason"] as? String)?.hasSuffix("i/o timeout") == true, "\(relay)")
+        let text = try analyze("mediamtx.log", log)
+        #expect(text.stdout.contains("relay session 4X.XXX.XXX.237:21572 (?, room ?) closed at 2022-02-10T14:05:17.000000 has no device session in these logs; closed: terminated"), "\(text.stdout)")
+    }
+
+    @Test("SRS's publish and unpublish by context id, SRS 5 and SRS 4's function-name column (ossrs/srs#3749, #2201)")
+    func srs() throws {
+        let log = """
+            [2023-07-30 23:50:01.075][Trace][49][2u29kj95] RTMP client ip=10.0.0.7:50432, fd=12
+            [2023-07-30 23:50:01.080][Trace][49][2u29kj95] client identified, type=fmle-publish, vhost=__defaultVhost__, app=live, stream=screen, param=, duration=-1ms
+            [2023-07-30 23:50:02.001][Trace][49][0uv14058] client identified, type=rtmp-play, vhost=__defaultVhost__, app=live, stream=screen, param=, duration=-1ms
+            [2023-07-30 23:50:10.596][Trace][49][2u29kj95] cleanup when unpublish
+            [2023-07-30 23:50:10.596][Trace][virtual void SrsRtcStream::on_unpublish()][49][2u29kj95] cleanup when unpublish, created=1, deliver=1
+
+            """
+        let r = try analyze("srs.log", log)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("relay session 2u29kj95 (?, room screen) at 2023-07-30T23:50:01.080000 has no device session in these logs; lasted 9.5 s, closed: unpublish"), "\(r.stdout)")
+        #expect(!r.stdout.contains("0uv14058"), "\(r.stdout)")
+    }
+
+    @Test("nginx's master on a dead worker or exec child (nginx-rtmp-module#1080, #993, sergey#286): daemon-died with the signal's name (nothing recognized before)")
+    func nginxDeadWorkers() throws {
+        let cases = [
+            ("2017/07/25 14:11:31 [alert] 8343#0: worker process 8344 exited on signal 11 (core dumped)\n", "nginx: a worker process crashed (core dumped) (signal 11, SIGSEGV)"),
+            ("2017/03/30 17:11:04 [alert] 9162#0: unknown process 9164 exited on signal 9\n", "nginx: a process it started (an exec, ffmpeg) was killed (signal 9, SIGKILL)"),
+            ("2018/11/09 20:31:32 [notice] 22#22: unknown process 227 exited with code 1\n", "nginx: a process it started (an exec, ffmpeg) exited with an error (exit code 1)"),
+        ]
+        for (line, says) in cases {
+            let r = try analyze("error.log", line)
+            #expect(r.stdout.contains("[daemon-died] \(says)"), "\(r.stdout)")
+        }
+        let clean = try analyze("error.log", "2018/11/09 20:31:32 [notice] 22#22: unknown process 227 exited with code 0\n")
+        #expect(!clean.stdout.contains("daemon-died"), "\(clean.stdout)")
+    }
+}
