@@ -62,6 +62,54 @@ struct HostileRound64Tests {
         }
     }
 
+    @Test("two tars joined, a zeroed block between two members, a .tar.gz whose gzip CRC fails: every member read and the damage said (members lost, or a flipped byte unsaid, with exit 0)")
+    func tarEndIsNotTheFilesEnd() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let device = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        let host = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/host-app-xcode.txt")))
+        let a = makeArchive(.tar, [("device.log", device)]), b = makeArchive(.tar, [("host.log", host)])
+        let both = makeArchive(.tar, [("device.log", device), ("host.log", host)])
+        // (the second member's header: after the first's, a pax tar's extended header first)
+        var second = 0
+        while second + 512 <= both.count, !(both[second..<second + 8].elementsEqual("host.log".utf8) && both[second + 156] == UInt8(ascii: "0")) { second += 512 }
+        var zeroed = both
+        zeroed.insert(contentsOf: [UInt8](repeating: 0, count: 512), at: second - (both[second - 512 + 156] == UInt8(ascii: "x") ? 1024 : 0))
+        // (its trailer's CRC-32 flipped: the data no longer checks, as a flipped data byte)
+        var gz = makeArchive(.gz, [("x", both)])
+        gz[gz.count - 8] ^= 0xFF
+        for (name, bytes, status, says) in [("joined.tar", a + b, Int32(0), nil), ("zeroed.tar", zeroed, 0, nil),
+                                             ("flipped.tar.gz", gz, 1, "gzip: incorrect data check")] as [(String, [UInt8], Int32, String?)] {
+            let path = dir.appendingPathComponent(name)
+            try Data(bytes).write(to: path)
+            let r = try castscope(["analyze", "--no-color", path.path])
+            #expect(r.status == status, "\(name): \(r.stderr)")
+            #expect(r.stdout.contains("\(name)!host.log  xcode  3 records, 3 recognized"), "\(name): \(r.stdout)")
+            if let says { #expect(r.stderr.contains(says), "\(name): \(r.stderr)") }
+        }
+    }
+
+    @Test("a recognized line of a megabyte: its event keeps 16 KB of it and says how much more (a session of 1,000 such lines held them whole, and every one's bytes as a cache key: 1 GB)")
+    func longRecognizedLines() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var log = ""
+        log += "Mar 12 11:02:09 iPhone BroadcastExtension(ReplayKit)[915] <Notice>: broadcastStartedWithSetupInfo\n"
+        for i in 0..<3 {
+            log += "Mar 12 11:02:1\(i) iPhone BroadcastExtension[915] <Notice>: client stream error occurred: Error \(i) é" + String(repeating: "x", count: 1_000_000) + "\n"
+        }
+        let path = dir.appendingPathComponent("device.log")
+        try Data(log.utf8).write(to: path)
+        let r = try castscope(["analyze", "--json", path.path])
+        let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        let timeline = ((json["sessions"] as! [[String: Any]]).first?["timeline"] as? [[String: Any]]) ?? []
+        let long = timeline.compactMap { $0["message"] as? String }.filter { $0.contains("stream error") }
+        #expect(!long.isEmpty, "\(r.stdout.prefix(2000))")
+        for m in long {
+            #expect(m.utf8.count < Event.maxTextBytes + 64 && m.contains(" bytes more)"), "\(m.utf8.count) \(m.suffix(80))")
+        }
+    }
+
     private func gzipped(_ bytes: [UInt8], _ dir: URL, _ name: String) throws -> String {
         let url = dir.appendingPathComponent(name)
         try Data(makeArchive(.gz, [("x", bytes)])).write(to: url)

@@ -22,7 +22,7 @@ public struct EventFactory: Sendable {
                          order, fileIndex)
         }
         guard let (hit, message) = rec.withMessage({ bytes in
-            matcher.match(bytes, category: rec.string(.category)).map { ($0, String(decoding: bytes, as: UTF8.self)) }
+            matcher.match(bytes, category: rec.string(.category)).map { ($0, Event.text(bytes)) }
         }) ?? nil else { return nil }
         return event(rec, hit, message, rec.string(.process).map(Interner.processName), rec.string(.host), rec.pid, path, order,
                      fileIndex)
@@ -141,6 +141,21 @@ public struct EventFactory: Sendable {
 }
 
 extension Event {
+    /// The most of a recognized line's message (and of each value captured from it) an event
+    /// keeps: a line of a megabyte (a dump, a base64 blob after `client stream error
+    /// occurred:`) is cut there, and says how much more it had. A session of 1,000 such lines
+    /// held them whole, 1 GB, whatever `--max-events` said (hostile round 64).
+    public static let maxTextBytes = 16 << 10
+
+    /// `bytes` as an event's text, cut at `maxTextBytes` (at a character's start).
+    @inline(__always)
+    static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        guard bytes.count > maxTextBytes else { return String(decoding: bytes, as: UTF8.self) }
+        var end = maxTextBytes
+        while end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<end]), as: UTF8.self) + "… (\(bytes.count - end) bytes more)"
+    }
+
     /// Live streams: parts a line lacks (year, date, zone) are taken from `now` (µs, UTC).
     public mutating func resolveNow(_ now: Int64, defaultOffset: Int = 0) {
         guard let t = parsedTime else { return }
@@ -178,6 +193,8 @@ public final class Interner {
     /// (matching a noise line again costs more than its key).
     private var seenOnce = [UInt64](repeating: 0, count: 4096)
     static let keptAtOnce = 1024
+    /// The longest message whose verdict is remembered (a frame line is about 100 bytes).
+    static let longestKept = 2048
     /// The matcher's captures, kept from message to message (`EventMatcher.match(…scratch:)`).
     var scratch = PatternMatch(slots: 0)
 
@@ -239,8 +256,10 @@ public final class Interner {
         case .missed: hit = nil
         case .folded: return nil
         }
-        let message = hit == nil ? nil : String(decoding: bytes, as: UTF8.self)
-        guard verdicts.count < capacity else { return (hit, message, -1) }
+        let message = hit == nil ? nil : Event.text(bytes)
+        // (a long message is not remembered: the table keeps its bytes as the key, and 1,000
+        // recognized lines of a megabyte each held a gigabyte there; such lines do not repeat)
+        guard verdicts.count < capacity, bytes.count <= Self.longestKept else { return (hit, message, -1) }
         if hit != nil, verdicts.count >= Self.keptAtOnce {
             let slot = Int(truncatingIfNeeded: key) & (seenOnce.count - 1)
             guard seenOnce[slot] == key else {

@@ -398,7 +398,7 @@ public final class EventMatcher: Sendable {
             attrs.reserveCapacity(rule.pointee.pattern.names.count + rule.pointee.set.count)
             for (slot, name) in rule.pointee.pattern.names.enumerated() {
                 if let r = m.range(slot) {
-                    attrs.append((name, String(decoding: UnsafeRawBufferPointer(rebasing: body[r]), as: UTF8.self)))
+                    attrs.append((name, Event.text(UnsafeRawBufferPointer(rebasing: body[r]))))
                 }
             }
             attrs.append(contentsOf: rule.pointee.set)

@@ -109,6 +109,12 @@ final class ArchiveReader {
             _ = lib.supportFormatTar(a)
             _ = lib.supportFormatGnutar(a)
             _ = lib.supportFormatZip(a)
+            // Zero blocks end a tar, but not its file: two tars joined (`cat a.tar b.tar`, a
+            // bundle appended to with `tar czf - x >> bundle.tgz`) or a zeroed sector between
+            // two members lost every member after them without a word, and a `.tar.gz`'s
+            // gzip trailer was never read, its CRC never checked (a flipped byte went unsaid).
+            // Read on to the end, as `tar -i` does; what follows that is no header is damage.
+            _ = lib.readSetOptions?(a, "tar:read_concatenated_archives")
         }
         return a
     }

@@ -70,6 +70,9 @@ struct LibArchive {
     let filterBytes: (@convention(c) (OpaquePointer?, Int32) -> Int64)?
     /// archive_read_data_skip(a): past the rest of the member's data (only in its data).
     let readDataSkip: (@convention(c) (OpaquePointer?) -> Int32)?
+    /// archive_read_set_options(a, "module:option,…"): the tar reader's
+    /// `read_concatenated_archives` (read on past an end-of-archive block, as `tar -i`).
+    let readSetOptions: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32)?
 
     /// The library, or why it could not be opened (once per process).
     static let shared: Result<LibArchive, LoadError> = load()
@@ -152,7 +155,8 @@ struct LibArchive {
                 format: optional("archive_format"),
                 filterCount: optional("archive_filter_count"),
                 filterBytes: optional("archive_filter_bytes"),
-                readDataSkip: optional("archive_read_data_skip")))
+                readDataSkip: optional("archive_read_data_skip"),
+                readSetOptions: optional("archive_read_set_options")))
         } catch let e as LoadError {
             return .failure(e)
         } catch {
