@@ -81,4 +81,27 @@ struct FieldFormatsRound64Tests {
         let clean = try analyze("error.log", "2018/11/09 20:31:32 [notice] 22#22: unknown process 227 exited with code 0\n")
         #expect(!clean.stdout.contains("daemon-died"), "\(clean.stdout)")
     }
+
+    @Test("an issue template's list lines above an SRS log (`1. SRS的日志如下(Log):`, ossrs/srs#2201) are sentences: the log keeps its times (it was plain text)")
+    func listItemsAboveALog() throws {
+        let log = """
+            1. SRS版本(Version): `4.0`
+            1. SRS的日志如下(Log):
+            [2021-02-19 17:04:41.873][Trace][virtual SrsCplxError* SrsMetaCache::update_data(SrsMessageHeader*, SrsOnMetaDataPacket*, bool&)][26536][241h95q0] got metadata
+            [2021-02-19 17:04:42.003][Warn][virtual SrsCplxError* SrsRtmpConn::handle_publish_message(SrsSource*, SrsCommonMessage*)][26536][241h95q0][11] fmle ignore AMF0/AMF3 command message.
+            [2021-02-19 17:04:42.280][Trace][virtual void SrsSource::on_unpublish()][26536][6hq450u5] cleanup when unpublish
+            [2021-02-19 17:04:42.280][Trace][virtual void SrsRtcStream::on_unpublish()][26536][6hq450u5] cleanup when unpublish, created=1, deliver=1
+
+            """
+        let r = try analyze("srs.md", log)
+        #expect(r.stdout.contains("timestamped-bracketed"), "\(r.stdout)")
+        #expect(r.stdout.contains("closed at 2021-02-19T17:04:42.280000"), "\(r.stdout)")
+        #expect(!r.stderr.contains("times lost"), "\(r.stderr)")
+    }
+
+    @Test("one quoted line under a sentence (nginx-rtmp-module#1080's `> 2017/07/25 14:11:31 [alert] …`) is read without its `> `: its time kept")
+    func oneQuotedLine() throws {
+        let r = try analyze("issue.md", "More info on the bug\n\n> 2017/07/25 14:11:31 [alert] 8343#0: worker process 8344 exited on signal 11 (core dumped)\n")
+        #expect(r.stdout.contains("2017-07-25T14:11:31.000000  sys  [alert] 8343#0: worker process 8344"), "\(r.stdout)")
+    }
 }

@@ -110,6 +110,29 @@ struct HostileRound64Tests {
         }
     }
 
+    @Test("a zero-filled block of a megabyte or more before a line (a crash's zeroed pages, a sparse file's hole): passed over and said, the line after it read (it was lost as a line over the limit)")
+    func longNULBlocks() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let device = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        let lines = device.split(separator: 0x0A, omittingEmptySubsequences: false)
+        let head = Array(lines[..<100].joined(separator: [0x0A])) + [0x0A], rest = Array(lines[100...].joined(separator: [0x0A]))
+        for n in [1 << 20 + 1, 3 << 20] {
+            let path = dir.appendingPathComponent("z\(n).log")
+            try Data(head + [UInt8](repeating: 0, count: n) + rest).write(to: path)
+            let r = try castscope(["analyze", "--no-color", path.path])
+            #expect(r.status == 1, "\(r.stderr)")
+            #expect(r.stderr.contains("z\(n).log:101: \(n) NUL bytes passed over (a zero-filled block in the file)"), "\(r.stderr)")
+            #expect(!r.stderr.contains("longer than"), "\(r.stderr)")
+            #expect(r.stdout.contains("209 records, 207 recognized"), "\(r.stdout)")
+        }
+        // (at the file's end: the block said as such, no line over the limit)
+        let tail = dir.appendingPathComponent("tail.log")
+        try Data(device + [UInt8](repeating: 0, count: 2 << 20)).write(to: tail)
+        let t = try castscope(["analyze", "--no-color", tail.path])
+        #expect(t.stderr.contains("\(2 << 20) NUL bytes passed over"), "\(t.stderr)")
+    }
+
     private func gzipped(_ bytes: [UInt8], _ dir: URL, _ name: String) throws -> String {
         let url = dir.appendingPathComponent(name)
         try Data(makeArchive(.gz, [("x", bytes)])).write(to: url)

@@ -65,7 +65,10 @@ public final class QuotedLinesSource: RewritingSource {
         }
         let passed = head > 0 && head < nonBlank.count && !lead(nonBlank[head]).isEmpty
         if passed { nonBlank.removeFirst(head) }
-        guard nonBlank.count >= 2 else { return (nil, false) }
+        // (one quoted line under a sentence is a block too: `More info on the bug` above
+        // `> 2017/07/25 14:11:31 [alert] … worker process 8344 exited on signal 11`,
+        // nginx-rtmp-module#1080, lost its time)
+        guard nonBlank.count >= 2 || passed && nonBlank.count == 1 && lead(nonBlank[0]).contains(UInt8(ascii: ">")) else { return (nil, false) }
         var common = Array(lead(nonBlank[0]))
         guard !common.isEmpty else { return (nil, false) }
         var sharing = 0

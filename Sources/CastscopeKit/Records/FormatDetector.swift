@@ -67,8 +67,11 @@ public struct FormatDetector {
         // "How can I solve this issue?": kaltura#168) begin with a letter, have a space and no
         // digit in their first 20 bytes: not counted against the four in five, as long as the
         // timed lines are half of all (a dump's `}` between a Go log's lines still counts).
+        // (and a Markdown list item's words after its marker, `1. SRS的日志如下(Log):`, an
+        // issue template's: two of them above four SRS lines made the file plain, times lost)
         let sentences = records.reduce(0) { n, line in
-            guard let f = line.first, isLetter(f), line.contains(0x20), !line.prefix(20).contains(where: isDigit) else { return n }
+            let text = UnsafeRawBufferPointer(rebasing: line[Self.listMarker(line)...])
+            guard let f = text.first, isLetter(f), line.contains(0x20), !text.prefix(20).contains(where: isDigit) else { return n }
             return n + 1
         }
         for i in formats.indices where formats[i].fallback {
@@ -76,6 +79,17 @@ public struct FormatDetector {
             if s > 0, s * 5 >= (records.count - sentences) * 4, s * 2 >= records.count { return (formats[i], s) }
         }
         return nil
+    }
+
+    /// The length of a Markdown list item's marker at `line`'s start (`1. `, `12) `, `- `,
+    /// `* `), 0 for none.
+    static func listMarker(_ line: UnsafeRawBufferPointer) -> Int {
+        var k = 0
+        while k < line.count, k < 3, line[k] &- 0x30 < 10 { k += 1 }
+        if k > 0 {
+            return k + 1 < line.count && (line[k] == 0x2E || line[k] == 0x29) && line[k + 1] == 0x20 ? k + 2 : 0
+        }
+        return line.count > 2 && (line[0] == 0x2D || line[0] == 0x2A) && line[1] == 0x20 ? 2 : 0
     }
 
     /// How well the best format recognizes `head`'s lines (0: none does): a paste's common

@@ -77,6 +77,15 @@ public final class LineReader {
                 let lineStart = start
                 start = nlIndex + 1
                 lineNumber += 1
+                if nlIndex - lineStart > maxLineLength, buffer[lineStart] == 0 {
+                    // (a zero-filled block before the line, longer than a line may be: `collapseNULs`)
+                    let s = collapseNULs(lineStart, nlIndex)
+                    if nlIndex - s <= maxLineLength {
+                        var lineEnd = nlIndex
+                        if lineEnd > s && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                        return UnsafeRawBufferPointer(rebasing: buffer[s..<lineEnd])
+                    }
+                }
                 if nlIndex - lineStart > maxLineLength {
                     tooLong(length: UInt64(nlIndex - lineStart))
                     scanFrom = start
@@ -86,7 +95,21 @@ public final class LineReader {
                 if lineEnd > lineStart && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
                 return UnsafeRawBufferPointer(rebasing: buffer[lineStart..<lineEnd])
             }
-            let scanned = end - start
+            var scanned = end - start
+            if scanned > maxLineLength, buffer[start] == 0 {
+                // A zero-filled block of a megabyte or more (a crash's zeroed pages, a sparse
+                // file's hole) before a line: the line after it was lost as part of one line
+                // "longer than the limit". Its NULs are passed over, one kept: the reader
+                // says the block (`takeCollapsedNULs`) and reads the line.
+                start = collapseNULs(start, end)
+                scanned = end - start
+                if scanned <= maxLineLength {
+                    let before = end - start
+                    guard try fill() else { continue }
+                    scanFrom = start + before
+                    continue
+                }
+            }
             if scanned > maxLineLength {
                 // Drop the overlong line's bytes as they stream past; keep the count.
                 lineNumber += 1
@@ -185,6 +208,25 @@ public final class LineReader {
             completeEnd = stop
         }
         return completeEnd
+    }
+
+    /// NUL bytes of the line being read passed over (`collapseNULs`), not yet said.
+    private var collapsedNULs = 0
+
+    /// Passes over the run of NUL bytes at `from` (up to `to`) but its last one; the new start.
+    private func collapseNULs(_ from: Int, _ to: Int) -> Int {
+        var k = from
+        while k < to && buffer[k] == 0 { k += 1 }
+        let keep = max(from, k - 1)
+        collapsedNULs += keep - from
+        return keep
+    }
+
+    /// The NUL bytes passed over before the line just read, which begins with the run's last
+    /// one (0 when none were); taken once.
+    public func takeCollapsedNULs() -> Int {
+        defer { collapsedNULs = 0 }
+        return collapsedNULs
     }
 
     private func tooLong(length: UInt64) {

@@ -633,7 +633,7 @@ public final class RecordReader {
             // A block of NUL bytes before the line (a page zeroed by a crash): passed over,
             // said, and the line after it read (it was lost with the block).
             let n = line.firstIndex { $0 != 0 } ?? line.count
-            damaged("\(n) NUL bytes passed over (a zero-filled block in the file)")
+            damaged("\(n + lines.takeCollapsedNULs()) NUL bytes passed over (a zero-filled block in the file)")
             guard n < line.count else { return }
             return try textLine(UnsafeRawBufferPointer(rebasing: line[n...]), sink)
         }
