@@ -104,4 +104,21 @@ struct FieldFormatsRound64Tests {
         let r = try analyze("issue.md", "More info on the bug\n\n> 2017/07/25 14:11:31 [alert] 8343#0: worker process 8344 exited on signal 11 (core dumped)\n")
         #expect(r.stdout.contains("2017-07-25T14:11:31.000000  sys  [alert] 8343#0: worker process 8344"), "\(r.stdout)")
     }
+
+    @Test("coturn's session ends behind a compose prefix (OpenVidu#552): recognized with their reason; its uptime counter `33:` is no time, so no 'times lost' note")
+    func coturnSessions() throws {
+        let log = """
+            coturn_1           | 33: session 005000000000000001: peer 192.168.1.49 lifetime updated: 300
+            coturn_1           | 33: session 004000000000000001: closed (2nd stage), user <G4VKCQ> realm <openvidu> origin <>, local 192.168.1.49:3478, remote 82.226.16.196:54414, reason: allocation timeout
+            coturn_1           | 33: session 004000000000000001: delete: realm=<openvidu>, username=<G4VKCQ>
+            coturn_1           | 66: session 007000000000000001: refreshed, realm=<openvidu>, username=<G4VKCQ>, lifetime=0
+
+            """
+        let r = try analyze("compose.log", log, ["--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        let closed = (json["unattached"] as! [[String: Any]]).filter { $0["event"] as? String == "turn.session_closed" }
+        #expect(closed.count == 1 && (closed.first?["message"] as? String)?.hasSuffix("reason: allocation timeout") == true, "\(closed)")
+        #expect(!r.stderr.contains("times lost") && !r.stdout.contains("times lost"), "\(r.stderr)")
+    }
 }

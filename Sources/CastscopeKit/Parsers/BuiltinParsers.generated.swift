@@ -2481,6 +2481,25 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("vocabulary/coturn.json", ##"""
+{
+  "name": "coturn",
+  "title": "coturn, the TURN server a WebRTC share's media may go through: its sessions' ends, with the reason (`allocation timeout`, `TCP connection closed by client (callback)`), and its usage lines' peer. Kept on the timeline, not made sessions: a TURN allocation is no broadcast",
+  "sdk": "coturn",
+  "side": "system",
+  "rules": [
+    {"event": "turn.session_closed", "match": "session {turn_session:word}: closed (2nd stage), user <{user}> realm <{realm}> origin <{origin}>, local {local:word}, remote {remote:word}, reason: {reason}"},
+    {"event": "turn.session_closed", "match": "session {turn_session:word}: closed (2nd stage), user <{user}> realm <{realm}> origin <{origin}>, local {local:word}, remote {remote:word}", "set": {"reason": "?"}},
+    {"event": "turn.socket_closed", "match": "session {turn_session:word}: TCP socket closed remotely {remote:word}"}
+  ],
+  "samples": [
+    {"message": "session 004000000000000001: closed (2nd stage), user <G4VKCQ> realm <openvidu> origin <>, local 192.168.1.49:3478, remote 82.226.16.196:54414, reason: allocation timeout", "event": "turn.session_closed", "attrs": {"turn_session": "004000000000000001", "user": "G4VKCQ", "remote": "82.226.16.196:54414", "reason": "allocation timeout"}},
+    {"message": "4612: (972152): INFO: session 000000000000000100: closed (2nd stage), user <> realm <some.domain.url> origin <>, local 10.0.0.9:3478, remote 217.30.93.52:41428, reason: allocation watchdog determined stale session state", "event": "turn.session_closed", "attrs": {"reason": "allocation watchdog determined stale session state"}},
+    {"message": "session 055000000000000001: TCP socket closed remotely 10.0.0.7:50112", "event": "turn.socket_closed", "attrs": {"remote": "10.0.0.7:50112"}},
+    {"message": "session 004000000000000001: delete: realm=<openvidu>, username=<G4VKCQ>"}
+  ]
+}
+"""##),
         ("vocabulary/haishinkit.json", ##"""
 {
   "name": "haishinkit",

@@ -298,7 +298,10 @@ extension FormatDetector {
             var line = text
             while let f = line.first, f == UInt8(ascii: "`") || f == 0x20 || f == UInt8(ascii: "[") { line = UnsafeRawBufferPointer(rebasing: line[1...]) }
             guard let base = line.baseAddress else { return false }
-            return ISODate.starts(base, line.count) || BSDDate.starts(base, line.count) || Clock.starts(base, line.count)
+            // (a clock with its minutes: coturn's uptime counter, `33: session …`, is no time,
+            // and the note sent the reader looking for a layout that would keep one)
+            return ISODate.starts(base, line.count) || BSDDate.starts(base, line.count)
+                || (Clock.starts(base, line.count) && isDigit(line[3]) && isDigit(line[4]) && line[5] == UInt8(ascii: ":"))
                 || (line.count > 10 && line[0..<4].allSatisfy(isDigit) && !isDigit(line[4]) && isDigit(line[5]) && isDigit(line[6]))
                 || dayMonthYear(line)
         }
