@@ -121,4 +121,23 @@ struct FieldFormatsRound64Tests {
         #expect(closed.count == 1 && (closed.first?["message"] as? String)?.hasSuffix("reason: allocation timeout") == true, "\(closed)")
         #expect(!r.stderr.contains("times lost") && !r.stdout.contains("times lost"), "\(r.stderr)")
     }
+
+    @Test("a journal line whose message is a JSON logger's object with its time (mediasoup#200): the file's year from that time (it was read as this year)")
+    func jsonLoggerTimeGivesTheYear() throws {
+        let log = """
+            Apr 21 03:26:41 host sfu[438]: {"level":"info","time":"2018-04-21T03:26:41Z","message":"2018-04-21T03:26:41.430Z mediasoup:Producer close()"}
+            Apr 21 03:26:42 host sfu[438]: {"level":"info","time":"2018-04-21T03:26:42Z","message":"2018-04-21T03:26:42.001Z mediasoup:Transport close()"}
+
+            """
+        let r = try castscope(["show", try write("journal.txt", log)])
+        #expect(r.stdout.contains("2018-04-21 03:26:41"), "\(r.stdout)")
+        #expect(!r.stdout.contains("2026-04-21"), "\(r.stdout)")
+    }
+
+    private func write(_ name: String, _ text: String) throws -> String {
+        let dir = try temporaryDirectory()
+        let path = dir.appendingPathComponent(name)
+        try Data(text.utf8).write(to: path)
+        return path.path
+    }
 }

@@ -45,10 +45,47 @@ enum MessageLead {
     /// `2026/03/12 10:15:04`), when it has a year: the file's reference for the lines that lack
     /// one, as a journal header is.
     static func datedTime(_ p: UnsafeRawBufferPointer) -> ParsedTime? {
+        // (a JSON logger's object, pino's or bunyan's: its time key, `{"level":"info",
+        // "time":"2018-04-21T03:26:41Z",…}` inside a journal line, mediasoup#200, was read as
+        // 2026)
+        if p.first == UInt8(ascii: "{") { return jsonTime(p) }
         guard let first = p.first, isDigit(first) || first == UInt8(ascii: "[") else { return nil }
         var t = ParsedTime()
         guard time(p, 0, into: &t) != nil, t.hasYear, t.hasDate else { return nil }
         return t
+    }
+
+    /// The dated ISO time of a JSON object's `time`, `timestamp`, `@timestamp` or `ts` key
+    /// (a string), looked for in its first 512 bytes.
+    static func jsonTime(_ p: UnsafeRawBufferPointer) -> ParsedTime? {
+        let head = UnsafeRawBufferPointer(rebasing: p[..<min(p.count, 512)])
+        for key in jsonTimeKeys {
+            var from = 0
+            while let at = find(key, in: head, from: from) {
+                from = at + 1
+                var i = at + key.count
+                while i < head.count, head[i] == 0x20 { i += 1 }
+                guard i < head.count, head[i] == UInt8(ascii: ":") else { continue }
+                i += 1
+                while i < head.count, head[i] == 0x20 { i += 1 }
+                guard i < head.count, head[i] == UInt8(ascii: "\"") else { continue }
+                var t = ParsedTime()
+                if TimeScan.iso(head, i + 1, into: &t) != nil, t.hasYear, t.hasDate { return t }
+            }
+        }
+        return nil
+    }
+
+    private static let jsonTimeKeys: [[UInt8]] = ["\"time\"", "\"timestamp\"", "\"@timestamp\"", "\"ts\""].map { Array($0.utf8) }
+
+    private static func find(_ needle: [UInt8], in hay: UnsafeRawBufferPointer, from: Int) -> Int? {
+        guard needle.count <= hay.count else { return nil }
+        var i = from
+        while i + needle.count <= hay.count {
+            if hay[i] == needle[0], (1..<needle.count).allSatisfy({ hay[i + $0] == needle[$0] }) { return i }
+            i += 1
+        }
+        return nil
     }
 
     static func time(_ p: UnsafeRawBufferPointer, _ i0: Int) -> Int? {
