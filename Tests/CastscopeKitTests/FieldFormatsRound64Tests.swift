@@ -134,6 +134,12 @@ struct FieldFormatsRound64Tests {
         #expect(!r.stdout.contains("2026-04-21"), "\(r.stdout)")
     }
 
+    @Test("docker 1.x's `logs -t`, two spaces after the time (janus-gateway#583): the shell's `Segmentation fault (core dumped)` is a death (the space left before it hid it)")
+    func dockerTwoSpaces() throws {
+        let r = try analyze("docker.log", "2016-07-21T08:39:55.000000000Z  janus started\n2016-07-21T08:39:56.366303408Z  Segmentation fault (core dumped)\n")
+        #expect(r.stdout.contains("[daemon-died]") && r.stdout.contains("Segmentation fault, core dumped"), "\(r.stdout)")
+    }
+
     private func write(_ name: String, _ text: String) throws -> String {
         let dir = try temporaryDirectory()
         let path = dir.appendingPathComponent(name)

@@ -1545,7 +1545,7 @@ enum BuiltinParsers {
   "fallback": true,
   "segments": false,
   "patterns": [
-    "{time:isoany} {message}",
+    "{time:isoany}{sp}{message}",
     "{time:isoany}: {message}",
     "[{level:word}] {time:isoany} {message}"
   ],
@@ -1585,7 +1585,7 @@ enum BuiltinParsers {
       "line": "2020-09-03 11:03:56,515  - WARN: WrtcConnection - ICE failed,  500 476334453004721340",
       "expect": {
         "time": "2020-09-03T11:03:56.515000+00:00",
-        "message": " - WARN: WrtcConnection - ICE failed,  500 476334453004721340"
+        "message": "- WARN: WrtcConnection - ICE failed,  500 476334453004721340"
       }
     }
   ]
