@@ -140,6 +140,19 @@ struct FieldFormatsRound64Tests {
         #expect(r.stdout.contains("[daemon-died]") && r.stdout.contains("Segmentation fault, core dumped"), "\(r.stdout)")
     }
 
+    @Test("HaishinKit's SRT module failing to connect (SRTHaishinKit#16, #36): failed attempts and never-connected to the SRT server (nothing recognized before)")
+    func haishinKitSRT() throws {
+        let log = """
+            2021-01-11 13:02:32.126 [Info] [com.haishinkit.SRTHaishinKit] [SRTSocket.swift:42] status > SRT Socket Connected
+            2021-01-11 13:02:35.130 [Error] [com.haishinkit.SRTHaishinKit] [SRTSocket.swift:93] connect(_:options:) > Connection setup failure: connection time out
+
+            """
+        let r = try analyze("xcode.log", log)
+        #expect(r.stdout.contains("failed-to-connect") && r.stdout.contains("never connected to the SRT server (1 attempt)"), "\(r.stdout)")
+        let untimed = try analyze("paste.log", "[Error] [com.haishinkit.SRTHaishinKit] [SRTSocket.swift:102] createConnectionException() > Connection setup failure: connection time out\n")
+        #expect(untimed.stdout.contains("never connected to the SRT server"), "\(untimed.stdout)")
+    }
+
     private func write(_ name: String, _ text: String) throws -> String {
         let dir = try temporaryDirectory()
         let path = dir.appendingPathComponent(name)

@@ -17,8 +17,10 @@ struct NeverConnectedRule: FindingRule {
         r.sessions.borrowingCompactMap { s in
             guard !s.attempts.isEmpty, !s.connected else { return nil }
             let last = s.deciding.last?.source ?? s.attempts.last!.source
+            // (HaishinKit's SRT module pushes SRT, not RTMP: SRTHaishinKit#16)
+            let srt = s.sdk == "haishinkit" && s.attempts.contains { $0.failure == "SRT connection setup failure" }
             return s.finding(kind, .error, at: s.start,
-                             "the extension never connected to \(Self.peer(sdk: s.sdk)) (\(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")): nothing was shared",
+                             "the extension never connected to \(srt ? "the SRT server" : Self.peer(sdk: s.sdk)) (\(s.attempts.count) attempt\(s.attempts.count == 1 ? "" : "s")): nothing was shared",
                              [s.attempts.first!.source, last])
         }
     }

@@ -2579,9 +2579,13 @@ enum BuiltinParsers {
     {
       "event": "socket.error",
       "match": "stateDidChange(to:) > Connection failed:{error}"
-    }
+    },
+    {"event": "socket.connect_failed", "match": "connect(_:options:) > Connection setup failure: {srt_error}", "set": {"cause_text": "SRT connection setup failure"}},
+    {"event": "socket.connect_failed", "match": "createConnectionException() > Connection setup failure: {srt_error}", "set": {"cause_text": "SRT connection setup failure"}}
   ],
   "samples": [
+    {"message": "[Error] [com.haishinkit.SRTHaishinKit] [SRTSocket.swift:93] connect(_:options:) > Connection setup failure: connection time out", "event": "socket.connect_failed", "attrs": {"srt_error": "connection time out"}},
+    {"message": "[Error] [com.haishinkit.SRTHaishinKit] [SRTSocket.swift:102] createConnectionException() > Connection setup failure: connection rejected", "event": "socket.connect_failed", "attrs": {"srt_error": "connection rejected"}},
     {
       "message": "readyState > uninitialized=>versionSent",
       "event": "socket.connect_attempt"
