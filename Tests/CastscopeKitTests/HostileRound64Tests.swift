@@ -78,6 +78,15 @@ struct HostileRound64Tests {
         // (its trailer's CRC-32 flipped: the data no longer checks, as a flipped data byte)
         var gz = makeArchive(.gz, [("x", both)])
         gz[gz.count - 8] ^= 0xFF
+        // (what follows a tar's end and holds no header is passed over unsaid, as tar does: a
+        // newline, zeros, text; a valid tar was "damaged" with these)
+        for (name, tail) in [("newline.tar", [UInt8(0x0A)]), ("zeros.tar", [UInt8](repeating: 0, count: 100)),
+                             ("text.tar", Array(String(repeating: "not a header\n", count: 300).utf8))] {
+            let path = dir.appendingPathComponent(name)
+            try Data(a + tail).write(to: path)
+            let r = try castscope(["analyze", "--no-color", path.path])
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(name): \(r.stderr)")
+        }
         for (name, bytes, status, says) in [("joined.tar", a + b, Int32(0), nil), ("zeroed.tar", zeroed, 0, nil),
                                              ("flipped.tar.gz", gz, 1, "gzip: incorrect data check")] as [(String, [UInt8], Int32, String?)] {
             let path = dir.appendingPathComponent(name)
@@ -126,6 +135,15 @@ struct HostileRound64Tests {
             #expect(!r.stderr.contains("longer than"), "\(r.stderr)")
             #expect(r.stdout.contains("209 records, 207 recognized"), "\(r.stdout)")
         }
+        // (in plain text too, each block with its own count: the plain reader kept the NULs in
+        // its record, unsaid, and a count passed over was carried to a later line's)
+        let plain = dir.appendingPathComponent("plain.txt")
+        // (after the first 4 KB: a NUL there makes plain text a binary file)
+        try Data(Array(String(repeating: "A sentence line of plain text\n", count: 300).utf8) + [UInt8](repeating: 0, count: 2 << 20) + Array("after the block\n".utf8)
+                 + [UInt8](repeating: 0, count: 10) + Array("ten NULs before this\n".utf8)).write(to: plain)
+        let p = try castscope(["show", plain.path])
+        #expect(p.stderr.contains("plain.txt:301: \(2 << 20) NUL bytes passed over") && p.stderr.contains("plain.txt:302: 10 NUL bytes passed over"), "\(p.stderr)")
+        #expect(p.stdout.contains("after the block") && !p.stdout.contains("\\x00"), "\(p.stdout.prefix(600))")
         // (at the file's end: the block said as such, no line over the limit)
         let tail = dir.appendingPathComponent("tail.log")
         try Data(device + [UInt8](repeating: 0, count: 2 << 20)).write(to: tail)

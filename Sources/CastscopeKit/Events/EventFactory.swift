@@ -193,8 +193,11 @@ public final class Interner {
     /// (matching a noise line again costs more than its key).
     private var seenOnce = [UInt64](repeating: 0, count: 4096)
     static let keptAtOnce = 1024
-    /// The longest message whose verdict is remembered (a frame line is about 100 bytes).
+    /// Messages longer than this (a frame line is about 100 bytes) are remembered while their
+    /// bytes come to `longKeptBudget` at most.
     static let longestKept = 2048
+    static let longKeptBudget = 16 << 20
+    private var longKept = 0
     /// The matcher's captures, kept from message to message (`EventMatcher.match(…scratch:)`).
     var scratch = PatternMatch(slots: 0)
 
@@ -257,9 +260,11 @@ public final class Interner {
         case .folded: return nil
         }
         let message = hit == nil ? nil : Event.text(bytes)
-        // (a long message is not remembered: the table keeps its bytes as the key, and 1,000
-        // recognized lines of a megabyte each held a gigabyte there; such lines do not repeat)
-        guard verdicts.count < capacity, bytes.count <= Self.longestKept else { return (hit, message, -1) }
+        // (long messages are remembered up to a budget of their bytes: the table keeps them as
+        // its keys, and 1,000 recognized lines of a megabyte each held a gigabyte there; a
+        // long NSError repeated by a retry storm is still made once)
+        guard verdicts.count < capacity, bytes.count <= Self.longestKept || longKept + bytes.count <= Self.longKeptBudget
+        else { return (hit, message, -1) }
         if hit != nil, verdicts.count >= Self.keptAtOnce {
             let slot = Int(truncatingIfNeeded: key) & (seenOnce.count - 1)
             guard seenOnce[slot] == key else {
@@ -268,6 +273,7 @@ public final class Interner {
             }
         }
         verdicts.insert(bytes, key, (category.map { Array($0) }, hit, message))
+        if bytes.count > Self.longestKept { longKept += bytes.count }
         return (hit, message, verdicts.count - 1)
     }
 

@@ -36,6 +36,9 @@ enum MessageLead {
         if let t = rec.time, t.hasYear, t.hasDate, t.offset != nil { return t }
         if let header { return header }
         guard let outer = rec.time, var inner = rec.withBytes(.message, { datedTime($0) }) ?? nil else { return nil }
+        // (only a time of the line's own day, a zone either way: a JSON object's time of
+        // something else, a job's, gave every line its year)
+        if outer.hasDate, abs(daysFromCivil(2000, inner.month, inner.day) - daysFromCivil(2000, outer.month, outer.day)) > 1 { return nil }
         if abs(inner.secondOfDay - outer.secondOfDay) > 1 { inner.offset = nil }
         return inner
     }
@@ -55,38 +58,60 @@ enum MessageLead {
         return t
     }
 
-    /// The dated ISO time of a JSON object's `time`, `timestamp`, `@timestamp` or `ts` key
-    /// (a string), looked for in its first 512 bytes.
+    /// The dated ISO time of a JSON object's own `time`, `timestamp`, `@timestamp` or `ts` key
+    /// (a string; not a key of an object inside it), looked for in its first 512 bytes.
     static func jsonTime(_ p: UnsafeRawBufferPointer) -> ParsedTime? {
-        let head = UnsafeRawBufferPointer(rebasing: p[..<min(p.count, 512)])
-        for key in jsonTimeKeys {
-            var from = 0
-            while let at = find(key, in: head, from: from) {
-                from = at + 1
-                var i = at + key.count
-                while i < head.count, head[i] == 0x20 { i += 1 }
-                guard i < head.count, head[i] == UInt8(ascii: ":") else { continue }
+        let n = min(p.count, 512)
+        var depth = 0, inString = false, escaped = false, expectingKey = false
+        var keyStart = -1
+        var i = 0
+        while i < n {
+            let c = p[i]
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if c == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if c == UInt8(ascii: "\"") {
+                    inString = false
+                    if keyStart >= 0 {
+                        let key = UnsafeRawBufferPointer(rebasing: p[keyStart..<i])
+                        keyStart = -1
+                        expectingKey = false
+                        if jsonTimeKeys.contains(where: { $0.elementsEqual(key) }) {
+                            var j = i + 1
+                            while j < n, p[j] == 0x20 { j += 1 }
+                            guard j < n, p[j] == UInt8(ascii: ":") else { i += 1; continue }
+                            j += 1
+                            while j < n, p[j] == 0x20 { j += 1 }
+                            guard j < n, p[j] == UInt8(ascii: "\"") else { i += 1; continue }
+                            var t = ParsedTime()
+                            if TimeScan.iso(UnsafeRawBufferPointer(rebasing: p[..<n]), j + 1, into: &t) != nil, t.hasYear, t.hasDate { return t }
+                        }
+                    }
+                }
                 i += 1
-                while i < head.count, head[i] == 0x20 { i += 1 }
-                guard i < head.count, head[i] == UInt8(ascii: "\"") else { continue }
-                var t = ParsedTime()
-                if TimeScan.iso(head, i + 1, into: &t) != nil, t.hasYear, t.hasDate { return t }
+                continue
             }
-        }
-        return nil
-    }
-
-    private static let jsonTimeKeys: [[UInt8]] = ["\"time\"", "\"timestamp\"", "\"@timestamp\"", "\"ts\""].map { Array($0.utf8) }
-
-    private static func find(_ needle: [UInt8], in hay: UnsafeRawBufferPointer, from: Int) -> Int? {
-        guard needle.count <= hay.count else { return nil }
-        var i = from
-        while i + needle.count <= hay.count {
-            if hay[i] == needle[0], (1..<needle.count).allSatisfy({ hay[i + $0] == needle[$0] }) { return i }
+            switch c {
+            case UInt8(ascii: "\""):
+                inString = true
+                if depth == 1 && expectingKey { keyStart = i + 1 }
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                expectingKey = depth == 1 && c == UInt8(ascii: "{")
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: ","):
+                if depth == 1 { expectingKey = true }
+            default: break
+            }
             i += 1
         }
         return nil
     }
+
+    private static let jsonTimeKeys: [[UInt8]] = ["time", "timestamp", "@timestamp", "ts"].map { Array($0.utf8) }
 
     static func time(_ p: UnsafeRawBufferPointer, _ i0: Int) -> Int? {
         var t = ParsedTime()

@@ -222,7 +222,7 @@ public enum Findings {
         var orphans: (at: Int, positions: [Int32])?
         for (at, rule) in rules.enumerated() {
             if at == orphanRelayRuleAt {
-                orphans = (found.count, report.relaySessions.orphanIndices)
+                orphans = (found.count, report.relaySessions.orphanFindingIndices)
                 continue
             }
             let more = rule.findings(report, t)

@@ -9,7 +9,7 @@ struct OrphanRelaySessionRule: FindingRule {
     var kind: String { Self.kind }
 
     func findings(_ r: AnalysisReport, _ t: Thresholds) -> [Finding] {
-        r.relaySessions.orphans.map(Self.finding)
+        r.relaySessions.orphanFindingIndices.map { Self.finding(r.relaySessions[Int($0)]) }
     }
 
     /// Its finding on `rs`.

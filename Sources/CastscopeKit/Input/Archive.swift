@@ -109,12 +109,6 @@ final class ArchiveReader {
             _ = lib.supportFormatTar(a)
             _ = lib.supportFormatGnutar(a)
             _ = lib.supportFormatZip(a)
-            // Zero blocks end a tar, but not its file: two tars joined (`cat a.tar b.tar`, a
-            // bundle appended to with `tar czf - x >> bundle.tgz`) or a zeroed sector between
-            // two members lost every member after them without a word, and a `.tar.gz`'s
-            // gzip trailer was never read, its CRC never checked (a flipped byte went unsaid).
-            // Read on to the end, as `tar -i` does; what follows that is no header is damage.
-            _ = lib.readSetOptions?(a, "tar:read_concatenated_archives")
         }
         return a
     }
@@ -129,23 +123,56 @@ final class ArchiveReader {
     /// a cut, the source's own error).
     private func resync(_ why: String) throws -> Resync {
         let old = box.takeUnretainedValue()
-        guard compressed == nil, old.error == nil, !(old.ended && Self.saysTruncated(why)), resyncs < Self.maxResyncs,
-            let format = lib.format, format(handle) & 0x7FFF_0000 == LibArchive.formatTar,
-            let filters = lib.filterCount, filters(handle) == 1
+        guard compressed == nil, old.error == nil, !(old.ended && Self.saysTruncated(why)), resyncs < Self.maxResyncs, readsTarAsItComes
         else { return .cannot }
         resyncs += 1
         guard let header = headerAt else { return .cannot }
-        // The bytes after the header that libarchive took but did not use are the last
-        // read's, still in the box's buffer; the rest is the source's.
+        let next = try scanForHeader(from: header + 512)
+        let number = resyncs
+        if number <= 32 {
+            let more = number == 32 ? " (more damaged headers in this archive are not named)" : ""
+            onDamagedHeader?(InputError(path: path, offset: header,
+                                        "damaged member header (\(why)): \(next.map { "read on from the next member header, at byte \($0.at)" } ?? "no member header follows it")\(more)"))
+        }
+        guard let next else { return .ended }
+        return open(at: next.at, next.bytes)
+    }
+
+    /// After the tar's end-of-archive block: the rest of the file is read, as `tar -i` does,
+    /// for a header after it (two tars joined, `cat a.tar b.tar`, a bundle appended to with
+    /// `tar czf - x >> bundle.tgz`; a zeroed block between two members), whose members were
+    /// lost without a word. Nothing is said of what follows the end if it holds no header
+    /// (a tar padded to its record, a newline, junk). Reading to the end also reads a
+    /// `.tar.gz`'s gzip trailer, so that its CRC is checked (a flipped byte went unsaid).
+    private func readOnAfterEnd() throws -> Resync {
+        guard compressed == nil, box.takeUnretainedValue().error == nil, resyncs < Self.maxResyncs, readsTarAsItComes,
+            let bytes = lib.filterBytes, case let position = bytes(handle, 0), position >= 0
+        else { return .cannot }
+        resyncs += 1
+        guard let next = try scanForHeader(from: base + UInt64(position)) else { return .ended }
+        return open(at: next.at, next.bytes)
+    }
+
+    /// The handle reads a tar as libarchive takes it from the source (no filter of its own),
+    /// so that its bytes are the source's.
+    private var readsTarAsItComes: Bool {
+        guard let format = lib.format, format(handle) & 0x7FFF_0000 == LibArchive.formatTar, let filters = lib.filterCount else { return false }
+        return filters(handle) == 1
+    }
+
+    /// The first 512-byte block at or after `from` (rounded up to a block) that is a tar header,
+    /// and the bytes from it that were read; nil at the source's end. The bytes after what
+    /// libarchive used are the last read's, still in the box's buffer; the rest is the source's.
+    private func scanForHeader(from: UInt64) throws -> (at: UInt64, bytes: [UInt8])? {
+        let old = box.takeUnretainedValue()
         let inBuffer = old.consumed - UInt64(old.lastCount)
-        var at = max(header + 512, inBuffer)
+        var at = max(from, inBuffer)
         at += (512 - at % 512) % 512
         var pending: [UInt8] = at < old.consumed
             ? Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(old.buffer)[Int(at - inBuffer)..<old.lastCount]))
             : []
         var cursor = 0
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        var found = false
         while true {
             while pending.count - cursor < 512 {
                 let n = try chunk.withUnsafeMutableBytes { try old.source.read(into: $0) }
@@ -156,22 +183,20 @@ final class ArchiveReader {
                 }
                 pending.append(contentsOf: chunk[..<n])
             }
-            guard pending.count - cursor >= 512 else { break }
+            guard pending.count - cursor >= 512 else { return nil }
             if pending.withUnsafeBytes({ Self.isTarHeader(UnsafeRawBufferPointer(rebasing: $0[cursor..<cursor + 512])) }) {
-                found = true
-                break
+                return (at, Array(pending[cursor...]))
             }
             cursor += 512
             at += 512
         }
-        let number = resyncs
-        if number <= 32 {
-            let more = number == 32 ? " (more damaged headers in this archive are not named)" : ""
-            onDamagedHeader?(InputError(path: path, offset: header,
-                                        "damaged member header (\(why)): \(found ? "read on from the next member header, at byte \(at)" : "no member header follows it")\(more)"))
-        }
-        guard found else { return .ended }
-        let source = PrefixedSource(prefix: Array(pending[cursor...]), rest: old.source)
+    }
+
+    /// A new handle in place of the old one, reading from `bytes` (at `at` in the archive) and
+    /// then the rest of the source.
+    private func open(at: UInt64, _ bytes: [UInt8]) -> Resync {
+        let old = box.takeUnretainedValue()
+        let source = PrefixedSource(prefix: bytes, rest: old.source)
         guard let a = Self.newHandle(lib, compressed: nil) else { return .cannot }
         let next = Unmanaged.passRetained(CallbackBox(source: source, consumed: at))
         let rc = LibArchive.withUTF8Names { lib.readOpen(a, next.toOpaque(), nil, archiveReadCallback, nil) }
@@ -214,7 +239,17 @@ final class ArchiveReader {
             value = value * 8 + Int(b - 0x30)
             digits += 1
         }
-        return digits > 0 && (value == unsigned || value == signed)
+        guard digits > 0, value == unsigned || value == signed else { return false }
+        // (and one libarchive reads: ustar's magic, or an old tar's type and octal mode; a
+        // block that only sums right was read on from, and libarchive refused it)
+        if block[257] == UInt8(ascii: "u"), block[258] == UInt8(ascii: "s"), block[259] == UInt8(ascii: "t"),
+            block[260] == UInt8(ascii: "a"), block[261] == UInt8(ascii: "r")
+        {
+            return true
+        }
+        let type = block[156]
+        guard type == 0 || (0x30...0x37).contains(type) else { return false }
+        return (100..<107).allSatisfy { block[$0] == 0x20 || block[$0] == 0 || (0x30...0x37).contains(block[$0]) }
     }
 
     static func message(_ lib: LibArchive, _ a: OpaquePointer) -> String {
@@ -329,7 +364,12 @@ final class ArchiveReader {
         }
         let failed = memberFailed
         memberFailed = nil
-        if rc == LibArchive.eof { return nil }
+        // (zero blocks end a tar, not its file: `readOnAfterEnd`)
+        while rc == LibArchive.eof {
+            guard case .resumed = try readOnAfterEnd() else { return nil }
+            rc = readHeader(&entry)
+            while rc == LibArchive.retry { rc = readHeader(&entry) }
+        }
         if rc < LibArchive.warn || entry == nil {
             // The member before was cut where the source ended, or by the source's own error,
             // and said so with the byte: that is the one error (a cut .tar.gz said it twice

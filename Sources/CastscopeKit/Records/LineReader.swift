@@ -68,6 +68,8 @@ public final class LineReader {
 
     /// The next line without its terminator, or nil at the end of the stream.
     public func nextLine() throws -> UnsafeRawBufferPointer? {
+        // (NULs passed over before the last line and not taken are that line's, not this one's)
+        collapsedNULs = 0
         var scanFrom = start
         while true {
             if scanFrom < end,
@@ -87,7 +89,7 @@ public final class LineReader {
                     }
                 }
                 if nlIndex - lineStart > maxLineLength {
-                    tooLong(length: UInt64(nlIndex - lineStart))
+                    tooLong(length: UInt64(nlIndex - lineStart + takeCollapsedNULs()))
                     scanFrom = start
                     continue
                 }
@@ -128,7 +130,7 @@ public final class LineReader {
                     }
                     length += UInt64(end)
                 }
-                tooLong(length: length)
+                tooLong(length: length + UInt64(takeCollapsedNULs()))
                 scanFrom = start
                 continue
             }

@@ -361,6 +361,16 @@ public final class RecordReader {
                 continue
             }
             checkUTF8(line)
+            if line.first == 0 {
+                // A block of NUL bytes before the line (a page zeroed by a crash, a sparse
+                // file's hole): passed over and said, in every format, before the line is
+                // looked at (plain text kept them in its record, and a line no rule wants
+                // after them was passed over with them unsaid).
+                let n = line.firstIndex { $0 != 0 } ?? line.count
+                damaged("\(n + lines.takeCollapsedNULs()) NUL bytes passed over (a zero-filled block in the file)")
+                guard n < line.count else { continue }
+                line = UnsafeRawBufferPointer(rebasing: line[n...])
+            }
             // A paste's code span or fence around the log's text comes off (`CodeMarks`).
             if CodeMarks.marked(line) { line = CodeMarks.unmarked(line, spanOpen: &codeSpanOpen, first: stats.records == 0 && !hasPending) }
             // A line the skimmer stopped at for an anchor is not scanned for one again.

@@ -118,6 +118,13 @@ public struct RelaySession: Sendable {
         return "its \(closed != nil ? "closed" : "last") line is timed \(Fmt.duration(s - e)) before its "
             + "\(accepted != nil ? "accepted" : "first") line (the relay's clock set back, or two hosts' lines under one id): no duration"
     }
+    /// The streaming server that logged it (`ingest-servers`: mediamtx, nginx-rtmp, SRS), nil
+    /// for the relay's own lines. Not written with a spilled session's record.
+    public var server: String?
+    /// A streaming server's connection known only by its close: a player's or a reader's as
+    /// often as a publisher's begun before the log.
+    var isServerCloseOnly: Bool { server != nil && accepted == nil }
+
     /// How it ended, for the orphans' list: `lasted 1.0 s, closed: disconnect` (a server's
     /// connection with no device session is told by its end: mediamtx's `i/o timeout`).
     public var endText: String? {
@@ -143,6 +150,7 @@ public struct RelaySession: Sendable {
     /// Takes what `e`, its next line in time order, says of the session (not the line itself).
     mutating func take(_ e: Event) {
         if host == nil { host = e.attr("host") }
+        if server == nil { server = e.attr("server") }
         switch e.kind {
         case "relay.accepted":
             accepted = accepted ?? e.time
@@ -152,6 +160,8 @@ public struct RelaySession: Sendable {
         case "relay.error": errors.append(e)
         case "relay.closed":
             closed = e.time
+            // (a streaming server's close names the client: nginx-rtmp's `client: 10.0.0.5`)
+            if peer == nil { peer = e.attr("peer") }
             reason = e.attr("reason")
             frames = Int(e.attr("frames") ?? "").flatMap { $0 >= 0 ? $0 : nil }
         default: break

@@ -24,6 +24,8 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
 
         static let none = Int64.min
         static let startIsAccepted: UInt8 = 1, endIsClosed: UInt8 = 2, hasAcceptedSource: UInt8 = 4, hasClosedSource: UInt8 = 8
+        /// `RelaySession.isServerCloseOnly`.
+        static let serverCloseOnly: UInt8 = 16
 
         init(_ r: RelaySession, record: EventSpill.Chunk, key: RelayStage.Key, lines: Int) {
             offset = record.offset
@@ -34,6 +36,7 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
             self.lines = Int32(clamping: lines)
             flags = (r.accepted != nil ? Self.startIsAccepted : 0) | (r.closed != nil ? Self.endIsClosed : 0)
                 | (r.acceptedSource != nil ? Self.hasAcceptedSource : 0) | (r.closedSource != nil ? Self.hasClosedSource : 0)
+                | (r.isServerCloseOnly ? Self.serverCloseOnly : 0)
         }
 
         var key: RelayStage.Key { RelayStage.Key(time: keyTime, file: Int(keyFile), order: Int(keyOrder)) }
@@ -98,6 +101,17 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
     /// The positions of the sessions joined to no device session, in order (4 bytes each: the
     /// orphan findings' run keeps them).
     public var orphanIndices: [Int32] { indices.compactMap { isJoined($0) ? nil : Int32($0) } }
+
+    /// The orphans that are findings: not a streaming server's connection known only by its
+    /// close (a player's, a reader's: mediamtx and nginx-rtmp close them with a publisher's
+    /// words; one publish and one viewer made four warnings). They are still listed.
+    public var orphanFindingIndices: [Int32] {
+        indices.compactMap { i in
+            guard !isJoined(i) else { return nil }
+            let quiet = spill == nil ? held[i].isServerCloseOnly : entries[i].flags & Entry.serverCloseOnly != 0
+            return quiet ? nil : Int32(i)
+        }
+    }
 
     /// The sessions joined to no device session, read back one at a time.
     public var orphans: LazyMapSequence<[Int32], RelaySession> { orphanIndices.lazy.map { self[Int($0)] } }
