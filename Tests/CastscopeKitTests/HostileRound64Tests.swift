@@ -151,6 +151,28 @@ struct HostileRound64Tests {
         #expect(t.stderr.contains("\(2 << 20) NUL bytes passed over"), "\(t.stderr)")
     }
 
+    @Test("a tar or zip cut inside a member's header: said as the cut it is, with the byte and what was read (it was \"damaged archive: Truncated tar archive\")")
+    func cutInsideAHeader() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let device = try [UInt8](Data(contentsOf: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt")))
+        for kind in [ArchiveKind.tar, .zip] {
+            let whole = makeArchive(kind, [("a.log", device), ("b.log", [UInt8]("short\n".utf8))])
+            // (the second member's header, cut after 20 of its bytes)
+            let name = Array("b.log".utf8)
+            var at = 0
+            while at + name.count <= whole.count, !whole[at..<at + name.count].elementsEqual(name) { at += 1 }
+            let headerStart = kind == .tar ? at : at - 30
+            let cut = Array(whole[..<(headerStart + 20)])
+            let path = dir.appendingPathComponent(kind == .tar ? "cut.tar" : "cut.zip")
+            try Data(cut).write(to: path)
+            let r = try castscope(["analyze", "--no-color", path.path])
+            #expect(r.status == 1, "\(r.stderr)")
+            #expect(r.stderr.contains("at byte \(cut.count): cut short: the archive ends inside the header of its member 2: the member before it was read"), "\(kind): \(r.stderr)")
+            #expect(r.stdout.contains("a.log"), "\(r.stdout)")
+        }
+    }
+
     private func gzipped(_ bytes: [UInt8], _ dir: URL, _ name: String) throws -> String {
         let url = dir.appendingPathComponent(name)
         try Data(makeArchive(.gz, [("x", bytes)])).write(to: url)

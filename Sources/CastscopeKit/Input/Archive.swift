@@ -387,6 +387,12 @@ final class ArchiveReader {
                 throw InputError(path: path, offset: box.consumed,
                                  "the archive ends after member \(headers), where another member or its directory should follow (cut short?): the members before were read")
             }
+            // (cut inside a member's header: "damaged archive: Truncated tar archive" named
+            // neither the cut nor what was kept)
+            if box.error == nil, box.ended, Self.saysTruncated(Self.message(lib, handle)) {
+                throw InputError(path: path, offset: box.consumed,
+                                 "cut short: the archive ends inside the header of its member \(headers + 1)\(headers == 1 ? ": the member before it was read" : headers > 1 ? ": the \(headers) members before it were read" : "")")
+            }
             throw box.error
                 ?? InputError(path: path, "damaged archive: \(Self.message(lib, handle))")
         }
