@@ -173,6 +173,60 @@ struct HostileRound64Tests {
         }
     }
 
+    /// A log archive of the reference tracev3 files (`Special/…0f85`, `Persist/…0030`) and timesync.
+    static func logArchive(_ at: URL) throws {
+        let fm = FileManager.default
+        let unified = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/unified-logging")
+        for sub in ["Special", "Persist"] { try fm.createDirectory(at: at.appendingPathComponent(sub), withIntermediateDirectories: true) }
+        try fm.copyItem(at: unified.appendingPathComponent("timesync"), to: at.appendingPathComponent("timesync"))
+        try fm.copyItem(at: unified.appendingPathComponent("0000000000000f85.tracev3"), to: at.appendingPathComponent("Special/0000000000000f85.tracev3"))
+        try fm.copyItem(at: unified.appendingPathComponent("0000000000000030.tracev3"), to: at.appendingPathComponent("Persist/0000000000000030.tracev3"))
+    }
+
+    static func patch(_ file: URL, at offset: Int, _ value: UInt32) throws {
+        var d = try [UInt8](Data(contentsOf: file))
+        for k in 0..<4 { d[offset + k] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(k))) }
+        try Data(d).write(to: file)
+    }
+
+    static func records(_ r: RunResult) -> Int { r.stdout.split(separator: "\n").count }
+
+    @Test("a tracev3 chunk whose tag is damaged, a header timebase of no clock, a tracev3 reached twice, a log put in the archive's folder: each said or read (chunks lost, times wrong, entries doubled, the log passed over, all without a word)")
+    func appleArchiveDamage() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = dir.appendingPathComponent("good.logarchive")
+        try Self.logArchive(good)
+        let whole = try castscope(["show", "--style", "ndjson", good.path])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        // The third chunkset's tag (0x600d at byte 19136) with one bit flipped.
+        let tag = dir.appendingPathComponent("tag.logarchive")
+        try Self.logArchive(tag)
+        let special = tag.appendingPathComponent("Special/0000000000000f85.tracev3")
+        #expect(try [UInt8](Data(contentsOf: special))[19136] == 0x0D)
+        try Self.patch(special, at: 19136, 0x600F)
+        let t = try castscope(["show", "--style", "ndjson", tag.path])
+        #expect(t.status == 1 && t.stderr.contains("0000000000000f85.tracev3: at byte 19136: chunk of unknown tag 0x600f"), "\(t.stderr)")
+        #expect(Self.records(t) < Self.records(whole))
+        // The header's timebase numerator zeroed.
+        let clock = dir.appendingPathComponent("clock.logarchive")
+        try Self.logArchive(clock)
+        try Self.patch(clock.appendingPathComponent("Special/0000000000000f85.tracev3"), at: 16, 0)
+        let c = try castscope(["show", "--style", "ndjson", clock.path])
+        #expect(c.stderr.contains("at byte 16: the header's timebase 0/3 is no clock's"), "\(c.stderr)")
+        // A tracev3 linked in twice, and a text log beside the parts.
+        let twice = dir.appendingPathComponent("twice.logarchive")
+        try Self.logArchive(twice)
+        try FileManager.default.createSymbolicLink(at: twice.appendingPathComponent("Persist/0000000000000031.tracev3"),
+                                                   withDestinationURL: twice.appendingPathComponent("Persist/0000000000000030.tracev3"))
+        let w = try castscope(["show", "--style", "ndjson", twice.path])
+        #expect(Self.records(w) == Self.records(whole), "\(Self.records(w)) of \(Self.records(whole))")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("samples/stopped-10001/device-syslog.txt"),
+                                         to: twice.appendingPathComponent("device-syslog.txt"))
+        let a = try castscope(["analyze", "--no-color", twice.path])
+        #expect(a.stdout.contains("twice.logarchive/device-syslog.txt") && a.stdout.contains("stopped-by-host"), "\(a.stdout.suffix(800))")
+    }
+
     private func gzipped(_ bytes: [UInt8], _ dir: URL, _ name: String) throws -> String {
         let url = dir.appendingPathComponent(name)
         try Data(makeArchive(.gz, [("x", bytes)])).write(to: url)

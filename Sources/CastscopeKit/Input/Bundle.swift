@@ -309,6 +309,13 @@ public struct BundleWalker {
         if (st.st_mode & S_IFMT) == S_IFDIR {
             if let logArchive, isLogArchiveFolder(path) {
                 logArchive(display, path)
+                // The files a ticket's bundle put in the archive's folder beside its parts (a
+                // console copy, an `.ips`, a text log) are read as any file (they were passed
+                // over without a word: a jetsam kill's session was lost so).
+                for name in logArchiveStrays(path) {
+                    walkPath(path + "/" + name, display: (display.hasSuffix("/") ? display : display + "/") + Sanitize.line(name),
+                             walk: &walk, tally: tally)
+                }
                 return
             }
             let key = (UInt64(st.st_dev), UInt64(st.st_ino))

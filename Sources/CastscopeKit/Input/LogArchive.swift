@@ -116,11 +116,29 @@ struct LogArchiveSpill {
     }
 }
 
+/// The files at a log archive folder's top that are none of its parts (its `Info.plist`,
+/// `version.plist`, a live `logdata.LiveData.tracev3`, its folders), sorted: a text log or an
+/// `.ips` a bundle put there.
+func logArchiveStrays(_ root: String) -> [String] {
+    guard let d = opendir(root) else { return [] }
+    var out: [String] = []
+    while let ent = readdir(d) {
+        let name = withUnsafeBytes(of: ent.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+        if name.hasPrefix(".") || name.hasSuffix(".plist") || name.hasSuffix(".tracev3") || name.hasSuffix(".timesync") { continue }
+        var st = stat()
+        guard stat(root + "/" + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+        out.append(name)
+    }
+    closedir(d)
+    return out.sorted()
+}
+
 /// The tracev3 files under a folder, sorted by path.
 func tracev3Files(under root: String, unreadable: (_ folder: String, _ why: String) -> Void = { _, _ in }) -> [String] {
     var out: [String] = []
     // (folders by device and inode: a symlinked `Persist` is followed, a loop is not)
     var seen = Set<[UInt64]>()
+    var files = Set<[UInt64]>()
     func walk(_ dir: String, depth: Int) {
         guard depth < 6 else { return }
         var st = stat()
@@ -147,7 +165,15 @@ func tracev3Files(under root: String, unreadable: (_ folder: String, _ why: Stri
                 var target = stat()
                 isDir = stat(p, &target) == 0 && (target.st_mode & S_IFMT) == S_IFDIR
             }
-            if isDir { walk(p, depth: depth + 1) } else if name.hasSuffix(".tracev3") { out.append(p) }
+            if isDir {
+                walk(p, depth: depth + 1)
+            } else if name.hasSuffix(".tracev3") {
+                // (one file reached twice, through a link or a hard link: read once; its every
+                // entry was read twice)
+                var st = stat()
+                if stat(p, &st) == 0, !files.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted { continue }
+                out.append(p)
+            }
         }
     }
     walk(root, depth: 0)

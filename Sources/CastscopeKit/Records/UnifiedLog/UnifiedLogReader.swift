@@ -233,6 +233,17 @@ public final class UnifiedLogReader: @unchecked Sendable {
         if !state.clock.fromTimesync, !ULTimesync.plausible(state.clock.baseWall), summary.rendered > 0, (part?.range.lowerBound ?? 0) == 0 {
             summary.problems.append(TraceV3Problem(0, "the header's wall clock is \(state.clock.baseWall == 0 ? "zero" : "no clock's (\(state.clock.baseWall) ns from 1970)") and no timesync boot matches the file: its entries' times are wrong"))
         }
+        // (and one whose timebase or microseconds are no clock's: a zero numerator squeezed two
+        // days into 24 minutes, 2^32 − 1 spread them from 1837 to 2215, without a word)
+        if !state.clock.fromTimesync, summary.rendered > 0, (part?.range.lowerBound ?? 0) == 0 {
+            let h = reader.header
+            let (n, d) = (UInt64(h.timebaseNumer), UInt64(h.timebaseDenom))
+            if n == 0 || d == 0 || n > 1000 * d || d > 1000 * n {
+                summary.problems.append(TraceV3Problem(16, "the header's timebase \(n)/\(d) is no clock's (Apple's are 1/1 and 125/3) and no timesync boot matches the file: its entries' times are wrong"))
+            } else if h.wallMicros >= 1_000_000 {
+                summary.problems.append(TraceV3Problem(36, "the header's wall clock has \(h.wallMicros) microseconds (no clock's) and no timesync boot matches the file: its entries' times are off"))
+            }
+        }
         summary.header = reader.header
         summary.pending = reader.pending
         summary.oversize = reader.oversizeChunks
