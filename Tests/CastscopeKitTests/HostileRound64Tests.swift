@@ -233,3 +233,70 @@ struct HostileRound64Tests {
         return url.path
     }
 }
+
+/// `tail`'s cursor after a journal was rolled back, and with other matches (session 64).
+@Suite("hostile round 64: tail's saved cursor", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: journalRemote), "needs systemd-journal-remote (make test installs it)"))
+struct HostileRound64TailTests {
+    static let binary = packageRoot.appendingPathComponent(".build/debug/castscope").path
+
+    /// Export text of relay entries `from..<from + n` (session k: accepted then closed), k
+    /// seconds after a base, and worker heartbeats between when `others`.
+    static func entries(_ from: Int, _ n: Int, others: Bool = false) -> Data {
+        let t0: Int64 = 1_773_306_904_000_000
+        var text = ""
+        for k in from..<(from + n) {
+            let t = t0 + Int64(k) * 1_000_000
+            let sid = String(format: "%08x-1b7e-4f0e-9a51-2f1d3c4b5a69", k)
+            for (dt, msg) in [(0, "session \(sid) accepted peer=iPhone14,2 room=r"), (500_000, "session \(sid) closed reason=peer-eof frames=10 duration=0.5s")] {
+                text += "__REALTIME_TIMESTAMP=\(t + Int64(dt))\n_PID=811\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=broadcast-relay\nMESSAGE=\(msg)\n\n"
+            }
+            if others { text += "__REALTIME_TIMESTAMP=\(t + 700_000)\n_PID=812\n_HOSTNAME=relay1\nSYSLOG_IDENTIFIER=other\nMESSAGE=worker heartbeat \(k)\n\n" }
+        }
+        return Data(text.utf8)
+    }
+
+    static func tail(_ args: [String]) throws -> (out: String, err: String) {
+        let out = try temporaryDirectory().appendingPathComponent("out")
+        defer { try? FileManager.default.removeItem(at: out.deletingLastPathComponent()) }
+        let r = try runShell("out=$1; shift; exec timeout 5 \"$0\" tail \"$@\" < /dev/null > \"$out\"", [binary, out.path] + args)
+        return ((try? String(contentsOf: out, encoding: .utf8)) ?? "", r.stderr)
+    }
+
+    static func relayLines(_ out: String) -> Int { out.split(separator: "\n").filter { $0.contains("\"type\":\"relay\"") }.count }
+
+    @Test("a journal rolled back to an older copy and written again: the entries written since are followed, the gap said (none were shown: 'resuming after the saved cursor')")
+    func rolledBack() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = dir.appendingPathComponent("rb.journal"), snapshot = dir.appendingPathComponent("snap.journal")
+        let cursor = dir.appendingPathComponent("cur").path
+        try makeJournal(Self.entries(0, 250), at: journal)
+        try FileManager.default.copyItem(at: journal, to: snapshot)
+        try makeJournal(Self.entries(250, 250), at: journal)
+        _ = try Self.tail(["--file", journal.path, "--from-start", "--cursor-file", cursor, "--json"])
+        #expect(FileManager.default.fileExists(atPath: cursor))
+        try FileManager.default.removeItem(at: journal)
+        try FileManager.default.copyItem(at: snapshot, to: journal)
+        try makeJournal(Self.entries(1000, 30), at: journal)
+        let r = try Self.tail(["--file", journal.path, "--cursor-file", cursor, "--json"])
+        #expect(Self.relayLines(r.out) == 60, "\(r.err)")
+        #expect(r.err.contains("the saved cursor's entry is not in this journal (rolled back to an older copy"), "\(r.err)")
+    }
+
+    @Test("a cursor saved on an entry another run's matches took, followed with other matches: resumed after it, no gap said (two false gaps)")
+    func otherMatches() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = dir.appendingPathComponent("two.journal")
+        let cursor = dir.appendingPathComponent("cur").path
+        try makeJournal(Self.entries(0, 20, others: true), at: journal)
+        _ = try Self.tail(["--file", journal.path, "--from-start", "--cursor-file", cursor, "--json", "-t", "other"])
+        let quiet = try Self.tail(["--file", journal.path, "--cursor-file", cursor, "--json", "-t", "broadcast-relay"])
+        #expect(!quiet.err.contains("cursor is ahead") && !quiet.err.contains("not in this journal") && !quiet.out.contains("\"type\":\"gap\""), "\(quiet.err)")
+        try makeJournal(Self.entries(20, 10, others: true), at: journal)
+        let more = try Self.tail(["--file", journal.path, "--cursor-file", cursor, "--json", "-t", "broadcast-relay"])
+        #expect(!more.err.contains("not in this journal") && !more.out.contains("\"type\":\"gap\""), "\(more.err)")
+        #expect(Self.relayLines(more.out) == 20, "\(more.err)")
+    }
+}

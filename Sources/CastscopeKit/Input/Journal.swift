@@ -96,6 +96,12 @@ public final class Journal {
         if rc < 0 { throw JournalError("sd_journal_add_match(\(match))", rc) }
     }
 
+    /// Drops every match (`addMatch`): the whole journal again.
+    public func flushMatches() {
+        checkThread()
+        sd_journal_flush_matches(handle)
+    }
+
     public func next() throws -> Bool {
         checkThread()
         let rc = sd_journal_next(handle)

@@ -175,8 +175,23 @@ public struct JournalCursorFollower {
                 // (a hand-edited or damaged cursor: the cursor file is named, not the journal)
                 throw InputError(path: cursorFile ?? "cursor", "not a cursor this journal can seek to (\(error)): fix it, or pass --cursor-reset")
             }
+            // With matches (`-u`, `-t`, `--match`), whether the cursor's entry is in the journal
+            // at all, matching or not: one saved on an entry the matches now leave out (a run
+            // with other matches) is where to resume, no entry lost (it was said to be a gap).
+            var cursorPresent = false
+            if !filter.matches.isEmpty {
+                journal.flushMatches()
+                try journal.seek(cursor: saved)
+                cursorPresent = try journal.next() && journal.test(cursor: saved)
+                for m in filter.matches { try journal.addMatch(m) }
+                try journal.seek(cursor: saved)
+            }
             if try journal.next() {
                 if journal.test(cursor: saved) {
+                    cb.note("following \(label), resuming after the saved cursor")
+                } else if cursorPresent {
+                    // (the first matching entry after it: new)
+                    pendingFirst = true
                     cb.note("following \(label), resuming after the saved cursor")
                 } else {
                     // The saved entry is gone: say what may have been lost, then go on.
@@ -189,6 +204,8 @@ public struct JournalCursorFollower {
                     cb.gap(from, to, "the saved cursor's entry is not in this journal (rotated or vacuumed away, or the cursor is another journal's): entries\(span) may be lost")
                     pendingFirst = true
                 }
+            } else if cursorPresent {
+                cb.note("following \(label), resuming after the saved cursor")
             } else if let at = Self.time(ofCursor: saved), let newest = try Self.newestTime(journal), at > newest {
                 // Nothing after a cursor ahead of the journal's newest entry (another journal's,
                 // or one this journal was rolled back from): every new entry was held back
@@ -197,8 +214,26 @@ public struct JournalCursorFollower {
                 cb.note("following \(label) from its newest entry")
             } else {
                 try journal.seek(cursor: saved)
-                _ = try journal.next()
-                cb.note("following \(label), resuming after the saved cursor")
+                if try journal.next(), journal.test(cursor: saved) {
+                    cb.note("following \(label), resuming after the saved cursor")
+                } else if let at = Self.time(ofCursor: saved) {
+                    // The saved entry is not in the journal though its time is not past the
+                    // newest (one rolled back to a snapshot and written again, a hand-made
+                    // cursor): sd-journal sought by its sequence number past the end, and every
+                    // entry written since was held behind it, "resuming" with none shown. Followed
+                    // from the cursor's time, and said.
+                    try journal.seek(realtimeMicros: UInt64(max(0, at)))
+                    if try journal.next() {
+                        pendingFirst = true
+                        let to = try? Int64(journal.realtime())
+                        cb.gap(at, to, "the saved cursor's entry is not in this journal (rolled back to an older copy, or the cursor is another journal's): following from its time")
+                    } else {
+                        cb.gap(at, nil, "the saved cursor's entry is not in this journal (rolled back to an older copy, or the cursor is another journal's): following from its time")
+                    }
+                    cb.note("following \(label) from the saved cursor's time")
+                } else {
+                    cb.note("following \(label), resuming after the saved cursor")
+                }
             }
         } else if fromStart {
             try journal.seekHead()
