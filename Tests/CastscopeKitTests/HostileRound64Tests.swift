@@ -208,6 +208,15 @@ struct HostileRound64Tests {
         let t = try castscope(["show", "--style", "ndjson", tag.path])
         #expect(t.status == 1 && t.stderr.contains("0000000000000f85.tracev3: at byte 19136: chunk of unknown tag 0x600f"), "\(t.stderr)")
         #expect(Self.records(t) < Self.records(whole))
+        // The same chunkset's size damaged (2^48 − 1): the chunks after it read from the next chunkset.
+        let size = dir.appendingPathComponent("size.logarchive")
+        try Self.logArchive(size)
+        let sized = size.appendingPathComponent("Special/0000000000000f85.tracev3")
+        try Self.patch(sized, at: 19136 + 8, 0xFFFF_FFFF)
+        try Self.patch(sized, at: 19136 + 12, 0xFFFF)
+        let z = try castscope(["show", "--style", "ndjson", size.path])
+        #expect(z.stderr.contains("at byte 19136: chunk 0x600d of 281474976710655 bytes runs past the end of the file (a damaged size): read on from the next chunkset, at byte"), "\(z.stderr)")
+        #expect(Self.records(z) == Self.records(t), "\(Self.records(z)) for \(Self.records(t))")
         // The header's timebase numerator zeroed.
         let clock = dir.appendingPathComponent("clock.logarchive")
         try Self.logArchive(clock)
