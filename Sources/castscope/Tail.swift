@@ -256,6 +256,20 @@ struct Tail: ParsableCommand {
             }
             unlink(cursorFile)
         }
+        // One tail per cursor: two runs on one cursor file (a unit started twice, a shell's
+        // run beside the service's) each printed what the other had, up to 562 entries twice,
+        // and one ended on "cannot save the cursor". The cursor is replaced at every save, so
+        // the lock is on a file beside it, held for the run.
+        if let cursorFile {
+            let lock = cursorFile + ".lock"
+            let fd = open(lock, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if fd >= 0, flock(fd, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK {
+                printError("--cursor-file \(self.cursorFile ?? cursorFile): another castscope tail is following with it (it holds \(lock)): one tail per cursor file")
+                Glibc.exit(Exit.usage)
+            }
+            // (held open, and locked, until the process ends; a lock file that cannot be made,
+            // a read-only folder, leaves the cursor as it was: its own save says why)
+        }
         if inputs.contains("-") && isatty(0) != 0 {
             fputs("castscope tail: reading standard input from the terminal (paste lines, Ctrl-D to end)\n", stderr)
         }

@@ -274,6 +274,28 @@ struct HostileRound64TailTests {
 
     static func relayLines(_ out: String) -> Int { out.split(separator: "\n").filter { $0.contains("\"type\":\"relay\"") }.count }
 
+    @Test("a second tail on a cursor file another tail follows with: refused, exit 2, naming the lock (the two printed each other's entries)")
+    func oneTailPerCursor() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = dir.appendingPathComponent("j.journal")
+        let cursor = dir.appendingPathComponent("cur").path
+        try makeJournal(Self.entries(0, 20), at: journal)
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: Self.binary)
+        first.arguments = ["tail", "--file", journal.path, "--from-start", "--cursor-file", cursor, "--json"]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        first.standardInput = FileHandle.nullDevice
+        try first.run()
+        defer { first.terminate(); first.waitUntilExit() }
+        // (until the first holds the lock: its cursor saved)
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: cursor) { usleep(50_000) }
+        let second = try runShell("exec timeout 10 \"$0\" tail --file \"$1\" --cursor-file \"$2\" < /dev/null > /dev/null", [Self.binary, journal.path, cursor])
+        #expect(second.status == 2, "\(second.stderr)")
+        #expect(second.stderr.contains("another castscope tail is following with it (it holds \(cursor).lock)"), "\(second.stderr)")
+    }
+
     @Test("a journal rolled back to an older copy and written again: the entries written since are followed, the gap said (none were shown: 'resuming after the saved cursor')")
     func rolledBack() throws {
         let dir = try temporaryDirectory()
