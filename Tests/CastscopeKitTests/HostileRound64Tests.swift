@@ -236,6 +236,18 @@ struct HostileRound64Tests {
         #expect(a.stdout.contains("twice.logarchive/device-syslog.txt") && a.stdout.contains("stopped-by-host"), "\(a.stdout.suffix(800))")
     }
 
+    @Test("an .ips whose header says JetsamEvent (bug_type 298) over a crash report's body: read by its body (the kill that decides the session was lost without a word)")
+    func ipsHeaderOverAnotherBody() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let header = #"{"bug_type":"298","timestamp":"2026-03-12 23:59:54.10 +0100","os_version":"iPhone OS 17.4 (21E219)"}"#
+        let body = #"{"procName" : "BroadcastExtension", "pid" : 2210, "captureTime" : "2026-03-12 23:59:54.1234 +0100", "exception" : {"type" : "EXC_CRASH", "signal" : "SIGKILL"}, "termination" : {"namespace" : "RUNNINGBOARD", "code" : "0xdead10cc", "indicator" : "Killed: 9"}}"#
+        let ips = dir.appendingPathComponent("BroadcastExtension-2026-03-12-235954.ips")
+        try Data((header + "\n" + body + "\n").utf8).write(to: ips)
+        let r = try castscope(["analyze", "--oneline", ips.path, packageRoot.appendingPathComponent("samples/jetsam-kill/host-app-log-show.txt").path])
+        #expect(r.stdout.contains("1 killed (S1)") && r.stdout.contains("extension-killed"), "\(r.stdout) \(r.stderr)")
+    }
+
     private func gzipped(_ bytes: [UInt8], _ dir: URL, _ name: String) throws -> String {
         let url = dir.appendingPathComponent(name)
         try Data(makeArchive(.gz, [("x", bytes)])).write(to: url)

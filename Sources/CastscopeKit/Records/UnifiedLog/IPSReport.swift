@@ -185,7 +185,11 @@ public struct IPSReport: Sendable {
             let bug = header?["bug_type"]?.stringValue ?? body["bug_type"]?.stringValue
             let time = (header?["timestamp"]?.stringValue ?? body["captureTime"]?.stringValue).flatMap(reportTime)
             var report: IPSReport
-            if bug == "298" || body["processes"] != nil && body["largestProcess"] != nil {
+            // (by the body when it says another kind than the header: a crash report's body under
+            // a JetsamEvent header, renamed or joined by a tool, was read as a kill list of
+            // nothing and its crash lost without a word)
+            let crashBody = body["processes"] == nil && (body["exception"] != nil || body["termination"] != nil)
+            if bug == "298" && !crashBody || body["processes"] != nil && body["largestProcess"] != nil {
                 report = jetsam(body, bug: bug, time: time)
             } else if bug == "309" || body["exception"] != nil || body["termination"] != nil {
                 // (a body of `null`, or with neither: a kill of nothing said was made of it)
