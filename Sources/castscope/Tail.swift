@@ -87,6 +87,23 @@ struct Tail: ParsableCommand {
         }
     }
 
+    /// What a regular file given to `--file` is when it is no journal file (nil for one, or
+    /// when it cannot be read: sd-journal says why then).
+    static func notAJournal(_ path: String, size: Int) -> String? {
+        if size == 0 { return "an empty file, no journal (journald writes a header first): nothing to follow" }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 8)
+        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress!, 8) }
+        guard n > 0 else { return nil }
+        if n == 8 && head == Array("LPKSHHRH".utf8) { return nil }
+        if head.starts(with: [0x1F, 0x8B]) || head.starts(with: [0xFD, 0x37, 0x7A, 0x58, 0x5A]) || head.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) {
+            return "compressed data, not a journal file: decompress it first (castscope analyze reads it as it is)"
+        }
+        return "not a journal file (no journal header): a text log is followed as standard input (castscope tail - < FILE), or read whole by castscope analyze"
+    }
+
     /// Why `path`, when it exists, is not a cursor file `--cursor-reset` may remove (one line of
     /// at most 4 KB: what castscope writes, or a write of it that never finished). Nil when it
     /// is one, or there is no such file.
@@ -162,6 +179,7 @@ struct Tail: ParsableCommand {
         }
         // The same error handling as analyze: a journal path that does not exist is one line, exit 4.
         var st = stat()
+        var notJournals = Set<String>()
         for (option, path) in (directory.map { [("-D", $0)] } ?? []) + file.map({ ("--file", $0) }) where !noJournal {
             if stat(path, &st) != 0 {
                 printError("\(option) \(path): \(String(cString: strerror(errno)))")
@@ -176,6 +194,16 @@ struct Tail: ParsableCommand {
                 printError("--file \(path): a directory (use -D to follow the journal files in a folder)")
                 Glibc.exit(Exit.usage)
             }
+            // A file that is no journal: sd-journal's errno alone (`sd_journal_open_files: Bad
+            // message`, `No data available`) said neither what it is nor what to do, and the
+            // journal files named with it were not followed either. Said, and the others followed.
+            if option == "--file" && (st.st_mode & S_IFMT) == S_IFREG, let what = Self.notAJournal(path, size: Int(st.st_size)) {
+                printError("--file \(path): \(what)")
+                notJournals.insert(path)
+            }
+        }
+        if !notJournals.isEmpty, directory == nil, file.allSatisfy({ notJournals.contains($0) }), !inputs.contains("-") {
+            Glibc.exit(Exit.nothingRecognized)
         }
         // Standard output onto a journal it follows, or a file in the folder it follows (`tail
         // --file x >> x` appended its summary to x), is refused as analyze refuses it.
@@ -190,7 +218,7 @@ struct Tail: ParsableCommand {
             var st = stat()
             return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO
         }
-        let journalFiles = file.filter { !fifos.contains($0) }
+        let journalFiles = file.filter { !fifos.contains($0) && !notJournals.contains($0) }
         let followsJournal = !noJournal && !(directory == nil && !file.isEmpty && journalFiles.isEmpty)
         let limits: Thresholds
         do { limits = try thresholds.resolve() } catch {

@@ -308,6 +308,24 @@ struct HostileRound64TailTests {
         #expect(second.stderr.contains("another castscope tail is following with it (it holds \(cursor).lock)"), "\(second.stderr)")
     }
 
+    @Test("tail --file on a text log, a gzipped journal, an empty file: what each is, exit 4; beside a journal, that one followed (sd-journal's errno alone, and nothing followed)")
+    func notJournals() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = dir.appendingPathComponent("j.journal")
+        try makeJournal(Self.entries(0, 5), at: journal)
+        let text = dir.appendingPathComponent("text.journal"), gz = dir.appendingPathComponent("relay.journal.gz"), empty = dir.appendingPathComponent("empty.journal")
+        try Data("Mar 12 10:15:04 relay1 broadcast-relay[811]: hello\n".utf8).write(to: text)
+        try Data(makeArchive(.gz, [("j", try [UInt8](Data(contentsOf: journal)))])).write(to: gz)
+        try Data().write(to: empty)
+        for (file, says) in [(text, "not a journal file (no journal header)"), (gz, "compressed data, not a journal file"), (empty, "an empty file, no journal")] {
+            let r = try runShell("exec timeout 10 \"$0\" tail --file \"$1\" < /dev/null > /dev/null", [Self.binary, file.path])
+            #expect(r.status == 4 && r.stderr.contains("--file \(file.path): \(says)"), "\(r.status) \(r.stderr)")
+        }
+        let both = try Self.tail(["--file", journal.path, "--file", text.path, "--from-start", "--json"])
+        #expect(Self.relayLines(both.out) == 10 && both.err.contains("--file \(text.path): not a journal file"), "\(both.err)")
+    }
+
     @Test("a journal rolled back to an older copy and written again: the entries written since are followed, the gap said (none were shown: 'resuming after the saved cursor')")
     func rolledBack() throws {
         let dir = try temporaryDirectory()
