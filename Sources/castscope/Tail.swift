@@ -77,6 +77,7 @@ struct Tail: ParsableCommand {
         // (an unset shell variable: `--cursor-file ""` followed the journal, then failed at the
         // first batch with `: cannot save the cursor`)
         if cursorFile?.isEmpty == true { throw ValidationError("--cursor-file needs a file name") }
+
         try journalOptions.validate()
         if since != nil || until != nil {
             throw ValidationError("tail follows from now (or --from-start, --cursor-file); --since/--until are for analyze")
@@ -288,7 +289,7 @@ struct Tail: ParsableCommand {
         // run beside the service's) each printed what the other had, up to 562 entries twice,
         // and one ended on "cannot save the cursor". The cursor is replaced at every save, so
         // the lock is on a file beside it, held for the run.
-        if let cursorFile {
+        if let cursorFile, followsJournal {
             let lock = cursorFile + ".lock"
             let fd = open(lock, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o644)
             if fd >= 0, flock(fd, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK {
@@ -297,6 +298,11 @@ struct Tail: ParsableCommand {
             }
             // (held open, and locked, until the process ends; a lock file that cannot be made,
             // a read-only folder, leaves the cursor as it was: its own save says why)
+        }
+        // (it was taken and never read nor written, without a word: two runs each printed
+        // everything)
+        if noJournal, cursorFile != nil, !cursorReset {
+            fputs("castscope tail: --cursor-file is not used with --no-journal: it saves a journal's position, and standard input cannot be resumed\n", stderr)
         }
         if inputs.contains("-") && isatty(0) != 0 {
             fputs("castscope tail: reading standard input from the terminal (paste lines, Ctrl-D to end)\n", stderr)

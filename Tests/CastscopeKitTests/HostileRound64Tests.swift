@@ -326,6 +326,16 @@ struct HostileRound64TailTests {
         #expect(Self.relayLines(both.out) == 10 && both.err.contains("--file \(text.path): not a journal file"), "\(both.err)")
     }
 
+    @Test("tail --no-journal --cursor-file: said to be unused, and no file made (it was taken without a word)")
+    func cursorWithoutJournal() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cursor = dir.appendingPathComponent("cur").path
+        let r = try castscope(["tail", "--no-journal", "--cursor-file", cursor, "-"], stdin: Data("hello\n".utf8))
+        #expect(r.status == 0 && r.stderr.contains("--cursor-file is not used with --no-journal"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+    }
+
     @Test("a journal rolled back to an older copy and written again: the entries written since are followed, the gap said (none were shown: 'resuming after the saved cursor')")
     func rolledBack() throws {
         let dir = try temporaryDirectory()
