@@ -193,7 +193,9 @@ enum OutputWriter {
         guard realBytes(bytes) != nil else {
             return "\(target.option) \(shown(path)): its folder does not exist"
         }
-        let example = "e.g. -o report.\(target.format == .markdown ? "md" : target.format == .text ? "txt" : target.format.rawValue)"
+        // (the option the user gave: `--perfetto in.log` was told "e.g. -o report.perfetto")
+        let option = target.option.hasPrefix("--") && target.option != "--output" ? target.option : "-o"
+        let example = "e.g. \(option) report.\(target.format == .markdown ? "md" : target.format == .text ? "txt" : target.format.rawValue)"
         if let why = inputConflict(path, option: target.option, inputs: inputs, example: example) { return why }
         if let st = BytePath.stat(bytes) {
             let kind = st.st_mode & S_IFMT

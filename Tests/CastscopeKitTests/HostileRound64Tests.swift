@@ -248,6 +248,22 @@ struct HostileRound64Tests {
         #expect(r.stdout.contains("1 killed (S1)") && r.stdout.contains("extension-killed"), "\(r.stdout) \(r.stderr)")
     }
 
+    @Test("U+2028 and U+2029 in a line are escaped in the text, Markdown and show outputs, as U+0085 is; a refused --perfetto or --html names its own option in the example")
+    func separatorsAndHints() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("device.log")
+        try Data("Mar 12 11:02:09 iPhone BroadcastExtension[915] <Notice>: client stream error occurred: A\u{2028}B\u{2029}C\u{85}D\n".utf8).write(to: log)
+        for args in [["analyze"], ["analyze", "--markdown"], ["show"]] {
+            let r = try castscope(args + [log.path])
+            #expect(!r.stdout.contains("\u{2028}") && !r.stdout.contains("\u{2029}") && r.stdout.contains("\\u{2028}"), "\(args): \(r.stdout)")
+        }
+        for option in ["--perfetto", "--html"] {
+            let r = try castscope(["analyze", option, log.path, log.path])
+            #expect(r.status == 2 && r.stderr.contains("(e.g. \(option) report."), "\(r.stderr)")
+        }
+    }
+
     private func gzipped(_ bytes: [UInt8], _ dir: URL, _ name: String) throws -> String {
         let url = dir.appendingPathComponent(name)
         try Data(makeArchive(.gz, [("x", bytes)])).write(to: url)

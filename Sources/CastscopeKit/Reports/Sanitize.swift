@@ -68,7 +68,8 @@ public enum Sanitize {
     }
 
     /// The C1 control or bidirectional control that starts at `i` (its scalar and length in
-    /// bytes), if one does: C1 controls are U+0080–U+009F (UTF-8 C2 80–C2 9F); bidirectional
+    /// bytes), if one does: C1 controls are U+0080–U+009F (UTF-8 C2 80–C2 9F); U+2028 and
+    /// U+2029, the line and paragraph separators; bidirectional
     /// embeddings, overrides and isolates U+202A–U+202E (E2 80 AA–AE) and U+2066–U+2069
     /// (E2 81 A6–A9).
     @inline(__always)
@@ -77,7 +78,9 @@ public enum Sanitize {
         if c == 0xC2, i + 1 < n, b[i + 1] >= 0x80, b[i + 1] <= 0x9F { return (UInt32(b[i + 1]), 2) }
         if c == 0xE2, i + 2 < n {
             let c1 = b[i + 1], c2 = b[i + 2]
-            if (c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE) || (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
+            // (and the line and paragraph separators, U+2028 and U+2029 (E2 80 A8–A9), which some
+            // terminals and every Markdown viewer break a line at, as NEL beside them was)
+            if (c1 == 0x80 && c2 >= 0xA8 && c2 <= 0xAE) || (c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9) {
                 return (0x2000 | (UInt32(c1 & 0x0F) << 6) | UInt32(c2 & 0x3F), 3)
             }
         }
