@@ -352,6 +352,20 @@ struct HostileRound64TailTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }
 
+    @Test("a journal cut short while tail follows it: said (tail went quiet for ever), and on a restart the cut, not 'damaged'")
+    func cutWhileFollowed() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = dir.appendingPathComponent("big.journal")
+        try makeJournal(Self.entries(0, 2000), at: journal)
+        let size = try FileManager.default.attributesOfItem(atPath: journal.path)[.size] as! Int
+        let r = try runShell("\"$0\" tail --file \"$1\" --from-start < /dev/null > /dev/null 2> \"$1.err\" & pid=$!; sleep 1; truncate -s \"$2\" \"$1\"; sleep 7; kill $pid; wait $pid; cat \"$1.err\" >&2",
+                             [Self.binary, journal.path, String(size / 3)])
+        #expect(r.stderr.contains("\(journal.path) became shorter while followed (\(size) → \(size / 3) bytes)"), "\(r.stderr)")
+        let again = try runShell("exec timeout 5 \"$0\" tail --file \"$1\" < /dev/null > /dev/null", [Self.binary, journal.path])
+        #expect(again.stderr.contains("the file is cut short: its header says"), "\(again.stderr)")
+    }
+
     @Test("a journal rolled back to an older copy and written again: the entries written since are followed, the gap said (none were shown: 'resuming after the saved cursor')")
     func rolledBack() throws {
         let dir = try temporaryDirectory()

@@ -43,7 +43,11 @@ public final class Journal {
         for path in files {
             var st = stat()
             guard let header = JournalHeader.read(path: path), stat(path, &st) == 0 else { continue }
-            if header.entries > UInt64(max(st.st_size, 0)) / 64 {
+            // (a file shorter than its header says is said as that first: its entry count was
+            // right for the whole file, and "claims more entries than it can hold (damaged)"
+            // hid the cut)
+            let cutShort = header.declaredSize.map { $0 > UInt64(max(st.st_size, 0)) } ?? false
+            if !cutShort, header.entries > UInt64(max(st.st_size, 0)) / 64 {
                 throw JournalError("its header claims \(header.entries) entries, more than \(st.st_size) bytes can hold (damaged)", -EBADMSG)
             }
             // A file shorter than its header says (a copy or download cut short, a ticket's size

@@ -151,11 +151,11 @@ public struct JournalCursorFollower {
         // `--file`: the files as opened, to tell when one was rotated away (journald renames the
         // active file and starts a new one under its name, which an open file never sees: tail
         // went silent without a word).
-        var opened: [(path: String, id: (UInt64, UInt64))] = []
+        var opened: [(path: String, id: (UInt64, UInt64), size: Int64)] = []
         if case .files(let f) = source {
             for path in f {
                 var st = stat()
-                if stat(path, &st) == 0 { opened.append((path, (UInt64(st.st_dev), UInt64(st.st_ino)))) }
+                if stat(path, &st) == 0 { opened.append((path, (UInt64(st.st_dev), UInt64(st.st_ino)), Int64(st.st_size))) }
             }
         }
         // `-D`: the folder as opened, to tell when it was removed or replaced (sd-journal watches
@@ -327,10 +327,21 @@ public struct JournalCursorFollower {
                 }
             }
             if !opened.isEmpty, waits % 20 == 0 {
-                // (looked at every few seconds; each rotated file said once)
+                // (looked at every few seconds; each rotated file said once; a file's largest
+                // size seen kept, for a cut)
+                for k in opened.indices {
+                    var st = stat()
+                    if stat(opened[k].path, &st) == 0, Int64(st.st_size) > opened[k].size { opened[k].size = Int64(st.st_size) }
+                }
                 opened.removeAll { file in
                     var st = stat()
                     let now = stat(file.path, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+                    // (the same file made shorter, `truncate` or a copy over it cut short: tail
+                    // went quiet and waited for ever, the entries past the cut lost unsaid)
+                    if now.map({ $0 == file.id }) == true, Int64(st.st_size) < file.size {
+                        cb.note("\(file.path) became shorter while followed (\(file.size) → \(st.st_size) bytes): the entries past the cut are lost, and sd-journal follows it no further; start tail again to read what is left")
+                        return true
+                    }
                     guard now.map({ $0 != file.id }) ?? true else { return false }
                     let folder = file.path.lastIndex(of: "/").map { String(file.path[..<$0]) } ?? "."
                     cb.note("\(file.path) was rotated away (\(now == nil ? "it is gone" : "a new file has its name")): the file opened gets no more entries; follow its folder to see the new ones: castscope tail -D \(folder)")
