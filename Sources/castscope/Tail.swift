@@ -180,7 +180,7 @@ struct Tail: ParsableCommand {
         }
         // The same error handling as analyze: a journal path that does not exist is one line, exit 4.
         var st = stat()
-        var notJournals = Set<String>()
+        var notJournals: [(path: String, what: String)] = []
         for (option, path) in (directory.map { [("-D", $0)] } ?? []) + file.map({ ("--file", $0) }) where !noJournal {
             if stat(path, &st) != 0 {
                 printError("\(option) \(path): \(String(cString: strerror(errno)))")
@@ -198,13 +198,10 @@ struct Tail: ParsableCommand {
             // A file that is no journal: sd-journal's errno alone (`sd_journal_open_files: Bad
             // message`, `No data available`) said neither what it is nor what to do, and the
             // journal files named with it were not followed either. Said, and the others followed.
+            // (said once the outputs are known not to write over an input: that refusal first)
             if option == "--file" && (st.st_mode & S_IFMT) == S_IFREG, let what = Self.notAJournal(path, size: Int(st.st_size)) {
-                printError("--file \(path): \(what)")
-                notJournals.insert(path)
+                notJournals.append((path, what))
             }
-        }
-        if !notJournals.isEmpty, directory == nil, file.allSatisfy({ notJournals.contains($0) }), !inputs.contains("-") {
-            Glibc.exit(Exit.nothingRecognized)
         }
         // Standard output onto a journal it follows, or a file in the folder it follows (`tail
         // --file x >> x` appended its summary to x), is refused as analyze refuses it.
@@ -219,7 +216,7 @@ struct Tail: ParsableCommand {
             var st = stat()
             return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO
         }
-        let journalFiles = file.filter { !fifos.contains($0) && !notJournals.contains($0) }
+        let journalFiles = file.filter { path in !fifos.contains(path) && !notJournals.contains { $0.path == path } }
         let followsJournal = !noJournal && !(directory == nil && !file.isEmpty && journalFiles.isEmpty)
         let limits: Thresholds
         do { limits = try thresholds.resolve() } catch {
@@ -298,6 +295,10 @@ struct Tail: ParsableCommand {
             }
             // (held open, and locked, until the process ends; a lock file that cannot be made,
             // a read-only folder, leaves the cursor as it was: its own save says why)
+        }
+        for (path, what) in notJournals { printError("--file \(path): \(what)") }
+        if !notJournals.isEmpty, directory == nil, file.allSatisfy({ path in notJournals.contains { $0.path == path } }), !inputs.contains("-") {
+            Glibc.exit(Exit.nothingRecognized)
         }
         // (it was taken and never read nor written, without a word: two runs each printed
         // everything)
