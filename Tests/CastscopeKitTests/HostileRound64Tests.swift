@@ -366,6 +366,23 @@ struct HostileRound64TailTests {
         #expect(again.stderr.contains("the file is cut short: its header says"), "\(again.stderr)")
     }
 
+    @Test("tail --file --from-start on a journal damaged in its middle (64 KB zeroed): the entries it cannot read said, as analyze says them (passed over without a word)")
+    func damagedInItsMiddle() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let journal = dir.appendingPathComponent("cj.journal")
+        try makeJournal(Self.entries(0, 4000, others: true), at: journal)
+        var d = try [UInt8](Data(contentsOf: journal))
+        var used = d.count
+        while used > 0 && d[used - 1] == 0 { used -= 1 }
+        for k in (used / 2)..<(used / 2 + 65536) { d[k] = 0 }
+        try Data(d).write(to: journal)
+        let analyzed = try castscope(["analyze", "--oneline", journal.path])
+        #expect(analyzed.stderr.contains("journal file damaged: the header promised"), "\(analyzed.stderr)")
+        let r = try Self.tail(["--file", journal.path, "--from-start", "--json"])
+        #expect(r.err.contains("cj.journal: journal file damaged: its header promised 12000 entries"), "\(r.err)")
+    }
+
     @Test("a journal rolled back to an older copy and written again: the entries written since are followed, the gap said (none were shown: 'resuming after the saved cursor')")
     func rolledBack() throws {
         let dir = try temporaryDirectory()
