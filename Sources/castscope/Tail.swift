@@ -95,12 +95,14 @@ struct Tail: ParsableCommand {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 8)
-        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress!, 8) }
+        var head = [UInt8](repeating: 0, count: 64)
+        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress!, 64) }
         guard n > 0 else { return nil }
-        if n == 8 && head == Array("LPKSHHRH".utf8) { return nil }
-        if head.starts(with: [0x1F, 0x8B]) || head.starts(with: [0xFD, 0x37, 0x7A, 0x58, 0x5A]) || head.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) {
-            return "compressed data, not a journal file: decompress it first (castscope analyze reads it as it is)"
+        // (what the bundle walker takes a file's first bytes for)
+        switch sniffContent(Array(head[..<n])) {
+        case .journal: return nil
+        case .gzip, .compressed: return "compressed data, not a journal file: decompress it first (castscope analyze reads it as it is)"
+        default: break
         }
         return "not a journal file (no journal header): a text log is followed as standard input (castscope tail - < FILE), or read whole by castscope analyze"
     }

@@ -61,54 +61,14 @@ enum MessageLead {
     /// The dated ISO time of a JSON object's own `time`, `timestamp`, `@timestamp` or `ts` key
     /// (a string; not a key of an object inside it), looked for in its first 512 bytes.
     static func jsonTime(_ p: UnsafeRawBufferPointer) -> ParsedTime? {
-        let n = min(p.count, 512)
-        var depth = 0, inString = false, escaped = false, expectingKey = false
-        var keyStart = -1
-        var i = 0
-        while i < n {
-            let c = p[i]
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if c == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if c == UInt8(ascii: "\"") {
-                    inString = false
-                    if keyStart >= 0 {
-                        let key = UnsafeRawBufferPointer(rebasing: p[keyStart..<i])
-                        keyStart = -1
-                        expectingKey = false
-                        if jsonTimeKeys.contains(where: { $0.elementsEqual(key) }) {
-                            var j = i + 1
-                            while j < n, p[j] == 0x20 { j += 1 }
-                            guard j < n, p[j] == UInt8(ascii: ":") else { i += 1; continue }
-                            j += 1
-                            while j < n, p[j] == 0x20 { j += 1 }
-                            guard j < n, p[j] == UInt8(ascii: "\"") else { i += 1; continue }
-                            var t = ParsedTime()
-                            if TimeScan.iso(UnsafeRawBufferPointer(rebasing: p[..<n]), j + 1, into: &t) != nil, t.hasYear, t.hasDate { return t }
-                        }
-                    }
-                }
-                i += 1
-                continue
-            }
-            switch c {
-            case UInt8(ascii: "\""):
-                inString = true
-                if depth == 1 && expectingKey { keyStart = i + 1 }
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-                expectingKey = depth == 1 && c == UInt8(ascii: "{")
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-            case UInt8(ascii: ","):
-                if depth == 1 { expectingKey = true }
-            default: break
-            }
-            i += 1
+        let head = UnsafeRawBufferPointer(rebasing: p[..<min(p.count, 512)])
+        var found: ParsedTime?
+        JSONScan.forEachMember(head) { key, value in
+            guard found == nil, head[value.lowerBound] == UInt8(ascii: "\""), jsonTimeKeys.contains(where: { $0.elementsEqual(key) }) else { return }
+            var t = ParsedTime()
+            if TimeScan.iso(head, value.lowerBound + 1, into: &t) != nil, t.hasYear, t.hasDate { found = t }
         }
-        return nil
+        return found
     }
 
     private static let jsonTimeKeys: [[UInt8]] = ["time", "timestamp", "@timestamp", "ts"].map { Array($0.utf8) }

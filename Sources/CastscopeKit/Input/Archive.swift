@@ -322,9 +322,7 @@ final class ArchiveReader {
     /// skipped first, so that where the header begins is known (`headerAt`) should it fail.
     private func readHeader(_ entry: inout OpaquePointer?) -> Int32 {
         headerAt = nil
-        if inData, let format = lib.format, format(handle) & 0x7FFF_0000 == LibArchive.formatTar,
-            let count = lib.filterCount, count(handle) == 1, let skip = lib.readDataSkip, let bytes = lib.filterBytes
-        {
+        if inData, readsTarAsItComes, let skip = lib.readDataSkip, let bytes = lib.filterBytes {
             let rc = skip(handle)
             inData = false
             if rc < LibArchive.warn { return rc }

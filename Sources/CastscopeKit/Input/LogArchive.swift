@@ -120,17 +120,25 @@ struct LogArchiveSpill {
 /// `version.plist`, a live `logdata.LiveData.tracev3`, its folders), sorted: a text log or an
 /// `.ips` a bundle put there.
 func logArchiveStrays(_ root: String) -> [String] {
-    guard let d = opendir(root) else { return [] }
-    var out: [String] = []
+    (archiveFolderEntries(root) ?? []).map(\.name).filter { name in
+        if name.hasSuffix(".plist") || name.hasSuffix(".tracev3") || name.hasSuffix(".timesync") { return false }
+        var st = stat()
+        return stat(root + "/" + name, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+}
+
+/// A log archive folder's entries but the hidden ones, with their `d_type`, sorted by name;
+/// nil when it cannot be opened.
+private func archiveFolderEntries(_ dir: String) -> [(name: String, type: UInt8)]? {
+    guard let d = opendir(dir) else { return nil }
+    var names: [(name: String, type: UInt8)] = []
     while let ent = readdir(d) {
         let name = withUnsafeBytes(of: ent.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
-        if name.hasPrefix(".") || name.hasSuffix(".plist") || name.hasSuffix(".tracev3") || name.hasSuffix(".timesync") { continue }
-        var st = stat()
-        guard stat(root + "/" + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-        out.append(name)
+        if name.hasPrefix(".") { continue }
+        names.append((name, ent.pointee.d_type))
     }
     closedir(d)
-    return out.sorted()
+    return names.sorted { $0.name < $1.name }
 }
 
 /// The tracev3 files under a folder, sorted by path.
@@ -145,19 +153,12 @@ func tracev3Files(under root: String, unreadable: (_ folder: String, _ why: Stri
         if stat(dir, &st) == 0 {
             guard seen.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted else { return }
         }
-        guard let d = opendir(dir) else {
+        guard let names = archiveFolderEntries(dir) else {
             // (an unreadable `Persist` made the archive "empty", with no word of why)
             unreadable(dir, errnoText())
             return
         }
-        var names: [(String, UInt8)] = []
-        while let ent = readdir(d) {
-            let name = withUnsafeBytes(of: ent.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
-            if name.hasPrefix(".") { continue }
-            names.append((name, ent.pointee.d_type))
-        }
-        closedir(d)
-        for (name, type) in names.sorted(by: { $0.0 < $1.0 }) {
+        for (name, type) in names {
             let p = dir + "/" + name
             var isDir = type == UInt8(DT_DIR)
             if type == UInt8(DT_LNK) || type == UInt8(DT_UNKNOWN) {

@@ -76,18 +76,11 @@ public final class LineReader {
                 let nl = memchr(buffer.baseAddress! + scanFrom, 0x0A, end - scanFrom)
             {
                 let nlIndex = buffer.baseAddress!.distance(to: nl)
-                let lineStart = start
+                var lineStart = start
                 start = nlIndex + 1
                 lineNumber += 1
-                if nlIndex - lineStart > maxLineLength, buffer[lineStart] == 0 {
-                    // (a zero-filled block before the line, longer than a line may be: `collapseNULs`)
-                    let s = collapseNULs(lineStart, nlIndex)
-                    if nlIndex - s <= maxLineLength {
-                        var lineEnd = nlIndex
-                        if lineEnd > s && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                        return UnsafeRawBufferPointer(rebasing: buffer[s..<lineEnd])
-                    }
-                }
+                // (a zero-filled block before the line, longer than a line may be: `collapseNULs`)
+                if nlIndex - lineStart > maxLineLength, buffer[lineStart] == 0 { lineStart = collapseNULs(lineStart, nlIndex) }
                 if nlIndex - lineStart > maxLineLength {
                     tooLong(length: UInt64(nlIndex - lineStart + takeCollapsedNULs()))
                     scanFrom = start

@@ -361,15 +361,11 @@ public final class RecordReader {
                 continue
             }
             checkUTF8(line)
+            // (in every format, before the line is looked at: plain text kept a block in its
+            // record, and a line no rule wants after one was passed over with it unsaid)
             if line.first == 0 {
-                // A block of NUL bytes before the line (a page zeroed by a crash, a sparse
-                // file's hole): passed over and said, in every format, before the line is
-                // looked at (plain text kept them in its record, and a line no rule wants
-                // after them was passed over with them unsaid).
-                let n = line.firstIndex { $0 != 0 } ?? line.count
-                damaged("\(n + lines.takeCollapsedNULs()) NUL bytes passed over (a zero-filled block in the file)")
-                guard n < line.count else { continue }
-                line = UnsafeRawBufferPointer(rebasing: line[n...])
+                guard let rest = passNULs(line) else { continue }
+                line = rest
             }
             // A paste's code span or fence around the log's text comes off (`CodeMarks`).
             if CodeMarks.marked(line) { line = CodeMarks.unmarked(line, spanOpen: &codeSpanOpen, first: stats.records == 0 && !hasPending) }
@@ -565,6 +561,15 @@ public final class RecordReader {
     }
 
     /// One text line (or one piece of a collapsed line) of a `lines` format.
+    /// A block of NUL bytes before the line (a page zeroed by a crash, a sparse file's hole,
+    /// with those `LineReader` passed over already): said, and the line after it, nil when
+    /// there is none (it was lost with the block).
+    private func passNULs(_ line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        let n = line.firstIndex { $0 != 0 } ?? line.count
+        damaged("\(n + lines.takeCollapsedNULs()) NUL bytes passed over (a zero-filled block in the file)")
+        return n < line.count ? UnsafeRawBufferPointer(rebasing: line[n...]) : nil
+    }
+
     private func textLine(_ line: UnsafeRawBufferPointer, _ sink: (inout RawRecord) throws -> Void) throws {
         // A fallback format (`timestamped`: a time, then anything) would read another
         // format's line too, its process and pid lost: the others are asked first, for a line
@@ -640,12 +645,9 @@ public final class RecordReader {
             return
         }
         if line.first == 0 {
-            // A block of NUL bytes before the line (a page zeroed by a crash): passed over,
-            // said, and the line after it read (it was lost with the block).
-            let n = line.firstIndex { $0 != 0 } ?? line.count
-            damaged("\(n + lines.takeCollapsedNULs()) NUL bytes passed over (a zero-filled block in the file)")
-            guard n < line.count else { return }
-            return try textLine(UnsafeRawBufferPointer(rebasing: line[n...]), sink)
+            // (a code span's line that begins with them, once its backtick is off)
+            guard let rest = passNULs(line) else { return }
+            return try textLine(rest, sink)
         }
         if foreignTest != nil, pendingDepth == 0, inForeign || foreignTest!.starts(line) { return try setAside(line, sink) }
         switch format.continuation {

@@ -106,11 +106,7 @@ public struct RelaySessionList: RandomAccessCollection, ExpressibleByArrayLitera
     /// close (a player's, a reader's: mediamtx and nginx-rtmp close them with a publisher's
     /// words; one publish and one viewer made four warnings). They are still listed.
     public var orphanFindingIndices: [Int32] {
-        indices.compactMap { i in
-            guard !isJoined(i) else { return nil }
-            let quiet = spill == nil ? held[i].isServerCloseOnly : entries[i].flags & Entry.serverCloseOnly != 0
-            return quiet ? nil : Int32(i)
-        }
+        orphanIndices.filter { i in !(spill == nil ? held[Int(i)].isServerCloseOnly : entries[Int(i)].flags & Entry.serverCloseOnly != 0) }
     }
 
     /// The sessions joined to no device session, read back one at a time.
