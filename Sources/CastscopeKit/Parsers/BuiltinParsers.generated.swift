@@ -1094,6 +1094,58 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/json-logger.json", ##"""
+{
+  "name": "json-logger",
+  "title": "JSON lines of structured loggers on a relay or server host: Go's zap (livekit-server and Caddy in production, `ts` in seconds), slog, logrus and zerolog; Node's pino (`time` in milliseconds), bunyan and winston; Python's structlog and json loggers; docker's json-file driver (`log`, `stream`, `time`). The time is a number of seconds, milliseconds, microseconds or nanoseconds since 1970 by its size, or RFC 3339",
+  "kind": "json-lines",
+  "detectKeys": ["msg", "message", "log", "event"],
+  "fields": {
+    "time": ["time", "timestamp", "ts", "@timestamp", "asctime", "date"],
+    "timeFormat": "auto",
+    "message": ["msg", "message", "log", "event"],
+    "level": ["level", "severity", "levelname", "log.level", "lvl"],
+    "process": ["logger", "name", "service", "logger_name"],
+    "pid": ["pid"],
+    "host": ["hostname", "host"]
+  },
+  "priority": 2,
+  "samples": [
+    {
+      "line": "{\"level\":\"info\",\"ts\":1700000000.1234,\"logger\":\"livekit\",\"caller\":\"service/roommanager.go:412\",\"msg\":\"starting RTC session\",\"room\":\"demo\",\"participant\":\"ios-user\"}",
+      "expect": {"time": "2023-11-14T22:13:20.123400+00:00", "level": "info", "process": "livekit", "message": "starting RTC session"}
+    },
+    {
+      "line": "{\"level\":30,\"time\":1700000000123,\"pid\":4242,\"hostname\":\"relay-1\",\"msg\":\"session s1 accepted peer=10.0.0.7:51234 room=demo\"}",
+      "expect": {"time": "2023-11-14T22:13:20.123000+00:00", "level": "30", "pid": "4242", "host": "relay-1", "message": "session s1 accepted peer=10.0.0.7:51234 room=demo"}
+    },
+    {
+      "line": "{\"name\":\"signal\",\"hostname\":\"relay-1\",\"pid\":77,\"level\":50,\"msg\":\"socket closed\",\"time\":\"2024-03-12T09:00:01.250Z\",\"v\":0}",
+      "expect": {"time": "2024-03-12T09:00:01.250000+00:00", "process": "signal", "pid": "77", "level": "50", "message": "socket closed"}
+    },
+    {
+      "line": "{\"time\":\"2024-03-12T10:00:01.123456789+01:00\",\"level\":\"INFO\",\"msg\":\"session s2 closed reason=peer-eof\",\"room\":\"demo\"}",
+      "expect": {"time": "2024-03-12T10:00:01.123456+01:00", "level": "INFO", "message": "session s2 closed reason=peer-eof"}
+    },
+    {
+      "line": "{\"level\":\"warn\",\"message\":\"publisher gone\",\"timestamp\":\"2024-03-12T09:00:02.000Z\"}",
+      "expect": {"time": "2024-03-12T09:00:02.000000+00:00", "level": "warn", "message": "publisher gone"}
+    },
+    {
+      "line": "{\"log\":\"2024/03/12 09:00:03 INF [RTMP] [conn 10.0.0.7:51234] closed: EOF\\n\",\"stream\":\"stderr\",\"time\":\"2024-03-12T09:00:03.000123456Z\"}",
+      "expect": {"time": "2024-03-12T09:00:03.000123+00:00", "message": "2024/03/12 09:00:03 INF [RTMP] [conn 10.0.0.7:51234] closed: EOF"}
+    },
+    {
+      "line": "{\"level\":\"info\",\"time\":1710234004,\"message\":\"relay started\"}",
+      "expect": {"time": "2024-03-12T09:00:04.000000+00:00", "level": "info", "message": "relay started"}
+    },
+    {
+      "line": "{\"event\": \"track unpublished\", \"level\": \"info\", \"timestamp\": \"2024-03-12T09:00:05.5Z\", \"logger\": \"agent\"}",
+      "expect": {"time": "2024-03-12T09:00:05.500000+00:00", "level": "info", "process": "agent", "message": "track unpublished"}
+    }
+  ]
+}
+"""##),
         ("formats/node-debug-tty.json", ##"""
 {
   "name": "node-debug-tty",

@@ -80,6 +80,10 @@ public struct LogFormat: Sendable {
     public var jsonFields: [(RecordField, [String])]
     public var jsonTimeKeys: [String]
     public var jsonTimeIsEpochMicros: Bool
+    /// `"timeFormat": "auto"`: a number (or a string of digits) is seconds, milliseconds,
+    /// microseconds or nanoseconds since 1970 by its size (zap's `ts`, pino's `time`), anything
+    /// else RFC 3339: the structured loggers' JSON lines (`json-logger`).
+    public var jsonTimeIsAuto = false
     /// JSON kinds: keys whose presence identifies this format during detection.
     public var detectKeys: [String]
     public var processIsPath: Bool
@@ -191,11 +195,20 @@ public struct LogFormat: Sendable {
         var jsonFields: [(RecordField, [String])] = []
         var timeKeys: [String] = []
         var epoch = false
+        var auto = false
         if let fields = json["fields"]?.objectValue {
             for (key, value) in fields {
                 let keys = value.arrayValue?.compactMap(\.stringValue) ?? value.stringValue.map { [$0] } ?? []
                 if key == "time" { timeKeys = keys; continue }
-                if key == "timeFormat" { epoch = value.stringValue == "epoch-us"; continue }
+                if key == "timeFormat" {
+                    switch value.stringValue {
+                    case "epoch-us": epoch = true
+                    case "auto": auto = true
+                    case "rfc3339": break
+                    default: throw fail("unknown timeFormat \(value.stringValue.map { "\"\($0)\"" } ?? "") (epoch-us, auto or rfc3339)")
+                    }
+                    continue
+                }
                 guard let f = RecordField.named(key) else { throw fail("unknown field \"\(key)\"") }
                 jsonFields.append((f, keys))
             }
@@ -203,6 +216,7 @@ public struct LogFormat: Sendable {
         self.jsonFields = jsonFields
         jsonTimeKeys = timeKeys
         jsonTimeIsEpochMicros = epoch
+        jsonTimeIsAuto = auto
         detectKeys = (json["detectKeys"]?.arrayValue ?? []).compactMap(\.stringValue)
         processIsPath = json["processIsPath"] == .bool(true)
         splitCollapsed = json["splitCollapsed"] == .bool(true)

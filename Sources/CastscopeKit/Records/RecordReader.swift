@@ -1364,6 +1364,8 @@ public final class RecordReader {
         if let badProcess { processDamaged(badProcess) }
         value.removeAll(keepingCapacity: true)
         JSONScan.appendValue(p, ranges[chosen[RecordField.message.rawValue]], into: &value)
+        // (docker's json-file keeps each line's own line break in `log`: no part of the message)
+        while let last = value.last, last == 0x0A || last == 0x0D { value.removeLast() }
         pending.set(.message, bytes: value)
         if timeChosen != Int.max && !cut {
             if pending.time == nil { jsonTimeDamaged() } else { lastJSONTime = pending.time }
@@ -1499,6 +1501,45 @@ public final class RecordReader {
         }
     }
 
+    /// A time since 1970 in a unit its size gives (`"timeFormat": "auto"`): up to 11 digits
+    /// before a point are seconds (to the year 5138), up to 14 milliseconds, up to 17
+    /// microseconds, more nanoseconds; digits after a point are fractions of that unit. Nil for
+    /// anything else (an exponent, a sign, a second point, past 9999).
+    static func epochAnyUnit(_ value: [UInt8]) -> ParsedTime? {
+        var whole: Int64 = 0
+        var digits = 0
+        var k = 0
+        while k < value.count, isDigit(value[k]) {
+            guard digits < 19 else { return nil }
+            whole = whole * 10 + Int64(value[k] - 0x30)
+            digits += 1
+            k += 1
+        }
+        // Fraction digits, scaled to the unit's micro part (nanoseconds have none).
+        var fraction: Int64 = 0
+        var scale: Int64 = 1
+        if k < value.count, value[k] == UInt8(ascii: ".") {
+            k += 1
+            var seen = 0
+            while k < value.count, isDigit(value[k]) {
+                if seen < 9 { fraction = fraction * 10 + Int64(value[k] - 0x30); scale *= 10 }
+                seen += 1
+                k += 1
+            }
+            guard seen > 0 else { return nil }
+        }
+        guard k == value.count, digits > 0 else { return nil }
+        let micros: Int64
+        switch digits {
+        case ...11: micros = whole * 1_000_000 + fraction * 1_000_000 / scale
+        case 12...14: micros = whole * 1_000 + fraction * 1_000 / scale
+        case 15...17: micros = whole
+        default: micros = whole / 1_000
+        }
+        guard micros <= latestEpochMicros else { return nil }
+        return .epoch(micros: micros)
+    }
+
     /// 9999-12-31T23:59:59.999999Z.
     static let latestEpochMicros: Int64 = 253_402_300_799_999_999
 
@@ -1510,6 +1551,7 @@ public final class RecordReader {
             }
             return .epoch(micros: v)
         }
+        if format.jsonTimeIsAuto, let t = Self.epochAnyUnit(value) { return t }
         return value.withUnsafeBytes { p in
             var t = ParsedTime()
             return TimeScan.iso(p, 0, into: &t) != nil ? t : nil
