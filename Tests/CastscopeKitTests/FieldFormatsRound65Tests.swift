@@ -61,4 +61,20 @@ struct FieldFormatsRound65Tests {
         #expect(micros("2024-03-12") == nil)
         #expect(micros("17000000001234567890") == nil)
     }
+
+    @Test("Node-Media-Server's lines (illuspas/Node-Media-Server#597): the US date Node writes, month first, its pid and level; a publish and its close make a relay session (plain before: times lost, nothing recognized)")
+    func nodeMediaServer() throws {
+        let log = """
+            12/19/2025 11:07:40 74341 [INFO] Node Media Rtmp Server started on port: 1935
+            12/19/2025 11:07:45 74341 [INFO] [rtmp connect] id=QJ4MR2YV ip=::ffff:192.168.65.20 app=live args={"app":"live"}
+            [NodeEvent on prePublish] id=QJ4MR2YV StreamPath=/live/jobs_test args={}
+            12/19/2025 11:07:45 74341 [INFO] [rtmp publish] New stream. id=QJ4MR2YV streamPath=/live/jobs_test streamId=1
+            12/19/2025 11:08:31 74341 [INFO] [rtmp publish] Close stream. id=QJ4MR2YV streamPath=/live/jobs_test streamId=1
+
+            """
+        let r = try analyze("nms.log", log)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("relay session QJ4MR2YV (?, room /live/jobs_test) at 2025-12-19T11:07:45.000000 has no device session in these logs; lasted 46.0 s, closed: unpublish"), "\(r.stdout)")
+        #expect(r.stdout.contains("node-media-server  5 records, 2 recognized"), "\(r.stdout)")
+    }
 }

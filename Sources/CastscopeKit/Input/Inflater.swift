@@ -67,6 +67,13 @@ public final class GzipSource: ByteSource {
                     finished = true
                     return 0
                 }
+                // Bytes that cannot begin another member (`1f 8b`): what follows the gzip data
+                // (a log appended to a `.gz`, a download's HTML error page), as `gzip -d` says
+                // ("trailing garbage ignored"). It was "incorrect header check (zlib -3)".
+                if stream.pointee.next_in.pointee != 0x1F || (stream.pointee.avail_in > 1 && stream.pointee.next_in[1] != 0x8B) {
+                    finished = true
+                    throw Self.trailing(path: path, at: consumedOffset)
+                }
                 inflateReset(stream)
                 atMemberEnd = false
             }
@@ -103,13 +110,18 @@ public final class GzipSource: ByteSource {
         while true {
             let p = stream.pointee.next_in!
             for i in 0..<Int(stream.pointee.avail_in) where p[i] != 0 {
-                throw InputError(path: path, offset: consumedOffset + UInt64(i),
-                                 "gzip: trailing garbage after the last member")
+                throw Self.trailing(path: path, at: consumedOffset + UInt64(i))
             }
             stream.pointee.avail_in = 0
             if inputEOF { return }
             try refill()
             if inputEOF && stream.pointee.avail_in == 0 { return }
         }
+    }
+
+    /// Bytes after the last member that are no member (not zeros either): said, not read.
+    static func trailing(path: String, at offset: UInt64) -> InputError {
+        InputError(path: path, offset: offset,
+                   "what follows the gzip data is not gzip (trailing garbage?): passed over; everything before it was read")
     }
 }

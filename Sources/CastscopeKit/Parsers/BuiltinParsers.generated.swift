@@ -1240,6 +1240,38 @@ enum BuiltinParsers {
   ]
 }
 """##),
+        ("formats/node-media-server.json", ##"""
+{
+  "name": "node-media-server",
+  "title": "Node-Media-Server (v2) on a relay host: `7/5/2023 16:13:31 963 [INFO] [rtmp publish] New stream. id=… streamPath=/live/x streamId=1`, the date as Node's toLocaleDateString() writes it (US, month first; or year first, `2018-11-3`), then the pid and the level; the app's own console.log lines between them (`[NodeEvent on prePublish] …`) take the time of the line before",
+  "kind": "lines",
+  "patterns": [
+    "{time:mdy} {pid:int} [{level:word}] {message}"
+  ],
+  "otherRecords": [
+    "[NodeEvent {message}"
+  ],
+  "priority": 6,
+  "samples": [
+    {
+      "line": "7/5/2023 16:13:31 963 [INFO] [rtmp connect] id=V308RJRW ip=::ffff:127.0.0.1 app=live args={\"app\":\"live\"}",
+      "expect": {"time": "2023-07-05T16:13:31.000000+00:00", "pid": "963", "level": "INFO", "message": "[rtmp connect] id=V308RJRW ip=::ffff:127.0.0.1 app=live args={\"app\":\"live\"}"}
+    },
+    {
+      "line": "12/19/2025 11:07:45 74341 [INFO] [rtmp publish] New stream. id=QJ4MR2YV streamPath=/live/jobs_test streamId=1",
+      "expect": {"time": "2025-12-19T11:07:45.000000+00:00", "pid": "74341", "message": "[rtmp publish] New stream. id=QJ4MR2YV streamPath=/live/jobs_test streamId=1"}
+    },
+    {
+      "line": "2018-11-3 23:06:02 5092 [INFO] [rtmp publish] New stream. id=AB12CD34 streamPath=/1234/broadcaster/live2744 streamId=1",
+      "expect": {"time": "2018-11-03T23:06:02.000000+00:00", "pid": "5092", "level": "INFO"}
+    },
+    {
+      "line": "12/9/2025, 4:07:45 PM 74341 [ERROR] [rtmp handshake] error",
+      "expect": {"time": "2025-12-09T16:07:45.000000+00:00", "level": "ERROR", "message": "[rtmp handshake] error"}
+    }
+  ]
+}
+"""##),
         ("formats/openfire.json", ##"""
 {
   "name": "openfire",
@@ -2827,7 +2859,7 @@ enum BuiltinParsers {
         ("vocabulary/ingest-servers.json", ##"""
 {
   "name": "ingest-servers",
-  "title": "Streaming servers a broadcast is published to (RTMP, SRT, RTSP, WebRTC ingest): mediamtx, nginx-rtmp and SRS, their publishing connections as relay sessions (the connection's address or number, or SRS's context id, is the session). A player's connection closes with the same words as a publisher's, so one with no publish line in the log is a relay session with only its end",
+  "title": "Streaming servers a broadcast is published to (RTMP, SRT, RTSP, WebRTC ingest): mediamtx, nginx-rtmp, SRS and Node-Media-Server, their publishing connections as relay sessions (the connection's address or number, or SRS's context id, is the session). A player's connection closes with the same words as a publisher's, so one with no publish line in the log is a relay session with only its end",
   "sdk": "relay",
   "side": "relay",
   "rules": [
@@ -2841,7 +2873,10 @@ enum BuiltinParsers {
     {"event": "relay.accepted", "match": "*{session:int} publish: name='{room}' {publish_args}, client: {peer}, server: {server_addr}", "set": {"server": "nginx-rtmp"}},
     {"event": "relay.closed", "match": "*{session:int} disconnect, client: {peer}, server: {server_addr}", "set": {"server": "nginx-rtmp", "reason": "disconnect"}},
     {"event": "relay.accepted", "match": "][{srs_pid:int}][{session}] client identified, type={srs_type}-publish, vhost={vhost}, app={app}, stream={room}, param=", "set": {"server": "srs"}},
-    {"event": "relay.closed", "match": "][{srs_pid:int}][{session}] cleanup when unpublish", "set": {"server": "srs", "reason": "unpublish"}}
+    {"event": "relay.closed", "match": "][{srs_pid:int}][{session}] cleanup when unpublish", "set": {"server": "srs", "reason": "unpublish"}},
+    {"event": "relay.accepted", "match": "[rtmp publish] New stream. id={session:word} streamPath={room:word} streamId={stream_id:int}", "set": {"server": "node-media-server"}},
+    {"event": "relay.closed", "match": "[rtmp publish] Close stream. id={session:word} streamPath={room:word} streamId={stream_id:int}", "set": {"server": "node-media-server", "reason": "unpublish"}},
+    {"event": "relay.closed", "match": "[rtmp disconnect] id={session:word}", "set": {"server": "node-media-server", "reason": "disconnect"}}
   ],
   "samples": [
     {"message": "INF [RTMP] [conn 103.197.153.161:45516] is publishing to path 'live/jamir5', 2 tracks (H264, MPEG-4 Audio)", "event": "relay.accepted", "attrs": {"session": "103.197.153.161:45516", "room": "live/jamir5"}},
@@ -2857,7 +2892,11 @@ enum BuiltinParsers {
     {"message": "[Trace][49][2u29kj95] cleanup when unpublish", "event": "relay.closed", "attrs": {"session": "2u29kj95", "reason": "unpublish"}},
     {"message": "[Trace][virtual void SrsSource::on_unpublish()][26536][6hq450u5] cleanup when unpublish", "event": "relay.closed", "attrs": {"session": "6hq450u5"}},
     {"message": "[Trace][49][2u29kj95] cleanup when unpublish, created=1, deliver=1", "event": "relay.closed", "attrs": {"session": "2u29kj95"}},
-    {"message": "[info] 9490#0: *3 play: name='user' args='' start=0 duration=0 reset=0 silent=0, client: 10.0.0.5, server: 0.0.0.0:1935"}
+    {"message": "[info] 9490#0: *3 play: name='user' args='' start=0 duration=0 reset=0 silent=0, client: 10.0.0.5, server: 0.0.0.0:1935"},
+    {"message": "[rtmp publish] New stream. id=QJ4MR2YV streamPath=/live/jobs_test streamId=1", "event": "relay.accepted", "attrs": {"session": "QJ4MR2YV", "room": "/live/jobs_test"}},
+    {"message": "[rtmp publish] Close stream. id=QJ4MR2YV streamPath=/live/jobs_test streamId=1", "event": "relay.closed", "attrs": {"session": "QJ4MR2YV", "reason": "unpublish"}},
+    {"message": "[rtmp disconnect] id=V308RJRW", "event": "relay.closed", "attrs": {"session": "V308RJRW", "reason": "disconnect"}},
+    {"message": "[rtmp play] Join stream. id=V308RJRW streamPath=/live/15_640  streamId=1 "}
   ]
 }
 """##),

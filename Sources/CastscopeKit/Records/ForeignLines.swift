@@ -91,7 +91,7 @@ final class ForeignLineTest {
         firstBytes.deallocate()
     }
 
-    static let timeTypes: Set<Pattern.FieldType> = [.iso, .isotz, .isolocal, .bsd, .clock, .full, .epoch, .mono, .bsdlocal, .isoany]
+    static let timeTypes: Set<Pattern.FieldType> = [.iso, .isotz, .isolocal, .bsd, .clock, .full, .epoch, .mono, .bsdlocal, .isoany, .mdy]
 
     /// The layouts of the last lines no other format read (`layout`): a line laid out the same
     /// is not tried again (an Xcode console's print() lines that begin with the app's own

@@ -19,7 +19,8 @@ import Darwin
 ///   (java.util.logging's `Jun 02, 2020 1:48:49 PM`), `uptime` (a raw `dmesg` line's rest, its
 ///   `[  870.644237]` stamp kept: not a time), `utc` (JavaScript's `toUTCString()`),
 ///   `caps` (two or more capital letters: `ERROR`), `since` (Node `debug`'s `+12ms` at a line's end),
-///   `level` (a level's name in any case: `info`, `WARN`, `error`);
+///   `level` (a level's name in any case: `info`, `WARN`, `error`), `mdy` (a US date, month
+///   first, and a time: `7/5/2023 16:13:31`);
 /// - `{?...}` is an optional group, tried first and skipped if the rest then fails.
 ///
 /// Matching works on bytes and backtracks only over `{name}` fields, whose end positions are
@@ -62,6 +63,9 @@ public struct Pattern: Sendable {
         /// level column (`Nov 29 20:27:05 mod_bosh\tinfo\tNew BOSH session, …`), which a word
         /// would also take from a syslog line's program or the first word of a sentence.
         case level
+        /// A US date, month first, then a time (`7/5/2023 16:13:31`, `12/9/2025, 4:13:31 PM`):
+        /// Node's `toLocaleDateString()` in `en-US` (Node-Media-Server's lines; `TimeScan.jul`).
+        case mdy
     }
 
     enum Op: Sendable {
@@ -228,7 +232,7 @@ final class PatternProgram: @unchecked Sendable {
         var kind: UInt8 = 0
         /// For fields: the type's index in `FieldType.allCases` (0 any, 1 word, 2 int, 3 hex,
         /// 4 iso, 5 isotz, 6 isolocal, 7 bsd, 8 clock, 9 full, 10 epoch, 11 mono, 12 bsdlocal,
-        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul, 19 uptime, 20 utc, 21 caps, 22 since, 23 level).
+        /// 13 label, 14 ctime, 15 isoany, 16 code, 17 host, 18 jul, 19 uptime, 20 utc, 21 caps, 22 since, 23 level, 24 mdy).
         var type: UInt8 = 0
         /// For `any`/`word` fields: the first byte the next step needs (-1: none), or -2 when
         /// the field is last.
@@ -415,7 +419,7 @@ final class PatternProgram: @unchecked Sendable {
                     ends![slot] = j
                     pos = j
                     pc += 1
-                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 18, 20:
+                case 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 18, 20, 24:
                     var t = ParsedTime()
                     var end: Int?
                     switch step.type {
@@ -435,6 +439,7 @@ final class PatternProgram: @unchecked Sendable {
                     case 15: end = TimeScan.iso(p, pos, into: &t, slashes: true)
                     case 18: end = TimeScan.jul(p, pos, into: &t)
                     case 20: end = TimeScan.utc(p, pos, into: &t)
+                    case 24: end = TimeScan.jul(p, pos, into: &t, monthFirst: true)
                     default: end = TimeScan.timeOfDay(p, pos, into: &t)
                     }
                     guard let end else { return false }

@@ -379,7 +379,7 @@ enum TimeScan {
     /// `2012/10/24 20:33:26` (zh, ja); also log4j's `2020.12.23 05:01:23` (Openfire's layout). A 12-hour clock's marker after the time (`AM`, `PM`,
     /// `a.m.`, `vorm.`/`nachm.`, `午前`/`午後`, `上午`/`下午`, `오전`/`오후`) makes it a 24-hour time; no
     /// zone (the host's local time).
-    static func jul(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime) -> Int? {
+    static func jul(_ p: UnsafeRawBufferPointer, _ i: Int, into t: inout ParsedTime, monthFirst: Bool = false) -> Int? {
         let n = p.count
         guard i + 14 <= n else { return nil }
         // A number of one to four digits at `k`: (value, end).
@@ -413,14 +413,17 @@ enum TimeScan {
             guard let (a, e) = number(i, 4), e < n else { return nil }
             let sep = p[e]
             if e - i == 4 {
-                // `2012-10-24`, `2012/10/24`, `2012.10.24` (Openfire's log4j layout)
+                // `2012-10-24`, `2012/10/24`, `2012.10.24` (Openfire's log4j layout; also Node's
+                // `toLocaleDateString()` in a locale that writes the year first, `2018-11-3`)
                 guard sep == UInt8(ascii: "-") || sep == UInt8(ascii: "/") || sep == UInt8(ascii: "."), let (m, e2) = number(e + 1, 2), e2 < n, p[e2] == sep,
                     let (d, e3) = number(e2 + 1, 2) else { return nil }
                 (year, month, day, k) = (a, m, d, e3)
             } else if e - i <= 2, sep == UInt8(ascii: ".") || sep == UInt8(ascii: "/") {
-                // `24.10.2012`, `24/10/2012` (day first)
+                // `24.10.2012`, `24/10/2012` (day first); `7/5/2023` month first (`mdy`)
                 guard let (m, e2) = number(e + 1, 2), e2 < n, p[e2] == sep, let (y, e3) = number(e2 + 1, 4), e3 - e2 - 1 == 4 else { return nil }
-                (year, month, day, k) = (y, m, a, e3)
+                (year, month, day, k) = monthFirst ? (y, a, m, e3) : (y, m, a, e3)
+                // (`toLocaleString()`'s comma between date and time)
+                if monthFirst, k + 1 < n, p[k] == UInt8(ascii: ","), p[k + 1] == 0x20 { k += 1 }
             } else if e - i <= 2, sep == UInt8(ascii: "-") || sep == 0x20 {
                 // `24-Oct-2012`, `24 oct. 2012`
                 guard let (m, e2) = monthName(e + 1, until: sep), let (y, e3) = number(e2 + 1, 4), e3 - e2 - 1 == 4 else { return nil }
