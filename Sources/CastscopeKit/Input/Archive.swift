@@ -566,9 +566,12 @@ enum Compression: String, Sendable {
 
 /// The decompressed bytes of an `.xz` / `.bz2` / `.zst` / `.lz4` stream.
 func decompressed(_ source: ByteSource, path: String, _ compression: Compression) throws -> ByteSource {
-    let reader = try ArchiveReader(source: source, path: path, compressed: compression)
+    // (an xz or zstd file's bytes after its data are kept from the filter: `CompressedEndSource`)
+    let end = compression == .xz || compression == .zstd ? CompressedEndSource(source, path: path, kind: compression) : nil
+    let reader = try ArchiveReader(source: end ?? source, path: path, compressed: compression)
     guard try reader.nextEntry() != nil else { throw InputError(path: path, "\(compression.rawValue) data: empty") }
-    return reader.entrySource(displayPath: path)
+    let entry = reader.entrySource(displayPath: path)
+    return end.map { TrailingSaidSource(entry, end: $0) } ?? entry
 }
 
 /// True when an archive member name could escape the bundle (absolute, or a `..` component).

@@ -63,7 +63,12 @@ public final class GzipSource: ByteSource {
                 // Another member, zero padding, or the end.
                 if stream.pointee.avail_in == 0 && inputEOF { finished = true; return 0 }
                 if stream.pointee.next_in.pointee == 0 {
-                    try skipZeroPadding()
+                    do {
+                        try skipZeroPadding()
+                    } catch let e as InputError {
+                        finished = true
+                        return try endWithTrailing(e, outBase)
+                    }
                     finished = true
                     return 0
                 }
@@ -72,7 +77,7 @@ public final class GzipSource: ByteSource {
                 // ("trailing garbage ignored"). It was "incorrect header check (zlib -3)".
                 if stream.pointee.next_in.pointee != 0x1F || (stream.pointee.avail_in > 1 && stream.pointee.next_in[1] != 0x8B) {
                     finished = true
-                    throw Self.trailing(path: path, at: consumedOffset)
+                    return try endWithTrailing(Self.trailing(path: path, at: consumedOffset), outBase)
                 }
                 inflateReset(stream)
                 atMemberEnd = false
@@ -102,8 +107,26 @@ public final class GzipSource: ByteSource {
                 }
                 throw error
             }
-            if produced > 0 { producedAny = true; return produced }
+            if produced > 0 {
+                producedAny = true
+                lastByte = outBase.load(fromByteOffset: produced - 1, as: UInt8.self)
+                return produced
+            }
         }
+    }
+
+    /// The data's last byte handed on (a line break before any).
+    private var lastByte: UInt8 = 0x0A
+
+    /// Trailing bytes found after data whose last line has no line break: that line is ended
+    /// with one (the error thrown at the next read, so that the line is read, as it is without
+    /// the trailing bytes); else the error now.
+    private func endWithTrailing(_ e: InputError, _ out: UnsafeMutableRawPointer) throws -> Int {
+        guard lastByte != 0x0A else { throw e }
+        lastByte = 0x0A
+        damage = e
+        out.storeBytes(of: 0x0A, as: UInt8.self)
+        return 1
     }
 
     private func skipZeroPadding() throws {
