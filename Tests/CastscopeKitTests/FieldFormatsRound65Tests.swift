@@ -77,4 +77,18 @@ struct FieldFormatsRound65Tests {
         #expect(r.stdout.contains("relay session QJ4MR2YV (?, room /live/jobs_test) at 2025-12-19T11:07:45.000000 has no device session in these logs; lasted 46.0 s, closed: unpublish"), "\(r.stdout)")
         #expect(r.stdout.contains("node-media-server  5 records, 2 recognized"), "\(r.stdout)")
     }
+
+    @Test("`kubectl logs --timestamps` (or `docker logs -t`) of a relay logging JSON lines: the tool's time comes off and each object is read with its own (taken for Node debug's namespace before: nothing recognized)")
+    func kubectlTimestampsBeforeJSON() throws {
+        let log = """
+            2024-03-12T09:00:00.200456789Z {"level":30,"time":1710234000123,"pid":1,"hostname":"relay-7c9f","msg":"session s1 accepted peer=10.0.0.7:51234 room=demo"}
+            2024-03-12T09:00:01.200456789Z {"level":30,"time":1710234001123,"pid":1,"hostname":"relay-7c9f","msg":"session s1 stats frames=30 bytes=120000 fps=30.0 dropped=0"}
+            2024-03-12T09:00:03.200456789Z {"level":50,"time":1710234003123,"pid":1,"hostname":"relay-7c9f","msg":"session s1 closed reason=peer-eof frames=30 duration=3.0s"}
+
+            """
+        let r = try analyze("relay-pod.log", log)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("relay session s1 (10.0.0.7:51234, room demo) at 2024-03-12T09:00:00.123000+00:00 has no device session in these logs; lasted 3.0 s, closed: peer-eof"), "\(r.stdout)")
+        #expect(r.stdout.contains("json-logger  3 records, 3 recognized"), "\(r.stdout)")
+    }
 }

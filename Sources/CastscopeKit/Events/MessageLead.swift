@@ -58,15 +58,23 @@ enum MessageLead {
         return t
     }
 
-    /// The dated ISO time of a JSON object's own `time`, `timestamp`, `@timestamp` or `ts` key
-    /// (a string; not a key of an object inside it), looked for in its first 512 bytes.
+    /// The dated time of a JSON object's own `time`, `timestamp`, `@timestamp` or `ts` key (not
+    /// a key of an object inside it), looked for in its first 512 bytes: an ISO string, or since
+    /// session 65 a number of seconds, milliseconds, … since 1970 (zap's `ts`, pino's `time`:
+    /// `RecordReader.epochAnyUnit`).
     static func jsonTime(_ p: UnsafeRawBufferPointer) -> ParsedTime? {
         let head = UnsafeRawBufferPointer(rebasing: p[..<min(p.count, 512)])
         var found: ParsedTime?
         JSONScan.forEachMember(head) { key, value in
-            guard found == nil, head[value.lowerBound] == UInt8(ascii: "\""), jsonTimeKeys.contains(where: { $0.elementsEqual(key) }) else { return }
-            var t = ParsedTime()
-            if TimeScan.iso(head, value.lowerBound + 1, into: &t) != nil, t.hasYear, t.hasDate { found = t }
+            guard found == nil, !value.isEmpty, jsonTimeKeys.contains(where: { $0.elementsEqual(key) }) else { return }
+            if head[value.lowerBound] == UInt8(ascii: "\"") {
+                var t = ParsedTime()
+                if TimeScan.iso(head, value.lowerBound + 1, into: &t) != nil, t.hasYear, t.hasDate { found = t }
+            } else if isDigit(head[value.lowerBound]) {
+                var end = value.lowerBound
+                while end < value.upperBound, isDigit(head[end]) || head[end] == UInt8(ascii: ".") { end += 1 }
+                found = RecordReader.epochAnyUnit(Array(head[value.lowerBound..<end]))
+            }
         }
         return found
     }

@@ -136,6 +136,9 @@ public final class TimeLeadSource: RewritingSource {
             return TimeScan.iso(p, i, into: &t) != nil || TimeScan.bsd(p, i, into: &t) != nil || TimeScan.clock(p, i, into: &t) != nil
         }
         if timeAt(0) { return true }
+        // (a structured logger's JSON object with a time of its own: `kubectl logs --timestamps`
+        // or `docker logs -t` of a service logging JSON lines, `json-logger`)
+        if p.first == UInt8(ascii: "{"), MessageLead.jsonTime(p) != nil { return true }
         var i = 0
         while i < min(p.count, 24), p[i] != 0x20 { i += 1 }
         return i > 0 && i < min(p.count, 24) && timeAt(i + 1)
